@@ -1,0 +1,227 @@
+//! A real local Kubernetes control plane (etcd, kube-apiserver with RBAC, kube-controller-manager)
+//! on free loopback ports, for helm-drift's integration tests and demo. No kubelet, no scheduler.
+
+mod certs;
+mod process;
+mod tools;
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub use tools::Tools;
+
+/// A running control plane. Its processes die with the process (or thread) that started them.
+pub struct ControlPlane {
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    server: String,
+    tools: Tools,
+    children: process::Children,
+}
+
+impl ControlPlane {
+    /// Starts etcd, kube-apiserver and kube-controller-manager in `dir` (created if needed) and
+    /// waits until the API server's `/readyz` answers ok.
+    pub fn start(tools: Tools, dir: &Path) -> Result<ControlPlane> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let dir = dir.canonicalize()?;
+        let pki = certs::Pki::write(&dir.join("pki"))?;
+        let mut children = process::Children::default();
+
+        let etcd_port = process::free_port()?;
+        let peer_port = process::free_port()?;
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let peer_url = format!("http://127.0.0.1:{peer_port}");
+        children.spawn(
+            "etcd",
+            &tools.path("etcd"),
+            &[
+                "--name=default".into(),
+                format!("--data-dir={}", dir.join("etcd").display()),
+                format!("--listen-client-urls={etcd_url}"),
+                format!("--advertise-client-urls={etcd_url}"),
+                format!("--listen-peer-urls={peer_url}"),
+                format!("--initial-advertise-peer-urls={peer_url}"),
+                format!("--initial-cluster=default={peer_url}"),
+                "--unsafe-no-fsync=true".into(),
+                "--log-level=warn".into(),
+            ],
+            &dir,
+        )?;
+
+        let api_port = process::free_port()?;
+        let server = format!("https://127.0.0.1:{api_port}");
+        let audit_policy = dir.join("audit-policy.yaml");
+        std::fs::write(&audit_policy, AUDIT_POLICY)?;
+        children.spawn(
+            "kube-apiserver",
+            &tools.path("kube-apiserver"),
+            &[
+                format!("--etcd-servers={etcd_url}"),
+                "--bind-address=127.0.0.1".into(),
+                "--advertise-address=127.0.0.1".into(),
+                format!("--secure-port={api_port}"),
+                format!("--cert-dir={}", dir.join("apiserver-certs").display()),
+                format!("--tls-cert-file={}", pki.server_cert.display()),
+                format!("--tls-private-key-file={}", pki.server_key.display()),
+                format!("--client-ca-file={}", pki.ca_cert.display()),
+                "--authorization-mode=RBAC".into(),
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+                format!("--service-account-key-file={}", pki.sa_public.display()),
+                format!("--service-account-signing-key-file={}", pki.sa_key.display()),
+                "--service-cluster-ip-range=10.0.0.0/24".into(),
+                "--endpoint-reconciler-type=none".into(),
+                "--allow-privileged=true".into(),
+                "--enable-priority-and-fairness=false".into(),
+                "--profiling=false".into(),
+                format!("--audit-policy-file={}", audit_policy.display()),
+                format!("--audit-log-path={}", dir.join("audit.log").display()),
+                "--audit-log-mode=batch".into(),
+                "--audit-log-batch-max-wait=1s".into(),
+            ],
+            &dir,
+        )?;
+
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(&kubeconfig, kubeconfig_yaml(&server, &pki))?;
+        let mut cp = ControlPlane { dir, kubeconfig, server, tools, children };
+        cp.wait_ready(Duration::from_secs(180))?;
+
+        let kcm_port = process::free_port()?;
+        let kubeconfig = cp.kubeconfig.display().to_string();
+        cp.children.spawn(
+            "kube-controller-manager",
+            &cp.tools.path("kube-controller-manager"),
+            &[
+                format!("--kubeconfig={kubeconfig}"),
+                format!("--authentication-kubeconfig={kubeconfig}"),
+                format!("--authorization-kubeconfig={kubeconfig}"),
+                "--leader-elect=false".into(),
+                "--bind-address=127.0.0.1".into(),
+                format!("--secure-port={kcm_port}"),
+                format!("--service-account-private-key-file={}", pki.sa_key.display()),
+                format!("--root-ca-file={}", pki.ca_cert.display()),
+                format!("--cluster-signing-cert-file={}", pki.ca_cert.display()),
+                format!("--cluster-signing-key-file={}", pki.ca_key.display()),
+                "--use-service-account-credentials=false".into(),
+            ],
+            &cp.dir,
+        )?;
+        std::fs::write(cp.dir.join("ready"), &cp.server)?;
+        Ok(cp)
+    }
+
+    /// Polls `/readyz` through kubectl until it answers `ok`, failing early if a process died.
+    fn wait_ready(&mut self, limit: Duration) -> Result<()> {
+        let deadline = Instant::now() + limit;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            self.children.check_alive()?;
+            let out = self.kubectl(&["get", "--raw", "/readyz"])?;
+            if out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok" {
+                return Ok(());
+            }
+            last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        bail!("kube-apiserver at {} not ready after {limit:?}: {last}", self.server)
+    }
+
+    /// Runs the built kubectl against this control plane.
+    pub fn kubectl(&self, args: &[&str]) -> Result<std::process::Output> {
+        std::process::Command::new(self.tools.path("kubectl"))
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .context("running kubectl")
+    }
+
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn tools(&self) -> &Tools {
+        &self.tools
+    }
+
+    /// The API server's audit log (one JSON event per line, `Metadata` level).
+    pub fn audit_log(&self) -> PathBuf {
+        self.dir.join("audit.log")
+    }
+
+    /// Waits for every process of this control plane to end, returning when the first one does.
+    pub fn wait(&mut self) -> Result<()> {
+        self.children.wait_any()
+    }
+
+    /// Stops every process (SIGTERM, then SIGKILL) and reaps them.
+    pub fn stop(&self) {
+        self.children.stop();
+    }
+}
+
+const AUDIT_POLICY: &str =
+    "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n";
+
+fn kubeconfig_yaml(server: &str, pki: &certs::Pki) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\nusers:\n- name: admin\n  user:\n    client-certificate: {cert}\n    client-key: {key}\ncontexts:\n- name: local\n  context:\n    cluster: local\n    user: admin\n    namespace: default\ncurrent-context: local\n",
+        ca = pki.ca_cert.display(),
+        cert = pki.admin_cert.display(),
+        key = pki.admin_key.display(),
+    )
+}
+
+static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+
+/// The control plane shared by every test of this test binary, started on first use and stopped
+/// when the process exits. Panics with a message naming the setup script when the tools are
+/// missing: tests never pass without a cluster.
+pub fn shared() -> &'static ControlPlane {
+    let cp = SHARED.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The processes are started from a thread that never ends, so their parent-death signal
+        // only fires when the whole test process goes away.
+        std::thread::Builder::new()
+            .name("control-plane".into())
+            .spawn(move || {
+                let result = Tools::locate().and_then(|tools| {
+                    let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
+                    ControlPlane::start(tools, &dir)
+                });
+                tx.send(result.map_err(|e| format!("{e:#}"))).ok();
+                loop {
+                    std::thread::park();
+                }
+            })
+            .expect("spawning the control-plane thread");
+        let result = rx.recv().unwrap_or_else(|_| Err("control-plane thread died".into()));
+        if result.is_ok() {
+            // SAFETY: registering a plain extern "C" function with the C runtime.
+            unsafe { libc::atexit(stop_shared) };
+        }
+        result
+    });
+    match cp {
+        Ok(cp) => cp,
+        Err(e) => panic!("could not start the local control plane: {e}"),
+    }
+}
+
+extern "C" fn stop_shared() {
+    if let Some(Ok(cp)) = SHARED.get() {
+        cp.stop();
+        std::fs::remove_dir_all(&cp.dir).ok();
+    }
+}

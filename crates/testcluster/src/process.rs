@@ -1,0 +1,93 @@
+//! Child processes of the control plane: spawned with a parent-death signal, logged to files,
+//! stopped together.
+
+use anyhow::{Context, Result, bail};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+pub struct Children {
+    procs: Mutex<Vec<(String, Child)>>,
+    logs: Vec<(String, std::path::PathBuf)>,
+}
+
+impl Children {
+    /// Starts `bin args`, logging to `<dir>/<name>.log`; the child gets SIGKILL if its parent
+    /// thread dies.
+    pub fn spawn(&mut self, name: &str, bin: &Path, args: &[String], dir: &Path) -> Result<()> {
+        let log_path = dir.join(format!("{name}.log"));
+        let log = std::fs::File::create(&log_path)?;
+        let mut cmd = Command::new(bin);
+        cmd.args(args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log);
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().with_context(|| format!("starting {}", bin.display()))?;
+        self.procs.lock().unwrap().push((name.to_string(), child));
+        self.logs.push((name.to_string(), log_path));
+        Ok(())
+    }
+
+    /// Fails with the tail of its log when a process has exited.
+    pub fn check_alive(&mut self) -> Result<()> {
+        let mut procs = self.procs.lock().unwrap();
+        for (name, child) in procs.iter_mut() {
+            if let Some(status) = child.try_wait()? {
+                let tail = self.log_tail(name);
+                bail!("{name} exited ({status}); last lines of its log:\n{tail}");
+            }
+        }
+        Ok(())
+    }
+
+    fn log_tail(&self, name: &str) -> String {
+        let Some((_, path)) = self.logs.iter().find(|(n, _)| n == name) else {
+            return String::new();
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<_> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Blocks until one process ends; reports which one.
+    pub fn wait_any(&mut self) -> Result<()> {
+        loop {
+            self.check_alive()?;
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// SIGTERM to all (newest first), a few seconds' grace, then SIGKILL; reaps every child.
+    pub fn stop(&self) {
+        let Ok(mut procs) = self.procs.lock() else { return };
+        for (_, child) in procs.iter().rev() {
+            // SAFETY: sending a signal to our own child process.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (_, child) in procs.iter_mut().rev() {
+            while Instant::now() < deadline {
+                if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            child.kill().ok();
+            child.wait().ok();
+        }
+        procs.clear();
+    }
+}
+
+/// A currently free TCP port on 127.0.0.1.
+pub fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(l.local_addr()?.port())
+}

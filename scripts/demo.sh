@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The main job on a throwaway local cluster: builds what it needs, starts a local control plane,
+# installs the plugin into helm, installs a demo chart, makes drift, and runs `helm drift check`
+# through helm.
+#
+#   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
+#   scripts/demo.sh down     stop the demo cluster and remove its files
+#
+# DEMO_HELM=helm3 uses Helm 3 instead of Helm 4.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+state=${HELM_DRIFT_DEMO_DIR:-${TMPDIR:-/tmp}/helm-drift-demo}
+
+down() {
+  if [ -f "$state/pid" ]; then kill "$(cat "$state/pid")" 2>/dev/null || true; fi
+  rm -rf "$state"
+}
+if [ "${1:-}" = "down" ]; then
+  down
+  echo "demo cluster stopped"
+  exit 0
+fi
+
+say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+
+say "Building the test tools (cached; the first build takes a while)"
+tools=$("$root/scripts/tools.sh")
+say "Building helm-drift and the local control plane launcher"
+(cd "$root" && cargo build --release --locked --bin helm-drift --bin testcluster)
+
+say "Starting a local control plane (etcd, kube-apiserver, kube-controller-manager)"
+down
+mkdir -p "$state"
+HELM_DRIFT_TOOLS="$tools" nohup "$root/target/release/testcluster" "$state/cluster" >"$state/testcluster.log" 2>&1 &
+echo $! >"$state/pid"
+deadline=$(( $(date +%s) + 180 ))
+until [ -f "$state/cluster/ready" ]; do
+  if ! kill -0 "$(cat "$state/pid")" 2>/dev/null || [ "$(date +%s)" -gt "$deadline" ]; then
+    echo "the control plane did not start; its log:" >&2
+    cat "$state/testcluster.log" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+echo "API server at $(cat "$state/cluster/ready")"
+
+export KUBECONFIG="$state/cluster/kubeconfig"
+export HELM_CONFIG_HOME="$state/helm/config" HELM_CACHE_HOME="$state/helm/cache"
+export HELM_DATA_HOME="$state/helm/data" HELM_PLUGINS="$state/helm/plugins"
+helm="$tools/${DEMO_HELM:-helm4}"
+kubectl="$tools/kubectl"
+
+say "Installing the plugin into helm ($("$helm" version --short))"
+mkdir -p "$state/plugin/bin"
+cp "$root/plugin.yaml" "$root/install-binary.sh" "$state/plugin/"
+cp "$root/target/release/helm-drift" "$state/plugin/bin/"
+"$helm" plugin install "$state/plugin"
+
+say "Installing the demo chart as release 'demo' in namespace 'demo'"
+"$helm" install demo "$root/tests/charts/basic" --namespace demo --create-namespace
+
+say "helm drift check demo -n demo   (freshly installed: in sync)"
+"$helm" drift check demo -n demo
+
+say "kubectl -n demo delete deployment demo-web   (drift made by hand)"
+"$kubectl" -n demo delete deployment demo-web
+
+say "helm drift check demo -n demo"
+code=0
+"$helm" drift check demo -n demo || code=$?
+echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
+
+cat <<EOT
+
+The demo cluster is still running. To use it from your shell:
+  export KUBECONFIG=$KUBECONFIG HELM_PLUGINS=$HELM_PLUGINS
+  export HELM_CONFIG_HOME=$HELM_CONFIG_HOME HELM_DATA_HOME=$HELM_DATA_HOME HELM_CACHE_HOME=$HELM_CACHE_HOME
+  export PATH=$tools:\$PATH     # kubectl, helm3, helm4
+  helm4 drift check demo -n demo
+Stop it with: scripts/demo.sh down
+EOT
+[ "$code" = 2 ]

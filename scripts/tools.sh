@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Builds the real test tools from Go modules (pinned in scripts/versions.env) into a cache outside
+# the checkout, skipping what is already built, and prints the directory that holds them.
+#
+#   scripts/tools.sh          build what is missing, print the tools directory on stdout
+#   scripts/tools.sh --dir    only print the tools directory
+#
+# Tools: kube-apiserver, kube-controller-manager, kubectl (k8s.io/kubernetes), etcd
+# (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+
+cache_root=${HELM_DRIFT_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-drift/tools}
+key="k8s-${KUBERNETES_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM3_VERSION}-${HELM4_VERSION}"
+dir="$cache_root/$key"
+bin="$dir/bin"
+
+if [ "${1:-}" = "--dir" ]; then
+  echo "$bin"
+  exit 0
+fi
+
+log() { echo "tools: $*" >&2; }
+
+# Only the registries this machine reaches; no `direct`, so a miss fails fast.
+export GOPROXY=${GOPROXY_OVERRIDE:-https://proxy.golang.org}
+export GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+mkdir -p "$bin" "$dir/work"
+
+# Builds the k8s.io/kubernetes commands in a scratch module that replaces every staging module
+# (as listed in kubernetes' own go.mod) with its published v0.X.Y version.
+build_kubernetes() {
+  local wanted=(kube-apiserver kube-controller-manager kubectl) missing=()
+  for t in "${wanted[@]}"; do [ -x "$bin/$t" ] || missing+=("$t"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "building ${missing[*]} from k8s.io/kubernetes@${KUBERNETES_VERSION} (cold: tens of minutes)"
+  local w="$dir/work/kubernetes" v=${KUBERNETES_VERSION#v}
+  local major=${v%%.*} rest=${v#*.}
+  local minor=${rest%%.*} staging="v0.${v#*.}"
+  rm -rf "$w" && mkdir -p "$w" && cd "$w"
+  go mod init helm-drift.test/kubernetes-tools >/dev/null 2>&1
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -f "$gomod" ] || { log "could not download the go.mod of k8s.io/kubernetes@${KUBERNETES_VERSION}"; exit 1; }
+  local mods
+  mods=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")
+  [ -n "$mods" ] || { log "no staging replace lines found in $gomod"; exit 1; }
+  for m in $mods; do go mod edit -replace "$m=$m@$staging"; done
+  go mod edit -require "k8s.io/kubernetes@${KUBERNETES_VERSION}"
+  local pkgs=()
+  for t in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$t"); done
+  go get "${pkgs[@]/%/@${KUBERNETES_VERSION}}" >&2
+  local ldflags="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $p.gitVersion=${KUBERNETES_VERSION} -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+    ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  for t in "${missing[@]}"; do
+    go build -trimpath -ldflags "$ldflags" -o "$bin/$t.tmp" "k8s.io/kubernetes/cmd/$t" >&2
+    mv "$bin/$t.tmp" "$bin/$t"
+    log "built $t"
+  done
+}
+
+# etcd's own go.mod has replace lines, so `go install pkg@v` refuses it: build via a scratch module.
+build_etcd() {
+  [ -x "$bin/etcd" ] && return 0
+  log "building etcd from go.etcd.io/etcd/server/v3@${ETCD_VERSION}"
+  local w="$dir/work/etcd"
+  rm -rf "$w" && mkdir -p "$w" && cd "$w"
+  go mod init helm-drift.test/etcd-tools >/dev/null 2>&1
+  go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >&2
+  go build -trimpath -ldflags "-s -w" -o "$bin/etcd.tmp" go.etcd.io/etcd/server/v3 >&2
+  mv "$bin/etcd.tmp" "$bin/etcd"
+  log "built etcd"
+}
+
+# helm v3 and v4 side by side as helm3 and helm4.
+build_helm() {
+  local major=$1 version=$2 name="helm$1"
+  [ -x "$bin/$name" ] && return 0
+  log "building $name from helm.sh/helm/v$major@$version"
+  local w="$dir/work/$name"
+  rm -rf "$w" && mkdir -p "$w"
+  GOBIN="$w" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v$major/internal/version.version=$version -X helm.sh/helm/v$major/internal/version.gitTreeState=clean" \
+    "helm.sh/helm/v$major/cmd/helm@$version" >&2
+  mv "$w/helm" "$bin/$name"
+  log "built $name"
+}
+
+start=$(date +%s)
+build_helm 3 "$HELM3_VERSION"
+build_helm 4 "$HELM4_VERSION"
+build_etcd
+build_kubernetes
+log "tools ready in $bin ($(( $(date +%s) - start ))s)"
+echo "$bin"

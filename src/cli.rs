@@ -1,0 +1,195 @@
+//! The command line: clap definitions, turned once into [`Settings`]; maps outcomes to exit codes.
+
+use crate::check::{self, CheckRequest};
+use crate::report::Printer;
+use crate::settings::{Connection, Driver, Settings};
+use anyhow::{Result, bail};
+use clap::builder::BoolishValueParser;
+use clap::{Args, Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "Exit codes:\n  0  every checked release is in sync\n  2  drift found\n  1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "helm-drift",
+    bin_name = "helm drift",
+    version,
+    about = "Find drift between Helm releases and the live cluster",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Helm's connection settings: the environment Helm gives a plugin, or the same as flags.
+#[derive(Args, Debug)]
+struct Global {
+    /// Namespace of the release (Helm: -n/--namespace)
+    #[arg(short = 'n', long, env = "HELM_NAMESPACE", global = true)]
+    namespace: Option<String>,
+    /// Kubeconfig context to use
+    #[arg(long, env = "HELM_KUBECONTEXT", global = true)]
+    kube_context: Option<String>,
+    /// Path(s) of kubeconfig files (a path list, like KUBECONFIG)
+    #[arg(long, env = "KUBECONFIG", global = true)]
+    kubeconfig: Option<String>,
+    /// Address and port of the Kubernetes API server
+    #[arg(long, env = "HELM_KUBEAPISERVER", global = true)]
+    kube_apiserver: Option<String>,
+    /// Bearer token for authentication
+    #[arg(long, env = "HELM_KUBETOKEN", global = true, hide_env_values = true)]
+    kube_token: Option<String>,
+    /// User to impersonate
+    #[arg(long, env = "HELM_KUBEASUSER", global = true)]
+    kube_as_user: Option<String>,
+    /// Groups to impersonate (comma-separated)
+    #[arg(long, env = "HELM_KUBEASGROUPS", global = true, value_delimiter = ',')]
+    kube_as_group: Vec<String>,
+    /// Certificate authority file for the API server
+    #[arg(long, env = "HELM_KUBECAFILE", global = true)]
+    kube_ca_file: Option<PathBuf>,
+    /// Skip verifying the API server's certificate (insecure)
+    #[arg(long, env = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY", global = true, value_parser = BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    kube_insecure_skip_tls_verify: bool,
+    /// Server name for the API server's certificate
+    #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
+    kube_tls_server_name: Option<String>,
+    /// Helm storage driver: secrets (default), configmaps
+    #[arg(long, env = "HELM_DRIVER", global = true)]
+    driver: Option<String>,
+    /// Verbose diagnostics on stderr
+    #[arg(long, env = "HELM_DEBUG", global = true, value_parser = BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    debug: bool,
+    /// When to colour the output: auto, always, never
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    color: String,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compare a release's recorded objects with the cluster
+    #[command(after_help = EXIT_CODES)]
+    Check {
+        /// The release to check
+        release: String,
+        /// Check this revision instead of the latest deployed one
+        #[arg(long)]
+        revision: Option<u32>,
+    },
+    /// Print the version
+    Version,
+}
+
+/// Parses the command line, runs it and returns the process exit code (0, 1 or 2).
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let printer = Printer { color: false };
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    printer.stdout(&text);
+                    ExitCode::SUCCESS
+                }
+                _ => {
+                    printer.stderr(&text);
+                    ExitCode::from(1)
+                }
+            };
+        }
+    };
+    let printer = Printer { color: use_color(&cli.global.color) };
+    match run(cli, &printer) {
+        Ok(code) => code,
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
+    let settings = settings(&cli.global)?;
+    match cli.command {
+        Command::Version => {
+            printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { release, revision } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let report = runtime.block_on(check::check(&settings, &CheckRequest { release, revision }))?;
+            printer.check(&report);
+            Ok(if report.errors() > 0 {
+                ExitCode::from(1)
+            } else if report.drifted() > 0 {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+fn settings(g: &Global) -> Result<Settings> {
+    let driver = match g.driver.as_deref().unwrap_or("") {
+        "" | "secret" | "secrets" => Driver::Secrets,
+        "configmap" | "configmaps" => Driver::ConfigMaps,
+        "memory" => {
+            bail!("the Helm storage driver \"memory\" is not supported: it keeps releases only inside one helm process")
+        }
+        other => bail!("unknown Helm storage driver {other:?} (HELM_DRIVER): use secrets or configmaps"),
+    };
+    let nonempty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
+    Ok(Settings {
+        connection: Connection {
+            kubeconfig: g
+                .kubeconfig
+                .as_deref()
+                .map(|k| std::env::split_paths(k).filter(|p| !p.as_os_str().is_empty()).collect())
+                .unwrap_or_default(),
+            context: nonempty(&g.kube_context),
+            api_server: nonempty(&g.kube_apiserver),
+            token: nonempty(&g.kube_token),
+            as_user: nonempty(&g.kube_as_user),
+            as_groups: g.kube_as_group.iter().filter(|s| !s.is_empty()).cloned().collect(),
+            ca_file: g.kube_ca_file.clone().filter(|p| !p.as_os_str().is_empty()),
+            insecure_skip_tls_verify: g.kube_insecure_skip_tls_verify,
+            tls_server_name: nonempty(&g.kube_tls_server_name),
+            qps: None,
+            burst: None,
+        },
+        namespace: nonempty(&g.namespace),
+        driver,
+        debug: g.debug,
+    })
+}
+
+/// `--color` > `NO_COLOR` > `CLICOLOR_FORCE` > whether stdout is a terminal.
+fn use_color(flag: &str) -> bool {
+    let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    match flag {
+        "always" => true,
+        "never" => false,
+        _ if env("NO_COLOR") => false,
+        _ if std::env::var("CLICOLOR_FORCE").is_ok_and(|v| !v.is_empty() && v != "0") => true,
+        _ => std::io::stdout().is_terminal(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,128 @@
+//! Connects to the cluster the way Helm would: kubeconfig (path list), context, and Helm's
+//! overrides for API server, token, CA, TLS and impersonation.
+
+use crate::settings::Connection;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+/// Why no client could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot read kubeconfig {path}: {source}")]
+    Kubeconfig { path: String, source: kube::config::KubeconfigError },
+    #[error("no usable kubeconfig: {0}")]
+    Config(#[from] kube::config::KubeconfigError),
+    #[error("invalid API server address {0:?}")]
+    ApiServer(String),
+    #[error("cannot read CA file {path}: {source}")]
+    CaFile { path: String, source: std::io::Error },
+    #[error("cannot create a Kubernetes client: {0}")]
+    Client(#[from] kube::Error),
+}
+
+/// A connected client and the namespace of the chosen kubeconfig context (or `default`).
+pub struct Cluster {
+    pub client: Client,
+    pub default_namespace: String,
+    pub server: String,
+}
+
+/// Builds the client for `conn`. No request is sent yet.
+pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
+    let kubeconfig = read_kubeconfig(conn)?;
+    let options = KubeConfigOptions { context: conn.context.clone(), ..Default::default() };
+    let mut config = match kubeconfig {
+        Some(kc) => Config::from_custom_kubeconfig(kc, &options).await?,
+        // Without any kubeconfig, Helm's --kube-apiserver alone is enough.
+        None if conn.api_server.is_some() => Config::new("https://localhost".parse().expect("static URL")),
+        None => Config::from_kubeconfig(&options).await?,
+    };
+    apply_overrides(&mut config, conn)?;
+    let server = config.cluster_url.to_string();
+    let default_namespace = config.default_namespace.clone();
+    let client = Client::try_from(config)?;
+    Ok(Cluster { client, default_namespace, server })
+}
+
+/// The kubeconfig files named by the settings, merged in order; `None` when none exist.
+fn read_kubeconfig(conn: &Connection) -> Result<Option<Kubeconfig>, ConnectError> {
+    if conn.kubeconfig.is_empty() {
+        return match Kubeconfig::read() {
+            Ok(kc) => Ok(Some(kc)),
+            Err(_) if conn.api_server.is_some() => Ok(None),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let mut merged = Kubeconfig::default();
+    for path in &conn.kubeconfig {
+        let next = Kubeconfig::read_from(path)
+            .map_err(|source| ConnectError::Kubeconfig { path: path.display().to_string(), source })?;
+        merged = merged.merge(next)?;
+    }
+    Ok(Some(merged))
+}
+
+fn apply_overrides(config: &mut Config, conn: &Connection) -> Result<(), ConnectError> {
+    if let Some(server) = &conn.api_server {
+        config.cluster_url = server.parse().map_err(|_| ConnectError::ApiServer(server.clone()))?;
+    }
+    if let Some(token) = &conn.token {
+        config.auth_info =
+            kube::config::AuthInfo { token: Some(secrecy::SecretString::from(token.clone())), ..Default::default() };
+    }
+    if let Some(path) = &conn.ca_file {
+        let pem =
+            std::fs::read(path).map_err(|source| ConnectError::CaFile { path: path.display().to_string(), source })?;
+        config.root_cert = Some(pem_certificates(&pem));
+    }
+    if conn.insecure_skip_tls_verify {
+        config.accept_invalid_certs = true;
+    }
+    if let Some(name) = &conn.tls_server_name {
+        config.tls_server_name = Some(name.clone());
+    }
+    if let Some(user) = &conn.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !conn.as_groups.is_empty() {
+        config.auth_info.impersonate_groups = Some(conn.as_groups.clone());
+    }
+    Ok(())
+}
+
+/// DER bodies of every `CERTIFICATE` block of a PEM bundle.
+fn pem_certificates(pem: &[u8]) -> Vec<Vec<u8>> {
+    use base64::Engine;
+    let text = String::from_utf8_lossy(pem);
+    let mut certs = Vec::new();
+    let mut body: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        match line {
+            "-----BEGIN CERTIFICATE-----" => body = Some(String::new()),
+            "-----END CERTIFICATE-----" => {
+                if let Some(b64) = body.take()
+                    && let Ok(der) = base64::engine::general_purpose::STANDARD.decode(b64)
+                {
+                    certs.push(der);
+                }
+            }
+            _ => {
+                if let Some(b) = body.as_mut() {
+                    b.push_str(line)
+                }
+            }
+        }
+    }
+    certs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_bundle_yields_each_certificate() {
+        let pem = "junk\n-----BEGIN CERTIFICATE-----\nAAEC\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\nAw==\n-----END CERTIFICATE-----\n";
+        assert_eq!(pem_certificates(pem.as_bytes()), vec![vec![0, 1, 2], vec![3]]);
+    }
+}

@@ -1,0 +1,103 @@
+//! [`DesiredObject`]: one manifest document parsed, with its identity and source template.
+
+use super::manifest;
+
+/// A manifest document that could not be turned into an object.
+#[derive(Debug, thiserror::Error)]
+pub enum DesiredError {
+    #[error("{at}: invalid YAML: {source}")]
+    Yaml { at: String, source: serde_yaml::Error },
+    #[error("{at}: not a Kubernetes object (missing {field})")]
+    NotAnObject { at: String, field: &'static str },
+}
+
+/// One object as Helm sent it to the API server.
+#[derive(Clone, Debug)]
+pub struct DesiredObject {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// As written in the manifest; the release namespace is filled in by discovery later.
+    pub namespace: Option<String>,
+    /// The template path from `# Source:`.
+    pub source: Option<String>,
+    pub object: serde_json::Value,
+}
+
+impl DesiredObject {
+    /// API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+
+    pub fn version(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or(self.api_version.as_str(), |(_, v)| v)
+    }
+}
+
+/// Parses every document of a manifest; `kind: List` documents are expanded into their items.
+pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError> {
+    let mut out = Vec::new();
+    for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
+        let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
+        let value: serde_json::Value =
+            serde_yaml::from_str(doc.body).map_err(|source| DesiredError::Yaml { at: at.clone(), source })?;
+        if value.is_null() {
+            continue;
+        }
+        let is_list = value.get("kind").and_then(|k| k.as_str()) == Some("List");
+        if is_list && let Some(items) = value.get("items").and_then(|i| i.as_array()) {
+            for item in items {
+                out.push(object(item.clone(), doc.source, &at)?);
+            }
+            continue;
+        }
+        out.push(object(value, doc.source, &at)?);
+    }
+    Ok(out)
+}
+
+fn object(value: serde_json::Value, source: Option<&str>, at: &str) -> Result<DesiredObject, DesiredError> {
+    let text = |ptr: &str| value.pointer(ptr).and_then(|v| v.as_str()).map(str::to_string);
+    let missing = |field| DesiredError::NotAnObject { at: at.to_string(), field };
+    Ok(DesiredObject {
+        api_version: text("/apiVersion").ok_or_else(|| missing("apiVersion"))?,
+        kind: text("/kind").ok_or_else(|| missing("kind"))?,
+        name: text("/metadata/name").ok_or_else(|| missing("metadata.name"))?,
+        namespace: text("/metadata/namespace").filter(|n| !n.is_empty()),
+        source: source.map(str::to_string),
+        object: value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_objects_with_identity() {
+        let m = "---\n# Source: c/templates/d.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: other\n";
+        let objs = from_manifest(m).unwrap();
+        assert_eq!(objs.len(), 1);
+        let o = &objs[0];
+        assert_eq!((o.group(), o.version(), o.kind.as_str()), ("apps", "v1", "Deployment"));
+        assert_eq!((o.name.as_str(), o.namespace.as_deref()), ("web", Some("other")));
+        assert_eq!(o.source.as_deref(), Some("c/templates/d.yaml"));
+    }
+
+    #[test]
+    fn expands_lists() {
+        let m = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n";
+        let names: Vec<_> = from_manifest(m).unwrap().into_iter().map(|o| o.name).collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn errors_name_the_template() {
+        let m = "---\n# Source: c/templates/bad.yaml\napiVersion: v1\nmetadata:\n  name: x\n";
+        let err = from_manifest(m).unwrap_err().to_string();
+        assert_eq!(err, "c/templates/bad.yaml: not a Kubernetes object (missing kind)");
+        let m = "---\n# Source: c/templates/broken.yaml\nkind: [\n";
+        assert!(from_manifest(m).unwrap_err().to_string().starts_with("c/templates/broken.yaml: invalid YAML"));
+    }
+}

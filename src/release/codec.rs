@@ -1,0 +1,84 @@
+//! Decodes a stored release: Helm's base64 text → gzip (only when the magic bytes say so) → JSON.
+
+use super::Release;
+use base64::Engine;
+use std::io::Read;
+
+const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+
+/// What was wrong with a stored record, layer by layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the record is empty")]
+    Empty,
+    #[error("bad base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("bad gzip data: {0}")]
+    Gzip(std::io::Error),
+    #[error("bad release JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Decodes Helm's encoded release text (the value of a Secret's or ConfigMap's `release` key,
+/// after Kubernetes' own base64 layer is removed).
+pub fn decode(encoded: &[u8]) -> Result<Release, DecodeError> {
+    let text: Vec<u8> = encoded.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+    if text.is_empty() {
+        return Err(DecodeError::Empty);
+    }
+    let raw = base64::engine::general_purpose::STANDARD.decode(&text)?;
+    let json = if raw.starts_with(&GZIP_MAGIC) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).map_err(DecodeError::Gzip)?;
+        out
+    } else {
+        raw
+    };
+    Ok(serde_json::from_slice(&json)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+
+    pub(crate) fn encode(json: &str) -> String {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(json.as_bytes()).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap())
+    }
+
+    const HELM3: &str = r#"{"name":"web","namespace":"apps","version":3,"info":{"first_deployed":"2026-01-01T00:00:00Z","last_deployed":"2026-01-01T00:00:00Z","deleted":"","description":"Upgrade complete","status":"deployed"},"chart":{"metadata":{"name":"web","version":"1.0.0"},"templates":[]},"config":{"replicas":2},"manifest":"---\n# Source: web/templates/cm.yaml\nkind: ConfigMap\n","hooks":[]}"#;
+
+    #[test]
+    fn decodes_gzipped_helm3_record() {
+        let r = decode(encode(HELM3).as_bytes()).unwrap();
+        assert_eq!((r.name.as_str(), r.namespace.as_str(), r.version), ("web", "apps", 3));
+        assert_eq!(r.info.status, "deployed");
+        assert!(r.manifest.contains("ConfigMap"));
+        assert_eq!(r.apply_method, None);
+    }
+
+    #[test]
+    fn decodes_plain_json_and_helm4_fields() {
+        let json = r#"{"name":"a","namespace":"b","version":1,"info":{"status":"deployed"},"manifest":"","apply_method":"ssa","chart":{"metadata":{"name":"a"},"schemamodtime":"2026-01-01T00:00:00Z"}}"#;
+        let text = base64::engine::general_purpose::STANDARD.encode(json);
+        let r = decode(text.as_bytes()).unwrap();
+        assert_eq!(r.apply_method.as_deref(), Some("ssa"));
+    }
+
+    #[test]
+    fn every_corrupt_layer_is_an_error() {
+        assert!(matches!(decode(b""), Err(DecodeError::Empty)));
+        assert!(matches!(decode(b"@@not base64@@"), Err(DecodeError::Base64(_))));
+        let full = encode(HELM3);
+        let raw = base64::engine::general_purpose::STANDARD.decode(&full).unwrap();
+        let truncated = base64::engine::general_purpose::STANDARD.encode(&raw[..raw.len() / 2]);
+        assert!(matches!(decode(truncated.as_bytes()), Err(DecodeError::Gzip(_))));
+        assert!(matches!(decode(encode("{not json").as_bytes()), Err(DecodeError::Json(_))));
+        let missing = encode(r#"{"namespace":"b","version":1}"#);
+        let err = decode(missing.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("missing field `name`"), "{err}");
+    }
+}

@@ -1,0 +1,9 @@
+//! The release source: Helm's stored release records, decoded into [`Release`].
+
+mod codec;
+mod record;
+mod storage;
+
+pub use codec::{DecodeError, decode};
+pub use record::{Chart, ChartMetadata, Hook, Info, Release};
+pub use storage::{Selected, SourceError, Storage};

@@ -1,0 +1,201 @@
+//! Integration-test harness: the shared local control plane, a namespace per test, real helm v3
+//! and v4 with their own homes, and the helm-drift binary run as users run it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use testcluster::ControlPlane;
+
+/// Which real helm binary to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Helm {
+    V3,
+    V4,
+}
+
+impl Helm {
+    pub const ALL: [Helm; 2] = [Helm::V3, Helm::V4];
+
+    fn binary(self) -> &'static str {
+        match self {
+            Helm::V3 => "helm3",
+            Helm::V4 => "helm4",
+        }
+    }
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            Helm::V3 => "h3",
+            Helm::V4 => "h4",
+        }
+    }
+}
+
+/// One test's world: its own namespace and helm home on the shared control plane.
+pub struct Env {
+    pub cp: &'static ControlPlane,
+    pub ns: String,
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    /// Creates namespace `name` (unique per test) and a fresh helm home.
+    pub fn new(name: &str) -> Env {
+        let cp = testcluster::shared();
+        let env = Env { cp, ns: name.to_string(), home: tempfile::tempdir().expect("temp dir") };
+        env.kubectl(&["create", "namespace", name]).success();
+        env
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    fn base(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            if k.starts_with("HELM_") || k == "KUBECONFIG" || k == "NO_COLOR" || k == "CLICOLOR_FORCE" {
+                cmd.env_remove(k);
+            }
+        }
+        let h = self.home.path();
+        cmd.env("KUBECONFIG", self.cp.kubeconfig())
+            .env("HELM_CONFIG_HOME", h.join("config"))
+            .env("HELM_CACHE_HOME", h.join("cache"))
+            .env("HELM_DATA_HOME", h.join("data"))
+            .env("HELM_PLUGINS", h.join("plugins"));
+        cmd
+    }
+
+    /// `helm` (v3 or v4) in this test's namespace.
+    pub fn helm(&self, helm: Helm, args: &[&str]) -> Run {
+        let mut cmd = self.base(&self.cp.tools().path(helm.binary()));
+        cmd.arg("-n").arg(&self.ns).args(args);
+        Run::new(cmd)
+    }
+
+    /// `kubectl` against the control plane, in this test's namespace.
+    pub fn kubectl(&self, args: &[&str]) -> Run {
+        let mut cmd = self.base(&self.cp.tools().path("kubectl"));
+        cmd.arg("-n").arg(&self.ns).args(args);
+        Run::new(cmd)
+    }
+
+    /// The helm-drift binary, given Helm's plugin environment for this namespace.
+    pub fn drift(&self, args: &[&str]) -> Run {
+        let mut cmd = self.base(Path::new(env!("CARGO_BIN_EXE_helm-drift")));
+        cmd.env("HELM_NAMESPACE", &self.ns).args(args);
+        Run::new(cmd)
+    }
+
+    /// Installs tests/charts/<chart> as `release` with the given helm.
+    pub fn install(&self, helm: Helm, release: &str, chart: &str, extra: &[&str]) {
+        let chart = chart_path(chart);
+        let mut args = vec!["install", release, chart.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.helm(helm, &args).success();
+    }
+
+    /// A plugin directory holding plugin.yaml, install-binary.sh and the built binary.
+    pub fn plugin_dir(&self) -> PathBuf {
+        let dir = self.home.path().join("plugin-src");
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        let root = repo_root();
+        for f in ["plugin.yaml", "install-binary.sh"] {
+            std::fs::copy(root.join(f), dir.join(f)).unwrap();
+        }
+        std::fs::copy(env!("CARGO_BIN_EXE_helm-drift"), dir.join("bin/helm-drift")).unwrap();
+        dir
+    }
+}
+
+/// Polls `f` until it returns true, failing after `limit`.
+pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("timed out after {limit:?} waiting for {what}");
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn chart_path(chart: &str) -> PathBuf {
+    repo_root().join("tests/charts").join(chart)
+}
+
+/// A command to run, with fluent assertions on its outcome.
+pub struct Run {
+    cmd: Command,
+}
+
+impl Run {
+    fn new(cmd: Command) -> Run {
+        Run { cmd }
+    }
+
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Run {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn env_remove(mut self, k: &str) -> Run {
+        self.cmd.env_remove(k);
+        self
+    }
+
+    pub fn output(mut self) -> Done {
+        let desc = format!("{:?}", self.cmd);
+        let out = self.cmd.output().unwrap_or_else(|e| panic!("cannot run {desc}: {e}"));
+        Done { desc, out }
+    }
+
+    /// Runs and asserts exit code 0.
+    pub fn success(self) -> Done {
+        self.code(0)
+    }
+
+    /// Runs and asserts the exit code.
+    pub fn code(self, code: i32) -> Done {
+        let done = self.output();
+        assert_eq!(done.out.status.code(), Some(code), "unexpected exit code from {}\n{}", done.desc, done.dump());
+        done
+    }
+}
+
+/// A finished command.
+pub struct Done {
+    desc: String,
+    pub out: Output,
+}
+
+impl Done {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+
+    pub fn dump(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout(), self.stderr())
+    }
+
+    pub fn stdout_has(&self, text: &str) -> &Done {
+        assert!(self.stdout().contains(text), "stdout of {} lacks {text:?}\n{}", self.desc, self.dump());
+        self
+    }
+
+    pub fn stderr_has(&self, text: &str) -> &Done {
+        assert!(self.stderr().contains(text), "stderr of {} lacks {text:?}\n{}", self.desc, self.dump());
+        self
+    }
+}

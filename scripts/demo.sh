@@ -26,7 +26,7 @@ say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 say "Building the test tools (cached; the first build takes a while)"
 tools=$("$root/scripts/tools.sh")
 say "Building helm-drift and the local control plane launcher"
-(cd "$root" && cargo build --release --locked --bin helm-drift --bin testcluster)
+(cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins)
 
 say "Starting a local control plane (etcd, kube-apiserver, kube-controller-manager)"
 down
@@ -46,7 +46,7 @@ echo "API server at $(cat "$state/cluster/ready")"
 
 export KUBECONFIG="$state/cluster/kubeconfig"
 export HELM_CONFIG_HOME="$state/helm/config" HELM_CACHE_HOME="$state/helm/cache"
-export HELM_DATA_HOME="$state/helm/data" HELM_PLUGINS="$state/helm/plugins"
+export HELM_DATA_HOME="$state/helm/data"   # plugins go to $HELM_DATA_HOME/plugins
 helm="$tools/${DEMO_HELM:-helm4}"
 kubectl="$tools/kubectl"
 
@@ -73,7 +73,7 @@ echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
 cat <<EOT
 
 The demo cluster is still running. To use it from your shell:
-  export KUBECONFIG=$KUBECONFIG HELM_PLUGINS=$HELM_PLUGINS
+  export KUBECONFIG=$KUBECONFIG
   export HELM_CONFIG_HOME=$HELM_CONFIG_HOME HELM_DATA_HOME=$HELM_DATA_HOME HELM_CACHE_HOME=$HELM_CACHE_HOME
   export PATH=$tools:\$PATH     # kubectl, helm3, helm4
   helm4 drift check demo -n demo

@@ -4,7 +4,6 @@ use crate::check::{self, CheckRequest};
 use crate::report::Printer;
 use crate::settings::{Connection, Driver, Settings};
 use anyhow::{Result, bail};
-use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -53,10 +52,10 @@ struct Global {
     kube_as_group: Vec<String>,
     /// Certificate authority file for the API server
     #[arg(long, env = "HELM_KUBECAFILE", global = true)]
-    kube_ca_file: Option<PathBuf>,
+    kube_ca_file: Option<String>,
     /// Skip verifying the API server's certificate (insecure)
-    #[arg(long, env = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY", global = true, value_parser = BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
-    kube_insecure_skip_tls_verify: bool,
+    #[arg(long, env = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY", global = true, num_args = 0..=1, default_missing_value = "true")]
+    kube_insecure_skip_tls_verify: Option<String>,
     /// Server name for the API server's certificate
     #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
     kube_tls_server_name: Option<String>,
@@ -64,8 +63,8 @@ struct Global {
     #[arg(long, env = "HELM_DRIVER", global = true)]
     driver: Option<String>,
     /// Verbose diagnostics on stderr
-    #[arg(long, env = "HELM_DEBUG", global = true, value_parser = BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
-    debug: bool,
+    #[arg(long, env = "HELM_DEBUG", global = true, num_args = 0..=1, default_missing_value = "true")]
+    debug: Option<String>,
     /// When to colour the output: auto, always, never
     #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
     color: String,
@@ -159,16 +158,25 @@ fn settings(g: &Global) -> Result<Settings> {
             token: nonempty(&g.kube_token),
             as_user: nonempty(&g.kube_as_user),
             as_groups: g.kube_as_group.iter().filter(|s| !s.is_empty()).cloned().collect(),
-            ca_file: g.kube_ca_file.clone().filter(|p| !p.as_os_str().is_empty()),
-            insecure_skip_tls_verify: g.kube_insecure_skip_tls_verify,
+            ca_file: nonempty(&g.kube_ca_file).map(PathBuf::from),
+            insecure_skip_tls_verify: flag("--kube-insecure-skip-tls-verify", &g.kube_insecure_skip_tls_verify)?,
             tls_server_name: nonempty(&g.kube_tls_server_name),
             qps: None,
             burst: None,
         },
         namespace: nonempty(&g.namespace),
         driver,
-        debug: g.debug,
+        debug: flag("--debug", &g.debug)?,
     })
+}
+
+/// A boolean flag or environment value as Helm writes it (`true`/`false`, empty = unset).
+fn flag(name: &str, value: &Option<String>) -> Result<bool> {
+    match value.as_deref().map(str::trim).unwrap_or("").to_ascii_lowercase().as_str() {
+        "" | "false" | "0" | "no" | "off" => Ok(false),
+        "true" | "1" | "yes" | "on" => Ok(true),
+        other => bail!("{name}: expected true or false, got {other:?}"),
+    }
 }
 
 /// `--color` > `NO_COLOR` > `CLICOLOR_FORCE` > whether stdout is a terminal.

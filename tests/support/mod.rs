@@ -64,8 +64,9 @@ impl Env {
         cmd.env("KUBECONFIG", self.cp.kubeconfig())
             .env("HELM_CONFIG_HOME", h.join("config"))
             .env("HELM_CACHE_HOME", h.join("cache"))
-            .env("HELM_DATA_HOME", h.join("data"))
-            .env("HELM_PLUGINS", h.join("plugins"));
+            .env("HELM_DATA_HOME", h.join("data"));
+        // Plugins live in the default $HELM_DATA_HOME/plugins: Helm 4.3 installs there even when
+        // HELM_PLUGINS points elsewhere (it only reads HELM_PLUGINS when loading).
         cmd
     }
 

@@ -1,5 +1,7 @@
 //! Compare: turns desired objects and their live state into per-object verdicts.
 
+pub mod quantity;
+
 use crate::desired::DesiredObject;
 use crate::live::{LiveState, Located};
 

@@ -1,10 +1,18 @@
 //! The `check` command: runs the pipeline for one release and returns its [`DriftReport`].
 
-use crate::compare::{self, ObjectDrift, Verdict};
+use crate::cluster;
+use crate::compare::{self, Engine, ObjectDrift, Verdict, managed, subset};
+use crate::desired::{self, DesiredObject, helm};
+use crate::ignore::{self, ObjectRef};
+use crate::live::{self, DryRunError, LiveState, Scaled, Target};
 use crate::release::Storage;
-use crate::settings::Settings;
-use crate::{cluster, desired, live};
+use crate::settings::{CompareOptions, Settings};
 use anyhow::{Context, Result};
+use futures::{StreamExt, stream};
+use std::collections::BTreeSet;
+
+/// How many objects are checked at once.
+const CONCURRENCY: usize = 16;
 
 /// All verdicts for one release.
 #[derive(Debug)]
@@ -19,6 +27,8 @@ pub struct DriftReport {
     /// The newest revision when it is not the one checked (e.g. a failed upgrade).
     pub newest: Option<(u32, String)>,
     pub objects: Vec<ObjectDrift>,
+    /// Things worth saying about the run (hooks not checked, HPAs not readable...).
+    pub notes: Vec<String>,
 }
 
 impl DriftReport {
@@ -27,7 +37,18 @@ impl DriftReport {
     }
 
     pub fn errors(&self) -> usize {
-        self.objects.iter().filter(|o| matches!(o.verdict, Verdict::Error { .. })).count()
+        self.objects.iter().filter(|o| o.is_error()).count()
+    }
+
+    /// The engine summary: exact unless some object fell back to the read-only comparison.
+    pub fn engine(&self) -> Engine {
+        self.objects
+            .iter()
+            .find_map(|o| match &o.engine {
+                Some(e @ Engine::ReadOnly { .. }) => Some(e.clone()),
+                _ => None,
+            })
+            .unwrap_or(Engine::Exact)
     }
 }
 
@@ -41,18 +62,43 @@ pub struct CheckRequest {
 /// Reads the release, rebuilds its objects and compares them with the cluster.
 pub async fn check(settings: &Settings, request: &CheckRequest) -> Result<DriftReport> {
     let cluster = cluster::connect(&settings.connection).await?;
+    let client = &cluster.client;
     let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    let storage = Storage::new(cluster.client.clone(), &namespace, settings.driver);
+    let storage = Storage::new(client.clone(), &namespace, settings.driver);
     let selected = storage
         .select(&request.release, request.revision)
         .await
         .with_context(|| format!("cannot read release {:?} (cluster {})", request.release, cluster.server))?;
     let release = &selected.release;
-    let objects = desired::from_manifest(&release.manifest)
+    let mut objects = desired::from_manifest(&release.manifest)
         .with_context(|| format!("cannot parse the manifest of {}", selected.record))?;
     let discovery =
-        live::discover(&cluster.client).await.with_context(|| format!("API discovery failed on {}", cluster.server))?;
-    let located = live::fetch(&cluster.client, &discovery, &objects, &release.namespace).await;
+        live::discover(client).await.with_context(|| format!("API discovery failed on {}", cluster.server))?;
+
+    let mut targets = Vec::with_capacity(objects.len());
+    for obj in &mut objects {
+        helm::add_release_metadata(obj, &release.name, &release.namespace);
+        let target =
+            live::resolve(&discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
+        if let Some(t) = &target {
+            helm::place(obj, t.namespace.as_deref());
+        }
+        targets.push(target);
+    }
+
+    let mut notes = Vec::new();
+    if !release.hooks.is_empty() {
+        notes.push(format!("{} hook(s) not checked: hooks and tests are not expected to exist", release.hooks.len()));
+    }
+    let scaled =
+        if settings.compare.check_hpa_replicas { Vec::new() } else { hpa_scaled(client, &targets, &mut notes).await };
+
+    let ctx = Ctx { client, options: &settings.compare, scaled: &scaled };
+    let verdicts = stream::iter(objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref())))
+        .buffered(CONCURRENCY)
+        .collect()
+        .await;
+
     let chart =
         release.chart.as_ref().map(|c| format!("{}-{}", c.metadata.name, c.metadata.version)).unwrap_or_default();
     Ok(DriftReport {
@@ -63,6 +109,107 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Result<DriftR
         chart,
         record: selected.record,
         newest: selected.newest,
-        objects: compare::compare(&objects, located),
+        objects: verdicts,
+        notes,
     })
+}
+
+/// Every workload an HPA scales, in the namespaces the release's objects live in.
+async fn hpa_scaled(client: &kube::Client, targets: &[Option<Target>], notes: &mut Vec<String>) -> Vec<Scaled> {
+    let namespaces: BTreeSet<&str> = targets.iter().flatten().filter_map(|t| t.namespace.as_deref()).collect();
+    let mut out = Vec::new();
+    for ns in namespaces {
+        match live::hpa_targets(client, ns).await {
+            Ok(found) => out.extend(found),
+            Err(e) => notes.push(format!("HPAs in namespace {ns} not read ({e}): replica counts are compared")),
+        }
+    }
+    out
+}
+
+struct Ctx<'a> {
+    client: &'a kube::Client,
+    options: &'a CompareOptions,
+    scaled: &'a [Scaled],
+}
+
+/// The verdict for one object.
+async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>) -> ObjectDrift {
+    let mut drift = ObjectDrift {
+        api_version: obj.api_version.clone(),
+        kind: obj.kind.clone(),
+        namespace: obj.namespace.clone(),
+        name: obj.name.clone(),
+        source: obj.source.clone(),
+        verdict: Verdict::InSync,
+        fields: Vec::new(),
+        added: Vec::new(),
+        ignored: Vec::new(),
+        engine: None,
+    };
+    let Some(target) = target else {
+        drift.verdict =
+            Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
+        return drift;
+    };
+    let live = match live::get(ctx.client, target, &obj.name).await {
+        LiveState::Present(v) => v,
+        LiveState::Absent => {
+            drift.verdict = Verdict::Missing;
+            return drift;
+        }
+        LiveState::Failed(message) => {
+            drift.verdict = Verdict::Error { message };
+            return drift;
+        }
+    };
+
+    let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, &live]);
+    if let Some(reason) = disabled {
+        drift.verdict = Verdict::Excluded { reason };
+        return drift;
+    }
+    let me = ObjectRef {
+        group: obj.group(),
+        version: obj.version(),
+        kind: &obj.kind,
+        name: &obj.name,
+        namespace: obj.namespace.as_deref(),
+    };
+    ignores.extend(ignore::paths_for(&ctx.options.rules, &me));
+    if let Some(s) = ctx.scaled.iter().find(|s| {
+        Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
+    }) {
+        ignores.push(("/spec/replicas".into(), format!("HorizontalPodAutoscaler {} manages replicas", s.hpa)));
+    }
+
+    let desired = subset::comparable(&obj.object);
+    let mut fields = subset::compare(&desired, &live);
+    let added = managed::foreign(&desired, &live);
+    let candidate = !compare::set_aside(fields.clone(), Vec::new(), &ignores).0.is_empty();
+    let engine = if ctx.options.read_only {
+        Engine::ReadOnly { reason: "--read-only".into() }
+    } else if candidate {
+        match live::dry_run_apply(ctx.client, target, &obj.name, &obj.object).await {
+            Ok(after) => {
+                fields = compare::diff::compare(&after, &live);
+                Engine::Exact
+            }
+            Err(DryRunError::Forbidden(why)) => {
+                Engine::ReadOnly { reason: format!("server-side dry-run forbidden: {why}") }
+            }
+            Err(DryRunError::Refused(why)) => {
+                Engine::ReadOnly { reason: format!("server-side dry-run refused: {why}") }
+            }
+        }
+    } else {
+        Engine::Exact
+    };
+    let (fields, added, ignored) = compare::set_aside(fields, added, &ignores);
+    drift.verdict = if fields.is_empty() && added.is_empty() { Verdict::InSync } else { Verdict::Modified };
+    drift.fields = fields;
+    drift.added = added;
+    drift.ignored = ignored;
+    drift.engine = Some(engine);
+    drift
 }

@@ -1,9 +1,10 @@
 //! The command line: clap definitions, turned once into [`Settings`]; maps outcomes to exit codes.
 
 use crate::check::{self, CheckRequest};
-use crate::report::Printer;
-use crate::settings::{Connection, Driver, Settings};
-use anyhow::{Result, bail};
+use crate::ignore::{self, Rule};
+use crate::report::{Printer, Style};
+use crate::settings::{CompareOptions, Connection, Driver, Settings};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -80,9 +81,34 @@ enum Command {
         /// Check this revision instead of the latest deployed one
         #[arg(long)]
         revision: Option<u32>,
+        #[command(flatten)]
+        compare: CompareArgs,
     },
     /// Print the version
     Version,
+}
+
+/// How objects are compared and reported.
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// Never ask the server for a dry-run: compare client-side only (get/list rights suffice)
+    #[arg(long)]
+    read_only: bool,
+    /// Ignore a JSON pointer: [group=RE,version=RE,kind=RE,name=RE,namespace=RE:]/pointer[,/pointer]
+    #[arg(long = "ignore", value_name = "RULE")]
+    ignore: Vec<String>,
+    /// Config file with ignore rules [default: $HELM_DRIFT_CONFIG, else ./.helm-drift.yaml if present]
+    #[arg(long, env = "HELM_DRIFT_CONFIG")]
+    config: Option<PathBuf>,
+    /// Report replica drift even when a HorizontalPodAutoscaler manages the workload
+    #[arg(long)]
+    check_hpa_replicas: bool,
+    /// Also show in-sync objects, ignored differences, the engine used and notes
+    #[arg(short, long)]
+    verbose: bool,
+    /// Show secret values in differences (hidden by default)
+    #[arg(long)]
+    show_secrets: bool,
 }
 
 /// Parses the command line, runs it and returns the process exit code (0, 1 or 2).
@@ -91,7 +117,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let text = e.render().to_string();
-            let printer = Printer { color: false };
+            let printer = Printer { style: Style::default() };
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     printer.stdout(&text);
@@ -104,8 +130,8 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    let printer = Printer { color: use_color(&cli.global.color) };
-    match run(cli, &printer) {
+    let mut printer = Printer { style: Style { color: use_color(&cli.global.color), ..Style::default() } };
+    match run(cli, &mut printer) {
         Ok(code) => code,
         Err(e) => {
             printer.error(&e);
@@ -114,14 +140,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
-    let settings = settings(&cli.global)?;
+fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
+    let mut settings = settings(&cli.global)?;
     match cli.command {
         Command::Version => {
             printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { release, revision } => {
+        Command::Check { release, revision, compare } => {
+            settings.compare = compare_options(&compare)?;
+            printer.style.verbose = compare.verbose;
+            printer.style.show_secrets = compare.show_secrets;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let report = runtime.block_on(check::check(&settings, &CheckRequest { release, revision }))?;
             printer.check(&report);
@@ -167,6 +196,45 @@ fn settings(g: &Global) -> Result<Settings> {
         namespace: nonempty(&g.namespace),
         driver,
         debug: flag("--debug", &g.debug)?,
+        compare: CompareOptions::default(),
+    })
+}
+
+/// The default config file, looked for in the current directory.
+const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
+
+/// The config file's format.
+#[derive(serde::Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ConfigFile {
+    #[serde(default)]
+    ignore: Vec<ignore::RuleSpec>,
+    #[serde(default)]
+    check_hpa_replicas: bool,
+}
+
+fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
+    let mut rules = Vec::new();
+    let path = a.config.clone().filter(|p| !p.as_os_str().is_empty()).or_else(|| {
+        let default = PathBuf::from(DEFAULT_CONFIG);
+        default.is_file().then_some(default)
+    });
+    let mut file = ConfigFile::default();
+    if let Some(path) = &path {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+        file = serde_yaml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))?;
+        for (i, spec) in std::mem::take(&mut file.ignore).into_iter().enumerate() {
+            rules.push(Rule::from_spec(spec, &format!("{} ignore[{i}]", path.display()))?);
+        }
+    }
+    for text in &a.ignore {
+        rules.push(Rule::parse_flag(text)?);
+    }
+    Ok(CompareOptions {
+        read_only: a.read_only,
+        rules,
+        check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
     })
 }
 

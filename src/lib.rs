@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod desired;
+pub mod ignore;
 pub mod live;
 pub mod release;
 pub mod report;

@@ -1,30 +1,38 @@
-//! Live state: resolves each desired object's kind by discovery and fetches it from the cluster.
+//! Live state: resolves kinds by discovery, fetches objects, asks the server for a server-side
+//! apply dry-run, and finds the HorizontalPodAutoscalers that own replica counts.
 
-use crate::desired::DesiredObject;
-use futures::{StreamExt, stream};
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
-use kube::discovery::{Discovery, Scope};
+use kube::discovery::{ApiResource, Discovery, Scope};
+use serde_json::Value;
 
-/// How many GETs run at once.
-const CONCURRENCY: usize = 16;
+/// The field manager Helm uses; dry-runs apply as Helm would.
+pub const FIELD_MANAGER: &str = "helm";
+
+/// Where a desired object lives: its resource and effective namespace.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub resource: ApiResource,
+    /// `None` for cluster-scoped kinds.
+    pub namespace: Option<String>,
+}
 
 /// What the cluster holds for one desired object.
 #[derive(Debug)]
 pub enum LiveState {
-    Present(Box<DynamicObject>),
+    Present(Value),
     Absent,
-    /// The cluster does not serve this kind (e.g. its CRD was deleted).
-    NotServed,
     /// The lookup failed (forbidden, ...): the message says why.
     Failed(String),
 }
 
-/// A desired object placed in the cluster: its effective namespace and live state.
+/// Why a dry-run gave no answer.
 #[derive(Debug)]
-pub struct Located {
-    pub namespace: Option<String>,
-    pub state: LiveState,
+pub enum DryRunError {
+    /// The identity may not patch this resource (HTTP 403).
+    Forbidden(String),
+    /// The server refused the apply (invalid, immutable field, conflict...).
+    Refused(String),
 }
 
 /// Runs discovery once for the run.
@@ -32,43 +40,96 @@ pub async fn discover(client: &kube::Client) -> Result<Discovery, kube::Error> {
     Discovery::new(client.clone()).run_aggregated().await
 }
 
-/// Fetches the live counterpart of every desired object, in order, with bounded concurrency.
-pub async fn fetch(
-    client: &kube::Client,
+/// Resolves `api_version`/`kind` to a served resource and the object's namespace (namespaced
+/// objects without one get `release_namespace`). `None` when the kind is not served.
+pub fn resolve(
     discovery: &Discovery,
-    objects: &[DesiredObject],
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
     release_namespace: &str,
-) -> Vec<Located> {
-    stream::iter(objects.iter().map(|o| locate(client, discovery, o, release_namespace)))
-        .buffered(CONCURRENCY)
-        .collect()
-        .await
+) -> Option<Target> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (resource, caps) = discovery.resolve_gvk(&GroupVersionKind::gvk(group, version, kind))?;
+    let namespace = match caps.scope {
+        Scope::Namespaced => Some(namespace.unwrap_or(release_namespace).to_string()),
+        Scope::Cluster => None,
+    };
+    Some(Target { resource, namespace })
 }
 
-async fn locate(
-    client: &kube::Client,
-    discovery: &Discovery,
-    object: &DesiredObject,
-    release_namespace: &str,
-) -> Located {
-    let gvk = GroupVersionKind::gvk(object.group(), object.version(), &object.kind);
-    let Some((resource, caps)) = discovery.resolve_gvk(&gvk) else {
-        return Located { namespace: object.namespace.clone(), state: LiveState::NotServed };
-    };
-    let (namespace, api) = match caps.scope {
-        Scope::Namespaced => {
-            let ns = object.namespace.clone().unwrap_or_else(|| release_namespace.to_string());
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &resource);
-            (Some(ns), api)
-        }
-        Scope::Cluster => (None, Api::all_with(client.clone(), &resource)),
-    };
-    let state = match api.get_opt(&object.name).await {
-        Ok(Some(live)) => LiveState::Present(Box::new(live)),
+fn api(client: &kube::Client, target: &Target) -> Api<DynamicObject> {
+    match &target.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &target.resource),
+        None => Api::all_with(client.clone(), &target.resource),
+    }
+}
+
+/// GETs one object.
+pub async fn get(client: &kube::Client, target: &Target, name: &str) -> LiveState {
+    match api(client, target).get_opt(name).await {
+        Ok(Some(live)) => match serde_json::to_value(live) {
+            Ok(v) => LiveState::Present(v),
+            Err(e) => LiveState::Failed(format!("cannot read the live object: {e}")),
+        },
         Ok(None) => LiveState::Absent,
-        Err(e) => LiveState::Failed(describe(&e, "get", &resource.plural)),
-    };
-    Located { namespace, state }
+        Err(e) => LiveState::Failed(describe(&e, "get", &target.resource.plural)),
+    }
+}
+
+/// What the object would look like after Helm applied `desired` (server-side apply, field
+/// manager `helm`, forced, `dryRun=All`): nothing is changed in the cluster.
+pub async fn dry_run_apply(
+    client: &kube::Client,
+    target: &Target,
+    name: &str,
+    desired: &Value,
+) -> Result<Value, DryRunError> {
+    let params = PatchParams::apply(FIELD_MANAGER).force().dry_run();
+    match api(client, target).patch(name, &params, &Patch::Apply(desired)).await {
+        Ok(obj) => serde_json::to_value(obj).map_err(|e| DryRunError::Refused(e.to_string())),
+        Err(kube::Error::Api(s)) if s.code == 403 => Err(DryRunError::Forbidden(format!(
+            "the identity may not patch {} ({})",
+            target.resource.plural, s.message
+        ))),
+        Err(e) => Err(DryRunError::Refused(e.to_string())),
+    }
+}
+
+/// A workload whose replica count an HPA manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scaled {
+    pub namespace: String,
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub hpa: String,
+}
+
+/// The scale targets of every HorizontalPodAutoscaler in `namespace`.
+pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, String> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        "horizontalpodautoscalers",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let list = api.list(&ListParams::default()).await.map_err(|e| describe(&e, "list", "horizontalpodautoscalers"))?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|hpa| {
+            let target = hpa.data.get("spec")?.get("scaleTargetRef")?;
+            let text = |k: &str| target.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let api_version = text("apiVersion");
+            Some(Scaled {
+                namespace: namespace.to_string(),
+                group: api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string(),
+                kind: text("kind"),
+                name: text("name"),
+                hpa: hpa.metadata.name.unwrap_or_default(),
+            })
+        })
+        .collect())
 }
 
 /// A one-line reason for a failed request, naming the missing RBAC verb when forbidden.

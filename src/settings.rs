@@ -43,4 +43,15 @@ pub struct Settings {
     pub namespace: Option<String>,
     pub driver: Driver,
     pub debug: bool,
+    pub compare: CompareOptions,
+}
+
+/// How objects are compared.
+#[derive(Clone, Debug, Default)]
+pub struct CompareOptions {
+    /// Never ask for a server-side dry-run (`--read-only`).
+    pub read_only: bool,
+    pub rules: Vec<crate::ignore::Rule>,
+    /// Report `/spec/replicas` drift even when an HPA manages the workload.
+    pub check_hpa_replicas: bool,
 }

@@ -15,9 +15,9 @@ pub fn split(manifest: &str) -> Vec<Document<'_>> {
     let mut start = 0;
     let mut offset = 0;
     for line in manifest.split_inclusive('\n') {
-        if line.starts_with("---") {
+        if let Some(rest) = line.strip_prefix("---") {
             push(&mut docs, &manifest[start..offset]);
-            start = offset + 3 + line[3..].len() - line[3..].trim_start_matches([' ', '\t']).len();
+            start = offset + 3 + rest.len() - rest.trim_start_matches([' ', '\t']).len();
         }
         offset += line.len();
     }

@@ -1,5 +1,6 @@
 //! Desired state: the objects Helm applied for a release, rebuilt from its stored manifest.
 
+pub mod helm;
 mod manifest;
 mod object;
 

@@ -5,16 +5,26 @@ mod text;
 use crate::check::DriftReport;
 use std::io::Write;
 
-/// Where and how output is written; colour is resolved once by the caller.
-pub struct Printer {
+/// How reports look; colour is resolved once by the caller.
+#[derive(Clone, Debug, Default)]
+pub struct Style {
     pub color: bool,
+    /// Also in-sync objects, ignored differences, the engine and notes.
+    pub verbose: bool,
+    /// Print secret values instead of hiding them.
+    pub show_secrets: bool,
+}
+
+/// Where and how output is written.
+pub struct Printer {
+    pub style: Style,
 }
 
 impl Printer {
     /// Writes the human-readable report of one release to stdout.
     pub fn check(&self, report: &DriftReport) {
         let mut out = String::new();
-        text::render(&mut out, report, self.color);
+        text::render(&mut out, report, &self.style);
         write_stdout(&out);
     }
 

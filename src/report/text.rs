@@ -1,21 +1,25 @@
-//! The human-readable report: a verdict line per release, then a line per drifted object.
+//! The human-readable report: a verdict line per release, then each drifted object with the
+//! fields that differ (secret values hidden unless asked).
 
+use super::Style;
 use crate::check::DriftReport;
-use crate::compare::{ObjectDrift, Verdict};
+use crate::compare::{Engine, ObjectDrift, Verdict};
 use owo_colors::OwoColorize;
+use serde_json::Value;
 use std::fmt::Write;
 
-pub fn render(out: &mut String, r: &DriftReport, color: bool) {
-    let paint = |s: &str, f: fn(&str) -> String| if color { f(s) } else { s.to_string() };
-    let drifted = r.drifted();
-    let errors = r.errors();
-    let total = r.objects.len();
+/// Longest rendering of one value before it is cut.
+const VALUE_WIDTH: usize = 100;
+
+pub fn render(out: &mut String, r: &DriftReport, style: &Style) {
+    let paint = |s: &str, f: fn(&str) -> String| if style.color { f(s) } else { s.to_string() };
+    let (drifted, errors, total) = (r.drifted(), r.errors(), r.objects.len());
     let verdict = if errors > 0 {
-        paint(&format!("error ({errors} of {total} objects could not be checked)"), |s| s.red().bold().to_string())
+        paint(&format!("error ({errors} of {} could not be checked)", objects(total)), |s| s.red().bold().to_string())
     } else if drifted > 0 {
-        paint(&format!("{drifted} of {total} objects drifted"), |s| s.yellow().bold().to_string())
+        paint(&format!("{drifted} of {} drifted", objects(total)), |s| s.yellow().bold().to_string())
     } else {
-        paint(&format!("in sync ({total} objects)"), |s| s.green().to_string())
+        paint(&format!("in sync ({})", objects(total)), |s| s.green().to_string())
     };
     let _ = writeln!(
         out,
@@ -29,28 +33,95 @@ pub fn render(out: &mut String, r: &DriftReport, color: bool) {
     if let Some((rev, status)) = &r.newest {
         let _ = writeln!(out, "  note: newest revision {rev} is {status}; compared with revision {}", r.revision);
     }
-    for o in &r.objects {
-        let label = match &o.verdict {
-            Verdict::InSync => continue,
-            Verdict::Missing => paint("missing", |s| s.red().to_string()),
-            Verdict::Unknown { .. } => paint("unknown", |s| s.magenta().to_string()),
-            Verdict::Error { .. } => paint("error", |s| s.red().bold().to_string()),
-        };
-        let _ = write!(out, "  {label:<8} {}", identity(o));
-        if let Some(src) = &o.source {
-            let _ = write!(out, "  (from {src})");
+    match r.engine() {
+        Engine::ReadOnly { reason } => {
+            let _ = writeln!(out, "  engine: read-only client-side comparison ({reason})");
         }
-        out.push('\n');
-        match &o.verdict {
-            Verdict::Unknown { reason } => {
-                let _ = writeln!(out, "           {reason}");
-            }
-            Verdict::Error { message } => {
-                let _ = writeln!(out, "           {message}");
-            }
-            _ => {}
+        Engine::Exact if style.verbose => {
+            let _ = writeln!(out, "  engine: exact (server-side apply dry-run for objects that differ client-side)");
+        }
+        Engine::Exact => {}
+    }
+    if style.verbose {
+        for n in &r.notes {
+            let _ = writeln!(out, "  note: {n}");
         }
     }
+    for o in &r.objects {
+        object(out, o, style);
+    }
+}
+
+fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
+    let paint = |s: &str, f: fn(&str) -> String| if style.color { f(s) } else { s.to_string() };
+    let label = match &o.verdict {
+        Verdict::InSync if style.verbose => paint("in sync", |s| s.green().to_string()),
+        Verdict::Excluded { .. } if style.verbose => paint("excluded", |s| s.dimmed().to_string()),
+        Verdict::InSync | Verdict::Excluded { .. } => return,
+        Verdict::Missing => paint("missing", |s| s.red().to_string()),
+        Verdict::Modified if o.fields.is_empty() => paint("changed outside Helm", |s| s.yellow().to_string()),
+        Verdict::Modified => paint("modified", |s| s.yellow().to_string()),
+        Verdict::Unknown { .. } => paint("unknown", |s| s.magenta().to_string()),
+        Verdict::Error { .. } => paint("error", |s| s.red().bold().to_string()),
+    };
+    let _ = write!(out, "  {label:<8} {}", identity(o));
+    if let Some(src) = &o.source {
+        let _ = write!(out, "  (from {src})");
+    }
+    out.push('\n');
+    let detail = "      ";
+    match &o.verdict {
+        Verdict::Unknown { reason } | Verdict::Excluded { reason } => {
+            let _ = writeln!(out, "{detail}{reason}");
+        }
+        Verdict::Error { message } => {
+            let _ = writeln!(out, "{detail}{message}");
+        }
+        _ => {}
+    }
+    let secret = o.kind == "Secret" && o.api_version == "v1";
+    let show = |path: &str, v: &Value| shown(secret && !style.show_secrets, path, v);
+    for f in &o.fields {
+        let line = match (&f.recorded, &f.live) {
+            (Some(r), Some(l)) => format!("~ {}: {} -> {}", f.path, show(&f.path, r), show(&f.path, l)),
+            (Some(r), None) => format!("- {}: {} (removed)", f.path, show(&f.path, r)),
+            (None, Some(l)) => format!("+ {}: {} (not in the release)", f.path, show(&f.path, l)),
+            (None, None) => continue,
+        };
+        let _ = writeln!(out, "{detail}{}", paint(&line, |s| s.yellow().to_string()));
+    }
+    for a in &o.added {
+        let line = format!("+ {}: {} (added by {})", a.path, show(&a.path, &a.value), a.manager);
+        let _ = writeln!(out, "{detail}{}", paint(&line, |s| s.cyan().to_string()));
+    }
+    if style.verbose {
+        for i in &o.ignored {
+            let _ = writeln!(
+                out,
+                "{detail}{}",
+                paint(&format!("= {} ignored ({})", i.path, i.reason), |s| s.dimmed().to_string())
+            );
+        }
+    }
+}
+
+/// A value as shown to people: compact JSON, cut when long, secret data hidden.
+fn shown(mask: bool, path: &str, v: &Value) -> String {
+    if mask
+        && (path == "/data" || path.starts_with("/data/") || path == "/stringData" || path.starts_with("/stringData/"))
+    {
+        return "(secret value hidden)".to_string();
+    }
+    let text = v.to_string();
+    if text.chars().count() > VALUE_WIDTH {
+        format!("{}...", text.chars().take(VALUE_WIDTH).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn objects(n: usize) -> String {
+    if n == 1 { "1 object".into() } else { format!("{n} objects") }
 }
 
 /// `Kind namespace/name` or `Kind name` for cluster-scoped objects.
@@ -64,6 +135,8 @@ pub fn identity(o: &ObjectDrift) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::{FieldDiff, Foreign};
+    use serde_json::json;
 
     fn obj(kind: &str, ns: Option<&str>, name: &str, verdict: Verdict) -> ObjectDrift {
         ObjectDrift {
@@ -73,6 +146,10 @@ mod tests {
             name: name.into(),
             source: Some(format!("demo/templates/{name}.yaml")),
             verdict,
+            fields: Vec::new(),
+            added: Vec::new(),
+            ignored: Vec::new(),
+            engine: Some(Engine::Exact),
         }
     }
 
@@ -86,7 +163,14 @@ mod tests {
             record: "Secret apps/sh.helm.release.v1.demo.v2".into(),
             newest: None,
             objects,
+            notes: Vec::new(),
         }
+    }
+
+    fn plain(r: &DriftReport) -> String {
+        let mut out = String::new();
+        render(&mut out, r, &Style::default());
+        out
     }
 
     #[test]
@@ -96,23 +180,44 @@ mod tests {
             obj("Deployment", Some("apps"), "web", Verdict::Missing),
             obj("ClusterRole", None, "reader", Verdict::Missing),
         ]);
-        let mut out = String::new();
-        render(&mut out, &r, false);
         assert_eq!(
-            out,
+            plain(&r),
             "demo: 2 of 3 objects drifted [namespace apps, revision 2 deployed, chart demo-0.1.0]\n  missing  Deployment apps/web  (from demo/templates/web.yaml)\n  missing  ClusterRole reader  (from demo/templates/reader.yaml)\n"
         );
     }
 
     #[test]
+    fn modified_fields_and_secret_values_hidden() {
+        let mut web = obj("Deployment", Some("apps"), "web", Verdict::Modified);
+        web.fields.push(FieldDiff::new("/spec/replicas", Some(&json!(2)), Some(&json!(5))));
+        web.added.push(Foreign {
+            path: "/metadata/labels/x".into(),
+            value: json!("y"),
+            manager: "kubectl-label".into(),
+        });
+        let mut secret = obj("Secret", Some("apps"), "creds", Verdict::Modified);
+        secret.fields.push(FieldDiff::new("/data/password", Some(&json!("czNjcmV0")), Some(&json!("b3RoZXI="))));
+        let out = plain(&report(vec![web, secret]));
+        assert!(out.contains("  modified Deployment apps/web  (from demo/templates/web.yaml)\n      ~ /spec/replicas: 2 -> 5\n      + /metadata/labels/x: \"y\" (added by kubectl-label)\n"), "{out}");
+        assert!(out.contains("~ /data/password: (secret value hidden) -> (secret value hidden)"), "{out}");
+        assert!(!out.contains("czNjcmV0"));
+    }
+
+    #[test]
+    fn show_secrets_prints_values() {
+        let mut secret = obj("Secret", Some("apps"), "creds", Verdict::Modified);
+        secret.fields.push(FieldDiff::new("/data/password", Some(&json!("czNjcmV0")), None));
+        let mut out = String::new();
+        render(&mut out, &report(vec![secret]), &Style { show_secrets: true, ..Style::default() });
+        assert!(out.contains("- /data/password: \"czNjcmV0\" (removed)"), "{out}");
+    }
+
+    #[test]
     fn in_sync_is_one_line_and_colour_is_optional() {
         let r = report(vec![obj("ConfigMap", Some("apps"), "cfg", Verdict::InSync)]);
-        let mut plain = String::new();
-        render(&mut plain, &r, false);
-        assert_eq!(plain, "demo: in sync (1 objects) [namespace apps, revision 2 deployed, chart demo-0.1.0]\n");
-        assert!(!plain.contains('\x1b'));
+        assert_eq!(plain(&r), "demo: in sync (1 object) [namespace apps, revision 2 deployed, chart demo-0.1.0]\n");
         let mut coloured = String::new();
-        render(&mut coloured, &r, true);
+        render(&mut coloured, &r, &Style { color: true, ..Style::default() });
         assert!(coloured.contains('\x1b'));
     }
 }

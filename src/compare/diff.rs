@@ -1,0 +1,105 @@
+//! Exact comparison of two server-produced objects (a server-side apply dry-run result against
+//! the live object), after removing what the server owns.
+
+use super::FieldDiff;
+use super::path::{join, keys};
+use serde_json::Value;
+
+/// Metadata the server (or a controller) owns; never drift.
+const SERVER_METADATA: [&str; 6] =
+    ["managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"];
+/// Annotations controllers add to objects Helm owns.
+const CONTROLLER_ANNOTATIONS: [&str; 2] = ["deployment.kubernetes.io/revision", "kubectl.kubernetes.io/restartedAt"];
+
+/// Removes `status` and server-owned metadata in place.
+pub fn strip_server_fields(obj: &mut Value) {
+    let Some(map) = obj.as_object_mut() else { return };
+    map.remove("status");
+    if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in SERVER_METADATA {
+            meta.remove(k);
+        }
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            for k in CONTROLLER_ANNOTATIONS {
+                ann.remove(k);
+            }
+            if ann.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+}
+
+/// Every path where `recorded` (what applying the release would produce) and `live` differ.
+pub fn compare(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
+    let mut r = recorded.clone();
+    let mut l = live.clone();
+    strip_server_fields(&mut r);
+    strip_server_fields(&mut l);
+    let mut out = Vec::new();
+    walk(Some(&r), Some(&l), "", "", &mut out);
+    out
+}
+
+fn walk(r: Option<&Value>, l: Option<&Value>, path: &str, field: &str, out: &mut Vec<FieldDiff>) {
+    match (r, l) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            for (k, av) in a {
+                walk(Some(av), b.get(k), &join(path, k), k, out);
+            }
+            for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
+                walk(None, Some(bv), &join(path, k), k, out);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) => match (keys(field, a), keys(field, b)) {
+            (Some(ak), Some(bk)) => {
+                for (i, key) in ak.iter().enumerate() {
+                    let j = bk.iter().position(|k| k == key);
+                    let at = join(path, &j.unwrap_or(i).to_string());
+                    walk(Some(&a[i]), j.map(|j| &b[j]), &at, field, out);
+                }
+                for (j, key) in bk.iter().enumerate().filter(|(_, k)| !ak.contains(k)) {
+                    let _ = key;
+                    walk(None, Some(&b[j]), &join(path, &j.to_string()), field, out);
+                }
+            }
+            _ if a.len() != b.len() => out.push(FieldDiff::new(path, r, l)),
+            _ => {
+                for (i, (av, bv)) in a.iter().zip(b).enumerate() {
+                    walk(Some(av), Some(bv), &join(path, &i.to_string()), field, out);
+                }
+            }
+        },
+        (a, b) if a == b => {}
+        (a, b) => out.push(FieldDiff::new(path, a, b)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ignores_server_owned_fields() {
+        let r = json!({"metadata": {"name": "a", "generation": 3, "resourceVersion": "9", "annotations": {"deployment.kubernetes.io/revision": "2"}}, "status": {"x": 1}});
+        let l = json!({"metadata": {"name": "a", "generation": 2, "resourceVersion": "8", "managedFields": []}, "status": {"x": 2}});
+        assert!(compare(&r, &l).is_empty());
+    }
+
+    #[test]
+    fn reports_changed_added_and_removed_paths() {
+        let r = json!({"spec": {"replicas": 2, "containers": [{"name": "web", "image": "a"}]}, "data": {"k": "v"}});
+        let l =
+            json!({"spec": {"replicas": 5, "containers": [{"name": "web", "image": "a"}, {"name": "x"}]}, "data": {}});
+        let got: Vec<_> = compare(&r, &l).into_iter().map(|d| (d.path, d.recorded, d.live)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/data/k".to_string(), Some(json!("v")), None),
+                ("/spec/containers/1".to_string(), None, Some(json!({"name": "x"}))),
+                ("/spec/replicas".to_string(), Some(json!(2)), Some(json!(5))),
+            ]
+        );
+    }
+}

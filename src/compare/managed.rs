@@ -1,0 +1,140 @@
+//! Changes made outside Helm: fields of the live object that another field manager set and the
+//! chart does not declare, read from `metadata.managedFields`.
+
+use super::path::{is_empty, join};
+use serde_json::{Map, Value};
+
+/// Managers that are Helm itself.
+const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
+/// Managers of the control plane whose writes are not user drift.
+const SYSTEM_MANAGERS: [&str; 5] =
+    ["kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "before-first-apply"];
+
+/// A field another manager added to a Helm-owned object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Foreign {
+    pub path: String,
+    pub value: Value,
+    pub manager: String,
+}
+
+/// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`.
+pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
+    let mut out: Vec<Foreign> = Vec::new();
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
+    for entry in entries.into_iter().flatten() {
+        let manager = entry.get("manager").and_then(Value::as_str).unwrap_or("");
+        let subresource = entry.get("subresource").and_then(Value::as_str).unwrap_or("");
+        if HELM_MANAGERS.contains(&manager) || SYSTEM_MANAGERS.contains(&manager) || subresource == "status" {
+            continue;
+        }
+        if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
+            let mut found = Vec::new();
+            walk(fields, Some(desired), live, "", &mut found);
+            for (path, value) in found {
+                if !out.iter().any(|f| f.path == path) {
+                    out.push(Foreign { path, value, manager: manager.to_string() });
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+fn walk(
+    fields: &Map<String, Value>,
+    desired: Option<&Value>,
+    live: &Value,
+    path: &str,
+    out: &mut Vec<(String, Value)>,
+) {
+    for (k, child) in fields {
+        let children = child.as_object().filter(|c| !c.is_empty());
+        if let Some(name) = k.strip_prefix("f:") {
+            let Some(lv) = live.get(name) else { continue };
+            let at = join(path, name);
+            match desired.and_then(|d| d.get(name)).filter(|d| !is_empty(d)) {
+                None => out.push((at, lv.clone())),
+                Some(dv) => {
+                    if let Some(c) = children {
+                        walk(c, Some(dv), lv, &at, out);
+                    }
+                }
+            }
+        } else if let Some(key) = k.strip_prefix("k:") {
+            let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { continue };
+            let Some((i, lv)) = find(live, &key) else { continue };
+            let at = join(path, &i.to_string());
+            match desired.and_then(|d| find(d, &key)) {
+                None => out.push((at, lv.clone())),
+                Some((_, dv)) => {
+                    if let Some(c) = children {
+                        walk(c, Some(dv), lv, &at, out);
+                    }
+                }
+            }
+        } else if let Some(v) = k.strip_prefix("v:") {
+            let Ok(value) = serde_json::from_str::<Value>(v) else { continue };
+            let in_desired = desired.and_then(Value::as_array).is_some_and(|d| d.contains(&value));
+            let live_index = live.as_array().and_then(|l| l.iter().position(|x| *x == value));
+            if let (false, Some(i)) = (in_desired, live_index) {
+                out.push((join(path, &i.to_string()), value));
+            }
+        }
+    }
+}
+
+/// The element of list `v` whose fields match every field of `key`.
+fn find<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
+    v.as_array()?.iter().enumerate().find(|(_, e)| {
+        key.iter().all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, "")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn live(managed: Value) -> Value {
+        json!({
+            "metadata": {"labels": {"app": "web", "team": "x"}, "managedFields": managed},
+            "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "a", "env": [
+                {"name": "GREETING", "value": "hi"}, {"name": "FOO", "value": "bar"}]}]}}}
+        })
+    }
+
+    #[test]
+    fn finds_env_var_and_label_added_by_kubectl() {
+        let desired = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"template": {"spec": {"containers": [
+            {"name": "web", "image": "a", "env": [{"name": "GREETING", "value": "hi"}]}]}}}});
+        let managed = json!([
+            {"manager": "helm", "operation": "Update", "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}}},
+            {"manager": "kubectl-set", "operation": "Update", "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"web\"}": {"f:env": {"k:{\"name\":\"FOO\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}}},
+            {"manager": "kubectl-label", "operation": "Update", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}},
+            {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:annotations": {}}}},
+            {"manager": "kubectl-edit", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
+        ]);
+        let got = foreign(&desired, &live(managed));
+        assert_eq!(
+            got,
+            vec![
+                Foreign { path: "/metadata/labels/team".into(), value: json!("x"), manager: "kubectl-label".into() },
+                Foreign {
+                    path: "/spec/template/spec/containers/0/env/1".into(),
+                    value: json!({"name": "FOO", "value": "bar"}),
+                    manager: "kubectl-set".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn fields_the_chart_declares_are_not_foreign() {
+        let desired = json!({"metadata": {"labels": {"app": "web", "team": "x"}}});
+        let managed = json!([{"manager": "kubectl-label", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
+        assert!(foreign(&desired, &live(managed)).is_empty());
+    }
+}

@@ -1,0 +1,162 @@
+//! Client-side comparison: is every field the chart set present, with the same value, in the live
+//! object? Server defaults the chart omits are not drift; quantities and int-or-string values are
+//! compared by meaning.
+
+use super::FieldDiff;
+use super::path::{is_empty, join, keys};
+use super::quantity;
+use serde_json::Value;
+
+/// Differences between what the chart set (`desired`) and the live object.
+pub fn compare(desired: &Value, live: &Value) -> Vec<FieldDiff> {
+    let desired = comparable(desired);
+    let mut out = Vec::new();
+    walk(&desired, Some(live), "", "", &mut out);
+    out
+}
+
+/// The desired object as the server stores it, where that is known without asking: a Secret's
+/// `stringData` is folded into `data` (base64).
+pub fn comparable(desired: &Value) -> Value {
+    use base64::Engine;
+    let mut out = desired.clone();
+    if desired.get("kind").and_then(Value::as_str) != Some("Secret") {
+        return out;
+    }
+    let Some(obj) = out.as_object_mut() else { return out };
+    if let Some(Value::Object(string_data)) = obj.remove("stringData") {
+        let data = obj.entry("data").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in string_data {
+                let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                data.insert(k, base64::engine::general_purpose::STANDARD.encode(text).into());
+            }
+        }
+    }
+    out
+}
+
+fn walk(desired: &Value, live: Option<&Value>, path: &str, field: &str, out: &mut Vec<FieldDiff>) {
+    let Some(live) = live.filter(|l| !l.is_null()) else {
+        if !is_empty(desired) {
+            out.push(FieldDiff::new(path, Some(desired), None));
+        }
+        return;
+    };
+    match (desired, live) {
+        (Value::Object(d), Value::Object(l)) => {
+            for (k, dv) in d {
+                walk(dv, l.get(k), &join(path, k), k, out);
+            }
+        }
+        (Value::Array(d), Value::Array(l)) => match (keys(field, d), keys(field, l)) {
+            (Some(dk), Some(lk)) => {
+                for (dv, key) in d.iter().zip(&dk) {
+                    match lk.iter().position(|k| k == key) {
+                        Some(i) => walk(dv, Some(&l[i]), &join(path, &i.to_string()), field, out),
+                        None => out.push(FieldDiff::new(&join(path, &key_token(key)), Some(dv), None)),
+                    }
+                }
+            }
+            _ if d.len() != l.len() => out.push(FieldDiff::new(path, Some(desired), Some(live))),
+            _ => {
+                for (i, (dv, lv)) in d.iter().zip(l).enumerate() {
+                    walk(dv, Some(lv), &join(path, &i.to_string()), field, out);
+                }
+            }
+        },
+        (Value::Array(d), _) if d.is_empty() => {}
+        (Value::Object(d), _) if d.is_empty() => {}
+        _ if scalar_equal(desired, live, path) => {}
+        _ => out.push(FieldDiff::new(path, Some(desired), Some(live))),
+    }
+}
+
+/// A list element missing from the live list is reported by its key (`[name=web]` style).
+fn key_token(key: &str) -> String {
+    format!("[{}]", key.trim_matches('"'))
+}
+
+/// Scalars equal by meaning: same JSON, same number, number vs numeric string (int-or-string),
+/// or, under resource quantities, the same amount.
+pub fn scalar_equal(d: &Value, l: &Value, path: &str) -> bool {
+    if d == l {
+        return true;
+    }
+    match (d, l) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
+            s.trim() == n.to_string() || (is_quantity_path(path) && quantity::equal(s, &n.to_string()))
+        }
+        (Value::String(a), Value::String(b)) => is_quantity_path(path) && quantity::equal(a, b),
+        _ => false,
+    }
+}
+
+/// Fields that hold resource quantities (`resources.requests.cpu`, quota `hard`, PVC storage...).
+fn is_quantity_path(path: &str) -> bool {
+    const PARENTS: [&str; 6] = ["requests", "limits", "hard", "capacity", "allocatable", "overhead"];
+    let mut tokens = path.rsplit('/');
+    let last = tokens.next().unwrap_or("");
+    let parent = tokens.next().unwrap_or("");
+    PARENTS.contains(&parent) || matches!(last, "sizeLimit" | "storage")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn paths(d: Value, l: Value) -> Vec<String> {
+        compare(&d, &l).into_iter().map(|f| f.path).collect()
+    }
+
+    #[test]
+    fn server_defaults_and_extra_fields_are_not_drift() {
+        let d = json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "a"}]}}}});
+        let l = json!({"spec": {"replicas": 2, "progressDeadlineSeconds": 600, "template": {"spec": {
+            "containers": [{"name": "web", "image": "a", "imagePullPolicy": "IfNotPresent"}], "restartPolicy": "Always"}}}});
+        assert!(paths(d, l).is_empty());
+    }
+
+    #[test]
+    fn quantities_and_int_or_string() {
+        let d = json!({"resources": {"requests": {"cpu": 0.5, "memory": "1024Mi"}, "limits": {"cpu": "1000m"}}, "port": 8080, "target": "8080"});
+        let l = json!({"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1"}}, "port": "8080", "target": 8080});
+        assert!(paths(d, l).is_empty());
+        let d = json!({"data": {"x": "1000m"}});
+        let l = json!({"data": {"x": "1"}});
+        assert_eq!(paths(d, l), ["/data/x"], "quantities only compare by value under resources");
+    }
+
+    #[test]
+    fn changed_and_removed_fields_are_found() {
+        let d = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "a"}]}}}});
+        let l = json!({"metadata": {"labels": {}}, "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "side", "image": "s"}, {"name": "web", "image": "b"}]}}}});
+        assert_eq!(paths(d, l), ["/metadata/labels/app", "/spec/replicas", "/spec/template/spec/containers/1/image"]);
+    }
+
+    #[test]
+    fn keyed_element_missing_and_positional_lists() {
+        let d = json!({"env": [{"name": "A", "value": "1"}]});
+        assert_eq!(paths(d, json!({"env": [{"name": "B", "value": "1"}]})), ["/env/[A]"]);
+        let d = json!({"rules": [{"verbs": ["get"]}]});
+        let l = json!({"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]});
+        assert_eq!(paths(d, l), ["/rules"], "an appended rule changes an atomic list");
+        let d = json!({"args": ["a", "b"]});
+        assert_eq!(paths(d, json!({"args": ["a", "c"]})), ["/args/1"]);
+    }
+
+    #[test]
+    fn secret_string_data_is_compared_as_data() {
+        let d = json!({"kind": "Secret", "data": {"a": "eA=="}, "stringData": {"b": "hi"}});
+        assert!(paths(d.clone(), json!({"kind": "Secret", "data": {"a": "eA==", "b": "aGk="}})).is_empty());
+        assert_eq!(paths(d, json!({"kind": "Secret", "data": {"a": "eA==", "b": "aG8="}})), ["/data/b"]);
+    }
+
+    #[test]
+    fn empty_desired_values_match_absent_live_fields() {
+        let d = json!({"metadata": {"annotations": {}}, "spec": {"hostNetwork": false, "env": [], "x": null}});
+        assert!(paths(d, json!({"metadata": {}, "spec": {}})).is_empty());
+    }
+}

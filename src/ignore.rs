@@ -1,0 +1,214 @@
+//! Ignore rules: JSON pointers to leave out of the verdict, from `--ignore`, a config file and
+//! per-object annotations, in the spirit of Flux's `driftDetection.ignore`.
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Annotation listing pointers to ignore on this object (comma- or newline-separated).
+pub const ANNOTATION_IGNORE: &str = "helm-drift.io/ignore";
+/// Annotation `"true"` opting this object out of drift detection.
+pub const ANNOTATION_DISABLED: &str = "helm-drift.io/disabled";
+/// Flux's opt-out, honoured too: `helm.toolkit.fluxcd.io/driftDetection: disabled`.
+pub const ANNOTATION_FLUX: &str = "helm.toolkit.fluxcd.io/driftDetection";
+
+#[derive(Debug, thiserror::Error)]
+pub enum IgnoreError {
+    #[error("ignore rule {rule:?}: {why}")]
+    Rule { rule: String, why: String },
+    #[error("ignore rule target field {field}: invalid regex {pattern:?}: {source}")]
+    Regex { field: String, pattern: String, source: regex::Error },
+}
+
+/// Which objects a rule applies to; every set field must match (anchored regexes).
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
+    name: Option<Regex>,
+    namespace: Option<Regex>,
+}
+
+/// Pointers to ignore on the objects a target selects.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub paths: Vec<String>,
+    target: Target,
+    /// Where the rule came from, shown as the reason.
+    pub origin: String,
+}
+
+/// The identity of an object, as rules see it.
+pub struct ObjectRef<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: Option<&'a str>,
+}
+
+/// The rule file format (also the `ignore:` list of the config file).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub target: TargetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+}
+
+impl Rule {
+    /// Parses `--ignore [key=regex,...:]/pointer[,/pointer...]`, e.g.
+    /// `kind=Deployment,name=web-.*:/spec/replicas`.
+    pub fn parse_flag(text: &str) -> Result<Rule, IgnoreError> {
+        let err = |why: &str| IgnoreError::Rule { rule: text.to_string(), why: why.to_string() };
+        let (selector, pointers) = match text.find(":/") {
+            Some(i) => (&text[..i], &text[i + 1..]),
+            None if text.starts_with('/') => ("", text),
+            None => return Err(err("expected [key=regex,...:]/json/pointer")),
+        };
+        let mut spec = RuleSpec { paths: pointers.split(',').map(str::to_string).collect(), ..Default::default() };
+        for pair in selector.split(',').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').ok_or_else(|| err("selector entries are key=regex"))?;
+            let slot = match k.trim() {
+                "group" => &mut spec.target.group,
+                "version" => &mut spec.target.version,
+                "kind" => &mut spec.target.kind,
+                "name" => &mut spec.target.name,
+                "namespace" => &mut spec.target.namespace,
+                other => {
+                    return Err(err(&format!("unknown selector key {other:?} (group, version, kind, name, namespace)")));
+                }
+            };
+            *slot = Some(v.trim().to_string());
+        }
+        Rule::from_spec(spec, &format!("--ignore {text}"))
+    }
+
+    /// Builds a rule from its file form, checking pointers and regexes.
+    pub fn from_spec(spec: RuleSpec, origin: &str) -> Result<Rule, IgnoreError> {
+        if spec.paths.is_empty() {
+            return Err(IgnoreError::Rule { rule: origin.into(), why: "no paths".into() });
+        }
+        for p in &spec.paths {
+            if !p.starts_with('/') {
+                return Err(IgnoreError::Rule { rule: origin.into(), why: format!("{p:?} is not a JSON pointer") });
+            }
+        }
+        let re = |field: &str, v: Option<String>| -> Result<Option<Regex>, IgnoreError> {
+            v.map(|pattern| {
+                Regex::new(&format!("^(?:{pattern})$")).map_err(|source| IgnoreError::Regex {
+                    field: field.into(),
+                    pattern,
+                    source,
+                })
+            })
+            .transpose()
+        };
+        let t = spec.target;
+        Ok(Rule {
+            paths: spec.paths,
+            target: Target {
+                group: re("group", t.group)?,
+                version: re("version", t.version)?,
+                kind: re("kind", t.kind)?,
+                name: re("name", t.name)?,
+                namespace: re("namespace", t.namespace)?,
+            },
+            origin: origin.to_string(),
+        })
+    }
+
+    pub fn matches(&self, o: &ObjectRef) -> bool {
+        let ok = |re: &Option<Regex>, v: &str| re.as_ref().is_none_or(|r| r.is_match(v));
+        let t = &self.target;
+        ok(&t.group, o.group)
+            && ok(&t.version, o.version)
+            && ok(&t.kind, o.kind)
+            && ok(&t.name, o.name)
+            && ok(&t.namespace, o.namespace.unwrap_or(""))
+    }
+}
+
+/// `(pointer, reason)` for every rule that selects `o`.
+pub fn paths_for(rules: &[Rule], o: &ObjectRef) -> Vec<(String, String)> {
+    rules
+        .iter()
+        .filter(|r| r.matches(o))
+        .flat_map(|r| r.paths.iter().map(move |p| (p.clone(), r.origin.clone())))
+        .collect()
+}
+
+/// What an object's own annotations (in the chart or added live) say: an opt-out reason, and
+/// pointers to ignore.
+pub fn from_annotations(objects: &[&Value]) -> (Option<String>, Vec<(String, String)>) {
+    let mut disabled = None;
+    let mut paths = Vec::new();
+    for obj in objects {
+        let Some(ann) = obj.pointer("/metadata/annotations").and_then(Value::as_object) else { continue };
+        let get = |k: &str| ann.get(k).and_then(Value::as_str).map(str::trim);
+        if get(ANNOTATION_DISABLED) == Some("true") {
+            disabled.get_or_insert_with(|| format!("annotation {ANNOTATION_DISABLED}: \"true\""));
+        }
+        if get(ANNOTATION_FLUX) == Some("disabled") {
+            disabled.get_or_insert_with(|| format!("annotation {ANNOTATION_FLUX}: disabled"));
+        }
+        if let Some(list) = get(ANNOTATION_IGNORE) {
+            for p in list.split([',', '\n']).map(str::trim).filter(|p| p.starts_with('/')) {
+                paths.push((p.to_string(), format!("annotation {ANNOTATION_IGNORE}")));
+            }
+        }
+    }
+    // The ignore annotation itself may have been added by hand: never report it.
+    let own = format!("/metadata/annotations/{}", ANNOTATION_IGNORE.replace('/', "~1"));
+    paths.push((own, "helm-drift's own annotation".into()));
+    (disabled, paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj<'a>(kind: &'a str, name: &'a str) -> ObjectRef<'a> {
+        ObjectRef { group: "apps", version: "v1", kind, name, namespace: Some("prod") }
+    }
+
+    #[test]
+    fn flag_rules_with_and_without_selector() {
+        let r = Rule::parse_flag("/spec/replicas").unwrap();
+        assert!(r.matches(&obj("Deployment", "web")));
+        let r = Rule::parse_flag("kind=Deployment,name=web-.*:/spec/replicas,/metadata/labels").unwrap();
+        assert_eq!(r.paths, ["/spec/replicas", "/metadata/labels"]);
+        assert!(r.matches(&obj("Deployment", "web-1")));
+        assert!(!r.matches(&obj("Deployment", "web")), "regexes are anchored");
+        assert!(!r.matches(&obj("StatefulSet", "web-1")));
+    }
+
+    #[test]
+    fn bad_rules_are_clear_errors() {
+        assert!(Rule::parse_flag("spec/replicas").unwrap_err().to_string().contains("expected [key=regex"));
+        assert!(Rule::parse_flag("color=red:/x").unwrap_err().to_string().contains("unknown selector key \"color\""));
+        assert!(Rule::parse_flag("name=(:/x").unwrap_err().to_string().contains("invalid regex"));
+    }
+
+    #[test]
+    fn annotations_opt_out_and_ignore() {
+        let d = json!({"metadata": {"annotations": {"helm-drift.io/ignore": "/spec/replicas, /data/x"}}});
+        let l = json!({"metadata": {"annotations": {"helm.toolkit.fluxcd.io/driftDetection": "disabled"}}});
+        let (disabled, paths) = from_annotations(&[&d, &l]);
+        assert!(disabled.unwrap().contains("fluxcd"));
+        let p: Vec<_> = paths.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(p, ["/spec/replicas", "/data/x", "/metadata/annotations/helm-drift.io~1ignore"]);
+    }
+}

@@ -38,6 +38,10 @@ pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
         None => Config::from_kubeconfig(&options).await?,
     };
     apply_overrides(&mut config, conn)?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(concat!("helm-drift/", env!("CARGO_PKG_VERSION"))),
+    ));
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
     let client = Client::try_from(config)?;

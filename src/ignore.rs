@@ -87,7 +87,9 @@ impl Rule {
                 "name" => &mut spec.target.name,
                 "namespace" => &mut spec.target.namespace,
                 other => {
-                    return Err(err(&format!("unknown selector key {other:?} (group, version, kind, name, namespace)")));
+                    return Err(err(&format!(
+                        "unknown selector key {other:?} (group, version, kind, name, namespace)"
+                    )));
                 }
             };
             *slot = Some(v.trim().to_string());

@@ -200,3 +200,57 @@ impl Done {
         self
     }
 }
+
+/// The read-only identity (get/list/watch on everything), impersonated as user `drift-viewer`.
+pub const VIEWER: &str = "drift-viewer";
+
+static VIEWER_RBAC: std::sync::Once = std::sync::Once::new();
+
+impl Env {
+    /// Runs helm-drift as the get/list-only user (through Helm's impersonation setting).
+    pub fn drift_as_viewer(&self, args: &[&str]) -> Run {
+        VIEWER_RBAC.call_once(|| {
+            let rbac = format!(
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {VIEWER}\nrules:\n- apiGroups: [\"*\"]\n  resources: [\"*\"]\n  verbs: [\"get\", \"list\", \"watch\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {VIEWER}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {VIEWER}\nsubjects:\n- kind: User\n  name: {VIEWER}\n  apiGroup: rbac.authorization.k8s.io\n"
+            );
+            let file = std::env::temp_dir().join(format!("helm-drift-viewer-{}.yaml", std::process::id()));
+            std::fs::write(&file, rbac).unwrap();
+            self.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+        });
+        self.drift(args).env("HELM_KUBEASUSER", VIEWER)
+    }
+
+    /// The current end of the audit log, to count requests made after it.
+    pub fn audit_mark(&self) -> u64 {
+        std::fs::metadata(self.cp.audit_log()).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Audit events (ResponseComplete) logged since `mark` for this test's namespace, after
+    /// waiting until a marker request made now shows up in the log.
+    pub fn audit_since(&self, mark: u64) -> Vec<serde_json::Value> {
+        let marker = format!("audit-marker-{}", self.ns);
+        self.kubectl(&["get", "configmap", &marker, "--ignore-not-found"]).success();
+        let mut events = Vec::new();
+        eventually("the audit marker", Duration::from_secs(10), || {
+            let text = std::fs::read(self.cp.audit_log()).unwrap_or_default();
+            let new = String::from_utf8_lossy(&text[(mark as usize).min(text.len())..]).into_owned();
+            events = new.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).collect();
+            events.iter().any(|e| e.pointer("/objectRef/name").and_then(|n| n.as_str()) == Some(marker.as_str()))
+        });
+        events
+            .into_iter()
+            .filter(|e| e.get("stage").and_then(|s| s.as_str()) == Some("ResponseComplete"))
+            .filter(|e| e.pointer("/objectRef/namespace").and_then(|n| n.as_str()) == Some(self.ns.as_str()))
+            .collect()
+    }
+}
+
+/// Events of the given verb made by helm-drift (its user agent) as admin (not impersonating).
+pub fn by_drift<'a>(events: &'a [serde_json::Value], verb: &str) -> Vec<&'a serde_json::Value> {
+    events
+        .iter()
+        .filter(|e| e.get("verb").and_then(|v| v.as_str()) == Some(verb))
+        .filter(|e| e.get("impersonatedUser").is_none())
+        .filter(|e| e.get("userAgent").and_then(|v| v.as_str()).is_some_and(|u| u.starts_with("helm-drift")))
+        .collect()
+}

@@ -78,8 +78,7 @@ impl ControlPlane {
                 "--profiling=false".into(),
                 format!("--audit-policy-file={}", audit_policy.display()),
                 format!("--audit-log-path={}", dir.join("audit.log").display()),
-                "--audit-log-mode=batch".into(),
-                "--audit-log-batch-max-wait=1s".into(),
+                "--audit-log-mode=blocking".into(),
             ],
             &dir,
         )?;

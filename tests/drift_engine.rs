@@ -1,0 +1,225 @@
+//! The drift engine against the real control plane: releases installed by Helm 3 (client-side
+//! apply) and Helm 4 (server-side apply), edited the ways people edit them, checked with the
+//! exact engine (admin) and the read-only engine (a get/list-only identity).
+
+mod support;
+use std::time::Duration;
+use support::{Env, Helm, by_drift, eventually};
+
+const OBJECTS: &str = "20 objects";
+
+/// Installs the scenario chart as release `app` (with one object in a second namespace).
+fn install_full(helm: Helm, ns: &str) -> Env {
+    let env = Env::new(ns);
+    let other = format!("{ns}-other");
+    env.kubectl(&["create", "namespace", &other]).success();
+    env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+    env
+}
+
+/// The evidence lines of a report (everything but the engine line).
+fn evidence(out: &str) -> Vec<String> {
+    out.lines().filter(|l| !l.trim_start().starts_with("engine:")).map(str::to_string).collect()
+}
+
+/// Checks release `app` with both engines, expecting `code` and the same verdicts; returns the
+/// exact engine's output.
+fn check_both(env: &Env, extra: &[&str], code: i32) -> String {
+    check_release_both(env, "app", extra, code)
+}
+
+fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> String {
+    let mut args = vec!["check", release];
+    args.extend_from_slice(extra);
+    let exact = env.drift(&args).code(code).stdout();
+    let read_only = env.drift_as_viewer(&args).code(code).stdout();
+    assert_eq!(
+        evidence(&exact),
+        evidence(&read_only),
+        "engines disagree\n--- exact\n{exact}--- read-only\n{read_only}"
+    );
+    if code == 2 {
+        assert!(
+            read_only.contains("engine: read-only client-side comparison (server-side dry-run forbidden"),
+            "{read_only}"
+        );
+        assert!(!exact.contains("engine: read-only"), "{exact}");
+    }
+    exact
+}
+
+fn clean_after_install_and_after_controllers(helm: Helm) {
+    let env = install_full(helm, &format!("clean-{}", helm.tag()));
+    let mark = env.audit_mark();
+    let out = check_both(&env, &[], 0);
+    assert!(out.contains(&format!("app: in sync ({OBJECTS})")), "{out}");
+    let events = env.audit_since(mark);
+    assert!(!by_drift(&events, "get").is_empty(), "the audit log shows helm-drift's requests");
+    assert_eq!(by_drift(&events, "patch").len(), 0, "a clean release costs no PATCH");
+
+    // Let the controllers touch the objects (revision annotation, HPA status), then check again.
+    eventually("the deployment controller", Duration::from_secs(60), || {
+        let out = env.kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.metadata.annotations}"]).output();
+        out.stdout().contains("deployment.kubernetes.io/revision")
+    });
+    eventually("the HPA controller", Duration::from_secs(60), || {
+        let out = env.kubectl(&["get", "hpa", "app-scaled", "-o", "jsonpath={.status.conditions}"]).output();
+        !out.stdout().trim().is_empty()
+    });
+    let out = check_both(&env, &["-v"], 0);
+    assert!(out.contains("in sync  Secret"), "verbose lists in-sync objects\n{out}");
+}
+
+#[test]
+fn helm3_clean_release_is_quiet() {
+    clean_after_install_and_after_controllers(Helm::V3);
+}
+
+#[test]
+fn helm4_clean_release_is_quiet() {
+    clean_after_install_and_after_controllers(Helm::V4);
+}
+
+fn edits_are_found(helm: Helm) {
+    let env = install_full(helm, &format!("edits-{}", helm.tag()));
+    let ns = env.ns.clone();
+    let k = |args: &[&str]| {
+        env.kubectl(args).success();
+    };
+    k(&["set", "image", "deployment/app-web", "web=registry.example/web:2.0"]);
+    k(&["set", "env", "deployment/app-web", "EXTRA=1"]);
+    k(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"bye"}}"#]);
+    k(&["annotate", "configmap", "app-config", "owner=someone"]);
+    k(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"changed"}}"#]);
+    k(&["label", "service", "app-web", "app-"]);
+    let role = format!("{ns}-app-nodes");
+    k(&[
+        "patch",
+        "clusterrole",
+        &role,
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/rules/0/verbs","value":["get","list","watch"]}]"#,
+    ]);
+    k(&["patch", "widget", "app-widget", "--type", "merge", "-p", r#"{"spec":{"size":5}}"#]);
+    k(&["delete", "deployment", "app-scaled"]);
+
+    let mark = env.audit_mark();
+    let out = check_both(&env, &[], 2);
+    for want in [
+        format!("app: 7 of {OBJECTS} drifted"),
+        format!("missing  Deployment {ns}/app-scaled  (from full/templates/scaled.yaml)"),
+        format!("modified Deployment {ns}/app-web  (from full/templates/deployment.yaml)"),
+        r#"~ /spec/template/spec/containers/0/image: "registry.example/web:1.0" -> "registry.example/web:2.0""#.into(),
+        r#"+ /spec/template/spec/containers/0/env/2: {"name":"EXTRA","value":"1"} (added by kubectl-set)"#.into(),
+        format!("modified ConfigMap {ns}/app-config"),
+        r#"~ /data/greeting: "hello" -> "bye""#.into(),
+        r#"+ /metadata/annotations/owner: "someone" (added by kubectl-annotate)"#.into(),
+        format!("modified Secret {ns}/app-creds"),
+        "~ /data/password: (secret value hidden) -> (secret value hidden)".into(),
+        format!("modified Service {ns}/app-web"),
+        r#"- /metadata/labels/app: "app-web" (removed)"#.into(),
+        format!("modified ClusterRole {role}"),
+        r#"~ /rules/0/verbs: ["get","list"] -> ["get","list","watch"]"#.into(),
+        format!("modified Widget {ns}/app-widget"),
+        "~ /spec/size: 3 -> 5".into(),
+    ] {
+        assert!(out.contains(&want), "missing {want:?} in\n{out}");
+    }
+    for secret in ["s3cret", "changed", "czNjcmV0", "Y2hhbmdlZA=="] {
+        assert!(!out.contains(secret), "secret value {secret:?} printed\n{out}");
+    }
+    let events = env.audit_since(mark);
+    let patches = by_drift(&events, "patch");
+    assert!(
+        patches.iter().all(|e| e.get("requestURI").and_then(|u| u.as_str()).is_some_and(|u| u.contains("dryRun=All")))
+    );
+    // One dry-run per drifted object whose fields differ client-side; 5 of them are in this
+    // namespace (the ClusterRole is cluster-scoped).
+    assert_eq!(patches.len(), 5, "one dry-run per drifted namespaced object: {patches:#?}");
+}
+
+#[test]
+fn helm3_edits_are_found() {
+    edits_are_found(Helm::V3);
+}
+
+#[test]
+fn helm4_edits_are_found() {
+    edits_are_found(Helm::V4);
+}
+
+fn scaled_replicas(helm: Helm) {
+    let env = install_full(helm, &format!("scale-{}", helm.tag()));
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
+    let out = check_both(&env, &[], 2);
+    assert!(out.contains("~ /spec/replicas: 2 -> 5"), "{out}");
+
+    let out = check_both(&env, &["--ignore", "kind=Deployment,name=app-web:/spec/replicas", "-v"], 0);
+    assert!(out.contains("= /spec/replicas ignored (--ignore kind=Deployment,name=app-web:/spec/replicas)"), "{out}");
+
+    let config = env.home().join("drift.yaml");
+    std::fs::write(&config, "ignore:\n  - paths: [/spec/replicas]\n    target:\n      kind: Deploy.*\n").unwrap();
+    check_both(&env, &["--config", config.to_str().unwrap()], 0);
+
+    env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
+    let out = check_both(&env, &["-v"], 0);
+    assert!(out.contains("= /spec/replicas ignored (HorizontalPodAutoscaler app-web manages replicas)"), "{out}");
+    check_both(&env, &["--check-hpa-replicas"], 2);
+}
+
+#[test]
+fn helm3_scaled_replicas_and_ignore_rules() {
+    scaled_replicas(Helm::V3);
+}
+
+#[test]
+fn helm4_scaled_replicas_and_ignore_rules() {
+    scaled_replicas(Helm::V4);
+}
+
+fn opt_out_annotations(helm: Helm) {
+    let env = install_full(helm, &format!("optout-{}", helm.tag()));
+    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"bye"}}"#])
+        .success();
+    check_both(&env, &[], 2);
+    env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore=/data/greeting"]).success();
+    check_both(&env, &[], 0);
+    env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore-"]).success();
+    env.kubectl(&["annotate", "configmap", "app-config", "helm.toolkit.fluxcd.io/driftDetection=disabled"]).success();
+    let out = check_both(&env, &["-v"], 0);
+    assert!(out.contains("excluded ConfigMap"), "{out}");
+}
+
+#[test]
+fn helm3_opt_out_annotations() {
+    opt_out_annotations(Helm::V3);
+}
+
+#[test]
+fn helm4_opt_out_annotations() {
+    opt_out_annotations(Helm::V4);
+}
+
+#[test]
+fn deleted_crd_makes_custom_resources_unknown() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("crdgone-{}", helm.tag()));
+        env.install(helm, "gone", "gadget", &[]);
+        env.drift(&["check", "gone"]).success();
+        env.kubectl(&["delete", "crd", "gadgets.gone.helm-drift.io"]).success();
+        let mut last = String::new();
+        eventually("the CRD to leave discovery", Duration::from_secs(30), || {
+            let out = env.drift(&["check", "gone"]).output();
+            last = out.stdout();
+            out.out.status.code() == Some(2)
+        });
+        assert!(
+            last.contains(&format!("unknown  Gadget {}/gone-gadget", env.ns))
+                || last.contains("unknown  Gadget gone-gadget"),
+            "{last}"
+        );
+        assert!(last.contains("the cluster does not serve gone.helm-drift.io/v1 Gadget"), "{last}");
+    }
+}

@@ -53,33 +53,158 @@ impl DriftReport {
 }
 
 /// What a check asks for.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct CheckRequest {
-    pub release: String,
+    /// Release names; empty with `all`/`all_namespaces`/`selector` means every release in scope.
+    pub releases: Vec<String>,
+    /// Every release in the namespace.
+    pub all: bool,
+    pub all_namespaces: bool,
+    /// A label selector on the storage records (`helm list -l`).
+    pub selector: Option<String>,
     pub revision: Option<u32>,
+    /// How many releases are checked at once.
+    pub concurrency: usize,
 }
 
-/// Reads the release, rebuilds its objects and compares them with the cluster.
-pub async fn check(settings: &Settings, request: &CheckRequest) -> Result<DriftReport> {
+/// One release's outcome.
+#[derive(Debug)]
+pub enum Outcome {
+    Checked(DriftReport),
+    Failed(ReleaseError),
+}
+
+/// A release that could not be checked (corrupt record, forbidden, not found...).
+#[derive(Debug)]
+pub struct ReleaseError {
+    pub namespace: String,
+    pub release: String,
+    pub message: String,
+}
+
+/// Everything one run found, releases sorted by namespace and name.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub outcomes: Vec<Outcome>,
+}
+
+impl RunReport {
+    /// 1 if anything failed (an error outranks drift), 2 if anything drifted, else 0.
+    pub fn exit_code(&self) -> u8 {
+        let failed = self.outcomes.iter().any(|o| match o {
+            Outcome::Failed(_) => true,
+            Outcome::Checked(r) => r.errors() > 0,
+        });
+        let drifted = self.outcomes.iter().any(|o| matches!(o, Outcome::Checked(r) if r.drifted() > 0));
+        if failed {
+            1
+        } else if drifted {
+            2
+        } else {
+            0
+        }
+    }
+}
+
+/// Checks every release the request names; `progress(done, total)` is called as releases finish.
+pub async fn run(
+    settings: &Settings,
+    request: &CheckRequest,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<RunReport> {
     let cluster = cluster::connect(&settings.connection).await?;
     let client = &cluster.client;
     let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    let storage = Storage::new(client.clone(), &namespace, settings.driver);
-    let selected = storage
-        .select(&request.release, request.revision)
+    let storage = Storage::new(client.clone(), settings.driver);
+    let scope_ns = (!request.all_namespaces).then_some(namespace.as_str());
+    let at = || format!("cannot list Helm releases on cluster {}", cluster.server);
+
+    let mut outcomes = Vec::new();
+    let mut indexes = Vec::new();
+    if request.releases.is_empty() {
+        indexes = storage.list(scope_ns, request.selector.as_deref()).await.with_context(at)?;
+    } else {
+        for name in &request.releases {
+            let selector = match &request.selector {
+                Some(s) => format!("name={name},{s}"),
+                None => format!("name={name}"),
+            };
+            let found = storage.list(scope_ns, Some(&selector)).await.with_context(at)?;
+            if found.is_empty() {
+                let err = crate::release::SourceError::NotFound {
+                    release: name.clone(),
+                    namespace: scope_ns.map_or("(all namespaces)".to_string(), str::to_string),
+                    driver: storage.driver().name(),
+                };
+                outcomes.push(Outcome::Failed(ReleaseError {
+                    namespace: scope_ns.unwrap_or("").to_string(),
+                    release: name.clone(),
+                    message: format!("cannot read release {name:?}: {err}"),
+                }));
+            }
+            indexes.extend(found);
+        }
+    }
+    if !indexes.is_empty() {
+        let discovery =
+            live::discover(client).await.with_context(|| format!("API discovery failed on {}", cluster.server))?;
+        let shared = Shared { client, storage: &storage, discovery: &discovery, settings, revision: request.revision };
+        let total = indexes.len();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let checked: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
+            let outcome = match check_release(&shared, index).await {
+                Ok(report) => Outcome::Checked(report),
+                Err(e) => Outcome::Failed(ReleaseError {
+                    namespace: index.namespace.clone(),
+                    release: index.name.clone(),
+                    message: format!("{e:#}"),
+                }),
+            };
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+            outcome
+        }))
+        .buffer_unordered(request.concurrency.max(1))
+        .collect()
+        .await;
+        outcomes.extend(checked);
+    }
+    outcomes.sort_by(|a, b| key(a).cmp(&key(b)));
+    Ok(RunReport { outcomes })
+}
+
+fn key(o: &Outcome) -> (&str, &str) {
+    match o {
+        Outcome::Checked(r) => (&r.namespace, &r.release),
+        Outcome::Failed(e) => (&e.namespace, &e.release),
+    }
+}
+
+/// What every release of a run shares.
+struct Shared<'a> {
+    client: &'a kube::Client,
+    storage: &'a Storage,
+    discovery: &'a kube::Discovery,
+    settings: &'a Settings,
+    revision: Option<u32>,
+}
+
+/// Reads one release, rebuilds its objects and compares them with the cluster.
+async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex) -> Result<DriftReport> {
+    let client = shared.client;
+    let selected = shared
+        .storage
+        .select(index, shared.revision)
         .await
-        .with_context(|| format!("cannot read release {:?} (cluster {})", request.release, cluster.server))?;
+        .with_context(|| format!("cannot read release {:?}", index.name))?;
     let release = &selected.release;
     let mut objects = desired::from_manifest(&release.manifest)
         .with_context(|| format!("cannot parse the manifest of {}", selected.record))?;
-    let discovery =
-        live::discover(client).await.with_context(|| format!("API discovery failed on {}", cluster.server))?;
 
     let mut targets = Vec::with_capacity(objects.len());
     for obj in &mut objects {
         helm::add_release_metadata(obj, &release.name, &release.namespace);
         let target =
-            live::resolve(&discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
+            live::resolve(shared.discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
         if let Some(t) = &target {
             helm::place(obj, t.namespace.as_deref());
         }
@@ -90,10 +215,13 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Result<DriftR
     if !release.hooks.is_empty() {
         notes.push(format!("{} hook(s) not checked: hooks and tests are not expected to exist", release.hooks.len()));
     }
-    let scaled =
-        if settings.compare.check_hpa_replicas { Vec::new() } else { hpa_scaled(client, &targets, &mut notes).await };
+    let scaled = if shared.settings.compare.check_hpa_replicas {
+        Vec::new()
+    } else {
+        hpa_scaled(client, &targets, &mut notes).await
+    };
 
-    let ctx = Ctx { client, options: &settings.compare, scaled: &scaled };
+    let ctx = Ctx { client, options: &shared.settings.compare, scaled: &scaled };
     let verdicts = stream::iter(objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref())))
         .buffered(CONCURRENCY)
         .collect()
@@ -146,6 +274,7 @@ async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>) -> O
         added: Vec::new(),
         ignored: Vec::new(),
         engine: None,
+        live: None,
     };
     let Some(target) = target else {
         drift.verdict =
@@ -211,5 +340,10 @@ async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>) -> O
     drift.added = added;
     drift.ignored = ignored;
     drift.engine = Some(engine);
+    if drift.verdict == Verdict::Modified {
+        let mut live = live;
+        compare::diff::strip_server_fields(&mut live);
+        drift.live = Some(live);
+    }
     drift
 }

@@ -2,7 +2,7 @@
 
 use crate::check::{self, CheckRequest};
 use crate::ignore::{self, Rule};
-use crate::report::{Printer, Style};
+use crate::report::{Format, Printer, Style};
 use crate::settings::{CompareOptions, Connection, Driver, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -76,13 +76,27 @@ enum Command {
     /// Compare a release's recorded objects with the cluster
     #[command(after_help = EXIT_CODES)]
     Check {
-        /// The release to check
-        release: String,
-        /// Check this revision instead of the latest deployed one
+        /// Releases to check (in the namespace, or in every namespace with -A)
+        releases: Vec<String>,
+        /// Check every release in the namespace
+        #[arg(long)]
+        all: bool,
+        /// Check releases in every namespace
+        #[arg(short = 'A', long)]
+        all_namespaces: bool,
+        /// Only releases whose storage labels match this selector (like `helm list -l`)
+        #[arg(short = 'l', long)]
+        selector: Option<String>,
+        /// Check this revision instead of the latest deployed one (one release only)
         #[arg(long)]
         revision: Option<u32>,
+        /// How many releases to check at once
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
         #[command(flatten)]
         compare: CompareArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Print the version
     Version,
@@ -109,6 +123,23 @@ struct CompareArgs {
     /// Show secret values in differences (hidden by default)
     #[arg(long)]
     show_secrets: bool,
+}
+
+/// How the report is written.
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// Output format: text, json, junit
+    #[arg(short, long, default_value = "text", value_parser = ["text", "json", "junit"])]
+    output: String,
+    /// Lines of context around each change in diffs
+    #[arg(long, default_value_t = 3)]
+    context: usize,
+    /// Print nothing; only the exit code tells (errors still go to stderr)
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print only the verdict line of each release
+    #[arg(long)]
+    summary: bool,
 }
 
 /// Parses the command line, runs it and returns the process exit code (0, 1 or 2).
@@ -147,20 +178,34 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { release, revision, compare } => {
+        Command::Check { releases, all, all_namespaces, selector, revision, concurrency, compare, output } => {
+            if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
+                bail!("name a release to check, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
+            }
+            if revision.is_some() && (releases.len() != 1 || all || all_namespaces) {
+                bail!("--revision needs exactly one release");
+            }
             settings.compare = compare_options(&compare)?;
-            printer.style.verbose = compare.verbose;
-            printer.style.show_secrets = compare.show_secrets;
+            let style = &mut printer.style;
+            style.verbose = compare.verbose;
+            style.show_secrets = compare.show_secrets;
+            style.context = output.context;
+            style.quiet = output.quiet;
+            style.summary = output.summary;
+            style.format = match output.output.as_str() {
+                "json" => Format::Json,
+                "junit" => Format::Junit,
+                _ => Format::Text,
+            };
+            if style.format != Format::Text {
+                style.color = false;
+            }
+            let request = CheckRequest { releases, all, all_namespaces, selector, revision, concurrency };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let report = runtime.block_on(check::check(&settings, &CheckRequest { release, revision }))?;
-            printer.check(&report);
-            Ok(if report.errors() > 0 {
-                ExitCode::from(1)
-            } else if report.drifted() > 0 {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            })
+            let progress = printer.progress();
+            let report = runtime.block_on(check::run(&settings, &request, &progress))?;
+            printer.run(&report);
+            Ok(ExitCode::from(report.exit_code()))
         }
     }
 }

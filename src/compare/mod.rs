@@ -78,6 +78,9 @@ pub struct ObjectDrift {
     pub added: Vec<Foreign>,
     pub ignored: Vec<Ignored>,
     pub engine: Option<Engine>,
+    /// The live object (server-owned fields removed), kept for drifted objects only, to render
+    /// a diff.
+    pub live: Option<Value>,
 }
 
 impl ObjectDrift {

@@ -6,4 +6,4 @@ mod storage;
 
 pub use codec::{DecodeError, decode};
 pub use record::{Chart, ChartMetadata, Hook, Info, Release};
-pub use storage::{Selected, SourceError, Storage};
+pub use storage::{ReleaseIndex, Selected, SourceError, Storage};

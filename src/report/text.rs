@@ -2,7 +2,7 @@
 //! fields that differ (secret values hidden unless asked).
 
 use super::Style;
-use crate::check::DriftReport;
+use crate::check::{DriftReport, Outcome, RunReport};
 use crate::compare::{Engine, ObjectDrift, Verdict};
 use owo_colors::OwoColorize;
 use serde_json::Value;
@@ -52,7 +52,56 @@ pub fn render(out: &mut String, r: &DriftReport, style: &Style) {
     }
 }
 
-fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
+/// Renders every checked release, then a summary line when there are several.
+pub fn render_run(out: &mut String, run: &RunReport, style: &Style) {
+    let mut counts = (0, 0, 0);
+    for o in &run.outcomes {
+        match o {
+            Outcome::Checked(r) => {
+                if style.summary {
+                    summary_line(out, r, style);
+                } else {
+                    render(out, r, style);
+                }
+                match (r.errors(), r.drifted()) {
+                    (0, 0) => counts.0 += 1,
+                    (0, _) => counts.1 += 1,
+                    _ => counts.2 += 1,
+                }
+            }
+            Outcome::Failed(_) if run.outcomes.len() == 1 => counts.2 += 1,
+            Outcome::Failed(e) => {
+                counts.2 += 1;
+                let line = format!("{}: error [namespace {}] (see stderr)", e.release, e.namespace);
+                let _ = writeln!(out, "{}", if style.color { line.red().to_string() } else { line });
+            }
+        }
+    }
+    if run.outcomes.len() > 1 {
+        let _ = writeln!(
+            out,
+            "{} releases: {} in sync, {} drifted, {} error{}",
+            run.outcomes.len(),
+            counts.0,
+            counts.1,
+            counts.2,
+            if counts.2 == 1 { "" } else { "s" }
+        );
+    }
+}
+
+/// The one verdict line of a release (`--summary`).
+fn summary_line(out: &mut String, r: &DriftReport, style: &Style) {
+    let mut full = String::new();
+    render(&mut full, r, &Style { verbose: false, ..style.clone() });
+    if let Some(first) = full.lines().next() {
+        out.push_str(first);
+        out.push('\n');
+    }
+}
+
+/// One object's verdict line and evidence (also used for JUnit failure bodies).
+pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     let paint = |s: &str, f: fn(&str) -> String| if style.color { f(s) } else { s.to_string() };
     let label = match &o.verdict {
         Verdict::InSync if style.verbose => paint("in sync", |s| s.green().to_string()),
@@ -103,6 +152,26 @@ fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
             );
         }
     }
+    if o.verdict == Verdict::Modified
+        && let Some(diff) = super::diff::unified(o, style.context, style.show_secrets)
+    {
+        for line in diff.lines() {
+            let painted = if !style.color {
+                line.to_string()
+            } else if line.starts_with("+++") || line.starts_with("---") {
+                line.bold().to_string()
+            } else if line.starts_with('+') {
+                line.green().to_string()
+            } else if line.starts_with('-') {
+                line.red().to_string()
+            } else if line.starts_with("@@") {
+                line.cyan().to_string()
+            } else {
+                line.to_string()
+            };
+            let _ = writeln!(out, "{detail}{painted}");
+        }
+    }
 }
 
 /// A value as shown to people: compact JSON, cut when long, secret data hidden.
@@ -150,6 +219,7 @@ mod tests {
             added: Vec::new(),
             ignored: Vec::new(),
             engine: Some(Engine::Exact),
+            live: None,
         }
     }
 

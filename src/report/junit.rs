@@ -1,0 +1,102 @@
+//! `-o junit`: a test suite per release, a test case per object, a failure per drifted object.
+
+use super::{Style, text};
+use crate::check::{Outcome, RunReport};
+use crate::compare::Verdict;
+use std::fmt::Write;
+
+pub fn render(run: &RunReport, style: &Style) -> String {
+    let plain = Style { color: false, verbose: false, ..style.clone() };
+    let mut suites = String::new();
+    let (mut tests, mut failures, mut errors) = (0, 0, 0);
+    for o in &run.outcomes {
+        match o {
+            Outcome::Checked(r) => {
+                let f = r.drifted();
+                let e = r.errors();
+                let skipped = r.objects.iter().filter(|o| matches!(o.verdict, Verdict::Excluded { .. })).count();
+                tests += r.objects.len();
+                failures += f;
+                errors += e;
+                let _ = writeln!(
+                    suites,
+                    "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{skipped}\">",
+                    esc(&format!("{}/{}", r.namespace, r.release)),
+                    r.objects.len()
+                );
+                for obj in &r.objects {
+                    let name = esc(&text::identity(obj));
+                    let class = esc(&format!("{}.{}", r.namespace, r.release));
+                    let _ = write!(suites, "    <testcase classname=\"{class}\" name=\"{name}\"");
+                    let mut detail = String::new();
+                    text::object(&mut detail, obj, &plain);
+                    let word = super::json::verdict_word(obj);
+                    match &obj.verdict {
+                        Verdict::InSync => suites.push_str("/>\n"),
+                        Verdict::Excluded { reason } => {
+                            let _ =
+                                writeln!(suites, ">\n      <skipped message=\"{}\"/>\n    </testcase>", esc(reason));
+                        }
+                        Verdict::Error { message } => {
+                            let _ = writeln!(
+                                suites,
+                                ">\n      <error message=\"{}\">{}</error>\n    </testcase>",
+                                esc(message),
+                                esc(&detail)
+                            );
+                        }
+                        _ => {
+                            let _ = writeln!(
+                                suites,
+                                ">\n      <failure message=\"{word}\" type=\"drift\">{}</failure>\n    </testcase>",
+                                esc(&detail)
+                            );
+                        }
+                    }
+                }
+                suites.push_str("  </testsuite>\n");
+            }
+            Outcome::Failed(e) => {
+                tests += 1;
+                errors += 1;
+                let _ = writeln!(
+                    suites,
+                    "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\">\n    <testcase classname=\"{}\" name=\"release\">\n      <error message=\"{}\"/>\n    </testcase>\n  </testsuite>",
+                    esc(&format!("{}/{}", e.namespace, e.release)),
+                    esc(&format!("{}.{}", e.namespace, e.release)),
+                    esc(&e.message)
+                );
+            }
+        }
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"helm-drift\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{suites}</testsuites>\n"
+    )
+}
+
+/// Escapes text for XML attributes and content.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_xml() {
+        assert_eq!(esc("a<b>&\"c'\u{1}"), "a&lt;b&gt;&amp;&quot;c&apos;");
+    }
+}

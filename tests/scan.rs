@@ -1,0 +1,111 @@
+//! Whole-cluster scans and report formats as users run them: several namespaces with clean,
+//! drifted and broken releases; text, JSON and JUnit; exit codes; colour rules.
+
+mod support;
+use support::{Env, Helm};
+
+/// A corrupt release record: a Secret with Helm's labels and data that is not Helm's encoding.
+fn broken_record(env: &Env, release: &str, labels: &[&str]) {
+    let name = format!("sh.helm.release.v1.{release}.v1");
+    env.kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        &name,
+        "--type=helm.sh/release.v1",
+        "--from-literal=release=%%%not-base64",
+    ])
+    .success();
+    let mut args = vec!["label", "secret", &name, "owner=helm", "status=deployed", "version=1"];
+    let name_label = format!("name={release}");
+    args.push(&name_label);
+    args.extend_from_slice(labels);
+    env.kubectl(&args).success();
+}
+
+#[test]
+fn scan_namespaces_with_clean_drifted_and_broken_releases() {
+    let a = Env::new("scan-a");
+    let b = Env::new("scan-b");
+    a.install(Helm::V3, "a1", "basic", &["--labels", "scan=yes"]);
+    a.install(Helm::V4, "a2", "basic", &["--labels", "scan=yes"]);
+    b.install(Helm::V4, "b1", "basic", &["--labels", "scan=yes"]);
+    b.install(Helm::V3, "b3", "basic", &[]);
+    broken_record(&b, "b2", &["scan=yes"]);
+    a.kubectl(&["delete", "configmap", "a2-config"]).success();
+
+    // One namespace: every release in it.
+    let out = a.drift(&["check", "--all"]).code(2);
+    out.stdout_has("a1: in sync (4 objects)")
+        .stdout_has("a2: 1 of 4 objects drifted")
+        .stdout_has("2 releases: 1 in sync, 1 drifted, 0 errors");
+
+    // Named releases, and --summary / -q.
+    a.drift(&["check", "a1", "a2", "--summary"]).code(2).stdout_has("a2: 1 of 4 objects drifted");
+    let quiet = a.drift(&["check", "a1", "a2", "-q"]).code(2);
+    assert!(quiet.stdout().is_empty() && quiet.stderr().is_empty(), "{}", quiet.dump());
+    a.drift(&["check", "a1"]).success();
+
+    // Every namespace, restricted by storage labels: the broken record is an error, the rest run.
+    let out = a.drift(&["check", "-A", "-l", "scan=yes", "-o", "json"]).code(1);
+    out.stderr_has("Secret scan-b/sh.helm.release.v1.b2.v1: bad base64");
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout()).expect("valid JSON");
+    assert_eq!(doc["schemaVersion"], 1);
+    assert_eq!(doc["summary"]["releases"], 4);
+    assert_eq!(doc["summary"]["inSync"], 2);
+    assert_eq!(doc["summary"]["drifted"], 1);
+    assert_eq!(doc["summary"]["errors"], 1);
+    assert_eq!(doc["summary"]["exitCode"], 1);
+    let names: Vec<_> = doc["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}/{}", r["namespace"].as_str().unwrap(), r["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, ["scan-a/a1", "scan-a/a2", "scan-b/b1", "scan-b/b2"], "b3 has no scan label");
+    let a2 = &doc["releases"][1];
+    assert_eq!(a2["verdict"], "drifted");
+    let missing: Vec<_> = a2["objects"].as_array().unwrap().iter().filter(|o| o["verdict"] == "missing").collect();
+    assert_eq!(missing.len(), 1);
+    assert_eq!(missing[0]["kind"], "ConfigMap");
+    assert_eq!(missing[0]["source"], "basic/templates/configmap.yaml");
+    assert_eq!(doc["releases"][3]["verdict"], "error");
+
+    // JUnit: a suite per release, a failure per drifted object, an error for the broken one.
+    let xml = a.drift(&["check", "-A", "-l", "scan=yes", "-o", "junit"]).code(1).stdout();
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<testsuite ").count(), 4, "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<error ").count(), 1, "{xml}");
+    assert!(xml.contains("<testsuite name=\"scan-a/a2\" tests=\"4\" failures=\"1\" errors=\"0\""), "{xml}");
+
+    // Text scan of every namespace, without the selector, still checks the rest.
+    let out = a.drift(&["check", "-A"]).code(1);
+    out.stdout_has("b3: in sync").stdout_has("b2: error [namespace scan-b] (see stderr)");
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    let env = Env::new("scan-usage");
+    env.drift(&["check"]).code(1).stderr_has("name a release to check, or use --all");
+    env.drift(&["check", "x", "--no-such-flag"]).code(1).stderr_has("--no-such-flag");
+    env.drift(&["check", "x", "y", "--revision", "2"]).code(1).stderr_has("--revision needs exactly one release");
+    env.drift(&["frobnicate"]).code(1);
+    env.drift(&["check", "x", "--ignore", "spec/replicas"])
+        .code(1)
+        .stderr_has("ignore rule \"spec/replicas\": expected");
+    env.drift(&["--help"]).success().stdout_has("Exit codes:");
+}
+
+#[test]
+fn colour_follows_flags_and_environment() {
+    let env = Env::new("scan-colour");
+    env.install(Helm::V4, "c", "basic", &[]);
+    env.kubectl(&["delete", "configmap", "c-config"]).success();
+    let esc = |out: &support::Done| out.stdout().contains('\x1b');
+    assert!(!esc(&env.drift(&["check", "c"]).code(2)), "no colour in a pipe");
+    assert!(esc(&env.drift(&["check", "c", "--color", "always"]).code(2)));
+    assert!(esc(&env.drift(&["check", "c"]).env("CLICOLOR_FORCE", "1").code(2)));
+    assert!(!esc(&env.drift(&["check", "c"]).env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1").code(2)));
+    assert!(!esc(&env.drift(&["check", "c", "--color", "always", "-o", "json"]).code(2)), "never in JSON");
+}

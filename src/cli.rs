@@ -60,6 +60,12 @@ struct Global {
     /// Server name for the API server's certificate
     #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
     kube_tls_server_name: Option<String>,
+    /// Queries per second to the API server (Helm's --qps; 0 = no limit)
+    #[arg(long, env = "HELM_QPS", global = true)]
+    qps: Option<String>,
+    /// Requests allowed in a burst (Helm's --burst-limit)
+    #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
+    burst_limit: Option<String>,
     /// Helm storage driver: secrets (default), configmaps
     #[arg(long, env = "HELM_DRIVER", global = true)]
     driver: Option<String>,
@@ -235,8 +241,8 @@ fn settings(g: &Global) -> Result<Settings> {
             ca_file: nonempty(&g.kube_ca_file).map(PathBuf::from),
             insecure_skip_tls_verify: flag("--kube-insecure-skip-tls-verify", &g.kube_insecure_skip_tls_verify)?,
             tls_server_name: nonempty(&g.kube_tls_server_name),
-            qps: None,
-            burst: None,
+            qps: number("--qps (HELM_QPS)", &g.qps)?,
+            burst: number("--burst-limit (HELM_BURST_LIMIT)", &g.burst_limit)?,
         },
         namespace: nonempty(&g.namespace),
         driver,
@@ -281,6 +287,14 @@ fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         rules,
         check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
     })
+}
+
+/// A number from a flag or Helm's environment (empty = unset).
+fn number<T: std::str::FromStr>(name: &str, value: &Option<String>) -> Result<Option<T>> {
+    match value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| anyhow::anyhow!("{name}: expected a number, got {v:?}")),
+    }
 }
 
 /// A boolean flag or environment value as Helm writes it (`true`/`false`, empty = unset).

@@ -2,8 +2,8 @@
 //! overrides for API server, token, CA, TLS and impersonation.
 
 use crate::settings::Connection;
+use kube::Config;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 
 /// Why no client could be built.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +22,7 @@ pub enum ConnectError {
 
 /// A connected client and the namespace of the chosen kubeconfig context (or `default`).
 pub struct Cluster {
-    pub client: Client,
+    pub client: kube::Client,
     pub default_namespace: String,
     pub server: String,
 }
@@ -44,8 +44,20 @@ pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
     ));
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
-    let client = Client::try_from(config)?;
+    let builder = kube::client::ClientBuilder::try_from(config)?;
+    let client = match rate(conn) {
+        Some((burst, per)) => builder.with_layer(&tower::limit::RateLimitLayer::new(burst, per)).build(),
+        None => builder.build(),
+    };
     Ok(Cluster { client, default_namespace, server })
+}
+
+/// Helm's `--qps` / `--burst-limit` as a request window: up to `burst` requests per
+/// `burst / qps` seconds (so `qps` on average). No limit when qps is unset or 0.
+fn rate(conn: &Connection) -> Option<(u64, std::time::Duration)> {
+    let qps = conn.qps.filter(|q| q.is_finite() && *q > 0.0)?;
+    let burst = u64::from(conn.burst.unwrap_or(100).max(1));
+    Some((burst, std::time::Duration::from_secs_f64(burst as f64 / f64::from(qps))))
 }
 
 /// The kubeconfig files named by the settings, merged in order; `None` when none exist.

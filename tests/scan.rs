@@ -109,3 +109,38 @@ fn colour_follows_flags_and_environment() {
     assert!(!esc(&env.drift(&["check", "c"]).env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1").code(2)));
     assert!(!esc(&env.drift(&["check", "c", "--color", "always", "-o", "json"]).code(2)), "never in JSON");
 }
+
+/// Seconds of day from an audit timestamp like `2026-11-29T16:48:51.483820Z`.
+fn seconds(ts: &str) -> f64 {
+    let time = ts.split('T').nth(1).unwrap().trim_end_matches('Z');
+    let parts: Vec<f64> = time.split(':').map(|p| p.parse().unwrap()).collect();
+    parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]
+}
+
+#[test]
+fn helm_qps_and_burst_limit_pace_requests() {
+    let env = Env::new("scan-qps");
+    env.install(Helm::V4, "q", "basic", &[]);
+    let span = |qps: Option<&str>| {
+        let mark = env.audit_mark();
+        let mut run = env.drift(&["check", "q"]);
+        if let Some(q) = qps {
+            run = run.env("HELM_QPS", q).env("HELM_BURST_LIMIT", "1");
+        }
+        run.success();
+        let events = env.audit_since(mark);
+        let times: Vec<f64> = support::by_drift(&events, "get")
+            .into_iter()
+            .chain(support::by_drift(&events, "list"))
+            .map(|e| seconds(e["requestReceivedTimestamp"].as_str().unwrap()))
+            .collect();
+        assert!(times.len() >= 6, "{times:?}");
+        let (min, max) = times.iter().fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(*t), b.max(*t)));
+        (times.len(), max - min)
+    };
+    // At 20 requests per second, one at a time, N requests need at least N-2 windows of 50 ms.
+    let (n, paced) = span(Some("20"));
+    assert!(paced >= (n as f64 - 2.0) * 0.05, "{n} requests in {paced:.3}s at HELM_QPS=20");
+    // HELM_QPS=0.00, as Helm passes it by default, means no limit.
+    span(Some("0.00"));
+}

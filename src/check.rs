@@ -115,7 +115,7 @@ pub async fn run(
     let cluster = cluster::connect(&settings.connection).await?;
     let client = &cluster.client;
     let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    let storage = Storage::new(client.clone(), settings.driver);
+    let storage = Storage::open(client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
     let scope_ns = (!request.all_namespaces).then_some(namespace.as_str());
     let at = || format!("cannot list Helm releases on cluster {}", cluster.server);
 
@@ -200,9 +200,17 @@ async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex
     let mut objects = desired::from_manifest(&release.manifest)
         .with_context(|| format!("cannot parse the manifest of {}", selected.record))?;
 
+    let manifest_objects = objects.len();
+    if shared.settings.compare.include_crds
+        && let Some(chart) = &release.chart
+    {
+        objects.extend(desired::crds(chart).with_context(|| format!("cannot parse the CRDs of {}", selected.record))?);
+    }
     let mut targets = Vec::with_capacity(objects.len());
-    for obj in &mut objects {
-        helm::add_release_metadata(obj, &release.name, &release.namespace);
+    for (i, obj) in objects.iter_mut().enumerate() {
+        if i < manifest_objects {
+            helm::add_release_metadata(obj, &release.name, &release.namespace);
+        }
         let target =
             live::resolve(shared.discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
         if let Some(t) = &target {

@@ -66,9 +66,12 @@ struct Global {
     /// Requests allowed in a burst (Helm's --burst-limit)
     #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
     burst_limit: Option<String>,
-    /// Helm storage driver: secrets (default), configmaps
+    /// Helm storage driver: secrets (default), configmaps, sql
     #[arg(long, env = "HELM_DRIVER", global = true)]
     driver: Option<String>,
+    /// PostgreSQL connection string for the sql driver
+    #[arg(long, env = "HELM_DRIVER_SQL_CONNECTION_STRING", global = true, hide_env_values = true)]
+    sql_connection: Option<String>,
     /// Verbose diagnostics on stderr
     #[arg(long, env = "HELM_DEBUG", global = true, num_args = 0..=1, default_missing_value = "true")]
     debug: Option<String>,
@@ -123,6 +126,9 @@ struct CompareArgs {
     /// Report replica drift even when a HorizontalPodAutoscaler manages the workload
     #[arg(long)]
     check_hpa_replicas: bool,
+    /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
+    #[arg(long)]
+    include_crds: bool,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long)]
     verbose: bool,
@@ -220,10 +226,11 @@ fn settings(g: &Global) -> Result<Settings> {
     let driver = match g.driver.as_deref().unwrap_or("") {
         "" | "secret" | "secrets" => Driver::Secrets,
         "configmap" | "configmaps" => Driver::ConfigMaps,
+        "sql" => Driver::Sql,
         "memory" => {
             bail!("the Helm storage driver \"memory\" is not supported: it keeps releases only inside one helm process")
         }
-        other => bail!("unknown Helm storage driver {other:?} (HELM_DRIVER): use secrets or configmaps"),
+        other => bail!("unknown Helm storage driver {other:?} (HELM_DRIVER): use secrets, configmaps or sql"),
     };
     let nonempty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
     Ok(Settings {
@@ -246,6 +253,7 @@ fn settings(g: &Global) -> Result<Settings> {
         },
         namespace: nonempty(&g.namespace),
         driver,
+        sql_connection: nonempty(&g.sql_connection),
         debug: flag("--debug", &g.debug)?,
         compare: CompareOptions::default(),
     })
@@ -286,6 +294,7 @@ fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         read_only: a.read_only,
         rules,
         check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
+        include_crds: a.include_crds,
     })
 }
 

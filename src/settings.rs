@@ -24,6 +24,8 @@ pub struct Connection {
 pub enum Driver {
     Secrets,
     ConfigMaps,
+    /// PostgreSQL, as Helm's `sql` driver (`HELM_DRIVER_SQL_CONNECTION_STRING`).
+    Sql,
 }
 
 impl Driver {
@@ -31,6 +33,7 @@ impl Driver {
         match self {
             Driver::Secrets => "secrets",
             Driver::ConfigMaps => "configmaps",
+            Driver::Sql => "sql",
         }
     }
 }
@@ -42,6 +45,8 @@ pub struct Settings {
     /// The namespace given by `-n` / `HELM_NAMESPACE`; `None` means the kubeconfig context's.
     pub namespace: Option<String>,
     pub driver: Driver,
+    /// `HELM_DRIVER_SQL_CONNECTION_STRING`, for the SQL driver.
+    pub sql_connection: Option<String>,
     pub debug: bool,
     pub compare: CompareOptions,
 }
@@ -54,4 +59,6 @@ pub struct CompareOptions {
     pub rules: Vec<crate::ignore::Rule>,
     /// Report `/spec/replicas` drift even when an HPA manages the workload.
     pub check_hpa_replicas: bool,
+    /// Also check the CRDs of the chart's `crds/` folder.
+    pub include_crds: bool,
 }

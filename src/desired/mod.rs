@@ -5,4 +5,4 @@ mod manifest;
 mod object;
 
 pub use manifest::{Document, split};
-pub use object::{DesiredError, DesiredObject, from_manifest};
+pub use object::{DesiredError, DesiredObject, crds, from_manifest};

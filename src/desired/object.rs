@@ -57,6 +57,31 @@ pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError>
     Ok(out)
 }
 
+/// The CRDs of the chart's `crds/` folder (stored in the chart's files, not in the manifest),
+/// as Helm creates them: without release metadata.
+pub fn crds(chart: &crate::release::Chart) -> Result<Vec<DesiredObject>, DesiredError> {
+    let mut out = Vec::new();
+    for file in chart.files.iter().flatten() {
+        let is_crd_file =
+            file.name.starts_with("crds/") && [".yaml", ".yml", ".json"].iter().any(|ext| file.name.ends_with(ext));
+        if !is_crd_file {
+            continue;
+        }
+        let at = format!("{}/{}", chart.metadata.name, file.name);
+        let bytes =
+            file.bytes().ok_or_else(|| DesiredError::NotAnObject { at: at.clone(), field: "valid base64 data" })?;
+        let text = String::from_utf8_lossy(&bytes);
+        for mut o in from_manifest(&text).map_err(|e| match e {
+            DesiredError::Yaml { source, .. } => DesiredError::Yaml { at: at.clone(), source },
+            DesiredError::NotAnObject { field, .. } => DesiredError::NotAnObject { at: at.clone(), field },
+        })? {
+            o.source = Some(at.clone());
+            out.push(o);
+        }
+    }
+    Ok(out)
+}
+
 fn object(value: serde_json::Value, source: Option<&str>, at: &str) -> Result<DesiredObject, DesiredError> {
     let text = |ptr: &str| value.pointer(ptr).and_then(|v| v.as_str()).map(str::to_string);
     let missing = |field| DesiredError::NotAnObject { at: at.to_string(), field };

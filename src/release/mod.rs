@@ -2,8 +2,9 @@
 
 mod codec;
 mod record;
+mod sql;
 mod storage;
 
 pub use codec::{DecodeError, decode};
-pub use record::{Chart, ChartMetadata, Hook, Info, Release};
+pub use record::{Chart, ChartFile, ChartMetadata, Hook, Info, Release};
 pub use storage::{ReleaseIndex, Selected, SourceError, Storage};

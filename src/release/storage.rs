@@ -1,6 +1,7 @@
 //! Reads release records from Helm's storage drivers (Secrets, ConfigMaps): lists them by Helm's
 //! labels, picks the revision to compare against by Helm's own rule, and decodes only that one.
 
+use super::sql::{SqlError, SqlStorage};
 use super::{DecodeError, Release, decode};
 use crate::settings::Driver;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -29,6 +30,8 @@ pub enum SourceError {
     Mismatch { record: String, found: String, wanted: String },
     #[error("{what}: {source}")]
     Api { what: String, source: kube::Error },
+    #[error(transparent)]
+    Sql(#[from] SqlError),
 }
 
 /// The chosen revision, and the newest one when it is not the chosen one (failed, pending...).
@@ -58,15 +61,24 @@ pub struct ReleaseIndex {
 }
 
 /// Helm's storage, through one driver.
-#[derive(Clone)]
 pub struct Storage {
     client: kube::Client,
     driver: Driver,
+    sql: Option<SqlStorage>,
 }
 
 impl Storage {
-    pub fn new(client: kube::Client, driver: Driver) -> Storage {
-        Storage { client, driver }
+    /// Opens the storage; for the SQL driver this connects to the database.
+    pub async fn open(
+        client: kube::Client,
+        driver: Driver,
+        sql_connection: Option<&str>,
+    ) -> Result<Storage, SourceError> {
+        let sql = match driver {
+            Driver::Sql => Some(SqlStorage::connect(sql_connection).await?),
+            _ => None,
+        };
+        Ok(Storage { client, driver, sql })
     }
 
     pub fn driver(&self) -> Driver {
@@ -80,6 +92,9 @@ impl Storage {
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Result<Vec<ReleaseIndex>, SourceError> {
+        if let Some(sql) = &self.sql {
+            return Ok(sql.list(namespace, selector).await?);
+        }
         let labels = match selector.filter(|s| !s.trim().is_empty()) {
             Some(s) => format!("owner=helm,{s}"),
             None => "owner=helm".to_string(),
@@ -95,7 +110,7 @@ impl Storage {
                 let api: Api<Secret> = self.api(namespace);
                 api.list_metadata(&lp).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
             }
-            Driver::ConfigMaps => {
+            Driver::ConfigMaps | Driver::Sql => {
                 let api: Api<ConfigMap> = self.api(namespace);
                 api.list_metadata(&lp).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
             }
@@ -125,10 +140,13 @@ impl Storage {
     pub async fn select(&self, index: &ReleaseIndex, revision: Option<u32>) -> Result<Selected, SourceError> {
         let (chosen, newest) = choose(index, revision, self.driver)?;
         let record = format!("{} {}/{}", self.kind(), index.namespace, chosen.object);
-        let data = self
-            .read(&index.namespace, &chosen.object)
-            .await
-            .map_err(|source| SourceError::Api { what: format!("reading {record}"), source })?;
+        let data = match &self.sql {
+            Some(sql) => sql.read(&index.namespace, &chosen.object).await?,
+            None => self
+                .read(&index.namespace, &chosen.object)
+                .await
+                .map_err(|source| SourceError::Api { what: format!("reading {record}"), source })?,
+        };
         let data = data.ok_or_else(|| SourceError::NoData { record: record.clone() })?;
         let release = decode(&data).map_err(|source| SourceError::Corrupt { record: record.clone(), source })?;
         if release.name != index.name {
@@ -144,7 +162,7 @@ impl Storage {
                 let s: Secret = self.api(Some(namespace)).get(object).await?;
                 s.data.and_then(|mut d| d.remove("release")).map(|b| b.0)
             }
-            Driver::ConfigMaps => {
+            Driver::ConfigMaps | Driver::Sql => {
                 let c: ConfigMap = self.api(Some(namespace)).get(object).await?;
                 c.data.and_then(|mut d| d.remove("release")).map(String::into_bytes)
             }
@@ -166,6 +184,7 @@ impl Storage {
         match self.driver {
             Driver::Secrets => "Secret",
             Driver::ConfigMaps => "ConfigMap",
+            Driver::Sql => "SQL row",
         }
     }
 }

@@ -23,12 +23,12 @@ pub fn render(out: &mut String, r: &DriftReport, style: &Style) {
     };
     let _ = writeln!(
         out,
-        "{}: {verdict} [namespace {}, revision {} {}, chart {}]",
+        "{}: {verdict} [namespace {}, revision {} {}{}]",
         paint(&r.release, |s| s.bold().to_string()),
         r.namespace,
         r.revision,
         r.status,
-        r.chart
+        if r.chart.is_empty() { String::new() } else { format!(", chart {}", r.chart) }
     );
     if let Some((rev, status)) = &r.newest {
         let _ = writeln!(out, "  note: newest revision {rev} is {status}; compared with revision {}", r.revision);

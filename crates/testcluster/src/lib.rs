@@ -2,6 +2,7 @@
 //! on free loopback ports, for helm-drift's integration tests and demo. No kubelet, no scheduler.
 
 mod certs;
+mod postgres;
 mod process;
 mod tools;
 
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+pub use postgres::Postgres;
 pub use tools::Tools;
 
 /// A running control plane. Its processes die with the process (or thread) that started them.
@@ -183,29 +185,34 @@ fn kubeconfig_yaml(server: &str, pki: &certs::Pki) -> String {
 }
 
 static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+static SHARED_PG: OnceLock<Result<Postgres, String>> = OnceLock::new();
+
+/// Runs `start` on a thread that never ends, so that the processes it starts (whose
+/// parent-death signal is tied to the starting thread) live until the test process exits.
+fn start_kept<T: Send + 'static>(start: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("test-services".into())
+        .spawn(move || {
+            tx.send(start().map_err(|e| format!("{e:#}"))).ok();
+            loop {
+                std::thread::park();
+            }
+        })
+        .expect("spawning a service thread");
+    rx.recv().unwrap_or_else(|_| Err("service thread died".into()))
+}
 
 /// The control plane shared by every test of this test binary, started on first use and stopped
 /// when the process exits. Panics with a message naming the setup script when the tools are
 /// missing: tests never pass without a cluster.
 pub fn shared() -> &'static ControlPlane {
     let cp = SHARED.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        // The processes are started from a thread that never ends, so their parent-death signal
-        // only fires when the whole test process goes away.
-        std::thread::Builder::new()
-            .name("control-plane".into())
-            .spawn(move || {
-                let result = Tools::locate().and_then(|tools| {
-                    let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
-                    ControlPlane::start(tools, &dir)
-                });
-                tx.send(result.map_err(|e| format!("{e:#}"))).ok();
-                loop {
-                    std::thread::park();
-                }
-            })
-            .expect("spawning the control-plane thread");
-        let result = rx.recv().unwrap_or_else(|_| Err("control-plane thread died".into()));
+        let result = start_kept(|| {
+            let tools = Tools::locate()?;
+            let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
+            ControlPlane::start(tools, &dir)
+        });
         if result.is_ok() {
             // SAFETY: registering a plain extern "C" function with the C runtime.
             unsafe { libc::atexit(stop_shared) };
@@ -218,9 +225,34 @@ pub fn shared() -> &'static ControlPlane {
     }
 }
 
+/// The PostgreSQL server shared by every test of this test binary (for Helm's sql driver).
+pub fn postgres() -> &'static Postgres {
+    let pg = SHARED_PG.get_or_init(|| {
+        let result = start_kept(|| {
+            let dir = tempfile::Builder::new().prefix("helm-drift-pg-").tempdir()?.keep();
+            Postgres::start(&dir)
+        });
+        if result.is_ok() {
+            // SAFETY: as above.
+            unsafe { libc::atexit(stop_postgres) };
+        }
+        result
+    });
+    match pg {
+        Ok(pg) => pg,
+        Err(e) => panic!("could not start PostgreSQL: {e}"),
+    }
+}
+
 extern "C" fn stop_shared() {
     if let Some(Ok(cp)) = SHARED.get() {
         cp.stop();
         std::fs::remove_dir_all(&cp.dir).ok();
+    }
+}
+
+extern "C" fn stop_postgres() {
+    if let Some(Ok(pg)) = SHARED_PG.get() {
+        pg.stop();
     }
 }

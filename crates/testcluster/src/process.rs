@@ -18,11 +18,27 @@ impl Children {
     /// Starts `bin args`, logging to `<dir>/<name>.log`; the child gets SIGKILL if its parent
     /// thread dies.
     pub fn spawn(&mut self, name: &str, bin: &Path, args: &[String], dir: &Path) -> Result<()> {
+        self.spawn_as(name, bin, args, dir, None)
+    }
+
+    /// Like [`Children::spawn`], switching to `user` (uid, gid) first when given.
+    pub fn spawn_as(
+        &mut self,
+        name: &str,
+        bin: &Path,
+        args: &[String],
+        dir: &Path,
+        user: Option<(u32, u32)>,
+    ) -> Result<()> {
         let log_path = dir.join(format!("{name}.log"));
         let log = std::fs::File::create(&log_path)?;
         let mut cmd = Command::new(bin);
         cmd.args(args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log);
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        if let Some((uid, gid)) = user {
+            cmd.uid(uid).gid(gid);
+        }
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It runs after
+        // the uid switch, which would otherwise clear the parent-death signal.
         unsafe {
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

@@ -1,0 +1,123 @@
+//! Helm's SQL storage driver (PostgreSQL): table `releases_v1`, custom labels in
+//! `custom_labels_v1`, bodies encoded as in Secrets.
+
+use super::storage::{Record, ReleaseIndex};
+use std::collections::BTreeMap;
+use tokio_postgres::NoTls;
+
+/// Why the SQL storage could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    #[error("the sql driver needs HELM_DRIVER_SQL_CONNECTION_STRING")]
+    NoConnectionString,
+    #[error("cannot connect to the SQL storage: {0}")]
+    Connect(tokio_postgres::Error),
+    #[error("{what}: {source}")]
+    Query { what: String, source: tokio_postgres::Error },
+    #[error("label selector {0:?}: the sql driver supports only key=value terms")]
+    Selector(String),
+}
+
+/// A connection to Helm's SQL storage.
+pub struct SqlStorage {
+    client: tokio_postgres::Client,
+}
+
+impl SqlStorage {
+    /// Connects (without TLS; `sslmode=require` is refused by the server handshake).
+    pub async fn connect(connection: Option<&str>) -> Result<SqlStorage, SqlError> {
+        let conn = connection.ok_or(SqlError::NoConnectionString)?;
+        let (client, connection) = tokio_postgres::connect(conn, NoTls).await.map_err(SqlError::Connect)?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(SqlStorage { client })
+    }
+
+    /// Every release in `namespace` (all when `None`) whose labels match `selector`.
+    pub async fn list(&self, namespace: Option<&str>, selector: Option<&str>) -> Result<Vec<ReleaseIndex>, SqlError> {
+        let terms = parse_selector(selector.unwrap_or(""))?;
+        let rows = self
+            .client
+            .query(
+                "SELECT key, name, namespace, version, status FROM releases_v1 WHERE owner = 'helm' AND ($1::text IS NULL OR namespace = $1)",
+                &[&namespace],
+            )
+            .await
+            .map_err(|source| SqlError::Query { what: "listing releases_v1".into(), source })?;
+        let custom: Vec<&(String, String)> =
+            terms.iter().filter(|(k, _)| !["name", "status", "version", "owner"].contains(&k.as_str())).collect();
+        let labels = if custom.is_empty() { BTreeMap::new() } else { self.custom_labels().await? };
+        let mut grouped: BTreeMap<(String, String), Vec<Record>> = BTreeMap::new();
+        for row in rows {
+            let key: String = row.get(0);
+            let name: String = row.get(1);
+            let ns: String = row.get(2);
+            let version: i32 = row.get(3);
+            let status: String = row.get(4);
+            let system = |k: &str| match k {
+                "name" => Some(name.clone()),
+                "status" => Some(status.clone()),
+                "version" => Some(version.to_string()),
+                "owner" => Some("helm".to_string()),
+                _ => None,
+            };
+            let matches = terms.iter().all(|(k, v)| match system(k) {
+                Some(actual) => &actual == v,
+                None => labels.get(&(key.clone(), ns.clone(), k.clone())) == Some(v),
+            });
+            if matches && let Ok(revision) = u32::try_from(version) {
+                grouped.entry((ns, name)).or_default().push(Record { object: key, revision, status });
+            }
+        }
+        Ok(grouped.into_iter().map(|((namespace, name), records)| ReleaseIndex { namespace, name, records }).collect())
+    }
+
+    /// The encoded body of one record.
+    pub async fn read(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>, SqlError> {
+        let row = self
+            .client
+            .query_opt("SELECT body FROM releases_v1 WHERE key = $1 AND namespace = $2", &[&key, &namespace])
+            .await
+            .map_err(|source| SqlError::Query { what: format!("reading row {key:?}"), source })?;
+        Ok(row.map(|r| r.get::<_, String>(0).into_bytes()))
+    }
+
+    async fn custom_labels(&self) -> Result<BTreeMap<(String, String, String), String>, SqlError> {
+        let rows = self
+            .client
+            .query("SELECT releasekey, releasenamespace, key, value FROM custom_labels_v1", &[])
+            .await
+            .map_err(|source| SqlError::Query { what: "listing custom_labels_v1".into(), source })?;
+        Ok(rows.into_iter().map(|r| ((r.get(0), r.get(1), r.get(2)), r.get(3))).collect())
+    }
+}
+
+/// `k=v,k2==v2` into pairs.
+fn parse_selector(s: &str) -> Result<Vec<(String, String)>, SqlError> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            let (k, v) =
+                t.split_once("==").or_else(|| t.split_once('=')).ok_or_else(|| SqlError::Selector(s.into()))?;
+            if k.ends_with('!') {
+                return Err(SqlError::Selector(s.into()));
+            }
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equality_selectors_only() {
+        assert_eq!(parse_selector("a=b, c==d").unwrap(), vec![("a".into(), "b".into()), ("c".into(), "d".into())]);
+        assert!(parse_selector("a!=b").is_err());
+        assert!(parse_selector("a").is_err());
+        assert!(parse_selector("").unwrap().is_empty());
+    }
+}

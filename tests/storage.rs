@@ -1,0 +1,177 @@
+//! Reading releases exactly as Helm stored them: every storage driver (Secrets, ConfigMaps,
+//! PostgreSQL), revision selection after upgrades and failures, hooks, CRDs, and corrupt records.
+
+mod support;
+use base64::Engine;
+use std::io::Write;
+use support::{Env, Helm};
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn configmap_driver() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("store-cm-{}", helm.tag()));
+        env.helm(helm, &["install", "web", support::chart_path("basic").to_str().unwrap()])
+            .env("HELM_DRIVER", "configmap")
+            .success();
+        let records = env.kubectl(&["get", "configmaps", "-l", "owner=helm,name=web", "-o", "name"]).success().stdout();
+        assert_eq!(records.trim(), "configmap/sh.helm.release.v1.web.v1");
+        env.drift(&["check", "web"]).env("HELM_DRIVER", "configmap").success().stdout_has("web: in sync (4 objects)");
+        env.drift(&["check", "web"])
+            .code(1)
+            .stderr_has("not found in namespace")
+            .stderr_has("(storage driver: secrets)");
+        env.kubectl(&["delete", "deployment", "web-web"]).success();
+        env.drift(&["check", "web"]).env("HELM_DRIVER", "configmaps").code(2).stdout_has("missing  Deployment");
+    }
+}
+
+#[test]
+fn sql_driver_with_postgres() {
+    let pg = testcluster::postgres();
+    let conn = pg.connection_string();
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("store-sql-{}", helm.tag()));
+        let sql = |run: support::Run| run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", &conn);
+        sql(env
+            .helm(helm, &["install", "web", support::chart_path("basic").to_str().unwrap(), "--labels", "tier=front"]))
+        .success();
+        sql(env.drift(&["check", "web"])).success().stdout_has("web: in sync (4 objects)");
+        let rows =
+            pg.psql("helm", &format!("SELECT key, status FROM releases_v1 WHERE namespace = '{}'", env.ns)).unwrap();
+        assert_eq!(rows.trim(), "sh.helm.release.v1.web.v1|deployed");
+        env.kubectl(&["delete", "configmap", "web-config"]).success();
+        let out = sql(env.drift(&["check", "-A", "-l", "tier=front", "-o", "json"])).code(2).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mine: Vec<_> =
+            doc["releases"].as_array().unwrap().iter().filter(|r| r["namespace"] == env.ns.as_str()).collect();
+        assert_eq!(mine.len(), 1, "{out}");
+        assert_eq!(mine[0]["verdict"], "drifted");
+        assert_eq!(mine[0]["record"], format!("SQL row {}/sh.helm.release.v1.web.v1", env.ns));
+        sql(env.drift(&["check", "-A", "-l", "tier=back"])).success();
+        sql(env.drift(&["check", "web"]))
+            .env_remove("HELM_DRIVER_SQL_CONNECTION_STRING")
+            .code(1)
+            .stderr_has("needs HELM_DRIVER_SQL_CONNECTION_STRING");
+    }
+}
+
+#[test]
+fn memory_driver_is_refused() {
+    let env = Env::new("store-memory");
+    env.drift(&["check", "web"]).env("HELM_DRIVER", "memory").code(1).stderr_has("\"memory\" is not supported");
+}
+
+fn revisions(helm: Helm) {
+    let env = Env::new(&format!("store-rev-{}", helm.tag()));
+    let chart = support::chart_path("basic");
+    let chart = chart.to_str().unwrap();
+    env.helm(helm, &["install", "web", chart]).success();
+    env.helm(helm, &["upgrade", "web", chart, "--set", "greeting=bye"]).success();
+    env.helm(helm, &["upgrade", "web", chart, "--reuse-values", "--set", "servicePort=70000"]).code(1);
+    let history = env.helm(helm, &["history", "web", "-o", "json"]).success().stdout();
+    assert!(history.contains("\"revision\":3") && history.contains("\"status\":\"failed\""), "{history}");
+
+    env.drift(&["check", "web"])
+        .success()
+        .stdout_has("web: in sync (4 objects) [namespace")
+        .stdout_has("revision 2 deployed")
+        .stdout_has("note: newest revision 3 is failed; compared with revision 2");
+    env.drift(&["check", "web", "--revision", "1"]).code(2).stdout_has(r#"~ /data/greeting: "hello" -> "bye""#);
+    env.drift(&["check", "web", "--revision", "9"]).code(1).stderr_has("revision 9 of release \"web\" not found");
+
+    env.helm(helm, &["uninstall", "web", "--keep-history"]).success();
+    env.drift(&["check", "web"])
+        .code(1)
+        .stderr_has("has no deployed revision (newest is revision 3, status uninstalled)");
+}
+
+#[test]
+fn helm3_revisions_upgrades_and_failures() {
+    revisions(Helm::V3);
+}
+
+#[test]
+fn helm4_revisions_upgrades_and_failures() {
+    revisions(Helm::V4);
+}
+
+#[test]
+fn hooks_are_not_expected_and_crds_only_on_request() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("store-hooks-{}", helm.tag()));
+        env.install(helm, "h", "hooked", &[]);
+        env.kubectl(&["get", "configmap", "h-hook"]).success();
+        env.kubectl(&["delete", "configmap", "h-hook"]).success();
+        env.drift(&["check", "h", "-v"])
+            .success()
+            .stdout_has("in sync (1 object)")
+            .stdout_has("note: 2 hook(s) not checked");
+
+        let other = format!("{}-other", env.ns);
+        env.kubectl(&["create", "namespace", &other]).success();
+        env.install(helm, "f", "full", &["--set", &format!("otherNamespace={other}")]);
+        env.drift(&["check", "f"]).success().stdout_has("in sync (20 objects)");
+        let out = env.drift(&["check", "f", "--include-crds", "-v"]).success();
+        out.stdout_has("in sync (21 objects)")
+            .stdout_has("in sync  CustomResourceDefinition widgets.test.helm-drift.io  (from full/crds/widgets.yaml)");
+    }
+}
+
+/// Stores `text` as Helm's `release` key of a Secret with Helm's labels.
+fn store(env: &Env, release: &str, encoded: Option<&str>) {
+    let name = format!("sh.helm.release.v1.{release}.v1");
+    let data = encoded.map(|e| format!("data:\n  release: \"{}\"\n", b64(e.as_bytes()))).unwrap_or_default();
+    let yaml = format!(
+        "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: {name}\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"1\"}}\n{data}"
+    );
+    let file = env.home().join(format!("{release}.yaml"));
+    std::fs::write(&file, yaml).unwrap();
+    env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+}
+
+#[test]
+fn corrupt_records_are_errors_naming_the_secret() {
+    let env = Env::new("store-corrupt");
+    let good = r#"{"name":"ok","namespace":"store-corrupt","version":1,"info":{"status":"deployed","deleted":""},"manifest":"---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok-cm\ndata:\n  a: b\n"}"#;
+    let full = gzip(good);
+    let cases: Vec<(&str, Option<String>, &str)> = vec![
+        ("b64", Some("%%%".into()), "bad base64"),
+        ("gz", Some(b64(&full[..full.len() / 2])), "bad gzip data"),
+        ("json", Some(b64(&gzip("{\"name\": "))), "bad release JSON"),
+        ("fields", Some(b64(&gzip(r#"{"namespace":"x","version":1}"#))), "missing field `name`"),
+        ("empty", Some(String::new()), "the record is empty"),
+        ("nodata", None, "no `release` key in its data"),
+        (
+            "manifest",
+            Some(b64(&gzip(&good.replace("kind: ConfigMap", "kind: [").replace("\"ok\"", "\"manifest\"")))),
+            "cannot parse the manifest",
+        ),
+    ];
+    for (release, encoded, want) in &cases {
+        store(&env, release, encoded.as_deref());
+        let out = env.drift(&["check", release]).code(1);
+        out.stderr_has(&format!("Secret store-corrupt/sh.helm.release.v1.{release}.v1")).stderr_has(want);
+        assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
+    }
+    // The good record next to them still checks, alone and in a scan of the namespace.
+    store(&env, "ok", Some(&b64(&full)));
+    env.kubectl(&["create", "configmap", "ok-cm", "--from-literal=a=b"]).success();
+    env.drift(&["check", "ok"])
+        .code(2)
+        .stdout_has("- /metadata/labels: {\"app.kubernetes.io/managed-by\":\"Helm\"} (removed)")
+        .stdout_has("ok: 1 of 1 object drifted");
+    let out = env.drift(&["check", "--all", "-o", "json"]).code(1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(doc["summary"]["releases"], cases.len() + 1);
+    assert_eq!(doc["summary"]["errors"], cases.len());
+}

@@ -3,6 +3,7 @@
 pub mod helm;
 mod manifest;
 mod object;
+pub mod yaml;
 
 pub use manifest::{Document, split};
 pub use object::{DesiredError, DesiredObject, crds, from_manifest};

@@ -6,7 +6,7 @@ use super::manifest;
 #[derive(Debug, thiserror::Error)]
 pub enum DesiredError {
     #[error("{at}: invalid YAML: {source}")]
-    Yaml { at: String, source: serde_yaml::Error },
+    Yaml { at: String, source: super::yaml::YamlError },
     #[error("{at}: not a Kubernetes object (missing {field})")]
     NotAnObject { at: String, field: &'static str },
 }
@@ -40,8 +40,7 @@ pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError>
     let mut out = Vec::new();
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
-        let value: serde_json::Value =
-            serde_yaml::from_str(doc.body).map_err(|source| DesiredError::Yaml { at: at.clone(), source })?;
+        let value = super::yaml::to_json(doc.body).map_err(|source| DesiredError::Yaml { at: at.clone(), source })?;
         if value.is_null() {
             continue;
         }

@@ -1,0 +1,330 @@
+//! YAML to JSON exactly as Helm's conversion (sigs.k8s.io/yaml on go-yaml v2) does it: YAML 1.1
+//! plain scalars (`yes`/`on` are booleans, `0777` is octal, `1_000` is 1000), merge keys, keys
+//! turned into strings, integral numbers written as integers. Alias expansion and nesting are
+//! bounded, so a hostile document is an error, not an exhausted machine.
+
+use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Most nodes one document may expand to (aliases included).
+pub const MAX_NODES: usize = 1_000_000;
+/// Deepest nesting of one document.
+pub const MAX_DEPTH: usize = 256;
+
+/// Why a document could not be converted.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum YamlError {
+    #[error("line {line}: {message}")]
+    Syntax { line: usize, message: String },
+    #[error("line {line}: unknown alias")]
+    UnknownAlias { line: usize },
+    #[error("line {line}: {value:?} is not a finite number (JSON cannot hold it)")]
+    NotFinite { line: usize, value: String },
+    #[error("more than {MAX_NODES} nodes after alias expansion")]
+    TooLarge,
+    #[error("nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    #[error("more than one YAML document")]
+    MultipleDocuments,
+}
+
+/// Converts one YAML document to JSON (`Null` for an empty document).
+pub fn to_json(text: &str) -> Result<Value, YamlError> {
+    let mut loader = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), nodes: 0 };
+    let mut result = Value::Null;
+    let mut documents = 0;
+    loop {
+        let (event, mark) = loader.next()?;
+        match event {
+            Event::StreamEnd => return Ok(result),
+            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(YamlError::MultipleDocuments);
+                }
+            }
+            event => result = loader.node(event, mark, 0)?,
+        }
+    }
+}
+
+struct Loader<'a> {
+    parser: Parser<std::str::Chars<'a>>,
+    anchors: HashMap<usize, Value>,
+    nodes: usize,
+}
+
+impl Loader<'_> {
+    fn next(&mut self) -> Result<(Event, Marker), YamlError> {
+        self.parser
+            .next_token()
+            .map_err(|e| YamlError::Syntax { line: e.marker().line(), message: e.info().to_string() })
+    }
+
+    fn count(&mut self, n: usize) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES { Err(YamlError::TooLarge) } else { Ok(()) }
+    }
+
+    fn node(&mut self, event: Event, mark: Marker, depth: usize) -> Result<Value, YamlError> {
+        if depth > MAX_DEPTH {
+            return Err(YamlError::TooDeep);
+        }
+        self.count(1)?;
+        let (value, anchor) = match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = tag.map(|t| t.suffix);
+                (scalar(&text, style, tag.as_deref(), mark.line())?, anchor)
+            }
+            Event::Alias(id) => {
+                let v = self.anchors.get(&id).cloned().ok_or(YamlError::UnknownAlias { line: mark.line() })?;
+                self.count(size(&v))?;
+                return Ok(v);
+            }
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (e, m) = self.next()?;
+                    if matches!(e, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(e, m, depth + 1)?);
+                }
+                (Value::Array(items), anchor)
+            }
+            Event::MappingStart(anchor, _) => (Value::Object(self.mapping(depth)?), anchor),
+            other => {
+                return Err(YamlError::Syntax { line: mark.line(), message: format!("unexpected {other:?}") });
+            }
+        };
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        Ok(value)
+    }
+
+    /// A mapping's entries; `<<` merge keys add entries the mapping does not set itself.
+    fn mapping(&mut self, depth: usize) -> Result<Map<String, Value>, YamlError> {
+        let mut map = Map::new();
+        let mut merged = Map::new();
+        loop {
+            let (e, m) = self.next()?;
+            if matches!(e, Event::MappingEnd) {
+                break;
+            }
+            let is_merge = matches!(&e, Event::Scalar(k, TScalarStyle::Plain, _, None) if k == "<<");
+            let key = self.node(e, m, depth + 1)?;
+            let (ve, vm) = self.next()?;
+            let value = self.node(ve, vm, depth + 1)?;
+            if is_merge {
+                let sources = match value {
+                    Value::Array(items) => items,
+                    other => vec![other],
+                };
+                for source in sources {
+                    if let Value::Object(entries) = source {
+                        for (k, v) in entries {
+                            merged.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            } else {
+                map.insert(key_string(&key), value);
+            }
+        }
+        for (k, v) in merged {
+            map.entry(k).or_insert(v);
+        }
+        Ok(map)
+    }
+}
+
+/// How many nodes a value holds.
+fn size(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
+        Value::Object(m) => 1 + m.values().map(size).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// A mapping key as sigs.k8s.io/yaml writes it in JSON.
+fn key_string(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Resolves one scalar the way go-yaml v2 does for an untyped (`interface{}`) target.
+fn scalar(text: &str, style: TScalarStyle, tag: Option<&str>, line: usize) -> Result<Value, YamlError> {
+    if style != TScalarStyle::Plain {
+        return Ok(Value::String(text.to_string()));
+    }
+    match tag {
+        Some("str") => return Ok(Value::String(text.to_string())),
+        Some("null") => return Ok(Value::Null),
+        _ => {}
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Ok(Value::Bool(true));
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Ok(Value::Bool(false));
+        }
+        _ => {}
+    }
+    if text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        if let Some(n) = number(text) {
+            return finite(n, text, line);
+        }
+    }
+    Ok(Value::String(text.to_string()))
+}
+
+enum Num {
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+}
+
+/// go-yaml v2's numeric resolution: underscores removed, Go base-0 integers (`0x`, `0o`, `0b`,
+/// leading-zero octal), then a YAML float, then `.inf` / `.nan`.
+fn number(text: &str) -> Option<Num> {
+    match text {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(Num::Float(f64::INFINITY)),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(Num::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Some(Num::Float(f64::NAN)),
+        _ => {}
+    }
+    let plain = text.replace('_', "");
+    if let Some(i) = go_int(&plain) {
+        return Some(i);
+    }
+    if is_yaml_float(&plain) {
+        return plain.parse::<f64>().ok().map(Num::Float);
+    }
+    None
+}
+
+/// `strconv.ParseInt(s, 0, 64)`, falling back to `ParseUint`.
+fn go_int(s: &str) -> Option<Num> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, digits) = match body.get(..2) {
+        Some("0x" | "0X") => (16, &body[2..]),
+        Some("0b" | "0B") => (2, &body[2..]),
+        Some("0o" | "0O") => (8, &body[2..]),
+        _ if body.len() > 1 && body.starts_with('0') => (8, &body[1..]),
+        _ => (10, body),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u128::from_str_radix(digits, radix).ok()?;
+    if neg {
+        let v = i128::try_from(magnitude).ok()?.checked_neg()?;
+        i64::try_from(v).ok().map(Num::Int)
+    } else if let Ok(v) = i64::try_from(magnitude) {
+        Some(Num::Int(v))
+    } else {
+        u64::try_from(magnitude).ok().map(Num::Uint)
+    }
+}
+
+/// go-yaml v2's float pattern: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_float(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", frac)) => digits(frac),
+        Some((int, frac)) => digits(int) && (frac.is_empty() || digits(frac)),
+        None => digits(mantissa),
+    };
+    let exp_ok = exp.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
+    mantissa_ok && exp_ok
+}
+
+/// A JSON number as Go's encoding/json writes it: integral floats without a fraction.
+fn finite(n: Num, text: &str, line: usize) -> Result<Value, YamlError> {
+    Ok(Value::Number(match n {
+        Num::Int(i) => Number::from(i),
+        Num::Uint(u) => Number::from(u),
+        Num::Float(f) if !f.is_finite() => return Err(YamlError::NotFinite { line, value: text.to_string() }),
+        Num::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 && f.abs() <= i64::MAX as f64 => Number::from(f as i64),
+        Num::Float(f) => Number::from_f64(f).expect("finite"),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn j(text: &str) -> Value {
+        to_json(text).unwrap()
+    }
+
+    #[test]
+    fn yaml_1_1_scalars_as_helm_sends_them() {
+        let v = j(
+            "a: yes\nb: off\nc: 'yes'\nd: 0777\ne: 1_000\nf: 0x1F\ng: 0b101\nh: 1e3\ni: 1.5\nj: ~\nk: 08\nl: +12\nm: \"0777\"\nday: 2024-01-01\no: y\np: 1.0\nq: .5\nn: x\n",
+        );
+        assert_eq!(
+            v,
+            json!({"a": true, "b": false, "c": "yes", "d": 511, "e": 1000, "f": 31, "g": 5, "h": 1000, "i": 1.5,
+                   "j": null, "k": 8, "l": 12, "m": "0777", "day": "2024-01-01", "o": true, "p": 1, "q": 0.5,
+                   "false": "x"})
+        );
+    }
+
+    #[test]
+    fn keys_become_strings() {
+        assert_eq!(j("on: push\n1: one\nnull: x\n"), json!({"true": "push", "1": "one", "null": "x"}));
+    }
+
+    #[test]
+    fn block_scalars_and_tags_stay_strings() {
+        assert_eq!(j("a: |\n  yes\nb: !!str 12\nc: >\n  0777\n"), json!({"a": "yes\n", "b": "12", "c": "0777\n"}));
+    }
+
+    #[test]
+    fn anchors_aliases_and_merge_keys() {
+        let v = j("base: &b {x: 1, z: 2}\nother:\n  <<: *b\n  z: 3\nlist: [*b]\n");
+        assert_eq!(v, json!({"base": {"x": 1, "z": 2}, "other": {"x": 1, "z": 3}, "list": [{"x": 1, "z": 2}]}));
+    }
+
+    #[test]
+    fn hostile_documents_are_bounded_errors() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n",
+                p = i - 1
+            ));
+        }
+        assert_eq!(to_json(&bomb), Err(YamlError::TooLarge));
+        let deep = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
+        assert!(matches!(to_json(&deep), Err(YamlError::TooDeep) | Err(YamlError::Syntax { .. })));
+        assert!(matches!(to_json("a: .inf"), Err(YamlError::NotFinite { line: 1, .. })));
+        assert!(matches!(to_json("a: [1, 2"), Err(YamlError::Syntax { .. })));
+        assert!(matches!(to_json("a: *nope"), Err(YamlError::UnknownAlias { .. }) | Err(YamlError::Syntax { .. })));
+    }
+
+    #[test]
+    fn empty_document_is_null() {
+        assert_eq!(j("# only a comment\n"), Value::Null);
+    }
+}

@@ -179,10 +179,10 @@ fn scalar(text: &str, style: TScalarStyle, tag: Option<&str>, line: usize) -> Re
         }
         _ => {}
     }
-    if text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
-        if let Some(n) = number(text) {
-            return finite(n, text, line);
-        }
+    if text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
+        && let Some(n) = number(text)
+    {
+        return finite(n, text, line);
     }
     Ok(Value::String(text.to_string()))
 }

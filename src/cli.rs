@@ -107,6 +107,23 @@ enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Render the release's chart again from its record and show documents that render
+    /// differently from the stored manifest (lookup, random functions, Capabilities)
+    #[command(
+        after_help = "Exit codes:\n  0  every document renders as stored\n  2  some documents render differently\n  1  error"
+    )]
+    Render {
+        /// The release to render
+        release: String,
+        /// Render this revision instead of the latest deployed one
+        #[arg(long)]
+        revision: Option<u32>,
+        /// The chart's source directory (needed for charts with subcharts, which Helm does not store)
+        #[arg(long)]
+        chart: Option<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Print the version
     Version,
 }
@@ -189,6 +206,22 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
         Command::Version => {
             printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Render { release, revision, chart, output } => {
+            printer.style.context = output.context;
+            printer.style.quiet = output.quiet;
+            if output.output == "json" {
+                printer.style.format = Format::Json;
+                printer.style.color = false;
+            }
+            let helm = std::env::var_os("HELM_BIN")
+                .filter(|h| !h.is_empty())
+                .map_or_else(|| PathBuf::from("helm"), PathBuf::from);
+            let request = crate::render::RenderRequest { release, revision, chart, helm };
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let report = runtime.block_on(crate::render::run(&settings, &request))?;
+            printer.render(&report);
+            Ok(ExitCode::from(if report.diffs.is_empty() { 0 } else { 2 }))
         }
         Command::Check { releases, all, all_namespaces, selector, revision, concurrency, compare, output } => {
             if releases.is_empty() && !all && !all_namespaces && selector.is_none() {

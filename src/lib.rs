@@ -12,5 +12,6 @@ pub mod desired;
 pub mod ignore;
 pub mod live;
 pub mod release;
+pub mod render;
 pub mod report;
 pub mod settings;

@@ -175,3 +175,34 @@ fn corrupt_records_are_errors_naming_the_secret() {
     assert_eq!(doc["summary"]["releases"], cases.len() + 1);
     assert_eq!(doc["summary"]["errors"], cases.len());
 }
+
+#[test]
+fn render_finds_documents_that_render_differently() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("store-render-{}", helm.tag()));
+        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);
+        let render = |args: &[&str]| env.drift(args).env("HELM_BIN", &bin);
+        let out = render(&["render", "r"]).code(2);
+        // Values, release name, Capabilities (the cluster's version and APIs) render as stored;
+        // a random function and a lookup (empty without a cluster) do not.
+        out.stdout_has("r: 2 of 4 documents render differently")
+            .stdout_has("changed  rendered/templates/random.yaml")
+            .stdout_has("changed  rendered/templates/lookup.yaml")
+            .stdout_has(&format!("-  namespace: \"{}\"", env.ns))
+            .stdout_has("+  namespace: \"not-found\"");
+        assert!(!out.stdout().contains("static.yaml") && !out.stdout().contains("capabilities.yaml"), "{}", out.dump());
+        let doc: serde_json::Value =
+            serde_json::from_str(&render(&["render", "r", "-o", "json"]).code(2).stdout()).unwrap();
+        assert_eq!(doc["documents"], 4);
+
+        env.install(helm, "p", "parent", &[]);
+        render(&["render", "p"])
+            .code(1)
+            .stderr_has("chart parent declares dependencies (subcharts), which Helm does not store");
+        let chart = support::chart_path("parent");
+        render(&["render", "p", "--chart", chart.to_str().unwrap()])
+            .success()
+            .stdout_has("p: renders as stored (2 documents)");
+    }
+}

@@ -4,6 +4,7 @@
 mod diff;
 pub mod json;
 mod junit;
+mod render;
 mod text;
 
 use crate::check::{Outcome, RunReport};
@@ -73,6 +74,18 @@ impl Printer {
             }
             Format::Json => json::render(run, self.style.show_secrets),
             Format::Junit => junit::render(run, &self.style),
+        };
+        write_stdout(&out);
+    }
+
+    /// Writes the report of `render`.
+    pub fn render(&self, report: &crate::render::RenderReport) {
+        if self.style.quiet {
+            return;
+        }
+        let out = match self.style.format {
+            Format::Json => render::json(report),
+            _ => render::text(report, &self.style),
         };
         write_stdout(&out);
     }

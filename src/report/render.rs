@@ -1,0 +1,63 @@
+//! The `render` report: which documents render differently from the stored manifest.
+
+use super::Style;
+use crate::render::{DocChange, RenderReport};
+use owo_colors::OwoColorize;
+use std::fmt::Write;
+
+pub fn text(r: &RenderReport, style: &Style) -> String {
+    let mut out = String::new();
+    let verdict = if r.diffs.is_empty() {
+        format!("renders as stored ({} documents)", r.documents)
+    } else {
+        format!("{} of {} documents render differently", r.diffs.len(), r.documents)
+    };
+    let _ = writeln!(
+        out,
+        "{}: {verdict} [namespace {}, revision {}, Kubernetes {}]",
+        r.release, r.namespace, r.revision, r.kube_version
+    );
+    for d in &r.diffs {
+        let (label, stored, rendered) = match &d.change {
+            DocChange::Changed { stored, rendered } => ("changed", stored.as_str(), rendered.as_str()),
+            DocChange::OnlyStored(s) => ("gone", s.as_str(), ""),
+            DocChange::OnlyRendered(s) => ("new", "", s.as_str()),
+        };
+        let _ = writeln!(out, "  {label:<8} {}", d.source);
+        let (a, b) = (format!("{stored}\n"), format!("{rendered}\n"));
+        let diff = similar::TextDiff::from_lines(&a, &b);
+        for line in diff.unified_diff().context_radius(style.context).header("stored", "rendered").to_string().lines() {
+            let painted = match line.chars().next() {
+                Some('+') if style.color && !line.starts_with("+++") => line.green().to_string(),
+                Some('-') if style.color && !line.starts_with("---") => line.red().to_string(),
+                _ => line.to_string(),
+            };
+            let _ = writeln!(out, "      {painted}");
+        }
+    }
+    out
+}
+
+pub fn json(r: &RenderReport) -> String {
+    let docs: Vec<_> = r
+        .diffs
+        .iter()
+        .map(|d| match &d.change {
+            DocChange::Changed { stored, rendered } => {
+                serde_json::json!({"source": d.source, "change": "changed", "stored": stored, "rendered": rendered})
+            }
+            DocChange::OnlyStored(s) => serde_json::json!({"source": d.source, "change": "gone", "stored": s}),
+            DocChange::OnlyRendered(s) => serde_json::json!({"source": d.source, "change": "new", "rendered": s}),
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schemaVersion": super::json::SCHEMA_VERSION,
+        "release": r.release,
+        "namespace": r.namespace,
+        "revision": r.revision,
+        "kubeVersion": r.kube_version,
+        "documents": r.documents,
+        "differences": docs,
+    });
+    format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
+}

@@ -195,6 +195,10 @@ fn render_finds_documents_that_render_differently() {
         let doc: serde_json::Value =
             serde_json::from_str(&render(&["render", "r", "-o", "json"]).code(2).stdout()).unwrap();
         assert_eq!(doc["documents"], 4);
+        // An upgrade renders with .Release.IsUpgrade, and so does the re-render of its revision.
+        let chart = support::chart_path("rendered");
+        env.helm(helm, &["upgrade", "r", chart.to_str().unwrap(), "--reuse-values"]).success();
+        render(&["render", "r"]).code(2).stdout_has("r: 2 of 4 documents render differently [namespace");
 
         env.install(helm, "p", "parent", &[]);
         render(&["render", "p"])

@@ -28,6 +28,8 @@ pub enum YamlError {
     TooDeep,
     #[error("more than one YAML document")]
     MultipleDocuments,
+    #[error("line {line}: a mapping key must be a scalar, not a list or mapping")]
+    ComplexKey { line: usize },
 }
 
 /// Converts one YAML document to JSON (`Null` for an empty document).
@@ -116,7 +118,12 @@ impl Loader<'_> {
                 break;
             }
             let is_merge = matches!(&e, Event::Scalar(k, TScalarStyle::Plain, _, None) if k == "<<");
+            let line = m.line();
             let key = self.node(e, m, depth + 1)?;
+            if key.is_array() || key.is_object() {
+                // As sigs.k8s.io/yaml: JSON keys are strings, so complex keys are refused.
+                return Err(YamlError::ComplexKey { line });
+            }
             let (ve, vm) = self.next()?;
             let value = self.node(ve, vm, depth + 1)?;
             if is_merge {
@@ -321,6 +328,14 @@ mod tests {
         assert!(matches!(to_json("a: .inf"), Err(YamlError::NotFinite { line: 1, .. })));
         assert!(matches!(to_json("a: [1, 2"), Err(YamlError::Syntax { .. })));
         assert!(matches!(to_json("a: *nope"), Err(YamlError::UnknownAlias { .. }) | Err(YamlError::Syntax { .. })));
+    }
+
+    #[test]
+    fn complex_keys_are_refused() {
+        // Found by fuzzing: nested complex keys used to be stringified, doubling at each level.
+        let fuzzed = include_str!("../../tests/fixtures/fuzz/manifest-nested-complex-keys.yaml");
+        assert!(matches!(to_json(fuzzed), Err(YamlError::ComplexKey { .. })), "{:?}", to_json(fuzzed));
+        assert!(matches!(to_json("? [a, b]\n: c\n"), Err(YamlError::ComplexKey { line: 1 })));
     }
 
     #[test]

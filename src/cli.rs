@@ -126,6 +126,12 @@ enum Command {
     },
     /// Print the version
     Version,
+    /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
 
 /// How objects are compared and reported.
@@ -205,6 +211,12 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
     match cli.command {
         Command::Version => {
             printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Complete { words } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let lines = runtime.block_on(complete(&settings, &words));
+            printer.stdout(&lines);
             Ok(ExitCode::SUCCESS)
         }
         Command::Render { release, revision, chart, output } => {
@@ -292,6 +304,37 @@ fn settings(g: &Global) -> Result<Settings> {
     })
 }
 
+/// Cobra's "no file completion" directive.
+const NO_FILE_COMPLETION: &str = ":4\n";
+
+/// Release names for `check`/`render`/`repair` arguments, one per line, then the directive.
+/// Errors (no cluster, no rights) give no candidates rather than noise in the shell.
+async fn complete(settings: &Settings, words: &[String]) -> String {
+    let (Some(sub), Some(word)) = (words.first(), words.last()) else { return NO_FILE_COMPLETION.into() };
+    if words.len() < 2 || word.starts_with('-') || !["check", "render", "repair"].contains(&sub.as_str()) {
+        return NO_FILE_COMPLETION.into();
+    }
+    let names = async {
+        let cluster = crate::cluster::connect(&settings.connection).await.ok()?;
+        let ns = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
+        let storage =
+            crate::release::Storage::open(cluster.client, settings.driver, settings.sql_connection.as_deref())
+                .await
+                .ok()?;
+        storage.list(Some(&ns), None).await.ok()
+    }
+    .await
+    .unwrap_or_default();
+    let mut out: String = names
+        .into_iter()
+        .map(|r| r.name)
+        .filter(|n| n.starts_with(word.as_str()) && !words[1..words.len() - 1].contains(n))
+        .map(|n| format!("{n}\n"))
+        .collect();
+    out.push_str(NO_FILE_COMPLETION);
+    out
+}
+
 /// The default config file, looked for in the current directory.
 const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
 
@@ -368,5 +411,43 @@ mod tests {
     fn cli_definition_is_valid() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    /// completion.yaml (Helm's static completion) lists every sub-command and its own flags.
+    #[test]
+    fn completion_yaml_matches_the_cli() {
+        use clap::CommandFactory;
+        #[derive(serde::Deserialize)]
+        struct Cmd {
+            name: String,
+            #[serde(default)]
+            flags: Vec<String>,
+            #[serde(default)]
+            commands: Vec<Cmd>,
+        }
+        let file: Cmd = serde_yaml::from_str(include_str!("../completion.yaml")).unwrap();
+        assert_eq!(file.name, "drift");
+        let cli = Cli::command();
+        let global: Vec<String> = cli.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect();
+        let subs: Vec<_> = cli.get_subcommands().filter(|c| !c.is_hide_set()).collect();
+        let listed: Vec<&str> = file.commands.iter().map(|c| c.name.as_str()).collect();
+        let expected: Vec<&str> = subs.iter().map(|c| c.get_name()).filter(|n| *n != "help").collect();
+        assert_eq!(listed, expected);
+        for sub in subs {
+            let mut flags: Vec<String> = Vec::new();
+            for a in sub.get_arguments().filter(|a| !a.is_positional()) {
+                if let Some(l) = a.get_long().filter(|l| !global.contains(&l.to_string()) && *l != "help") {
+                    flags.push(l.to_string());
+                }
+            }
+            if sub.get_name() != "version" {
+                flags.push("color".into());
+            }
+            let entry = file.commands.iter().find(|c| c.name == sub.get_name()).unwrap();
+            let mut have = entry.flags.clone();
+            have.sort();
+            flags.sort();
+            assert_eq!(have, flags, "flags of {}", sub.get_name());
+        }
     }
 }

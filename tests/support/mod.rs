@@ -104,7 +104,7 @@ impl Env {
         let dir = self.home.path().join("plugin-src");
         std::fs::create_dir_all(dir.join("bin")).unwrap();
         let root = repo_root();
-        for f in ["plugin.yaml", "install-binary.sh"] {
+        for f in ["plugin.yaml", "install-binary.sh", "plugin.complete", "completion.yaml"] {
             std::fs::copy(root.join(f), dir.join(f)).unwrap();
         }
         std::fs::copy(env!("CARGO_BIN_EXE_helm-drift"), dir.join("bin/helm-drift")).unwrap();
@@ -253,4 +253,56 @@ pub fn by_drift<'a>(events: &'a [serde_json::Value], verb: &str) -> Vec<&'a serd
         .filter(|e| e.get("impersonatedUser").is_none())
         .filter(|e| e.get("userAgent").and_then(|v| v.as_str()).is_some_and(|u| u.starts_with("helm-drift")))
         .collect()
+}
+
+/// A loopback HTTP server for files under `root` (GET only), for plugin download tests.
+pub struct FileServer {
+    pub url: String,
+}
+
+impl FileServer {
+    pub fn start(root: PathBuf) -> FileServer {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).map(|n| n == 0).unwrap_or(true) || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut words = line.split_whitespace();
+                    let method = words.next().unwrap_or("GET").to_string();
+                    let path = words.next().unwrap_or("/").trim_start_matches('/').to_string();
+                    let file = root.join(&path);
+                    let mut stream = stream;
+                    match std::fs::read(&file).ok().filter(|_| !path.contains("..")) {
+                        Some(body) => {
+                            let kind = if path.ends_with(".tgz") { "application/gzip" } else { "text/plain" };
+                            let head = format!(
+                                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                body.len()
+                            );
+                            let body: &[u8] = if method == "HEAD" { &[] } else { &body };
+                            let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body));
+                        }
+                        None => {
+                            let _ = stream
+                                .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                        }
+                    }
+                });
+            }
+        });
+        FileServer { url }
+    }
 }

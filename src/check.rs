@@ -5,7 +5,7 @@ use crate::compare::{self, Engine, ObjectDrift, Verdict, managed, subset};
 use crate::desired::{self, DesiredObject, helm};
 use crate::ignore::{self, ObjectRef};
 use crate::live::{self, DryRunError, LiveState, Scaled, Target};
-use crate::release::Storage;
+use crate::release::{ReleaseIndex, Storage};
 use crate::settings::{CompareOptions, Settings};
 use anyhow::{Context, Result};
 use futures::{StreamExt, stream};
@@ -106,18 +106,55 @@ impl RunReport {
     }
 }
 
+/// A connection for a run: the cluster, Helm's storage, and discovery, made once.
+pub struct Session {
+    pub cluster: cluster::Cluster,
+    pub storage: Storage,
+    pub discovery: kube::Discovery,
+    /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
+    pub namespace: String,
+}
+
+impl Session {
+    pub async fn open(settings: &Settings) -> Result<Session> {
+        let cluster = cluster::connect(&settings.connection).await?;
+        let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
+        let storage =
+            Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
+        let discovery = live::discover(&cluster.client)
+            .await
+            .with_context(|| format!("cannot reach the cluster at {} (API discovery failed)", cluster.server))?;
+        Ok(Session { cluster, storage, discovery, namespace })
+    }
+
+    /// The stored revisions of one release in the session's namespace.
+    pub async fn find(&self, release: &str) -> Result<ReleaseIndex> {
+        self.storage
+            .find(&self.namespace, release)
+            .await
+            .with_context(|| format!("cannot read release {release:?} (cluster {})", self.cluster.server))
+    }
+}
+
+/// A release compared with the cluster: the report, and what a repair needs.
+pub struct Evaluated {
+    pub report: DriftReport,
+    pub release: crate::release::Release,
+    /// The objects as Helm applied them (release metadata and namespace added).
+    pub objects: Vec<DesiredObject>,
+    pub targets: Vec<Option<Target>>,
+}
+
 /// Checks every release the request names; `progress(done, total)` is called as releases finish.
 pub async fn run(
     settings: &Settings,
     request: &CheckRequest,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<RunReport> {
-    let cluster = cluster::connect(&settings.connection).await?;
-    let client = &cluster.client;
-    let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    let storage = Storage::open(client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
-    let scope_ns = (!request.all_namespaces).then_some(namespace.as_str());
-    let at = || format!("cannot list Helm releases on cluster {}", cluster.server);
+    let session = Session::open(settings).await?;
+    let storage = &session.storage;
+    let scope_ns = (!request.all_namespaces).then_some(session.namespace.as_str());
+    let at = || format!("cannot list Helm releases on cluster {}", session.cluster.server);
 
     let mut outcomes = Vec::new();
     let mut indexes = Vec::new();
@@ -145,29 +182,24 @@ pub async fn run(
             indexes.extend(found);
         }
     }
-    if !indexes.is_empty() {
-        let discovery =
-            live::discover(client).await.with_context(|| format!("API discovery failed on {}", cluster.server))?;
-        let shared = Shared { client, storage: &storage, discovery: &discovery, settings, revision: request.revision };
-        let total = indexes.len();
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let checked: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
-            let outcome = match check_release(&shared, index).await {
-                Ok(report) => Outcome::Checked(report),
-                Err(e) => Outcome::Failed(ReleaseError {
-                    namespace: index.namespace.clone(),
-                    release: index.name.clone(),
-                    message: format!("{e:#}"),
-                }),
-            };
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
-            outcome
-        }))
-        .buffer_unordered(request.concurrency.max(1))
-        .collect()
-        .await;
-        outcomes.extend(checked);
-    }
+    let total = indexes.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let checked: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
+        let outcome = match evaluate(&session, settings, index, request.revision).await {
+            Ok(e) => Outcome::Checked(e.report),
+            Err(e) => Outcome::Failed(ReleaseError {
+                namespace: index.namespace.clone(),
+                release: index.name.clone(),
+                message: format!("{e:#}"),
+            }),
+        };
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+        outcome
+    }))
+    .buffer_unordered(request.concurrency.max(1))
+    .collect()
+    .await;
+    outcomes.extend(checked);
     outcomes.sort_by(|a, b| key(a).cmp(&key(b)));
     Ok(RunReport { outcomes })
 }
@@ -179,29 +211,25 @@ fn key(o: &Outcome) -> (&str, &str) {
     }
 }
 
-/// What every release of a run shares.
-struct Shared<'a> {
-    client: &'a kube::Client,
-    storage: &'a Storage,
-    discovery: &'a kube::Discovery,
-    settings: &'a Settings,
-    revision: Option<u32>,
-}
-
 /// Reads one release, rebuilds its objects and compares them with the cluster.
-async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex) -> Result<DriftReport> {
-    let client = shared.client;
-    let selected = shared
+pub async fn evaluate(
+    session: &Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    revision: Option<u32>,
+) -> Result<Evaluated> {
+    let client = &session.cluster.client;
+    let selected = session
         .storage
-        .select(index, shared.revision)
+        .select(index, revision)
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
-    let release = &selected.release;
+    let release = selected.release;
     let mut objects = desired::from_manifest(&release.manifest)
         .with_context(|| format!("cannot parse the manifest of {}", selected.record))?;
 
     let manifest_objects = objects.len();
-    if shared.settings.compare.include_crds
+    if settings.compare.include_crds
         && let Some(chart) = &release.chart
     {
         objects.extend(desired::crds(chart).with_context(|| format!("cannot parse the CRDs of {}", selected.record))?);
@@ -211,8 +239,13 @@ async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex
         if i < manifest_objects {
             helm::add_release_metadata(obj, &release.name, &release.namespace);
         }
-        let target =
-            live::resolve(shared.discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
+        let target = live::resolve(
+            &session.discovery,
+            &obj.api_version,
+            &obj.kind,
+            obj.namespace.as_deref(),
+            &release.namespace,
+        );
         if let Some(t) = &target {
             helm::place(obj, t.namespace.as_deref());
         }
@@ -223,13 +256,10 @@ async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex
     if !release.hooks.is_empty() {
         notes.push(format!("{} hook(s) not checked: hooks and tests are not expected to exist", release.hooks.len()));
     }
-    let scaled = if shared.settings.compare.check_hpa_replicas {
-        Vec::new()
-    } else {
-        hpa_scaled(client, &targets, &mut notes).await
-    };
+    let scaled =
+        if settings.compare.check_hpa_replicas { Vec::new() } else { hpa_scaled(client, &targets, &mut notes).await };
 
-    let ctx = Ctx { client, options: &shared.settings.compare, scaled: &scaled };
+    let ctx = Ctx { client, options: &settings.compare, scaled: &scaled };
     let verdicts = stream::iter(objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref())))
         .buffered(CONCURRENCY)
         .collect()
@@ -237,7 +267,7 @@ async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex
 
     let chart =
         release.chart.as_ref().map(|c| format!("{}-{}", c.metadata.name, c.metadata.version)).unwrap_or_default();
-    Ok(DriftReport {
+    let report = DriftReport {
         release: release.name.clone(),
         namespace: release.namespace.clone(),
         revision: release.version,
@@ -247,7 +277,8 @@ async fn check_release(shared: &Shared<'_>, index: &crate::release::ReleaseIndex
         newest: selected.newest,
         objects: verdicts,
         notes,
-    })
+    };
+    Ok(Evaluated { report, release, objects, targets })
 }
 
 /// Every workload an HPA scales, in the namespaces the release's objects live in.

@@ -124,6 +124,33 @@ enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Put drifted objects back to the recorded revision, without a new Helm revision
+    #[command(
+        after_help = "Exit codes:\n  0  repaired (or nothing to repair): the release is in sync\n  2  drift remains (or, with --dry-run, something would change)\n  1  error: a step was refused or failed (see which were applied)"
+    )]
+    Repair {
+        /// The release to repair
+        release: String,
+        /// Only repair this object (KIND/NAME, repeatable)
+        #[arg(long, value_name = "KIND/NAME")]
+        only: Vec<String>,
+        /// Also remove fields that other field managers added (changed outside Helm)
+        #[arg(long)]
+        remove_foreign: bool,
+        /// Show the plan and validate it with server dry-runs; change nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Repair through Helm: `helm upgrade` of the stored chart and values (a new revision)
+        #[arg(long)]
+        upgrade: bool,
+        /// With --upgrade: the chart's source directory (needed for charts with subcharts)
+        #[arg(long, requires = "upgrade")]
+        chart: Option<PathBuf>,
+        #[command(flatten)]
+        compare: CompareArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Print the version
     Version,
     /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
@@ -219,6 +246,29 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             printer.stdout(&lines);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Repair { release, only, remove_foreign, dry_run, upgrade, chart, compare, output } => {
+            if output.output != "text" {
+                bail!("repair writes a text report only (-o {} is for check and render)", output.output);
+            }
+            settings.compare = compare_options(&compare)?;
+            let style = &mut printer.style;
+            style.verbose = compare.verbose;
+            style.show_secrets = compare.show_secrets;
+            style.context = output.context;
+            style.quiet = output.quiet;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            if upgrade {
+                let helm = helm_bin();
+                let request = crate::upgrade::UpgradeRequest { release, chart, helm, dry_run };
+                let report = runtime.block_on(crate::upgrade::run(&settings, &request))?;
+                printer.upgrade(&report);
+                return Ok(ExitCode::from(report.exit_code()));
+            }
+            let request = crate::repair::RepairRequest { release, only, remove_foreign, dry_run };
+            let report = runtime.block_on(crate::repair::run(&settings, &request))?;
+            printer.repair(&report);
+            Ok(ExitCode::from(report.exit_code()))
+        }
         Command::Render { release, revision, chart, output } => {
             printer.style.context = output.context;
             printer.style.quiet = output.quiet;
@@ -226,10 +276,7 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
                 printer.style.format = Format::Json;
                 printer.style.color = false;
             }
-            let helm = std::env::var_os("HELM_BIN")
-                .filter(|h| !h.is_empty())
-                .map_or_else(|| PathBuf::from("helm"), PathBuf::from);
-            let request = crate::render::RenderRequest { release, revision, chart, helm };
+            let request = crate::render::RenderRequest { release, revision, chart, helm: helm_bin() };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let report = runtime.block_on(crate::render::run(&settings, &request))?;
             printer.render(&report);
@@ -302,6 +349,11 @@ fn settings(g: &Global) -> Result<Settings> {
         debug: flag("--debug", &g.debug)?,
         compare: CompareOptions::default(),
     })
+}
+
+/// The helm binary: `HELM_BIN` when run by Helm, else `helm` from PATH.
+fn helm_bin() -> PathBuf {
+    std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from)
 }
 
 /// Cobra's "no file completion" directive.

@@ -13,5 +13,7 @@ pub mod ignore;
 pub mod live;
 pub mod release;
 pub mod render;
+pub mod repair;
 pub mod report;
 pub mod settings;
+pub mod upgrade;

@@ -2,9 +2,9 @@
 //! `$HELM_BIN template`, to find documents whose rendering changed since Helm stored the release
 //! (`lookup`, random functions, `.Capabilities`).
 
-use crate::release::{Release, ReleaseIndex, Storage};
+use crate::desired;
+use crate::release::Release;
 use crate::settings::Settings;
-use crate::{cluster, desired, live};
 use anyhow::{Context, Result, bail};
 use std::path::{Component, Path, PathBuf};
 
@@ -46,15 +46,11 @@ pub struct RenderReport {
 
 /// Renders the release's chart again and compares it with the stored manifest.
 pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderReport> {
-    let cluster = cluster::connect(&settings.connection).await?;
-    let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    let storage = Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
-    let index: ReleaseIndex = storage
-        .find(&namespace, &request.release)
-        .await
-        .with_context(|| format!("cannot read release {:?} (cluster {})", request.release, cluster.server))?;
-    let selected = storage.select(&index, request.revision).await?;
+    let session = crate::check::Session::open(settings).await?;
+    let index = session.find(&request.release).await?;
+    let selected = session.storage.select(&index, request.revision).await?;
     let release = &selected.release;
+    let cluster = &session.cluster;
 
     let work = tempfile::Builder::new().prefix("helm-drift-render-").tempdir()?;
     let chart_dir = match &request.chart {
@@ -62,14 +58,11 @@ pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderR
         None => write_chart(release, &work.path().join("chart"))
             .with_context(|| format!("cannot rebuild the chart from {}", selected.record))?,
     };
-    let values = work.path().join("user-values.yaml");
-    let user = release.config.clone().filter(|c| !c.is_null()).unwrap_or_else(|| serde_json::json!({}));
-    std::fs::write(&values, serde_yaml::to_string(&user)?)?;
+    let values = write_values(release, work.path())?;
 
     let version = cluster.client.apiserver_version().await.context("reading the cluster's version")?.git_version;
-    let discovery = live::discover(&cluster.client).await.context("API discovery")?;
     let mut api_versions = Vec::new();
-    for group in discovery.groups() {
+    for group in session.discovery.groups() {
         for v in group.versions() {
             let gv = if group.name().is_empty() { v.to_string() } else { format!("{}/{v}", group.name()) };
             for (ar, _) in group.versioned_resources(v) {
@@ -112,7 +105,7 @@ pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderR
 
 /// Writes the stored chart (metadata, values, schema, templates, files) as a chart directory.
 /// Charts with subcharts cannot be rebuilt: Helm does not store them with the release.
-fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
+pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
     let Some(chart) = &release.chart else { bail!("the record holds no chart") };
     if chart.metadata.has_dependencies() {
         bail!(
@@ -142,6 +135,14 @@ fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
         std::fs::write(path, bytes)?;
     }
     Ok(dir.to_path_buf())
+}
+
+/// Writes the release's user-supplied values (`helm install -f/--set`) to `dir/user-values.yaml`.
+pub fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
+    let values = dir.join("user-values.yaml");
+    let user = release.config.clone().filter(|c| !c.is_null()).unwrap_or_else(|| serde_json::json!({}));
+    std::fs::write(&values, serde_yaml::to_string(&user)?)?;
+    Ok(values)
 }
 
 /// Documents keyed by source path (and position among that template's documents).

@@ -40,7 +40,7 @@ fn unreachable_cluster_is_a_one_line_error() {
     let env = Env::new("missing-unreachable");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let out = env.drift(&["check", "shop"]).env("HELM_KUBEAPISERVER", format!("https://127.0.0.1:{port}")).code(1);
-    out.stderr_has("Error: cannot list Helm releases on cluster https://127.0.0.1:").stderr_has("Connection refused");
+    out.stderr_has("Error: cannot reach the cluster at https://127.0.0.1:").stderr_has("Connection refused");
     assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
 }
 

@@ -46,6 +46,72 @@ pub fn is_empty(v: &Value) -> bool {
     }
 }
 
+fn tokens(path: &str) -> Vec<String> {
+    path.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+}
+
+/// Sets the value at a JSON pointer, creating objects on the way; a `[key]` token appends.
+pub fn set(root: &mut Value, path: &str, value: Value) {
+    let tokens = tokens(path);
+    let Some((last, parents)) = tokens.split_last() else {
+        *root = value;
+        return;
+    };
+    let mut cur = root;
+    for t in parents {
+        cur = match cur {
+            Value::Object(m) => m.entry(t.clone()).or_insert_with(|| Value::Object(Default::default())),
+            Value::Array(a) => match t.parse::<usize>().ok().filter(|i| *i < a.len()) {
+                Some(i) => &mut a[i],
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match cur {
+        Value::Object(m) => {
+            m.insert(last.clone(), value);
+        }
+        Value::Array(a) => match last.parse::<usize>() {
+            Ok(i) if i < a.len() => a[i] = value,
+            _ => a.push(value),
+        },
+        _ => {}
+    }
+}
+
+pub fn remove(root: &mut Value, path: &str) {
+    let tokens = tokens(path);
+    let Some((last, parents)) = tokens.split_last() else { return };
+    let mut cur = root;
+    for t in parents {
+        cur = match cur {
+            Value::Object(m) => match m.get_mut(t) {
+                Some(v) => v,
+                None => return,
+            },
+            Value::Array(a) => match t.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match cur {
+        Value::Object(m) => {
+            m.remove(last);
+        }
+        Value::Array(a) => {
+            if let Ok(i) = last.parse::<usize>()
+                && i < a.len()
+            {
+                a.remove(i);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

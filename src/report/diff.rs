@@ -1,6 +1,7 @@
 //! Unified diffs of recorded vs live YAML for a modified object, limited to the changed parts.
 
 use crate::compare::ObjectDrift;
+use crate::compare::path::{remove, set};
 use serde_json::Value;
 
 /// Text shown instead of a secret value.
@@ -32,72 +33,6 @@ pub fn unified(o: &ObjectDrift, context: usize, show_secrets: bool) -> Option<St
 
 fn to_yaml(v: &Value) -> String {
     serde_yaml::to_string(v).unwrap_or_else(|_| v.to_string())
-}
-
-fn tokens(path: &str) -> Vec<String> {
-    path.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
-}
-
-/// Sets the value at a JSON pointer, creating objects on the way; a `[key]` token appends.
-fn set(root: &mut Value, path: &str, value: Value) {
-    let tokens = tokens(path);
-    let Some((last, parents)) = tokens.split_last() else {
-        *root = value;
-        return;
-    };
-    let mut cur = root;
-    for t in parents {
-        cur = match cur {
-            Value::Object(m) => m.entry(t.clone()).or_insert_with(|| Value::Object(Default::default())),
-            Value::Array(a) => match t.parse::<usize>().ok().filter(|i| *i < a.len()) {
-                Some(i) => &mut a[i],
-                None => return,
-            },
-            _ => return,
-        };
-    }
-    match cur {
-        Value::Object(m) => {
-            m.insert(last.clone(), value);
-        }
-        Value::Array(a) => match last.parse::<usize>() {
-            Ok(i) if i < a.len() => a[i] = value,
-            _ => a.push(value),
-        },
-        _ => {}
-    }
-}
-
-fn remove(root: &mut Value, path: &str) {
-    let tokens = tokens(path);
-    let Some((last, parents)) = tokens.split_last() else { return };
-    let mut cur = root;
-    for t in parents {
-        cur = match cur {
-            Value::Object(m) => match m.get_mut(t) {
-                Some(v) => v,
-                None => return,
-            },
-            Value::Array(a) => match t.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
-                Some(v) => v,
-                None => return,
-            },
-            _ => return,
-        };
-    }
-    match cur {
-        Value::Object(m) => {
-            m.remove(last);
-        }
-        Value::Array(a) => {
-            if let Ok(i) = last.parse::<usize>()
-                && i < a.len()
-            {
-                a.remove(i);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Replaces secret values on both sides, keeping whether each key differs.

@@ -5,7 +5,10 @@ mod diff;
 pub mod json;
 mod junit;
 mod render;
+mod repair;
 mod text;
+
+pub use text::identity;
 
 use crate::check::{Outcome, RunReport};
 use std::io::{IsTerminal, Write};
@@ -87,6 +90,35 @@ impl Printer {
             Format::Json => render::json(report),
             _ => render::text(report, &self.style),
         };
+        write_stdout(&out);
+    }
+
+    /// Writes the report of `repair`.
+    pub fn repair(&self, report: &crate::repair::RepairReport) {
+        if !self.style.quiet {
+            write_stdout(&repair::render(report, &self.style));
+        }
+    }
+
+    /// Writes the report of `repair --upgrade`.
+    pub fn upgrade(&self, report: &crate::upgrade::UpgradeReport) {
+        if self.style.quiet {
+            return;
+        }
+        let mut out = format!(
+            "repair through helm upgrade of {} (namespace {}, from revision {}){}:\n",
+            report.release,
+            report.namespace,
+            report.from_revision,
+            if report.dry_run { ", dry run" } else { "" }
+        );
+        for line in report.helm_output.lines() {
+            out.push_str(&format!("  | {line}\n"));
+        }
+        if let Some(after) = &report.after {
+            out.push_str("after repair:\n");
+            text::render(&mut out, after, &self.style);
+        }
         write_stdout(&out);
     }
 

@@ -1,0 +1,207 @@
+//! Repair against the real control plane, for Helm 3 (client-side apply) and Helm 4
+//! (server-side apply) releases: every drift undone, the release record untouched, ownership
+//! left so the next `helm upgrade` works, all-or-nothing when a step would fail.
+
+mod support;
+use support::{Env, Helm};
+
+fn install_full(helm: Helm, ns: &str) -> Env {
+    let env = Env::new(ns);
+    let other = format!("{ns}-other");
+    env.kubectl(&["create", "namespace", &other]).success();
+    env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+    env
+}
+
+/// `helm history` and the release Secret's resourceVersion: what a same-revision repair keeps.
+fn record_state(env: &Env, helm: Helm) -> (String, String) {
+    let history = env.helm(helm, &["history", "app", "-o", "json"]).success().stdout();
+    let rv = env
+        .kubectl(&["get", "secret", "sh.helm.release.v1.app.v1", "-o", "jsonpath={.metadata.resourceVersion}"])
+        .success()
+        .stdout();
+    (history, rv)
+}
+
+fn repair_everything(helm: Helm) {
+    let env = install_full(helm, &format!("repair-{}", helm.tag()));
+    let state = record_state(&env, helm);
+    let k = |args: &[&str]| {
+        env.kubectl(args).success();
+    };
+    k(&["delete", "deployment", "app-scaled"]);
+    k(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#]);
+    k(&["scale", "deployment", "app-web", "--replicas=5"]);
+    k(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"leaked"}}"#]);
+    k(&["patch", "widget", "app-widget", "--type", "merge", "-p", r#"{"spec":{"size":9}}"#]);
+    k(&["set", "env", "deployment/app-web", "EXTRA=1"]);
+
+    // The plan: the same diff check shows, validated by server dry-runs, nothing changed.
+    let plan = env.drift(&["repair", "app", "--dry-run"]).code(2);
+    plan.stdout_has("repair plan (dry run: nothing changed)")
+        .stdout_has(&format!("recreate Deployment {}/app-scaled: would apply", env.ns))
+        .stdout_has("~ /spec/replicas: 2 -> 5");
+    env.drift(&["check", "app"]).code(2).stdout_has("app: 5 of 20 objects drifted");
+
+    // Repair: everything but the env var added outside Helm, which needs --remove-foreign.
+    let out = env.drift(&["repair", "app"]).code(2);
+    out.stdout_has(&format!("recreate Deployment {}/app-scaled: applied", env.ns))
+        .stdout_has("fields added outside Helm are kept (use --remove-foreign to remove them)")
+        .stdout_has("after repair:")
+        .stdout_has("app: 1 of 20 objects drifted");
+    assert!(!out.stdout().contains("leaked"), "{}", out.dump());
+    env.drift(&["repair", "app", "--remove-foreign"]).success().stdout_has("app: in sync (20 objects)");
+    env.drift(&["check", "app"]).success();
+    let env_vars = env
+        .kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.spec.template.spec.containers[0].env}"])
+        .success()
+        .stdout();
+    assert!(!env_vars.contains("EXTRA"), "{env_vars}");
+    assert_eq!(record_state(&env, helm), state, "same revision: the release record and history are untouched");
+
+    // Auditable: an Event per repaired object, naming the paths.
+    let events = env
+        .kubectl(&[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=DriftRepaired",
+            "-o",
+            "jsonpath={range .items[*]}{.involvedObject.kind}/{.involvedObject.name}: {.message}{\"\\n\"}{end}",
+        ])
+        .success()
+        .stdout();
+    for want in [
+        "Deployment/app-scaled",
+        "ConfigMap/app-config: ",
+        "Secret/app-creds",
+        "Widget/app-widget",
+        "Deployment/app-web",
+    ] {
+        assert!(events.contains(want), "no event for {want}:\n{events}");
+    }
+    assert!(events.contains("/data/greeting"), "{events}");
+
+    // Ownership is Helm's again: a normal upgrade that changes a value succeeds and lands.
+    let chart = support::chart_path("full");
+    env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--reuse-values", "--set", "greeting=changed"])
+        .success();
+    let greeting =
+        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    assert_eq!(greeting, "changed");
+    env.drift(&["check", "app"]).success().stdout_has("revision 2 deployed");
+}
+
+#[test]
+fn helm3_repair_everything() {
+    repair_everything(Helm::V3);
+}
+
+#[test]
+fn helm4_repair_everything() {
+    repair_everything(Helm::V4);
+}
+
+fn ignored_and_only(helm: Helm) {
+    let env = install_full(helm, &format!("repair-only-{}", helm.tag()));
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
+    env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
+    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
+        .success();
+    env.kubectl(&["patch", "widget", "app-widget", "--type", "merge", "-p", r#"{"spec":{"size":9}}"#]).success();
+    // --only limits the repair; the HPA-managed replica count is never touched.
+    env.drift(&["repair", "app", "--only", "configmap/app-config"]).code(2).stdout_has("app: 1 of 20 objects drifted");
+    let greeting =
+        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    assert_eq!(greeting, "hello");
+    env.drift(&["repair", "app"]).success();
+    let replicas = env.kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.spec.replicas}"]).success().stdout();
+    assert_eq!(replicas, "5", "ignored paths (HPA replicas) are never touched");
+    env.drift(&["repair", "app", "--only", "Deployment/nope"])
+        .code(1)
+        .stderr_has("--only Deployment/nope: no such object");
+}
+
+#[test]
+fn helm3_repair_only_and_ignored() {
+    ignored_and_only(Helm::V3);
+}
+
+#[test]
+fn helm4_repair_only_and_ignored() {
+    ignored_and_only(Helm::V4);
+}
+
+fn refused_changes_nothing(helm: Helm) {
+    let env = install_full(helm, &format!("repair-refused-{}", helm.tag()));
+    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
+        .success();
+    // Someone recreated the StatefulSet with another serviceName, which is immutable.
+    let sts = env.kubectl(&["get", "statefulset", "app-db", "-o", "json"]).success().stdout();
+    let mut sts: serde_json::Value = serde_json::from_str(&sts).unwrap();
+    sts["spec"]["serviceName"] = "elsewhere".into();
+    for k in ["resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"] {
+        sts["metadata"].as_object_mut().unwrap().remove(k);
+    }
+    sts.as_object_mut().unwrap().remove("status");
+    let file = env.home().join("sts.json");
+    std::fs::write(&file, sts.to_string()).unwrap();
+    env.kubectl(&["delete", "statefulset", "app-db"]).success();
+    env.kubectl(&["create", "-f", file.to_str().unwrap()]).success();
+
+    let out = env.drift(&["repair", "app"]).code(1);
+    out.stdout_has(&format!("StatefulSet {}/app-db: refused by the server dry-run", env.ns))
+        .stdout_has("nothing was changed");
+    let greeting =
+        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    assert_eq!(greeting, "edited", "all or nothing: the ConfigMap was not repaired either");
+    let events =
+        env.kubectl(&["get", "events", "--field-selector", "reason=DriftRepaired", "-o", "name"]).success().stdout();
+    assert!(events.trim().is_empty(), "{events}");
+}
+
+#[test]
+fn helm3_repair_refused_changes_nothing() {
+    refused_changes_nothing(Helm::V3);
+}
+
+#[test]
+fn helm4_repair_refused_changes_nothing() {
+    refused_changes_nothing(Helm::V4);
+}
+
+#[test]
+fn repair_through_helm_upgrade() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("repair-upgrade-{}", helm.tag()));
+        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        env.install(helm, "web", "basic", &["--set", "greeting=hi"]);
+        env.kubectl(&["delete", "deployment", "web-web"]).success();
+        env.kubectl(&[
+            "patch",
+            "configmap",
+            "web-config",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"data":{"greeting":"edited"}}"#,
+        ])
+        .success();
+        env.drift(&["repair", "web", "--upgrade"])
+            .env("HELM_BIN", &bin)
+            .success()
+            .stdout_has("web: in sync (4 objects) [namespace")
+            .stdout_has("revision 2 deployed");
+        let greeting =
+            env.kubectl(&["get", "configmap", "web-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+        assert_eq!(greeting, "hi", "the stored user values were used");
+
+        env.install(helm, "p", "parent", &[]);
+        env.drift(&["repair", "p", "--upgrade"])
+            .env("HELM_BIN", &bin)
+            .code(1)
+            .stderr_has("declares dependencies (subcharts)");
+        let chart = support::chart_path("parent");
+        env.drift(&["repair", "p", "--upgrade", "--chart", chart.to_str().unwrap()]).env("HELM_BIN", &bin).success();
+    }
+}

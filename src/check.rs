@@ -13,6 +13,8 @@ use std::collections::BTreeSet;
 
 /// How many objects are checked at once.
 const CONCURRENCY: usize = 16;
+/// From this many releases on, release records are read with one LIST.
+const PREFETCH_AT: usize = 4;
 
 /// All verdicts for one release.
 #[derive(Debug)]
@@ -113,6 +115,8 @@ pub struct Session {
     pub discovery: kube::Discovery,
     /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
     pub namespace: String,
+    /// Live objects read for this run.
+    pub live: live::LiveCache,
 }
 
 impl Session {
@@ -124,7 +128,7 @@ impl Session {
         let discovery = live::discover(&cluster.client)
             .await
             .with_context(|| format!("cannot reach the cluster at {} (API discovery failed)", cluster.server))?;
-        Ok(Session { cluster, storage, discovery, namespace })
+        Ok(Session { cluster, storage, discovery, namespace, live: Default::default() })
     }
 
     /// The stored revisions of one release in the session's namespace.
@@ -183,6 +187,11 @@ pub async fn run(
         }
     }
     let total = indexes.len();
+    // Many releases: read every deployed record with one LIST rather than a GET each.
+    if total >= PREFETCH_AT && request.revision.is_none() {
+        let selector = if request.releases.is_empty() { request.selector.as_deref() } else { None };
+        storage.prefetch_deployed(scope_ns, selector).await.with_context(at)?;
+    }
     let done = std::sync::atomic::AtomicUsize::new(0);
     let checked: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
         let outcome = match evaluate(&session, settings, index, request.revision).await {
@@ -257,13 +266,23 @@ pub async fn evaluate(
         notes.push(format!("{} hook(s) not checked: hooks and tests are not expected to exist", release.hooks.len()));
     }
     let scaled =
-        if settings.compare.check_hpa_replicas { Vec::new() } else { hpa_scaled(client, &targets, &mut notes).await };
+        if settings.compare.check_hpa_replicas { Vec::new() } else { hpa_scaled(session, &targets, &mut notes).await };
 
-    let ctx = Ctx { client, options: &settings.compare, scaled: &scaled };
-    let verdicts = stream::iter(objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref())))
-        .buffered(CONCURRENCY)
-        .collect()
-        .await;
+    // Kinds with several objects in one namespace are read with a (shared) LIST.
+    let mut per_group: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
+    for t in targets.iter().flatten() {
+        *per_group.entry((t.resource.plural.clone() + "." + &t.resource.group, t.namespace.clone())).or_default() += 1;
+    }
+    let listed =
+        |t: &Target| per_group[&(t.resource.plural.clone() + "." + &t.resource.group, t.namespace.clone())] >= 2;
+
+    let ctx = Ctx { client, cache: &session.live, options: &settings.compare, scaled: &scaled };
+    let verdicts = stream::iter(
+        objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref(), t.as_ref().is_some_and(listed))),
+    )
+    .buffered(CONCURRENCY)
+    .collect()
+    .await;
 
     let chart =
         release.chart.as_ref().map(|c| format!("{}-{}", c.metadata.name, c.metadata.version)).unwrap_or_default();
@@ -282,11 +301,11 @@ pub async fn evaluate(
 }
 
 /// Every workload an HPA scales, in the namespaces the release's objects live in.
-async fn hpa_scaled(client: &kube::Client, targets: &[Option<Target>], notes: &mut Vec<String>) -> Vec<Scaled> {
+async fn hpa_scaled(session: &Session, targets: &[Option<Target>], notes: &mut Vec<String>) -> Vec<Scaled> {
     let namespaces: BTreeSet<&str> = targets.iter().flatten().filter_map(|t| t.namespace.as_deref()).collect();
     let mut out = Vec::new();
     for ns in namespaces {
-        match live::hpa_targets(client, ns).await {
+        match session.live.hpa_targets(&session.cluster.client, ns).await {
             Ok(found) => out.extend(found),
             Err(e) => notes.push(format!("HPAs in namespace {ns} not read ({e}): replica counts are compared")),
         }
@@ -296,12 +315,13 @@ async fn hpa_scaled(client: &kube::Client, targets: &[Option<Target>], notes: &m
 
 struct Ctx<'a> {
     client: &'a kube::Client,
+    cache: &'a live::LiveCache,
     options: &'a CompareOptions,
     scaled: &'a [Scaled],
 }
 
 /// The verdict for one object.
-async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>) -> ObjectDrift {
+async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>, listed: bool) -> ObjectDrift {
     let mut drift = ObjectDrift {
         api_version: obj.api_version.clone(),
         kind: obj.kind.clone(),
@@ -320,7 +340,7 @@ async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>) -> O
             Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
         return drift;
     };
-    let live = match live::get(ctx.client, target, &obj.name).await {
+    let live = match ctx.cache.get(ctx.client, target, &obj.name, listed).await {
         LiveState::Present(v) => v,
         LiveState::Absent => {
             drift.verdict = Verdict::Missing;

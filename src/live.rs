@@ -228,3 +228,57 @@ pub async fn record_event(
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
     api.create(&Default::default(), &event).await.map(|_| ()).map_err(|e| describe(&e, "create", "events"))
 }
+
+type Listing = Result<std::collections::HashMap<String, Value>, String>;
+type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
+/// group, version, plural, namespace.
+type ListKey = (String, String, String, Option<String>);
+type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
+
+/// Live objects shared by every release of a run: a kind with several objects in one namespace
+/// is read with one LIST (made once, whoever asks first), single objects with a GET; HPAs are
+/// listed once per namespace. Requests grow with kinds and namespaces, not with objects.
+#[derive(Default)]
+pub struct LiveCache {
+    lists: Cells<ListKey, Listing>,
+    hpas: Cells<String, Result<Vec<Scaled>, String>>,
+}
+
+impl LiveCache {
+    /// The live object; `listed` reads it from the LIST of its kind in its namespace.
+    pub async fn get(&self, client: &kube::Client, target: &Target, name: &str, listed: bool) -> LiveState {
+        if !listed {
+            return get(client, target, name).await;
+        }
+        let r = &target.resource;
+        let key = (r.group.clone(), r.version.clone(), r.plural.clone(), target.namespace.clone());
+        let cell = self.lists.lock().expect("cache lock").entry(key).or_default().clone();
+        let listing = cell.get_or_init(|| list(client, target)).await;
+        match listing {
+            Ok(objects) => objects.get(name).cloned().map_or(LiveState::Absent, LiveState::Present),
+            // No `list` right (get only): read this object alone.
+            Err(e) if e.starts_with("forbidden") => get(client, target, name).await,
+            Err(e) => LiveState::Failed(e.clone()),
+        }
+    }
+
+    /// The HPAs of a namespace, listed once per run.
+    pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, String> {
+        let cell = self.hpas.lock().expect("cache lock").entry(namespace.to_string()).or_default().clone();
+        cell.get_or_init(|| hpa_targets(client, namespace)).await.clone()
+    }
+}
+
+/// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name,
+/// with `apiVersion`/`kind` filled in (list items come without them).
+async fn list(client: &kube::Client, target: &Target) -> Listing {
+    let r = &target.resource;
+    let items = api(client, target).list(&ListParams::default()).await.map_err(|e| describe(&e, "list", &r.plural))?;
+    let mut out = std::collections::HashMap::with_capacity(items.items.len());
+    for mut obj in items.items {
+        obj.types = Some(kube::core::TypeMeta { api_version: r.api_version.clone(), kind: r.kind.clone() });
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        out.insert(name, serde_json::to_value(obj).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}

@@ -81,7 +81,7 @@ impl RepairReport {
 
 /// Plans, validates and (unless a dry run) applies the repair of one release.
 pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairReport> {
-    let session = Session::open(settings).await?;
+    let mut session = Session::open(settings).await?;
     let index = session.find(&request.release).await?;
     let evaluated = check::evaluate(&session, settings, &index, None).await?;
     let ssa = evaluated.release.apply_method.as_deref() == Some("ssa");
@@ -141,6 +141,7 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
     }
     report.steps = steps;
     if !failed {
+        session.live = Default::default(); // read the repaired objects afresh
         report.after = Some(check::evaluate(&session, settings, &index, None).await?.report);
     }
     Ok(report)

@@ -73,7 +73,7 @@ impl ControlPlane {
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
                 format!("--service-account-key-file={}", pki.sa_public.display()),
                 format!("--service-account-signing-key-file={}", pki.sa_key.display()),
-                "--service-cluster-ip-range=10.0.0.0/24".into(),
+                "--service-cluster-ip-range=10.0.0.0/16".into(),
                 "--endpoint-reconciler-type=none".into(),
                 "--allow-privileged=true".into(),
                 "--enable-priority-and-fairness=false".into(),

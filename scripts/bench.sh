@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The benchmark (issue "instant on one release, seconds on a thousand"): builds fleets on a local
+# control plane and times `helm drift check` as users run it (through helm, a new process each
+# run), with peak RSS and the API requests counted from the API server's audit log, next to a
+# floor measured in the same run (kubectl LISTs of the same records and objects).
+#
+#   scripts/bench.sh [RUNS]        results go to bench/RESULTS.md (default 5 runs per case)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-5}
+tools=$("$root/scripts/tools.sh")
+(cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins --examples) >&2
+state=$(mktemp -d "${TMPDIR:-/tmp}/helm-drift-bench.XXXXXX")
+HELM_DRIFT_TOOLS="$tools" "$root/target/release/testcluster" "$state/cluster" >"$state/cluster.log" 2>&1 &
+cp_pid=$!
+trap 'kill $cp_pid 2>/dev/null; wait $cp_pid 2>/dev/null; rm -rf "$state"' EXIT
+deadline=$(( $(date +%s) + 180 ))
+until [ -f "$state/cluster/ready" ]; do
+  [ "$(date +%s)" -lt "$deadline" ] && kill -0 $cp_pid 2>/dev/null || { cat "$state/cluster.log" >&2; exit 1; }
+  sleep 0.5
+done
+export KUBECONFIG="$state/cluster/kubeconfig" HELM_DATA_HOME="$state/helm/data" HELM_CONFIG_HOME="$state/helm/config" HELM_CACHE_HOME="$state/helm/cache"
+helm="$tools/helm4"
+mkdir -p "$state/plugin/bin"
+cp "$root/plugin.yaml" "$root/install-binary.sh" "$root/plugin.complete" "$root/completion.yaml" "$state/plugin/"
+cp "$root/target/release/helm-drift" "$state/plugin/bin/"
+"$helm" plugin install "$state/plugin" >/dev/null
+audit="$state/cluster/audit.log"
+fleet="$root/target/release/examples/fleet"
+out="$state/results.tsv"
+: >"$out"
+
+# measure CASE EXPECTED-EXIT CMD...: RUNS timed runs (wall s, peak RSS KiB), then one more run
+# whose API requests are counted from the audit log.
+measure() {
+  local case=$1 want=$2
+  shift 2
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %M" -o "$state/time" "$@" >/dev/null 2>"$state/stderr" && code=0 || code=$?
+    [ "$code" = "$want" ] || { echo "$case: exit $code, expected $want" >&2; cat "$state/stderr" >&2; exit 1; }
+    printf '%s\ttime\t%s\n' "$case" "$(cat "$state/time")" >>"$out"
+  done
+  local mark
+  mark=$(stat -c %s "$audit")
+  "$@" >/dev/null 2>&1 || true
+  sleep 1 # let the blocking audit backend finish its last writes (counting only, not timing)
+  printf '%s\trequests\t%s\n' "$case" "$(tail -c +$((mark + 1)) "$audit" | python3 -c '
+import json, sys, collections
+c = collections.Counter()
+for line in sys.stdin:
+    try: e = json.loads(line)
+    except ValueError: continue
+    ua = e.get("userAgent", "")
+    if e.get("stage") == "ResponseComplete" and (ua.startswith("helm-drift") or ua.startswith("kubectl")):
+        c[e["verb"].upper()] += 1
+print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))')" >>"$out"
+}
+
+floor() {
+  local case=$1
+  shift
+  measure "$case" 0 sh -c "$*"
+}
+
+echo "F1: 1 release x 50 objects" >&2
+"$fleet" f1 1 1 50 1 >&2
+measure "F1 clean, helm drift check" 0 "$helm" drift check f1-r0 -n f1-ns0
+measure "F1 clean, helm-drift binary" 0 "$root/target/release/helm-drift" check f1-r0 -n f1-ns0
+floor "F1 floor (kubectl)" "'$tools/kubectl' get secrets -n f1-ns0 -l owner=helm,name=f1-r0 -o json >/dev/null && '$tools/kubectl' get configmaps,secrets,services,serviceaccounts,deployments -n f1-ns0 -o json >/dev/null"
+
+echo "F2: 100 releases x 20 objects in 10 namespaces" >&2
+"$fleet" f2 100 10 20 1 >&2
+measure "F2 clean -A" 0 "$helm" drift check -A -l fleet=f2
+
+echo "F3: 500 releases x 20 objects in 50 namespaces, 3 revisions each" >&2
+"$fleet" f3 500 50 20 3 >&2
+measure "F3 clean -A" 0 "$helm" drift check -A -l fleet=f3
+floor "F3 floor (kubectl)" "'$tools/kubectl' get secrets -A -l owner=helm,status=deployed,fleet=f3 -o json >/dev/null && '$tools/kubectl' get configmaps,secrets,services,serviceaccounts,deployments -A -o json >/dev/null"
+"$fleet" f3 500 50 20 3 0.05 >&2
+measure "F3 5% drifted -A" 2 "$helm" drift check -A -l fleet=f3
+
+python3 - "$out" "$runs" >"$root/bench/RESULTS.md" <<'PY'
+import sys, statistics, collections, datetime, subprocess
+rows = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    case, kind, value = line.rstrip("\n").split("\t")
+    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
+    if kind == "time":
+        t, rss = value.split()
+        rows[case]["times"].append(float(t)); rows[case]["rss"].append(int(rss))
+    else:
+        rows[case]["requests"] = value
+print("# Benchmark results\n")
+print(f"Measured {datetime.date.today()} on this project's 2-core machine, against the local control plane")
+print("(etcd + kube-apiserver + kube-controller-manager, audit log on), with the release build.")
+print(f"Reproduce: `scripts/bench.sh {sys.argv[2]}` ({sys.argv[2]} runs per case, each a new process).\n")
+print("| case | median wall | min - max | peak RSS (max) | API requests in one run |")
+print("|---|---|---|---|---|")
+for case, r in rows.items():
+    t = r["times"]
+    print(f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | {max(r['rss'])/1024:.1f} MiB | {r['requests']} |")
+PY
+cat "$root/bench/RESULTS.md"

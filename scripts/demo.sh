@@ -62,13 +62,19 @@ say "Installing the demo chart as release 'demo' in namespace 'demo'"
 say "helm drift check demo -n demo   (freshly installed: in sync)"
 "$helm" drift check demo -n demo
 
-say "kubectl -n demo delete deployment demo-web   (drift made by hand)"
+say "Drift made by hand: delete a Deployment, edit a ConfigMap, label a Service"
 "$kubectl" -n demo delete deployment demo-web
+"$kubectl" -n demo patch configmap demo-config --type merge -p '{"data":{"greeting":"edited by hand"}}'
+"$kubectl" -n demo label service demo-web team=someone
 
 say "helm drift check demo -n demo"
 code=0
 "$helm" drift check demo -n demo || code=$?
 echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
+
+say "helm drift repair demo -n demo --remove-foreign   (same revision: helm history is unchanged)"
+"$helm" drift repair demo -n demo --remove-foreign
+"$helm" history demo -n demo
 
 cat <<EOT
 

@@ -234,8 +234,14 @@ pub async fn evaluate(
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
     let release = selected.release;
-    let mut objects = desired::from_manifest(&release.manifest)
-        .with_context(|| format!("cannot parse the manifest of {}", selected.record))?;
+    let mut objects = Vec::new();
+    let mut broken = Vec::new();
+    for parsed in desired::parse_manifest(&release.manifest) {
+        match parsed {
+            Ok(o) => objects.push(o),
+            Err(e) => broken.push(e),
+        }
+    }
 
     let manifest_objects = objects.len();
     if settings.compare.include_crds
@@ -277,12 +283,26 @@ pub async fn evaluate(
         |t: &Target| per_group[&(t.resource.plural.clone() + "." + &t.resource.group, t.namespace.clone())] >= 2;
 
     let ctx = Ctx { client, cache: &session.live, options: &settings.compare, scaled: &scaled };
-    let verdicts = stream::iter(
+    let mut verdicts: Vec<ObjectDrift> = stream::iter(
         objects.iter().zip(&targets).map(|(o, t)| judge(&ctx, o, t.as_ref(), t.as_ref().is_some_and(listed))),
     )
     .buffered(CONCURRENCY)
     .collect()
     .await;
+    // Documents that are not objects are errors of their own; the others are still checked.
+    verdicts.extend(broken.into_iter().map(|e| ObjectDrift {
+        api_version: String::new(),
+        kind: "Document".into(),
+        namespace: None,
+        name: e.at().to_string(),
+        source: Some(e.at().to_string()),
+        verdict: Verdict::Error { message: format!("cannot parse the manifest of {}: {e}", selected.record) },
+        fields: Vec::new(),
+        added: Vec::new(),
+        ignored: Vec::new(),
+        engine: None,
+        live: None,
+    }));
 
     let chart =
         release.chart.as_ref().map(|c| format!("{}-{}", c.metadata.name, c.metadata.version)).unwrap_or_default();

@@ -55,8 +55,9 @@ struct Global {
     #[arg(long, env = "HELM_KUBECAFILE", global = true)]
     kube_ca_file: Option<String>,
     /// Skip verifying the API server's certificate (insecure)
-    #[arg(long, env = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY", global = true, num_args = 0..=1, default_missing_value = "true")]
-    kube_insecure_skip_tls_verify: Option<String>,
+    /// (also HELM_KUBEINSECURE_SKIP_TLS_VERIFY=true)
+    #[arg(long, global = true)]
+    kube_insecure_skip_tls_verify: bool,
     /// Server name for the API server's certificate
     #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
     kube_tls_server_name: Option<String>,
@@ -66,6 +67,10 @@ struct Global {
     /// Requests allowed in a burst (Helm's --burst-limit)
     #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
     burst_limit: Option<String>,
+    /// Give up on a request to the API server after this long (e.g. 500ms, 30s, 2m); transient
+    /// failures are retried
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
+    timeout: std::time::Duration,
     /// Helm storage driver: secrets (default), configmaps, sql
     #[arg(long, env = "HELM_DRIVER", global = true)]
     driver: Option<String>,
@@ -73,8 +78,9 @@ struct Global {
     #[arg(long, env = "HELM_DRIVER_SQL_CONNECTION_STRING", global = true, hide_env_values = true)]
     sql_connection: Option<String>,
     /// Verbose diagnostics on stderr
-    #[arg(long, env = "HELM_DEBUG", global = true, num_args = 0..=1, default_missing_value = "true")]
-    debug: Option<String>,
+    /// (also HELM_DEBUG=true)
+    #[arg(long, global = true)]
+    debug: bool,
     /// When to colour the output: auto, always, never
     #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
     color: String,
@@ -307,7 +313,11 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             let request = CheckRequest { releases, all, all_namespaces, selector, revision, concurrency };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let progress = printer.progress();
+            let started = std::time::Instant::now();
             let report = runtime.block_on(check::run(&settings, &request, &progress))?;
+            if settings.debug {
+                printer.debug(&debug_summary(&settings, &report, started.elapsed()));
+            }
             printer.run(&report);
             Ok(ExitCode::from(report.exit_code()))
         }
@@ -338,17 +348,38 @@ fn settings(g: &Global) -> Result<Settings> {
             as_user: nonempty(&g.kube_as_user),
             as_groups: g.kube_as_group.iter().filter(|s| !s.is_empty()).cloned().collect(),
             ca_file: nonempty(&g.kube_ca_file).map(PathBuf::from),
-            insecure_skip_tls_verify: flag("--kube-insecure-skip-tls-verify", &g.kube_insecure_skip_tls_verify)?,
+            insecure_skip_tls_verify: g.kube_insecure_skip_tls_verify
+                || flag("HELM_KUBEINSECURE_SKIP_TLS_VERIFY", &std::env::var("HELM_KUBEINSECURE_SKIP_TLS_VERIFY").ok())?,
             tls_server_name: nonempty(&g.kube_tls_server_name),
             qps: number("--qps (HELM_QPS)", &g.qps)?,
             burst: number("--burst-limit (HELM_BURST_LIMIT)", &g.burst_limit)?,
+            timeout: Some(g.timeout),
         },
         namespace: nonempty(&g.namespace),
         driver,
         sql_connection: nonempty(&g.sql_connection),
-        debug: flag("--debug", &g.debug)?,
+        debug: g.debug || flag("HELM_DEBUG", &std::env::var("HELM_DEBUG").ok())?,
         compare: CompareOptions::default(),
     })
+}
+
+/// What `--debug` / `HELM_DEBUG` adds on stderr: where the run looked and what it found
+/// (never credentials).
+fn debug_summary(settings: &Settings, run: &check::RunReport, took: std::time::Duration) -> String {
+    let c = &settings.connection;
+    let objects: usize =
+        run.outcomes.iter().map(|o| if let check::Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum();
+    format!(
+        "kubeconfig {:?}, context {}, API server {}, auth {}, namespace {}, driver {}; {} release(s), {objects} object(s) in {:.3}s",
+        c.kubeconfig,
+        c.context.as_deref().unwrap_or("(current)"),
+        c.api_server.as_deref().unwrap_or("(from kubeconfig)"),
+        if c.token.is_some() { "bearer token (hidden)" } else { "kubeconfig user" },
+        settings.namespace.as_deref().unwrap_or("(context default)"),
+        settings.driver.name(),
+        run.outcomes.len(),
+        took.as_secs_f64()
+    )
 }
 
 /// The helm binary: `HELM_BIN` when run by Helm, else `helm` from PATH.
@@ -426,6 +457,24 @@ fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
     })
 }
 
+/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
+    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: must be more than zero"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
 /// A number from a flag or Helm's environment (empty = unset).
 fn number<T: std::str::FromStr>(name: &str, value: &Option<String>) -> Result<Option<T>> {
     match value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
@@ -458,6 +507,15 @@ fn use_color(flag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5 weeks").is_err());
+    }
 
     #[test]
     fn cli_definition_is_valid() {

@@ -37,7 +37,7 @@ pub enum DryRunError {
 
 /// Runs discovery once for the run.
 pub async fn discover(client: &kube::Client) -> Result<Discovery, kube::Error> {
-    Discovery::new(client.clone()).run_aggregated().await
+    crate::cluster::retry(|| Discovery::new(client.clone()).run_aggregated()).await
 }
 
 /// Resolves `api_version`/`kind` to a served resource and the object's namespace (namespaced
@@ -67,7 +67,8 @@ fn api(client: &kube::Client, target: &Target) -> Api<DynamicObject> {
 
 /// GETs one object.
 pub async fn get(client: &kube::Client, target: &Target, name: &str) -> LiveState {
-    match api(client, target).get_opt(name).await {
+    let api = api(client, target);
+    match crate::cluster::retry(|| api.get_opt(name)).await {
         Ok(Some(live)) => match serde_json::to_value(live) {
             Ok(v) => LiveState::Present(v),
             Err(e) => LiveState::Failed(format!("cannot read the live object: {e}")),
@@ -113,7 +114,9 @@ pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<S
         "horizontalpodautoscalers",
     );
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    let list = api.list(&ListParams::default()).await.map_err(|e| describe(&e, "list", "horizontalpodautoscalers"))?;
+    let lp = ListParams::default();
+    let list =
+        crate::cluster::retry(|| api.list(&lp)).await.map_err(|e| describe(&e, "list", "horizontalpodautoscalers"))?;
     Ok(list
         .items
         .into_iter()
@@ -273,7 +276,9 @@ impl LiveCache {
 /// with `apiVersion`/`kind` filled in (list items come without them).
 async fn list(client: &kube::Client, target: &Target) -> Listing {
     let r = &target.resource;
-    let items = api(client, target).list(&ListParams::default()).await.map_err(|e| describe(&e, "list", &r.plural))?;
+    let api = api(client, target);
+    let lp = ListParams::default();
+    let items = crate::cluster::retry(|| api.list(&lp)).await.map_err(|e| describe(&e, "list", &r.plural))?;
     let mut out = std::collections::HashMap::with_capacity(items.items.len());
     for mut obj in items.items {
         obj.types = Some(kube::core::TypeMeta { api_version: r.api_version.clone(), kind: r.kind.clone() });

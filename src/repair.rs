@@ -172,7 +172,6 @@ fn plan(e: &Evaluated, request: &RepairRequest, ssa: bool) -> Result<Plan> {
             continue;
         }
         before.objects.push(o.clone());
-        let desired = &e.objects[index];
         let id = crate::report::identity(o);
         let step = |what: String, change: Change, paths: Vec<String>| Step {
             object: id.clone(),
@@ -184,11 +183,13 @@ fn plan(e: &Evaluated, request: &RepairRequest, ssa: bool) -> Result<Plan> {
         };
         match &o.verdict {
             Verdict::Missing => {
+                let desired = &e.objects[index];
                 let change =
                     if ssa { Change::Apply(desired.object.clone()) } else { Change::Create(desired.object.clone()) };
                 steps.push(step("recreate".into(), change, vec!["(whole object)".into()]));
             }
             Verdict::Modified => {
+                let desired = &e.objects[index];
                 if !o.fields.is_empty() {
                     let paths: Vec<String> = o.fields.iter().map(|f| f.path.clone()).collect();
                     let change = if ssa {

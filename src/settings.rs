@@ -17,6 +17,8 @@ pub struct Connection {
     pub tls_server_name: Option<String>,
     pub qps: Option<f32>,
     pub burst: Option<u32>,
+    /// Per-request timeout (`--timeout`).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Which Helm storage backend holds the release records (`HELM_DRIVER`).

@@ -6,4 +6,4 @@ mod object;
 pub mod yaml;
 
 pub use manifest::{Document, split};
-pub use object::{DesiredError, DesiredObject, crds, from_manifest};
+pub use object::{DesiredError, DesiredObject, crds, from_manifest, parse_manifest};

@@ -36,24 +36,46 @@ impl DesiredObject {
 }
 
 /// Parses every document of a manifest; `kind: List` documents are expanded into their items.
+/// Fails on the first document that is not an object.
 pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError> {
+    parse_manifest(manifest).into_iter().collect()
+}
+
+/// Like [`from_manifest`], but one result per object or broken document, so that one bad
+/// document does not stop the others from being checked.
+pub fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
     let mut out = Vec::new();
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
-        let value = super::yaml::to_json(doc.body).map_err(|source| DesiredError::Yaml { at: at.clone(), source })?;
+        let value = match super::yaml::to_json(doc.body) {
+            Ok(v) => v,
+            Err(source) => {
+                out.push(Err(DesiredError::Yaml { at, source }));
+                continue;
+            }
+        };
         if value.is_null() {
             continue;
         }
         let is_list = value.get("kind").and_then(|k| k.as_str()) == Some("List");
         if is_list && let Some(items) = value.get("items").and_then(|i| i.as_array()) {
             for item in items {
-                out.push(object(item.clone(), doc.source, &at)?);
+                out.push(object(item.clone(), doc.source, &at));
             }
             continue;
         }
-        out.push(object(value, doc.source, &at)?);
+        out.push(object(value, doc.source, &at));
     }
-    Ok(out)
+    out
+}
+
+impl DesiredError {
+    /// The document at fault (template path or position).
+    pub fn at(&self) -> &str {
+        match self {
+            DesiredError::Yaml { at, .. } | DesiredError::NotAnObject { at, .. } => at,
+        }
+    }
 }
 
 /// The CRDs of the chart's `crds/` folder (stored in the chart's files, not in the manifest),

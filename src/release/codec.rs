@@ -5,6 +5,9 @@ use base64::Engine;
 use std::io::Read;
 
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+/// The largest release JSON accepted after decompression (a gzip bomb is an error, not an
+/// exhausted machine). Helm's own records are far smaller: a Secret holds at most 1 MiB.
+pub const MAX_DECOMPRESSED: u64 = 64 * 1024 * 1024;
 
 /// What was wrong with a stored record, layer by layer.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +18,8 @@ pub enum DecodeError {
     Base64(#[from] base64::DecodeError),
     #[error("bad gzip data: {0}")]
     Gzip(std::io::Error),
+    #[error("the record decompresses to more than {} MiB", MAX_DECOMPRESSED / 1024 / 1024)]
+    TooLarge,
     #[error("bad release JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -29,7 +34,13 @@ pub fn decode(encoded: &[u8]) -> Result<Release, DecodeError> {
     let raw = base64::engine::general_purpose::STANDARD.decode(&text)?;
     let json = if raw.starts_with(&GZIP_MAGIC) {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).map_err(DecodeError::Gzip)?;
+        flate2::read::GzDecoder::new(raw.as_slice())
+            .take(MAX_DECOMPRESSED + 1)
+            .read_to_end(&mut out)
+            .map_err(DecodeError::Gzip)?;
+        if out.len() as u64 > MAX_DECOMPRESSED {
+            return Err(DecodeError::TooLarge);
+        }
         out
     } else {
         raw
@@ -66,6 +77,18 @@ mod tests {
         let text = base64::engine::general_purpose::STANDARD.encode(json);
         let r = decode(text.as_bytes()).unwrap();
         assert_eq!(r.apply_method.as_deref(), Some("ssa"));
+    }
+
+    #[test]
+    fn gzip_bombs_are_refused() {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+        let zeros = vec![b' '; 1024 * 1024];
+        for _ in 0..(MAX_DECOMPRESSED / 1024 / 1024 + 1) {
+            gz.write_all(&zeros).unwrap();
+        }
+        let text = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+        assert!(text.len() < 1024 * 1024, "a small record");
+        assert!(matches!(decode(text.as_bytes()), Err(DecodeError::TooLarge)));
     }
 
     #[test]

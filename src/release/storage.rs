@@ -3,6 +3,7 @@
 
 use super::sql::{SqlError, SqlStorage};
 use super::{DecodeError, Release, decode};
+use crate::cluster::retry;
 use crate::settings::Driver;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -110,11 +111,11 @@ impl Storage {
         let metas: Vec<ObjectMeta> = match self.driver {
             Driver::Secrets => {
                 let api: Api<Secret> = self.api(namespace);
-                api.list_metadata(&lp).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
+                retry(|| api.list_metadata(&lp)).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
             }
             Driver::ConfigMaps | Driver::Sql => {
                 let api: Api<ConfigMap> = self.api(namespace);
-                api.list_metadata(&lp).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
+                retry(|| api.list_metadata(&lp)).await.map(|l| l.items.into_iter().map(|m| m.metadata).collect())
             }
         }
         .map_err(|source| SourceError::Api { what: forbidden_hint(&what, &source, self.driver), source })?;
@@ -151,14 +152,14 @@ impl Storage {
         match self.driver {
             Driver::Secrets => {
                 let api: Api<Secret> = self.api(namespace);
-                for s in api.list(&lp).await.map_err(|source| SourceError::Api { what: what(), source })? {
+                for s in retry(|| api.list(&lp)).await.map_err(|source| SourceError::Api { what: what(), source })? {
                     let key = (s.metadata.namespace.unwrap_or_default(), s.metadata.name.unwrap_or_default());
                     found.extend(s.data.and_then(|mut d| d.remove("release")).map(|b| (key, b.0)));
                 }
             }
             Driver::ConfigMaps => {
                 let api: Api<ConfigMap> = self.api(namespace);
-                for c in api.list(&lp).await.map_err(|source| SourceError::Api { what: what(), source })? {
+                for c in retry(|| api.list(&lp)).await.map_err(|source| SourceError::Api { what: what(), source })? {
                     let key = (c.metadata.namespace.unwrap_or_default(), c.metadata.name.unwrap_or_default());
                     found.extend(c.data.and_then(|mut d| d.remove("release")).map(|v| (key, v.into_bytes())));
                 }
@@ -195,11 +196,13 @@ impl Storage {
     async fn read(&self, namespace: &str, object: &str) -> Result<Option<Vec<u8>>, kube::Error> {
         Ok(match self.driver {
             Driver::Secrets => {
-                let s: Secret = self.api(Some(namespace)).get(object).await?;
+                let api: Api<Secret> = self.api(Some(namespace));
+                let s = retry(|| api.get(object)).await?;
                 s.data.and_then(|mut d| d.remove("release")).map(|b| b.0)
             }
             Driver::ConfigMaps | Driver::Sql => {
-                let c: ConfigMap = self.api(Some(namespace)).get(object).await?;
+                let api: Api<ConfigMap> = self.api(Some(namespace));
+                let c = retry(|| api.get(object)).await?;
                 c.data.and_then(|mut d| d.remove("release")).map(String::into_bytes)
             }
         })

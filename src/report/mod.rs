@@ -133,6 +133,11 @@ impl Printer {
         }
     }
 
+    /// A diagnostic line on stderr (`--debug`).
+    pub fn debug(&self, line: &str) {
+        eprintln!("debug: {line}");
+    }
+
     /// Writes plain text to stdout (help, version).
     pub fn stdout(&self, text: &str) {
         write_stdout(text);

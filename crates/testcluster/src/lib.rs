@@ -166,6 +166,21 @@ impl ControlPlane {
         self.children.wait_any()
     }
 
+    /// Kills kube-apiserver and starts it again on the same port and data, returning when it is
+    /// ready (for tests of a restart in the middle of a run).
+    pub fn restart_apiserver(&self) -> Result<()> {
+        self.children.restart("kube-apiserver")?;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            let out = self.kubectl(&["get", "--raw", "/readyz"])?;
+            if out.status.success() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        bail!("kube-apiserver not ready after a restart")
+    }
+
     /// Stops every process (SIGTERM, then SIGKILL) and reaps them.
     pub fn stop(&self) {
         self.children.stop();

@@ -8,10 +8,20 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// How a child was started, to start it again.
+#[derive(Clone)]
+struct Spec {
+    bin: std::path::PathBuf,
+    args: Vec<String>,
+    dir: std::path::PathBuf,
+    user: Option<(u32, u32)>,
+}
+
 #[derive(Default)]
 pub struct Children {
     procs: Mutex<Vec<(String, Child)>>,
     logs: Vec<(String, std::path::PathBuf)>,
+    specs: Mutex<Vec<(String, Spec)>>,
 }
 
 impl Children {
@@ -31,23 +41,24 @@ impl Children {
         user: Option<(u32, u32)>,
     ) -> Result<()> {
         let log_path = dir.join(format!("{name}.log"));
-        let log = std::fs::File::create(&log_path)?;
-        let mut cmd = Command::new(bin);
-        cmd.args(args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log);
-        if let Some((uid, gid)) = user {
-            cmd.uid(uid).gid(gid);
-        }
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It runs after
-        // the uid switch, which would otherwise clear the parent-death signal.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().with_context(|| format!("starting {}", bin.display()))?;
+        let child = start(name, bin, args, &log_path, user)?;
         self.procs.lock().unwrap().push((name.to_string(), child));
         self.logs.push((name.to_string(), log_path));
+        let spec = Spec { bin: bin.to_path_buf(), args: args.to_vec(), dir: dir.to_path_buf(), user };
+        self.specs.lock().unwrap().push((name.to_string(), spec));
+        Ok(())
+    }
+
+    /// Kills one process and starts it again with the same arguments (its log is appended).
+    pub fn restart(&self, name: &str) -> Result<()> {
+        let spec = self.specs.lock().unwrap().iter().find(|(n, _)| n == name).map(|(_, s)| s.clone());
+        let Some(spec) = spec else { bail!("no process {name}") };
+        let mut procs = self.procs.lock().unwrap();
+        let Some(slot) = procs.iter_mut().find(|(n, _)| n == name) else { bail!("no process {name}") };
+        slot.1.kill().ok();
+        slot.1.wait().ok();
+        let log_path = spec.dir.join(format!("{name}.log"));
+        slot.1 = start(name, &spec.bin, &spec.args, &log_path, spec.user)?;
         Ok(())
     }
 
@@ -100,6 +111,26 @@ impl Children {
         }
         procs.clear();
     }
+}
+
+/// Starts one process, logging to `log_path` (appending); it gets SIGKILL if its parent thread
+/// dies.
+fn start(name: &str, bin: &Path, args: &[String], log_path: &Path, user: Option<(u32, u32)>) -> Result<Child> {
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(log_path)?;
+    let mut cmd = Command::new(bin);
+    cmd.args(args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log);
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
+    }
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It runs after the
+    // uid switch, which would otherwise clear the parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.spawn().with_context(|| format!("starting {name} ({})", bin.display()))
 }
 
 /// A currently free TCP port on 127.0.0.1.

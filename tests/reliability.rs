@@ -1,0 +1,135 @@
+//! Failing safely: tight permissions, broken documents, and no secret or token in any output.
+
+mod support;
+use base64::Engine;
+use std::io::Write;
+use support::{Env, Helm};
+
+#[test]
+fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
+    let env = Env::new("rel-blind");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.kubectl(&["delete", "deployment", "web-web"]).success();
+    // get/list on the release's kinds and its records, but not on ConfigMaps.
+    env.kubectl(&[
+        "create",
+        "role",
+        "blind",
+        "--verb=get,list",
+        "--resource=secrets,services,serviceaccounts,deployments.apps,horizontalpodautoscalers.autoscaling",
+    ])
+    .success();
+    env.kubectl(&["create", "rolebinding", "blind", "--role=blind", "--user=blind"]).success();
+    let out = env.drift(&["check", "web"]).env("HELM_KUBEASUSER", "blind").code(1);
+    out.stdout_has(&format!("error    ConfigMap {}/web-config", env.ns))
+        .stdout_has("forbidden: the identity may not get configmaps")
+        .stdout_has(&format!("missing  Deployment {}/web-web", env.ns));
+}
+
+#[test]
+fn get_list_only_identity_checks_but_repair_refuses_before_changing_anything() {
+    let env = Env::new("rel-viewer");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
+        .success();
+    env.drift_as_viewer(&["check", "web"]).code(2).stdout_has("engine: read-only client-side comparison");
+    let out = env.drift_as_viewer(&["repair", "web"]).code(1);
+    out.stdout_has("refused by the server dry-run: forbidden: the identity may not patch configmaps")
+        .stdout_has("nothing was changed");
+    let greeting =
+        env.kubectl(&["get", "configmap", "web-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    assert_eq!(greeting, "edited");
+}
+
+fn gzip_b64(text: &str) -> String {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap())
+}
+
+#[test]
+fn a_broken_document_is_its_own_error_and_the_rest_is_checked() {
+    let env = Env::new("rel-docs");
+    let manifest = "---\n# Source: c/templates/ok.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\n# Source: c/templates/nokind.yaml\napiVersion: v1\nmetadata:\n  name: what\n---\n# Source: c/templates/bad.yaml\nkind: [\n---\n# Source: c/templates/gone.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n";
+    let release = serde_json::json!({"name": "docs", "namespace": env.ns, "version": 1, "info": {"status": "deployed"}, "manifest": manifest});
+    let encoded = gzip_b64(&release.to_string());
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.docs.v1\n  labels: {{owner: helm, name: docs, status: deployed, version: \"1\"}}\ndata:\n  release: \"{}\"\n",
+        base64::engine::general_purpose::STANDARD.encode(encoded)
+    );
+    let file = env.home().join("docs.yaml");
+    std::fs::write(&file, secret).unwrap();
+    env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+    env.kubectl(&["create", "configmap", "ok"]).success();
+    env.kubectl(&["label", "configmap", "ok", "app.kubernetes.io/managed-by=Helm"]).success();
+    env.kubectl(&[
+        "annotate",
+        "configmap",
+        "ok",
+        "meta.helm.sh/release-name=docs",
+        &format!("meta.helm.sh/release-namespace={}", env.ns),
+    ])
+    .success();
+    let out = env.drift(&["check", "docs", "-v"]).code(1);
+    out.stdout_has("error    Document c/templates/nokind.yaml")
+        .stdout_has("not a Kubernetes object (missing kind)")
+        .stdout_has("error    Document c/templates/bad.yaml")
+        .stdout_has(&format!("in sync  ConfigMap {}/ok", env.ns))
+        .stdout_has(&format!("missing  ConfigMap {}/gone", env.ns));
+}
+
+#[test]
+fn no_secret_value_or_token_in_any_output() {
+    let env = Env::new("rel-secrets");
+    let other = format!("{}-other", env.ns);
+    env.kubectl(&["create", "namespace", &other]).success();
+    env.install(Helm::V4, "app", "full", &["--set", &format!("otherNamespace={other}"), "--set", "password=hunter2pw"]);
+    env.kubectl(&[
+        "patch",
+        "secret",
+        "app-creds",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"stringData":{"password":"leakedpw"}}"#,
+    ])
+    .success();
+    env.kubectl(&["create", "serviceaccount", "ci"]).success();
+    env.kubectl(&[
+        "create",
+        "clusterrolebinding",
+        "rel-secrets-ci",
+        "--clusterrole=cluster-admin",
+        &format!("--serviceaccount={}:ci", env.ns),
+    ])
+    .success();
+    let token = env.kubectl(&["create", "token", "ci"]).success().stdout().trim().to_string();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let forbidden = ["hunter2pw".to_string(), "leakedpw".to_string(), b64("hunter2pw"), b64("leakedpw"), token.clone()];
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["check", "app"],
+        vec!["check", "app", "-v"],
+        vec!["check", "app", "-o", "json"],
+        vec!["check", "app", "-o", "junit"],
+        vec!["check", "app", "--summary"],
+        vec!["check", "-A", "-o", "json", "-v"],
+        vec!["repair", "app", "--dry-run", "-v"],
+        vec!["--debug", "check", "app", "--read-only"],
+    ];
+    for args in &runs {
+        let out = env
+            .drift(args)
+            .env("HELM_DEBUG", "true")
+            .env("HELM_KUBETOKEN", &token)
+            .env("HELM_KUBECAFILE", env.cp.dir().join("pki/ca.crt"))
+            .output();
+        let all = out.dump();
+        let reported = if args.contains(&"--summary") { "1 of 20 objects drifted" } else { "app-creds" };
+        assert!(all.contains(reported), "the secret's drift is reported: {args:?}\n{all}");
+        for f in &forbidden {
+            assert!(!all.contains(f.as_str()), "{args:?} printed {f:?}:\n{all}");
+        }
+    }
+    let shown = env.drift(&["check", "app", "--show-secrets"]).code(2).stdout();
+    assert!(shown.contains(&b64("leakedpw")), "--show-secrets shows values\n{shown}");
+}

@@ -65,15 +65,18 @@ fn api(client: &kube::Client, target: &Target) -> Api<DynamicObject> {
     }
 }
 
-/// GETs one object.
+/// GETs one object (parsed once, straight into JSON).
 pub async fn get(client: &kube::Client, target: &Target, name: &str) -> LiveState {
     let api = api(client, target);
-    match crate::cluster::retry(|| api.get_opt(name)).await {
-        Ok(Some(live)) => match serde_json::to_value(live) {
-            Ok(v) => LiveState::Present(v),
-            Err(e) => LiveState::Failed(format!("cannot read the live object: {e}")),
-        },
-        Ok(None) => LiveState::Absent,
+    let request = kube::core::Request::new(api.resource_url());
+    let result = crate::cluster::retry(|| async {
+        let req = request.get(name, &Default::default()).map_err(kube::Error::BuildRequest)?;
+        client.request::<Value>(req).await
+    })
+    .await;
+    match result {
+        Ok(v) => LiveState::Present(v),
+        Err(kube::Error::Api(s)) if s.code == 404 => LiveState::Absent,
         Err(e) => LiveState::Failed(describe(&e, "get", &target.resource.plural)),
     }
 }
@@ -233,6 +236,8 @@ pub async fn record_event(
 }
 
 type Listing = Result<std::collections::HashMap<String, Value>, String>;
+/// A listing whose objects are handed out (and dropped from memory) as they are read.
+type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Value>>, String>;
 type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
 /// group, version, plural, namespace.
 type ListKey = (String, String, String, Option<String>);
@@ -243,7 +248,7 @@ type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
 /// listed once per namespace. Requests grow with kinds and namespaces, not with objects.
 #[derive(Default)]
 pub struct LiveCache {
-    lists: Cells<ListKey, Listing>,
+    lists: Cells<ListKey, Shared>,
     hpas: Cells<String, Result<Vec<Scaled>, String>>,
 }
 
@@ -256,9 +261,18 @@ impl LiveCache {
         let r = &target.resource;
         let key = (r.group.clone(), r.version.clone(), r.plural.clone(), target.namespace.clone());
         let cell = self.lists.lock().expect("cache lock").entry(key).or_default().clone();
-        let listing = cell.get_or_init(|| list(client, target)).await;
+        let listing = cell.get_or_init(|| async { list(client, target).await.map(std::sync::Mutex::new) }).await;
         match listing {
-            Ok(objects) => objects.get(name).cloned().map_or(LiveState::Absent, LiveState::Present),
+            // Each desired object is read once: hand it over rather than copy it. Not in the
+            // listing (or already handed over to another release claiming the same object):
+            // ask for it alone, so an absence is always confirmed.
+            Ok(objects) => {
+                let found = objects.lock().expect("listing lock").remove(name);
+                match found {
+                    Some(v) => LiveState::Present(v),
+                    None => get(client, target, name).await,
+                }
+            }
             // No `list` right (get only): read this object alone.
             Err(e) if e.starts_with("forbidden") => get(client, target, name).await,
             Err(e) => LiveState::Failed(e.clone()),
@@ -273,17 +287,32 @@ impl LiveCache {
 }
 
 /// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name,
-/// with `apiVersion`/`kind` filled in (list items come without them).
+/// with `apiVersion`/`kind` filled in (list items come without them). The response is parsed
+/// once, straight into JSON values.
 async fn list(client: &kube::Client, target: &Target) -> Listing {
     let r = &target.resource;
     let api = api(client, target);
+    let request = kube::core::Request::new(api.resource_url());
     let lp = ListParams::default();
-    let items = crate::cluster::retry(|| api.list(&lp)).await.map_err(|e| describe(&e, "list", &r.plural))?;
-    let mut out = std::collections::HashMap::with_capacity(items.items.len());
-    for mut obj in items.items {
-        obj.types = Some(kube::core::TypeMeta { api_version: r.api_version.clone(), kind: r.kind.clone() });
-        let name = obj.metadata.name.clone().unwrap_or_default();
-        out.insert(name, serde_json::to_value(obj).map_err(|e| e.to_string())?);
+    let fail = |e: kube::Error| describe(&e, "list", &r.plural);
+    let mut body: Value = crate::cluster::retry(|| async {
+        let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
+        client.request::<Value>(req).await
+    })
+    .await
+    .map_err(fail)?;
+    let items = match body.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let mut out = std::collections::HashMap::with_capacity(items.len());
+    for mut obj in items {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("apiVersion".into(), r.api_version.clone().into());
+            map.insert("kind".into(), r.kind.clone().into());
+        }
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        out.insert(name, obj);
     }
     Ok(out)
 }

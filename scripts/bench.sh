@@ -13,7 +13,7 @@ tools=$("$root/scripts/tools.sh")
 state=$(mktemp -d "${TMPDIR:-/tmp}/helm-drift-bench.XXXXXX")
 HELM_DRIFT_TOOLS="$tools" "$root/target/release/testcluster" "$state/cluster" >"$state/cluster.log" 2>&1 &
 cp_pid=$!
-trap 'kill $cp_pid 2>/dev/null; wait $cp_pid 2>/dev/null; rm -rf "$state"' EXIT
+trap 'kill $cp_pid 2>/dev/null; wait $cp_pid 2>/dev/null || true; rm -rf "$state"' EXIT
 deadline=$(( $(date +%s) + 180 ))
 until [ -f "$state/cluster/ready" ]; do
   [ "$(date +%s)" -lt "$deadline" ] && kill -0 $cp_pid 2>/dev/null || { cat "$state/cluster.log" >&2; exit 1; }

@@ -105,8 +105,9 @@ enum Command {
         /// Check this revision instead of the latest deployed one (one release only)
         #[arg(long)]
         revision: Option<u32>,
-        /// How many releases to check at once
-        #[arg(long, default_value_t = 8)]
+        /// How many releases to check at once (the check is latency-bound: more in flight is
+        /// faster, at some memory and API server load)
+        #[arg(long, default_value_t = 32)]
         concurrency: usize,
         #[command(flatten)]
         compare: CompareArgs,

@@ -196,6 +196,14 @@ fn repair_through_helm_upgrade() {
             env.kubectl(&["get", "configmap", "web-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
         assert_eq!(greeting, "hi", "the stored user values were used");
 
+        // A release with an operation in progress is refused.
+        env.kubectl(&["label", "secret", "sh.helm.release.v1.web.v2", "status=pending-upgrade", "--overwrite"])
+            .success();
+        env.drift(&["repair", "web", "--upgrade"])
+            .env("HELM_BIN", &bin)
+            .code(1)
+            .stderr_has("has a pending operation (revision 2 is pending-upgrade)");
+
         env.install(helm, "p", "parent", &[]);
         env.drift(&["repair", "p", "--upgrade"])
             .env("HELM_BIN", &bin)

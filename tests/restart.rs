@@ -1,13 +1,17 @@
-//! A flaky cluster: the API server restarts in the middle of a check. Transient failures are
-//! retried with backoff; the check finishes with the right verdict, no hang, no panic. This
-//! test has a control plane of its own (restarting it would disturb other tests).
+//! A flaky cluster: the API server restarts in the middle of a check, someone edits an object in
+//! the middle of a repair. Transient failures are retried with backoff; no hang, no panic, and
+//! a repair says exactly what it did. These tests have a control plane of their own.
 
 mod support;
 use std::time::Duration;
 use support::{Env, Helm, eventually};
 
+/// The tests of this file disturb the cluster: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn api_server_restart_during_a_check() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::new("restart");
     env.install(Helm::V4, "web", "basic", &[]);
     env.kubectl(&["delete", "configmap", "web-config"]).success();
@@ -23,4 +27,41 @@ fn api_server_restart_during_a_check() {
     let out = check.join().expect("the check thread");
     assert_eq!(out.out.status.code(), Some(2), "{}", out.dump());
     assert!(out.stdout().contains("missing  ConfigMap restart/web-config"), "{}", out.dump());
+}
+
+/// Someone edits an object between the dry-run and the real change: that step fails its guard,
+/// the report says exactly what was applied and what was not, and running repair again finishes.
+#[test]
+fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::new("interrupted");
+    let other = format!("{}-other", env.ns);
+    env.kubectl(&["create", "namespace", &other]).success();
+    env.install(Helm::V3, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+    env.kubectl(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"x"}}"#])
+        .success();
+    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"first"}}"#])
+        .success();
+    let mark = env.audit_mark();
+    // Paced, so there is time to act between the real change of the Secret and the ConfigMap's.
+    let run = env.drift(&["repair", "app"]).env("HELM_QPS", "2").env("HELM_BURST_LIMIT", "1");
+    let repair = std::thread::spawn(move || run.output());
+    eventually("the real change of the Secret", Duration::from_secs(60), || {
+        let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();
+        text[(mark as usize).min(text.len())..].lines().any(|l| {
+            l.contains("\"verb\":\"patch\"")
+                && l.contains("/secrets/app-creds")
+                && !l.contains("dryRun")
+                && l.contains("helm-drift/")
+        })
+    });
+    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"second"}}"#])
+        .success();
+    let out = repair.join().unwrap();
+    assert_eq!(out.out.status.code(), Some(1), "{}", out.dump());
+    let text = out.stdout();
+    assert!(text.contains(&format!("Secret {}/app-creds: applied", env.ns)), "{text}");
+    assert!(text.contains(&format!("ConfigMap {}/app-config: FAILED", env.ns)), "{text}");
+    assert!(text.contains("run repair again to finish"), "{text}");
+    env.drift(&["repair", "app"]).success().stdout_has("app: in sync (20 objects)");
 }

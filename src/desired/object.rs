@@ -132,6 +132,19 @@ mod tests {
     }
 
     #[test]
+    fn a_5000_object_manifest_parses() {
+        let doc = |i: usize| {
+            format!(
+                "---\n# Source: big/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: v{i}\n"
+            )
+        };
+        let manifest: String = (0..5000).map(doc).collect();
+        let objects = from_manifest(&manifest).unwrap();
+        assert_eq!(objects.len(), 5000);
+        assert_eq!(objects[4999].name, "cm-4999");
+    }
+
+    #[test]
     fn expands_lists() {
         let m = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n";
         let names: Vec<_> = from_manifest(m).unwrap().into_iter().map(|o| o.name).collect();

@@ -168,8 +168,10 @@ impl ControlPlane {
 
     /// Kills kube-apiserver and starts it again on the same port and data, returning when it is
     /// ready (for tests of a restart in the middle of a run).
-    pub fn restart_apiserver(&self) -> Result<()> {
-        self.children.restart("kube-apiserver")?;
+    pub fn restart_apiserver(&'static self) -> Result<()> {
+        // Started from a thread that never ends, like the first one (see `start_kept`): the
+        // process would otherwise die with the calling test's thread.
+        start_kept(move || self.children.restart("kube-apiserver")).map_err(anyhow::Error::msg)?;
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
             let out = self.kubectl(&["get", "--raw", "/readyz"])?;

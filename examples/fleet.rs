@@ -50,6 +50,18 @@ fn object(kind: usize, name: &str, ns: &str, release: &str) -> Value {
     o
 }
 
+fn resource(kind: usize) -> ApiResource {
+    let (api_version, kind_name, plural) = KINDS[kind];
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind_name.into(),
+        plural: plural.into(),
+    }
+}
+
 fn record(name: &str, ns: &str, version: u32, status: &str, manifest: &str) -> Vec<u8> {
     let release = json!({
         "name": name, "namespace": ns, "version": version,
@@ -94,16 +106,7 @@ async fn main() -> anyhow::Result<()> {
             async move {
                 let ns = format!("{prefix}-ns{}", r % namespaces);
                 let kind = j % KINDS.len();
-                let (api_version, kind_name, plural) = KINDS[kind];
-                let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-                let ar = ApiResource {
-                    group: group.into(),
-                    version: version.into(),
-                    api_version: api_version.into(),
-                    kind: kind_name.into(),
-                    plural: plural.into(),
-                };
-                let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &ar);
+                let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
                 let patch = match kind {
                     0 => json!({"data": {"greeting": "edited"}}),
                     1 => json!({"data": {"password": "ZWRpdGVk"}}),
@@ -137,17 +140,8 @@ async fn main() -> anyhow::Result<()> {
             let ns = format!("{prefix}-ns{}", r % namespaces);
             let release = format!("{prefix}-r{r}");
             let kind = j % KINDS.len();
-            let (api_version, kind_name, plural) = KINDS[kind];
-            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-            let ar = ApiResource {
-                group: group.into(),
-                version: version.into(),
-                api_version: api_version.into(),
-                kind: kind_name.into(),
-                plural: plural.into(),
-            };
             let name = format!("{release}-o{j}");
-            let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &ar);
+            let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
             api.patch(&name, &PatchParams::apply("helm").force(), &Patch::Apply(&object(kind, &name, &ns, &release)))
                 .await
                 .map(|_| ())

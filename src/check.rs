@@ -290,18 +290,9 @@ pub async fn evaluate(
     .collect()
     .await;
     // Documents that are not objects are errors of their own; the others are still checked.
-    verdicts.extend(broken.into_iter().map(|e| ObjectDrift {
-        api_version: String::new(),
-        kind: "Document".into(),
-        namespace: None,
-        name: e.at().to_string(),
-        source: Some(e.at().to_string()),
-        verdict: Verdict::Error { message: format!("cannot parse the manifest of {}: {e}", selected.record) },
-        fields: Vec::new(),
-        added: Vec::new(),
-        ignored: Vec::new(),
-        engine: None,
-        live: None,
+    verdicts.extend(broken.into_iter().map(|e| {
+        let message = format!("cannot parse the manifest of {}: {e}", selected.record);
+        ObjectDrift::new("", "Document", None, e.at(), Some(e.at()), Verdict::Error { message })
     }));
 
     let chart =
@@ -342,19 +333,14 @@ struct Ctx<'a> {
 
 /// The verdict for one object.
 async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>, listed: bool) -> ObjectDrift {
-    let mut drift = ObjectDrift {
-        api_version: obj.api_version.clone(),
-        kind: obj.kind.clone(),
-        namespace: obj.namespace.clone(),
-        name: obj.name.clone(),
-        source: obj.source.clone(),
-        verdict: Verdict::InSync,
-        fields: Vec::new(),
-        added: Vec::new(),
-        ignored: Vec::new(),
-        engine: None,
-        live: None,
-    };
+    let mut drift = ObjectDrift::new(
+        &obj.api_version,
+        &obj.kind,
+        obj.namespace.as_deref(),
+        &obj.name,
+        obj.source.as_deref(),
+        Verdict::InSync,
+    );
     let Some(target) = target else {
         drift.verdict =
             Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };

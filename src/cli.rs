@@ -169,7 +169,7 @@ enum Command {
 }
 
 /// How objects are compared and reported.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 struct CompareArgs {
     /// Never ask the server for a dry-run: compare client-side only (get/list rights suffice)
     #[arg(long)]
@@ -248,7 +248,7 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Complete { words } => {
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = runtime()?;
             let lines = runtime.block_on(complete(&settings, &words));
             printer.stdout(&lines);
             Ok(ExitCode::SUCCESS)
@@ -258,12 +258,8 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
                 bail!("repair writes a text report only (-o {} is for check and render)", output.output);
             }
             settings.compare = compare_options(&compare)?;
-            let style = &mut printer.style;
-            style.verbose = compare.verbose;
-            style.show_secrets = compare.show_secrets;
-            style.context = output.context;
-            style.quiet = output.quiet;
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            output_style(&mut printer.style, &compare, &output);
+            let runtime = runtime()?;
             if upgrade {
                 let helm = helm_bin();
                 let request = crate::upgrade::UpgradeRequest { release, chart, helm, dry_run };
@@ -277,14 +273,9 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             Ok(ExitCode::from(report.exit_code()))
         }
         Command::Render { release, revision, chart, output } => {
-            printer.style.context = output.context;
-            printer.style.quiet = output.quiet;
-            if output.output == "json" {
-                printer.style.format = Format::Json;
-                printer.style.color = false;
-            }
+            output_style(&mut printer.style, &CompareArgs::default(), &output);
             let request = crate::render::RenderRequest { release, revision, chart, helm: helm_bin() };
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = runtime()?;
             let report = runtime.block_on(crate::render::run(&settings, &request))?;
             printer.render(&report);
             Ok(ExitCode::from(if report.diffs.is_empty() { 0 } else { 2 }))
@@ -297,22 +288,9 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
                 bail!("--revision needs exactly one release");
             }
             settings.compare = compare_options(&compare)?;
-            let style = &mut printer.style;
-            style.verbose = compare.verbose;
-            style.show_secrets = compare.show_secrets;
-            style.context = output.context;
-            style.quiet = output.quiet;
-            style.summary = output.summary;
-            style.format = match output.output.as_str() {
-                "json" => Format::Json,
-                "junit" => Format::Junit,
-                _ => Format::Text,
-            };
-            if style.format != Format::Text {
-                style.color = false;
-            }
+            output_style(&mut printer.style, &compare, &output);
             let request = CheckRequest { releases, all, all_namespaces, selector, revision, concurrency };
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = runtime()?;
             let progress = printer.progress();
             let started = std::time::Instant::now();
             let report = runtime.block_on(check::run(&settings, &request, &progress))?;
@@ -381,6 +359,28 @@ fn debug_summary(settings: &Settings, run: &check::RunReport, took: std::time::D
         run.outcomes.len(),
         took.as_secs_f64()
     )
+}
+
+/// The async runtime a command runs on.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()
+}
+
+/// The report style the output and comparison flags ask for (no colour in JSON or JUnit).
+fn output_style(style: &mut Style, compare: &CompareArgs, output: &OutputArgs) {
+    style.verbose = compare.verbose;
+    style.show_secrets = compare.show_secrets;
+    style.context = output.context;
+    style.quiet = output.quiet;
+    style.summary = output.summary;
+    style.format = match output.output.as_str() {
+        "json" => Format::Json,
+        "junit" => Format::Junit,
+        _ => Format::Text,
+    };
+    if style.format != Format::Text {
+        style.color = false;
+    }
 }
 
 /// The helm binary: `HELM_BIN` when run by Helm, else `helm` from PATH.

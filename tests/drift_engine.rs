@@ -8,15 +8,6 @@ use support::{Env, Helm, by_drift, eventually};
 
 const OBJECTS: &str = "20 objects";
 
-/// Installs the scenario chart as release `app` (with one object in a second namespace).
-fn install_full(helm: Helm, ns: &str) -> Env {
-    let env = Env::new(ns);
-    let other = format!("{ns}-other");
-    env.kubectl(&["create", "namespace", &other]).success();
-    env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
-    env
-}
-
 /// The evidence lines of a report (everything but the engine line).
 fn evidence(out: &str) -> Vec<String> {
     out.lines().filter(|l| !l.trim_start().starts_with("engine:")).map(str::to_string).collect()
@@ -50,7 +41,7 @@ fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> St
 }
 
 fn clean_after_install_and_after_controllers(helm: Helm) {
-    let env = install_full(helm, &format!("clean-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("clean-{}", helm.tag()));
     let mark = env.audit_mark();
     let out = check_both(&env, &[], 0);
     assert!(out.contains(&format!("app: in sync ({OBJECTS})")), "{out}");
@@ -82,7 +73,7 @@ fn helm4_clean_release_is_quiet() {
 }
 
 fn edits_are_found(helm: Helm) {
-    let env = install_full(helm, &format!("edits-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("edits-{}", helm.tag()));
     let ns = env.ns.clone();
     let k = |args: &[&str]| {
         env.kubectl(args).success();
@@ -152,7 +143,7 @@ fn helm4_edits_are_found() {
 }
 
 fn scaled_replicas(helm: Helm) {
-    let env = install_full(helm, &format!("scale-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("scale-{}", helm.tag()));
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
     let out = check_both(&env, &[], 2);
     assert!(out.contains("~ /spec/replicas: 2 -> 5"), "{out}");
@@ -181,7 +172,7 @@ fn helm4_scaled_replicas_and_ignore_rules() {
 }
 
 fn opt_out_annotations(helm: Helm) {
-    let env = install_full(helm, &format!("optout-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("optout-{}", helm.tag()));
     env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"bye"}}"#])
         .success();
     check_both(&env, &[], 2);

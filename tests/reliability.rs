@@ -83,7 +83,8 @@ fn no_secret_value_or_token_in_any_output() {
     let env = Env::new("rel-secrets");
     let other = format!("{}-other", env.ns);
     env.kubectl(&["create", "namespace", &other]).success();
-    env.install(Helm::V4, "app", "full", &["--set", &format!("otherNamespace={other}"), "--set", "password=hunter2pw"]);
+    let values = [format!("otherNamespace={other}"), "password=hunter2pw".to_string()];
+    env.install(Helm::V4, "app", "full", &["--set", &values.join(",")]);
     env.kubectl(&[
         "patch",
         "secret",

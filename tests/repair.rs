@@ -5,14 +5,6 @@
 mod support;
 use support::{Env, Helm};
 
-fn install_full(helm: Helm, ns: &str) -> Env {
-    let env = Env::new(ns);
-    let other = format!("{ns}-other");
-    env.kubectl(&["create", "namespace", &other]).success();
-    env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
-    env
-}
-
 /// `helm history` and the release Secret's resourceVersion: what a same-revision repair keeps.
 fn record_state(env: &Env, helm: Helm) -> (String, String) {
     let history = env.helm(helm, &["history", "app", "-o", "json"]).success().stdout();
@@ -24,7 +16,7 @@ fn record_state(env: &Env, helm: Helm) -> (String, String) {
 }
 
 fn repair_everything(helm: Helm) {
-    let env = install_full(helm, &format!("repair-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("repair-{}", helm.tag()));
     let state = record_state(&env, helm);
     let k = |args: &[&str]| {
         env.kubectl(args).success();
@@ -103,7 +95,7 @@ fn helm4_repair_everything() {
 }
 
 fn ignored_and_only(helm: Helm) {
-    let env = install_full(helm, &format!("repair-only-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("repair-only-{}", helm.tag()));
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
     env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
     env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
@@ -133,7 +125,7 @@ fn helm4_repair_only_and_ignored() {
 }
 
 fn refused_changes_nothing(helm: Helm) {
-    let env = install_full(helm, &format!("repair-refused-{}", helm.tag()));
+    let env = Env::with_full_chart(helm, &format!("repair-refused-{}", helm.tag()));
     env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
         .success();
     // Someone recreated the StatefulSet with another serviceName, which is immutable.

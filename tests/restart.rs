@@ -34,10 +34,7 @@ fn api_server_restart_during_a_check() {
 #[test]
 fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = Env::new("interrupted");
-    let other = format!("{}-other", env.ns);
-    env.kubectl(&["create", "namespace", &other]).success();
-    env.install(Helm::V3, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+    let env = Env::with_full_chart(Helm::V3, "interrupted");
     env.kubectl(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"x"}}"#])
         .success();
     env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"first"}}"#])

@@ -84,6 +84,30 @@ pub struct ObjectDrift {
 }
 
 impl ObjectDrift {
+    /// A verdict with no evidence yet.
+    pub fn new(
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        source: Option<&str>,
+        verdict: Verdict,
+    ) -> ObjectDrift {
+        ObjectDrift {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+            source: source.map(str::to_string),
+            verdict,
+            fields: Vec::new(),
+            added: Vec::new(),
+            ignored: Vec::new(),
+            engine: None,
+            live: None,
+        }
+    }
+
     pub fn is_drift(&self) -> bool {
         matches!(self.verdict, Verdict::Missing | Verdict::Modified | Verdict::Unknown { .. })
     }

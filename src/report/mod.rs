@@ -178,18 +178,11 @@ mod tests {
     use serde_json::json;
 
     fn obj(kind: &str, name: &str, verdict: Verdict) -> ObjectDrift {
+        let api_version = if kind == "Deployment" { "apps/v1" } else { "v1" };
+        let source = format!("web/templates/{name}.yaml");
         ObjectDrift {
-            api_version: if kind == "Deployment" { "apps/v1".into() } else { "v1".into() },
-            kind: kind.into(),
-            namespace: Some("apps".into()),
-            name: name.into(),
-            source: Some(format!("web/templates/{name}.yaml")),
-            verdict,
-            fields: Vec::new(),
-            added: Vec::new(),
-            ignored: Vec::new(),
             engine: Some(Engine::Exact),
-            live: None,
+            ..ObjectDrift::new(api_version, kind, Some("apps"), name, Some(&source), verdict)
         }
     }
 

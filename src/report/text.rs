@@ -208,19 +208,8 @@ mod tests {
     use serde_json::json;
 
     fn obj(kind: &str, ns: Option<&str>, name: &str, verdict: Verdict) -> ObjectDrift {
-        ObjectDrift {
-            api_version: "v1".into(),
-            kind: kind.into(),
-            namespace: ns.map(Into::into),
-            name: name.into(),
-            source: Some(format!("demo/templates/{name}.yaml")),
-            verdict,
-            fields: Vec::new(),
-            added: Vec::new(),
-            ignored: Vec::new(),
-            engine: Some(Engine::Exact),
-            live: None,
-        }
+        let source = format!("demo/templates/{name}.yaml");
+        ObjectDrift { engine: Some(Engine::Exact), ..ObjectDrift::new("v1", kind, ns, name, Some(&source), verdict) }
     }
 
     fn report(objects: Vec<ObjectDrift>) -> DriftReport {

@@ -99,6 +99,16 @@ impl Env {
         self.helm(helm, &args).success();
     }
 
+    /// A namespace with tests/charts/full installed as release `app` (one of its objects lives in
+    /// a second namespace, `<ns>-other`).
+    pub fn with_full_chart(helm: Helm, ns: &str) -> Env {
+        let env = Env::new(ns);
+        let other = format!("{ns}-other");
+        env.kubectl(&["create", "namespace", &other]).success();
+        env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+        env
+    }
+
     /// A plugin directory holding plugin.yaml, install-binary.sh and the built binary.
     pub fn plugin_dir(&self) -> PathBuf {
         let dir = self.home.path().join("plugin-src");

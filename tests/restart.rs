@@ -41,7 +41,7 @@ fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
         .success();
     let mark = env.audit_mark();
     // Paced, so there is time to act between the real change of the Secret and the ConfigMap's.
-    let run = env.drift(&["repair", "app"]).env("HELM_QPS", "2").env("HELM_BURST_LIMIT", "1");
+    let run = env.drift(&["repair", "app"]).env("HELM_QPS", "1").env("HELM_BURST_LIMIT", "1");
     let repair = std::thread::spawn(move || run.output());
     eventually("the real change of the Secret", Duration::from_secs(60), || {
         let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();

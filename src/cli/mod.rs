@@ -1,10 +1,16 @@
-//! The command line: clap definitions, turned once into [`Settings`]; maps outcomes to exit codes.
+//! The command line: clap definitions, turned once into [`Settings`] (see [`resolve`]); runs the
+//! command and maps its outcome to an exit code.
+
+mod complete;
+mod resolve;
+
+use complete::complete;
+use resolve::{compare_options, parse_duration, settings};
 
 use crate::check::{self, CheckRequest};
-use crate::ignore::{self, Rule};
 use crate::report::{Format, Printer, Style};
-use crate::settings::{CompareOptions, Connection, Driver, Settings};
-use anyhow::{Context, Result, bail};
+use crate::settings::Settings;
+use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -303,45 +309,6 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
     }
 }
 
-fn settings(g: &Global) -> Result<Settings> {
-    let driver = match g.driver.as_deref().unwrap_or("") {
-        "" | "secret" | "secrets" => Driver::Secrets,
-        "configmap" | "configmaps" => Driver::ConfigMaps,
-        "sql" => Driver::Sql,
-        "memory" => {
-            bail!("the Helm storage driver \"memory\" is not supported: it keeps releases only inside one helm process")
-        }
-        other => bail!("unknown Helm storage driver {other:?} (HELM_DRIVER): use secrets, configmaps or sql"),
-    };
-    let nonempty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
-    Ok(Settings {
-        connection: Connection {
-            kubeconfig: g
-                .kubeconfig
-                .as_deref()
-                .map(|k| std::env::split_paths(k).filter(|p| !p.as_os_str().is_empty()).collect())
-                .unwrap_or_default(),
-            context: nonempty(&g.kube_context),
-            api_server: nonempty(&g.kube_apiserver),
-            token: nonempty(&g.kube_token),
-            as_user: nonempty(&g.kube_as_user),
-            as_groups: g.kube_as_group.iter().filter(|s| !s.is_empty()).cloned().collect(),
-            ca_file: nonempty(&g.kube_ca_file).map(PathBuf::from),
-            insecure_skip_tls_verify: g.kube_insecure_skip_tls_verify
-                || flag("HELM_KUBEINSECURE_SKIP_TLS_VERIFY", &std::env::var("HELM_KUBEINSECURE_SKIP_TLS_VERIFY").ok())?,
-            tls_server_name: nonempty(&g.kube_tls_server_name),
-            qps: number("--qps (HELM_QPS)", &g.qps)?,
-            burst: number("--burst-limit (HELM_BURST_LIMIT)", &g.burst_limit)?,
-            timeout: Some(g.timeout),
-        },
-        namespace: nonempty(&g.namespace),
-        driver,
-        sql_connection: nonempty(&g.sql_connection),
-        debug: g.debug || flag("HELM_DEBUG", &std::env::var("HELM_DEBUG").ok())?,
-        compare: CompareOptions::default(),
-    })
-}
-
 /// What `--debug` / `HELM_DEBUG` adds on stderr: where the run looked and what it found
 /// (never credentials).
 fn debug_summary(settings: &Settings, run: &check::RunReport, took: std::time::Duration) -> String {
@@ -388,111 +355,6 @@ fn helm_bin() -> PathBuf {
     std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from)
 }
 
-/// Cobra's "no file completion" directive.
-const NO_FILE_COMPLETION: &str = ":4\n";
-
-/// Release names for `check`/`render`/`repair` arguments, one per line, then the directive.
-/// Errors (no cluster, no rights) give no candidates rather than noise in the shell.
-async fn complete(settings: &Settings, words: &[String]) -> String {
-    let (Some(sub), Some(word)) = (words.first(), words.last()) else { return NO_FILE_COMPLETION.into() };
-    if words.len() < 2 || word.starts_with('-') || !["check", "render", "repair"].contains(&sub.as_str()) {
-        return NO_FILE_COMPLETION.into();
-    }
-    let names = async {
-        let cluster = crate::cluster::connect(&settings.connection).await.ok()?;
-        let ns = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-        let storage =
-            crate::release::Storage::open(cluster.client, settings.driver, settings.sql_connection.as_deref())
-                .await
-                .ok()?;
-        storage.list(Some(&ns), None).await.ok()
-    }
-    .await
-    .unwrap_or_default();
-    let mut out: String = names
-        .into_iter()
-        .map(|r| r.name)
-        .filter(|n| n.starts_with(word.as_str()) && !words[1..words.len() - 1].contains(n))
-        .map(|n| format!("{n}\n"))
-        .collect();
-    out.push_str(NO_FILE_COMPLETION);
-    out
-}
-
-/// The default config file, looked for in the current directory.
-const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
-
-/// The config file's format.
-#[derive(serde::Deserialize, Debug, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ConfigFile {
-    #[serde(default)]
-    ignore: Vec<ignore::RuleSpec>,
-    #[serde(default)]
-    check_hpa_replicas: bool,
-}
-
-fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
-    let mut rules = Vec::new();
-    let path = a.config.clone().filter(|p| !p.as_os_str().is_empty()).or_else(|| {
-        let default = PathBuf::from(DEFAULT_CONFIG);
-        default.is_file().then_some(default)
-    });
-    let mut file = ConfigFile::default();
-    if let Some(path) = &path {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        file = serde_yaml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))?;
-        for (i, spec) in std::mem::take(&mut file.ignore).into_iter().enumerate() {
-            rules.push(Rule::from_spec(spec, &format!("{} ignore[{i}]", path.display()))?);
-        }
-    }
-    for text in &a.ignore {
-        rules.push(Rule::parse_flag(text)?);
-    }
-    Ok(CompareOptions {
-        read_only: a.read_only,
-        rules,
-        check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
-        include_crds: a.include_crds,
-    })
-}
-
-/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
-    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
-    let seconds = match unit {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
-    };
-    if !(seconds > 0.0 && seconds.is_finite()) {
-        return Err(format!("{text:?}: must be more than zero"));
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
-}
-
-/// A number from a flag or Helm's environment (empty = unset).
-fn number<T: std::str::FromStr>(name: &str, value: &Option<String>) -> Result<Option<T>> {
-    match value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-        None => Ok(None),
-        Some(v) => v.parse().map(Some).map_err(|_| anyhow::anyhow!("{name}: expected a number, got {v:?}")),
-    }
-}
-
-/// A boolean flag or environment value as Helm writes it (`true`/`false`, empty = unset).
-fn flag(name: &str, value: &Option<String>) -> Result<bool> {
-    match value.as_deref().map(str::trim).unwrap_or("").to_ascii_lowercase().as_str() {
-        "" | "false" | "0" | "no" | "off" => Ok(false),
-        "true" | "1" | "yes" | "on" => Ok(true),
-        other => bail!("{name}: expected true or false, got {other:?}"),
-    }
-}
-
 /// `--color` > `NO_COLOR` > `CLICOLOR_FORCE` > whether stdout is a terminal.
 fn use_color(flag: &str) -> bool {
     let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
@@ -508,15 +370,6 @@ fn use_color(flag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
-        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("5 weeks").is_err());
-    }
 
     #[test]
     fn cli_definition_is_valid() {
@@ -536,7 +389,7 @@ mod tests {
             #[serde(default)]
             commands: Vec<Cmd>,
         }
-        let file: Cmd = serde_yaml::from_str(include_str!("../completion.yaml")).unwrap();
+        let file: Cmd = serde_yaml::from_str(include_str!("../../completion.yaml")).unwrap();
         assert_eq!(file.name, "drift");
         let cli = Cli::command();
         let global: Vec<String> = cli.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect();

@@ -125,9 +125,10 @@ impl Session {
         let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
         let storage =
             Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
-        let discovery = live::discover(&cluster.client)
-            .await
-            .with_context(|| format!("cannot reach the cluster at {} (API discovery failed)", cluster.server))?;
+        let discovery = live::discover(&cluster.client).await.with_context(|| {
+            let timeout = settings.connection.timeout.map_or(String::new(), |t| format!(", {t:?} per request"));
+            format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)
+        })?;
         Ok(Session { cluster, storage, discovery, namespace, live: Default::default() })
     }
 

@@ -62,3 +62,40 @@ fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
     assert!(text.contains("run repair again to finish"), "{text}");
     env.drift(&["repair", "app"]).success().stdout_has("app: in sync (20 objects)");
 }
+
+/// A server that stops answering: each request gives up after `--timeout`, is retried, and the
+/// check completes once the server answers again; a server that never answers in time is a
+/// clear error, not a hang.
+#[test]
+fn a_hanging_api_server_is_bounded_by_the_timeout() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::new("hanging");
+    env.install(Helm::V4, "web", "basic", &[]);
+    struct Resume(&'static testcluster::ControlPlane);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            self.0.resume_apiserver().ok();
+        }
+    }
+    let _resume = Resume(env.cp);
+
+    // Frozen for a moment: retried until it answers.
+    env.cp.pause_apiserver().unwrap();
+    let run = env.drift(&["check", "web", "--timeout", "1s"]);
+    let check = std::thread::spawn(move || run.output());
+    std::thread::sleep(Duration::from_secs(2)); // the outage being simulated, not a wait for a result
+    env.cp.resume_apiserver().unwrap();
+    let out = check.join().unwrap();
+    assert_eq!(out.out.status.code(), Some(0), "{}", out.dump());
+
+    // Frozen for longer than the retries last: a one-line error naming the cluster.
+    env.cp.pause_apiserver().unwrap();
+    let started = std::time::Instant::now();
+    let out = env.drift(&["check", "web", "--timeout", "300ms"]).code(1);
+    env.cp.resume_apiserver().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60), "bounded: {:?}", started.elapsed());
+    out.stderr_has("Error: cannot reach the cluster at")
+        .stderr_has("retried, 300ms per request")
+        .stderr_has("deadline has elapsed");
+    assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
+}

@@ -144,3 +144,24 @@ fn helm_qps_and_burst_limit_pace_requests() {
     // HELM_QPS=0.00, as Helm passes it by default, means no limit.
     span(Some("0.00"));
 }
+
+#[test]
+fn progress_only_on_a_terminal() {
+    let env = Env::new("scan-progress");
+    env.install(Helm::V3, "p1", "basic", &[]);
+    env.install(Helm::V4, "p2", "basic", &[]);
+    // In a pipe: no progress on stderr.
+    let piped = env.drift(&["check", "--all"]).success();
+    assert!(piped.stderr().is_empty(), "{}", piped.dump());
+    // On a terminal (util-linux `script` gives the command a pty): progress on stderr.
+    let bin = env!("CARGO_BIN_EXE_helm-drift");
+    let tty = std::process::Command::new("script")
+        .args(["-qec", &format!("{bin} check --all"), "/dev/null"])
+        .env("KUBECONFIG", env.cp.kubeconfig())
+        .env("HELM_NAMESPACE", &env.ns)
+        .output()
+        .expect("running script(1)");
+    let text = String::from_utf8_lossy(&tty.stdout);
+    assert!(text.contains("checked 2/2 releases"), "{text}");
+    assert!(text.contains("2 releases: 2 in sync"), "{text}");
+}

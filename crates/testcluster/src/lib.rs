@@ -183,6 +183,16 @@ impl ControlPlane {
         bail!("kube-apiserver not ready after a restart")
     }
 
+    /// Freezes kube-apiserver (SIGSTOP): connections hang, as with an overloaded server.
+    pub fn pause_apiserver(&self) -> Result<()> {
+        self.children.signal("kube-apiserver", libc::SIGSTOP)
+    }
+
+    /// Lets a frozen kube-apiserver run again (SIGCONT).
+    pub fn resume_apiserver(&self) -> Result<()> {
+        self.children.signal("kube-apiserver", libc::SIGCONT)
+    }
+
     /// Stops every process (SIGTERM, then SIGKILL) and reaps them.
     pub fn stop(&self) {
         self.children.stop();

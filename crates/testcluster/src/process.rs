@@ -62,6 +62,17 @@ impl Children {
         Ok(())
     }
 
+    /// Sends a signal to one process (e.g. SIGSTOP / SIGCONT to make it hang and resume).
+    pub fn signal(&self, name: &str, signal: libc::c_int) -> Result<()> {
+        let procs = self.procs.lock().unwrap();
+        let Some((_, child)) = procs.iter().find(|(n, _)| n == name) else { bail!("no process {name}") };
+        // SAFETY: signalling our own child process.
+        if unsafe { libc::kill(child.id() as libc::pid_t, signal) } != 0 {
+            bail!("cannot signal {name}: {}", std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Fails with the tail of its log when a process has exited.
     pub fn check_alive(&mut self) -> Result<()> {
         let mut procs = self.procs.lock().unwrap();

@@ -62,6 +62,14 @@ fn resource(kind: usize) -> ApiResource {
     }
 }
 
+/// Runs every future, at most `n` at a time, failing on the first error.
+async fn run_all<F, E>(futures: impl Iterator<Item = F>, n: usize) -> Result<(), E>
+where
+    F: std::future::Future<Output = Result<(), E>>,
+{
+    stream::iter(futures).buffer_unordered(n).collect::<Vec<_>>().await.into_iter().collect()
+}
+
 fn record(name: &str, ns: &str, version: u32, status: &str, manifest: &str) -> Vec<u8> {
     let release = json!({
         "name": name, "namespace": ns, "version": version,
@@ -100,61 +108,63 @@ async fn main() -> anyhow::Result<()> {
         let every = (1.0 / drift).round().max(1.0) as usize;
         let edits: Vec<_> = work.iter().enumerate().filter(|(i, _)| i % every == 0).map(|(_, w)| *w).collect();
         let n = edits.len();
-        stream::iter(edits.into_iter().map(|(r, j)| {
-            let client = client.clone();
-            let prefix = prefix.clone();
-            async move {
-                let ns = format!("{prefix}-ns{}", r % namespaces);
-                let kind = j % KINDS.len();
-                let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
-                let patch = match kind {
-                    0 => json!({"data": {"greeting": "edited"}}),
-                    1 => json!({"data": {"password": "ZWRpdGVk"}}),
-                    4 => json!({"spec": {"replicas": 1}}),
-                    _ => json!({"metadata": {"labels": {"edited-by": "someone"}}}),
-                };
-                let name = format!("{prefix}-r{r}-o{j}");
-                api.patch(
-                    &name,
-                    &PatchParams { field_manager: Some("kubectl-edit".into()), ..Default::default() },
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map(|_| ())
-            }
-        }))
-        .buffer_unordered(32)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
+        run_all(
+            edits.into_iter().map(|(r, j)| {
+                let client = client.clone();
+                let prefix = prefix.clone();
+                async move {
+                    let ns = format!("{prefix}-ns{}", r % namespaces);
+                    let kind = j % KINDS.len();
+                    let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
+                    let patch = match kind {
+                        0 => json!({"data": {"greeting": "edited"}}),
+                        1 => json!({"data": {"password": "ZWRpdGVk"}}),
+                        4 => json!({"spec": {"replicas": 1}}),
+                        _ => json!({"metadata": {"labels": {"edited-by": "someone"}}}),
+                    };
+                    let name = format!("{prefix}-r{r}-o{j}");
+                    api.patch(
+                        &name,
+                        &PatchParams { field_manager: Some("kubectl-edit".into()), ..Default::default() },
+                        &Patch::Merge(&patch),
+                    )
+                    .await
+                    .map(|_| ())
+                }
+            }),
+            32,
+        )
+        .await?;
         println!("edited {n} objects");
         return Ok(());
     }
 
     // Objects, applied server-side as helm.
-    stream::iter(work.iter().map(|&(r, j)| {
-        let client = client.clone();
-        let prefix = prefix.clone();
-        async move {
-            let ns = format!("{prefix}-ns{}", r % namespaces);
-            let release = format!("{prefix}-r{r}");
-            let kind = j % KINDS.len();
-            let name = format!("{release}-o{j}");
-            let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
-            api.patch(&name, &PatchParams::apply("helm").force(), &Patch::Apply(&object(kind, &name, &ns, &release)))
+    run_all(
+        work.iter().map(|&(r, j)| {
+            let client = client.clone();
+            let prefix = prefix.clone();
+            async move {
+                let ns = format!("{prefix}-ns{}", r % namespaces);
+                let release = format!("{prefix}-r{r}");
+                let kind = j % KINDS.len();
+                let name = format!("{release}-o{j}");
+                let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource(kind));
+                api.patch(
+                    &name,
+                    &PatchParams::apply("helm").force(),
+                    &Patch::Apply(&object(kind, &name, &ns, &release)),
+                )
                 .await
                 .map(|_| ())
-        }
-    }))
-    .buffer_unordered(32)
-    .collect::<Vec<_>>()
-    .await
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
+            }
+        }),
+        32,
+    )
+    .await?;
 
     // Release records: revisions 1..N-1 superseded, N deployed.
-    stream::iter((0..releases).map(|r| {
+    run_all((0..releases).map(|r| {
         let client = client.clone();
         let prefix = prefix.clone();
         async move {
@@ -186,12 +196,7 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok::<_, kube::Error>(())
         }
-    }))
-    .buffer_unordered(16)
-    .collect::<Vec<_>>()
-    .await
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
+    }), 16).await?;
     println!(
         "fleet {prefix}: {releases} releases x {objects} objects in {namespaces} namespaces, {revisions} revision(s) each"
     );

@@ -381,7 +381,7 @@ async fn judge(ctx: &Ctx<'_>, obj: &DesiredObject, target: Option<&Target>, list
     let desired = subset::comparable(&obj.object);
     let mut fields = subset::compare(&desired, &live);
     let added = managed::foreign(&desired, &live);
-    let candidate = !compare::set_aside(fields.clone(), Vec::new(), &ignores).0.is_empty();
+    let candidate = fields.iter().any(|f| !ignores.iter().any(|(prefix, _)| compare::path::under(&f.path, prefix)));
     let engine = if ctx.options.read_only {
         Engine::ReadOnly { reason: "--read-only".into() }
     } else if candidate {

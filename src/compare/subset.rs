@@ -7,23 +7,25 @@ use super::path::{is_empty, join, keys};
 use super::quantity;
 use serde_json::Value;
 
-/// Differences between what the chart set (`desired`) and the live object.
+/// Differences between what the chart set (`desired`, as made [`comparable`]) and the live
+/// object.
 pub fn compare(desired: &Value, live: &Value) -> Vec<FieldDiff> {
-    let desired = comparable(desired);
     let mut out = Vec::new();
-    walk(&desired, Some(live), "", "", &mut out);
+    walk(desired, Some(live), "", "", &mut out);
     out
 }
 
 /// The desired object as the server stores it, where that is known without asking: a Secret's
-/// `stringData` is folded into `data` (base64).
-pub fn comparable(desired: &Value) -> Value {
+/// `stringData` is folded into `data` (base64). Borrowed unchanged for everything else.
+pub fn comparable(desired: &Value) -> std::borrow::Cow<'_, Value> {
     use base64::Engine;
-    let mut out = desired.clone();
-    if desired.get("kind").and_then(Value::as_str) != Some("Secret") {
-        return out;
+    use std::borrow::Cow;
+    let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret");
+    if !is_secret || desired.get("stringData").is_none() {
+        return Cow::Borrowed(desired);
     }
-    let Some(obj) = out.as_object_mut() else { return out };
+    let mut out = desired.clone();
+    let Some(obj) = out.as_object_mut() else { return Cow::Owned(out) };
     if let Some(Value::Object(string_data)) = obj.remove("stringData") {
         let data = obj.entry("data").or_insert_with(|| Value::Object(Default::default()));
         if let Some(data) = data.as_object_mut() {
@@ -33,7 +35,7 @@ pub fn comparable(desired: &Value) -> Value {
             }
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 fn walk(desired: &Value, live: Option<&Value>, path: &str, field: &str, out: &mut Vec<FieldDiff>) {
@@ -108,7 +110,7 @@ mod tests {
     use serde_json::json;
 
     fn paths(d: Value, l: Value) -> Vec<String> {
-        compare(&d, &l).into_iter().map(|f| f.path).collect()
+        compare(&comparable(&d), &l).into_iter().map(|f| f.path).collect()
     }
 
     #[test]

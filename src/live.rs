@@ -89,15 +89,12 @@ pub async fn dry_run_apply(
     name: &str,
     desired: &Value,
 ) -> Result<Value, DryRunError> {
-    let params = PatchParams::apply(FIELD_MANAGER).force().dry_run();
-    match api(client, target).patch(name, &params, &Patch::Apply(desired)).await {
-        Ok(obj) => serde_json::to_value(obj).map_err(|e| DryRunError::Refused(e.to_string())),
-        Err(kube::Error::Api(s)) if s.code == 403 => Err(DryRunError::Forbidden(format!(
-            "the identity may not patch {} ({})",
-            target.resource.plural, s.message
-        ))),
-        Err(e) => Err(DryRunError::Refused(e.to_string())),
-    }
+    // The same request a repair makes, only with dryRun=All.
+    let apply = Change::Apply(desired.clone());
+    change(client, target, name, &apply, true).await.map_err(|e| match e.strip_prefix(FORBIDDEN) {
+        Some(why) => DryRunError::Forbidden(why.to_string()),
+        None => DryRunError::Refused(e),
+    })
 }
 
 /// A workload whose replica count an HPA manages.
@@ -138,11 +135,14 @@ pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<S
         .collect())
 }
 
+/// How [`describe`] starts the reason of a forbidden request.
+const FORBIDDEN: &str = "forbidden: ";
+
 /// A one-line reason for a failed request, naming the missing RBAC verb when forbidden.
 pub fn describe(e: &kube::Error, verb: &str, resource: &str) -> String {
     match e {
         kube::Error::Api(s) if s.code == 403 => {
-            format!("forbidden: the identity may not {verb} {resource} ({})", s.message)
+            format!("{FORBIDDEN}the identity may not {verb} {resource} ({})", s.message)
         }
         other => other.to_string(),
     }
@@ -274,7 +274,7 @@ impl LiveCache {
                 }
             }
             // No `list` right (get only): read this object alone.
-            Err(e) if e.starts_with("forbidden") => get(client, target, name).await,
+            Err(e) if e.starts_with(FORBIDDEN) => get(client, target, name).await,
             Err(e) => LiveState::Failed(e.clone()),
         }
     }

@@ -22,7 +22,7 @@ pub enum IgnoreError {
 
 /// Which objects a rule applies to; every set field must match (anchored regexes).
 #[derive(Clone, Debug, Default)]
-pub struct Target {
+pub struct Selector {
     group: Option<Regex>,
     version: Option<Regex>,
     kind: Option<Regex>,
@@ -34,7 +34,7 @@ pub struct Target {
 #[derive(Clone, Debug)]
 pub struct Rule {
     pub paths: Vec<String>,
-    target: Target,
+    target: Selector,
     /// Where the rule came from, shown as the reason.
     pub origin: String,
 }
@@ -120,7 +120,7 @@ impl Rule {
         let t = spec.target;
         Ok(Rule {
             paths: spec.paths,
-            target: Target {
+            target: Selector {
                 group: re("group", t.group)?,
                 version: re("version", t.version)?,
                 kind: re("kind", t.kind)?,

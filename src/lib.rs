@@ -2,18 +2,23 @@
 //!
 //! The pipeline, one module per stage: [`settings`] → [`cluster`] → [`release`] (Helm storage) →
 //! [`desired`] (the objects Helm applied) → [`live`] (the cluster's objects) → [`compare`]
-//! (verdicts) → [`report`] (the only writer to stdout/stderr). [`cli`] is the only clap user.
+//! (differences) → [`repair`] (a plan of changes). Above the stages, the [`engine`] (session,
+//! evaluation of a release, scans) produces the [`model`]; thin [`commands`] drive the engine and
+//! hand the model to [`report`], the only writer of output. [`helm`] runs the helm binary; [`cli`]
+//! is the only clap user.
 
-pub mod check;
 pub mod cli;
 pub mod cluster;
+pub mod commands;
 pub mod compare;
 pub mod desired;
+pub mod engine;
+pub mod errors;
+pub mod helm;
 pub mod ignore;
 pub mod live;
+pub mod model;
 pub mod release;
-pub mod render;
 pub mod repair;
 pub mod report;
 pub mod settings;
-pub mod upgrade;

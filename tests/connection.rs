@@ -96,7 +96,8 @@ fn token_api_server_ca_and_tls_options() {
         .env("HELM_KUBETOKEN", &token)
         .env("HELM_KUBECAFILE", &ca)
         .code(1)
-        .stderr_has("the identity may not list secrets, where Helm stores releases by default")
+        .stderr_has("the identity may not list secrets")
+        .stderr_has("Helm stores releases in Secrets by default")
         .stderr_has("HELM_DRIVER=configmap");
     assert!(!env.drift(&["check", "web"]).env("HELM_KUBETOKEN", &token).output().stderr().contains(&token));
 }

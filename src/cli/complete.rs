@@ -19,7 +19,7 @@ pub async fn complete(settings: &Settings, words: &[String]) -> String {
             crate::release::Storage::open(cluster.client, settings.driver, settings.sql_connection.as_deref())
                 .await
                 .ok()?;
-        storage.list(Some(&ns), None).await.ok()
+        storage.releases(Some(&ns), None).await.ok()
     }
     .await
     .unwrap_or_default();

@@ -7,8 +7,11 @@ mod resolve;
 use complete::complete;
 use resolve::{compare_options, parse_duration, settings};
 
-use crate::check::{self, CheckRequest};
-use crate::report::{Format, Printer, Style};
+use crate::commands::{check, render, repair, upgrade};
+use crate::engine::Selection;
+use crate::helm::HelmBinary;
+use crate::model::{ExitStatus, RunReport};
+use crate::report::{Format, Style, Terminal};
 use crate::settings::Settings;
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -16,7 +19,45 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const EXIT_CODES: &str = "Exit codes:\n  0  every checked release is in sync\n  2  drift found\n  1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
+const CHECK_HELP: &str = "\
+Examples:
+  helm drift check web                     # one release in the current namespace
+  helm drift check -A -o junit > drift.xml # every release, as a CI report
+  helm drift check web -v --ignore kind=Deployment:/spec/replicas
+
+Exit codes:
+  0  every checked release is in sync
+  2  drift found
+  1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
+
+const REPAIR_HELP: &str = "\
+Examples:
+  helm drift repair web --dry-run          # the plan, validated by server dry-runs
+  helm drift repair web --only Deployment/web-api
+  helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
+
+Exit codes:
+  0  repaired (or nothing to repair): the release is in sync
+  2  drift remains (or, with --dry-run, something would change)
+  1  error: a step was refused or failed (see which were applied)";
+
+const RENDER_HELP: &str = "\
+Examples:
+  helm drift render web                    # does the stored chart still render the same?
+  helm drift render web --chart ./charts/web --revision 3
+
+Exit codes:
+  0  every document renders as stored
+  2  some documents render differently
+  1  error";
+
+const TOP_HELP: &str = "\
+Examples:
+  helm drift check web
+  helm drift check -A --summary
+  helm drift repair web --dry-run
+
+Exit codes: 0 in sync, 2 drift found, 1 error (an error outranks drift)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -24,7 +65,7 @@ const EXIT_CODES: &str = "Exit codes:\n  0  every checked release is in sync\n  
     bin_name = "helm drift",
     version,
     about = "Find drift between Helm releases and the live cluster",
-    after_help = EXIT_CODES
+    after_help = TOP_HELP
 )]
 struct Cli {
     #[command(flatten)]
@@ -35,6 +76,7 @@ struct Cli {
 
 /// Helm's connection settings: the environment Helm gives a plugin, or the same as flags.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Connection (Helm's global flags and environment)")]
 struct Global {
     /// Namespace of the release (Helm: -n/--namespace)
     #[arg(short = 'n', long, env = "HELM_NAMESPACE", global = true)]
@@ -85,35 +127,35 @@ struct Global {
     sql_connection: Option<String>,
     /// Verbose diagnostics on stderr
     /// (also HELM_DEBUG=true)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Output")]
     debug: bool,
     /// When to colour the output: auto, always, never
-    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"], help_heading = "Output")]
     color: String,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Compare a release's recorded objects with the cluster
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = CHECK_HELP)]
     Check {
         /// Releases to check (in the namespace, or in every namespace with -A)
         releases: Vec<String>,
         /// Check every release in the namespace
-        #[arg(long)]
+        #[arg(long, help_heading = "Selection")]
         all: bool,
         /// Check releases in every namespace
-        #[arg(short = 'A', long)]
+        #[arg(short = 'A', long, help_heading = "Selection")]
         all_namespaces: bool,
         /// Only releases whose storage labels match this selector (like `helm list -l`)
-        #[arg(short = 'l', long)]
+        #[arg(short = 'l', long, help_heading = "Selection")]
         selector: Option<String>,
         /// Check this revision instead of the latest deployed one (one release only)
-        #[arg(long)]
+        #[arg(long, help_heading = "Selection")]
         revision: Option<u32>,
         /// How many releases to check at once (the check is latency-bound: more in flight is
         /// faster, at some memory and API server load)
-        #[arg(long, default_value_t = 32)]
+        #[arg(long, default_value_t = 32, help_heading = "Selection")]
         concurrency: usize,
         #[command(flatten)]
         compare: CompareArgs,
@@ -122,42 +164,38 @@ enum Command {
     },
     /// Render the release's chart again from its record and show documents that render
     /// differently from the stored manifest (lookup, random functions, Capabilities)
-    #[command(
-        after_help = "Exit codes:\n  0  every document renders as stored\n  2  some documents render differently\n  1  error"
-    )]
+    #[command(after_help = RENDER_HELP)]
     Render {
         /// The release to render
         release: String,
         /// Render this revision instead of the latest deployed one
-        #[arg(long)]
+        #[arg(long, help_heading = "Selection")]
         revision: Option<u32>,
         /// The chart's source directory (needed for charts with subcharts, which Helm does not store)
-        #[arg(long)]
+        #[arg(long, help_heading = "Selection")]
         chart: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
     },
     /// Put drifted objects back to the recorded revision, without a new Helm revision
-    #[command(
-        after_help = "Exit codes:\n  0  repaired (or nothing to repair): the release is in sync\n  2  drift remains (or, with --dry-run, something would change)\n  1  error: a step was refused or failed (see which were applied)"
-    )]
+    #[command(after_help = REPAIR_HELP)]
     Repair {
         /// The release to repair
         release: String,
         /// Only repair this object (KIND/NAME, repeatable)
-        #[arg(long, value_name = "KIND/NAME")]
+        #[arg(long, value_name = "KIND/NAME", help_heading = "Repair")]
         only: Vec<String>,
         /// Also remove fields that other field managers added (changed outside Helm)
-        #[arg(long)]
+        #[arg(long, help_heading = "Repair")]
         remove_foreign: bool,
         /// Show the plan and validate it with server dry-runs; change nothing
-        #[arg(long)]
+        #[arg(long, help_heading = "Repair")]
         dry_run: bool,
         /// Repair through Helm: `helm upgrade` of the stored chart and values (a new revision)
-        #[arg(long)]
+        #[arg(long, help_heading = "Repair")]
         upgrade: bool,
         /// With --upgrade: the chart's source directory (needed for charts with subcharts)
-        #[arg(long, requires = "upgrade")]
+        #[arg(long, requires = "upgrade", help_heading = "Repair")]
         chart: Option<PathBuf>,
         #[command(flatten)]
         compare: CompareArgs,
@@ -176,6 +214,7 @@ enum Command {
 
 /// How objects are compared and reported.
 #[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Comparison")]
 struct CompareArgs {
     /// Never ask the server for a dry-run: compare client-side only (get/list rights suffice)
     #[arg(long)]
@@ -193,15 +232,16 @@ struct CompareArgs {
     #[arg(long)]
     include_crds: bool,
     /// Also show in-sync objects, ignored differences, the engine used and notes
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "Output")]
     verbose: bool,
     /// Show secret values in differences (hidden by default)
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     show_secrets: bool,
 }
 
 /// How the report is written.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Output")]
 struct OutputArgs {
     /// Output format: text, json, junit
     #[arg(short, long, default_value = "text", value_parser = ["text", "json", "junit"])]
@@ -223,41 +263,40 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let text = e.render().to_string();
-            let printer = Printer { style: Style::default() };
+            let mut printer = Terminal::terminal(Style::default());
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    printer.stdout(&text);
-                    ExitCode::SUCCESS
+                    printer.text(&text);
+                    ExitStatus::InSync.into()
                 }
                 _ => {
-                    printer.stderr(&text);
-                    ExitCode::from(1)
+                    printer.usage(&text);
+                    ExitStatus::Error.into()
                 }
             };
         }
     };
-    let mut printer = Printer { style: Style { color: use_color(&cli.global.color), ..Style::default() } };
+    let mut printer = Terminal::terminal(Style { color: use_color(&cli.global.color), ..Style::default() });
     match run(cli, &mut printer) {
-        Ok(code) => code,
+        Ok(status) => status.into(),
         Err(e) => {
             printer.error(&e);
-            ExitCode::from(1)
+            ExitStatus::Error.into()
         }
     }
 }
 
-fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
+fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
     let mut settings = settings(&cli.global)?;
     match cli.command {
         Command::Version => {
-            printer.stdout(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
-            Ok(ExitCode::SUCCESS)
+            printer.text(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
+            Ok(ExitStatus::InSync)
         }
         Command::Complete { words } => {
-            let runtime = runtime()?;
-            let lines = runtime.block_on(complete(&settings, &words));
-            printer.stdout(&lines);
-            Ok(ExitCode::SUCCESS)
+            let lines = runtime()?.block_on(complete(&settings, &words));
+            printer.text(&lines);
+            Ok(ExitStatus::InSync)
         }
         Command::Repair { release, only, remove_foreign, dry_run, upgrade, chart, compare, output } => {
             if output.output != "text" {
@@ -265,26 +304,23 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             }
             settings.compare = compare_options(&compare)?;
             output_style(&mut printer.style, &compare, &output);
-            let runtime = runtime()?;
             if upgrade {
-                let helm = helm_bin();
-                let request = crate::upgrade::UpgradeRequest { release, chart, helm, dry_run };
-                let report = runtime.block_on(crate::upgrade::run(&settings, &request))?;
+                let request = upgrade::UpgradeRequest { release, chart, helm: HelmBinary::from_env(), dry_run };
+                let report = runtime()?.block_on(upgrade::run(&settings, &request))?;
                 printer.upgrade(&report);
-                return Ok(ExitCode::from(report.exit_code()));
+                return Ok(report.exit_status());
             }
-            let request = crate::repair::RepairRequest { release, only, remove_foreign, dry_run };
-            let report = runtime.block_on(crate::repair::run(&settings, &request))?;
+            let request = repair::RepairRequest { release, only, remove_foreign, dry_run };
+            let report = runtime()?.block_on(repair::run(&settings, &request))?;
             printer.repair(&report);
-            Ok(ExitCode::from(report.exit_code()))
+            Ok(report.exit_status())
         }
         Command::Render { release, revision, chart, output } => {
             output_style(&mut printer.style, &CompareArgs::default(), &output);
-            let request = crate::render::RenderRequest { release, revision, chart, helm: helm_bin() };
-            let runtime = runtime()?;
-            let report = runtime.block_on(crate::render::run(&settings, &request))?;
+            let request = render::RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };
+            let report = runtime()?.block_on(render::run(&settings, &request))?;
             printer.render(&report);
-            Ok(ExitCode::from(if report.diffs.is_empty() { 0 } else { 2 }))
+            Ok(report.exit_status())
         }
         Command::Check { releases, all, all_namespaces, selector, revision, concurrency, compare, output } => {
             if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
@@ -295,28 +331,25 @@ fn run(cli: Cli, printer: &mut Printer) -> Result<ExitCode> {
             }
             settings.compare = compare_options(&compare)?;
             output_style(&mut printer.style, &compare, &output);
-            let request = CheckRequest { releases, all, all_namespaces, selector, revision, concurrency };
-            let runtime = runtime()?;
-            let progress = printer.progress();
+            let selection = Selection { releases, all, all_namespaces, selector, revision, concurrency };
+            let progress = crate::report::progress(&printer.style);
             let started = std::time::Instant::now();
-            let report = runtime.block_on(check::run(&settings, &request, &progress))?;
+            let report = runtime()?.block_on(check::run(&settings, &selection, &progress))?;
             if settings.debug {
                 printer.debug(&debug_summary(&settings, &report, started.elapsed()));
             }
-            printer.run(&report);
-            Ok(ExitCode::from(report.exit_code()))
+            printer.check(&report);
+            Ok(report.exit_status())
         }
     }
 }
 
 /// What `--debug` / `HELM_DEBUG` adds on stderr: where the run looked and what it found
 /// (never credentials).
-fn debug_summary(settings: &Settings, run: &check::RunReport, took: std::time::Duration) -> String {
+fn debug_summary(settings: &Settings, run: &RunReport, took: std::time::Duration) -> String {
     let c = &settings.connection;
-    let objects: usize =
-        run.outcomes.iter().map(|o| if let check::Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum();
     format!(
-        "kubeconfig {:?}, context {}, API server {}, auth {}, namespace {}, driver {}; {} release(s), {objects} object(s) in {:.3}s",
+        "kubeconfig {:?}, context {}, API server {}, auth {}, namespace {}, driver {}; {} release(s), {} object(s) in {:.3}s",
         c.kubeconfig,
         c.context.as_deref().unwrap_or("(current)"),
         c.api_server.as_deref().unwrap_or("(from kubeconfig)"),
@@ -324,6 +357,7 @@ fn debug_summary(settings: &Settings, run: &check::RunReport, took: std::time::D
         settings.namespace.as_deref().unwrap_or("(context default)"),
         settings.driver.name(),
         run.outcomes.len(),
+        run.objects(),
         took.as_secs_f64()
     )
 }
@@ -348,11 +382,6 @@ fn output_style(style: &mut Style, compare: &CompareArgs, output: &OutputArgs) {
     if style.format != Format::Text {
         style.color = false;
     }
-}
-
-/// The helm binary: `HELM_BIN` when run by Helm, else `helm` from PATH.
-fn helm_bin() -> PathBuf {
-    std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from)
 }
 
 /// `--color` > `NO_COLOR` > `CLICOLOR_FORCE` > whether stdout is a terminal.

@@ -1,7 +1,8 @@
 //! Changes made outside Helm: fields of the live object that another field manager set and the
 //! chart does not declare, read from `metadata.managedFields`.
 
-use super::path::{is_empty, join};
+use super::path::is_empty;
+use crate::model::{FieldPath, Foreign, ItemKey};
 use serde_json::{Map, Value};
 
 /// Managers that are Helm itself.
@@ -9,14 +10,6 @@ const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
 /// Managers of the control plane whose writes are not user drift.
 const SYSTEM_MANAGERS: [&str; 5] =
     ["kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "before-first-apply"];
-
-/// A field another manager added to a Helm-owned object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Foreign {
-    pub path: String,
-    pub value: Value,
-    pub manager: String,
-}
 
 /// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`.
 pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
@@ -30,7 +23,7 @@ pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
         }
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
-            walk(fields, Some(desired), live, "", &mut found);
+            walk(fields, Some(desired), live, &FieldPath::root(), &mut found);
             for (path, value) in found {
                 if !out.iter().any(|f| f.path == path) {
                     out.push(Foreign { path, value, manager: manager.to_string() });
@@ -38,7 +31,7 @@ pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
             }
         }
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.sort_by_cached_key(|f| f.path.pointer());
     out
 }
 
@@ -46,14 +39,14 @@ fn walk(
     fields: &Map<String, Value>,
     desired: Option<&Value>,
     live: &Value,
-    path: &str,
-    out: &mut Vec<(String, Value)>,
+    path: &FieldPath,
+    out: &mut Vec<(FieldPath, Value)>,
 ) {
     for (k, child) in fields {
         let children = child.as_object().filter(|c| !c.is_empty());
         if let Some(name) = k.strip_prefix("f:") {
             let Some(lv) = live.get(name) else { continue };
-            let at = join(path, name);
+            let at = path.field(name);
             match desired.and_then(|d| d.get(name)).filter(|d| !is_empty(d)) {
                 None => out.push((at, lv.clone())),
                 Some(dv) => {
@@ -65,8 +58,10 @@ fn walk(
         } else if let Some(key) = k.strip_prefix("k:") {
             let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { continue };
             let Some((i, lv)) = find(live, &key) else { continue };
-            let at = join(path, &i.to_string());
-            match desired.and_then(|d| find(d, &key)) {
+            let in_desired = desired.and_then(|d| find(d, &key));
+            let item_key = ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)));
+            let at = path.item(in_desired.map(|(j, _)| j), Some(i), Some(item_key));
+            match in_desired {
                 None => out.push((at, lv.clone())),
                 Some((_, dv)) => {
                     if let Some(c) = children {
@@ -79,7 +74,7 @@ fn walk(
             let in_desired = desired.and_then(Value::as_array).is_some_and(|d| d.contains(&value));
             let live_index = live.as_array().and_then(|l| l.iter().position(|x| *x == value));
             if let (false, Some(i)) = (in_desired, live_index) {
-                out.push((join(path, &i.to_string()), value));
+                out.push((path.item(None, Some(i), None), value));
             }
         }
     }
@@ -88,7 +83,8 @@ fn walk(
 /// The element of list `v` whose fields match every field of `key`.
 fn find<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
     v.as_array()?.iter().enumerate().find(|(_, e)| {
-        key.iter().all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, "")))
+        key.iter()
+            .all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root())))
     })
 }
 
@@ -117,16 +113,20 @@ mod tests {
             {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:annotations": {}}}},
             {"manager": "kubectl-edit", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
         ]);
-        let got = foreign(&desired, &live(managed));
+        let got: Vec<(String, String, Value, String)> = foreign(&desired, &live(managed))
+            .into_iter()
+            .map(|f| (f.path.pointer(), f.path.to_string(), f.value, f.manager))
+            .collect();
         assert_eq!(
             got,
             vec![
-                Foreign { path: "/metadata/labels/team".into(), value: json!("x"), manager: "kubectl-label".into() },
-                Foreign {
-                    path: "/spec/template/spec/containers/0/env/1".into(),
-                    value: json!({"name": "FOO", "value": "bar"}),
-                    manager: "kubectl-set".into()
-                },
+                ("/metadata/labels/team".into(), "metadata.labels.team".into(), json!("x"), "kubectl-label".into()),
+                (
+                    "/spec/template/spec/containers/0/env/1".into(),
+                    "spec.template.spec.containers[name=web].env[name=FOO]".into(),
+                    json!({"name": "FOO", "value": "bar"}),
+                    "kubectl-set".into()
+                ),
             ]
         );
     }

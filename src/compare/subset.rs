@@ -2,16 +2,16 @@
 //! object? Server defaults the chart omits are not drift; quantities and int-or-string values are
 //! compared by meaning.
 
-use super::FieldDiff;
-use super::path::{is_empty, join, keys};
+use super::path::{is_empty, keys};
 use super::quantity;
+use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;
 
 /// Differences between what the chart set (`desired`, as made [`comparable`]) and the live
 /// object.
 pub fn compare(desired: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut out = Vec::new();
-    walk(desired, Some(live), "", "", &mut out);
+    walk(desired, Some(live), &mut FieldPath::root(), "", &mut out);
     out
 }
 
@@ -38,50 +38,52 @@ pub fn comparable(desired: &Value) -> std::borrow::Cow<'_, Value> {
     Cow::Owned(out)
 }
 
-fn walk(desired: &Value, live: Option<&Value>, path: &str, field: &str, out: &mut Vec<FieldDiff>) {
+fn walk(desired: &Value, live: Option<&Value>, path: &mut FieldPath, field: &str, out: &mut Vec<FieldDiff>) {
     let Some(live) = live.filter(|l| !l.is_null()) else {
         if !is_empty(desired) {
-            out.push(FieldDiff::new(path, Some(desired), None));
+            out.push(FieldDiff::new(path.clone(), Some(desired), None));
         }
         return;
     };
     match (desired, live) {
         (Value::Object(d), Value::Object(l)) => {
             for (k, dv) in d {
-                walk(dv, l.get(k), &join(path, k), k, out);
+                path.0.push(Segment::Field(k.clone()));
+                walk(dv, l.get(k), path, k, out);
+                path.0.pop();
             }
         }
         (Value::Array(d), Value::Array(l)) => match (keys(field, d), keys(field, l)) {
             (Some(dk), Some(lk)) => {
-                for (dv, key) in d.iter().zip(&dk) {
-                    match lk.iter().position(|k| k == key) {
-                        Some(i) => walk(dv, Some(&l[i]), &join(path, &i.to_string()), field, out),
-                        None => out.push(FieldDiff::new(&join(path, &key_token(key)), Some(dv), None)),
+                for (i, (dv, key)) in d.iter().zip(dk).enumerate() {
+                    let j = lk.iter().position(|k| *k == key);
+                    path.0.push(Segment::Item { recorded: Some(i), live: j, key: Some(key) });
+                    match j {
+                        Some(j) => walk(dv, Some(&l[j]), path, field, out),
+                        None => out.push(FieldDiff::new(path.clone(), Some(dv), None)),
                     }
+                    path.0.pop();
                 }
             }
-            _ if d.len() != l.len() => out.push(FieldDiff::new(path, Some(desired), Some(live))),
+            _ if d.len() != l.len() => out.push(FieldDiff::new(path.clone(), Some(desired), Some(live))),
             _ => {
                 for (i, (dv, lv)) in d.iter().zip(l).enumerate() {
-                    walk(dv, Some(lv), &join(path, &i.to_string()), field, out);
+                    path.0.push(Segment::Item { recorded: Some(i), live: Some(i), key: None });
+                    walk(dv, Some(lv), path, field, out);
+                    path.0.pop();
                 }
             }
         },
         (Value::Array(d), _) if d.is_empty() => {}
         (Value::Object(d), _) if d.is_empty() => {}
         _ if scalar_equal(desired, live, path) => {}
-        _ => out.push(FieldDiff::new(path, Some(desired), Some(live))),
+        _ => out.push(FieldDiff::new(path.clone(), Some(desired), Some(live))),
     }
-}
-
-/// A list element missing from the live list is reported by its key (`[name=web]` style).
-fn key_token(key: &str) -> String {
-    format!("[{}]", key.trim_matches('"'))
 }
 
 /// Scalars equal by meaning: same JSON, same number, number vs numeric string (int-or-string),
 /// or, under resource quantities, the same amount.
-pub fn scalar_equal(d: &Value, l: &Value, path: &str) -> bool {
+pub fn scalar_equal(d: &Value, l: &Value, path: &FieldPath) -> bool {
     if d == l {
         return true;
     }
@@ -96,11 +98,17 @@ pub fn scalar_equal(d: &Value, l: &Value, path: &str) -> bool {
 }
 
 /// Fields that hold resource quantities (`resources.requests.cpu`, quota `hard`, PVC storage...).
-fn is_quantity_path(path: &str) -> bool {
+fn is_quantity_path(path: &FieldPath) -> bool {
     const PARENTS: [&str; 6] = ["requests", "limits", "hard", "capacity", "allocatable", "overhead"];
-    let mut tokens = path.rsplit('/');
-    let last = tokens.next().unwrap_or("");
-    let parent = tokens.next().unwrap_or("");
+    fn name(s: Option<&Segment>) -> &str {
+        match s {
+            Some(Segment::Field(k)) => k.as_str(),
+            _ => "",
+        }
+    }
+    let mut rev = path.0.iter().rev();
+    let last = name(rev.next());
+    let parent = name(rev.next());
     PARENTS.contains(&parent) || matches!(last, "sizeLimit" | "storage")
 }
 
@@ -110,7 +118,7 @@ mod tests {
     use serde_json::json;
 
     fn paths(d: Value, l: Value) -> Vec<String> {
-        compare(&comparable(&d), &l).into_iter().map(|f| f.path).collect()
+        compare(&comparable(&d), &l).into_iter().map(|f| f.path.pointer()).collect()
     }
 
     #[test]
@@ -141,7 +149,14 @@ mod tests {
     #[test]
     fn keyed_element_missing_and_positional_lists() {
         let d = json!({"env": [{"name": "A", "value": "1"}]});
-        assert_eq!(paths(d, json!({"env": [{"name": "B", "value": "1"}]})), ["/env/[A]"]);
+        assert_eq!(
+            paths(d.clone(), json!({"env": [{"name": "B", "value": "1"}]})),
+            ["/env/0"],
+            "resolves in the record"
+        );
+        let diff = compare(&d, &json!({"env": [{"name": "B", "value": "1"}]})).remove(0);
+        assert_eq!(diff.path.to_string(), "env[name=A]");
+        assert_eq!(diff.path.live_insert_pointer().as_deref(), Some("/env/-"));
         let d = json!({"rules": [{"verbs": ["get"]}]});
         let l = json!({"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]});
         assert_eq!(paths(d, l), ["/rules"], "an appended rule changes an atomic list");

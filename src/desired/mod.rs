@@ -1,7 +1,7 @@
 //! Desired state: the objects Helm applied for a release, rebuilt from its stored manifest.
 
-pub mod helm;
 mod manifest;
+pub mod metadata;
 mod object;
 pub mod yaml;
 

@@ -33,6 +33,11 @@ impl DesiredObject {
     pub fn version(&self) -> &str {
         self.api_version.rsplit_once('/').map_or(self.api_version.as_str(), |(_, v)| v)
     }
+
+    /// Its identity in reports.
+    pub fn id(&self) -> crate::model::ObjectId {
+        crate::model::ObjectId::new(&self.api_version, &self.kind, self.namespace.as_deref(), &self.name)
+    }
 }
 
 /// Parses every document of a manifest; `kind: List` documents are expanded into their items.

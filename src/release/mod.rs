@@ -1,10 +1,13 @@
-//! The release source: Helm's stored release records, decoded into [`Release`].
+//! The release source: Helm's stored release records (Secrets, ConfigMaps or SQL), decoded into
+//! [`Release`].
 
 mod codec;
+mod index;
 mod record;
 mod sql;
 mod storage;
 
 pub use codec::{DecodeError, decode};
+pub use index::{Record, ReleaseIndex};
 pub use record::{Chart, ChartFile, ChartMetadata, Hook, Info, Release};
-pub use storage::{ReleaseIndex, Selected, SourceError, Storage};
+pub use storage::{Selected, SourceError, Storage};

@@ -1,7 +1,7 @@
 //! Helm's SQL storage driver (PostgreSQL): table `releases_v1`, custom labels in
 //! `custom_labels_v1`, bodies encoded as in Secrets.
 
-use super::storage::{Record, ReleaseIndex};
+use super::index::{Record, ReleaseIndex};
 use std::collections::BTreeMap;
 use tokio_postgres::NoTls;
 

@@ -1,77 +1,117 @@
-//! Unified diffs of recorded vs live YAML for a modified object, limited to the changed parts.
+//! Unified diffs of recorded vs live YAML for a drifted object, showing exactly the differences
+//! the verdict found: the "recorded" side is the live object with each of them undone, so server
+//! defaults and fields nobody changed never show as changes.
 
-use crate::compare::ObjectDrift;
-use crate::compare::path::{remove, set};
+use super::secret;
+use crate::model::path::{remove, set};
+use crate::model::{FieldPath, ObjectDrift, Segment};
 use serde_json::Value;
 
-/// Text shown instead of a secret value.
-const HIDDEN: &str = "(hidden)";
-
-/// The unified diff (`--- recorded` / `+++ live`) of a modified object, or `None` when there is
+/// The unified diff (`--- recorded` / `+++ live`) of a drifted object, or `None` when there is
 /// no live object to show.
 pub fn unified(o: &ObjectDrift, context: usize, show_secrets: bool) -> Option<String> {
-    let live = o.live.as_ref()?;
-    let mut recorded = live.clone();
-    for a in &o.added {
-        remove(&mut recorded, &a.path);
-    }
-    for f in &o.fields {
-        match &f.recorded {
-            Some(v) => set(&mut recorded, &f.path, v.clone()),
-            None => remove(&mut recorded, &f.path),
-        }
-    }
-    let mut live = live.clone();
-    if o.kind == "Secret" && !show_secrets {
-        mask_secret(&mut recorded, &mut live);
-    }
+    let mut live = o.live.clone()?;
+    let mut recorded = recorded_view(o, &live);
+    secret::mask_pair(&o.id, &mut recorded, &mut live, show_secrets);
     let (a, b) = (to_yaml(&recorded), to_yaml(&live));
     let diff = similar::TextDiff::from_lines(&a, &b);
     let text = diff.unified_diff().context_radius(context).header("recorded", "live").to_string();
     (!text.is_empty()).then_some(text)
 }
 
-fn to_yaml(v: &Value) -> String {
-    serde_yaml::to_string(v).unwrap_or_else(|_| v.to_string())
+/// The live object with every difference of the verdict undone.
+fn recorded_view(o: &ObjectDrift, live: &Value) -> Value {
+    let mut view = live.clone();
+    // Values that changed: put the recorded one back (no list position moves).
+    for f in &o.fields {
+        if let (Some(r), Some(_), Some(at)) = (&f.recorded, &f.live, f.path.live_pointer()) {
+            set(&mut view, &at, r.clone());
+        }
+    }
+    // Values only live (added outside Helm, or not in the release): removed, last list item first.
+    let mut removals: Vec<&FieldPath> = o.added.iter().map(|a| &a.path).collect();
+    removals.extend(o.fields.iter().filter(|f| f.recorded.is_none() && f.live.is_some()).map(|f| &f.path));
+    removals.sort_by_key(|p| std::cmp::Reverse(order(p)));
+    // Values only recorded: put back where they were. A list item that another item replaced
+    // (a changed key: the same position) keeps the fields the server filled in on that item.
+    let mut restored: Vec<(&FieldPath, Value)> = Vec::new();
+    for f in o.fields.iter().filter(|f| f.live.is_none()) {
+        let Some(r) = &f.recorded else { continue };
+        let mut value = r.clone();
+        if let Some(replaced) = replaced_item(&f.path, &removals).and_then(|p| live.pointer(&p.live_pointer()?))
+            && let (Some(mine), Some(theirs)) = (value.as_object_mut(), replaced.as_object())
+        {
+            for (k, v) in theirs {
+                mine.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        restored.push((&f.path, value));
+    }
+    for p in removals {
+        if let Some(at) = p.live_pointer() {
+            remove(&mut view, &at);
+        }
+    }
+    restored.sort_by_key(|(p, _)| order(p));
+    for (p, value) in restored {
+        insert(&mut view, p, value);
+    }
+    view
 }
 
-/// Replaces secret values on both sides, keeping whether each key differs.
-fn mask_secret(recorded: &mut Value, live: &mut Value) {
-    for field in ["data", "stringData"] {
-        let r = recorded.get(field).and_then(Value::as_object).cloned().unwrap_or_default();
-        let l = live.get(field).and_then(Value::as_object).cloned().unwrap_or_default();
-        for (side, mine, other, tag) in [(&mut *recorded, &r, &l, "recorded value"), (&mut *live, &l, &r, "live value")]
-        {
-            if let Some(map) = side.get_mut(field).and_then(Value::as_object_mut) {
-                for (k, v) in map.iter_mut() {
-                    let same = other.get(k) == mine.get(k);
-                    *v = Value::String(if same { HIDDEN.into() } else { format!("(hidden {tag})") });
-                }
+/// The live-only item at the same list position as the recorded-only item `path`, if any.
+fn replaced_item<'a>(path: &FieldPath, removals: &[&'a FieldPath]) -> Option<&'a FieldPath> {
+    let (Segment::Item { recorded: Some(i), live: None, .. }, parent) = path.0.split_last()? else { return None };
+    removals.iter().copied().find(|r| match r.0.split_last() {
+        Some((Segment::Item { live: Some(j), .. }, p)) => j == i && p == parent,
+        _ => false,
+    })
+}
+
+/// Puts a recorded-only value back: a list item at its recorded position, a map field by key.
+fn insert(view: &mut Value, path: &FieldPath, value: Value) {
+    match path.0.split_last() {
+        Some((Segment::Item { recorded: Some(i), live: None, .. }, parent)) => {
+            let Some(at) = FieldPath(parent.to_vec()).live_pointer() else { return };
+            if let Some(Value::Array(list)) = view.pointer_mut(&at) {
+                list.insert((*i).min(list.len()), value);
+            }
+        }
+        _ => {
+            if let Some(at) = path.live_insert_pointer() {
+                set(view, &at, value);
             }
         }
     }
 }
 
+/// Orders paths so that list positions compare by number.
+fn order(path: &FieldPath) -> Vec<(String, usize)> {
+    path.0
+        .iter()
+        .map(|s| match s {
+            Segment::Field(k) => (k.clone(), 0),
+            Segment::Item { recorded, live, .. } => (String::new(), live.or(*recorded).unwrap_or_default()),
+        })
+        .collect()
+}
+
+fn to_yaml(v: &Value) -> String {
+    serde_yaml::to_string(v).unwrap_or_else(|_| v.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{FieldDiff, Foreign, Verdict};
+    use crate::model::{FieldDiff, Foreign, ItemKey, ObjectId, Verdict};
     use serde_json::json;
 
     fn modified(kind: &str, live: Value, fields: Vec<FieldDiff>, added: Vec<Foreign>) -> ObjectDrift {
-        ObjectDrift {
-            api_version: "v1".into(),
-            kind: kind.into(),
-            namespace: Some("ns".into()),
-            name: "x".into(),
-            source: None,
-            verdict: Verdict::Modified,
-            fields,
-            added,
-            ignored: Vec::new(),
-            engine: None,
-            live: Some(live),
-        }
+        let mut o = ObjectDrift::new(ObjectId::new("v1", kind, Some("ns"), "x"), None, Verdict::Modified);
+        o.fields = fields;
+        o.added = added;
+        o.live = Some(live);
+        o
     }
 
     #[test]
@@ -80,9 +120,9 @@ mod tests {
         let o = modified(
             "Deployment",
             live,
-            vec![FieldDiff::new("/spec/replicas", Some(&json!(2)), Some(&json!(5)))],
+            vec![FieldDiff::new(FieldPath::from_pointer("/spec/replicas"), Some(&json!(2)), Some(&json!(5)))],
             vec![Foreign {
-                path: "/spec/env/1".into(),
+                path: FieldPath::from_pointer("/spec/env").item(None, Some(1), None),
                 value: json!({"name": "EXTRA"}),
                 manager: "kubectl-set".into(),
             }],
@@ -94,27 +134,45 @@ mod tests {
         assert!(!d.contains("  a: 1"), "context is limited: {d}");
     }
 
+    /// A changed containerPort seen by the read-only engine: the recorded port (without the
+    /// protocol the server defaulted) is missing, the live one was added by kubectl. The diff
+    /// shows the port number, not the defaulted protocol.
+    #[test]
+    fn a_replaced_list_item_shows_only_what_changed() {
+        let ports = FieldPath::from_pointer("/spec/ports");
+        let key = |n: i64| Some(ItemKey::from_fields([("containerPort", &json!(n)), ("protocol", &json!("TCP"))]));
+        let live = json!({"spec": {"ports": [{"containerPort": 9090, "name": "http", "protocol": "TCP"}]}});
+        let o = modified(
+            "Pod",
+            live,
+            vec![FieldDiff::new(
+                ports.item(Some(0), None, key(8080)),
+                Some(&json!({"containerPort": 8080, "name": "http"})),
+                None,
+            )],
+            vec![Foreign {
+                path: ports.item(None, Some(0), key(9090)),
+                value: json!({"containerPort": 9090, "name": "http", "protocol": "TCP"}),
+                manager: "kubectl-edit".into(),
+            }],
+        );
+        let d = unified(&o, 3, false).unwrap();
+        assert!(d.contains("-  - containerPort: 8080\n") && d.contains("+  - containerPort: 9090\n"), "{d}");
+        assert!(!d.contains("+    protocol: TCP") && !d.contains("-    protocol"), "{d}");
+    }
+
     #[test]
     fn secrets_are_masked_but_changes_still_show() {
         let live = json!({"data": {"password": "bmV3", "user": "YQ=="}});
         let o = modified(
             "Secret",
             live,
-            vec![FieldDiff::new("/data/password", Some(&json!("b2xk")), Some(&json!("bmV3")))],
+            vec![FieldDiff::new(FieldPath::from_pointer("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3")))],
             vec![],
         );
         let d = unified(&o, 3, false).unwrap();
-        assert!(d.contains("-  password: (hidden recorded value)\n+  password: (hidden live value)\n"), "{d}");
+        assert!(d.contains("-  password: (hidden)\n+  password: (hidden, differs)\n"), "{d}");
         assert!(!d.contains("bmV3") && !d.contains("b2xk"), "{d}");
         assert!(unified(&o, 3, true).unwrap().contains("+  password: bmV3"));
-    }
-
-    #[test]
-    fn missing_list_elements_are_appended() {
-        let mut v = json!({"env": []});
-        set(&mut v, "/env/[A]", json!({"name": "A"}));
-        assert_eq!(v, json!({"env": [{"name": "A"}]}));
-        remove(&mut v, "/env/0");
-        assert_eq!(v, json!({"env": []}));
     }
 }

@@ -1,12 +1,14 @@
-//! `-o json`: one document per run, schema version 1 (documented in the README).
+//! `-o json`: one document per run, schema version 1 (documented in the README). Every `path`
+//! is an RFC 6901 pointer that resolves in the object it describes: the recorded object for
+//! removed values, the live one otherwise.
 
-use crate::check::{DriftReport, Outcome, RunReport};
-use crate::compare::{Engine, ObjectDrift, Verdict};
+use super::secret;
+use crate::model::{DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
 use serde_json::{Value, json};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-pub fn render(run: &RunReport, show_secrets: bool) -> String {
+pub fn run(run: &RunReport, show_secrets: bool) -> String {
     let releases: Vec<Value> = run
         .outcomes
         .iter()
@@ -15,38 +17,36 @@ pub fn render(run: &RunReport, show_secrets: bool) -> String {
             Outcome::Failed(e) => json!({
                 "name": e.release,
                 "namespace": e.namespace,
-                "verdict": "error",
+                "verdict": ReleaseVerdict::Error.word(),
                 "error": e.message,
                 "objects": [],
             }),
         })
         .collect();
-    let count = |v: &str| releases.iter().filter(|r| r["verdict"] == v).count();
+    let (in_sync, drifted, errors) = run.counts();
     let doc = json!({
         "schemaVersion": SCHEMA_VERSION,
         "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
         "summary": {
             "releases": releases.len(),
-            "inSync": count("in-sync"),
-            "drifted": count("drifted"),
-            "errors": count("error"),
-            "exitCode": run.exit_code(),
+            "inSync": in_sync,
+            "drifted": drifted,
+            "errors": errors,
+            "exitCode": run.exit_status().code(),
         },
         "releases": releases,
     });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    pretty(&doc)
+}
+
+/// Pretty JSON with a final newline.
+pub fn pretty(doc: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(doc).unwrap_or_default();
     text.push('\n');
     text
 }
 
 fn release(r: &DriftReport, show_secrets: bool) -> Value {
-    let verdict = if r.errors() > 0 {
-        "error"
-    } else if r.drifted() > 0 {
-        "drifted"
-    } else {
-        "in-sync"
-    };
     json!({
         "name": r.release,
         "namespace": r.namespace,
@@ -55,7 +55,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "chart": r.chart,
         "record": r.record,
         "newestRevision": r.newest.as_ref().map(|(rev, status)| json!({"revision": rev, "status": status})),
-        "verdict": verdict,
+        "verdict": r.verdict().word(),
         "error": Value::Null,
         "engine": engine(&r.engine()),
         "notes": r.notes,
@@ -71,60 +71,31 @@ fn engine(e: &Engine) -> Value {
     }
 }
 
-/// The verdict word used in JSON and JUnit.
-pub fn verdict_word(o: &ObjectDrift) -> &'static str {
-    match &o.verdict {
-        Verdict::InSync => "in-sync",
-        Verdict::Missing => "missing",
-        Verdict::Modified if o.fields.is_empty() => "changed-outside-helm",
-        Verdict::Modified => "modified",
-        Verdict::Unknown { .. } => "unknown",
-        Verdict::Excluded { .. } => "excluded",
-        Verdict::Error { .. } => "error",
-    }
+/// The pointer of a difference: in the recorded object when the value is gone live.
+fn pointer(f: &FieldDiff) -> String {
+    let on_side = if f.live.is_none() { f.path.recorded_pointer() } else { f.path.live_pointer() };
+    on_side.unwrap_or_else(|| f.path.pointer())
 }
 
 fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
-    let mask = o.kind == "Secret" && o.api_version == "v1" && !show_secrets;
-    let value = |path: &str, v: &Option<Value>| v.as_ref().map(|v| masked(mask, path, v));
-    let reason = match &o.verdict {
-        Verdict::Unknown { reason } | Verdict::Excluded { reason } => Some(reason.clone()),
-        Verdict::Error { message } => Some(message.clone()),
-        _ => None,
-    };
+    let value = |at: &str, v: &Option<Value>| v.as_ref().map(|v| secret::mask(&o.id, at, v, show_secrets));
     json!({
-        "apiVersion": o.api_version,
-        "kind": o.kind,
-        "namespace": o.namespace,
-        "name": o.name,
+        "apiVersion": o.id.api_version,
+        "kind": o.id.kind,
+        "namespace": o.id.namespace,
+        "name": o.id.name,
         "source": o.source,
-        "verdict": verdict_word(o),
-        "reason": reason,
+        "verdict": o.kind().word(),
+        "reason": o.reason(),
         "engine": o.engine.as_ref().map(engine),
-        "differences": o.fields.iter().map(|f| json!({
-            "path": f.path,
-            "recorded": value(&f.path, &f.recorded),
-            "live": value(&f.path, &f.live),
-        })).collect::<Vec<_>>(),
-        "addedOutsideHelm": o.added.iter().map(|a| json!({
-            "path": a.path,
-            "value": masked(mask, &a.path, &a.value),
-            "manager": a.manager,
-        })).collect::<Vec<_>>(),
-        "ignored": o.ignored.iter().map(|i| json!({"path": i.path, "reason": i.reason})).collect::<Vec<_>>(),
+        "differences": o.fields.iter().map(|f| {
+            let at = pointer(f);
+            json!({"path": at, "recorded": value(&at, &f.recorded), "live": value(&at, &f.live)})
+        }).collect::<Vec<_>>(),
+        "addedOutsideHelm": o.added.iter().map(|a| {
+            let at = a.path.pointer();
+            json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager})
+        }).collect::<Vec<_>>(),
+        "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
     })
-}
-
-/// Secret data values replaced by `"(hidden)"` (whole maps keep their keys).
-pub fn masked(mask: bool, path: &str, v: &Value) -> Value {
-    let under = |p: &str| path == p || path.starts_with(&format!("{p}/"));
-    if !mask || !(under("/data") || under("/stringData")) {
-        return v.clone();
-    }
-    match v {
-        Value::Object(m) if path == "/data" || path == "/stringData" => {
-            Value::Object(m.keys().map(|k| (k.clone(), Value::String("(hidden)".into()))).collect())
-        }
-        _ => Value::String("(hidden)".into()),
-    }
 }

@@ -1,11 +1,10 @@
 //! `-o junit`: a test suite per release, a test case per object, a failure per drifted object.
 
 use super::{Style, text};
-use crate::check::{Outcome, RunReport};
-use crate::compare::Verdict;
+use crate::model::{DriftKind, Outcome, RunReport};
 use std::fmt::Write;
 
-pub fn render(run: &RunReport, style: &Style) -> String {
+pub fn run(run: &RunReport, style: &Style) -> String {
     let plain = Style { color: false, verbose: false, ..style.clone() };
     let mut suites = String::new();
     let (mut tests, mut failures, mut errors) = (0, 0, 0);
@@ -14,7 +13,7 @@ pub fn render(run: &RunReport, style: &Style) -> String {
             Outcome::Checked(r) => {
                 let f = r.drifted();
                 let e = r.errors();
-                let skipped = r.objects.iter().filter(|o| matches!(o.verdict, Verdict::Excluded { .. })).count();
+                let skipped = r.objects.iter().filter(|o| o.kind() == DriftKind::Excluded).count();
                 tests += r.objects.len();
                 failures += f;
                 errors += e;
@@ -25,23 +24,24 @@ pub fn render(run: &RunReport, style: &Style) -> String {
                     r.objects.len()
                 );
                 for obj in &r.objects {
-                    let name = esc(&text::identity(obj));
+                    let name = esc(&obj.id.to_string());
                     let class = esc(&format!("{}.{}", r.namespace, r.release));
                     let _ = write!(suites, "    <testcase classname=\"{class}\" name=\"{name}\"");
                     let mut detail = String::new();
                     text::object(&mut detail, obj, &plain);
-                    let word = super::json::verdict_word(obj);
-                    match &obj.verdict {
-                        Verdict::InSync => suites.push_str("/>\n"),
-                        Verdict::Excluded { reason } => {
+                    let word = obj.kind().word();
+                    let reason = obj.reason().unwrap_or_default();
+                    match obj.kind() {
+                        DriftKind::InSync => suites.push_str("/>\n"),
+                        DriftKind::Excluded => {
                             let _ =
                                 writeln!(suites, ">\n      <skipped message=\"{}\"/>\n    </testcase>", esc(reason));
                         }
-                        Verdict::Error { message } => {
+                        DriftKind::Error => {
                             let _ = writeln!(
                                 suites,
                                 ">\n      <error message=\"{}\">{}</error>\n    </testcase>",
-                                esc(message),
+                                esc(reason),
                                 esc(&detail)
                             );
                         }

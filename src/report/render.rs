@@ -1,8 +1,8 @@
 //! The `render` report: which documents render differently from the stored manifest.
 
 use super::Style;
-use crate::render::{DocChange, RenderReport};
-use owo_colors::OwoColorize;
+use super::color::diff_line;
+use crate::model::{DocChange, RenderReport};
 use std::fmt::Write;
 
 pub fn text(r: &RenderReport, style: &Style) -> String {
@@ -27,12 +27,7 @@ pub fn text(r: &RenderReport, style: &Style) -> String {
         let (a, b) = (format!("{stored}\n"), format!("{rendered}\n"));
         let diff = similar::TextDiff::from_lines(&a, &b);
         for line in diff.unified_diff().context_radius(style.context).header("stored", "rendered").to_string().lines() {
-            let painted = match line.chars().next() {
-                Some('+') if style.color && !line.starts_with("+++") => line.green().to_string(),
-                Some('-') if style.color && !line.starts_with("---") => line.red().to_string(),
-                _ => line.to_string(),
-            };
-            let _ = writeln!(out, "      {painted}");
+            let _ = writeln!(out, "      {}", diff_line(style.color, line));
         }
     }
     out
@@ -50,7 +45,7 @@ pub fn json(r: &RenderReport) -> String {
             DocChange::OnlyRendered(s) => serde_json::json!({"source": d.source, "change": "new", "rendered": s}),
         })
         .collect();
-    let doc = serde_json::json!({
+    super::json::pretty(&serde_json::json!({
         "schemaVersion": super::json::SCHEMA_VERSION,
         "release": r.release,
         "namespace": r.namespace,
@@ -58,6 +53,5 @@ pub fn json(r: &RenderReport) -> String {
         "kubeVersion": r.kube_version,
         "documents": r.documents,
         "differences": docs,
-    });
-    format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
+    }))
 }

@@ -1,15 +1,16 @@
-//! The `repair` report: the drift it started from, each step and how far it got, and the check
-//! after applying.
+//! The `repair` and `repair --upgrade` reports: the drift the plan started from, each step and
+//! how far it got, and the check afterwards.
 
-use super::{Style, text};
-use crate::repair::{RepairReport, StepStatus};
-use owo_colors::OwoColorize;
+use super::Style;
+use super::color::{Tone, paint};
+use super::text;
+use crate::model::{Action, FieldPath, RepairReport, Skip, StepStatus, UpgradeReport};
 use std::fmt::Write;
 
-pub fn render(r: &RepairReport, style: &Style) -> String {
-    let paint = |s: &str, f: fn(&str) -> String| if style.color { f(s) } else { s.to_string() };
+pub fn repair(r: &RepairReport, style: &Style) -> String {
+    let on = style.color;
     let mut out = String::new();
-    text::render(&mut out, &r.before, style);
+    text::release(&mut out, &r.before, style);
     if r.steps.is_empty() && r.skipped.is_empty() {
         let _ = writeln!(out, "nothing to repair");
         return out;
@@ -17,24 +18,26 @@ pub fn render(r: &RepairReport, style: &Style) -> String {
     let _ = writeln!(out, "{}:", if r.dry_run { "repair plan (dry run: nothing changed)" } else { "repair" });
     for s in &r.steps {
         let status = match &s.status {
-            StepStatus::Planned if r.dry_run => paint("would apply (server dry-run passed)", |t| t.cyan().to_string()),
-            StepStatus::Planned => paint("planned", |t| t.cyan().to_string()),
-            StepStatus::Refused(why) => {
-                paint(&format!("refused by the server dry-run: {why}"), |t| t.red().to_string())
-            }
-            StepStatus::Applied => paint("applied", |t| t.green().to_string()),
-            StepStatus::Failed(why) => paint(&format!("FAILED: {why}"), |t| t.red().bold().to_string()),
-            StepStatus::NotApplied => paint("not applied (an earlier step failed)", |t| t.yellow().to_string()),
+            StepStatus::Planned if r.dry_run => paint(on, Tone::Note, "would apply (server dry-run passed)"),
+            StepStatus::Planned => paint(on, Tone::Note, "planned"),
+            StepStatus::Refused(why) => paint(on, Tone::Bad, &format!("refused by the server dry-run: {why}")),
+            StepStatus::Applied => paint(on, Tone::Good, "applied"),
+            StepStatus::Failed(why) => paint(on, Tone::Alarm, &format!("FAILED: {why}")),
+            StepStatus::NotApplied => paint(on, Tone::Warn, "not applied (an earlier step failed)"),
         };
-        let _ = writeln!(out, "  {} {}: {status}", s.what, s.object);
+        let _ = writeln!(out, "  {}: {status}", action(&s.action, &s.object.to_string()));
     }
-    for (object, why) in &r.skipped {
+    for (object, skip) in &r.skipped {
+        let why = match skip {
+            Skip::ForeignKept => "fields added outside Helm are kept (use --remove-foreign to remove them)".to_string(),
+            Skip::Cannot(reason) => format!("cannot repair: {reason}"),
+        };
         let _ = writeln!(out, "  skipped {object}: {why}");
     }
-    if r.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_))) {
+    if r.refused() {
         let _ = writeln!(out, "nothing was changed: every step must pass its server dry-run first");
     }
-    if r.steps.iter().any(|s| matches!(s.status, StepStatus::Failed(_))) {
+    if r.failed() {
         let _ = writeln!(
             out,
             "stopped: the steps marked applied were made, the others were not; run repair again to finish"
@@ -45,7 +48,36 @@ pub fn render(r: &RepairReport, style: &Style) -> String {
     }
     if let Some(after) = &r.after {
         let _ = writeln!(out, "after repair:");
-        text::render(&mut out, after, &Style { verbose: false, ..style.clone() });
+        text::release(&mut out, after, &Style { verbose: false, ..style.clone() });
+    }
+    out
+}
+
+/// What a step does to an object, for people: `recreate Deployment ns/web`,
+/// `restore Deployment ns/web (spec.replicas, spec.template.spec.containers[name=web].image)`.
+fn action(a: &Action, object: &str) -> String {
+    let list = |paths: &[FieldPath]| paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    match a {
+        Action::Recreate => format!("recreate {object}"),
+        Action::Restore(p) => format!("restore {object} ({})", list(p)),
+        Action::RemoveForeign(p) => format!("remove from {object} what was added outside Helm ({})", list(p)),
+    }
+}
+
+pub fn upgrade(r: &UpgradeReport, style: &Style) -> String {
+    let mut out = format!(
+        "repair through helm upgrade of {} (namespace {}, from revision {}){}:\n",
+        r.release,
+        r.namespace,
+        r.from_revision,
+        if r.dry_run { ", dry run" } else { "" }
+    );
+    for line in r.helm_output.lines() {
+        let _ = writeln!(out, "  | {line}");
+    }
+    if let Some(after) = &r.after {
+        out.push_str("after repair:\n");
+        text::release(&mut out, after, style);
     }
     out
 }

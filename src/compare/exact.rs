@@ -1,8 +1,8 @@
 //! Exact comparison of two server-produced objects (a server-side apply dry-run result against
 //! the live object), after removing what the server owns.
 
-use super::FieldDiff;
-use super::path::{join, keys};
+use super::path::keys;
+use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;
 
 /// Metadata the server (or a controller) owns; never drift.
@@ -37,41 +37,57 @@ pub fn compare(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
     strip_server_fields(&mut r);
     strip_server_fields(&mut l);
     let mut out = Vec::new();
-    walk(Some(&r), Some(&l), "", "", &mut out);
+    walk(Some(&r), Some(&l), &mut FieldPath::root(), "", &mut out);
     out
 }
 
-fn walk(r: Option<&Value>, l: Option<&Value>, path: &str, field: &str, out: &mut Vec<FieldDiff>) {
+fn walk(r: Option<&Value>, l: Option<&Value>, path: &mut FieldPath, field: &str, out: &mut Vec<FieldDiff>) {
+    let mut step = |segment: Segment, path: &mut FieldPath, r: Option<&Value>, l: Option<&Value>, field: &str| {
+        path.0.push(segment);
+        walk(r, l, path, field, out);
+        path.0.pop();
+    };
     match (r, l) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             for (k, av) in a {
-                walk(Some(av), b.get(k), &join(path, k), k, out);
+                step(Segment::Field(k.clone()), path, Some(av), b.get(k), k);
             }
             for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
-                walk(None, Some(bv), &join(path, k), k, out);
+                step(Segment::Field(k.clone()), path, None, Some(bv), k);
             }
         }
         (Some(Value::Array(a)), Some(Value::Array(b))) => match (keys(field, a), keys(field, b)) {
             (Some(ak), Some(bk)) => {
                 for (i, key) in ak.iter().enumerate() {
                     let j = bk.iter().position(|k| k == key);
-                    let at = join(path, &j.unwrap_or(i).to_string());
-                    walk(Some(&a[i]), j.map(|j| &b[j]), &at, field, out);
+                    let item = Segment::Item { recorded: Some(i), live: j, key: Some(key.clone()) };
+                    step(item, path, Some(&a[i]), j.map(|j| &b[j]), field);
                 }
-                for (j, key) in bk.iter().enumerate().filter(|(_, k)| !ak.contains(k)) {
-                    let _ = key;
-                    walk(None, Some(&b[j]), &join(path, &j.to_string()), field, out);
+                for (j, key) in bk.into_iter().enumerate().filter(|(_, k)| !ak.contains(k)) {
+                    step(
+                        Segment::Item { recorded: None, live: Some(j), key: Some(key) },
+                        path,
+                        None,
+                        Some(&b[j]),
+                        field,
+                    );
                 }
             }
-            _ if a.len() != b.len() => out.push(FieldDiff::new(path, r, l)),
+            _ if a.len() != b.len() => out.push(FieldDiff::new(path.clone(), r, l)),
             _ => {
                 for (i, (av, bv)) in a.iter().zip(b).enumerate() {
-                    walk(Some(av), Some(bv), &join(path, &i.to_string()), field, out);
+                    step(
+                        Segment::Item { recorded: Some(i), live: Some(i), key: None },
+                        path,
+                        Some(av),
+                        Some(bv),
+                        field,
+                    );
                 }
             }
         },
         (a, b) if a == b => {}
-        (a, b) => out.push(FieldDiff::new(path, a, b)),
+        (a, b) => out.push(FieldDiff::new(path.clone(), a, b)),
     }
 }
 
@@ -92,7 +108,7 @@ mod tests {
         let r = json!({"spec": {"replicas": 2, "containers": [{"name": "web", "image": "a"}]}, "data": {"k": "v"}});
         let l =
             json!({"spec": {"replicas": 5, "containers": [{"name": "web", "image": "a"}, {"name": "x"}]}, "data": {}});
-        let got: Vec<_> = compare(&r, &l).into_iter().map(|d| (d.path, d.recorded, d.live)).collect();
+        let got: Vec<_> = compare(&r, &l).into_iter().map(|d| (d.path.pointer(), d.recorded, d.live)).collect();
         assert_eq!(
             got,
             vec![

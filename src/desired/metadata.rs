@@ -1,4 +1,5 @@
-//! What Helm adds to every object at apply time and does not store in the manifest.
+//! What Helm adds to every object at apply time (managed-by label, release annotations,
+//! namespace) and does not store in the manifest.
 
 use super::DesiredObject;
 use serde_json::{Map, Value};

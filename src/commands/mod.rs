@@ -1,0 +1,7 @@
+//! The commands: each turns a request into engine calls and returns the model the report layer
+//! renders. A command never imports another command.
+
+pub mod check;
+pub mod render;
+pub mod repair;
+pub mod upgrade;

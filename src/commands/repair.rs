@@ -1,0 +1,100 @@
+//! `repair`: puts drifted objects back to the recorded revision without a new Helm revision.
+//! Plans from the same verdicts as `check`, validates every step with a server dry-run, applies
+//! only if all would succeed, records an Event per repaired object, and checks again.
+
+use crate::engine::{Evaluated, Session, evaluate};
+use crate::live;
+use crate::model::{Action, RepairReport, Step, StepStatus};
+use crate::repair::{PlannedStep, plan};
+use crate::settings::Settings;
+use anyhow::Result;
+
+/// What a repair asks for.
+#[derive(Clone, Debug, Default)]
+pub struct RepairRequest {
+    pub release: String,
+    /// `KIND/NAME` filters (kind case-insensitive); empty means every drifted object.
+    pub only: Vec<String>,
+    /// Also remove fields other field managers added (changed outside Helm).
+    pub remove_foreign: bool,
+    /// Plan and validate only; change nothing.
+    pub dry_run: bool,
+}
+
+/// Plans, validates and (unless a dry run) applies the repair of one release.
+pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairReport> {
+    let mut session = Session::open(settings).await?;
+    let index = session.history(&request.release).await?;
+    let evaluated = evaluate(&session, settings, &index, None).await?;
+    let plan = plan(&evaluated, &request.only, request.remove_foreign)?;
+    let mut steps = plan.steps;
+    let client = &session.cluster.client;
+    let mut report = RepairReport {
+        before: plan.before,
+        steps: Vec::new(),
+        skipped: plan.skipped,
+        after: None,
+        warnings: Vec::new(),
+        dry_run: request.dry_run,
+    };
+
+    // Every step is validated by the server first; one refusal and nothing is applied.
+    let mut refused = false;
+    for planned in &mut steps {
+        let Some((name, at)) = planned.target(&evaluated) else { continue };
+        if let Err(e) = live::change(client, at, name, &planned.change, true).await {
+            planned.step.status = StepStatus::Refused(e.to_string());
+            refused = true;
+        }
+    }
+    if refused || request.dry_run {
+        report.steps = steps.into_iter().map(|p| p.step).collect();
+        return Ok(report);
+    }
+
+    let mut failed = false;
+    for planned in &mut steps {
+        if failed {
+            planned.step.status = StepStatus::NotApplied;
+            continue;
+        }
+        let Some((name, at)) = planned.target(&evaluated) else { continue };
+        match live::change(client, at, name, &planned.change, false).await {
+            Ok(after) => {
+                planned.step.status = StepStatus::Applied;
+                let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());
+                let message = event_message(&planned.step, &evaluated);
+                if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
+                    report.warnings.push(format!("no Event recorded for {}: {e}", planned.step.object));
+                }
+            }
+            Err(e) => {
+                planned.step.status = StepStatus::Failed(e.to_string());
+                failed = true;
+            }
+        }
+    }
+    report.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
+    if !failed {
+        session.forget_live(); // read the repaired objects afresh
+        report.after = Some(evaluate(&session, settings, &index, None).await?.report);
+    }
+    Ok(report)
+}
+
+/// The Event message on a repaired object: what was restored, by JSON pointer.
+fn event_message(step: &Step, e: &Evaluated) -> String {
+    let (what, paths) = match &step.action {
+        Action::Recreate => ("recreated".to_string(), "(whole object)".to_string()),
+        Action::Restore(p) => (format!("restored {} field(s)", p.len()), pointers(p)),
+        Action::RemoveForeign(p) => (format!("removed {} field(s) added outside Helm", p.len()), pointers(p)),
+    };
+    format!(
+        "helm-drift restored {} to release {} revision {} ({what}): {paths}",
+        step.object, e.report.release, e.report.revision
+    )
+}
+
+fn pointers(paths: &[crate::model::FieldPath]) -> String {
+    paths.iter().map(|p| p.pointer()).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,95 @@
+//! The verdict for one object: live state, ignore rules, the client-side comparison, and the
+//! server-side apply dry-run (the exact engine) for objects that differ client-side.
+
+use crate::compare::{self, exact, managed, subset};
+use crate::desired::DesiredObject;
+use crate::ignore::{self, ObjectRef};
+use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
+use crate::model::{Engine, ObjectDrift, Verdict};
+use crate::settings::CompareOptions;
+
+/// What judging an object needs from the run.
+pub struct Judge<'a> {
+    pub client: &'a kube::Client,
+    pub cache: &'a LiveCache,
+    pub options: &'a CompareOptions,
+    pub scaled: &'a [Scaled],
+}
+
+/// The verdict for one object; `listed` reads it from the shared LIST of its kind.
+pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
+    let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
+    let Some(at) = at else {
+        drift.verdict =
+            Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
+        return drift;
+    };
+    let live = match ctx.cache.get(ctx.client, at, &obj.name, listed).await {
+        LiveState::Present(v) => v,
+        LiveState::Absent => {
+            drift.verdict = Verdict::Missing;
+            return drift;
+        }
+        LiveState::Failed(e) => {
+            drift.verdict = Verdict::Error { message: e.to_string() };
+            return drift;
+        }
+    };
+
+    let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, &live]);
+    if let Some(reason) = disabled {
+        drift.verdict = Verdict::Excluded { reason };
+        return drift;
+    }
+    let me = ObjectRef {
+        group: obj.group(),
+        version: obj.version(),
+        kind: &obj.kind,
+        name: &obj.name,
+        namespace: obj.namespace.as_deref(),
+    };
+    ignores.extend(ignore::paths_for(&ctx.options.rules, &me));
+    if let Some(s) = ctx.scaled.iter().find(|s| {
+        Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
+    }) {
+        ignores.push(("/spec/replicas".into(), format!("HorizontalPodAutoscaler {} manages replicas", s.hpa)));
+    }
+
+    let desired = subset::comparable(&obj.object);
+    let mut fields = subset::compare(&desired, &live);
+    let added = managed::foreign(&desired, &live);
+    let candidate = fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), &ignores));
+    let engine = if ctx.options.read_only {
+        Engine::ReadOnly { reason: "--read-only".into() }
+    } else if candidate {
+        match live::apply_dry_run(ctx.client, at, &obj.name, &obj.object).await {
+            Ok(after) => {
+                fields = exact::compare(&after, &live);
+                Engine::Exact
+            }
+            Err(e) => Engine::ReadOnly { reason: fallback_reason(&e) },
+        }
+    } else {
+        Engine::Exact
+    };
+    let (fields, added, ignored) = compare::set_aside(fields, added, &ignores);
+    drift.verdict = if fields.is_empty() && added.is_empty() { Verdict::InSync } else { Verdict::Modified };
+    drift.fields = fields;
+    drift.added = added;
+    drift.ignored = ignored;
+    drift.engine = Some(engine);
+    if drift.verdict == Verdict::Modified {
+        let mut live = live;
+        exact::strip_server_fields(&mut live);
+        drift.live = Some(live);
+    }
+    drift
+}
+
+/// Why the read-only comparison was used instead of the server's dry-run: what the server said.
+fn fallback_reason(e: &LiveError) -> String {
+    match e {
+        LiveError::Forbidden { .. } => format!("server-side dry-run {e}"),
+        _ => format!("the server refused the server-side apply dry-run: {e}"),
+    }
+}

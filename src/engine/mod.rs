@@ -1,0 +1,13 @@
+//! The engine: a [`Session`] (connection, discovery, Helm's storage, live cache), the evaluation
+//! of one release (record → desired objects → live → compare → verdicts, in [`evaluate`]), and a
+//! [`scan`] of every release a [`Selection`] names. Commands drive it and hand its model to the
+//! report layer.
+
+mod evaluate;
+mod judge;
+mod scan;
+mod session;
+
+pub use evaluate::{Evaluated, evaluate};
+pub use scan::{Selection, scan};
+pub use session::Session;

@@ -1,0 +1,94 @@
+//! A scan: every release a [`Selection`] names, evaluated concurrently into one [`RunReport`].
+
+use super::{Session, evaluate};
+use crate::errors;
+use crate::model::{Outcome, ReleaseError, RunReport};
+use crate::release::SourceError;
+use crate::settings::Settings;
+use anyhow::{Context, Result};
+use futures::{StreamExt, stream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// From this many releases on, release records are read with one LIST.
+const PREFETCH_AT: usize = 4;
+
+/// Which releases a run looks at.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Release names; empty with `all`/`all_namespaces`/`selector` means every release in scope.
+    pub releases: Vec<String>,
+    /// Every release in the namespace.
+    pub all: bool,
+    pub all_namespaces: bool,
+    /// A label selector on the storage records (`helm list -l`).
+    pub selector: Option<String>,
+    /// This revision instead of the latest deployed one.
+    pub revision: Option<u32>,
+    /// How many releases are evaluated at once.
+    pub concurrency: usize,
+}
+
+/// Evaluates every release `selection` names; `progress(done, total)` is called as releases
+/// finish.
+pub async fn scan(
+    session: &Session,
+    settings: &Settings,
+    selection: &Selection,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<RunReport> {
+    let storage = &session.storage;
+    let scope_ns = (!selection.all_namespaces).then_some(session.namespace.as_str());
+    let at = || format!("cannot list Helm releases on cluster {}", session.cluster.server);
+
+    let mut outcomes = Vec::new();
+    let mut indexes = Vec::new();
+    if selection.releases.is_empty() {
+        indexes = storage.releases(scope_ns, selection.selector.as_deref()).await.with_context(at)?;
+    } else {
+        for name in &selection.releases {
+            let selector = match &selection.selector {
+                Some(s) => format!("name={name},{s}"),
+                None => format!("name={name}"),
+            };
+            let found = storage.releases(scope_ns, Some(&selector)).await.with_context(at)?;
+            if found.is_empty() {
+                let err = SourceError::NotFound {
+                    release: name.clone(),
+                    namespace: scope_ns.map_or("(all namespaces)".to_string(), str::to_string),
+                    driver: storage.driver().name(),
+                };
+                outcomes.push(Outcome::Failed(ReleaseError {
+                    namespace: scope_ns.unwrap_or("").to_string(),
+                    release: name.clone(),
+                    message: format!("cannot read release {name:?}: {err}"),
+                }));
+            }
+            indexes.extend(found);
+        }
+    }
+    let total = indexes.len();
+    // Many releases: read every deployed record with one LIST rather than a GET each.
+    if total >= PREFETCH_AT && selection.revision.is_none() {
+        let selector = if selection.releases.is_empty() { selection.selector.as_deref() } else { None };
+        storage.prefetch_deployed(scope_ns, selector).await.with_context(at)?;
+    }
+    let done = AtomicUsize::new(0);
+    let evaluated: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
+        let outcome = match evaluate(session, settings, index, selection.revision).await {
+            Ok(e) => Outcome::Checked(e.report),
+            Err(e) => Outcome::Failed(ReleaseError {
+                namespace: index.namespace.clone(),
+                release: index.name.clone(),
+                message: errors::chain(&e),
+            }),
+        };
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        outcome
+    }))
+    .buffer_unordered(selection.concurrency.max(1))
+    .collect()
+    .await;
+    outcomes.extend(evaluated);
+    outcomes.sort_by(|a, b| a.key().cmp(&b.key()));
+    Ok(RunReport { outcomes })
+}

@@ -1,0 +1,45 @@
+//! A connection for a run: the cluster, Helm's storage and discovery, made once; and the live
+//! objects read during the run.
+
+use crate::cluster;
+use crate::live;
+use crate::release::{ReleaseIndex, Storage};
+use crate::settings::Settings;
+use anyhow::{Context, Result};
+
+pub struct Session {
+    pub cluster: cluster::Cluster,
+    pub storage: Storage,
+    pub discovery: kube::Discovery,
+    /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
+    pub namespace: String,
+    /// Live objects read for this run.
+    pub live: live::LiveCache,
+}
+
+impl Session {
+    pub async fn open(settings: &Settings) -> Result<Session> {
+        let cluster = cluster::connect(&settings.connection).await?;
+        let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
+        let storage =
+            Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
+        let discovery = live::discover(&cluster.client).await.with_context(|| {
+            let timeout = settings.connection.timeout.map_or(String::new(), |t| format!(", {t:?} per request"));
+            format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)
+        })?;
+        Ok(Session { cluster, storage, discovery, namespace, live: Default::default() })
+    }
+
+    /// The stored revisions of one release in the session's namespace.
+    pub async fn history(&self, release: &str) -> Result<ReleaseIndex> {
+        self.storage
+            .history(&self.namespace, release)
+            .await
+            .with_context(|| format!("cannot read release {release:?} (cluster {})", self.cluster.server))
+    }
+
+    /// Forgets the live objects read so far (to read repaired objects afresh).
+    pub fn forget_live(&mut self) {
+        self.live = Default::default();
+    }
+}

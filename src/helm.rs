@@ -1,0 +1,150 @@
+//! Everything that runs the `helm` binary (`$HELM_BIN` when run by Helm) or writes a chart and
+//! values from a release record for it: `render` (`helm template`) and `repair --upgrade`
+//! (`helm upgrade`).
+
+use crate::release::Release;
+use anyhow::{Context, Result, bail};
+use std::path::{Component, Path, PathBuf};
+
+/// The helm binary to run.
+#[derive(Clone, Debug)]
+pub struct HelmBinary(PathBuf);
+
+impl HelmBinary {
+    /// `HELM_BIN` when run by Helm, else `helm` from PATH.
+    pub fn from_env() -> HelmBinary {
+        HelmBinary(
+            std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from),
+        )
+    }
+
+    /// `helm template` of the release's chart with its stored values, as the cluster would see
+    /// it: `kube_version` and the served `api_versions`, `--is-upgrade` after revision 1.
+    pub async fn template(
+        &self,
+        release: &Release,
+        files: &ChartFiles,
+        kube_version: &str,
+        api_versions: &[String],
+    ) -> Result<String> {
+        let mut cmd = self.command();
+        cmd.arg("template")
+            .arg(&release.name)
+            .arg(&files.chart)
+            .args(["--namespace", &release.namespace, "--no-hooks", "--kube-version", kube_version])
+            .arg("--api-versions")
+            .arg(api_versions.join(","))
+            .arg("--values")
+            .arg(&files.values);
+        // Revision 1 was rendered by an install; later revisions by an upgrade (or rollback).
+        if release.version > 1 {
+            cmd.arg("--is-upgrade");
+        }
+        let (ok, stdout, stderr) = self.run(cmd).await?;
+        if !ok {
+            bail!("{} template failed: {}", self.0.display(), stderr.trim());
+        }
+        Ok(stdout)
+    }
+
+    /// `helm upgrade` of the release to its own chart and stored values (a new revision);
+    /// `--force-conflicts` for server-side applied releases (take back fields others edited).
+    /// Returns what helm printed.
+    pub async fn upgrade(&self, release: &Release, files: &ChartFiles, dry_run: bool) -> Result<String> {
+        let mut cmd = self.command();
+        cmd.arg("upgrade")
+            .arg(&release.name)
+            .arg(&files.chart)
+            .args(["--namespace", &release.namespace, "--reset-values", "--values"])
+            .arg(&files.values);
+        if dry_run {
+            cmd.arg("--dry-run=client");
+        }
+        if release.apply_method.as_deref() == Some("ssa") {
+            cmd.arg("--force-conflicts");
+        }
+        let (ok, stdout, stderr) = self.run(cmd).await?;
+        let output = format!("{stdout}{stderr}");
+        if !ok {
+            bail!("{} upgrade failed: {}", self.0.display(), output.trim());
+        }
+        Ok(output)
+    }
+
+    fn command(&self) -> std::process::Command {
+        std::process::Command::new(&self.0)
+    }
+
+    async fn run(&self, mut cmd: std::process::Command) -> Result<(bool, String, String)> {
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await?
+            .with_context(|| format!("cannot run {}", self.0.display()))?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
+    }
+}
+
+/// A chart directory and a values file for helm, in a temporary directory that lives as long as
+/// this value.
+pub struct ChartFiles {
+    pub chart: PathBuf,
+    pub values: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl ChartFiles {
+    /// The release's chart (rebuilt from the record unless `chart` points at its source) and its
+    /// user-supplied values. `record` names the storage record in errors.
+    pub fn write(release: &Release, record: &str, chart: Option<&Path>) -> Result<ChartFiles> {
+        let dir = tempfile::Builder::new().prefix("helm-drift-").tempdir()?;
+        let chart = match chart {
+            Some(c) => c.to_path_buf(),
+            None => write_chart(release, &dir.path().join("chart"))
+                .with_context(|| format!("cannot rebuild the chart from {record}"))?,
+        };
+        let values = write_values(release, dir.path())?;
+        Ok(ChartFiles { chart, values, _dir: dir })
+    }
+}
+
+/// Writes the stored chart (metadata, values, schema, templates, files) as a chart directory.
+/// Charts with subcharts cannot be rebuilt: Helm does not store them with the release.
+pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
+    let Some(chart) = &release.chart else { bail!("the record holds no chart") };
+    if chart.metadata.has_dependencies() {
+        bail!(
+            "chart {} declares dependencies (subcharts), which Helm does not store with the release: pass --chart PATH with the chart's source",
+            chart.metadata.name
+        );
+    }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("Chart.yaml"), serde_yaml::to_string(&chart.metadata)?)?;
+    let values = chart.values.clone().filter(|v| !v.is_null()).unwrap_or_else(|| serde_json::json!({}));
+    std::fs::write(dir.join("values.yaml"), serde_yaml::to_string(&values)?)?;
+    if let Some(schema) = &chart.schema {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(schema).context("values schema: bad base64")?;
+        std::fs::write(dir.join("values.schema.json"), bytes)?;
+    }
+    for file in chart.templates.iter().flatten().chain(chart.files.iter().flatten()) {
+        let rel = Path::new(&file.name);
+        if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+            bail!("chart file {:?}: not a relative path inside the chart", file.name);
+        }
+        let bytes = file.bytes().with_context(|| format!("chart file {:?}: bad base64", file.name))?;
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, bytes)?;
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// Writes the release's user-supplied values (`helm install -f/--set`) to `dir/user-values.yaml`.
+pub fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
+    let values = dir.join("user-values.yaml");
+    let user = release.config.clone().filter(|c| !c.is_null()).unwrap_or_else(|| serde_json::json!({}));
+    std::fs::write(&values, serde_yaml::to_string(&user)?)?;
+    Ok(values)
+}

@@ -1,0 +1,109 @@
+//! Changes to live objects as Helm would make them (field manager `helm`): server-side apply,
+//! create, guarded JSON patch; each can be a server dry-run. Also the Events a repair records.
+
+use super::{LiveError, Location, api};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::Value;
+
+/// The field manager Helm uses; dry-runs and repairs apply as Helm would.
+pub const FIELD_MANAGER: &str = "helm";
+
+/// A change to make to one object, as Helm would make it.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Server-side apply of the whole object (field manager `helm`, forced).
+    Apply(Value),
+    /// Create the object (field manager `helm`), for client-side applied releases.
+    Create(Value),
+    /// A JSON patch (field manager `helm`); `test` operations guard against concurrent edits.
+    Patch(Value),
+}
+
+/// Makes (or, with `dry_run`, only validates) one change; returns the object the server made.
+pub async fn change(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    change: &Change,
+    dry_run: bool,
+) -> Result<Value, LiveError> {
+    let api = api(client, at);
+    let plural = &at.resource.plural;
+    let invalid = |e: serde_json::Error| LiveError::Other { message: format!("cannot build the request: {e}") };
+    let result = match change {
+        Change::Apply(body) => {
+            let mut params = PatchParams::apply(FIELD_MANAGER).force();
+            params.dry_run = dry_run;
+            api.patch(name, &params, &Patch::Apply(body)).await.map_err(|e| LiveError::from_kube(&e, "patch", plural))
+        }
+        Change::Create(body) => {
+            let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
+            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            api.create(&params, &obj).await.map_err(|e| LiveError::from_kube(&e, "create", plural))
+        }
+        Change::Patch(ops) => {
+            let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(invalid)?;
+            let mut params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+            params.dry_run = dry_run;
+            api.patch(name, &params, &Patch::Json::<()>(patch))
+                .await
+                .map_err(|e| LiveError::from_kube(&e, "patch", plural))
+        }
+    };
+    result.and_then(|o| serde_json::to_value(o).map_err(invalid))
+}
+
+/// What the object would look like after Helm applied `desired` (server-side apply, field
+/// manager `helm`, forced, `dryRun=All`): nothing is changed in the cluster.
+pub async fn apply_dry_run(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    desired: &Value,
+) -> Result<Value, LiveError> {
+    change(client, at, name, &Change::Apply(desired.clone()), true).await
+}
+
+/// Records a Kubernetes Event about `object` (best effort: the error is returned for a warning).
+pub async fn record_event(
+    client: &kube::Client,
+    namespace: &str,
+    object: &Value,
+    reason: &str,
+    message: &str,
+) -> Result<(), LiveError> {
+    use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+    let text = |p: &str| object.pointer(p).and_then(Value::as_str).map(str::to_string);
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let name = text("/metadata/name").unwrap_or_default();
+    let event = Event {
+        metadata: ObjectMeta {
+            name: Some(format!("{name}.helm-drift.{}", now.as_nanosecond())),
+            namespace: Some(namespace.to_string()),
+            ..Default::default()
+        },
+        involved_object: ObjectReference {
+            api_version: text("/apiVersion"),
+            kind: text("/kind"),
+            name: Some(name),
+            namespace: text("/metadata/namespace"),
+            uid: text("/metadata/uid"),
+            ..Default::default()
+        },
+        reason: Some(reason.to_string()),
+        message: Some(message.to_string()),
+        type_: Some("Normal".to_string()),
+        source: Some(EventSource { component: Some("helm-drift".into()), ..Default::default() }),
+        reporting_component: Some("helm-drift".into()),
+        reporting_instance: Some("helm-drift".into()),
+        action: Some("Repair".into()),
+        first_timestamp: Some(Time(now)),
+        last_timestamp: Some(Time(now)),
+        event_time: Some(MicroTime(now)),
+        count: Some(1),
+        ..Default::default()
+    };
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    api.create(&Default::default(), &event).await.map(|_| ()).map_err(|e| LiveError::from_kube(&e, "create", "events"))
+}

@@ -1,0 +1,199 @@
+//! Live state: resolves kinds by discovery, fetches objects (one shared LIST per kind and
+//! namespace, or a GET), finds the HorizontalPodAutoscalers that own replica counts, and makes
+//! changes as Helm would ([`change`]). Every failure is a typed [`LiveError`].
+
+mod change;
+mod error;
+
+pub use change::{Change, FIELD_MANAGER, apply_dry_run, change, record_event};
+pub use error::LiveError;
+
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{ApiResource, Discovery, Scope};
+use serde_json::Value;
+
+/// Where a desired object lives: its served resource and effective namespace.
+#[derive(Clone, Debug)]
+pub struct Location {
+    pub resource: ApiResource,
+    /// `None` for cluster-scoped kinds.
+    pub namespace: Option<String>,
+}
+
+/// What the cluster holds for one desired object.
+#[derive(Debug)]
+pub enum LiveState {
+    Present(Value),
+    Absent,
+    /// The lookup failed (forbidden, ...).
+    Failed(LiveError),
+}
+
+/// Runs discovery once for the run.
+pub async fn discover(client: &kube::Client) -> Result<Discovery, LiveError> {
+    crate::cluster::retry(|| Discovery::new(client.clone()).run_aggregated())
+        .await
+        .map_err(|e| LiveError::from_kube(&e, "discover", "API groups"))
+}
+
+/// Resolves `api_version`/`kind` to a served resource and the object's namespace (namespaced
+/// objects without one get `release_namespace`). `None` when the kind is not served.
+pub fn locate(
+    discovery: &Discovery,
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    release_namespace: &str,
+) -> Option<Location> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (resource, caps) = discovery.resolve_gvk(&GroupVersionKind::gvk(group, version, kind))?;
+    let namespace = match caps.scope {
+        Scope::Namespaced => Some(namespace.unwrap_or(release_namespace).to_string()),
+        Scope::Cluster => None,
+    };
+    Some(Location { resource, namespace })
+}
+
+fn api(client: &kube::Client, at: &Location) -> Api<DynamicObject> {
+    match &at.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &at.resource),
+        None => Api::all_with(client.clone(), &at.resource),
+    }
+}
+
+/// GETs one object (parsed once, straight into JSON).
+pub async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState {
+    let api = api(client, at);
+    let request = kube::core::Request::new(api.resource_url());
+    let result = crate::cluster::retry(|| async {
+        let req = request.get(name, &Default::default()).map_err(kube::Error::BuildRequest)?;
+        client.request::<Value>(req).await
+    })
+    .await;
+    match result {
+        Ok(v) => LiveState::Present(v),
+        Err(kube::Error::Api(s)) if s.code == 404 => LiveState::Absent,
+        Err(e) => LiveState::Failed(LiveError::from_kube(&e, "get", &at.resource.plural)),
+    }
+}
+
+/// A workload whose replica count an HPA manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scaled {
+    pub namespace: String,
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub hpa: String,
+}
+
+/// The scale targets of every HorizontalPodAutoscaler in `namespace`.
+pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, LiveError> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        "horizontalpodautoscalers",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let lp = ListParams::default();
+    let list = crate::cluster::retry(|| api.list(&lp))
+        .await
+        .map_err(|e| LiveError::from_kube(&e, "list", "horizontalpodautoscalers"))?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|hpa| {
+            let target = hpa.data.get("spec")?.get("scaleTargetRef")?;
+            let text = |k: &str| target.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let api_version = text("apiVersion");
+            Some(Scaled {
+                namespace: namespace.to_string(),
+                group: api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string(),
+                kind: text("kind"),
+                name: text("name"),
+                hpa: hpa.metadata.name.unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+type Listing = Result<std::collections::HashMap<String, Value>, LiveError>;
+/// A listing whose objects are handed out (and dropped from memory) as they are read.
+type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Value>>, LiveError>;
+type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
+/// group, version, plural, namespace.
+type ListKey = (String, String, String, Option<String>);
+type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
+
+/// Live objects shared by every release of a run: a kind with several objects in one namespace
+/// is read with one LIST (made once, whoever asks first), single objects with a GET; HPAs are
+/// listed once per namespace. Requests grow with kinds and namespaces, not with objects.
+#[derive(Default)]
+pub struct LiveCache {
+    lists: Cells<ListKey, Shared>,
+    hpas: Cells<String, Result<Vec<Scaled>, LiveError>>,
+}
+
+impl LiveCache {
+    /// The live object; `listed` reads it from the LIST of its kind in its namespace.
+    pub async fn get(&self, client: &kube::Client, at: &Location, name: &str, listed: bool) -> LiveState {
+        if !listed {
+            return get(client, at, name).await;
+        }
+        let r = &at.resource;
+        let key = (r.group.clone(), r.version.clone(), r.plural.clone(), at.namespace.clone());
+        let cell = self.lists.lock().expect("cache lock").entry(key).or_default().clone();
+        let listing = cell.get_or_init(|| async { list_objects(client, at).await.map(std::sync::Mutex::new) }).await;
+        match listing {
+            // Each desired object is read once: hand it over rather than copy it. Not in the
+            // listing (or already handed over to another release claiming the same object):
+            // ask for it alone, so an absence is always confirmed.
+            Ok(objects) => {
+                let found = objects.lock().expect("listing lock").remove(name);
+                match found {
+                    Some(v) => LiveState::Present(v),
+                    None => get(client, at, name).await,
+                }
+            }
+            // No `list` right (get only): read this object alone.
+            Err(e) if e.is_forbidden() => get(client, at, name).await,
+            Err(e) => LiveState::Failed(e.clone()),
+        }
+    }
+
+    /// The HPAs of a namespace, listed once per run.
+    pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, LiveError> {
+        let cell = self.hpas.lock().expect("cache lock").entry(namespace.to_string()).or_default().clone();
+        cell.get_or_init(|| hpa_targets(client, namespace)).await.clone()
+    }
+}
+
+/// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name,
+/// with `apiVersion`/`kind` filled in (list items come without them). The response is parsed
+/// once, straight into JSON values.
+async fn list_objects(client: &kube::Client, at: &Location) -> Listing {
+    let r = &at.resource;
+    let api = api(client, at);
+    let request = kube::core::Request::new(api.resource_url());
+    let lp = ListParams::default();
+    let mut body: Value = crate::cluster::retry(|| async {
+        let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
+        client.request::<Value>(req).await
+    })
+    .await
+    .map_err(|e| LiveError::from_kube(&e, "list", &r.plural))?;
+    let items = match body.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let mut out = std::collections::HashMap::with_capacity(items.len());
+    for mut obj in items {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("apiVersion".into(), r.api_version.clone().into());
+            map.insert("kind".into(), r.kind.clone().into());
+        }
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        out.insert(name, obj);
+    }
+    Ok(out)
+}

@@ -1,0 +1,52 @@
+//! The process exit status, decided from a command's outcome in one place.
+
+/// What the exit code tells a CI gate: 0 in sync, 2 drift found, 1 error (an error outranks drift).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Nothing drifted (or nothing left to repair).
+    InSync,
+    /// Drift found (or, for a dry run, something would change).
+    Drift,
+    /// Bad input, unreachable or forbidden cluster, a refused step...
+    Error,
+}
+
+impl ExitStatus {
+    /// The exit code: 0, 2 or 1.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::InSync => 0,
+            ExitStatus::Error => 1,
+            ExitStatus::Drift => 2,
+        }
+    }
+
+    /// The more serious of two statuses (error > drift > in sync).
+    pub fn max(self, other: ExitStatus) -> ExitStatus {
+        let rank = |s: ExitStatus| match s {
+            ExitStatus::InSync => 0,
+            ExitStatus::Drift => 1,
+            ExitStatus::Error => 2,
+        };
+        if rank(other) > rank(self) { other } else { self }
+    }
+}
+
+impl From<ExitStatus> for std::process::ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        std::process::ExitCode::from(s.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_outranks_drift() {
+        assert_eq!(ExitStatus::Drift.max(ExitStatus::Error), ExitStatus::Error);
+        assert_eq!(ExitStatus::Error.max(ExitStatus::Drift), ExitStatus::Error);
+        assert_eq!(ExitStatus::InSync.max(ExitStatus::Drift), ExitStatus::Drift);
+        assert_eq!([ExitStatus::InSync, ExitStatus::Error, ExitStatus::Drift].map(ExitStatus::code), [0, 1, 2]);
+    }
+}

@@ -1,0 +1,19 @@
+//! The report model: plain data that every stage hands on and the report layer renders. It
+//! depends on nothing else in the crate: verdicts of objects and releases, field paths, the
+//! outcome of each command, and the typed exit status.
+
+mod exit;
+mod object;
+pub mod path;
+mod release;
+mod render;
+mod repair;
+mod upgrade;
+
+pub use exit::ExitStatus;
+pub use object::{DriftKind, Engine, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Verdict};
+pub use path::{FieldPath, ItemKey, Segment};
+pub use release::{DriftReport, Outcome, ReleaseError, ReleaseVerdict, RunReport};
+pub use render::{DocChange, DocDiff, RenderReport};
+pub use repair::{Action, RepairReport, Skip, Step, StepStatus};
+pub use upgrade::UpgradeReport;

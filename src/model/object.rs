@@ -1,0 +1,242 @@
+//! One object's verdict: its identity, what differs, and which comparison said so.
+
+use super::path::FieldPath;
+use serde_json::Value;
+use std::fmt;
+
+/// Which object: as Helm sent it (`apiVersion`, `kind`, namespace after placement, name).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId {
+    pub api_version: String,
+    pub kind: String,
+    /// `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectId {
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> ObjectId {
+        ObjectId {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        }
+    }
+
+    /// API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+
+    pub fn version(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or(self.api_version.as_str(), |(_, v)| v)
+    }
+
+    /// A core `Secret`, whose data is never shown unless asked.
+    pub fn is_secret(&self) -> bool {
+        self.kind == "Secret" && self.api_version == "v1"
+    }
+}
+
+impl fmt::Display for ObjectId {
+    /// `Kind namespace/name`, or `Kind name` for cluster-scoped objects.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {ns}/{}", self.kind, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// One field that differs: where, the recorded value and the live value (`None` when absent on
+/// that side).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDiff {
+    pub path: FieldPath,
+    pub recorded: Option<Value>,
+    pub live: Option<Value>,
+}
+
+impl FieldDiff {
+    pub fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
+        FieldDiff { path, recorded: recorded.cloned(), live: live.cloned() }
+    }
+}
+
+/// A field another field manager added to a Helm-owned object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Foreign {
+    pub path: FieldPath,
+    pub value: Value,
+    pub manager: String,
+}
+
+/// A difference that an ignore rule set aside.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ignored {
+    pub path: FieldPath,
+    pub reason: String,
+}
+
+/// Which comparison produced a verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Server-side apply dry-run (only for objects the client-side pass found different).
+    Exact,
+    /// Client-side comparison, with the reason it was used.
+    ReadOnly { reason: String },
+}
+
+/// The verdict for one desired object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    InSync,
+    /// Deleted from the cluster.
+    Missing,
+    /// Fields differ from the record, or were added outside Helm (see [`ObjectDrift`]).
+    Modified,
+    /// The cluster no longer serves the kind; counts as drift.
+    Unknown {
+        reason: String,
+    },
+    /// Opted out of drift detection (annotation or rule).
+    Excluded {
+        reason: String,
+    },
+    /// The object could not be checked.
+    Error {
+        message: String,
+    },
+}
+
+/// The verdict as people and programs name it: the one table of verdict words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriftKind {
+    InSync,
+    Missing,
+    Modified,
+    /// Only fields added outside Helm; every recorded field is intact.
+    ChangedOutsideHelm,
+    Unknown,
+    Excluded,
+    Error,
+}
+
+impl DriftKind {
+    /// `(kind, word in JSON and JUnit, label in text)`.
+    const WORDS: [(DriftKind, &'static str, &'static str); 7] = [
+        (DriftKind::InSync, "in-sync", "in sync"),
+        (DriftKind::Missing, "missing", "missing"),
+        (DriftKind::Modified, "modified", "modified"),
+        (DriftKind::ChangedOutsideHelm, "changed-outside-helm", "changed outside Helm"),
+        (DriftKind::Unknown, "unknown", "unknown"),
+        (DriftKind::Excluded, "excluded", "excluded"),
+        (DriftKind::Error, "error", "error"),
+    ];
+
+    fn entry(self) -> (DriftKind, &'static str, &'static str) {
+        *Self::WORDS.iter().find(|(k, _, _)| *k == self).expect("every kind has words")
+    }
+
+    /// The machine word (JSON `verdict`, JUnit failure message).
+    pub fn word(self) -> &'static str {
+        self.entry().1
+    }
+
+    /// The word shown in the text report.
+    pub fn label(self) -> &'static str {
+        self.entry().2
+    }
+
+    /// Whether this verdict is drift (counts towards exit code 2).
+    pub fn is_drift(self) -> bool {
+        matches!(self, DriftKind::Missing | DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::Unknown)
+    }
+}
+
+/// One object's verdict with its identity and evidence.
+#[derive(Clone, Debug)]
+pub struct ObjectDrift {
+    pub id: ObjectId,
+    /// The template it came from (`# Source:`).
+    pub source: Option<String>,
+    pub verdict: Verdict,
+    /// Fields whose live value differs from the record.
+    pub fields: Vec<FieldDiff>,
+    /// Fields another field manager added (changed outside Helm).
+    pub added: Vec<Foreign>,
+    pub ignored: Vec<Ignored>,
+    pub engine: Option<Engine>,
+    /// The live object (server-owned fields removed), kept for drifted objects only, to render
+    /// a diff.
+    pub live: Option<Value>,
+}
+
+impl ObjectDrift {
+    /// A verdict with no evidence yet.
+    pub fn new(id: ObjectId, source: Option<&str>, verdict: Verdict) -> ObjectDrift {
+        ObjectDrift {
+            id,
+            source: source.map(str::to_string),
+            verdict,
+            fields: Vec::new(),
+            added: Vec::new(),
+            ignored: Vec::new(),
+            engine: None,
+            live: None,
+        }
+    }
+
+    pub fn kind(&self) -> DriftKind {
+        match &self.verdict {
+            Verdict::InSync => DriftKind::InSync,
+            Verdict::Missing => DriftKind::Missing,
+            Verdict::Modified if self.fields.is_empty() => DriftKind::ChangedOutsideHelm,
+            Verdict::Modified => DriftKind::Modified,
+            Verdict::Unknown { .. } => DriftKind::Unknown,
+            Verdict::Excluded { .. } => DriftKind::Excluded,
+            Verdict::Error { .. } => DriftKind::Error,
+        }
+    }
+
+    /// Why: the reason of an unknown or excluded object, the message of an error.
+    pub fn reason(&self) -> Option<&str> {
+        match &self.verdict {
+            Verdict::Unknown { reason } | Verdict::Excluded { reason } => Some(reason),
+            Verdict::Error { message } => Some(message),
+            _ => None,
+        }
+    }
+
+    pub fn is_drift(&self) -> bool {
+        self.kind().is_drift()
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.kind() == DriftKind::Error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_distinct_words() {
+        let words: std::collections::BTreeSet<_> = DriftKind::WORDS.iter().map(|(_, w, _)| *w).collect();
+        assert_eq!(words.len(), DriftKind::WORDS.len());
+        assert_eq!(DriftKind::ChangedOutsideHelm.word(), "changed-outside-helm");
+        assert_eq!(DriftKind::InSync.label(), "in sync");
+    }
+
+    #[test]
+    fn identity_reads_like_kubectl() {
+        assert_eq!(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web").to_string(), "Deployment ns/web");
+        let role = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r");
+        assert_eq!(
+            (role.to_string().as_str(), role.group(), role.version()),
+            ("ClusterRole r", "rbac.authorization.k8s.io", "v1")
+        );
+    }
+}

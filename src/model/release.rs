@@ -1,0 +1,153 @@
+//! A release's verdicts, and a run over several releases.
+
+use super::{Engine, ExitStatus, ObjectDrift};
+
+/// All verdicts for one release.
+#[derive(Clone, Debug)]
+pub struct DriftReport {
+    pub release: String,
+    pub namespace: String,
+    pub revision: u32,
+    pub status: String,
+    pub chart: String,
+    /// The storage object the revision was read from.
+    pub record: String,
+    /// The newest revision when it is not the one checked (e.g. a failed upgrade).
+    pub newest: Option<(u32, String)>,
+    pub objects: Vec<ObjectDrift>,
+    /// Things worth saying about the run (hooks not checked, HPAs not readable...).
+    pub notes: Vec<String>,
+}
+
+/// A release's verdict as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseVerdict {
+    InSync,
+    Drifted,
+    /// Some object (or the release itself) could not be checked; outranks drift.
+    Error,
+}
+
+impl ReleaseVerdict {
+    /// The machine word (JSON `verdict`).
+    pub fn word(self) -> &'static str {
+        match self {
+            ReleaseVerdict::InSync => "in-sync",
+            ReleaseVerdict::Drifted => "drifted",
+            ReleaseVerdict::Error => "error",
+        }
+    }
+
+    pub fn exit_status(self) -> ExitStatus {
+        match self {
+            ReleaseVerdict::InSync => ExitStatus::InSync,
+            ReleaseVerdict::Drifted => ExitStatus::Drift,
+            ReleaseVerdict::Error => ExitStatus::Error,
+        }
+    }
+}
+
+impl DriftReport {
+    pub fn drifted(&self) -> usize {
+        self.objects.iter().filter(|o| o.is_drift()).count()
+    }
+
+    pub fn errors(&self) -> usize {
+        self.objects.iter().filter(|o| o.is_error()).count()
+    }
+
+    /// The release's verdict: error if any object could not be checked, else drifted if any
+    /// drifted.
+    pub fn verdict(&self) -> ReleaseVerdict {
+        if self.errors() > 0 {
+            ReleaseVerdict::Error
+        } else if self.drifted() > 0 {
+            ReleaseVerdict::Drifted
+        } else {
+            ReleaseVerdict::InSync
+        }
+    }
+
+    /// The engine summary: exact unless some object fell back to the read-only comparison.
+    pub fn engine(&self) -> Engine {
+        self.objects
+            .iter()
+            .find_map(|o| match &o.engine {
+                Some(e @ Engine::ReadOnly { .. }) => Some(e.clone()),
+                _ => None,
+            })
+            .unwrap_or(Engine::Exact)
+    }
+
+    /// The same release header with other objects (e.g. those a repair selected).
+    pub fn with_objects(&self, objects: Vec<ObjectDrift>) -> DriftReport {
+        DriftReport {
+            release: self.release.clone(),
+            namespace: self.namespace.clone(),
+            revision: self.revision,
+            status: self.status.clone(),
+            chart: self.chart.clone(),
+            record: self.record.clone(),
+            newest: self.newest.clone(),
+            objects,
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+/// A release that could not be checked (corrupt record, forbidden, not found...).
+#[derive(Clone, Debug)]
+pub struct ReleaseError {
+    pub namespace: String,
+    pub release: String,
+    /// One line, each cause said once.
+    pub message: String,
+}
+
+/// One release's outcome.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Checked(DriftReport),
+    Failed(ReleaseError),
+}
+
+impl Outcome {
+    pub fn verdict(&self) -> ReleaseVerdict {
+        match self {
+            Outcome::Checked(r) => r.verdict(),
+            Outcome::Failed(_) => ReleaseVerdict::Error,
+        }
+    }
+
+    /// `(namespace, release)`, the order of a run's report.
+    pub fn key(&self) -> (&str, &str) {
+        match self {
+            Outcome::Checked(r) => (&r.namespace, &r.release),
+            Outcome::Failed(e) => (&e.namespace, &e.release),
+        }
+    }
+}
+
+/// Everything one run found, releases sorted by namespace and name.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub outcomes: Vec<Outcome>,
+}
+
+impl RunReport {
+    /// Error if anything failed (an error outranks drift), drift if anything drifted.
+    pub fn exit_status(&self) -> ExitStatus {
+        self.outcomes.iter().map(|o| o.verdict().exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
+    }
+
+    /// How many releases are in sync, drifted, in error.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |v| self.outcomes.iter().filter(|o| o.verdict() == v).count();
+        (count(ReleaseVerdict::InSync), count(ReleaseVerdict::Drifted), count(ReleaseVerdict::Error))
+    }
+
+    /// Objects checked over every release.
+    pub fn objects(&self) -> usize {
+        self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum()
+    }
+}

@@ -1,0 +1,79 @@
+//! The outcome of `repair`: a plan of typed steps, how far each got, and the check afterwards.
+
+use super::{DriftReport, ExitStatus, FieldPath, ObjectId};
+
+/// What one step does to one object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Create the deleted object again.
+    Recreate,
+    /// Put the recorded values of these fields back.
+    Restore(Vec<FieldPath>),
+    /// Remove these fields that other field managers added (`--remove-foreign`).
+    RemoveForeign(Vec<FieldPath>),
+}
+
+/// How far one step got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepStatus {
+    Planned,
+    /// Its server-side dry-run failed, so nothing was applied (the server's reason).
+    Refused(String),
+    Applied,
+    Failed(String),
+    /// Not attempted because an earlier step failed.
+    NotApplied,
+}
+
+/// One change to one object.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub object: ObjectId,
+    pub action: Action,
+    pub status: StepStatus,
+}
+
+/// A drifted object that gets no step, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// Fields added outside Helm are kept without `--remove-foreign`.
+    ForeignKept,
+    /// The object cannot be repaired (kind not served, could not be checked).
+    Cannot(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct RepairReport {
+    /// The verdicts the plan came from (only the objects selected by `--only`).
+    pub before: DriftReport,
+    pub steps: Vec<Step>,
+    pub skipped: Vec<(ObjectId, Skip)>,
+    /// The check after applying (not on dry runs or failures).
+    pub after: Option<DriftReport>,
+    pub warnings: Vec<String>,
+    pub dry_run: bool,
+}
+
+impl RepairReport {
+    /// Error if a step was refused or failed; else (after applying) drift unless now in sync;
+    /// a dry run is drift when anything would change.
+    pub fn exit_status(&self) -> ExitStatus {
+        if self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_) | StepStatus::Failed(_))) {
+            return ExitStatus::Error;
+        }
+        let pending = !self.steps.is_empty() || !self.skipped.is_empty();
+        match &self.after {
+            Some(r) if !self.dry_run => r.verdict().exit_status(),
+            _ if pending => ExitStatus::Drift,
+            _ => ExitStatus::InSync,
+        }
+    }
+
+    pub fn refused(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_)))
+    }
+
+    pub fn failed(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.status, StepStatus::Failed(_)))
+    }
+}

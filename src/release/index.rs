@@ -1,0 +1,104 @@
+//! The stored revisions of a release as their labels (or SQL columns) describe them, and Helm's
+//! rule for which revision is current.
+
+use super::SourceError;
+
+/// One stored revision.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// The storage object's name (`sh.helm.release.v1.<name>.v<revision>`).
+    pub object: String,
+    pub revision: u32,
+    pub status: String,
+}
+
+/// Every stored revision of one release.
+#[derive(Clone, Debug)]
+pub struct ReleaseIndex {
+    pub namespace: String,
+    pub name: String,
+    pub records: Vec<Record>,
+}
+
+impl ReleaseIndex {
+    /// The highest revision in any status.
+    pub fn newest(&self) -> Option<&Record> {
+        self.records.iter().max_by_key(|r| r.revision)
+    }
+
+    /// Helm's rule: the given revision, else the highest `deployed` one; also the newest
+    /// revision when it is not the chosen one. `driver` names the storage in errors.
+    pub fn choose(
+        &self,
+        revision: Option<u32>,
+        driver: &'static str,
+    ) -> Result<(Record, Option<(u32, String)>), SourceError> {
+        let newest = self.newest().ok_or_else(|| SourceError::NotFound {
+            release: self.name.clone(),
+            namespace: self.namespace.clone(),
+            driver,
+        })?;
+        let chosen = match revision {
+            Some(n) => self.records.iter().find(|r| r.revision == n).ok_or_else(|| SourceError::NoSuchRevision {
+                release: self.name.clone(),
+                namespace: self.namespace.clone(),
+                revision: n,
+                driver,
+            })?,
+            None => {
+                self.records.iter().filter(|r| r.status == "deployed").max_by_key(|r| r.revision).ok_or_else(|| {
+                    SourceError::NotDeployed {
+                        release: self.name.clone(),
+                        namespace: self.namespace.clone(),
+                        revision: newest.revision,
+                        status: newest.status.clone(),
+                    }
+                })?
+            }
+        };
+        let newest = (newest.revision != chosen.revision).then(|| (newest.revision, newest.status.clone()));
+        Ok((chosen.clone(), newest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(records: &[(u32, &str)]) -> ReleaseIndex {
+        ReleaseIndex {
+            namespace: "apps".into(),
+            name: "web".into(),
+            records: records
+                .iter()
+                .map(|(v, s)| Record {
+                    object: format!("sh.helm.release.v1.web.v{v}"),
+                    revision: *v,
+                    status: s.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn picks_highest_deployed_and_reports_newer_failed() {
+        let (r, newest) = index(&[(1, "superseded"), (2, "deployed"), (3, "failed")]).choose(None, "secrets").unwrap();
+        assert_eq!(r.revision, 2);
+        assert_eq!(newest, Some((3, "failed".into())));
+        let (r, newest) = index(&[(1, "deployed"), (2, "deployed")]).choose(None, "secrets").unwrap();
+        assert_eq!((r.revision, newest), (2, None));
+    }
+
+    #[test]
+    fn explicit_revision_and_clear_errors() {
+        let (r, _) = index(&[(1, "superseded"), (2, "deployed")]).choose(Some(1), "secrets").unwrap();
+        assert_eq!(r.revision, 1);
+        let e = index(&[(1, "deployed")]).choose(Some(7), "configmaps").unwrap_err().to_string();
+        assert_eq!(e, "revision 7 of release \"web\" not found in namespace \"apps\" (storage driver: configmaps)");
+        let e = index(&[(1, "uninstalled")]).choose(None, "secrets").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "release \"web\" in namespace \"apps\" has no deployed revision (newest is revision 1, status uninstalled)"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! Repair: from the verdicts of a release, a plan of typed steps (one per change to one object),
+//! each with the change that makes it, as Helm would make it: server-side apply as `helm` for
+//! server-side applied releases, create or guarded JSON patches for client-side applied ones.
+
+mod patch;
+mod plan;
+
+pub use plan::{Plan, PlannedStep, plan};

@@ -1,0 +1,183 @@
+//! Snapshot tests of every format for one representative run, and of a printer's two writers.
+
+use super::*;
+use crate::model::{
+    DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId, ReleaseError, Verdict,
+};
+use serde_json::json;
+
+fn obj(kind: &str, name: &str, verdict: Verdict) -> ObjectDrift {
+    let api_version = if kind == "Deployment" { "apps/v1" } else { "v1" };
+    let source = format!("web/templates/{name}.yaml");
+    ObjectDrift {
+        engine: Some(Engine::Exact),
+        ..ObjectDrift::new(ObjectId::new(api_version, kind, Some("apps"), name), Some(&source), verdict)
+    }
+}
+
+/// A run with a drifted release, a clean one and one that could not be read.
+fn fixture() -> RunReport {
+    let p = FieldPath::from_pointer;
+    let container = p("/spec/template/spec/containers").item(
+        Some(0),
+        Some(0),
+        Some(ItemKey::from_fields([("name", &json!("web"))])),
+    );
+    let mut web = obj("Deployment", "web", Verdict::Modified);
+    web.fields.push(FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))));
+    let port = ItemKey::from_fields([("containerPort", &json!(8080)), ("protocol", &json!("TCP"))]);
+    web.fields.push(FieldDiff::new(
+        container.field("ports").item(Some(0), None, Some(port)),
+        Some(&json!({"containerPort": 8080, "name": "http", "protocol": "TCP"})),
+        None,
+    ));
+    web.added.push(Foreign {
+        path: container.field("env").item(None, Some(1), Some(ItemKey::from_fields([("name", &json!("EXTRA"))]))),
+        value: json!({"name": "EXTRA", "value": "1"}),
+        manager: "kubectl-set".into(),
+    });
+    web.ignored.push(Ignored { path: p("/metadata/labels/team"), reason: "--ignore /metadata/labels/team".into() });
+    web.live = Some(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "web:1", "ports": [],
+            "env": [{"name": "A", "value": "a"}, {"name": "EXTRA", "value": "1"}]}]}}}
+    }));
+    let mut secret = obj("Secret", "creds", Verdict::Modified);
+    secret.fields.push(FieldDiff::new(p("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3"))));
+    secret.live = Some(
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"password": "bmV3"}}),
+    );
+    let web_release = DriftReport {
+        release: "web".into(),
+        namespace: "apps".into(),
+        revision: 3,
+        status: "deployed".into(),
+        chart: "web-1.2.0".into(),
+        record: "Secret apps/sh.helm.release.v1.web.v3".into(),
+        newest: Some((4, "failed".into())),
+        objects: vec![
+            obj("ConfigMap", "config", Verdict::InSync),
+            obj("Deployment", "worker", Verdict::Missing),
+            web,
+            secret,
+            obj("Widget", "w", Verdict::Unknown { reason: "the cluster does not serve example.io/v1 Widget".into() }),
+            obj(
+                "ConfigMap",
+                "tuned",
+                Verdict::Excluded { reason: "annotation helm-drift.io/disabled: \"true\"".into() },
+            ),
+        ],
+        notes: vec!["1 hook(s) not checked: hooks and tests are not expected to exist".into()],
+    };
+    let db = DriftReport {
+        release: "db".into(),
+        namespace: "data".into(),
+        revision: 1,
+        status: "deployed".into(),
+        chart: "db-0.1.0".into(),
+        record: "Secret data/sh.helm.release.v1.db.v1".into(),
+        newest: None,
+        objects: vec![obj("ConfigMap", "db", Verdict::InSync)],
+        notes: Vec::new(),
+    };
+    let broken = ReleaseError {
+        namespace: "ops".into(),
+        release: "broken".into(),
+        message: "cannot read release \"broken\": Secret ops/sh.helm.release.v1.broken.v1: bad gzip data: unexpected end of file".into(),
+    };
+    RunReport { outcomes: vec![Outcome::Checked(web_release), Outcome::Checked(db), Outcome::Failed(broken)] }
+}
+
+/// What a printer with `style` writes for the fixture: stdout and stderr.
+fn printed(style: Style) -> (String, String) {
+    let mut printer = Printer::new(Vec::new(), Vec::new(), style);
+    printer.check(&fixture());
+    let (out, err) = printer.into_parts();
+    (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+}
+
+#[test]
+fn text_report() {
+    let (out, err) = printed(Style::default());
+    insta::assert_snapshot!("text", out);
+    assert_eq!(
+        err,
+        "Error: cannot read release \"broken\": Secret ops/sh.helm.release.v1.broken.v1: bad gzip data: unexpected end of file\n"
+    );
+}
+
+#[test]
+fn text_report_verbose_and_summary() {
+    insta::assert_snapshot!("text_verbose", printed(Style { verbose: true, context: 1, ..Style::default() }).0);
+    insta::assert_snapshot!("text_summary", printed(Style { summary: true, ..Style::default() }).0);
+}
+
+#[test]
+fn json_report() {
+    let doc = json::run(&fixture(), false);
+    assert!(!doc.contains("bmV3") && !doc.contains("b2xk"), "secret values are masked");
+    insta::assert_snapshot!("json", doc);
+    assert!(json::run(&fixture(), true).contains("bmV3"));
+}
+
+/// Every `path` in JSON resolves in the object it describes: the recorded object for removed
+/// values, the live one otherwise.
+#[test]
+fn json_paths_resolve() {
+    let doc: serde_json::Value = serde_json::from_str(&json::run(&fixture(), true)).unwrap();
+    let web = &doc["releases"][0]["objects"][2];
+    let live = fixture_live();
+    for d in web["differences"].as_array().unwrap() {
+        let at = d["path"].as_str().unwrap();
+        if d["live"].is_null() {
+            assert_eq!(at, "/spec/template/spec/containers/0/ports/0", "the recorded object's pointer");
+        } else {
+            assert_eq!(live.pointer(at), Some(&d["live"]), "{at}");
+        }
+    }
+    for a in web["addedOutsideHelm"].as_array().unwrap() {
+        let at = a["path"].as_str().unwrap();
+        assert_eq!(live.pointer(at), Some(&a["value"]), "{at}");
+    }
+}
+
+fn fixture_live() -> serde_json::Value {
+    match &fixture().outcomes[0] {
+        Outcome::Checked(r) => r.objects[2].live.clone().unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn junit_report() {
+    let (xml, _) = printed(Style { format: Format::Junit, color: true, ..Style::default() });
+    assert!(!xml.contains('\x1b'));
+    insta::assert_snapshot!("junit", xml);
+}
+
+#[test]
+fn quiet_prints_errors_only() {
+    let (out, err) = printed(Style { quiet: true, ..Style::default() });
+    assert_eq!(out, "");
+    assert!(err.starts_with("Error: cannot read release \"broken\""));
+}
+
+#[test]
+fn exit_status_error_outranks_drift() {
+    use crate::model::ExitStatus;
+    let mut run = fixture();
+    assert_eq!(run.exit_status(), ExitStatus::Error);
+    run.outcomes.pop();
+    assert_eq!(run.exit_status(), ExitStatus::Drift);
+    run.outcomes.remove(0);
+    assert_eq!(run.exit_status(), ExitStatus::InSync);
+}
+
+#[test]
+fn errors_say_each_cause_once() {
+    let mut printer = Printer::new(Vec::new(), Vec::new(), Style::default());
+    let inner = anyhow::anyhow!("Invalid symbol 33, offset 0.");
+    printer.error(&inner.context("bad base64: Invalid symbol 33, offset 0.").context("Secret a/b"));
+    let (_, err) = printer.into_parts();
+    assert_eq!(String::from_utf8(err).unwrap(), "Error: Secret a/b: bad base64: Invalid symbol 33, offset 0.\n");
+}

@@ -16,8 +16,8 @@ pub const ANNOTATION_FLUX: &str = "helm.toolkit.fluxcd.io/driftDetection";
 pub enum IgnoreError {
     #[error("ignore rule {rule:?}: {why}")]
     Rule { rule: String, why: String },
-    #[error("ignore rule target field {field}: invalid regex {pattern:?}: {source}")]
-    Regex { field: String, pattern: String, source: regex::Error },
+    #[error("ignore rule target field {field}: invalid regex {pattern:?}: {why}")]
+    Regex { field: String, pattern: String, why: String },
 }
 
 /// Which objects a rule applies to; every set field must match (anchored regexes).
@@ -109,10 +109,18 @@ impl Rule {
         }
         let re = |field: &str, v: Option<String>| -> Result<Option<Regex>, IgnoreError> {
             v.map(|pattern| {
-                Regex::new(&format!("^(?:{pattern})$")).map_err(|source| IgnoreError::Regex {
+                Regex::new(&format!("^(?:{pattern})$")).map_err(|e| IgnoreError::Regex {
                     field: field.into(),
                     pattern,
-                    source,
+                    // The regex crate draws the error under the pattern: keep its last line.
+                    why: e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .trim_start_matches("error: ")
+                        .to_string(),
                 })
             })
             .transpose()
@@ -201,7 +209,8 @@ mod tests {
     fn bad_rules_are_clear_errors() {
         assert!(Rule::parse_flag("spec/replicas").unwrap_err().to_string().contains("expected [key=regex"));
         assert!(Rule::parse_flag("color=red:/x").unwrap_err().to_string().contains("unknown selector key \"color\""));
-        assert!(Rule::parse_flag("name=(:/x").unwrap_err().to_string().contains("invalid regex"));
+        let e = Rule::parse_flag("name=(:/x").unwrap_err().to_string();
+        assert_eq!(e, "ignore rule target field name: invalid regex \"(\": unclosed group");
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
         steps: Vec::new(),
         skipped: plan.skipped,
         after: None,
-        warnings: Vec::new(),
+        events_not_recorded: Vec::new(),
         dry_run: request.dry_run,
     };
 
@@ -65,7 +65,7 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
                 let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());
                 let message = event_message(&planned.step, &evaluated);
                 if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
-                    report.warnings.push(format!("no Event recorded for {}: {e}", planned.step.object));
+                    report.events_not_recorded.push((planned.step.object.clone(), e.to_string()));
                 }
             }
             Err(e) => {

@@ -45,9 +45,19 @@ pub async fn change(
             let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(invalid)?;
             let mut params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
             params.dry_run = dry_run;
-            api.patch(name, &params, &Patch::Json::<()>(patch))
-                .await
-                .map_err(|e| LiveError::from_kube(&e, "patch", plural))
+            api.patch(name, &params, &Patch::Json::<()>(patch)).await.map_err(|e| {
+                match LiveError::from_kube(&e, "patch", plural) {
+                    // Without causes, a 422 on a JSON patch means one of its operations failed.
+                    LiveError::Invalid { code: 422, reason, detail } if !detail.contains(": ") => LiveError::Invalid {
+                        code: 422,
+                        reason,
+                        detail: format!(
+                            "the JSON patch does not apply to the live object (a guarded value changed since it was read, or a path is gone; {detail})"
+                        ),
+                    },
+                    other => other,
+                }
+            })
         }
     };
     result.and_then(|o| serde_json::to_value(o).map_err(invalid))

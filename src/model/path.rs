@@ -107,6 +107,19 @@ impl FieldPath {
         }
     }
 
+    /// A sort key that follows the path and orders list positions by number (`10` after `9`;
+    /// the live position, else the recorded one): sorted descending, removals of list items
+    /// never shift one another.
+    pub fn order(&self) -> Vec<(String, usize)> {
+        self.0
+            .iter()
+            .map(|s| match s {
+                Segment::Field(k) => (k.clone(), 0),
+                Segment::Item { recorded, live, .. } => (String::new(), live.or(*recorded).unwrap_or_default()),
+            })
+            .collect()
+    }
+
     fn pointer_by(&self, index: impl Fn(Option<usize>, Option<usize>) -> Option<usize>) -> Option<String> {
         let mut out = String::new();
         for s in &self.0 {

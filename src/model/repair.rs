@@ -50,7 +50,8 @@ pub struct RepairReport {
     pub skipped: Vec<(ObjectId, Skip)>,
     /// The check after applying (not on dry runs or failures).
     pub after: Option<DriftReport>,
-    pub warnings: Vec<String>,
+    /// Repaired objects whose `DriftRepaired` Event could not be recorded, and why.
+    pub events_not_recorded: Vec<(ObjectId, String)>,
     pub dry_run: bool,
 }
 

@@ -1,8 +1,8 @@
 //! The bodies of repair changes: guarded JSON patches for client-side applied releases, and the
 //! desired object with ignored fields kept at their live values for server-side apply.
 
+use crate::model::ObjectDrift;
 use crate::model::path::{remove, set};
-use crate::model::{ObjectDrift, Segment};
 use serde_json::{Value, json};
 
 /// The desired object with every ignored path set to its live value (or left out when absent
@@ -46,8 +46,7 @@ pub fn restore_ops(o: &ObjectDrift) -> Value {
 /// JSON patch removing fields added outside Helm; list items from the last index down so earlier
 /// removals do not shift later ones.
 pub fn remove_ops(o: &ObjectDrift) -> Value {
-    let mut added: Vec<_> =
-        o.added.iter().filter_map(|a| Some((order(&a.path.0), a.path.live_pointer()?, a))).collect();
+    let mut added: Vec<_> = o.added.iter().filter_map(|a| Some((a.path.order(), a.path.live_pointer()?, a))).collect();
     added.sort_by(|a, b| b.0.cmp(&a.0));
     let mut ops = Vec::new();
     for (_, at, a) in added {
@@ -55,16 +54,6 @@ pub fn remove_ops(o: &ObjectDrift) -> Value {
         ops.push(json!({"op": "remove", "path": at}));
     }
     Value::Array(ops)
-}
-
-/// A sort key that orders list positions by number (`10` after `9`).
-fn order(path: &[Segment]) -> Vec<(String, usize)> {
-    path.iter()
-        .map(|s| match s {
-            Segment::Field(k) => (k.clone(), 0),
-            Segment::Item { live, .. } => (String::new(), live.unwrap_or_default()),
-        })
-        .collect()
 }
 
 #[cfg(test)]

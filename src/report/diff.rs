@@ -31,7 +31,7 @@ fn recorded_view(o: &ObjectDrift, live: &Value) -> Value {
     // Values only live (added outside Helm, or not in the release): removed, last list item first.
     let mut removals: Vec<&FieldPath> = o.added.iter().map(|a| &a.path).collect();
     removals.extend(o.fields.iter().filter(|f| f.recorded.is_none() && f.live.is_some()).map(|f| &f.path));
-    removals.sort_by_key(|p| std::cmp::Reverse(order(p)));
+    removals.sort_by_key(|p| std::cmp::Reverse(p.order()));
     // Values only recorded: put back where they were. A list item that another item replaced
     // (a changed key: the same position) keeps the fields the server filled in on that item.
     let mut restored: Vec<(&FieldPath, Value)> = Vec::new();
@@ -52,7 +52,7 @@ fn recorded_view(o: &ObjectDrift, live: &Value) -> Value {
             remove(&mut view, &at);
         }
     }
-    restored.sort_by_key(|(p, _)| order(p));
+    restored.sort_by_key(|(p, _)| p.order());
     for (p, value) in restored {
         insert(&mut view, p, value);
     }
@@ -83,17 +83,6 @@ fn insert(view: &mut Value, path: &FieldPath, value: Value) {
             }
         }
     }
-}
-
-/// Orders paths so that list positions compare by number.
-fn order(path: &FieldPath) -> Vec<(String, usize)> {
-    path.0
-        .iter()
-        .map(|s| match s {
-            Segment::Field(k) => (k.clone(), 0),
-            Segment::Item { recorded, live, .. } => (String::new(), live.or(*recorded).unwrap_or_default()),
-        })
-        .collect()
 }
 
 fn to_yaml(v: &Value) -> String {

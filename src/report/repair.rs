@@ -25,7 +25,11 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
             StepStatus::Failed(why) => paint(on, Tone::Alarm, &format!("FAILED: {why}")),
             StepStatus::NotApplied => paint(on, Tone::Warn, "not applied (an earlier step failed)"),
         };
-        let _ = writeln!(out, "  {}: {status}", action(&s.action, &s.object.to_string()));
+        let (verb, paths) = action(&s.action);
+        let _ = writeln!(out, "  {verb} {}: {status}", s.object);
+        if !paths.is_empty() {
+            let _ = writeln!(out, "      fields: {paths}");
+        }
     }
     for (object, skip) in &r.skipped {
         let why = match skip {
@@ -43,8 +47,8 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
             "stopped: the steps marked applied were made, the others were not; run repair again to finish"
         );
     }
-    for w in &r.warnings {
-        let _ = writeln!(out, "  warning: {w}");
+    for (object, why) in &r.events_not_recorded {
+        let _ = writeln!(out, "  warning: no Event recorded for {object}: {why}");
     }
     if let Some(after) = &r.after {
         let _ = writeln!(out, "after repair:");
@@ -53,14 +57,14 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
     out
 }
 
-/// What a step does to an object, for people: `recreate Deployment ns/web`,
-/// `restore Deployment ns/web (spec.replicas, spec.template.spec.containers[name=web].image)`.
-fn action(a: &Action, object: &str) -> String {
+/// What a step does, for people (`recreate`, `restore`, `remove foreign fields from`), and the
+/// fields it touches (`spec.replicas, spec.template.spec.containers[name=web].image`).
+fn action(a: &Action) -> (&'static str, String) {
     let list = |paths: &[FieldPath]| paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     match a {
-        Action::Recreate => format!("recreate {object}"),
-        Action::Restore(p) => format!("restore {object} ({})", list(p)),
-        Action::RemoveForeign(p) => format!("remove from {object} what was added outside Helm ({})", list(p)),
+        Action::Recreate => ("recreate", String::new()),
+        Action::Restore(p) => ("restore", list(p)),
+        Action::RemoveForeign(p) => ("remove fields added outside Helm from", list(p)),
     }
 }
 

@@ -212,6 +212,7 @@ fn kubeconfig_yaml(server: &str, pki: &certs::Pki) -> String {
 }
 
 static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+static DISTURBABLE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static SHARED_PG: OnceLock<Result<Postgres, String>> = OnceLock::new();
 
 /// Runs `start` on a thread that never ends, so that the processes it starts (whose
@@ -234,7 +235,17 @@ fn start_kept<T: Send + 'static>(start: impl FnOnce() -> Result<T> + Send + 'sta
 /// when the process exits. Panics with a message naming the setup script when the tools are
 /// missing: tests never pass without a cluster.
 pub fn shared() -> &'static ControlPlane {
-    let cp = SHARED.get_or_init(|| {
+    started(&SHARED)
+}
+
+/// A second control plane, for the tests that restart or freeze its API server (they would
+/// disturb every other test on the shared one). Started on first use.
+pub fn disturbable() -> &'static ControlPlane {
+    started(&DISTURBABLE)
+}
+
+fn started(cell: &'static OnceLock<Result<ControlPlane, String>>) -> &'static ControlPlane {
+    let cp = cell.get_or_init(|| {
         let result = start_kept(|| {
             let tools = Tools::locate()?;
             let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
@@ -242,7 +253,7 @@ pub fn shared() -> &'static ControlPlane {
         });
         if result.is_ok() {
             // SAFETY: registering a plain extern "C" function with the C runtime.
-            unsafe { libc::atexit(stop_shared) };
+            unsafe { libc::atexit(stop_control_planes) };
         }
         result
     });
@@ -271,10 +282,12 @@ pub fn postgres() -> &'static Postgres {
     }
 }
 
-extern "C" fn stop_shared() {
-    if let Some(Ok(cp)) = SHARED.get() {
-        cp.stop();
-        std::fs::remove_dir_all(&cp.dir).ok();
+extern "C" fn stop_control_planes() {
+    for cell in [&SHARED, &DISTURBABLE] {
+        if let Some(Ok(cp)) = cell.get() {
+            cp.stop();
+            std::fs::remove_dir_all(&cp.dir).ok();
+        }
     }
 }
 

@@ -1,9 +1,8 @@
 //! Failing safely: tight permissions, broken documents, and no secret or token in any output.
 
-mod support;
+use crate::support::{Env, Helm};
 use base64::Engine;
 use std::io::Write;
-use support::{Env, Helm};
 
 #[test]
 fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
@@ -30,8 +29,7 @@ fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
 fn get_list_only_identity_checks_but_repair_refuses_before_changing_anything() {
     let env = Env::new("rel-viewer");
     env.install(Helm::V4, "web", "basic", &[]);
-    env.kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
-        .success();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     env.drift_as_viewer(&["check", "web"]).code(2).stdout_has("engine: read-only client-side comparison");
     let out = env.drift_as_viewer(&["repair", "web"]).code(1);
     out.stdout_has("refused by the server dry-run: forbidden: the identity may not patch configmaps")
@@ -85,16 +83,7 @@ fn no_secret_value_or_token_in_any_output() {
     env.kubectl(&["create", "namespace", &other]).success();
     let values = [format!("otherNamespace={other}"), "password=hunter2pw".to_string()];
     env.install(Helm::V4, "app", "full", &["--set", &values.join(",")]);
-    env.kubectl(&[
-        "patch",
-        "secret",
-        "app-creds",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"stringData":{"password":"leakedpw"}}"#,
-    ])
-    .success();
+    env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"leakedpw"}}"#);
     env.kubectl(&["create", "serviceaccount", "ci"]).success();
     env.kubectl(&[
         "create",

@@ -1,10 +1,10 @@
 //! A flaky cluster: the API server restarts in the middle of a check, someone edits an object in
 //! the middle of a repair. Transient failures are retried with backoff; no hang, no panic, and
-//! a repair says exactly what it did. These tests have a control plane of their own.
+//! a repair says exactly what it did. These tests have a control plane of their own
+//! ([`Env::disturbable`]), one test at a time.
 
-mod support;
+use crate::support::{Env, Helm, eventually};
 use std::time::Duration;
-use support::{Env, Helm, eventually};
 
 /// The tests of this file disturb the cluster: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -12,7 +12,7 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn api_server_restart_during_a_check() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = Env::new("restart");
+    let env = Env::disturbable("restart");
     env.install(Helm::V4, "web", "basic", &[]);
     env.kubectl(&["delete", "configmap", "web-config"]).success();
     let mark = env.audit_mark();
@@ -34,11 +34,9 @@ fn api_server_restart_during_a_check() {
 #[test]
 fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = Env::with_full_chart(Helm::V3, "interrupted");
-    env.kubectl(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"x"}}"#])
-        .success();
-    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"first"}}"#])
-        .success();
+    let env = Env::disturbable("interrupted").full_chart(Helm::V3);
+    env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"x"}}"#);
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"first"}}"#);
     let mark = env.audit_mark();
     // Paced, so there is time to act between the real change of the Secret and the ConfigMap's.
     let run = env.drift(&["repair", "app"]).env("HELM_QPS", "1").env("HELM_BURST_LIMIT", "1");
@@ -52,8 +50,7 @@ fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
                 && l.contains("helm-drift/")
         })
     });
-    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"second"}}"#])
-        .success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"second"}}"#);
     let out = repair.join().unwrap();
     assert_eq!(out.out.status.code(), Some(1), "{}", out.dump());
     let text = out.stdout();
@@ -69,7 +66,7 @@ fn repair_interrupted_by_a_concurrent_edit_can_be_run_again() {
 #[test]
 fn a_hanging_api_server_is_bounded_by_the_timeout() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = Env::new("hanging");
+    let env = Env::disturbable("hanging");
     env.install(Helm::V4, "web", "basic", &[]);
     struct Resume(&'static testcluster::ControlPlane);
     impl Drop for Resume {

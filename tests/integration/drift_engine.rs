@@ -2,9 +2,8 @@
 //! apply) and Helm 4 (server-side apply), edited the ways people edit them, checked with the
 //! exact engine (admin) and the read-only engine (a get/list-only identity).
 
-mod support;
+use crate::support::{Env, Helm, by_drift, eventually};
 use std::time::Duration;
-use support::{Env, Helm, by_drift, eventually};
 
 const OBJECTS: &str = "20 objects";
 
@@ -103,19 +102,19 @@ fn edits_are_found(helm: Helm) {
         format!("app: 7 of {OBJECTS} drifted"),
         format!("missing  Deployment {ns}/app-scaled  (from full/templates/scaled.yaml)"),
         format!("modified Deployment {ns}/app-web  (from full/templates/deployment.yaml)"),
-        r#"~ /spec/template/spec/containers/0/image: "registry.example/web:1.0" -> "registry.example/web:2.0""#.into(),
-        r#"+ /spec/template/spec/containers/0/env/2: {"name":"EXTRA","value":"1"} (added by kubectl-set)"#.into(),
+        r#"~ spec.template.spec.containers[name=web].image: "registry.example/web:1.0" -> "registry.example/web:2.0""#.into(),
+        r#"+ spec.template.spec.containers[name=web].env[name=EXTRA]: {"name":"EXTRA","value":"1"} (added by kubectl-set)"#.into(),
         format!("modified ConfigMap {ns}/app-config"),
-        r#"~ /data/greeting: "hello" -> "bye""#.into(),
-        r#"+ /metadata/annotations/owner: "someone" (added by kubectl-annotate)"#.into(),
+        r#"~ data.greeting: "hello" -> "bye""#.into(),
+        r#"+ metadata.annotations.owner: "someone" (added by kubectl-annotate)"#.into(),
         format!("modified Secret {ns}/app-creds"),
-        "~ /data/password: (secret value hidden) -> (secret value hidden)".into(),
+        "~ data.password: (hidden) -> (hidden)".into(),
         format!("modified Service {ns}/app-web"),
-        r#"- /metadata/labels/app: "app-web" (removed)"#.into(),
+        r#"- metadata.labels.app: "app-web" (removed)"#.into(),
         format!("modified ClusterRole {role}"),
-        r#"~ /rules/0/verbs: ["get","list"] -> ["get","list","watch"]"#.into(),
+        r#"~ rules[0].verbs: ["get","list"] -> ["get","list","watch"]"#.into(),
         format!("modified Widget {ns}/app-widget"),
-        "~ /spec/size: 3 -> 5".into(),
+        "~ spec.size: 3 -> 5".into(),
     ] {
         assert!(out.contains(&want), "missing {want:?} in\n{out}");
     }
@@ -146,10 +145,10 @@ fn scaled_replicas(helm: Helm) {
     let env = Env::with_full_chart(helm, &format!("scale-{}", helm.tag()));
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
     let out = check_both(&env, &[], 2);
-    assert!(out.contains("~ /spec/replicas: 2 -> 5"), "{out}");
+    assert!(out.contains("~ spec.replicas: 2 -> 5"), "{out}");
 
     let out = check_both(&env, &["--ignore", "kind=Deployment,name=app-web:/spec/replicas", "-v"], 0);
-    assert!(out.contains("= /spec/replicas ignored (--ignore kind=Deployment,name=app-web:/spec/replicas)"), "{out}");
+    assert!(out.contains("= spec.replicas ignored (--ignore kind=Deployment,name=app-web:/spec/replicas)"), "{out}");
 
     let config = env.home().join("drift.yaml");
     std::fs::write(&config, "ignore:\n  - paths: [/spec/replicas]\n    target:\n      kind: Deploy.*\n").unwrap();
@@ -157,7 +156,7 @@ fn scaled_replicas(helm: Helm) {
 
     env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
     let out = check_both(&env, &["-v"], 0);
-    assert!(out.contains("= /spec/replicas ignored (HorizontalPodAutoscaler app-web manages replicas)"), "{out}");
+    assert!(out.contains("= spec.replicas ignored (HorizontalPodAutoscaler app-web manages replicas)"), "{out}");
     check_both(&env, &["--check-hpa-replicas"], 2);
 }
 
@@ -173,8 +172,7 @@ fn helm4_scaled_replicas_and_ignore_rules() {
 
 fn opt_out_annotations(helm: Helm) {
     let env = Env::with_full_chart(helm, &format!("optout-{}", helm.tag()));
-    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"bye"}}"#])
-        .success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"bye"}}"#);
     check_both(&env, &[], 2);
     env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore=/data/greeting"]).success();
     check_both(&env, &[], 0);
@@ -208,12 +206,10 @@ fn deleted_crd_makes_custom_resources_unknown() {
                 "quoted": "yes", "day": "2024-01-01"})
         );
         check_release_both(&env, "gone", &[], 0);
-        env.kubectl(&["patch", "gadget", "gone-yaml11", "--type", "merge", "-p", r#"{"spec":{"perms":755}}"#])
-            .success();
+        env.merge_patch("gadget", "gone-yaml11", r#"{"spec":{"perms":755}}"#);
         let out = check_release_both(&env, "gone", &[], 2);
-        assert!(out.contains("~ /spec/perms: 493 -> 755"), "{out}");
-        env.kubectl(&["patch", "gadget", "gone-yaml11", "--type", "merge", "-p", r#"{"spec":{"perms":493}}"#])
-            .success();
+        assert!(out.contains("~ spec.perms: 493 -> 755"), "{out}");
+        env.merge_patch("gadget", "gone-yaml11", r#"{"spec":{"perms":493}}"#);
         env.kubectl(&["delete", "crd", "gadgets.gone.helm-drift.io"]).success();
         eventually("the CRD to leave discovery", Duration::from_secs(30), || {
             env.drift(&["check", "gone"]).output().out.status.code() == Some(2)

@@ -1,10 +1,9 @@
 //! Reading releases exactly as Helm stored them: every storage driver (Secrets, ConfigMaps,
 //! PostgreSQL), revision selection after upgrades and failures, hooks, CRDs, and corrupt records.
 
-mod support;
+use crate::support::{Env, Helm};
 use base64::Engine;
 use std::io::Write;
-use support::{Env, Helm};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -20,7 +19,7 @@ fn gzip(text: &str) -> Vec<u8> {
 fn configmap_driver() {
     for helm in Helm::ALL {
         let env = Env::new(&format!("store-cm-{}", helm.tag()));
-        env.helm(helm, &["install", "web", support::chart_path("basic").to_str().unwrap()])
+        env.helm(helm, &["install", "web", crate::support::chart_path("basic").to_str().unwrap()])
             .env("HELM_DRIVER", "configmap")
             .success();
         let records = env.kubectl(&["get", "configmaps", "-l", "owner=helm,name=web", "-o", "name"]).success().stdout();
@@ -41,9 +40,12 @@ fn sql_driver_with_postgres() {
     let conn = pg.connection_string();
     for helm in Helm::ALL {
         let env = Env::new(&format!("store-sql-{}", helm.tag()));
-        let sql = |run: support::Run| run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", &conn);
-        sql(env
-            .helm(helm, &["install", "web", support::chart_path("basic").to_str().unwrap(), "--labels", "tier=front"]))
+        let sql =
+            |run: crate::support::Run| run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", &conn);
+        sql(env.helm(
+            helm,
+            &["install", "web", crate::support::chart_path("basic").to_str().unwrap(), "--labels", "tier=front"],
+        ))
         .success();
         sql(env.drift(&["check", "web"])).success().stdout_has("web: in sync (4 objects)");
         let rows =
@@ -73,7 +75,7 @@ fn memory_driver_is_refused() {
 
 fn revisions(helm: Helm) {
     let env = Env::new(&format!("store-rev-{}", helm.tag()));
-    let chart = support::chart_path("basic");
+    let chart = crate::support::chart_path("basic");
     let chart = chart.to_str().unwrap();
     env.helm(helm, &["install", "web", chart]).success();
     env.helm(helm, &["upgrade", "web", chart, "--set", "greeting=bye"]).success();
@@ -86,7 +88,7 @@ fn revisions(helm: Helm) {
         .stdout_has("web: in sync (4 objects) [namespace")
         .stdout_has("revision 2 deployed")
         .stdout_has("note: newest revision 3 is failed; compared with revision 2");
-    env.drift(&["check", "web", "--revision", "1"]).code(2).stdout_has(r#"~ /data/greeting: "hello" -> "bye""#);
+    env.drift(&["check", "web", "--revision", "1"]).code(2).stdout_has(r#"~ data.greeting: "hello" -> "bye""#);
     env.drift(&["check", "web", "--revision", "9"]).code(1).stderr_has("revision 9 of release \"web\" not found");
 
     env.helm(helm, &["uninstall", "web", "--keep-history"]).success();
@@ -128,7 +130,7 @@ fn hooks_are_not_expected_and_crds_only_on_request() {
 }
 
 /// Stores `text` as Helm's `release` key of a Secret with Helm's labels.
-fn store(env: &Env, release: &str, encoded: Option<&str>) {
+pub fn store(env: &Env, release: &str, encoded: Option<&str>) {
     let name = format!("sh.helm.release.v1.{release}.v1");
     let data = encoded.map(|e| format!("data:\n  release: \"{}\"\n", b64(e.as_bytes()))).unwrap_or_default();
     let yaml = format!(
@@ -163,7 +165,7 @@ fn corrupt_records_are_errors_naming_the_secret() {
     env.kubectl(&["create", "configmap", "ok-cm", "--from-literal=a=b"]).success();
     env.drift(&["check", "ok"])
         .code(2)
-        .stdout_has("- /metadata/labels: {\"app.kubernetes.io/managed-by\":\"Helm\"} (removed)")
+        .stdout_has("- metadata.labels: {\"app.kubernetes.io/managed-by\":\"Helm\"} (removed)")
         .stdout_has("ok: 1 of 1 object drifted");
     let out = env.drift(&["check", "--all", "-o", "json"]).code(1);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
@@ -191,7 +193,7 @@ fn render_finds_documents_that_render_differently() {
             serde_json::from_str(&render(&["render", "r", "-o", "json"]).code(2).stdout()).unwrap();
         assert_eq!(doc["documents"], 4);
         // An upgrade renders with .Release.IsUpgrade, and so does the re-render of its revision.
-        let chart = support::chart_path("rendered");
+        let chart = crate::support::chart_path("rendered");
         env.helm(helm, &["upgrade", "r", chart.to_str().unwrap(), "--reuse-values"]).success();
         render(&["render", "r"]).code(2).stdout_has("r: 2 of 4 documents render differently [namespace");
 
@@ -199,7 +201,7 @@ fn render_finds_documents_that_render_differently() {
         render(&["render", "p"])
             .code(1)
             .stderr_has("chart parent declares dependencies (subcharts), which Helm does not store");
-        let chart = support::chart_path("parent");
+        let chart = crate::support::chart_path("parent");
         render(&["render", "p", "--chart", chart.to_str().unwrap()])
             .success()
             .stdout_has("p: renders as stored (2 documents)");

@@ -2,9 +2,8 @@
 //! tampered archive), `helm plugin list/uninstall`, global flags and exit codes through helm,
 //! and shell completion, with real helm v3 and v4.
 
-mod support;
+use crate::support::{Env, FileServer, Helm, repo_root};
 use std::path::{Path, PathBuf};
-use support::{Env, FileServer, Helm, repo_root};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -1,6 +1,5 @@
 //! Integration-test harness: the shared local control plane, a namespace per test, real helm v3
 //! and v4 with their own homes, and the helm-drift binary run as users run it.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -40,9 +39,18 @@ pub struct Env {
 }
 
 impl Env {
-    /// Creates namespace `name` (unique per test) and a fresh helm home.
+    /// Creates namespace `name` (unique per test) on the shared control plane, and a fresh helm
+    /// home.
     pub fn new(name: &str) -> Env {
-        let cp = testcluster::shared();
+        Env::on(testcluster::shared(), name)
+    }
+
+    /// Like [`Env::new`], on the control plane whose API server tests may restart or freeze.
+    pub fn disturbable(name: &str) -> Env {
+        Env::on(testcluster::disturbable(), name)
+    }
+
+    fn on(cp: &'static ControlPlane, name: &str) -> Env {
         let env = Env { cp, ns: name.to_string(), home: tempfile::tempdir().expect("temp dir") };
         env.kubectl(&["create", "namespace", name]).success();
         env
@@ -91,6 +99,11 @@ impl Env {
         Run::new(cmd)
     }
 
+    /// `kubectl patch RESOURCE NAME --type merge -p PATCH` in this namespace (an edit by hand).
+    pub fn merge_patch(&self, resource: &str, name: &str, patch: &str) {
+        self.kubectl(&["patch", resource, name, "--type", "merge", "-p", patch]).success();
+    }
+
     /// Installs tests/charts/<chart> as `release` with the given helm.
     pub fn install(&self, helm: Helm, release: &str, chart: &str, extra: &[&str]) {
         let chart = chart_path(chart);
@@ -102,11 +115,16 @@ impl Env {
     /// A namespace with tests/charts/full installed as release `app` (one of its objects lives in
     /// a second namespace, `<ns>-other`).
     pub fn with_full_chart(helm: Helm, ns: &str) -> Env {
-        let env = Env::new(ns);
-        let other = format!("{ns}-other");
-        env.kubectl(&["create", "namespace", &other]).success();
-        env.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
-        env
+        Env::new(ns).full_chart(helm)
+    }
+
+    /// This namespace with tests/charts/full installed as release `app` (see
+    /// [`Env::with_full_chart`]).
+    pub fn full_chart(self, helm: Helm) -> Env {
+        let other = format!("{}-other", self.ns);
+        self.kubectl(&["create", "namespace", &other]).success();
+        self.install(helm, "app", "full", &["--set", &format!("otherNamespace={other}")]);
+        self
     }
 
     /// A plugin directory holding plugin.yaml, install-binary.sh and the built binary.

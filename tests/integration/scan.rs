@@ -1,8 +1,7 @@
 //! Whole-cluster scans and report formats as users run them: several namespaces with clean,
 //! drifted and broken releases; text, JSON and JUnit; exit codes; colour rules.
 
-mod support;
-use support::{Env, Helm};
+use crate::support::{Env, Helm};
 
 /// A corrupt release record: a Secret with Helm's labels and data that is not Helm's encoding.
 fn broken_record(env: &Env, release: &str, labels: &[&str]) {
@@ -102,7 +101,7 @@ fn colour_follows_flags_and_environment() {
     let env = Env::new("scan-colour");
     env.install(Helm::V4, "c", "basic", &[]);
     env.kubectl(&["delete", "configmap", "c-config"]).success();
-    let esc = |out: &support::Done| out.stdout().contains('\x1b');
+    let esc = |out: &crate::support::Done| out.stdout().contains('\x1b');
     assert!(!esc(&env.drift(&["check", "c"]).code(2)), "no colour in a pipe");
     assert!(esc(&env.drift(&["check", "c", "--color", "always"]).code(2)));
     assert!(esc(&env.drift(&["check", "c"]).env("CLICOLOR_FORCE", "1").code(2)));
@@ -129,9 +128,9 @@ fn helm_qps_and_burst_limit_pace_requests() {
         }
         run.success();
         let events = env.audit_since(mark);
-        let times: Vec<f64> = support::by_drift(&events, "get")
+        let times: Vec<f64> = crate::support::by_drift(&events, "get")
             .into_iter()
-            .chain(support::by_drift(&events, "list"))
+            .chain(crate::support::by_drift(&events, "list"))
             .map(|e| seconds(e["requestReceivedTimestamp"].as_str().unwrap()))
             .collect();
         assert!(times.len() >= 6, "{times:?}");

@@ -2,9 +2,8 @@
 //! plugin's own flags: kubeconfig path lists, contexts, token + API server, CA and TLS options,
 //! and impersonation, against the real control plane with RBAC on.
 
-mod support;
+use crate::support::{Env, Helm};
 use std::path::PathBuf;
-use support::{Env, Helm};
 
 fn pki(env: &Env, file: &str) -> String {
     env.cp.dir().join("pki").join(file).display().to_string()

@@ -1,8 +1,7 @@
 //! The first slice end to end: a release installed by real helm v3 and v4, checked against the
 //! real control plane; a deleted object is found and named.
 
-mod support;
-use support::{Env, Helm};
+use crate::support::{Env, Helm};
 
 fn clean_then_deleted(helm: Helm) {
     let env = Env::new(&format!("missing-{}", helm.tag()));

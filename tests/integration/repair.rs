@@ -2,8 +2,7 @@
 //! (server-side apply) releases: every drift undone, the release record untouched, ownership
 //! left so the next `helm upgrade` works, all-or-nothing when a step would fail.
 
-mod support;
-use support::{Env, Helm};
+use crate::support::{Env, Helm};
 
 /// `helm history` and the release Secret's resourceVersion: what a same-revision repair keeps.
 fn record_state(env: &Env, helm: Helm) -> (String, String) {
@@ -32,7 +31,7 @@ fn repair_everything(helm: Helm) {
     let plan = env.drift(&["repair", "app", "--dry-run"]).code(2);
     plan.stdout_has("repair plan (dry run: nothing changed)")
         .stdout_has(&format!("recreate Deployment {}/app-scaled: would apply", env.ns))
-        .stdout_has("~ /spec/replicas: 2 -> 5");
+        .stdout_has("~ spec.replicas: 2 -> 5");
     env.drift(&["check", "app"]).code(2).stdout_has("app: 5 of 20 objects drifted");
 
     // Repair: everything but the env var added outside Helm, which needs --remove-foreign.
@@ -75,7 +74,7 @@ fn repair_everything(helm: Helm) {
     assert!(events.contains("/data/greeting"), "{events}");
 
     // Ownership is Helm's again: a normal upgrade that changes a value succeeds and lands.
-    let chart = support::chart_path("full");
+    let chart = crate::support::chart_path("full");
     env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--reuse-values", "--set", "greeting=changed"])
         .success();
     let greeting =
@@ -98,9 +97,8 @@ fn ignored_and_only(helm: Helm) {
     let env = Env::with_full_chart(helm, &format!("repair-only-{}", helm.tag()));
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
     env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
-    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
-        .success();
-    env.kubectl(&["patch", "widget", "app-widget", "--type", "merge", "-p", r#"{"spec":{"size":9}}"#]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
+    env.merge_patch("widget", "app-widget", r#"{"spec":{"size":9}}"#);
     // --only limits the repair; the HPA-managed replica count is never touched.
     env.drift(&["repair", "app", "--only", "configmap/app-config"]).code(2).stdout_has("app: 1 of 20 objects drifted");
     let greeting =
@@ -126,8 +124,7 @@ fn helm4_repair_only_and_ignored() {
 
 fn refused_changes_nothing(helm: Helm) {
     let env = Env::with_full_chart(helm, &format!("repair-refused-{}", helm.tag()));
-    env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"edited"}}"#])
-        .success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
     // Someone recreated the StatefulSet with another serviceName, which is immutable.
     let sts = env.kubectl(&["get", "statefulset", "app-db", "-o", "json"]).success().stdout();
     let mut sts: serde_json::Value = serde_json::from_str(&sts).unwrap();
@@ -169,16 +166,7 @@ fn repair_through_helm_upgrade() {
         let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
         env.install(helm, "web", "basic", &["--set", "greeting=hi"]);
         env.kubectl(&["delete", "deployment", "web-web"]).success();
-        env.kubectl(&[
-            "patch",
-            "configmap",
-            "web-config",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"data":{"greeting":"edited"}}"#,
-        ])
-        .success();
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
         env.drift(&["repair", "web", "--upgrade"])
             .env("HELM_BIN", &bin)
             .success()
@@ -201,7 +189,7 @@ fn repair_through_helm_upgrade() {
             .env("HELM_BIN", &bin)
             .code(1)
             .stderr_has("declares dependencies (subcharts)");
-        let chart = support::chart_path("parent");
+        let chart = crate::support::chart_path("parent");
         env.drift(&["repair", "p", "--upgrade", "--chart", chart.to_str().unwrap()]).env("HELM_BIN", &bin).success();
     }
 }

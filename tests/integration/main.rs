@@ -1,0 +1,19 @@
+//! helm-drift's integration tests, one binary: every test runs against the one local control
+//! plane of the suite (a namespace each, in parallel), with real helm v3 and v4 installing the
+//! project's test charts. Tests that restart or freeze the API server get a second control plane
+//! of their own ([`support::Env::disturbable`]). The tools come from `scripts/tools.sh`
+//! (`scripts/test.sh` builds them).
+#![allow(dead_code)]
+
+mod support;
+
+mod check_missing;
+mod connection;
+mod drift_engine;
+mod messages;
+mod plugin;
+mod reliability;
+mod repair;
+mod restart;
+mod scan;
+mod storage;

@@ -1,0 +1,174 @@
+//! What users read: every error path we can provoke is one clean line (no Rust debug dump, each
+//! cause once), a refused dry-run says what the server said, and snapshots of exit code, stdout
+//! and stderr for representative runs (clean, drift, error, repair plan).
+
+use crate::support::{Done, Env, Helm};
+
+/// Marks of a Rust debug dump or a kube error printed as is.
+const DUMPS: [&str; 5] = ["Some(", "Status {", "ApiError", "StatusDetails", "None,"];
+
+/// Asserts that no output of `done` holds a debug dump and that no cause is said twice.
+fn clean(done: &Done) {
+    let all = format!("{}{}", done.stdout(), done.stderr());
+    for dump in DUMPS {
+        assert!(!all.contains(dump), "debug dump {dump:?} in output\n{}", done.dump());
+    }
+    for line in done.stderr().lines() {
+        let parts: Vec<&str> = line.split(": ").filter(|p| p.len() > 12).collect();
+        for (i, p) in parts.iter().enumerate() {
+            assert!(!parts[i + 1..].contains(p), "cause {p:?} said twice in {line:?}");
+        }
+    }
+}
+
+/// A changed containerPort makes the server-side apply dry-run invalid (two ports named `http`):
+/// the report says what the server said and what the tool did (compared client-side), and the
+/// diff shows the port that changed, not the protocol the server defaulted.
+fn refused_dry_run(helm: Helm) {
+    let env = Env::with_full_chart(helm, &format!("msg-port-{}", helm.tag()));
+    env.kubectl(&[
+        "patch",
+        "deployment",
+        "app-web",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/template/spec/containers/0/ports/0/containerPort","value":9090}]"#,
+    ])
+    .success();
+    let out = env.drift(&["check", "app"]).code(2);
+    clean(&out);
+    out.stdout_has("engine: read-only client-side comparison (the server refused the server-side apply dry-run: 422 Invalid: spec.template.spec.containers[0].ports[")
+        .stdout_has("Duplicate value: \"http\")")
+        .stdout_has("- spec.template.spec.containers[name=web].ports[containerPort=8080,protocol=TCP]: ")
+        .stdout_has("+ spec.template.spec.containers[name=web].ports[containerPort=9090,protocol=TCP]: ");
+    // The unified diff's lines (not the evidence lines, which name the whole items).
+    let stdout = out.stdout();
+    let diff: Vec<&str> = stdout
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with(['+', '-']) && !l.starts_with("+++") && !l.starts_with("---"))
+        .filter(|l| !l.starts_with("+ spec.") && !l.starts_with("- spec."))
+        .collect();
+    assert!(diff.iter().any(|l| l.contains("containerPort: 8080")), "{}", out.dump());
+    assert!(diff.iter().any(|l| l.contains("containerPort: 9090")), "{}", out.dump());
+    assert!(!diff.iter().any(|l| l.contains("protocol")), "server defaults are not changes\n{}", out.dump());
+
+    // JSON: each path resolves in the object it describes.
+    let json = env.drift(&["check", "app", "-o", "json"]).code(2).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let web =
+        doc["releases"][0]["objects"].as_array().unwrap().iter().find(|o| o["name"] == "app-web").unwrap().clone();
+    let live: serde_json::Value =
+        serde_json::from_str(&env.kubectl(&["get", "deployment", "app-web", "-o", "json"]).success().stdout()).unwrap();
+    for d in web["differences"].as_array().unwrap() {
+        let at = d["path"].as_str().unwrap();
+        assert!(!at.contains('['), "a pointer, not a display path: {at}");
+        if !d["live"].is_null() {
+            assert_eq!(live.pointer(at), Some(&d["live"]), "{at} resolves live");
+        } else {
+            assert_eq!(at, "/spec/template/spec/containers/0/ports/0", "the recorded object's pointer");
+        }
+    }
+    for a in web["addedOutsideHelm"].as_array().unwrap() {
+        let at = a["path"].as_str().unwrap();
+        assert_eq!(live.pointer(at), Some(&a["value"]), "{at} resolves live");
+    }
+}
+
+#[test]
+fn helm3_refused_dry_run_says_what_the_server_said() {
+    refused_dry_run(Helm::V3);
+}
+
+#[test]
+fn helm4_refused_dry_run_says_what_the_server_said() {
+    refused_dry_run(Helm::V4);
+}
+
+/// Arguments, environment, exit code, and a text the output must hold.
+type ErrorRun<'a> = (Vec<&'a str>, Vec<(&'a str, String)>, i32, &'a str);
+
+/// Every error we can provoke: one line on stderr, no debug dump, each cause once.
+#[test]
+fn every_error_path_is_one_clean_line() {
+    let env = Env::new("msg-errors");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    crate::storage::store(&env, "corrupt", Some("%%%"));
+    // A ConfigMap edited and made immutable: its repair is refused by the server.
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"x"},"immutable":true}"#);
+    let runs: Vec<ErrorRun> = vec![
+        (vec!["check", "nope"], vec![], 1, "release \"nope\" not found"),
+        (
+            vec!["check", "web"],
+            vec![("HELM_KUBEASUSER", "nobody".into())],
+            1,
+            "forbidden: the identity may not list secrets",
+        ),
+        (
+            vec!["check", "web"],
+            vec![("HELM_KUBEAPISERVER", format!("https://127.0.0.1:{port}"))],
+            1,
+            "cannot reach the cluster",
+        ),
+        (vec!["check", "--bogus"], vec![], 1, "unexpected argument '--bogus'"),
+        (vec!["check"], vec![], 1, "name a release to check"),
+        (vec!["check", "-A", "--revision", "1"], vec![], 1, "--revision needs exactly one release"),
+        (vec!["check", "web"], vec![("HELM_DRIVER", "floppy".into())], 1, "unknown Helm storage driver"),
+        (vec!["check", "corrupt"], vec![], 1, "bad base64: Invalid symbol 37"),
+        (vec!["repair", "nope"], vec![], 1, "release \"nope\" not found"),
+        (vec!["repair", "web", "--only", "Deployment/nope"], vec![], 1, "--only Deployment/nope: no such object"),
+        (vec!["render", "nope"], vec![], 1, "release \"nope\" not found"),
+        (vec!["check", "web", "--ignore", "name=(:/x"], vec![], 1, "invalid regex"),
+        (
+            vec!["repair", "web"],
+            vec![],
+            1,
+            "refused by the server dry-run: 422 Invalid: data: Forbidden: field is immutable",
+        ),
+    ];
+    for (args, vars, code, want) in runs {
+        let mut run = env.drift(&args);
+        for (k, v) in &vars {
+            run = run.env(k, v);
+        }
+        let out = run.code(code);
+        assert!(
+            out.stdout().contains(want) || out.stderr().contains(want),
+            "{args:?}: {want:?} missing\n{}",
+            out.dump()
+        );
+        clean(&out);
+        if !args.contains(&"--bogus") {
+            assert!(out.stderr().lines().count() <= 1, "{args:?}: one line\n{}", out.dump());
+        }
+        assert!(out.stderr().matches("Invalid symbol 37").count() <= 1, "cause once\n{}", out.dump());
+    }
+}
+
+/// Exit code, stdout and stderr together, as users see them.
+fn transcript(env: &Env, args: &[&str]) -> String {
+    let out = env.drift(args).output();
+    format!(
+        "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        out.out.status.code().unwrap_or(-1),
+        out.stdout(),
+        out.stderr()
+    )
+    .replace(env.cp.server(), "https://<api-server>")
+}
+
+#[test]
+fn snapshots_of_representative_runs() {
+    let env = Env::new("msg-snap");
+    env.install(Helm::V4, "web", "basic", &[]);
+    insta::assert_snapshot!("clean", transcript(&env, &["check", "web"]));
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas=3"]).success();
+    env.kubectl(&["label", "service", "web-web", "team=ops"]).success();
+    insta::assert_snapshot!("drift", transcript(&env, &["check", "web"]));
+    insta::assert_snapshot!("repair_plan", transcript(&env, &["repair", "web", "--dry-run"]));
+    insta::assert_snapshot!("error", transcript(&env, &["check", "web", "absent"]));
+}

@@ -72,6 +72,9 @@ code=0
 "$helm" drift check demo -n demo || code=$?
 echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
 
+say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
+"$helm" drift repair demo -n demo --remove-foreign --dry-run || true
+
 say "helm drift repair demo -n demo --remove-foreign   (same revision: helm history is unchanged)"
 "$helm" drift repair demo -n demo --remove-foreign
 "$helm" history demo -n demo

@@ -406,6 +406,26 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// Each command's help groups its flags under headings, Helm's connection flags last, and
+    /// ends with examples.
+    #[test]
+    fn help_groups_flags_and_ends_with_examples() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        cli.build();
+        for (name, headings) in [
+            ("check", &["Selection:", "Comparison:", "Output:", "Connection"][..]),
+            ("repair", &["Repair:", "Comparison:", "Output:", "Connection"][..]),
+            ("render", &["Selection:", "Output:", "Connection"][..]),
+        ] {
+            let help = cli.find_subcommand_mut(name).unwrap().render_long_help().to_string();
+            let at: Vec<usize> = headings.iter().map(|h| help.find(&format!("\n{h}")).expect(h)).collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{name}: headings in order\n{help}");
+            let examples = help.find("\nExamples:\n  helm drift ").expect("examples");
+            assert!(examples > at[at.len() - 1], "{name}: examples after the flags");
+        }
+    }
+
     /// completion.yaml (Helm's static completion) lists every sub-command and its own flags.
     #[test]
     fn completion_yaml_matches_the_cli() {

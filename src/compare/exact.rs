@@ -31,7 +31,7 @@ pub fn strip_server_fields(obj: &mut Value) {
 }
 
 /// Every path where `recorded` (what applying the release would produce) and `live` differ.
-pub fn compare(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
+pub fn differences(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut r = recorded.clone();
     let mut l = live.clone();
     strip_server_fields(&mut r);
@@ -100,7 +100,7 @@ mod tests {
     fn ignores_server_owned_fields() {
         let r = json!({"metadata": {"name": "a", "generation": 3, "resourceVersion": "9", "annotations": {"deployment.kubernetes.io/revision": "2"}}, "status": {"x": 1}});
         let l = json!({"metadata": {"name": "a", "generation": 2, "resourceVersion": "8", "managedFields": []}, "status": {"x": 2}});
-        assert!(compare(&r, &l).is_empty());
+        assert!(differences(&r, &l).is_empty());
     }
 
     #[test]
@@ -108,7 +108,7 @@ mod tests {
         let r = json!({"spec": {"replicas": 2, "containers": [{"name": "web", "image": "a"}]}, "data": {"k": "v"}});
         let l =
             json!({"spec": {"replicas": 5, "containers": [{"name": "web", "image": "a"}, {"name": "x"}]}, "data": {}});
-        let got: Vec<_> = compare(&r, &l).into_iter().map(|d| (d.path.pointer(), d.recorded, d.live)).collect();
+        let got: Vec<_> = differences(&r, &l).into_iter().map(|d| (d.path.pointer(), d.recorded, d.live)).collect();
         assert_eq!(
             got,
             vec![

@@ -57,8 +57,8 @@ fn walk(
             }
         } else if let Some(key) = k.strip_prefix("k:") {
             let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { continue };
-            let Some((i, lv)) = find(live, &key) else { continue };
-            let in_desired = desired.and_then(|d| find(d, &key));
+            let Some((i, lv)) = find_item(live, &key) else { continue };
+            let in_desired = desired.and_then(|d| find_item(d, &key));
             let item_key = ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)));
             let at = path.item(in_desired.map(|(j, _)| j), Some(i), Some(item_key));
             match in_desired {
@@ -81,7 +81,7 @@ fn walk(
 }
 
 /// The element of list `v` whose fields match every field of `key`.
-fn find<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
+fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
     v.as_array()?.iter().enumerate().find(|(_, e)| {
         key.iter()
             .all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root())))

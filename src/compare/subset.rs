@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Differences between what the chart set (`desired`, as made [`comparable`]) and the live
 /// object.
-pub fn compare(desired: &Value, live: &Value) -> Vec<FieldDiff> {
+pub fn differences(desired: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut out = Vec::new();
     walk(desired, Some(live), &mut FieldPath::root(), "", &mut out);
     out
@@ -118,7 +118,7 @@ mod tests {
     use serde_json::json;
 
     fn paths(d: Value, l: Value) -> Vec<String> {
-        compare(&comparable(&d), &l).into_iter().map(|f| f.path.pointer()).collect()
+        differences(&comparable(&d), &l).into_iter().map(|f| f.path.pointer()).collect()
     }
 
     #[test]
@@ -154,7 +154,7 @@ mod tests {
             ["/env/0"],
             "resolves in the record"
         );
-        let diff = compare(&d, &json!({"env": [{"name": "B", "value": "1"}]})).remove(0);
+        let diff = differences(&d, &json!({"env": [{"name": "B", "value": "1"}]})).remove(0);
         assert_eq!(diff.path.to_string(), "env[name=A]");
         assert_eq!(diff.path.live_insert_pointer().as_deref(), Some("/env/-"));
         let d = json!({"rules": [{"verbs": ["get"]}]});

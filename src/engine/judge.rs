@@ -56,7 +56,7 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     }
 
     let desired = subset::comparable(&obj.object);
-    let mut fields = subset::compare(&desired, &live);
+    let mut fields = subset::differences(&desired, &live);
     let added = managed::foreign(&desired, &live);
     let candidate = fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), &ignores));
     let engine = if ctx.options.read_only {
@@ -64,7 +64,7 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     } else if candidate {
         match live::apply_dry_run(ctx.client, at, &obj.name, &obj.object).await {
             Ok(after) => {
-                fields = exact::compare(&after, &live);
+                fields = exact::differences(&after, &live);
                 Engine::Exact
             }
             Err(e) => Engine::ReadOnly { reason: fallback_reason(&e) },

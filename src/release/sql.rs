@@ -35,7 +35,11 @@ impl SqlStorage {
     }
 
     /// Every release in `namespace` (all when `None`) whose labels match `selector`.
-    pub async fn list(&self, namespace: Option<&str>, selector: Option<&str>) -> Result<Vec<ReleaseIndex>, SqlError> {
+    pub async fn releases(
+        &self,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<ReleaseIndex>, SqlError> {
         let terms = parse_selector(selector.unwrap_or(""))?;
         let rows = self
             .client

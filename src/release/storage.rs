@@ -101,7 +101,7 @@ impl Storage {
         selector: Option<&str>,
     ) -> Result<Vec<ReleaseIndex>, SourceError> {
         let (client, kind) = match &self.backend {
-            Backend::Sql(sql) => return Ok(sql.list(namespace, selector).await?),
+            Backend::Sql(sql) => return Ok(sql.releases(namespace, selector).await?),
             Backend::Kube { client, kind } => (client, *kind),
         };
         let lp = ListParams::default().labels(&labels("owner=helm", selector));

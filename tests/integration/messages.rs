@@ -8,7 +8,7 @@ use crate::support::{Done, Env, Helm};
 const DUMPS: [&str; 5] = ["Some(", "Status {", "ApiError", "StatusDetails", "None,"];
 
 /// Asserts that no output of `done` holds a debug dump and that no cause is said twice.
-fn clean(done: &Done) {
+pub fn clean(done: &Done) {
     let all = format!("{}{}", done.stdout(), done.stderr());
     for dump in DUMPS {
         assert!(!all.contains(dump), "debug dump {dump:?} in output\n{}", done.dump());

@@ -2,12 +2,14 @@
 //! Plans from the same verdicts as `check`, validates every step with a server dry-run, applies
 //! only if all would succeed, records an Event per repaired object, and checks again.
 
+use crate::compare::ownership;
 use crate::engine::{Evaluated, Session, evaluate};
-use crate::live;
+use crate::live::{self, Change, LiveError, Location};
 use crate::model::{Action, RepairReport, Step, StepStatus};
 use crate::repair::{PlannedStep, plan};
 use crate::settings::Settings;
 use anyhow::Result;
+use serde_json::{Value, json};
 
 /// What a repair asks for.
 #[derive(Clone, Debug, Default)]
@@ -41,8 +43,8 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
     // Every step is validated by the server first; one refusal and nothing is applied.
     let mut refused = false;
     for planned in &mut steps {
-        let Some((name, at)) = planned.target(&evaluated) else { continue };
-        if let Err(e) = live::change(client, at, name, &planned.change, true).await {
+        let (Some((name, at)), Some(first)) = (planned.target(&evaluated), planned.changes.first()) else { continue };
+        if let Err(e) = live::change(client, at, name, first, true).await {
             planned.step.status = StepStatus::Refused(e.to_string());
             refused = true;
         }
@@ -59,7 +61,7 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
             continue;
         }
         let Some((name, at)) = planned.target(&evaluated) else { continue };
-        match live::change(client, at, name, &planned.change, false).await {
+        match apply(client, at, name, planned).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());
@@ -82,12 +84,40 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
     Ok(report)
 }
 
+/// Makes a planned step's changes in order, then (server-side applied releases) takes the
+/// chart's fields back from other managers; returns the object as the server left it.
+async fn apply(client: &kube::Client, at: &Location, name: &str, planned: &PlannedStep) -> Result<Value, LiveError> {
+    let mut after = Value::Null;
+    for change in &planned.changes {
+        after = live::change(client, at, name, change, false).await?;
+    }
+    if planned.reclaim
+        && let Some(fields) = ownership::reclaimed(&after)
+    {
+        let version = after.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
+        let ops = json!([
+            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
+            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
+        ]);
+        after = live::change(client, at, name, &Change::Patch(ops), false).await?;
+    }
+    Ok(after)
+}
+
 /// The Event message on a repaired object: what was restored, by JSON pointer.
 fn event_message(step: &Step, e: &Evaluated) -> String {
     let (what, paths) = match &step.action {
         Action::Recreate => ("recreated".to_string(), "(whole object)".to_string()),
-        Action::Restore(p) => (format!("restored {} field(s)", p.len()), pointers(p)),
-        Action::RemoveForeign(p) => (format!("removed {} field(s) added outside Helm", p.len()), pointers(p)),
+        Action::Repair { restore, remove, reclaim } => {
+            let mut what = vec![format!("restored {} field(s)", restore.len())];
+            if !remove.is_empty() {
+                what.push(format!("removed {}", remove.len()));
+            }
+            if !reclaim.is_empty() {
+                what.push(format!("ownership taken back from {}", reclaim.join(", ")));
+            }
+            (what.join(", "), pointers(&[restore.as_slice(), remove.as_slice()].concat()))
+        }
     };
     format!(
         "helm-drift restored {} to release {} revision {} ({what}): {paths}",

@@ -6,19 +6,28 @@ use crate::model::{FieldPath, Foreign, ItemKey};
 use serde_json::{Map, Value};
 
 /// Managers that are Helm itself.
-const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
+pub const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
 /// Managers of the control plane whose writes are not user drift.
 const SYSTEM_MANAGERS: [&str; 5] =
     ["kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "before-first-apply"];
+
+/// The manager of a managedFields entry.
+pub fn manager_of(entry: &Value) -> &str {
+    entry.get("manager").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Whether a managedFields entry is the control plane's (a system manager, or a status write).
+pub fn is_system_entry(entry: &Value) -> bool {
+    SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
+}
 
 /// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`.
 pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
     let mut out: Vec<Foreign> = Vec::new();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
-        let manager = entry.get("manager").and_then(Value::as_str).unwrap_or("");
-        let subresource = entry.get("subresource").and_then(Value::as_str).unwrap_or("");
-        if HELM_MANAGERS.contains(&manager) || SYSTEM_MANAGERS.contains(&manager) || subresource == "status" {
+        let manager = manager_of(entry);
+        if HELM_MANAGERS.contains(&manager) || is_system_entry(entry) {
             continue;
         }
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
@@ -81,7 +90,7 @@ fn walk(
 }
 
 /// The element of list `v` whose fields match every field of `key`.
-fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
+pub fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
     v.as_array()?.iter().enumerate().find(|(_, e)| {
         key.iter()
             .all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root())))

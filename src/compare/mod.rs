@@ -4,10 +4,12 @@
 //!
 //! - [`subset`]: client-side, "is every field the chart set still there" (the read-only engine);
 //! - [`exact`]: two server-produced objects (a server-side apply dry-run against live);
-//! - [`managed`]: fields other field managers added, from `metadata.managedFields`.
+//! - [`managed`]: fields other field managers added, from `metadata.managedFields`;
+//! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases).
 
 pub mod exact;
 pub mod managed;
+pub mod ownership;
 pub mod path;
 pub mod quantity;
 pub mod subset;

@@ -85,8 +85,13 @@ pub async fn evaluate(
     }
     let listed = |at: &Location| per_group[&group(at)] >= 2;
 
-    let ctx =
-        Judge { client: &session.cluster.client, cache: &session.live, options: &settings.compare, scaled: &scaled };
+    let ctx = Judge {
+        client: &session.cluster.client,
+        cache: &session.live,
+        options: &settings.compare,
+        scaled: &scaled,
+        server_side: release.apply_method.as_deref() == Some("ssa"),
+    };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(
         objects.iter().zip(&locations).map(|(o, at)| judge(&ctx, o, at.as_ref(), at.as_ref().is_some_and(listed))),
     )

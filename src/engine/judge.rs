@@ -1,11 +1,12 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
-use crate::compare::{self, exact, managed, subset};
+use crate::compare::{self, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::ignore::{self, ObjectRef};
 use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
-use crate::model::{Engine, ObjectDrift, Verdict};
+use crate::model::path::under;
+use crate::model::{Engine, Ignored, ObjectDrift, Verdict};
 use crate::settings::CompareOptions;
 
 /// What judging an object needs from the run.
@@ -14,6 +15,9 @@ pub struct Judge<'a> {
     pub cache: &'a LiveCache,
     pub options: &'a CompareOptions,
     pub scaled: &'a [Scaled],
+    /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
+    /// fields decides whether the next upgrade conflicts.
+    pub server_side: bool,
 }
 
 /// The verdict for one object; `listed` reads it from the shared LIST of its kind.
@@ -73,9 +77,34 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
         Engine::Exact
     };
     let (fields, added, ignored) = compare::set_aside(fields, added, &ignores);
-    drift.verdict = if fields.is_empty() && added.is_empty() { Verdict::InSync } else { Verdict::Modified };
+    // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
+    let mut disowned = ownership::disowned(&obj.object, &live);
+    // A field whose value differs is reported as modified; ignored paths are left alone.
+    disowned.retain(|o| {
+        let at = o.path.pointer();
+        !compare::is_ignored(&at, &ignores)
+            && !fields.iter().any(|f| {
+                let diff = f.path.pointer();
+                under(&at, &diff) || under(&diff, &at)
+            })
+    });
+    let mut ignored = ignored;
+    if !ctx.server_side {
+        // A client-side applied release is upgraded with a three-way merge patch: who owns a
+        // field does not matter to it.
+        ignored.extend(disowned.drain(..).map(|d| Ignored {
+            reason: format!(
+                "owned by {}; the release is applied client-side, so the next helm upgrade overwrites it without a conflict",
+                d.manager
+            ),
+            path: d.path,
+        }));
+    }
+    let drifted = !fields.is_empty() || !added.is_empty() || !disowned.is_empty();
+    drift.verdict = if drifted { Verdict::Modified } else { Verdict::InSync };
     drift.fields = fields;
     drift.added = added;
+    drift.disowned = disowned;
     drift.ignored = ignored;
     drift.engine = Some(engine);
     if drift.verdict == Verdict::Modified {

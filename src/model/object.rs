@@ -72,6 +72,14 @@ pub struct Foreign {
     pub manager: String,
 }
 
+/// A field the chart sets that another field manager owns while Helm owns none of it (on a
+/// server-side applied release: the next `helm upgrade` conflicts on it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ownership {
+    pub path: FieldPath,
+    pub manager: String,
+}
+
 /// A difference that an ignore rule set aside.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ignored {
@@ -118,6 +126,9 @@ pub enum DriftKind {
     Modified,
     /// Only fields added outside Helm; every recorded field is intact.
     ChangedOutsideHelm,
+    /// Values as recorded, but fields the chart sets are owned by another field manager: the
+    /// next `helm upgrade` (server-side apply) conflicts.
+    OwnedElsewhere,
     Unknown,
     Excluded,
     Error,
@@ -125,11 +136,12 @@ pub enum DriftKind {
 
 impl DriftKind {
     /// `(kind, word in JSON and JUnit, label in text)`.
-    const WORDS: [(DriftKind, &'static str, &'static str); 7] = [
+    const WORDS: [(DriftKind, &'static str, &'static str); 8] = [
         (DriftKind::InSync, "in-sync", "in sync"),
         (DriftKind::Missing, "missing", "missing"),
         (DriftKind::Modified, "modified", "modified"),
         (DriftKind::ChangedOutsideHelm, "changed-outside-helm", "changed outside Helm"),
+        (DriftKind::OwnedElsewhere, "owned-elsewhere", "owned elsewhere"),
         (DriftKind::Unknown, "unknown", "unknown"),
         (DriftKind::Excluded, "excluded", "excluded"),
         (DriftKind::Error, "error", "error"),
@@ -151,7 +163,14 @@ impl DriftKind {
 
     /// Whether this verdict is drift (counts towards exit code 2).
     pub fn is_drift(self) -> bool {
-        matches!(self, DriftKind::Missing | DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::Unknown)
+        matches!(
+            self,
+            DriftKind::Missing
+                | DriftKind::Modified
+                | DriftKind::ChangedOutsideHelm
+                | DriftKind::OwnedElsewhere
+                | DriftKind::Unknown
+        )
     }
 }
 
@@ -166,6 +185,9 @@ pub struct ObjectDrift {
     pub fields: Vec<FieldDiff>,
     /// Fields another field manager added (changed outside Helm).
     pub added: Vec<Foreign>,
+    /// Fields the chart sets that another manager owns instead of Helm (server-side applied
+    /// releases only).
+    pub disowned: Vec<Ownership>,
     pub ignored: Vec<Ignored>,
     pub engine: Option<Engine>,
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
@@ -182,6 +204,7 @@ impl ObjectDrift {
             verdict,
             fields: Vec::new(),
             added: Vec::new(),
+            disowned: Vec::new(),
             ignored: Vec::new(),
             engine: None,
             live: None,
@@ -192,8 +215,9 @@ impl ObjectDrift {
         match &self.verdict {
             Verdict::InSync => DriftKind::InSync,
             Verdict::Missing => DriftKind::Missing,
-            Verdict::Modified if self.fields.is_empty() => DriftKind::ChangedOutsideHelm,
-            Verdict::Modified => DriftKind::Modified,
+            Verdict::Modified if !self.fields.is_empty() => DriftKind::Modified,
+            Verdict::Modified if !self.added.is_empty() => DriftKind::ChangedOutsideHelm,
+            Verdict::Modified => DriftKind::OwnedElsewhere,
             Verdict::Unknown { .. } => DriftKind::Unknown,
             Verdict::Excluded { .. } => DriftKind::Excluded,
             Verdict::Error { .. } => DriftKind::Error,

@@ -2,15 +2,22 @@
 
 use super::{DriftReport, ExitStatus, FieldPath, ObjectId};
 
-/// What one step does to one object.
+/// What one step does to one object: everything that object needs, in one change.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Create the deleted object again.
     Recreate,
-    /// Put the recorded values of these fields back.
-    Restore(Vec<FieldPath>),
-    /// Remove these fields that other field managers added (`--remove-foreign`).
-    RemoveForeign(Vec<FieldPath>),
+    /// Put an existing object back as recorded.
+    Repair {
+        /// Recorded values put back (changed or removed fields, list items whose key changed).
+        restore: Vec<FieldPath>,
+        /// Live-only values removed: list items that took a recorded item's place, fields not in
+        /// the release, and (with `--remove-foreign`) fields added outside Helm.
+        remove: Vec<FieldPath>,
+        /// Managers that own fields the chart sets; Helm takes them back (server-side applied
+        /// releases).
+        reclaim: Vec<String>,
+    },
 }
 
 /// How far one step got.

@@ -1,8 +1,8 @@
 //! The bodies of repair changes: guarded JSON patches for client-side applied releases, and the
 //! desired object with ignored fields kept at their live values for server-side apply.
 
-use crate::model::ObjectDrift;
 use crate::model::path::{remove, set};
+use crate::model::{FieldPath, ObjectDrift, Segment};
 use serde_json::{Value, json};
 
 /// The desired object with every ignored path set to its live value (or left out when absent
@@ -20,40 +20,58 @@ pub fn keep_ignored(desired: &Value, o: &ObjectDrift) -> Value {
     body
 }
 
-/// JSON patch restoring each differing field, guarded by a test of its live value.
-pub fn restore_ops(o: &ObjectDrift) -> Value {
+/// One guarded JSON patch that puts an object back: changed values replaced, recorded fields
+/// added back, the `remove` paths removed (each guarded by a `test` of its live value), list
+/// items restored at their recorded position. Operations are ordered so that no index shifts
+/// under a later one: replacements and map fields first, then removals from the last list
+/// position down, then list items from the first position up.
+pub fn repair_ops(o: &ObjectDrift, remove: &[FieldPath]) -> Value {
+    let live = o.live.clone().unwrap_or(Value::Null);
     let mut ops = Vec::new();
+    let mut inserts = Vec::new();
     for f in &o.fields {
         match (&f.recorded, &f.live, f.path.live_pointer()) {
             (Some(r), Some(l), Some(at)) => {
                 ops.push(json!({"op": "test", "path": at, "value": l}));
                 ops.push(json!({"op": "replace", "path": at, "value": r}));
             }
-            (Some(r), None, _) => {
-                let at = f.path.live_insert_pointer().unwrap_or_else(|| f.path.pointer());
-                ops.push(json!({"op": "add", "path": at, "value": r}));
-            }
-            (None, Some(l), Some(at)) => {
-                ops.push(json!({"op": "test", "path": at, "value": l}));
-                ops.push(json!({"op": "remove", "path": at}));
-            }
+            (Some(r), None, _) => match f.path.0.last() {
+                Some(Segment::Item { recorded: Some(i), live: None, .. }) => inserts.push((&f.path, *i, r)),
+                _ => {
+                    let at = f.path.live_insert_pointer().unwrap_or_else(|| f.path.pointer());
+                    ops.push(json!({"op": "add", "path": at, "value": r}));
+                }
+            },
             _ => {}
         }
+    }
+    let mut removals: Vec<(&FieldPath, String)> = remove.iter().filter_map(|p| Some((p, p.live_pointer()?))).collect();
+    removals.sort_by_key(|(p, _)| std::cmp::Reverse(p.order()));
+    // How long each list is once its removals are made, as items go back in.
+    let mut lengths: std::collections::HashMap<String, usize> = Default::default();
+    for (_, at) in &removals {
+        if let Some(value) = live.pointer(at) {
+            ops.push(json!({"op": "test", "path": at, "value": value}));
+            ops.push(json!({"op": "remove", "path": at}));
+            if let Some((list, _)) = at.rsplit_once('/') {
+                let len = lengths.entry(list.to_string()).or_insert_with(|| list_len(&live, list));
+                *len = len.saturating_sub(1);
+            }
+        }
+    }
+    inserts.sort_by_key(|(p, _, _)| p.order());
+    for (path, index, value) in inserts {
+        let Some(list) = FieldPath(path.0[..path.0.len() - 1].to_vec()).live_pointer() else { continue };
+        let len = lengths.entry(list.clone()).or_insert_with(|| list_len(&live, &list));
+        let at = (index).min(*len);
+        *len += 1;
+        ops.push(json!({"op": "add", "path": format!("{list}/{at}"), "value": value}));
     }
     Value::Array(ops)
 }
 
-/// JSON patch removing fields added outside Helm; list items from the last index down so earlier
-/// removals do not shift later ones.
-pub fn remove_ops(o: &ObjectDrift) -> Value {
-    let mut added: Vec<_> = o.added.iter().filter_map(|a| Some((a.path.order(), a.path.live_pointer()?, a))).collect();
-    added.sort_by(|a, b| b.0.cmp(&a.0));
-    let mut ops = Vec::new();
-    for (_, at, a) in added {
-        ops.push(json!({"op": "test", "path": at, "value": a.value}));
-        ops.push(json!({"op": "remove", "path": at}));
-    }
-    Value::Array(ops)
+fn list_len(root: &Value, pointer: &str) -> usize {
+    root.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len)
 }
 
 #[cfg(test)]
@@ -88,26 +106,32 @@ mod tests {
     }
 
     #[test]
-    fn restore_patch_is_guarded_and_appends_missing_items() {
-        assert_eq!(
-            restore_ops(&modified()),
-            json!([
-                {"op": "test", "path": "/spec/template/spec/containers/0/image", "value": "a:2"},
-                {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "a:1"},
-                {"op": "add", "path": "/metadata/labels/app", "value": "web"},
-                {"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "A"}},
-            ])
+    fn one_guarded_patch_restores_removes_and_reinserts() {
+        let mut o = modified();
+        o.live = Some(
+            json!({"spec": {"template": {"spec": {"containers": [{"image": "a:2", "env": (0..=10).map(|i| json!({"name": format!("X{i}")})).collect::<Vec<_>>()}]}}}}),
         );
-    }
-
-    #[test]
-    fn foreign_fields_are_removed_from_the_end() {
-        let ops = remove_ops(&modified());
-        let paths: Vec<_> =
-            ops.as_array().unwrap().iter().filter(|o| o["op"] == "remove").map(|o| o["path"].clone()).collect();
-        assert_eq!(paths[0], json!("/spec/template/spec/containers/0/env/10"));
-        assert_eq!(paths[1], json!("/spec/template/spec/containers/0/env/9"));
-        assert_eq!(paths[9], json!("/spec/template/spec/containers/0/env/1"));
+        let remove: Vec<FieldPath> = o.added.iter().map(|a| a.path.clone()).collect();
+        let ops = repair_ops(&o, &remove);
+        let ops = ops.as_array().unwrap();
+        let summary: Vec<String> =
+            ops.iter().map(|op| format!("{} {}", op["op"].as_str().unwrap(), op["path"].as_str().unwrap())).collect();
+        assert_eq!(
+            &summary[..3],
+            [
+                "test /spec/template/spec/containers/0/image",
+                "replace /spec/template/spec/containers/0/image",
+                "add /metadata/labels/app",
+            ]
+        );
+        let removed: Vec<&str> = summary.iter().filter(|s| s.starts_with("remove")).map(String::as_str).collect();
+        assert_eq!(removed[0], "remove /spec/template/spec/containers/0/env/10", "from the end: {removed:?}");
+        assert_eq!(removed[9], "remove /spec/template/spec/containers/0/env/1");
+        assert_eq!(
+            summary.last().unwrap(),
+            "add /spec/template/spec/containers/0/env/0",
+            "back at its recorded position"
+        );
     }
 
     #[test]

@@ -1,16 +1,21 @@
-//! The plan: which objects get which step, and which drifted objects are skipped and why.
+//! The plan: one step per drifted object, with the changes that make it, and the drifted objects
+//! that are skipped and why.
 
-use super::patch::{keep_ignored, remove_ops, restore_ops};
+use super::patch::{keep_ignored, repair_ops};
 use crate::engine::Evaluated;
 use crate::live::{Change, Location};
-use crate::model::{Action, DriftReport, ObjectDrift, ObjectId, Skip, Step, StepStatus, Verdict};
+use crate::model::{Action, DriftReport, FieldPath, ObjectDrift, ObjectId, Segment, Skip, Step, StepStatus, Verdict};
 
-/// A step with the change that makes it.
+/// A step with the changes that make it, in order. The first is validated by a server dry-run
+/// together with every other step's before anything is applied; the others only take ownership
+/// (their content is the same).
 pub struct PlannedStep {
     pub step: Step,
     /// Which object of the evaluation it changes.
     pub index: usize,
-    pub change: Change,
+    pub changes: Vec<Change>,
+    /// After the changes, take the chart's fields away from other managers (server-side apply).
+    pub reclaim: bool,
 }
 
 pub struct Plan {
@@ -34,7 +39,8 @@ impl PlannedStep {
 }
 
 /// The steps that undo the drift of the objects `only` selects (`KIND/NAME` or `NAME`; all when
-/// empty). Fields added outside Helm are removed only with `remove_foreign`.
+/// empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
+/// that took the place of a recorded item (a changed key: a renamed container, a changed port).
 pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
     let ssa = e.release.apply_method.as_deref() == Some("ssa");
     let mut steps = Vec::new();
@@ -45,33 +51,49 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
             continue;
         }
         selected_objects.push(o.clone());
-        let mut step = |action: Action, change: Change| {
-            let step = Step { object: o.id.clone(), action, status: StepStatus::Planned };
-            steps.push(PlannedStep { step, index, change });
+        let desired = &e.objects[index].object;
+        let step = |action, changes, reclaim| PlannedStep {
+            step: Step { object: o.id.clone(), action, status: StepStatus::Planned },
+            index,
+            changes,
+            reclaim,
         };
         match &o.verdict {
             Verdict::Missing => {
-                let desired = e.objects[index].object.clone();
-                step(Action::Recreate, if ssa { Change::Apply(desired) } else { Change::Create(desired) });
+                let change = if ssa { Change::Apply(desired.clone()) } else { Change::Create(desired.clone()) };
+                steps.push(step(Action::Recreate, vec![change], false));
             }
             Verdict::Modified => {
-                if !o.fields.is_empty() {
-                    let paths = o.fields.iter().map(|f| f.path.clone()).collect();
-                    let change = if ssa {
-                        Change::Apply(keep_ignored(&e.objects[index].object, o))
-                    } else {
-                        Change::Patch(restore_ops(o))
-                    };
-                    step(Action::Restore(paths), change);
+                let restore: Vec<FieldPath> =
+                    o.fields.iter().filter(|f| f.recorded.is_some()).map(|f| f.path.clone()).collect();
+                let mut remove: Vec<FieldPath> =
+                    o.fields.iter().filter(|f| f.recorded.is_none()).map(|f| f.path.clone()).collect();
+                let replacing = replacing(o);
+                let kept = o.added.iter().filter(|a| !remove_foreign && !replacing.contains(&a.path)).count();
+                remove.extend(
+                    o.added.iter().map(|a| &a.path).filter(|p| remove_foreign || replacing.contains(p)).cloned(),
+                );
+                if kept > 0 {
+                    skipped.push((o.id.clone(), Skip::ForeignKept));
                 }
-                if !o.added.is_empty() {
-                    if remove_foreign {
-                        let paths = o.added.iter().map(|a| a.path.clone()).collect();
-                        step(Action::RemoveForeign(paths), Change::Patch(remove_ops(o)));
-                    } else {
-                        skipped.push((o.id.clone(), Skip::ForeignKept));
+                let mut reclaim: Vec<String> = Vec::new();
+                for d in &o.disowned {
+                    if ssa && !reclaim.contains(&d.manager) {
+                        reclaim.push(d.manager.clone());
                     }
                 }
+                if restore.is_empty() && remove.is_empty() && reclaim.is_empty() {
+                    continue;
+                }
+                let patch = Change::Patch(repair_ops(o, &remove));
+                let changes = match (ssa, remove.is_empty()) {
+                    (false, _) => vec![patch],
+                    (true, true) => vec![Change::Apply(keep_ignored(desired, o))],
+                    // Server-side apply cannot drop what another manager owns: remove it with a
+                    // guarded patch first, then apply as Helm.
+                    (true, false) => vec![patch, Change::Apply(keep_ignored(desired, o))],
+                };
+                steps.push(step(Action::Repair { restore, remove, reclaim }, changes, ssa));
             }
             Verdict::Unknown { reason } => skipped.push((o.id.clone(), Skip::Cannot(reason.clone()))),
             Verdict::Error { message } => skipped.push((o.id.clone(), Skip::Cannot(message.clone()))),
@@ -82,6 +104,31 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
         return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone() });
     }
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
+}
+
+/// Items added outside Helm that took the place of recorded items in the same list (the item's
+/// key changed: a renamed container or env var, a changed port): as many as the list lost.
+fn replacing(o: &ObjectDrift) -> Vec<FieldPath> {
+    let parent = |p: &FieldPath| FieldPath(p.0[..p.0.len().saturating_sub(1)].to_vec()).live_pointer();
+    let lost: Vec<Option<String>> = o
+        .fields
+        .iter()
+        .filter(|f| f.live.is_none() && matches!(f.path.0.last(), Some(Segment::Item { live: None, .. })))
+        .map(|f| parent(&f.path))
+        .collect();
+    let mut out = Vec::new();
+    for list in lost.iter().collect::<std::collections::BTreeSet<_>>() {
+        let wanted = lost.iter().filter(|l| *l == list).count();
+        let mut candidates: Vec<&FieldPath> = o
+            .added
+            .iter()
+            .map(|a| &a.path)
+            .filter(|p| matches!(p.0.last(), Some(Segment::Item { recorded: None, .. })) && parent(p) == *list)
+            .collect();
+        candidates.sort_by_key(|p| p.order());
+        out.extend(candidates.into_iter().take(wanted).cloned());
+    }
+    out
 }
 
 /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object.
@@ -96,6 +143,8 @@ fn selected(only: &[String], o: &ObjectDrift) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{FieldDiff, Foreign, ItemKey};
+    use serde_json::json;
 
     #[test]
     fn only_filters_by_kind_and_name() {
@@ -104,5 +153,26 @@ mod tests {
         assert!(selected(&["deployment/web".into()], &o));
         assert!(selected(&["web".into()], &o));
         assert!(!selected(&["Service/web".into()], &o));
+    }
+
+    #[test]
+    fn an_item_whose_key_changed_is_replaced() {
+        let ports = FieldPath::from_pointer("/spec/ports");
+        let key = |n: i64| Some(ItemKey::from_fields([("containerPort", &json!(n))]));
+        let mut o = ObjectDrift::new(ObjectId::new("v1", "Pod", Some("ns"), "p"), None, Verdict::Modified);
+        o.fields.push(FieldDiff::new(
+            ports.item(Some(0), None, key(8080)),
+            Some(&json!({"containerPort": 8080})),
+            None,
+        ));
+        let foreign = |i, n| Foreign {
+            path: ports.item(None, Some(i), key(n)),
+            value: json!({"containerPort": n}),
+            manager: "k".into(),
+        };
+        o.added = vec![foreign(0, 9090), foreign(1, 7070)];
+        let other = FieldPath::from_pointer("/metadata/labels/x");
+        o.added.push(Foreign { path: other, value: json!("y"), manager: "k".into() });
+        assert_eq!(replacing(&o), vec![ports.item(None, Some(0), key(9090))], "one lost, one replacing");
     }
 }

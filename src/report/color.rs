@@ -47,7 +47,7 @@ pub fn verdict(kind: DriftKind) -> Tone {
     match kind {
         DriftKind::InSync => Tone::Good,
         DriftKind::Missing => Tone::Bad,
-        DriftKind::Modified | DriftKind::ChangedOutsideHelm => Tone::Warn,
+        DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::OwnedElsewhere => Tone::Warn,
         DriftKind::Unknown => Tone::Odd,
         DriftKind::Excluded => Tone::Dim,
         DriftKind::Error => Tone::Alarm,

@@ -96,6 +96,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let at = a.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager})
         }).collect::<Vec<_>>(),
+        "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
     })
 }

@@ -25,10 +25,17 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
             StepStatus::Failed(why) => paint(on, Tone::Alarm, &format!("FAILED: {why}")),
             StepStatus::NotApplied => paint(on, Tone::Warn, "not applied (an earlier step failed)"),
         };
-        let (verb, paths) = action(&s.action);
+        let verb = if s.action == Action::Recreate { "recreate" } else { "repair" };
         let _ = writeln!(out, "  {verb} {}: {status}", s.object);
-        if !paths.is_empty() {
-            let _ = writeln!(out, "      fields: {paths}");
+        if let Action::Repair { restore, remove, reclaim } = &s.action {
+            for (what, paths) in [("restore", restore), ("remove", remove)] {
+                if !paths.is_empty() {
+                    let _ = writeln!(out, "      {what}: {}", list(paths));
+                }
+            }
+            if !reclaim.is_empty() {
+                let _ = writeln!(out, "      take ownership back from: {}", reclaim.join(", "));
+            }
         }
     }
     for (object, skip) in &r.skipped {
@@ -57,15 +64,9 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
     out
 }
 
-/// What a step does, for people (`recreate`, `restore`, `remove foreign fields from`), and the
-/// fields it touches (`spec.replicas, spec.template.spec.containers[name=web].image`).
-fn action(a: &Action) -> (&'static str, String) {
-    let list = |paths: &[FieldPath]| paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-    match a {
-        Action::Recreate => ("recreate", String::new()),
-        Action::Restore(p) => ("restore", list(p)),
-        Action::RemoveForeign(p) => ("remove fields added outside Helm from", list(p)),
-    }
+/// Paths as people read them, comma-separated.
+fn list(paths: &[FieldPath]) -> String {
+    paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
 pub fn upgrade(r: &UpgradeReport, style: &Style) -> String {

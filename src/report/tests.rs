@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::model::{
-    DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId, ReleaseError, Verdict,
+    DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId, Ownership,
+    ReleaseError, Verdict,
 };
 use serde_json::json;
 
@@ -13,6 +14,15 @@ fn obj(kind: &str, name: &str, verdict: Verdict) -> ObjectDrift {
         engine: Some(Engine::Exact),
         ..ObjectDrift::new(ObjectId::new(api_version, kind, Some("apps"), name), Some(&source), verdict)
     }
+}
+
+/// A ConfigMap deleted and created again by hand: values as recorded, owned by kubectl.
+fn recreated() -> ObjectDrift {
+    let mut cm = obj("ConfigMap", "recreated", Verdict::Modified);
+    for path in ["/data/greeting", "/metadata/labels/app"] {
+        cm.disowned.push(Ownership { path: FieldPath::from_pointer(path), manager: "kubectl-create".into() });
+    }
+    cm
 }
 
 /// A run with a drifted release, a clean one and one that could not be read.
@@ -60,6 +70,7 @@ fn fixture() -> RunReport {
             obj("Deployment", "worker", Verdict::Missing),
             web,
             secret,
+            recreated(),
             obj("Widget", "w", Verdict::Unknown { reason: "the cluster does not serve example.io/v1 Widget".into() }),
             obj(
                 "ConfigMap",

@@ -115,6 +115,16 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         let line = format!("+ {}: {} (added by {})", a.path, show(&a.path, a.path.live_pointer(), &a.value), a.manager);
         let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Note, &line));
     }
+    for d in &o.disowned {
+        let line = format!("! {}: owned by {}, not by Helm", d.path, d.manager);
+        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Warn, &line));
+    }
+    if !o.disowned.is_empty() {
+        let _ = writeln!(
+            out,
+            "{DETAIL}the next helm upgrade (server-side apply) will conflict on these fields; helm drift repair gives them back to Helm"
+        );
+    }
     if style.verbose {
         for i in &o.ignored {
             let line = format!("= {} ignored ({})", i.path, i.reason);

@@ -14,6 +14,7 @@ mod messages;
 mod plugin;
 mod reliability;
 mod repair;
+mod repair_cases;
 mod restart;
 mod scan;
 mod storage;

@@ -1,0 +1,180 @@
+//! Who owns the fields the chart sets (`metadata.managedFields`). For server-side applied
+//! releases, a field another manager owns while Helm owns none of it makes the next
+//! `helm upgrade` fail with a conflict; [`reclaimed`] gives such fields back to Helm.
+
+use super::managed::{HELM_MANAGERS, find_item as find, is_system_entry, manager_of};
+use crate::model::{FieldPath, ItemKey, Ownership};
+use serde_json::{Map, Value};
+
+/// Fields of `desired` owned by another (non-Helm, non-system) manager while no Helm manager
+/// owns them, with that manager.
+pub fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
+    let entries: Vec<&Value> =
+        live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().collect();
+    let leaves = |entry: &Value| {
+        let mut out = Vec::new();
+        if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
+            owned_leaves(fields, desired, live, &mut FieldPath::root(), &mut out);
+        }
+        out
+    };
+    let helm: Vec<FieldPath> =
+        entries.iter().filter(|e| HELM_MANAGERS.contains(&manager_of(e))).flat_map(|e| leaves(e)).collect();
+    let mut out: Vec<Ownership> = Vec::new();
+    for entry in entries.iter().filter(|e| !HELM_MANAGERS.contains(&manager_of(e)) && !is_system_entry(e)) {
+        for path in leaves(entry) {
+            if !helm.contains(&path) && !out.iter().any(|o| o.path == path) {
+                out.push(Ownership { path, manager: manager_of(entry).to_string() });
+            }
+        }
+    }
+    out.sort_by_cached_key(|o| o.path.order());
+    out
+}
+
+/// The leaves of `desired` that a field set (`fieldsV1`) holds, as paths into `desired` (and
+/// `live`).
+fn owned_leaves(
+    fields: &Map<String, Value>,
+    desired: &Value,
+    live: &Value,
+    path: &mut FieldPath,
+    out: &mut Vec<FieldPath>,
+) {
+    for (k, child) in fields {
+        let children = child.as_object().filter(|c| c.keys().any(|k| k != "."));
+        if let Some(name) = k.strip_prefix("f:") {
+            let (Some(dv), Some(lv)) = (desired.get(name), live.get(name)) else { continue };
+            let mut at = path.field(name);
+            match children {
+                Some(c) => owned_leaves(c, dv, lv, &mut at, out),
+                None => out.push(at),
+            }
+        } else if let Some(key) = k.strip_prefix("k:") {
+            let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { continue };
+            let (Some((i, dv)), Some((j, lv))) = (find(desired, &key), find(live, &key)) else { continue };
+            let item_key = ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)));
+            let mut at = path.item(Some(i), Some(j), Some(item_key));
+            match children {
+                Some(c) => owned_leaves(c, dv, lv, &mut at, out),
+                None => out.push(at),
+            }
+        } else if let Some(v) = k.strip_prefix("v:") {
+            let Ok(value) = serde_json::from_str::<Value>(v) else { continue };
+            let position = |list: &Value| list.as_array().and_then(|l| l.iter().position(|x| *x == value));
+            if let (Some(i), Some(j)) = (position(desired), position(live)) {
+                out.push(path.item(Some(i), Some(j), None));
+            }
+        }
+    }
+}
+
+/// `live`'s managedFields with every field that Helm's server-side apply entry owns taken away
+/// from the other non-system entries (Helm's own `Update` entry included), so that Helm alone
+/// owns what it applies; `None` when nothing changes.
+pub fn reclaimed(live: &Value) -> Option<Value> {
+    let entries = live.pointer("/metadata/managedFields")?.as_array()?;
+    let is_helm_apply = |e: &Value| {
+        HELM_MANAGERS.contains(&manager_of(e)) && e.get("operation").and_then(Value::as_str) == Some("Apply")
+    };
+    let helm = entries.iter().find(|e| is_helm_apply(e))?.get("fieldsV1")?.as_object()?;
+    let mut changed = false;
+    let mut out = Vec::new();
+    for e in entries {
+        let fields = e.get("fieldsV1").and_then(Value::as_object);
+        let (Some(fields), false, false) = (fields, is_helm_apply(e), is_system_entry(e)) else {
+            out.push(e.clone());
+            continue;
+        };
+        let left = subtract(fields, helm);
+        if &left == fields {
+            out.push(e.clone());
+            continue;
+        }
+        changed = true;
+        if left.keys().any(|k| k != ".") {
+            let mut e = e.clone();
+            e["fieldsV1"] = Value::Object(left);
+            out.push(e);
+        }
+    }
+    changed.then_some(Value::Array(out))
+}
+
+/// The field set `f` without what `h` holds: a leaf of `h` removes the whole branch of `f`.
+fn subtract(f: &Map<String, Value>, h: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in f {
+        match (h.get(k).and_then(Value::as_object), v.as_object()) {
+            (Some(hk), Some(vk)) if hk.keys().any(|k| k != ".") && vk.keys().any(|k| k != ".") => {
+                let rest = subtract(vk, hk);
+                if rest.keys().any(|k| k != ".") {
+                    out.insert(k.clone(), Value::Object(rest));
+                }
+            }
+            (Some(_), _) => {}
+            (None, _) => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A ConfigMap deleted and created again by hand, then applied by Helm (same values).
+    fn recreated() -> Value {
+        json!({
+            "metadata": {"name": "c", "labels": {"app": "web"}, "managedFields": [
+                {"manager": "helm", "operation": "Apply", "fieldsV1": {"f:data": {"f:greeting": {}}, "f:metadata": {"f:labels": {"f:app": {}}}}},
+                {"manager": "kubectl-create", "operation": "Update", "fieldsV1": {"f:data": {".": {}, "f:greeting": {}, "f:extra": {}}, "f:metadata": {"f:labels": {".": {}, "f:app": {}}}}},
+                {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:data": {"f:greeting": {}}}}
+            ]},
+            "data": {"greeting": "hello", "extra": "x"}
+        })
+    }
+
+    #[test]
+    fn fields_helm_does_not_own_are_found() {
+        let desired = json!({"metadata": {"name": "c", "labels": {"app": "web"}}, "data": {"greeting": "hello"}});
+        let mut live = recreated();
+        live["metadata"]["managedFields"].as_array_mut().unwrap().remove(0);
+        let found: Vec<(String, String)> =
+            disowned(&desired, &live).into_iter().map(|o| (o.path.to_string(), o.manager)).collect();
+        assert_eq!(
+            found,
+            [
+                ("data.greeting".to_string(), "kubectl-create".to_string()),
+                ("metadata.labels.app".into(), "kubectl-create".into())
+            ]
+        );
+        assert!(disowned(&desired, &recreated()).is_empty(), "Helm co-owns them");
+    }
+
+    #[test]
+    fn reclaiming_leaves_other_managers_what_helm_does_not_apply() {
+        let fields = reclaimed(&recreated()).unwrap();
+        let create = fields.as_array().unwrap().iter().find(|e| e["manager"] == "kubectl-create").unwrap();
+        assert_eq!(create["fieldsV1"], json!({"f:data": {".": {}, "f:extra": {}}}));
+        let kcm = fields.as_array().unwrap().iter().find(|e| e["manager"] == "kube-controller-manager").unwrap();
+        assert_eq!(kcm["fieldsV1"], json!({"f:data": {"f:greeting": {}}}), "system managers keep theirs");
+        let mut once = recreated();
+        once["metadata"]["managedFields"] = fields;
+        assert_eq!(reclaimed(&once), None, "nothing left to reclaim");
+    }
+
+    #[test]
+    fn keyed_items_are_matched_by_key() {
+        let desired = json!({"spec": {"ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}});
+        let live = json!({"metadata": {"managedFields": [
+            {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:spec": {"f:ports": {
+                "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:name": {}}}}}}
+        ]}, "spec": {"ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}});
+        let found: Vec<String> = disowned(&desired, &live).into_iter().map(|o| o.path.to_string()).collect();
+        assert_eq!(found, ["spec.ports[containerPort=80,protocol=TCP].name"]);
+    }
+}

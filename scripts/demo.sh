@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a throwaway local cluster: builds what it needs, starts a local control plane,
-# installs the plugin into helm, installs a demo chart, makes drift, and runs `helm drift check`
-# through helm.
+# installs the plugin into helm, installs a demo chart, makes drift (including a value edited and
+# put back, which leaves the field owned by kubectl: the next helm upgrade would conflict), runs
+# `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, all through
+# helm.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -62,10 +64,12 @@ say "Installing the demo chart as release 'demo' in namespace 'demo'"
 say "helm drift check demo -n demo   (freshly installed: in sync)"
 "$helm" drift check demo -n demo
 
-say "Drift made by hand: delete a Deployment, edit a ConfigMap, label a Service"
+say "Drift made by hand: delete a Deployment, change a Service port, label the Service, edit a ConfigMap value and put it back"
 "$kubectl" -n demo delete deployment demo-web
-"$kubectl" -n demo patch configmap demo-config --type merge -p '{"data":{"greeting":"edited by hand"}}'
+"$kubectl" -n demo patch service demo-web --type json -p '[{"op":"replace","path":"/spec/ports/0/port","value":8081}]'
 "$kubectl" -n demo label service demo-web team=someone
+"$kubectl" -n demo patch configmap demo-config --type merge -p '{"data":{"greeting":"edited by hand"}}'
+"$kubectl" -n demo patch configmap demo-config --type merge -p '{"data":{"greeting":"hello"}}'
 
 say "helm drift check demo -n demo"
 code=0
@@ -78,6 +82,10 @@ say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, vali
 say "helm drift repair demo -n demo --remove-foreign   (same revision: helm history is unchanged)"
 "$helm" drift repair demo -n demo --remove-foreign
 "$helm" history demo -n demo
+
+say "helm upgrade demo --set greeting=upgraded   (Helm owns its fields again: no conflict)"
+"$helm" upgrade demo "$root/tests/charts/basic" --namespace demo --reuse-values --set greeting=upgraded
+"$helm" drift check demo -n demo
 
 cat <<EOT
 

@@ -237,6 +237,34 @@ impl ObjectDrift {
         self.kind().is_drift()
     }
 
+    /// List items whose key changed (a changed port, a renamed container or env var): each
+    /// recorded item missing live, paired with a live-only item of the same list that took its
+    /// place, in list order.
+    pub fn replaced_items(&self) -> Vec<(&FieldPath, &FieldPath)> {
+        use super::Segment;
+        let list = |p: &FieldPath| FieldPath(p.0[..p.0.len().saturating_sub(1)].to_vec()).live_pointer();
+        let mut lost: Vec<&FieldPath> = self
+            .fields
+            .iter()
+            .filter(|f| f.live.is_none() && matches!(f.path.0.last(), Some(Segment::Item { live: None, .. })))
+            .map(|f| &f.path)
+            .collect();
+        let live_only = self.fields.iter().filter(|f| f.recorded.is_none()).map(|f| &f.path);
+        let mut took: Vec<&FieldPath> = live_only
+            .chain(self.added.iter().map(|a| &a.path))
+            .filter(|p| matches!(p.0.last(), Some(Segment::Item { recorded: None, .. })))
+            .collect();
+        lost.sort_by_key(|p| p.order());
+        took.sort_by_key(|p| p.order());
+        let mut pairs = Vec::new();
+        for gone in lost {
+            if let Some(i) = took.iter().position(|t| list(t) == list(gone)) {
+                pairs.push((gone, took.remove(i)));
+            }
+        }
+        pairs
+    }
+
     pub fn is_error(&self) -> bool {
         self.kind() == DriftKind::Error
     }
@@ -252,6 +280,22 @@ mod tests {
         assert_eq!(words.len(), DriftKind::WORDS.len());
         assert_eq!(DriftKind::ChangedOutsideHelm.word(), "changed-outside-helm");
         assert_eq!(DriftKind::InSync.label(), "in sync");
+    }
+
+    #[test]
+    fn a_changed_key_pairs_the_lost_item_with_the_one_that_took_its_place() {
+        use serde_json::json;
+        let ports = FieldPath::root().field("ports");
+        let mut o = ObjectDrift::new(ObjectId::new("v1", "Pod", Some("ns"), "p"), None, Verdict::Modified);
+        o.fields.push(FieldDiff::new(ports.item(Some(0), None, None), Some(&json!({"containerPort": 80})), None));
+        let foreign = |i| Foreign { path: ports.item(None, Some(i), None), value: json!({}), manager: "k".into() };
+        o.added = vec![foreign(1), foreign(0)];
+        o.added.push(Foreign { path: FieldPath::root().field("x"), value: json!(1), manager: "k".into() });
+        assert_eq!(
+            o.replaced_items(),
+            vec![(&o.fields[0].path, &o.added[1].path)],
+            "one lost, the first live-only item"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::patch::{keep_ignored, repair_ops};
 use crate::engine::Evaluated;
 use crate::live::{Change, Location};
-use crate::model::{Action, DriftReport, FieldPath, ObjectDrift, ObjectId, Segment, Skip, Step, StepStatus, Verdict};
+use crate::model::{Action, DriftReport, FieldPath, ObjectDrift, ObjectId, Skip, Step, StepStatus, Verdict};
 
 /// A step with the changes that make it, in order. The first is validated by a server dry-run
 /// together with every other step's before anything is applied; the others only take ownership
@@ -68,8 +68,8 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
                     o.fields.iter().filter(|f| f.recorded.is_some()).map(|f| f.path.clone()).collect();
                 let mut remove: Vec<FieldPath> =
                     o.fields.iter().filter(|f| f.recorded.is_none()).map(|f| f.path.clone()).collect();
-                let replacing = replacing(o);
-                let kept = o.added.iter().filter(|a| !remove_foreign && !replacing.contains(&a.path)).count();
+                let replacing: Vec<&FieldPath> = o.replaced_items().into_iter().map(|(_, took)| took).collect();
+                let kept = o.added.iter().filter(|a| !remove_foreign && !replacing.contains(&&a.path)).count();
                 remove.extend(
                     o.added.iter().map(|a| &a.path).filter(|p| remove_foreign || replacing.contains(p)).cloned(),
                 );
@@ -106,31 +106,6 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
 }
 
-/// Items added outside Helm that took the place of recorded items in the same list (the item's
-/// key changed: a renamed container or env var, a changed port): as many as the list lost.
-fn replacing(o: &ObjectDrift) -> Vec<FieldPath> {
-    let parent = |p: &FieldPath| FieldPath(p.0[..p.0.len().saturating_sub(1)].to_vec()).live_pointer();
-    let lost: Vec<Option<String>> = o
-        .fields
-        .iter()
-        .filter(|f| f.live.is_none() && matches!(f.path.0.last(), Some(Segment::Item { live: None, .. })))
-        .map(|f| parent(&f.path))
-        .collect();
-    let mut out = Vec::new();
-    for list in lost.iter().collect::<std::collections::BTreeSet<_>>() {
-        let wanted = lost.iter().filter(|l| *l == list).count();
-        let mut candidates: Vec<&FieldPath> = o
-            .added
-            .iter()
-            .map(|a| &a.path)
-            .filter(|p| matches!(p.0.last(), Some(Segment::Item { recorded: None, .. })) && parent(p) == *list)
-            .collect();
-        candidates.sort_by_key(|p| p.order());
-        out.extend(candidates.into_iter().take(wanted).cloned());
-    }
-    out
-}
-
 /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object.
 fn selected(only: &[String], o: &ObjectDrift) -> bool {
     only.is_empty()
@@ -143,8 +118,6 @@ fn selected(only: &[String], o: &ObjectDrift) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, Foreign, ItemKey};
-    use serde_json::json;
 
     #[test]
     fn only_filters_by_kind_and_name() {
@@ -153,26 +126,5 @@ mod tests {
         assert!(selected(&["deployment/web".into()], &o));
         assert!(selected(&["web".into()], &o));
         assert!(!selected(&["Service/web".into()], &o));
-    }
-
-    #[test]
-    fn an_item_whose_key_changed_is_replaced() {
-        let ports = FieldPath::from_pointer("/spec/ports");
-        let key = |n: i64| Some(ItemKey::from_fields([("containerPort", &json!(n))]));
-        let mut o = ObjectDrift::new(ObjectId::new("v1", "Pod", Some("ns"), "p"), None, Verdict::Modified);
-        o.fields.push(FieldDiff::new(
-            ports.item(Some(0), None, key(8080)),
-            Some(&json!({"containerPort": 8080})),
-            None,
-        ));
-        let foreign = |i, n| Foreign {
-            path: ports.item(None, Some(i), key(n)),
-            value: json!({"containerPort": n}),
-            manager: "k".into(),
-        };
-        o.added = vec![foreign(0, 9090), foreign(1, 7070)];
-        let other = FieldPath::from_pointer("/metadata/labels/x");
-        o.added.push(Foreign { path: other, value: json!("y"), manager: "k".into() });
-        assert_eq!(replacing(&o), vec![ports.item(None, Some(0), key(9090))], "one lost, one replacing");
     }
 }

@@ -33,12 +33,14 @@ fn recorded_view(o: &ObjectDrift, live: &Value) -> Value {
     removals.extend(o.fields.iter().filter(|f| f.recorded.is_none() && f.live.is_some()).map(|f| &f.path));
     removals.sort_by_key(|p| std::cmp::Reverse(p.order()));
     // Values only recorded: put back where they were. A list item that another item replaced
-    // (a changed key: the same position) keeps the fields the server filled in on that item.
+    // (a changed key) keeps the fields the server filled in on that item.
+    let replaced = o.replaced_items();
     let mut restored: Vec<(&FieldPath, Value)> = Vec::new();
     for f in o.fields.iter().filter(|f| f.live.is_none()) {
         let Some(r) = &f.recorded else { continue };
         let mut value = r.clone();
-        if let Some(replaced) = replaced_item(&f.path, &removals).and_then(|p| live.pointer(&p.live_pointer()?))
+        let took = replaced.iter().find(|(gone, _)| *gone == &f.path).map(|(_, took)| *took);
+        if let Some(replaced) = took.and_then(|p| live.pointer(&p.live_pointer()?))
             && let (Some(mine), Some(theirs)) = (value.as_object_mut(), replaced.as_object())
         {
             for (k, v) in theirs {
@@ -57,15 +59,6 @@ fn recorded_view(o: &ObjectDrift, live: &Value) -> Value {
         insert(&mut view, p, value);
     }
     view
-}
-
-/// The live-only item at the same list position as the recorded-only item `path`, if any.
-fn replaced_item<'a>(path: &FieldPath, removals: &[&'a FieldPath]) -> Option<&'a FieldPath> {
-    let (Segment::Item { recorded: Some(i), live: None, .. }, parent) = path.0.split_last()? else { return None };
-    removals.iter().copied().find(|r| match r.0.split_last() {
-        Some((Segment::Item { live: Some(j), .. }, p)) => j == i && p == parent,
-        _ => false,
-    })
 }
 
 /// Puts a recorded-only value back: a list item at its recorded position, a map field by key.

@@ -276,7 +276,8 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    let mut printer = Terminal::terminal(Style { color: use_color(&cli.global.color), ..Style::default() });
+    let now = Some(k8s_openapi::jiff::Timestamp::now());
+    let mut printer = Terminal::terminal(Style { color: use_color(&cli.global.color), now, ..Style::default() });
     match run(cli, &mut printer) {
         Ok(status) => status.into(),
         Err(e) => {

@@ -35,7 +35,7 @@ pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
             walk(fields, Some(desired), live, &FieldPath::root(), &mut found);
             for (path, value) in found {
                 if !out.iter().any(|f| f.path == path) {
-                    out.push(Foreign { path, value, manager: manager.to_string() });
+                    out.push(Foreign { path, value, manager: manager.to_string(), changed_by: None });
                 }
             }
         }

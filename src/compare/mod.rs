@@ -5,8 +5,10 @@
 //! - [`subset`]: client-side, "is every field the chart set still there" (the read-only engine);
 //! - [`exact`]: two server-produced objects (a server-side apply dry-run against live);
 //! - [`managed`]: fields other field managers added, from `metadata.managedFields`;
-//! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases).
+//! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases);
+//! - [`attribution`]: who last wrote a field.
 
+pub mod attribution;
 pub mod exact;
 pub mod managed;
 pub mod ownership;
@@ -63,7 +65,12 @@ mod tests {
             FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))),
             FieldDiff::new(p("/spec/template/spec/containers/0/image"), Some(&json!("a")), Some(&json!("b"))),
         ];
-        let added = vec![Foreign { path: p("/metadata/labels/x"), value: json!("y"), manager: "kubectl-label".into() }];
+        let added = vec![Foreign {
+            path: p("/metadata/labels/x"),
+            value: json!("y"),
+            manager: "kubectl-label".into(),
+            changed_by: None,
+        }];
         let rules =
             vec![("/spec/replicas".to_string(), "HPA web".to_string()), ("/metadata/labels".into(), "rule".into())];
         let (f, a, i) = set_aside(fields, added, &rules);

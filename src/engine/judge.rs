@@ -1,7 +1,7 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
-use crate::compare::{self, exact, managed, ownership, subset};
+use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::ignore::{self, ObjectRef};
 use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
@@ -99,6 +99,13 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
             ),
             path: d.path,
         }));
+    }
+    let (mut fields, mut added) = (fields, added);
+    for f in &mut fields {
+        f.changed_by = attribution::of(&live, &f.path);
+    }
+    for a in &mut added {
+        a.changed_by = attribution::of(&live, &a.path);
     }
     let drifted = !fields.is_empty() || !added.is_empty() || !disowned.is_empty();
     drift.verdict = if drifted { Verdict::Modified } else { Verdict::InSync };

@@ -11,7 +11,9 @@ mod repair;
 mod upgrade;
 
 pub use exit::ExitStatus;
-pub use object::{DriftKind, Engine, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership, Verdict};
+pub use object::{
+    Attribution, DriftKind, Engine, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership, Verdict,
+};
 pub use path::{FieldPath, ItemKey, Segment};
 pub use release::{DriftReport, Outcome, ReleaseError, ReleaseVerdict, RunReport};
 pub use render::{DocChange, DocDiff, RenderReport};

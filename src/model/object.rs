@@ -49,18 +49,34 @@ impl fmt::Display for ObjectId {
     }
 }
 
+/// Who last wrote a field, as `metadata.managedFields` tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attribution {
+    pub manager: String,
+    /// `Apply` or `Update`.
+    pub operation: String,
+    /// `scale`, `status`... for writes through a subresource.
+    pub subresource: Option<String>,
+    /// When that manager last wrote the object (RFC 3339), when recorded.
+    pub time: Option<String>,
+    /// Whether the writer looks like a person's tool (kubectl, k9s, Lens, a dashboard) rather
+    /// than a controller.
+    pub person: bool,
+}
+
 /// One field that differs: where, the recorded value and the live value (`None` when absent on
-/// that side).
+/// that side), and who changed it when that is known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldDiff {
     pub path: FieldPath,
     pub recorded: Option<Value>,
     pub live: Option<Value>,
+    pub changed_by: Option<Attribution>,
 }
 
 impl FieldDiff {
     pub fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
-        FieldDiff { path, recorded: recorded.cloned(), live: live.cloned() }
+        FieldDiff { path, recorded: recorded.cloned(), live: live.cloned(), changed_by: None }
     }
 }
 
@@ -70,6 +86,7 @@ pub struct Foreign {
     pub path: FieldPath,
     pub value: Value,
     pub manager: String,
+    pub changed_by: Option<Attribution>,
 }
 
 /// A field the chart sets that another field manager owns while Helm owns none of it (on a
@@ -288,9 +305,19 @@ mod tests {
         let ports = FieldPath::root().field("ports");
         let mut o = ObjectDrift::new(ObjectId::new("v1", "Pod", Some("ns"), "p"), None, Verdict::Modified);
         o.fields.push(FieldDiff::new(ports.item(Some(0), None, None), Some(&json!({"containerPort": 80})), None));
-        let foreign = |i| Foreign { path: ports.item(None, Some(i), None), value: json!({}), manager: "k".into() };
+        let foreign = |i| Foreign {
+            path: ports.item(None, Some(i), None),
+            value: json!({}),
+            manager: "k".into(),
+            changed_by: None,
+        };
         o.added = vec![foreign(1), foreign(0)];
-        o.added.push(Foreign { path: FieldPath::root().field("x"), value: json!(1), manager: "k".into() });
+        o.added.push(Foreign {
+            path: FieldPath::root().field("x"),
+            value: json!(1),
+            manager: "k".into(),
+            changed_by: None,
+        });
         assert_eq!(
             o.replaced_items(),
             vec![(&o.fields[0].path, &o.added[1].path)],

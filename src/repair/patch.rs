@@ -98,6 +98,7 @@ mod tests {
                 path: env.item(None, Some(i), None),
                 value: json!({"name": format!("X{i}")}),
                 manager: "k".into(),
+                changed_by: None,
             })
             .collect();
         o.ignored = vec![Ignored { path: p("/spec/replicas"), reason: "HPA".into() }];

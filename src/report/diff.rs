@@ -107,6 +107,7 @@ mod tests {
                 path: FieldPath::from_pointer("/spec/env").item(None, Some(1), None),
                 value: json!({"name": "EXTRA"}),
                 manager: "kubectl-set".into(),
+                changed_by: None,
             }],
         );
         let d = unified(&o, 1, false).unwrap();
@@ -136,6 +137,7 @@ mod tests {
                 path: ports.item(None, Some(0), key(9090)),
                 value: json!({"containerPort": 9090, "name": "http", "protocol": "TCP"}),
                 manager: "kubectl-edit".into(),
+                changed_by: None,
             }],
         );
         let d = unified(&o, 3, false).unwrap();

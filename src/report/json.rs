@@ -3,7 +3,7 @@
 //! removed values, the live one otherwise.
 
 use super::secret;
-use crate::model::{DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
+use crate::model::{Attribution, DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
 use serde_json::{Value, json};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -71,6 +71,13 @@ fn engine(e: &Engine) -> Value {
     }
 }
 
+/// Who last wrote a field, or `null`.
+fn changed_by(by: &Option<Attribution>) -> Value {
+    by.as_ref().map_or(Value::Null, |b| {
+        json!({"manager": b.manager, "operation": b.operation, "subresource": b.subresource, "time": b.time, "person": b.person})
+    })
+}
+
 /// The pointer of a difference: in the recorded object when the value is gone live.
 fn pointer(f: &FieldDiff) -> String {
     let on_side = if f.live.is_none() { f.path.recorded_pointer() } else { f.path.live_pointer() };
@@ -90,11 +97,11 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         "engine": o.engine.as_ref().map(engine),
         "differences": o.fields.iter().map(|f| {
             let at = pointer(f);
-            json!({"path": at, "recorded": value(&at, &f.recorded), "live": value(&at, &f.live)})
+            json!({"path": at, "recorded": value(&at, &f.recorded), "live": value(&at, &f.live), "changedBy": changed_by(&f.changed_by)})
         }).collect::<Vec<_>>(),
         "addedOutsideHelm": o.added.iter().map(|a| {
             let at = a.path.pointer();
-            json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager})
+            json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager, "changedBy": changed_by(&a.changed_by)})
         }).collect::<Vec<_>>(),
         "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),

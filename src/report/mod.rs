@@ -38,6 +38,8 @@ pub struct Style {
     pub summary: bool,
     /// Nothing on stdout; errors still go to stderr.
     pub quiet: bool,
+    /// The time of the report, for "12 min ago" (no ages without it).
+    pub now: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 impl Default for Style {
@@ -50,6 +52,7 @@ impl Default for Style {
             context: 3,
             summary: false,
             quiet: false,
+            now: None,
         }
     }
 }

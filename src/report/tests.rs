@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::model::{
-    DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId, Ownership,
-    ReleaseError, Verdict,
+    Attribution, DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId,
+    Ownership, ReleaseError, Verdict,
 };
 use serde_json::json;
 
@@ -34,7 +34,15 @@ fn fixture() -> RunReport {
         Some(ItemKey::from_fields([("name", &json!("web"))])),
     );
     let mut web = obj("Deployment", "web", Verdict::Modified);
-    web.fields.push(FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))));
+    let mut replicas = FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5)));
+    replicas.changed_by = Some(Attribution {
+        manager: "kubectl".into(),
+        operation: "Update".into(),
+        subresource: Some("scale".into()),
+        time: Some("2026-11-29T09:48:00Z".into()),
+        person: true,
+    });
+    web.fields.push(replicas);
     let port = ItemKey::from_fields([("containerPort", &json!(8080)), ("protocol", &json!("TCP"))]);
     web.fields.push(FieldDiff::new(
         container.field("ports").item(Some(0), None, Some(port)),
@@ -45,6 +53,7 @@ fn fixture() -> RunReport {
         path: container.field("env").item(None, Some(1), Some(ItemKey::from_fields([("name", &json!("EXTRA"))]))),
         value: json!({"name": "EXTRA", "value": "1"}),
         manager: "kubectl-set".into(),
+        changed_by: None,
     });
     web.ignored.push(Ignored { path: p("/metadata/labels/team"), reason: "--ignore /metadata/labels/team".into() });
     web.live = Some(json!({
@@ -115,6 +124,13 @@ fn text_report() {
         err,
         "Error: cannot read release \"broken\": Secret ops/sh.helm.release.v1.broken.v1: bad gzip data: unexpected end of file\n"
     );
+}
+
+#[test]
+fn ages_of_changes() {
+    let now = "2026-11-29T10:00:00Z".parse().ok();
+    let (out, _) = printed(Style { now, ..Style::default() });
+    assert!(out.contains("~ spec.replicas: 2 -> 5  (kubectl, 12 min ago)"), "{out}");
 }
 
 #[test]

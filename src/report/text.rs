@@ -4,7 +4,9 @@
 use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
-use crate::model::{DriftKind, DriftReport, Engine, FieldPath, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
+use crate::model::{
+    Attribution, DriftKind, DriftReport, Engine, FieldPath, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -103,16 +105,21 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     };
     for f in &o.fields {
         let (r, l) = (|v| show(&f.path, f.path.recorded_pointer(), v), |v| show(&f.path, f.path.live_pointer(), v));
-        let line = match (&f.recorded, &f.live) {
+        let mut line = match (&f.recorded, &f.live) {
             (Some(rv), Some(lv)) => format!("~ {}: {} -> {}", f.path, r(rv), l(lv)),
             (Some(rv), None) => format!("- {}: {} (removed)", f.path, r(rv)),
             (None, Some(lv)) => format!("+ {}: {} (not in the release)", f.path, l(lv)),
             (None, None) => continue,
         };
+        if let Some(by) = &f.changed_by {
+            let _ = write!(line, "  ({}{})", by.manager, age(by, style));
+        }
         let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Warn, &line));
     }
     for a in &o.added {
-        let line = format!("+ {}: {} (added by {})", a.path, show(&a.path, a.path.live_pointer(), &a.value), a.manager);
+        let when = a.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
+        let value = show(&a.path, a.path.live_pointer(), &a.value);
+        let line = format!("+ {}: {value} (added by {}{when})", a.path, a.manager);
         let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Note, &line));
     }
     for d in &o.disowned {
@@ -137,6 +144,22 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         for line in diff.lines() {
             let _ = writeln!(out, "{DETAIL}{}", color::diff_line(style.color, line));
         }
+    }
+}
+
+/// `, 12 min ago` from a writer's time and the report's, or nothing when either is unknown.
+fn age(by: &Attribution, style: &Style) -> String {
+    let (Some(now), Some(time)) =
+        (style.now, by.time.as_deref().and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok()))
+    else {
+        return String::new();
+    };
+    let secs = now.as_second().saturating_sub(time.as_second()).max(0);
+    match secs {
+        0..60 => format!(", {secs} s ago"),
+        60..3600 => format!(", {} min ago", secs / 60),
+        3600..172_800 => format!(", {} h ago", secs / 3600),
+        _ => format!(", {} days ago", secs / 86_400),
     }
 }
 
@@ -209,7 +232,12 @@ mod tests {
         let p = FieldPath::from_pointer;
         let mut web = obj("Deployment", Some("apps"), "web", Verdict::Modified);
         web.fields.push(FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))));
-        web.added.push(Foreign { path: p("/metadata/labels/x"), value: json!("y"), manager: "kubectl-label".into() });
+        web.added.push(Foreign {
+            path: p("/metadata/labels/x"),
+            value: json!("y"),
+            manager: "kubectl-label".into(),
+            changed_by: None,
+        });
         let mut secret = obj("Secret", Some("apps"), "creds", Verdict::Modified);
         secret.fields.push(FieldDiff::new(p("/data/password"), Some(&json!("czNjcmV0")), Some(&json!("b3RoZXI="))));
         let out = plain(&report(vec![web, secret]));

@@ -9,6 +9,7 @@ const OBJECTS: &str = "20 objects";
 
 /// The evidence lines of a report (everything but the engine line).
 fn evidence(out: &str) -> Vec<String> {
+    let out = crate::support::without_ages(out);
     out.lines().filter(|l| !l.trim_start().starts_with("engine:")).map(str::to_string).collect()
 }
 
@@ -102,11 +103,11 @@ fn edits_are_found(helm: Helm) {
         format!("app: 7 of {OBJECTS} drifted"),
         format!("missing  Deployment {ns}/app-scaled  (from full/templates/scaled.yaml)"),
         format!("modified Deployment {ns}/app-web  (from full/templates/deployment.yaml)"),
-        r#"~ spec.template.spec.containers[name=web].image: "registry.example/web:1.0" -> "registry.example/web:2.0""#.into(),
-        r#"+ spec.template.spec.containers[name=web].env[name=EXTRA]: {"name":"EXTRA","value":"1"} (added by kubectl-set)"#.into(),
+        r#"~ spec.template.spec.containers[name=web].image: "registry.example/web:1.0" -> "registry.example/web:2.0"  (kubectl-set, "#.into(),
+        r#"+ spec.template.spec.containers[name=web].env[name=EXTRA]: {"name":"EXTRA","value":"1"} (added by kubectl-set, "#.into(),
         format!("modified ConfigMap {ns}/app-config"),
         r#"~ data.greeting: "hello" -> "bye""#.into(),
-        r#"+ metadata.annotations.owner: "someone" (added by kubectl-annotate)"#.into(),
+        r#"+ metadata.annotations.owner: "someone" (added by kubectl-annotate, "#.into(),
         format!("modified Secret {ns}/app-creds"),
         "~ data.password: (hidden) -> (hidden)".into(),
         format!("modified Service {ns}/app-web"),
@@ -129,6 +130,21 @@ fn edits_are_found(helm: Helm) {
     // One dry-run per drifted object whose fields differ client-side; 5 of them are in this
     // namespace (the ClusterRole is cluster-scoped).
     assert_eq!(patches.len(), 5, "one dry-run per drifted namespaced object: {patches:#?}");
+
+    // Attribution: who changed each field, and that it was a person at kubectl.
+    let json = env.drift(&["check", "app", "-o", "json"]).code(2).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let objects = doc["releases"][0]["objects"].as_array().unwrap();
+    let web = objects.iter().find(|o| o["kind"] == "Deployment" && o["name"] == "app-web").unwrap();
+    let image = &web["differences"][0];
+    assert_eq!(image["path"], "/spec/template/spec/containers/0/image");
+    assert_eq!(image["changedBy"]["manager"], "kubectl-set", "{image}");
+    assert_eq!(image["changedBy"]["person"], true);
+    assert_eq!(image["changedBy"]["operation"], "Update");
+    assert!(image["changedBy"]["time"].as_str().is_some_and(|t| t.starts_with("20")), "{image}");
+    assert_eq!(web["addedOutsideHelm"][0]["changedBy"]["manager"], "kubectl-set");
+    let cm = objects.iter().find(|o| o["kind"] == "ConfigMap" && o["name"] == "app-config").unwrap();
+    assert_eq!(cm["differences"][0]["changedBy"]["manager"], "kubectl-patch", "{cm}");
 }
 
 #[test]

@@ -150,14 +150,15 @@ fn every_error_path_is_one_clean_line() {
 /// Exit code, stdout and stderr together, as users see them.
 fn transcript(env: &Env, args: &[&str]) -> String {
     let out = env.drift(args).output();
-    format!(
+    let text = format!(
         "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
         args.join(" "),
         out.out.status.code().unwrap_or(-1),
         out.stdout(),
         out.stderr()
     )
-    .replace(env.cp.server(), "https://<api-server>")
+    .replace(env.cp.server(), "https://<api-server>");
+    crate::support::without_ages(&text)
 }
 
 #[test]

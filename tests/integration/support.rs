@@ -140,6 +140,13 @@ impl Env {
     }
 }
 
+/// The text with the ages of changes (`, 12 s ago`) replaced by `, <age>`: they depend on the
+/// clock.
+pub fn without_ages(text: &str) -> String {
+    let ages = regex::Regex::new(r", \d+ (s|min|h|days) ago\)").expect("a valid regex");
+    ages.replace_all(text, ", <age>)").into_owned()
+}
+
 /// Polls `f` until it returns true, failing after `limit`.
 pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;

@@ -1,0 +1,122 @@
+//! Who changed a field: the field manager whose `metadata.managedFields` entry holds it (the
+//! latest writer when several do), and whether that writer looks like a person's tool.
+
+use super::managed::manager_of;
+use crate::model::{Attribution, FieldPath, Segment};
+use serde_json::{Map, Value};
+
+/// Managers that are people's tools (kubectl and its sub-commands, k9s, Lens, dashboards).
+const PERSON_TOOLS: [&str; 8] =
+    ["kubectl", "k9s", "lens", "openlens", "headlamp", "kubernetes-dashboard", "dashboard", "mozilla"];
+
+/// Whether a manager name looks like a person at a terminal or a UI rather than a controller.
+pub fn is_person(manager: &str) -> bool {
+    let m = manager.to_ascii_lowercase();
+    PERSON_TOOLS.iter().any(|t| m == *t || m.starts_with(&format!("{t}-")) || m.starts_with(&format!("{t}/")))
+}
+
+/// The last writer of the field at `path` of `live`, from its managedFields; `None` when no
+/// entry holds it (a removed field is only attributed when a whole parent, such as an atomic
+/// list, was written).
+pub fn of(live: &Value, path: &FieldPath) -> Option<Attribution> {
+    let entries = live.pointer("/metadata/managedFields")?.as_array()?;
+    let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
+    let writer = entries
+        .iter()
+        .filter(|e| e.get("fieldsV1").is_some_and(|f| holds(f, live, &path.0)))
+        .max_by_key(|e| time(e))?;
+    let text = |k: &str| writer.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let manager = manager_of(writer).to_string();
+    Some(Attribution {
+        person: is_person(&manager),
+        manager,
+        operation: text("operation").unwrap_or_default(),
+        subresource: text("subresource"),
+        time: text("time"),
+    })
+}
+
+/// Whether a field set holds the path (or a whole ancestor of it).
+fn holds(fields: &Value, live: &Value, path: &[Segment]) -> bool {
+    let Some(map) = fields.as_object() else { return false };
+    let Some((first, rest)) = path.split_first() else { return true };
+    let (child, next) = match first {
+        Segment::Field(k) => (map.get(&format!("f:{k}")), live.get(k)),
+        Segment::Item { live: Some(j), .. } => {
+            let Some(item) = live.get(*j) else { return false };
+            (map.iter().find(|(k, _)| is_item(k, item)).map(|(_, v)| v), Some(item))
+        }
+        Segment::Item { live: None, .. } => return false,
+    };
+    let Some(child) = child else { return false };
+    if child.as_object().is_none_or(|c| c.keys().all(|k| k == ".")) {
+        return true;
+    }
+    match next {
+        Some(next) => holds(child, next, rest),
+        None => rest.is_empty(),
+    }
+}
+
+/// Whether a field-set key (`k:{...}` or `v:...`) names this list item.
+fn is_item(key: &str, item: &Value) -> bool {
+    if let Some(k) = key.strip_prefix("k:") {
+        let Ok(Value::Object(k)) = serde_json::from_str::<Value>(k) else { return false };
+        return matches_key(&k, item);
+    }
+    key.strip_prefix("v:").and_then(|v| serde_json::from_str::<Value>(v).ok()).is_some_and(|v| v == *item)
+}
+
+fn matches_key(key: &Map<String, Value>, item: &Value) -> bool {
+    key.iter()
+        .all(|(k, want)| item.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn live() -> Value {
+        json!({
+            "metadata": {"managedFields": [
+                {"manager": "helm", "operation": "Apply", "time": "2026-01-01T00:00:00Z",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
+                    "k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:args": {}}}}}}}},
+                {"manager": "kubectl", "operation": "Update", "subresource": "scale", "time": "2026-01-02T00:00:00Z",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+                {"manager": "kube-controller-manager", "operation": "Update", "time": "2026-01-03T00:00:00Z",
+                 "fieldsV1": {"f:status": {"f:replicas": {}}}}
+            ]},
+            "spec": {"replicas": 4, "template": {"spec": {"containers": [{"name": "web", "image": "a", "args": ["x", "y"]}]}}}
+        })
+    }
+
+    #[test]
+    fn the_latest_writer_of_a_field() {
+        let a = of(&live(), &FieldPath::from_pointer("/spec/replicas")).unwrap();
+        assert_eq!(
+            (a.manager.as_str(), a.operation.as_str(), a.subresource.as_deref()),
+            ("kubectl", "Update", Some("scale"))
+        );
+        assert!(a.person);
+        assert_eq!(a.time.as_deref(), Some("2026-01-02T00:00:00Z"));
+    }
+
+    #[test]
+    fn keyed_items_and_whole_parents() {
+        let args = FieldPath::from_pointer("/spec/template/spec/containers/0/args/1");
+        assert_eq!(of(&live(), &args).unwrap().manager, "helm", "an atomic list is held whole");
+        assert!(of(&live(), &FieldPath::from_pointer("/spec/paused")).is_none());
+    }
+
+    #[test]
+    fn people_and_controllers() {
+        for m in ["kubectl", "kubectl-edit", "kubectl-client-side-apply", "k9s", "Lens", "Mozilla/5.0"] {
+            assert!(is_person(m), "{m}");
+        }
+        for m in ["helm", "kube-controller-manager", "argocd-controller", "cainjector", "kubectlish"] {
+            assert!(!is_person(m), "{m}");
+        }
+    }
+}

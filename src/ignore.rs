@@ -16,6 +16,8 @@ pub const ANNOTATION_FLUX: &str = "helm.toolkit.fluxcd.io/driftDetection";
 pub enum IgnoreError {
     #[error("ignore rule {rule:?}: {why}")]
     Rule { rule: String, why: String },
+    #[error("expected-change rule {rule}: {why}")]
+    Expected { rule: String, why: String },
     #[error("ignore rule target field {field}: invalid regex {pattern:?}: {why}")]
     Regex { field: String, pattern: String, why: String },
 }
@@ -107,47 +109,46 @@ impl Rule {
                 return Err(IgnoreError::Rule { rule: origin.into(), why: format!("{p:?} is not a JSON pointer") });
             }
         }
-        let re = |field: &str, v: Option<String>| -> Result<Option<Regex>, IgnoreError> {
-            v.map(|pattern| {
-                Regex::new(&format!("^(?:{pattern})$")).map_err(|e| IgnoreError::Regex {
-                    field: field.into(),
-                    pattern,
-                    // The regex crate draws the error under the pattern: keep its last line.
-                    why: e
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                        .trim()
-                        .trim_start_matches("error: ")
-                        .to_string(),
-                })
-            })
-            .transpose()
-        };
-        let t = spec.target;
-        Ok(Rule {
-            paths: spec.paths,
-            target: Selector {
-                group: re("group", t.group)?,
-                version: re("version", t.version)?,
-                kind: re("kind", t.kind)?,
-                name: re("name", t.name)?,
-                namespace: re("namespace", t.namespace)?,
-            },
-            origin: origin.to_string(),
-        })
+        Ok(Rule { paths: spec.paths, target: Selector::from_spec(spec.target)?, origin: origin.to_string() })
     }
 
     pub fn matches(&self, o: &ObjectRef) -> bool {
-        let ok = |re: &Option<Regex>, v: &str| re.as_ref().is_none_or(|r| r.is_match(v));
-        let t = &self.target;
-        ok(&t.group, o.group)
-            && ok(&t.version, o.version)
-            && ok(&t.kind, o.kind)
-            && ok(&t.name, o.name)
-            && ok(&t.namespace, o.namespace.unwrap_or(""))
+        self.target.matches(o)
     }
+}
+
+impl Selector {
+    /// A selector from its file form (anchored regexes).
+    pub fn from_spec(t: TargetSpec) -> Result<Selector, IgnoreError> {
+        let re = |field: &str, v: Option<String>| v.map(|pattern| anchored(field, pattern)).transpose();
+        Ok(Selector {
+            group: re("group", t.group)?,
+            version: re("version", t.version)?,
+            kind: re("kind", t.kind)?,
+            name: re("name", t.name)?,
+            namespace: re("namespace", t.namespace)?,
+        })
+    }
+
+    /// Whether every set field matches the object.
+    pub fn matches(&self, o: &ObjectRef) -> bool {
+        let ok = |re: &Option<Regex>, v: &str| re.as_ref().is_none_or(|r| r.is_match(v));
+        ok(&self.group, o.group)
+            && ok(&self.version, o.version)
+            && ok(&self.kind, o.kind)
+            && ok(&self.name, o.name)
+            && ok(&self.namespace, o.namespace.unwrap_or(""))
+    }
+}
+
+/// An anchored regex (`^(?:pattern)$`); `field` names it in the error.
+pub fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
+    Regex::new(&format!("^(?:{pattern})$")).map_err(|e| IgnoreError::Regex {
+        field: field.into(),
+        // The regex crate draws the error under the pattern: keep its last line.
+        why: e.to_string().lines().last().unwrap_or_default().trim().trim_start_matches("error: ").to_string(),
+        pattern,
+    })
 }
 
 /// `(pointer, reason)` for every rule that selects `o`.

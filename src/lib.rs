@@ -14,6 +14,7 @@ pub mod compare;
 pub mod desired;
 pub mod engine;
 pub mod errors;
+pub mod expected;
 pub mod helm;
 pub mod ignore;
 pub mod live;

@@ -63,4 +63,8 @@ pub struct CompareOptions {
     pub check_hpa_replicas: bool,
     /// Also check the CRDs of the chart's `crds/` folder.
     pub include_crds: bool,
+    /// Expected-change rules (built-in and from the config file).
+    pub expected: Vec<crate::expected::Rule>,
+    /// Count expected changes as drift (`--strict`).
+    pub strict: bool,
 }

@@ -231,6 +231,10 @@ struct CompareArgs {
     /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
     #[arg(long)]
     include_crds: bool,
+    /// Count expected changes (rollout restarts, injected CA bundles, Helm's own request
+    /// mutated at admission) as drift
+    #[arg(long)]
+    strict: bool,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long, help_heading = "Output")]
     verbose: bool,

@@ -57,6 +57,8 @@ struct ConfigFile {
     ignore: Vec<ignore::RuleSpec>,
     #[serde(default)]
     check_hpa_replicas: bool,
+    #[serde(default)]
+    expected: Vec<crate::expected::RuleSpec>,
 }
 
 pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
@@ -77,11 +79,14 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
     for text in &a.ignore {
         rules.push(Rule::parse_flag(text)?);
     }
+    let origin = path.as_ref().map_or("config".to_string(), |p| p.display().to_string());
     Ok(CompareOptions {
         read_only: a.read_only,
         rules,
         check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
         include_crds: a.include_crds,
+        expected: crate::expected::rules(file.expected, &origin)?,
+        strict: a.strict,
     })
 }
 

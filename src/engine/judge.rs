@@ -3,6 +3,7 @@
 
 use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
+use crate::expected;
 use crate::ignore::{self, ObjectRef};
 use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
 use crate::model::path::under;
@@ -106,6 +107,14 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     }
     for a in &mut added {
         a.changed_by = attribution::of(&live, &a.path);
+    }
+    if !ctx.options.strict {
+        // Only the read-only engine can mistake Helm's own request, changed at admission, for
+        // drift: the exact engine's dry-run passed the same admission.
+        let read_only = matches!(engine, Engine::ReadOnly { .. });
+        let (kept, kept_added, expected) = expected::set_aside(&ctx.options.expected, &me, fields, added, read_only);
+        (fields, added) = (kept, kept_added);
+        drift.expected = expected;
     }
     let drifted = !fields.is_empty() || !added.is_empty() || !disowned.is_empty();
     drift.verdict = if drifted { Verdict::Modified } else { Verdict::InSync };

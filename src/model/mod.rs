@@ -12,7 +12,7 @@ mod upgrade;
 
 pub use exit::ExitStatus;
 pub use object::{
-    Attribution, DriftKind, Engine, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership, Verdict,
+    Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use release::{DriftReport, Outcome, ReleaseError, ReleaseVerdict, RunReport};

@@ -97,6 +97,17 @@ pub struct Ownership {
     pub manager: String,
 }
 
+/// A change outside Helm that is routine (an expected-change rule, or Helm's own request mutated
+/// at admission): shown, not counted as drift.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expected {
+    pub path: FieldPath,
+    /// The live value.
+    pub value: Value,
+    pub reason: String,
+    pub changed_by: Option<Attribution>,
+}
+
 /// A difference that an ignore rule set aside.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ignored {
@@ -148,12 +159,14 @@ pub enum DriftKind {
     OwnedElsewhere,
     Unknown,
     Excluded,
+    /// Only expected changes (a `rollout restart`, an injected CA bundle...): not drift.
+    Expected,
     Error,
 }
 
 impl DriftKind {
     /// `(kind, word in JSON and JUnit, label in text)`.
-    const WORDS: [(DriftKind, &'static str, &'static str); 8] = [
+    const WORDS: [(DriftKind, &'static str, &'static str); 9] = [
         (DriftKind::InSync, "in-sync", "in sync"),
         (DriftKind::Missing, "missing", "missing"),
         (DriftKind::Modified, "modified", "modified"),
@@ -161,6 +174,7 @@ impl DriftKind {
         (DriftKind::OwnedElsewhere, "owned-elsewhere", "owned elsewhere"),
         (DriftKind::Unknown, "unknown", "unknown"),
         (DriftKind::Excluded, "excluded", "excluded"),
+        (DriftKind::Expected, "expected", "expected"),
         (DriftKind::Error, "error", "error"),
     ];
 
@@ -205,6 +219,8 @@ pub struct ObjectDrift {
     /// Fields the chart sets that another manager owns instead of Helm (server-side applied
     /// releases only).
     pub disowned: Vec<Ownership>,
+    /// Routine changes outside Helm, not counted as drift.
+    pub expected: Vec<Expected>,
     pub ignored: Vec<Ignored>,
     pub engine: Option<Engine>,
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
@@ -222,6 +238,7 @@ impl ObjectDrift {
             fields: Vec::new(),
             added: Vec::new(),
             disowned: Vec::new(),
+            expected: Vec::new(),
             ignored: Vec::new(),
             engine: None,
             live: None,
@@ -230,6 +247,7 @@ impl ObjectDrift {
 
     pub fn kind(&self) -> DriftKind {
         match &self.verdict {
+            Verdict::InSync if !self.expected.is_empty() => DriftKind::Expected,
             Verdict::InSync => DriftKind::InSync,
             Verdict::Missing => DriftKind::Missing,
             Verdict::Modified if !self.fields.is_empty() => DriftKind::Modified,

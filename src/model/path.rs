@@ -165,6 +165,19 @@ pub fn under(path: &str, prefix: &str) -> bool {
     path == prefix || (path.starts_with(prefix) && path[prefix.len()..].starts_with('/'))
 }
 
+/// Whether `path` lies at or under a pointer `pattern` whose `*` tokens match any one token
+/// (`/webhooks/*/clientConfig/caBundle`).
+pub fn under_pattern(path: &str, pattern: &str) -> bool {
+    let (p, q) = (tokens(path), tokens(pattern));
+    p.len() >= q.len() && q.iter().zip(&p).all(|(want, got)| want == "*" || want == got)
+}
+
+/// Whether a pointer `pattern` (with `*` tokens) names something strictly under `path`.
+pub fn reaches_below(pattern: &str, path: &str) -> bool {
+    let (q, p) = (tokens(pattern), tokens(path));
+    q.len() > p.len() && q.iter().zip(&p).all(|(want, got)| want == "*" || want == got)
+}
+
 /// The unescaped reference tokens of a pointer.
 pub fn tokens(path: &str) -> Vec<String> {
     path.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
@@ -279,6 +292,12 @@ mod tests {
         assert!(under("/spec/replicas", "/spec/replicas"));
         assert!(under("/spec/template/spec", "/spec/template"));
         assert!(!under("/spec/replicasX", "/spec/replicas"));
+        assert!(under_pattern("/webhooks/3/clientConfig/caBundle", "/webhooks/*/clientConfig/caBundle"));
+        assert!(under_pattern("/spec/replicas", "/spec/replicas"));
+        assert!(!under_pattern("/spec", "/spec/replicas"));
+        assert!(!under_pattern("/webhooks/3/name", "/webhooks/*/clientConfig"));
+        assert!(reaches_below("/webhooks/*/clientConfig/caBundle", "/webhooks/10"));
+        assert!(!reaches_below("/webhooks/*/clientConfig", "/webhooks/10/clientConfig"));
         let mut v = json!({"env": []});
         set(&mut v, "/env/-", json!({"name": "A"}));
         assert_eq!(v, json!({"env": [{"name": "A"}]}));

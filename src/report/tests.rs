@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::model::{
-    Attribution, DriftReport, Engine, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId,
+    Attribution, DriftReport, Engine, Expected, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId,
     Ownership, ReleaseError, Verdict,
 };
 use serde_json::json;
@@ -23,6 +23,18 @@ fn recreated() -> ObjectDrift {
         cm.disowned.push(Ownership { path: FieldPath::from_pointer(path), manager: "kubectl-create".into() });
     }
     cm
+}
+
+/// A Deployment restarted with `kubectl rollout restart`: expected, not drift.
+fn restarted() -> ObjectDrift {
+    let mut d = obj("Deployment", "restarted", Verdict::InSync);
+    d.expected.push(Expected {
+        path: FieldPath::from_pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"),
+        value: json!("2026-11-29T09:00:00Z"),
+        reason: "kubectl rollout restart (kubectl-rollout)".into(),
+        changed_by: None,
+    });
+    d
 }
 
 /// A run with a drifted release, a clean one and one that could not be read.
@@ -80,6 +92,7 @@ fn fixture() -> RunReport {
             web,
             secret,
             recreated(),
+            restarted(),
             obj("Widget", "w", Verdict::Unknown { reason: "the cluster does not serve example.io/v1 Widget".into() }),
             obj(
                 "ConfigMap",

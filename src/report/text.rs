@@ -88,7 +88,7 @@ pub fn run(out: &mut String, run: &RunReport, style: &Style) {
 /// One object's verdict line and evidence (also the body of a JUnit failure).
 pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     let kind = o.kind();
-    if matches!(kind, DriftKind::InSync | DriftKind::Excluded) && !style.verbose {
+    if matches!(kind, DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected) && !style.verbose {
         return;
     }
     let label = paint(style.color, color::verdict(kind), kind.label());
@@ -133,6 +133,12 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         );
     }
     if style.verbose {
+        for e in &o.expected {
+            let when = e.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
+            let value = show(&e.path, e.path.live_pointer(), &e.value);
+            let line = format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason);
+            let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));
+        }
         for i in &o.ignored {
             let line = format!("= {} ignored ({})", i.path, i.reason);
             let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));

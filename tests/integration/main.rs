@@ -10,6 +10,7 @@ mod support;
 mod check_missing;
 mod connection;
 mod drift_engine;
+mod expected;
 mod messages;
 mod plugin;
 mod reliability;

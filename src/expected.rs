@@ -1,0 +1,269 @@
+//! Expected changes: routine writes outside Helm that stay visible but are not drift (a
+//! `kubectl rollout restart`, a CA bundle injected into a webhook configuration), and Helm's own
+//! request changed at admission. Built-in rules are data ([`BUILT_IN`]); the config file adds,
+//! replaces (same `name`) or disables them; `--strict` turns them all off.
+
+use crate::compare::managed::HELM_MANAGERS;
+use crate::ignore::{IgnoreError, ObjectRef, Selector, TargetSpec, anchored};
+use crate::model::path::{reaches_below, under_pattern};
+use crate::model::{Expected, FieldDiff, Foreign};
+use regex::Regex;
+use serde::Deserialize;
+
+/// The built-in rules: `(name, kind regex, pointer patterns, manager regex, reason)`.
+pub const BUILT_IN: [(&str, &str, &[&str], &str, &str); 3] = [
+    (
+        "rollout-restart",
+        "Deployment|StatefulSet|DaemonSet",
+        &["/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"],
+        "kubectl.*",
+        "kubectl rollout restart",
+    ),
+    (
+        "ca-bundle",
+        "MutatingWebhookConfiguration|ValidatingWebhookConfiguration|APIService|CustomResourceDefinition",
+        &["/webhooks/*/clientConfig/caBundle", "/spec/caBundle", "/spec/conversion/webhook/clientConfig/caBundle"],
+        ".*",
+        "CA bundle injected by a certificate injector",
+    ),
+    (
+        "last-applied",
+        ".*",
+        &["/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"],
+        "kubectl.*",
+        "kubectl apply's record of what it applied",
+    ),
+];
+
+/// Why Helm's own request may differ from the record without anyone changing it.
+pub const MUTATED_AT_ADMISSION: &str = "mutated at admission: the live value is what the API server made of Helm's own request (a mutating webhook or a default), and Helm is still its last writer";
+
+/// One expected-change rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub name: String,
+    pub paths: Vec<String>,
+    target: Selector,
+    manager: Option<Regex>,
+    pub reason: String,
+}
+
+/// A rule as the config file writes it (`expected:`), the shape of the ignore rules plus the
+/// writer and the reason.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Replaces (or, with `disabled: true`, removes) the built-in rule of that name.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub target: TargetSpec,
+    /// Only writes by managers matching this regex (anchored); any when absent.
+    #[serde(default)]
+    pub manager: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+impl Rule {
+    fn matches(&self, o: &ObjectRef, pointer: &str, manager: &str) -> bool {
+        self.target.matches(o)
+            && self.paths.iter().any(|p| under_pattern(pointer, p))
+            && self.manager.as_ref().is_none_or(|m| m.is_match(manager))
+    }
+}
+
+/// The built-in rules with the config file's applied; `origin` names the file in errors.
+pub fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreError> {
+    let mut rules: Vec<Rule> = BUILT_IN
+        .iter()
+        .map(|(name, kind, paths, manager, reason)| Rule {
+            name: name.to_string(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            target: Selector::from_spec(TargetSpec { kind: Some(kind.to_string()), ..Default::default() })
+                .expect("built-in regexes are valid"),
+            manager: Some(anchored("manager", manager.to_string()).expect("built-in regexes are valid")),
+            reason: reason.to_string(),
+        })
+        .collect();
+    for (i, spec) in config.into_iter().enumerate() {
+        let at = format!("{origin} expected[{i}]");
+        let err = |why: &str| IgnoreError::Expected { rule: at.clone(), why: why.to_string() };
+        let name = spec.name.clone().unwrap_or_else(|| format!("expected[{i}]"));
+        rules.retain(|r| r.name != name);
+        if spec.disabled {
+            continue;
+        }
+        if spec.paths.is_empty() {
+            return Err(err("no paths"));
+        }
+        if let Some(p) = spec.paths.iter().find(|p| !p.starts_with('/')) {
+            return Err(err(&format!("{p:?} is not a JSON pointer")));
+        }
+        rules.push(Rule {
+            reason: spec.reason.unwrap_or_else(|| format!("expected by rule {name}")),
+            name,
+            paths: spec.paths,
+            target: Selector::from_spec(spec.target)?,
+            manager: spec.manager.map(|m| anchored("manager", m)).transpose()?,
+        });
+    }
+    Ok(rules)
+}
+
+/// Takes the expected changes out of the differences: fields added outside Helm (or not in the
+/// release) that a rule expects from their writer, and, unless the engine asked the server,
+/// values Helm itself last wrote (its request was mutated at admission). A field the chart sets
+/// and someone else changed stays drift.
+pub fn set_aside(
+    rules: &[Rule],
+    o: &ObjectRef,
+    fields: Vec<FieldDiff>,
+    added: Vec<Foreign>,
+    trust_helm_writes: bool,
+) -> (Vec<FieldDiff>, Vec<Foreign>, Vec<Expected>) {
+    let mut expected = Vec::new();
+    let rule_for = |pointer: &str, manager: &str| rules.iter().find(|r| r.matches(o, pointer, manager));
+    let mut keep_added = Vec::new();
+    for a in split_for_rules(rules, added) {
+        match rule_for(&a.path.pointer(), &a.manager) {
+            Some(r) => expected.push(Expected {
+                reason: reason(r, &a.manager),
+                path: a.path,
+                value: a.value,
+                changed_by: a.changed_by,
+            }),
+            None => keep_added.push(a),
+        }
+    }
+    let mut keep_fields = Vec::new();
+    for f in fields {
+        let writer = f.changed_by.as_ref().map_or("", |c| c.manager.as_str());
+        let rule = f.recorded.is_none().then(|| rule_for(&f.path.pointer(), writer)).flatten();
+        let reason = match rule {
+            Some(r) => Some(reason(r, writer)),
+            None if trust_helm_writes
+                && f.recorded.is_some()
+                && f.live.is_some()
+                && HELM_MANAGERS.contains(&writer) =>
+            {
+                Some(MUTATED_AT_ADMISSION.to_string())
+            }
+            None => None,
+        };
+        match (reason, &f.live) {
+            (Some(reason), Some(value)) => {
+                expected.push(Expected { path: f.path.clone(), value: value.clone(), reason, changed_by: f.changed_by })
+            }
+            _ => keep_fields.push(f),
+        }
+    }
+    (keep_fields, keep_added, expected)
+}
+
+/// A field added outside Helm that holds a map some rule looks inside (the pod template's
+/// `annotations` map when the chart sets none) is split into its keys, so that the rule sees
+/// each one.
+fn split_for_rules(rules: &[Rule], added: Vec<Foreign>) -> Vec<Foreign> {
+    let mut out = Vec::new();
+    let mut todo = added;
+    while let Some(a) = todo.pop() {
+        let at = a.path.pointer();
+        let deeper = rules.iter().flat_map(|r| &r.paths).any(|p| reaches_below(p, &at));
+        match &a.value {
+            serde_json::Value::Object(map) if deeper && !map.is_empty() => {
+                for (k, v) in map {
+                    todo.push(Foreign {
+                        path: a.path.field(k),
+                        value: v.clone(),
+                        manager: a.manager.clone(),
+                        changed_by: a.changed_by.clone(),
+                    });
+                }
+            }
+            _ => out.push(a),
+        }
+    }
+    out.sort_by_cached_key(|a| a.path.pointer());
+    out
+}
+
+fn reason(rule: &Rule, manager: &str) -> String {
+    if manager.is_empty() { rule.reason.clone() } else { format!("{} ({manager})", rule.reason) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Attribution, FieldPath};
+    use serde_json::json;
+
+    fn deployment() -> ObjectRef<'static> {
+        ObjectRef { group: "apps", version: "v1", kind: "Deployment", name: "web", namespace: Some("ns") }
+    }
+
+    fn foreign(pointer: &str, manager: &str) -> Foreign {
+        Foreign { path: FieldPath::from_pointer(pointer), value: json!("x"), manager: manager.into(), changed_by: None }
+    }
+
+    fn by(manager: &str) -> Option<Attribution> {
+        Some(Attribution {
+            manager: manager.into(),
+            operation: "Update".into(),
+            subresource: None,
+            time: None,
+            person: false,
+        })
+    }
+
+    const RESTART: &str = "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt";
+
+    #[test]
+    fn rollout_restart_is_expected_other_edits_are_not() {
+        let rules = rules(Vec::new(), "built-in").unwrap();
+        let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/x", "kubectl-label")];
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, false);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(expected[0].reason, "kubectl rollout restart (kubectl-rollout)");
+        let (_, kept, _) = set_aside(&rules, &deployment(), Vec::new(), vec![foreign(RESTART, "argo-rollouts")], false);
+        assert_eq!(kept.len(), 1, "another writer than kubectl is not the rule's");
+    }
+
+    #[test]
+    fn config_adds_replaces_and_disables() {
+        let specs: Vec<RuleSpec> = serde_yaml::from_str(
+            "- {name: rollout-restart, disabled: true}\n- {paths: [/metadata/labels/team], manager: kubectl-label, reason: team labels}\n",
+        )
+        .unwrap();
+        let rules = rules(specs, "cfg").unwrap();
+        assert!(!rules.iter().any(|r| r.name == "rollout-restart"));
+        let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/team", "kubectl-label")];
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, false);
+        assert_eq!((kept.len(), expected.len()), (1, 1));
+        assert_eq!(expected[0].reason, "team labels (kubectl-label)");
+        let bad: Vec<RuleSpec> = serde_yaml::from_str("- {paths: [spec]}").unwrap();
+        assert!(rules_err(bad).contains("is not a JSON pointer"));
+    }
+
+    fn rules_err(specs: Vec<RuleSpec>) -> String {
+        rules(specs, "cfg").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn helm_as_last_writer_means_mutated_at_admission_for_the_read_only_engine() {
+        let mut image =
+            FieldDiff::new(FieldPath::from_pointer("/spec/image"), Some(&json!("web:1")), Some(&json!("mirror/web:1")));
+        image.changed_by = by("helm");
+        let mut edited = image.clone();
+        edited.changed_by = by("kubectl-edit");
+        let (kept, _, expected) = set_aside(&[], &deployment(), vec![image.clone(), edited.clone()], Vec::new(), true);
+        assert_eq!(kept, vec![edited.clone()]);
+        assert_eq!(expected[0].reason, MUTATED_AT_ADMISSION);
+        let (kept, _, _) = set_aside(&[], &deployment(), vec![image, edited], Vec::new(), false);
+        assert_eq!(kept.len(), 2, "the exact engine already asked the server");
+    }
+}

@@ -1,0 +1,111 @@
+//! Expected changes: routine writes outside Helm are shown (`-v`, JSON) but do not fail the
+//! gate; `--strict` counts them; the config file adds rules; Helm's own request changed at
+//! admission is not drift for the read-only engine, while a later edit by anyone else is.
+
+use crate::support::{Env, Helm};
+
+#[test]
+fn rollout_restart_is_expected_and_strict_counts_it() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("exp-restart-{}", helm.tag()));
+        env.install(helm, "app", "repairable", &[]);
+        env.kubectl(&["rollout", "restart", "deployment/app-web"]).success();
+        env.drift(&["check", "app"]).code(0).stdout_has("app: in sync (6 objects)");
+        env.drift(&["check", "app", "-v"])
+            .code(0)
+            .stdout_has("expected Deployment")
+            .stdout_has(r#"≈ spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]: "#)
+            .stdout_has("(expected: kubectl rollout restart (kubectl-rollout)");
+        let json = env.drift(&["check", "app", "-o", "json"]).code(0).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let web = doc["releases"][0]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap()
+            .clone();
+        assert_eq!(web["verdict"], "expected", "{web}");
+        assert_eq!(
+            web["expected"][0]["path"],
+            "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"
+        );
+        assert_eq!(web["expected"][0]["changedBy"]["manager"], "kubectl-rollout");
+        env.drift(&["check", "app", "--strict"]).code(2).stdout_has("changed outside Helm Deployment");
+        // A real edit next to it is still drift.
+        env.kubectl(&["set", "env", "deployment/app-web", "EXTRA=1"]).success();
+        env.drift(&["check", "app"]).code(2).stdout_has("env[name=EXTRA]");
+    }
+}
+
+#[test]
+fn an_injected_ca_bundle_is_expected() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("exp-ca-{}", helm.tag()));
+        env.install(helm, "hooks", "webhook", &[]);
+        let name = format!("{}-hooks-guard", env.ns);
+        let bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
+        let ops = format!(r#"[{{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"{bundle}"}}]"#);
+        env.kubectl(&[
+            "patch",
+            "validatingwebhookconfiguration",
+            &name,
+            "--type",
+            "json",
+            "-p",
+            &ops,
+            "--field-manager",
+            "cainjector",
+        ])
+        .success();
+        env.drift(&["check", "hooks", "-v"])
+            .code(0)
+            .stdout_has("≈ webhooks[name=guard.never.helm-drift.io].clientConfig.caBundle: ")
+            .stdout_has("(expected: CA bundle injected by a certificate injector (cainjector)");
+        env.drift(&["check", "hooks", "--strict"]).code(2);
+    }
+}
+
+#[test]
+fn config_rules_extend_and_disable_the_built_in_ones() {
+    let env = Env::new("exp-config");
+    env.install(Helm::V4, "app", "repairable", &[]);
+    env.kubectl(&["label", "deployment", "app-web", "team=ops"]).success();
+    env.kubectl(&["rollout", "restart", "deployment/app-web"]).success();
+    env.drift(&["check", "app"]).code(2);
+    let config = env.home().join("drift.yaml");
+    std::fs::write(
+        &config,
+        "expected:\n  - paths: [/metadata/labels/team]\n    manager: kubectl-label\n    reason: teams label their workloads\n",
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    env.drift(&["check", "app", "--config", cfg, "-v"])
+        .code(0)
+        .stdout_has("(expected: teams label their workloads (kubectl-label)");
+    std::fs::write(&config, "expected:\n  - {name: rollout-restart, disabled: true}\n").unwrap();
+    env.drift(&["check", "app", "--config", cfg]).code(2).stdout_has("restartedAt");
+    std::fs::write(&config, "expected:\n  - {paths: [spec]}\n").unwrap();
+    env.drift(&["check", "app", "--config", cfg]).code(1).stderr_has("expected[0]: \"spec\" is not a JSON pointer");
+}
+
+/// A value Helm itself wrote last differs from the record: the API server changed Helm's
+/// request (a registry-mirror webhook, simulated by a write as field manager `helm`). The
+/// read-only engine says in sync, with the evidence under `-v`; a later edit by someone else is
+/// drift again.
+#[test]
+fn helm_request_mutated_at_admission_is_not_drift() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("exp-admission-{}", helm.tag()));
+        env.install(helm, "app", "repairable", &[]);
+        let mirror =
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"mirror.example/web:1.0"}]}}}}"#;
+        env.kubectl(&["patch", "deployment", "app-web", "-p", mirror, "--field-manager", "helm"]).success();
+        env.drift_as_viewer(&["check", "app", "-v"])
+            .code(0)
+            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: mutated at admission");
+        env.drift_as_viewer(&["check", "app", "--strict"]).code(2);
+        env.kubectl(&["set", "image", "deployment/app-web", "web=mirror.example/web:2.0"]).success();
+        env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("(kubectl-set");
+    }
+}

@@ -51,6 +51,8 @@ pub struct Settings {
     pub sql_connection: Option<String>,
     pub debug: bool,
     pub compare: CompareOptions,
+    /// Where accepted drift is kept (`--baseline`), if anywhere.
+    pub baseline: Option<crate::baseline::Store>,
 }
 
 /// How objects are compared.

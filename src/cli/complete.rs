@@ -5,11 +5,11 @@ use crate::settings::Settings;
 /// Cobra's "no file completion" directive.
 const NO_FILE_COMPLETION: &str = ":4\n";
 
-/// Release names for `check`/`render`/`repair` arguments, one per line, then the directive.
+/// Release names for `check`/`render`/`repair`/`accept` arguments, one per line, then the directive.
 /// Errors (no cluster, no rights) give no candidates rather than noise in the shell.
 pub async fn complete(settings: &Settings, words: &[String]) -> String {
     let (Some(sub), Some(word)) = (words.first(), words.last()) else { return NO_FILE_COMPLETION.into() };
-    if words.len() < 2 || word.starts_with('-') || !["check", "render", "repair"].contains(&sub.as_str()) {
+    if words.len() < 2 || word.starts_with('-') || !["check", "render", "repair", "accept"].contains(&sub.as_str()) {
         return NO_FILE_COMPLETION.into();
     }
     let names = async {

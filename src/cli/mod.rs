@@ -7,7 +7,7 @@ mod resolve;
 use complete::complete;
 use resolve::{compare_options, parse_duration, settings};
 
-use crate::commands::{check, render, repair, upgrade};
+use crate::commands::{accept, check, render, repair, upgrade};
 use crate::engine::Selection;
 use crate::helm::HelmBinary;
 use crate::model::{ExitStatus, RunReport};
@@ -49,6 +49,16 @@ Examples:
 Exit codes:
   0  every document renders as stored
   2  some documents render differently
+  1  error";
+
+const ACCEPT_HELP: &str = "\
+Examples:
+  helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
+  helm drift accept web --only Deployment/web --path /spec/replicas
+  helm drift accept web --baseline cluster --prune
+
+Exit codes:
+  0  recorded
   1  error";
 
 const TOP_HELP: &str = "\
@@ -157,6 +167,10 @@ enum Command {
         /// faster, at some memory and API server load)
         #[arg(long, default_value_t = 32, help_heading = "Selection")]
         concurrency: usize,
+        /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
+        /// [default: ./.helm-drift-baseline.yaml when present]
+        #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+        baseline: Option<String>,
         #[command(flatten)]
         compare: CompareArgs,
         #[command(flatten)]
@@ -201,6 +215,28 @@ enum Command {
         compare: CompareArgs,
         #[command(flatten)]
         output: OutputArgs,
+    },
+    /// Record the release's current drift as accepted: check then fails only on new or changed
+    /// drift
+    #[command(after_help = ACCEPT_HELP)]
+    Accept {
+        /// The release whose drift is accepted
+        release: String,
+        /// Only this object's drift (KIND/NAME, repeatable)
+        #[arg(long, value_name = "KIND/NAME", help_heading = "Selection")]
+        only: Vec<String>,
+        /// Only drift at or under this JSON pointer (repeatable)
+        #[arg(long, value_name = "POINTER", help_heading = "Selection")]
+        path: Vec<String>,
+        /// Also drop the release's entries whose drift is gone
+        #[arg(long, help_heading = "Selection")]
+        prune: bool,
+        /// Where to keep it: a FILE, or `cluster` for a ConfigMap next to the release
+        /// [default: ./.helm-drift-baseline.yaml]
+        #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+        baseline: Option<String>,
+        #[command(flatten)]
+        compare: CompareArgs,
     },
     /// Print the version
     Version,
@@ -327,7 +363,25 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             printer.render(&report);
             Ok(report.exit_status())
         }
-        Command::Check { releases, all, all_namespaces, selector, revision, concurrency, compare, output } => {
+        Command::Accept { release, only, path, prune, baseline, compare } => {
+            settings.compare = compare_options(&compare)?;
+            let store = resolve::baseline_store(baseline.as_deref(), true).expect("accept always has a store");
+            let request = accept::AcceptRequest { release, only, paths: path, prune, store };
+            let report = runtime()?.block_on(accept::run(&settings, &request))?;
+            printer.accept(&report);
+            Ok(ExitStatus::InSync)
+        }
+        Command::Check {
+            releases,
+            all,
+            all_namespaces,
+            selector,
+            revision,
+            concurrency,
+            baseline,
+            compare,
+            output,
+        } => {
             if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
                 bail!("name a release to check, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
             }
@@ -335,6 +389,8 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 bail!("--revision needs exactly one release");
             }
             settings.compare = compare_options(&compare)?;
+            let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
+            settings.baseline = resolve::baseline_store(baseline.as_deref(), default_file);
             output_style(&mut printer.style, &compare, &output);
             let selection = Selection { releases, all, all_namespaces, selector, revision, concurrency };
             let progress = crate::report::progress(&printer.style);

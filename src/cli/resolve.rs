@@ -43,6 +43,7 @@ pub fn settings(g: &Global) -> Result<Settings> {
         sql_connection: nonempty(&g.sql_connection),
         debug: g.debug || flag("HELM_DEBUG", &std::env::var("HELM_DEBUG").ok())?,
         compare: CompareOptions::default(),
+        baseline: None,
     })
 }
 
@@ -88,6 +89,18 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         expected: crate::expected::rules(file.expected, &origin)?,
         strict: a.strict,
     })
+}
+
+/// `--baseline FILE|cluster`; without it, `./.helm-drift-baseline.yaml` when `default_file` says
+/// so (always for `accept`, which creates it; when present for `check`).
+pub fn baseline_store(flag: Option<&str>, default_file: bool) -> Option<crate::baseline::Store> {
+    use crate::baseline::{DEFAULT_FILE, Store};
+    match flag.map(str::trim).filter(|f| !f.is_empty()) {
+        Some("cluster") => Some(Store::Cluster),
+        Some(path) => Some(Store::File(PathBuf::from(path))),
+        None if default_file => Some(Store::File(PathBuf::from(DEFAULT_FILE))),
+        None => None,
+    }
 }
 
 /// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).

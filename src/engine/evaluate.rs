@@ -116,6 +116,7 @@ pub async fn evaluate(
         newest: selected.newest,
         objects: verdicts,
         notes,
+        stale: Vec::new(),
     };
     Ok(Evaluated { report, release, objects, locations })
 }

@@ -1,6 +1,7 @@
 //! A scan: every release a [`Selection`] names, evaluated concurrently into one [`RunReport`].
 
 use super::{Session, evaluate};
+use crate::baseline::{self, Store};
 use crate::errors;
 use crate::model::{Outcome, ReleaseError, RunReport};
 use crate::release::SourceError;
@@ -72,10 +73,28 @@ pub async fn scan(
         let selector = if selection.releases.is_empty() { selection.selector.as_deref() } else { None };
         storage.prefetch_deployed(scope_ns, selector).await.with_context(at)?;
     }
+    // A baseline file is read once; ConfigMap baselines per release, next to it.
+    let file_baseline = match &settings.baseline {
+        Some(Store::File(path)) => Some(baseline::read_file(path)?),
+        _ => None,
+    };
     let done = AtomicUsize::new(0);
     let evaluated: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
-        let outcome = match evaluate(session, settings, index, selection.revision).await {
-            Ok(e) => Outcome::Checked(e.report),
+        let checked = async {
+            let mut report = evaluate(session, settings, index, selection.revision).await?.report;
+            match (&file_baseline, &settings.baseline) {
+                (Some(b), _) => baseline::apply(&mut report, b),
+                (None, Some(Store::Cluster)) => {
+                    let client = &session.cluster.client;
+                    let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
+                    baseline::apply(&mut report, &b);
+                }
+                _ => {}
+            }
+            anyhow::Ok(report)
+        };
+        let outcome = match checked.await {
+            Ok(report) => Outcome::Checked(report),
             Err(e) => Outcome::Failed(ReleaseError {
                 namespace: index.namespace.clone(),
                 release: index.name.clone(),

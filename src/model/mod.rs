@@ -2,6 +2,7 @@
 //! depends on nothing else in the crate: verdicts of objects and releases, field paths, the
 //! outcome of each command, and the typed exit status.
 
+mod accept;
 mod exit;
 mod object;
 pub mod path;
@@ -10,9 +11,11 @@ mod render;
 mod repair;
 mod upgrade;
 
+pub use accept::AcceptReport;
 pub use exit::ExitStatus;
 pub use object::{
-    Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership, Verdict,
+    Accepted, Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership,
+    Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use release::{DriftReport, Outcome, ReleaseError, ReleaseVerdict, RunReport};

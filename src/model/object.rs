@@ -108,6 +108,15 @@ pub struct Expected {
     pub changed_by: Option<Attribution>,
 }
 
+/// A drift recorded in the release's baseline (`helm drift accept`): shown, not counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    /// The field (the whole object for a missing one).
+    pub path: FieldPath,
+    /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
+    pub change: String,
+}
+
 /// A difference that an ignore rule set aside.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ignored {
@@ -161,12 +170,14 @@ pub enum DriftKind {
     Excluded,
     /// Only expected changes (a `rollout restart`, an injected CA bundle...): not drift.
     Expected,
+    /// Only drift that the release's baseline accepted.
+    Accepted,
     Error,
 }
 
 impl DriftKind {
     /// `(kind, word in JSON and JUnit, label in text)`.
-    const WORDS: [(DriftKind, &'static str, &'static str); 9] = [
+    const WORDS: [(DriftKind, &'static str, &'static str); 10] = [
         (DriftKind::InSync, "in-sync", "in sync"),
         (DriftKind::Missing, "missing", "missing"),
         (DriftKind::Modified, "modified", "modified"),
@@ -175,6 +186,7 @@ impl DriftKind {
         (DriftKind::Unknown, "unknown", "unknown"),
         (DriftKind::Excluded, "excluded", "excluded"),
         (DriftKind::Expected, "expected", "expected"),
+        (DriftKind::Accepted, "accepted", "accepted"),
         (DriftKind::Error, "error", "error"),
     ];
 
@@ -221,6 +233,8 @@ pub struct ObjectDrift {
     pub disowned: Vec<Ownership>,
     /// Routine changes outside Helm, not counted as drift.
     pub expected: Vec<Expected>,
+    /// Drift the baseline accepted, not counted.
+    pub accepted: Vec<Accepted>,
     pub ignored: Vec<Ignored>,
     pub engine: Option<Engine>,
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
@@ -239,6 +253,7 @@ impl ObjectDrift {
             added: Vec::new(),
             disowned: Vec::new(),
             expected: Vec::new(),
+            accepted: Vec::new(),
             ignored: Vec::new(),
             engine: None,
             live: None,
@@ -247,6 +262,7 @@ impl ObjectDrift {
 
     pub fn kind(&self) -> DriftKind {
         match &self.verdict {
+            Verdict::InSync if !self.accepted.is_empty() => DriftKind::Accepted,
             Verdict::InSync if !self.expected.is_empty() => DriftKind::Expected,
             Verdict::InSync => DriftKind::InSync,
             Verdict::Missing => DriftKind::Missing,
@@ -270,6 +286,16 @@ impl ObjectDrift {
 
     pub fn is_drift(&self) -> bool {
         self.kind().is_drift()
+    }
+
+    /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object
+    /// (every object when `only` is empty).
+    pub fn selected_by(&self, only: &[String]) -> bool {
+        only.is_empty()
+            || only.iter().any(|f| match f.split_once('/') {
+                Some((kind, name)) => kind.eq_ignore_ascii_case(&self.id.kind) && name == self.id.name,
+                None => f == &self.id.name,
+            })
     }
 
     /// List items whose key changed (a changed port, a renamed container or env var): each
@@ -341,6 +367,15 @@ mod tests {
             vec![(&o.fields[0].path, &o.added[1].path)],
             "one lost, the first live-only item"
         );
+    }
+
+    #[test]
+    fn only_filters_by_kind_and_name() {
+        let o = ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web"), None, Verdict::Modified);
+        assert!(o.selected_by(&[]));
+        assert!(o.selected_by(&["deployment/web".into()]));
+        assert!(o.selected_by(&["web".into()]));
+        assert!(!o.selected_by(&["Service/web".into()]));
     }
 
     #[test]

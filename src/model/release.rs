@@ -17,6 +17,8 @@ pub struct DriftReport {
     pub objects: Vec<ObjectDrift>,
     /// Things worth saying about the run (hooks not checked, HPAs not readable...).
     pub notes: Vec<String>,
+    /// Baseline entries of this release whose drift is gone: `(object, path)`.
+    pub stale: Vec<(String, String)>,
 }
 
 /// A release's verdict as a whole.
@@ -91,6 +93,7 @@ impl DriftReport {
             newest: self.newest.clone(),
             objects,
             notes: self.notes.clone(),
+            stale: self.stale.clone(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::patch::{keep_ignored, repair_ops};
 use crate::engine::Evaluated;
 use crate::live::{Change, Location};
-use crate::model::{Action, DriftReport, FieldPath, ObjectDrift, ObjectId, Skip, Step, StepStatus, Verdict};
+use crate::model::{Action, DriftReport, FieldPath, ObjectId, Skip, Step, StepStatus, Verdict};
 
 /// A step with the changes that make it, in order. The first is validated by a server dry-run
 /// together with every other step's before anything is applied; the others only take ownership
@@ -47,7 +47,7 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
     let mut skipped = Vec::new();
     let mut selected_objects = Vec::new();
     for (index, o) in e.report.objects.iter().enumerate() {
-        if !selected(only, o) {
+        if !o.selected_by(only) {
             continue;
         }
         selected_objects.push(o.clone());
@@ -104,27 +104,4 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
         return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone() });
     }
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
-}
-
-/// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object.
-fn selected(only: &[String], o: &ObjectDrift) -> bool {
-    only.is_empty()
-        || only.iter().any(|f| match f.split_once('/') {
-            Some((kind, name)) => kind.eq_ignore_ascii_case(&o.id.kind) && name == o.id.name,
-            None => f == &o.id.name,
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_filters_by_kind_and_name() {
-        let o = ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web"), None, Verdict::Modified);
-        assert!(selected(&[], &o));
-        assert!(selected(&["deployment/web".into()], &o));
-        assert!(selected(&["web".into()], &o));
-        assert!(!selected(&["Service/web".into()], &o));
-    }
 }

@@ -49,7 +49,7 @@ pub fn verdict(kind: DriftKind) -> Tone {
         DriftKind::Missing => Tone::Bad,
         DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::OwnedElsewhere => Tone::Warn,
         DriftKind::Unknown => Tone::Odd,
-        DriftKind::Excluded | DriftKind::Expected => Tone::Dim,
+        DriftKind::Excluded | DriftKind::Expected | DriftKind::Accepted => Tone::Dim,
         DriftKind::Error => Tone::Alarm,
     }
 }

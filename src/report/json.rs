@@ -59,6 +59,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "error": Value::Null,
         "engine": engine(&r.engine()),
         "notes": r.notes,
+        "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
     })
@@ -108,6 +109,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let at = e.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &e.value, show_secrets), "reason": e.reason, "changedBy": changed_by(&e.changed_by)})
         }).collect::<Vec<_>>(),
+        "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
     })
 }

@@ -32,7 +32,7 @@ pub fn run(run: &RunReport, style: &Style) -> String {
                     let word = obj.kind().word();
                     let reason = obj.reason().unwrap_or_default();
                     match obj.kind() {
-                        DriftKind::InSync | DriftKind::Expected => suites.push_str("/>\n"),
+                        DriftKind::InSync | DriftKind::Expected | DriftKind::Accepted => suites.push_str("/>\n"),
                         DriftKind::Excluded => {
                             let _ =
                                 writeln!(suites, ">\n      <skipped message=\"{}\"/>\n    </testcase>", esc(reason));

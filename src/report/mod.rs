@@ -11,7 +11,7 @@ mod repair;
 mod secret;
 mod text;
 
-use crate::model::{Outcome, RenderReport, RepairReport, RunReport, UpgradeReport};
+use crate::model::{AcceptReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport};
 use std::io::{IsTerminal, Write};
 
 /// Output formats of `check` (and `render`).
@@ -130,6 +130,22 @@ impl<O: Write, E: Write> Printer<O, E> {
         if !self.style.quiet {
             let out = repair::upgrade(report, &self.style);
             self.text(&out);
+        }
+    }
+
+    /// The report of `accept`.
+    pub fn accept(&mut self, r: &AcceptReport) {
+        if !self.style.quiet {
+            let line = format!(
+                "{}: accepted {} drift(s) into {} ({} entr{} for this release{})\n",
+                r.release,
+                r.accepted,
+                r.location,
+                r.entries,
+                if r.entries == 1 { "y" } else { "ies" },
+                if r.dropped > 0 { format!(", {} stale dropped", r.dropped) } else { String::new() }
+            );
+            self.text(&line);
         }
     }
 

@@ -101,6 +101,7 @@ fn fixture() -> RunReport {
             ),
         ],
         notes: vec!["1 hook(s) not checked: hooks and tests are not expected to exist".into()],
+        stale: Vec::new(),
     };
     let db = DriftReport {
         release: "db".into(),
@@ -112,6 +113,7 @@ fn fixture() -> RunReport {
         newest: None,
         objects: vec![obj("ConfigMap", "db", Verdict::InSync)],
         notes: Vec::new(),
+        stale: Vec::new(),
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

@@ -35,6 +35,14 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
             let _ = writeln!(out, "  note: {n}");
         }
     }
+    for (object, path) in &r.stale {
+        let at = if path.is_empty() { "(whole object)" } else { path };
+        let _ = writeln!(
+            out,
+            "  baseline: stale entry {object} {at}: its drift is gone (helm drift accept {} --prune drops it)",
+            r.release
+        );
+    }
     for o in &r.objects {
         object(out, o, style);
     }
@@ -132,6 +140,10 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
             "{DETAIL}the next helm upgrade (server-side apply) will conflict on these fields; helm drift repair gives them back to Helm"
         );
     }
+    for a in &o.accepted {
+        let line = format!("✓ {} (accepted: {})", a.path, a.change);
+        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));
+    }
     if style.verbose {
         for e in &o.expected {
             let when = e.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
@@ -211,6 +223,7 @@ mod tests {
             newest: None,
             objects,
             notes: Vec::new(),
+            stale: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod baseline;
 mod check_missing;
 mod connection;
 mod drift_engine;

@@ -182,6 +182,11 @@ impl Run {
         self
     }
 
+    pub fn current_dir(mut self, dir: &Path) -> Run {
+        self.cmd.current_dir(dir);
+        self
+    }
+
     pub fn env_remove(mut self, k: &str) -> Run {
         self.cmd.env_remove(k);
         self

@@ -1,0 +1,384 @@
+//! Accepted drift (a baseline): drift a team agreed to, recorded by `helm drift accept` and
+//! applied by `check`, so that only new or changed drift fails the gate. Entries are keyed by
+//! release, object, path and a SHA-256 of the path and value (never the value itself, so no
+//! secret is written); they live in a file (CI) or in a ConfigMap next to the release.
+
+use crate::model::{Accepted, DriftReport, FieldPath, ObjectDrift, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The file `check` reads when present and `accept` writes by default.
+pub const DEFAULT_FILE: &str = ".helm-drift-baseline.yaml";
+/// ConfigMaps holding a release's baseline: `helm-drift-baseline.<release>`, labelled.
+pub const CONFIGMAP_PREFIX: &str = "helm-drift-baseline.";
+pub const CONFIGMAP_LABEL: &str = "helm-drift.io/baseline";
+/// The key of the baseline in its ConfigMap.
+pub const CONFIGMAP_KEY: &str = "baseline.yaml";
+
+/// Where a baseline is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Store {
+    File(std::path::PathBuf),
+    /// A ConfigMap in each release's namespace.
+    Cluster,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("cannot read baseline {at}: {why}")]
+    Read { at: String, why: String },
+    #[error("cannot write baseline {at}: {why}")]
+    Write { at: String, why: String },
+}
+
+/// A baseline document.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Baseline {
+    #[serde(default = "api_version")]
+    pub api_version: String,
+    #[serde(default = "kind")]
+    pub kind: String,
+    #[serde(default)]
+    pub entries: Vec<Entry>,
+}
+
+fn api_version() -> String {
+    "helm-drift.io/v1".into()
+}
+
+fn kind() -> String {
+    "Baseline".into()
+}
+
+/// One accepted drift.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Entry {
+    pub release: String,
+    pub namespace: String,
+    /// `apiVersion Kind namespace/name`.
+    pub object: String,
+    /// RFC 6901 pointer; empty for the whole object.
+    pub path: String,
+    /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
+    pub change: String,
+    /// SHA-256 of the path and the live value (canonical JSON).
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
+}
+
+impl Entry {
+    fn same_drift(&self, other: &Entry) -> bool {
+        (&self.release, &self.namespace, &self.object, &self.path, &self.change, &self.sha256)
+            == (&other.release, &other.namespace, &other.object, &other.path, &other.change, &other.sha256)
+    }
+}
+
+/// Which piece of evidence of an object a drift is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Piece {
+    Field(usize),
+    Added(usize),
+    Disowned(usize),
+    Whole,
+}
+
+/// Every drift of an object, as baseline entries name it.
+fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath, Entry)> {
+    let object = format!("{} {}", o.id.api_version, o.id);
+    let entry = |path: &FieldPath, change: &str, value: &Value| {
+        let pointer = path.pointer();
+        Entry {
+            release: r.release.clone(),
+            namespace: r.namespace.clone(),
+            object: object.clone(),
+            path: pointer.clone(),
+            change: change.to_string(),
+            sha256: digest(&pointer, value),
+            accepted_at: None,
+        }
+    };
+    let mut out = Vec::new();
+    match &o.verdict {
+        Verdict::Missing | Verdict::Unknown { .. } => {
+            let change = if o.verdict == Verdict::Missing { "missing" } else { "unknown" };
+            out.push((Piece::Whole, FieldPath::root(), entry(&FieldPath::root(), change, &Value::Null)));
+        }
+        Verdict::Modified => {
+            for (i, f) in o.fields.iter().enumerate() {
+                let (change, value) = match (&f.recorded, &f.live) {
+                    (Some(_), Some(l)) => ("modified", l),
+                    (Some(_), None) => ("removed", &Value::Null),
+                    (None, Some(l)) => ("added", l),
+                    (None, None) => continue,
+                };
+                out.push((Piece::Field(i), f.path.clone(), entry(&f.path, change, value)));
+            }
+            for (i, a) in o.added.iter().enumerate() {
+                out.push((Piece::Added(i), a.path.clone(), entry(&a.path, "added", &a.value)));
+            }
+            for (i, d) in o.disowned.iter().enumerate() {
+                let manager = Value::String(d.manager.clone());
+                out.push((Piece::Disowned(i), d.path.clone(), entry(&d.path, "owned-elsewhere", &manager)));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// SHA-256 (hex) of a pointer and a value.
+fn digest(pointer: &str, value: &Value) -> String {
+    let hash = Sha256::digest(format!("{pointer}\n{value}").as_bytes());
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
+/// records the release's entries whose drift is gone as stale.
+pub fn apply(report: &mut DriftReport, baseline: &Baseline) {
+    let mine: Vec<&Entry> =
+        baseline.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).collect();
+    if mine.is_empty() {
+        return;
+    }
+    let mut matched = vec![false; mine.len()];
+    for i in 0..report.objects.len() {
+        let found = drifts(report, &report.objects[i]);
+        let o = &mut report.objects[i];
+        let mut accepted: Vec<(Piece, FieldPath, String)> = Vec::new();
+        for (piece, path, entry) in found {
+            if let Some(j) = mine.iter().position(|e| e.same_drift(&entry)) {
+                matched[j] = true;
+                accepted.push((piece, path, entry.change));
+            }
+        }
+        let total = drifts_count(o);
+        for (piece, path, change) in accepted.iter().rev() {
+            match piece {
+                Piece::Field(i) => drop(o.fields.remove(*i)),
+                Piece::Added(i) => drop(o.added.remove(*i)),
+                Piece::Disowned(i) => drop(o.disowned.remove(*i)),
+                Piece::Whole => {}
+            }
+            o.accepted.insert(0, Accepted { path: path.clone(), change: change.clone() });
+        }
+        if !accepted.is_empty() && accepted.len() == total {
+            o.verdict = Verdict::InSync;
+        }
+    }
+    report.stale =
+        mine.iter().zip(matched).filter(|(_, m)| !m).map(|(e, _)| (e.object.clone(), e.path.clone())).collect();
+}
+
+fn drifts_count(o: &ObjectDrift) -> usize {
+    match &o.verdict {
+        Verdict::Missing | Verdict::Unknown { .. } => 1,
+        Verdict::Modified => o.fields.len() + o.added.len() + o.disowned.len(),
+        _ => 0,
+    }
+}
+
+/// Adds the report's current drift (of the objects `only` selects, under the `paths` given) to
+/// the baseline; with `prune`, drops the release's entries whose drift is gone. Returns how many
+/// entries were added and how many dropped.
+pub fn accept(
+    baseline: &mut Baseline,
+    report: &DriftReport,
+    only: &[String],
+    paths: &[String],
+    prune: bool,
+    now: &str,
+) -> (usize, usize) {
+    let mut current = Vec::new();
+    for o in report.objects.iter().filter(|o| o.selected_by(only)) {
+        for (_, _, mut entry) in drifts(report, o) {
+            let wanted = paths.is_empty() || paths.iter().any(|p| crate::model::path::under(&entry.path, p));
+            if wanted {
+                entry.accepted_at = Some(now.to_string());
+                current.push(entry);
+            }
+        }
+    }
+    let every: Vec<Entry> = report.objects.iter().flat_map(|o| drifts(report, o)).map(|(_, _, e)| e).collect();
+    let before = baseline.entries.len();
+    if prune {
+        baseline.entries.retain(|e| {
+            e.release != report.release || e.namespace != report.namespace || every.iter().any(|c| c.same_drift(e))
+        });
+    }
+    let dropped = before - baseline.entries.len();
+    let mut added = 0;
+    for entry in current {
+        // The same object and path with another value replaces the older entry.
+        baseline.entries.retain(|e| {
+            !(e.release == entry.release
+                && e.namespace == entry.namespace
+                && e.object == entry.object
+                && e.path == entry.path)
+        });
+        baseline.entries.push(entry);
+        added += 1;
+    }
+    (added, dropped)
+}
+
+/// Parses a baseline document; `at` names it in errors.
+pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
+    if text.trim().is_empty() {
+        return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
+    }
+    serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
+}
+
+/// The document as written to a file or a ConfigMap.
+pub fn render(b: &Baseline) -> String {
+    let mut b = b.clone();
+    b.api_version = api_version();
+    b.kind = kind();
+    b.entries.sort_by(|x, y| {
+        (&x.namespace, &x.release, &x.object, &x.path).cmp(&(&y.namespace, &y.release, &y.object, &y.path))
+    });
+    serde_yaml::to_string(&b).unwrap_or_default()
+}
+
+/// Reads a baseline file (an empty baseline when it does not exist).
+pub fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, &path.display().to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => parse("", ""),
+        Err(e) => Err(BaselineError::Read { at: path.display().to_string(), why: e.to_string() }),
+    }
+}
+
+/// Writes a baseline file (through a temporary file, so a reader never sees half of it).
+pub fn write_file(path: &std::path::Path, b: &Baseline) -> Result<(), BaselineError> {
+    let err = |e: std::io::Error| BaselineError::Write { at: path.display().to_string(), why: e.to_string() };
+    let tmp = path.with_extension("yaml.tmp");
+    std::fs::write(&tmp, render(b)).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// The name of the ConfigMap holding a release's baseline.
+pub fn configmap_name(release: &str) -> String {
+    format!("{CONFIGMAP_PREFIX}{release}")
+}
+
+/// Reads a release's baseline from its ConfigMap (an empty baseline when there is none).
+pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &str) -> Result<Baseline, BaselineError> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let name = configmap_name(release);
+    let at = format!("ConfigMap {namespace}/{name}");
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
+    let found = crate::cluster::retry(|| api.get_opt(&name)).await.map_err(|e| BaselineError::Read {
+        at: at.clone(),
+        why: crate::live::LiveError::from_kube(&e, "get", "configmaps").to_string(),
+    })?;
+    let text = found.and_then(|c| c.data).and_then(|mut d| d.remove(CONFIGMAP_KEY)).unwrap_or_default();
+    parse(&text, &at)
+}
+
+/// Writes a release's baseline to its ConfigMap (server-side apply as `helm-drift`), labelled so
+/// that it is found, and never one of Helm's own records.
+pub async fn write_configmap(
+    client: &kube::Client,
+    namespace: &str,
+    release: &str,
+    b: &Baseline,
+) -> Result<(), BaselineError> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let name = configmap_name(release);
+    let body = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": {CONFIGMAP_LABEL: release}},
+        "data": {CONFIGMAP_KEY: render(b)},
+    });
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
+    let params = kube::api::PatchParams::apply("helm-drift").force();
+    api.patch(&name, &params, &kube::api::Patch::Apply(&body)).await.map(|_| ()).map_err(|e| BaselineError::Write {
+        at: format!("ConfigMap {namespace}/{name}"),
+        why: crate::live::LiveError::from_kube(&e, "patch", "configmaps").to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FieldDiff, Foreign, ObjectId};
+    use serde_json::json;
+
+    fn report(replicas: i64) -> DriftReport {
+        let mut web =
+            ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("apps"), "web"), None, Verdict::Modified);
+        web.fields.push(FieldDiff::new(
+            FieldPath::from_pointer("/spec/replicas"),
+            Some(&json!(2)),
+            Some(&json!(replicas)),
+        ));
+        web.added.push(Foreign {
+            path: FieldPath::from_pointer("/metadata/labels/team"),
+            value: json!("ops"),
+            manager: "kubectl-label".into(),
+            changed_by: None,
+        });
+        let mut secret =
+            ObjectDrift::new(ObjectId::new("v1", "Secret", Some("apps"), "creds"), None, Verdict::Modified);
+        secret.fields.push(FieldDiff::new(
+            FieldPath::from_pointer("/data/password"),
+            Some(&json!("b2xk")),
+            Some(&json!("bmV3")),
+        ));
+        let gone = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "cfg"), None, Verdict::Missing);
+        DriftReport {
+            release: "web".into(),
+            namespace: "apps".into(),
+            revision: 1,
+            status: "deployed".into(),
+            chart: String::new(),
+            record: String::new(),
+            newest: None,
+            objects: vec![web, secret, gone],
+            notes: Vec::new(),
+            stale: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn accepted_drift_is_not_drift_a_new_value_is() {
+        let mut b = Baseline::default();
+        assert_eq!(accept(&mut b, &report(5), &[], &[], false, "t"), (4, 0));
+        let text = render(&b);
+        assert!(!text.contains("bmV3") && !text.contains("b2xk"), "no secret value is written\n{text}");
+        let b = parse(&text, "file").unwrap();
+        let mut r = report(5);
+        apply(&mut r, &b);
+        assert_eq!(r.drifted(), 0);
+        assert_eq!(r.objects[0].accepted.len(), 2);
+        assert_eq!(r.objects[0].kind(), crate::model::DriftKind::Accepted);
+        let mut changed = report(7);
+        apply(&mut changed, &b);
+        assert_eq!(changed.drifted(), 1, "a new value is new drift");
+        assert_eq!(changed.objects[0].fields.len(), 1);
+        assert_eq!(changed.stale, vec![("apps/v1 Deployment apps/web".to_string(), "/spec/replicas".to_string())]);
+    }
+
+    #[test]
+    fn only_and_paths_limit_and_prune_drops_stale() {
+        let mut b = Baseline::default();
+        let only = ["deployment/web".to_string()];
+        assert_eq!(accept(&mut b, &report(5), &only, &["/spec".into()], false, "t"), (1, 0));
+        assert_eq!(b.entries[0].path, "/spec/replicas");
+        let mut fixed = report(5);
+        fixed.objects[0].fields.clear();
+        assert_eq!(
+            accept(&mut b, &fixed, &only, &["/metadata".into()], true, "t"),
+            (1, 1),
+            "the replicas entry is stale"
+        );
+        assert_eq!(b.entries.len(), 1);
+        assert!(parse("entries: [{release: a}]", "f").unwrap_err().to_string().starts_with("cannot read baseline f:"));
+    }
+}

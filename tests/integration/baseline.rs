@@ -1,0 +1,75 @@
+//! Accepted drift: `accept` records a release's drift in a baseline (a file, or a ConfigMap next
+//! to the release); `check` then fails only on new or changed drift, shows accepted drift as
+//! accepted, and reports entries whose drift is gone as stale.
+
+use crate::support::{Env, Helm};
+
+fn accept_then_check(helm: Helm, store: &str) {
+    let env = Env::new(&format!("base-{}-{}", if store == "cluster" { "cm" } else { "file" }, helm.tag()));
+    env.install(helm, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"t0p-s3cret-value"}}"#);
+    let file = env.home().join("baseline.yaml");
+    let baseline = if store == "cluster" { "cluster".to_string() } else { file.display().to_string() };
+    let with = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--baseline", baseline.as_str()]);
+        env.drift(&a)
+    };
+    with(&["check", "app"]).code(2);
+    with(&["accept", "app"]).success().stdout_has("app: accepted 2 drift(s) into ");
+    let out = with(&["check", "app"]).code(0);
+    out.stdout_has("accepted Deployment").stdout_has("✓ spec.replicas (accepted: modified)");
+    // The baseline holds hashes, never values.
+    let text = if store == "cluster" {
+        env.kubectl(&["get", "configmap", "helm-drift-baseline.app", "-o", "jsonpath={.data.baseline\\.yaml}"])
+            .success()
+            .stdout()
+    } else {
+        std::fs::read_to_string(&file).unwrap()
+    };
+    assert!(text.contains("sha256:") && text.contains("path: /spec/replicas"), "{text}");
+    assert!(!text.contains("t0p-s3cret") && !text.contains(": 4\n"), "no value is written\n{text}");
+    // Changing an accepted value again is new drift; the old entry is stale.
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
+    let out = with(&["check", "app"]).code(2);
+    out.stdout_has("~ spec.replicas: 2 -> 5").stdout_has("baseline: stale entry apps/v1 Deployment");
+    // Repaired: both entries are stale, and --prune drops them.
+    env.drift(&["repair", "app"]).success();
+    with(&["check", "app"]).code(0).stdout_has("baseline: stale entry v1 ConfigMap");
+    with(&["accept", "app", "--prune"]).success().stdout_has("2 stale dropped");
+    let json = with(&["check", "app", "-o", "json"]).code(0).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["releases"][0]["staleBaseline"], serde_json::json!([]), "{json}");
+}
+
+#[test]
+fn helm3_accepted_drift_in_a_file() {
+    accept_then_check(Helm::V3, "file");
+}
+
+#[test]
+fn helm4_accepted_drift_in_a_configmap() {
+    accept_then_check(Helm::V4, "cluster");
+}
+
+/// `--only` and `--path` accept part of the drift; the default file is used when present.
+#[test]
+fn accepting_part_of_the_drift() {
+    let env = Env::new("base-part");
+    env.install(Helm::V4, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.kubectl(&["label", "deployment", "app-web", "team=ops"]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"x"}}"#);
+    let dir = env.home().join("repo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let in_repo = |args: &[&str]| env.drift(args).current_dir(&dir);
+    in_repo(&["accept", "app", "--only", "Deployment/app-web", "--path", "/spec"])
+        .success()
+        .stdout_has("accepted 1 drift(s) into .helm-drift-baseline.yaml");
+    let out = in_repo(&["check", "app"]).code(2);
+    out.stdout_has("✓ spec.replicas (accepted: modified)")
+        .stdout_has("+ metadata.labels.team")
+        .stdout_has("modified ConfigMap");
+    env.drift(&["check", "app"]).code(2); // elsewhere, no baseline file
+}

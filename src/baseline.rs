@@ -343,6 +343,7 @@ mod tests {
             objects: vec![web, secret, gone],
             notes: Vec::new(),
             stale: Vec::new(),
+            findings: Vec::new(),
         }
     }
 

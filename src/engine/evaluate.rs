@@ -98,6 +98,27 @@ pub async fn evaluate(
     .buffered(CONCURRENCY)
     .collect()
     .await;
+    // A kind no longer served at the recorded version: name the version that replaced it.
+    for (v, o) in verdicts.iter_mut().zip(&objects) {
+        if let Verdict::Unknown { reason } = &mut v.verdict
+            && let Some(served) = live::served_replacement(&session.discovery, &o.api_version, &o.kind)
+        {
+            reason.push_str(&format!(
+                "; it serves {served} {kind} instead: the record still names the removed version (the mapkubeapis plugin rewrites it: helm mapkubeapis {} -n {})",
+                release.name,
+                release.namespace,
+                kind = o.kind
+            ));
+        }
+    }
+    // Helm installs crds/ once and never upgrades them: a drifted one stays until fixed by hand.
+    let mut findings = Vec::new();
+    for v in verdicts.iter().skip(manifest_objects).filter(|v| v.is_drift()) {
+        findings.push(format!(
+            "{} differs from the chart's crds/ copy: Helm never upgrades crds/, so helm upgrade will not change it (apply the chart's CRD by hand, or helm drift repair)",
+            v.id
+        ));
+    }
     // Documents that are not objects are errors of their own; the others are still checked.
     verdicts.extend(broken.into_iter().map(|e| {
         let message = format!("cannot parse the manifest of {}: {e}", selected.record);
@@ -117,6 +138,7 @@ pub async fn evaluate(
         objects: verdicts,
         notes,
         stale: Vec::new(),
+        findings,
     };
     Ok(Evaluated { report, release, objects, locations })
 }

@@ -55,6 +55,34 @@ pub fn locate(
     Some(Location { resource, namespace })
 }
 
+/// Kinds that moved to another API group when their old version was removed.
+const GROUP_MOVES: [(&str, &str, &str); 5] = [
+    ("extensions", "Deployment", "apps"),
+    ("extensions", "DaemonSet", "apps"),
+    ("extensions", "ReplicaSet", "apps"),
+    ("extensions", "Ingress", "networking.k8s.io"),
+    ("extensions", "NetworkPolicy", "networking.k8s.io"),
+];
+
+/// A served `apiVersion` for a kind whose recorded `api_version` is no longer served: the
+/// group's preferred version that has the kind, else the group the kind moved to.
+pub fn served_replacement(discovery: &Discovery, api_version: &str, kind: &str) -> Option<String> {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let moved = GROUP_MOVES.iter().filter(|(from, k, _)| *from == group && *k == kind).map(|(_, _, to)| *to);
+    for g in std::iter::once(group).chain(moved) {
+        let Some(found) = discovery.groups().find(|d| d.name() == g) else { continue };
+        let mut versions = found.versions().collect::<Vec<_>>();
+        // The preferred version first.
+        versions.sort_by_key(|v| Some(*v) != found.preferred_version());
+        for v in versions {
+            if found.versioned_resources(v).iter().any(|(ar, _)| ar.kind == kind) {
+                return Some(if g.is_empty() { v.to_string() } else { format!("{g}/{v}") });
+            }
+        }
+    }
+    None
+}
+
 fn api(client: &kube::Client, at: &Location) -> Api<DynamicObject> {
     match &at.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &at.resource),

@@ -19,6 +19,8 @@ pub struct DriftReport {
     pub notes: Vec<String>,
     /// Baseline entries of this release whose drift is gone: `(object, path)`.
     pub stale: Vec<(String, String)>,
+    /// Release-level findings, always shown (a chart CRD that Helm will never upgrade...).
+    pub findings: Vec<String>,
 }
 
 /// A release's verdict as a whole.
@@ -94,6 +96,7 @@ impl DriftReport {
             objects,
             notes: self.notes.clone(),
             stale: self.stale.clone(),
+            findings: self.findings.clone(),
         }
     }
 }

@@ -59,6 +59,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "error": Value::Null,
         "engine": engine(&r.engine()),
         "notes": r.notes,
+        "findings": r.findings,
         "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),

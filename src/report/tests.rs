@@ -102,6 +102,7 @@ fn fixture() -> RunReport {
         ],
         notes: vec!["1 hook(s) not checked: hooks and tests are not expected to exist".into()],
         stale: Vec::new(),
+        findings: Vec::new(),
     };
     let db = DriftReport {
         release: "db".into(),
@@ -114,6 +115,7 @@ fn fixture() -> RunReport {
         objects: vec![obj("ConfigMap", "db", Verdict::InSync)],
         notes: Vec::new(),
         stale: Vec::new(),
+        findings: Vec::new(),
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

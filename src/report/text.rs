@@ -35,6 +35,9 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
             let _ = writeln!(out, "  note: {n}");
         }
     }
+    for f in &r.findings {
+        let _ = writeln!(out, "  finding: {f}");
+    }
     for (object, path) in &r.stale {
         let at = if path.is_empty() { "(whole object)" } else { path };
         let _ = writeln!(
@@ -224,6 +227,7 @@ mod tests {
             objects,
             notes: Vec::new(),
             stale: Vec::new(),
+            findings: Vec::new(),
         }
     }
 

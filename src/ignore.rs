@@ -39,6 +39,13 @@ pub struct Rule {
     target: Selector,
     /// Where the rule came from, shown as the reason.
     pub origin: String,
+    /// Only for this release (rules of a Flux HelmRelease or an Argo CD Application).
+    pub release: Option<String>,
+    /// jq path expressions (Argo CD's `jqPathExpressions`), evaluated on the live object.
+    pub jq: Vec<std::sync::Arc<crate::jq::PathQuery>>,
+    /// Differences last written by these managers are ignored (Argo CD's
+    /// `managedFieldsManagers`).
+    pub managers: Vec<String>,
 }
 
 /// The identity of an object, as rules see it.
@@ -109,16 +116,33 @@ impl Rule {
                 return Err(IgnoreError::Rule { rule: origin.into(), why: format!("{p:?} is not a JSON pointer") });
             }
         }
-        Ok(Rule { paths: spec.paths, target: Selector::from_spec(spec.target)?, origin: origin.to_string() })
+        Ok(Rule::new(spec.paths, Selector::from_spec(spec.target)?, origin))
     }
 
+    /// A rule for every release, with only pointers.
+    pub fn new(paths: Vec<String>, target: Selector, origin: &str) -> Rule {
+        Rule { paths, target, origin: origin.to_string(), release: None, jq: Vec::new(), managers: Vec::new() }
+    }
+
+    /// Whether the rule applies to this object of this release.
     pub fn matches(&self, o: &ObjectRef) -> bool {
         self.target.matches(o)
+    }
+
+    fn applies(&self, o: &ObjectRef, release: &str) -> bool {
+        self.release.as_deref().is_none_or(|r| r == release) && self.matches(o)
     }
 }
 
 impl Selector {
     /// A selector from its file form (anchored regexes).
+    /// A selector of exact values (Argo CD's `group`, `kind`, `name`, `namespace`).
+    pub fn exact(group: Option<&str>, kind: Option<&str>, name: Option<&str>, namespace: Option<&str>) -> Selector {
+        let re =
+            |v: Option<&str>| v.map(|v| Regex::new(&format!("^{}$", regex::escape(v))).expect("an escaped literal"));
+        Selector { group: re(group), version: None, kind: re(kind), name: re(name), namespace: re(namespace) }
+    }
+
     pub fn from_spec(t: TargetSpec) -> Result<Selector, IgnoreError> {
         let re = |field: &str, v: Option<String>| v.map(|pattern| anchored(field, pattern)).transpose();
         Ok(Selector {
@@ -152,11 +176,23 @@ pub fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
 }
 
 /// `(pointer, reason)` for every rule that selects `o`.
-pub fn paths_for(rules: &[Rule], o: &ObjectRef) -> Vec<(String, String)> {
+pub fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for r in rules.iter().filter(|r| r.applies(o, release)) {
+        out.extend(r.paths.iter().map(|p| (p.clone(), r.origin.clone())));
+        for q in &r.jq {
+            out.extend(q.pointers(live).into_iter().map(|p| (p, r.origin.clone())));
+        }
+    }
+    out
+}
+
+/// `(manager, reason)` for every rule that ignores what a manager writes to `o`.
+pub fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String, String)> {
     rules
         .iter()
-        .filter(|r| r.matches(o))
-        .flat_map(|r| r.paths.iter().map(move |p| (p.clone(), r.origin.clone())))
+        .filter(|r| r.applies(o, release))
+        .flat_map(|r| r.managers.iter().map(move |m| (m.clone(), r.origin.clone())))
         .collect()
 }
 

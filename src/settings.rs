@@ -69,4 +69,9 @@ pub struct CompareOptions {
     pub expected: Vec<crate::expected::Rule>,
     /// Count expected changes as drift (`--strict`).
     pub strict: bool,
+    /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
+    /// disabled`), with the reason.
+    pub disabled_releases: Vec<(String, String)>,
+    /// What the config file held that was not understood (printed, never silently dropped).
+    pub warnings: Vec<String>,
 }

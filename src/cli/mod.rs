@@ -344,6 +344,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 bail!("repair writes a text report only (-o {} is for check and render)", output.output);
             }
             settings.compare = compare_options(&compare)?;
+            warn(printer, &settings);
             output_style(&mut printer.style, &compare, &output);
             if upgrade {
                 let request = upgrade::UpgradeRequest { release, chart, helm: HelmBinary::from_env(), dry_run };
@@ -365,6 +366,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
         }
         Command::Accept { release, only, path, prune, baseline, compare } => {
             settings.compare = compare_options(&compare)?;
+            warn(printer, &settings);
             let store = resolve::baseline_store(baseline.as_deref(), true).expect("accept always has a store");
             let request = accept::AcceptRequest { release, only, paths: path, prune, store };
             let report = runtime()?.block_on(accept::run(&settings, &request))?;
@@ -389,6 +391,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 bail!("--revision needs exactly one release");
             }
             settings.compare = compare_options(&compare)?;
+            warn(printer, &settings);
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
             settings.baseline = resolve::baseline_store(baseline.as_deref(), default_file);
             output_style(&mut printer.style, &compare, &output);
@@ -402,6 +405,13 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             printer.check(&report);
             Ok(report.exit_status())
         }
+    }
+}
+
+/// The config file's warnings, on stderr.
+fn warn(printer: &mut Terminal, settings: &Settings) {
+    for w in &settings.compare.warnings {
+        printer.warning(w);
     }
 }
 

@@ -5,6 +5,7 @@ use super::{CompareArgs, Global};
 use crate::ignore::{self, Rule};
 use crate::settings::{CompareOptions, Connection, Driver, Settings};
 use anyhow::{Context, Result, bail};
+use serde::Deserialize;
 use std::path::PathBuf;
 
 pub fn settings(g: &Global) -> Result<Settings> {
@@ -69,14 +70,37 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         default.is_file().then_some(default)
     });
     let mut file = ConfigFile::default();
+    let mut imported = crate::gitops::Imported::default();
     if let Some(path) = &path {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        file = serde_yaml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))?;
+        let at = path.display().to_string();
+        // One or more YAML documents: helm-drift's own config, Flux HelmReleases, Argo CD
+        // Applications.
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let doc = serde_json::Value::deserialize(doc).with_context(|| format!("invalid config file {at}"))?;
+            if doc.is_null() {
+                continue;
+            }
+            if crate::gitops::kind_of(&doc).is_some() {
+                let found = crate::gitops::import(&doc, &at)?;
+                imported.rules.extend(found.rules);
+                imported.disabled.extend(found.disabled);
+                imported.warnings.extend(found.warnings);
+            } else if doc.get("kind").is_some() && doc.get("apiVersion").is_some() {
+                imported.warnings.push(format!(
+                    "{at}: a {} document is not a helm-drift config, a Flux HelmRelease or an Argo CD Application, and was left out",
+                    doc["kind"].as_str().unwrap_or("?")
+                ));
+            } else {
+                file = serde_json::from_value(doc).with_context(|| format!("invalid config file {at}"))?;
+            }
+        }
         for (i, spec) in std::mem::take(&mut file.ignore).into_iter().enumerate() {
-            rules.push(Rule::from_spec(spec, &format!("{} ignore[{i}]", path.display()))?);
+            rules.push(Rule::from_spec(spec, &format!("{at} ignore[{i}]"))?);
         }
     }
+    rules.extend(imported.rules);
     for text in &a.ignore {
         rules.push(Rule::parse_flag(text)?);
     }
@@ -88,6 +112,8 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         include_crds: a.include_crds,
         expected: crate::expected::rules(file.expected, &origin)?,
         strict: a.strict,
+        disabled_releases: imported.disabled,
+        warnings: imported.warnings,
     })
 }
 

@@ -91,6 +91,7 @@ pub async fn evaluate(
         options: &settings.compare,
         scaled: &scaled,
         server_side: release.apply_method.as_deref() == Some("ssa"),
+        release: &release.name,
     };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(
         objects.iter().zip(&locations).map(|(o, at)| judge(&ctx, o, at.as_ref(), at.as_ref().is_some_and(listed))),

@@ -19,6 +19,8 @@ pub struct Judge<'a> {
     /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
     /// fields decides whether the next upgrade conflicts.
     pub server_side: bool,
+    /// The release's name (rules imported from GitOps tools apply to one release).
+    pub release: &'a str,
 }
 
 /// The verdict for one object; `listed` reads it from the shared LIST of its kind.
@@ -42,7 +44,8 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     };
 
     let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, &live]);
-    if let Some(reason) = disabled {
+    let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
+    if let Some(reason) = release_off.or(disabled) {
         drift.verdict = Verdict::Excluded { reason };
         return drift;
     }
@@ -53,7 +56,7 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
         name: &obj.name,
         namespace: obj.namespace.as_deref(),
     };
-    ignores.extend(ignore::paths_for(&ctx.options.rules, &me));
+    ignores.extend(ignore::paths_for(&ctx.options.rules, &me, ctx.release, &live));
     if let Some(s) = ctx.scaled.iter().find(|s| {
         Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
     }) {
@@ -108,6 +111,18 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     for a in &mut added {
         a.changed_by = attribution::of(&live, &a.path);
     }
+    // What managers the rules name write is left alone (Argo CD's managedFieldsManagers).
+    let managers = ignore::managers_for(&ctx.options.rules, &me, ctx.release);
+    let rule_for =
+        |writer: Option<&str>| managers.iter().find(|(m, _)| Some(m.as_str()) == writer).map(|(_, r)| r.clone());
+    fields.retain(|f| match rule_for(f.changed_by.as_ref().map(|c| c.manager.as_str())) {
+        Some(reason) => !ignored_too(&mut ignored, &f.path, reason),
+        None => true,
+    });
+    added.retain(|a| match rule_for(Some(&a.manager)) {
+        Some(reason) => !ignored_too(&mut ignored, &a.path, reason),
+        None => true,
+    });
     if !ctx.options.strict {
         // Only the read-only engine can mistake Helm's own request, changed at admission, for
         // drift: the exact engine's dry-run passed the same admission.
@@ -129,6 +144,12 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
         drift.live = Some(live);
     }
     drift
+}
+
+/// Records a difference as ignored; always true (for `retain`).
+fn ignored_too(ignored: &mut Vec<Ignored>, path: &crate::model::FieldPath, reason: String) -> bool {
+    ignored.push(Ignored { path: path.clone(), reason });
+    true
 }
 
 /// Why the read-only comparison was used instead of the server's dry-run: what the server said.

@@ -154,6 +154,11 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.err_line(&format!("Error: {}", crate::errors::chain(err)));
     }
 
+    /// A warning on stderr.
+    pub fn warning(&mut self, line: &str) {
+        self.err_line(&format!("warning: {line}"));
+    }
+
     /// A diagnostic line on stderr (`--debug`).
     pub fn debug(&mut self, line: &str) {
         self.err_line(&format!("debug: {line}"));

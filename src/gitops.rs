@@ -1,0 +1,178 @@
+//! Rules people already keep in Git: a Flux `HelmRelease` (`spec.driftDetection`) or an Argo CD
+//! `Application` (`spec.ignoreDifferences`) read as they are, for the release they describe.
+//! What is not understood is named in a warning, never dropped silently.
+
+use crate::ignore::{IgnoreError, Rule, Selector, TargetSpec};
+use crate::jq::PathQuery;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What one document contributes.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub rules: Vec<Rule>,
+    /// Releases whose drift detection is off, with the reason.
+    pub disabled: Vec<(String, String)>,
+    pub warnings: Vec<String>,
+}
+
+/// Which GitOps object a document is, if any.
+pub fn kind_of(doc: &Value) -> Option<&'static str> {
+    let api = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    match doc.get("kind").and_then(Value::as_str) {
+        Some("HelmRelease") if api.starts_with("helm.toolkit.fluxcd.io/") => Some("HelmRelease"),
+        Some("Application") if api.starts_with("argoproj.io/") => Some("Application"),
+        _ => None,
+    }
+}
+
+/// Reads a Flux HelmRelease or an Argo CD Application; `origin` names the file.
+pub fn import(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
+    match kind_of(doc) {
+        Some("HelmRelease") => flux(doc, origin),
+        Some("Application") => argo(doc, origin),
+        _ => Ok(Imported::default()),
+    }
+}
+
+fn text<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// Keys of `map` other than `known`, as `prefix.key` names.
+fn unknown(map: &Value, known: &[&str], prefix: &str) -> Vec<String> {
+    map.as_object()
+        .map(|m| m.keys().filter(|k| !known.contains(&k.as_str())).map(|k| format!("{prefix}.{k}")).collect())
+        .unwrap_or_default()
+}
+
+/// Flux: the release is `spec.releaseName`, else `[targetNamespace-]name`.
+fn flux(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
+    let name = text(doc, "/metadata/name").unwrap_or_default();
+    let release = text(doc, "/spec/releaseName").map(str::to_string).unwrap_or_else(|| {
+        match text(doc, "/spec/targetNamespace") {
+            Some(ns) => format!("{ns}-{name}"),
+            None => name.to_string(),
+        }
+    });
+    let at = format!("{origin} (HelmRelease {name})");
+    let mut out = Imported::default();
+    let Some(drift) = doc.pointer("/spec/driftDetection") else { return Ok(out) };
+    out.warnings.extend(unknown(drift, &["mode", "ignore"], "spec.driftDetection"));
+    if text(drift, "/mode") == Some("disabled") {
+        out.disabled.push((release.clone(), format!("{at}: driftDetection.mode: disabled")));
+    }
+    for (i, rule) in drift.get("ignore").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let prefix = format!("spec.driftDetection.ignore[{i}]");
+        out.warnings.extend(unknown(rule, &["paths", "target"], &prefix));
+        let target = rule.get("target").cloned().unwrap_or(Value::Null);
+        let fields = ["group", "version", "kind", "name", "namespace"];
+        out.warnings.extend(unknown(&target, &fields, &format!("{prefix}.target")));
+        let get = |k: &str| text(&target, &format!("/{k}")).map(str::to_string);
+        let spec = TargetSpec {
+            group: get("group"),
+            version: get("version"),
+            kind: get("kind"),
+            name: get("name"),
+            namespace: get("namespace"),
+        };
+        let paths: Vec<String> = rule
+            .get("paths")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let mut r = Rule::new(paths, Selector::from_spec(spec)?, &format!("{at} {prefix}"));
+        r.release = Some(release.clone());
+        out.rules.push(r);
+    }
+    out.warnings = out.warnings.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
+    Ok(out)
+}
+
+/// Argo CD: the release is `spec.source.helm.releaseName`, else the Application's name.
+fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
+    let name = text(doc, "/metadata/name").unwrap_or_default();
+    let release = text(doc, "/spec/source/helm/releaseName").unwrap_or(name).to_string();
+    let at = format!("{origin} (Application {name})");
+    let mut out = Imported::default();
+    for (i, entry) in doc.pointer("/spec/ignoreDifferences").and_then(Value::as_array).into_iter().flatten().enumerate()
+    {
+        let prefix = format!("spec.ignoreDifferences[{i}]");
+        let known =
+            ["group", "kind", "name", "namespace", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
+        out.warnings.extend(unknown(entry, &known, &prefix));
+        let list = |k: &str| -> Vec<String> {
+            entry
+                .get(k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        let group = entry.get("group").and_then(Value::as_str);
+        let selector = Selector::exact(group, text(entry, "/kind"), text(entry, "/name"), text(entry, "/namespace"));
+        let mut r = Rule::new(list("jsonPointers"), selector, &format!("{at} {prefix}"));
+        for expr in list("jqPathExpressions") {
+            let q = PathQuery::new(&expr).map_err(|why| IgnoreError::Rule { rule: format!("{at} {prefix}"), why })?;
+            r.jq.push(Arc::new(q));
+        }
+        r.managers = list("managedFieldsManagers");
+        r.release = Some(release.clone());
+        out.rules.push(r);
+    }
+    out.warnings = out.warnings.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ignore::{ObjectRef, managers_for, paths_for};
+    use serde_json::json;
+
+    fn deployment() -> ObjectRef<'static> {
+        ObjectRef { group: "apps", version: "v1", kind: "Deployment", name: "web", namespace: Some("apps") }
+    }
+
+    #[test]
+    fn flux_helm_release() {
+        let doc: Value = serde_yaml::from_str(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web}\nspec:\n  targetNamespace: apps\n  driftDetection:\n    mode: enabled\n    ignore:\n      - paths: [/spec/replicas]\n        target: {kind: Deployment, labelSelector: a=b}\n",
+        )
+        .unwrap();
+        let got = import(&doc, "hr.yaml").unwrap();
+        assert_eq!(got.rules[0].release.as_deref(), Some("apps-web"));
+        assert_eq!(paths_for(&got.rules, &deployment(), "apps-web", &json!({}))[0].0, "/spec/replicas");
+        assert!(paths_for(&got.rules, &deployment(), "other", &json!({})).is_empty(), "for its release only");
+        assert_eq!(
+            got.warnings,
+            [
+                "hr.yaml (HelmRelease web): spec.driftDetection.ignore[0].target.labelSelector is not supported and was left out"
+            ]
+        );
+        let off: Value = serde_yaml::from_str("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web}\nspec: {releaseName: w, driftDetection: {mode: disabled}}\n").unwrap();
+        assert_eq!(import(&off, "hr.yaml").unwrap().disabled[0].0, "w");
+    }
+
+    #[test]
+    fn argo_application() {
+        let doc: Value = serde_yaml::from_str(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\nspec:\n  ignoreDifferences:\n    - group: apps\n      kind: Deployment\n      jsonPointers: [/spec/replicas]\n      jqPathExpressions: ['.metadata.labels.team']\n      managedFieldsManagers: [kube-controller-manager]\n      extra: 1\n",
+        )
+        .unwrap();
+        let got = import(&doc, "app.yaml").unwrap();
+        let live = json!({"metadata": {"labels": {"team": "x"}}});
+        let paths: Vec<String> =
+            paths_for(&got.rules, &deployment(), "web", &live).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(paths, ["/spec/replicas", "/metadata/labels/team"]);
+        assert_eq!(managers_for(&got.rules, &deployment(), "web")[0].0, "kube-controller-manager");
+        let other = ObjectRef { group: "", version: "v1", kind: "Deployment", name: "web", namespace: None };
+        assert!(paths_for(&got.rules, &other, "web", &live).is_empty(), "groups match exactly");
+        assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+    }
+}

@@ -1,0 +1,54 @@
+//! Rules people already keep in Git, given to `--config` as they are: a Flux HelmRelease and an
+//! Argo CD Application change the exit code; what is not understood is a warning.
+
+use crate::support::{Env, Helm};
+
+#[test]
+fn a_flux_helm_release_as_config() {
+    let env = Env::new("gitops-flux");
+    env.install(Helm::V4, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.drift(&["check", "app"]).code(2);
+    let file = env.home().join("helmrelease.yaml");
+    let hr = |drift: &str| {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  releaseName: app\n  chart: {{spec: {{chart: repairable}}}}\n  driftDetection:\n{drift}"
+        )
+    };
+    std::fs::write(&file, hr("    mode: enabled\n    ignore:\n      - paths: [/spec/replicas]\n        target: {kind: Deployment, annotationSelector: x=y}\n")).unwrap();
+    let cfg = file.to_str().unwrap();
+    let out = env.drift(&["check", "app", "--config", cfg, "-v"]).code(0);
+    out.stdout_has("= spec.replicas ignored (").stdout_has("(HelmRelease app) spec.driftDetection.ignore[0])");
+    out.stderr_has("warning: ")
+        .stderr_has("spec.driftDetection.ignore[0].target.annotationSelector is not supported and was left out");
+    // The rules are the HelmRelease's release's only.
+    env.install(Helm::V4, "other", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "other-web", "--replicas=4"]).success();
+    env.drift(&["check", "other", "--config", cfg]).code(2);
+    // mode: disabled turns drift detection off for that release.
+    std::fs::write(&file, hr("    mode: disabled\n")).unwrap();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"x"}}"#);
+    env.drift(&["check", "app", "--config", cfg, "-v"]).code(0).stdout_has("driftDetection.mode: disabled");
+}
+
+#[test]
+fn an_argo_cd_application_as_config() {
+    let env = Env::new("gitops-argo");
+    env.install(Helm::V3, "app", "repairable", &[]);
+    env.kubectl(&["label", "deployment", "app-web", "team=ops"]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"x"}}"#);
+    env.drift(&["check", "app"]).code(2);
+    let file = env.home().join("application.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  source: {helm: {releaseName: app}}\n  ignoreDifferences:\n    - group: apps\n      kind: Deployment\n      jqPathExpressions: ['.metadata.labels.team']\n    - kind: ConfigMap\n      managedFieldsManagers: [kubectl-patch]\n",
+    )
+    .unwrap();
+    let cfg = file.to_str().unwrap();
+    let out = env.drift(&["check", "app", "--config", cfg, "-v"]).code(0);
+    out.stdout_has("= metadata.labels.team ignored (").stdout_has("= data.greeting ignored (");
+    assert!(out.stderr().is_empty(), "{}", out.dump());
+    // Someone else's edit of the same ConfigMap is still drift.
+    env.kubectl(&["annotate", "configmap", "app-config", "owner=me"]).success();
+    env.drift(&["check", "app", "--config", cfg]).code(2).stdout_has("metadata.annotations.owner");
+}

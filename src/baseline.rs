@@ -344,6 +344,7 @@ mod tests {
             notes: Vec::new(),
             stale: Vec::new(),
             findings: Vec::new(),
+            explanations: Vec::new(),
         }
     }
 

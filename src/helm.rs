@@ -6,6 +6,13 @@ use crate::release::Release;
 use anyhow::{Context, Result, bail};
 use std::path::{Component, Path, PathBuf};
 
+/// What `helm template` is told of the cluster (`.Capabilities`).
+#[derive(Clone, Debug)]
+pub struct Capabilities {
+    pub kube_version: String,
+    pub api_versions: Vec<String>,
+}
+
 /// The helm binary to run.
 #[derive(Clone, Debug)]
 pub struct HelmBinary(PathBuf);
@@ -19,27 +26,29 @@ impl HelmBinary {
     }
 
     /// `helm template` of the release's chart with its stored values, as the cluster would see
-    /// it: `kube_version` and the served `api_versions`, `--is-upgrade` after revision 1.
+    /// it (its Kubernetes version and served API versions), `--is-upgrade` after revision 1;
+    /// `extra` arguments come last (`--set-json key=value`).
     pub async fn template(
         &self,
         release: &Release,
         files: &ChartFiles,
-        kube_version: &str,
-        api_versions: &[String],
+        cluster: &Capabilities,
+        extra: &[String],
     ) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("template")
             .arg(&release.name)
             .arg(&files.chart)
-            .args(["--namespace", &release.namespace, "--no-hooks", "--kube-version", kube_version])
+            .args(["--namespace", &release.namespace, "--no-hooks", "--kube-version", &cluster.kube_version])
             .arg("--api-versions")
-            .arg(api_versions.join(","))
+            .arg(cluster.api_versions.join(","))
             .arg("--values")
             .arg(&files.values);
         // Revision 1 was rendered by an install; later revisions by an upgrade (or rollback).
         if release.version > 1 {
             cmd.arg("--is-upgrade");
         }
+        cmd.args(extra);
         let (ok, stdout, stderr) = self.run(cmd).await?;
         if !ok {
             bail!("{} template failed: {}", self.0.display(), stderr.trim());

@@ -16,6 +16,7 @@ pub mod desired;
 pub mod engine;
 pub mod errors;
 pub mod expected;
+pub mod explain;
 pub mod gitops;
 pub mod helm;
 pub mod ignore;

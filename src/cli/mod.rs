@@ -171,6 +171,13 @@ enum Command {
         /// [default: ./.helm-drift-baseline.yaml when present]
         #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
         baseline: Option<String>,
+        /// Say which value of the release produced each modified field, and the helm upgrade
+        /// that would make the live state the desired state
+        #[arg(long, help_heading = "Output")]
+        explain: bool,
+        /// With --explain: the chart's source directory (needed for charts with subcharts)
+        #[arg(long, requires = "explain", help_heading = "Output")]
+        chart: Option<PathBuf>,
         #[command(flatten)]
         compare: CompareArgs,
         #[command(flatten)]
@@ -380,6 +387,8 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             selector,
             revision,
             concurrency,
+            explain,
+            chart,
             baseline,
             compare,
             output,
@@ -398,7 +407,8 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             let selection = Selection { releases, all, all_namespaces, selector, revision, concurrency };
             let progress = crate::report::progress(&printer.style);
             let started = std::time::Instant::now();
-            let report = runtime()?.block_on(check::run(&settings, &selection, &progress))?;
+            let explain = explain.then(|| check::Explain { helm: HelmBinary::from_env(), chart });
+            let report = runtime()?.block_on(check::run(&settings, &selection, explain.as_ref(), &progress))?;
             if settings.debug {
                 printer.debug(&debug_summary(&settings, &report, started.elapsed()));
             }

@@ -5,10 +5,9 @@
 use crate::desired;
 use crate::engine::Session;
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::live::LiveError;
 use crate::model::{DocChange, DocDiff, RenderReport};
 use crate::settings::Settings;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// What `render` asks for.
@@ -29,32 +28,14 @@ pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderR
     let release = &selected.release;
     let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
 
-    let version = session
-        .cluster
-        .client
-        .apiserver_version()
-        .await
-        .map_err(|e| LiveError::from_kube(&e, "get", "/version"))
-        .context("reading the cluster's version")?
-        .git_version;
-    let mut api_versions = Vec::new();
-    for group in session.discovery.groups() {
-        for v in group.versions() {
-            let gv = if group.name().is_empty() { v.to_string() } else { format!("{}/{v}", group.name()) };
-            for (ar, _) in group.versioned_resources(v) {
-                api_versions.push(format!("{gv}/{}", ar.kind));
-            }
-            api_versions.push(gv);
-        }
-    }
-
-    let rendered = request.helm.template(release, &files, &version, &api_versions).await?;
+    let cluster = session.capabilities().await?;
+    let rendered = request.helm.template(release, &files, &cluster, &[]).await?;
     let (documents, diffs) = diff_documents(&release.manifest, &rendered);
     Ok(RenderReport {
         release: release.name.clone(),
         namespace: release.namespace.clone(),
         revision: release.version,
-        kube_version: version,
+        kube_version: cluster.kube_version,
         documents,
         diffs,
     })

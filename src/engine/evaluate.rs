@@ -140,6 +140,7 @@ pub async fn evaluate(
         notes,
         stale: Vec::new(),
         findings,
+        explanations: Vec::new(),
     };
     Ok(Evaluated { report, release, objects, locations })
 }

@@ -38,6 +38,30 @@ impl Session {
             .with_context(|| format!("cannot read release {release:?} (cluster {})", self.cluster.server))
     }
 
+    /// The cluster as `helm template` should see it: its version and every served API version
+    /// (and `group/version/Kind`).
+    pub async fn capabilities(&self) -> Result<crate::helm::Capabilities> {
+        let kube_version = self
+            .cluster
+            .client
+            .apiserver_version()
+            .await
+            .map_err(|e| live::LiveError::from_kube(&e, "get", "/version"))
+            .context("reading the cluster's version")?
+            .git_version;
+        let mut api_versions = Vec::new();
+        for group in self.discovery.groups() {
+            for v in group.versions() {
+                let gv = if group.name().is_empty() { v.to_string() } else { format!("{}/{v}", group.name()) };
+                for (ar, _) in group.versioned_resources(v) {
+                    api_versions.push(format!("{gv}/{}", ar.kind));
+                }
+                api_versions.push(gv);
+            }
+        }
+        Ok(crate::helm::Capabilities { kube_version, api_versions })
+    }
+
     /// Forgets the live objects read so far (to read repaired objects afresh).
     pub fn forget_live(&mut self) {
         self.live = Default::default();

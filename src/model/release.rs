@@ -21,6 +21,27 @@ pub struct DriftReport {
     pub stale: Vec<(String, String)>,
     /// Release-level findings, always shown (a chart CRD that Helm will never upgrade...).
     pub findings: Vec<String>,
+    /// Where each modified field comes from in the chart (`check --explain`).
+    pub explanations: Vec<Explanation>,
+}
+
+/// Which value of the release produced a modified field, and the value that would make the live
+/// state the desired state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub object: super::ObjectId,
+    pub path: super::FieldPath,
+    /// The live value.
+    pub live: serde_json::Value,
+    pub cause: Cause,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The value key (`image.tag`) whose value the template writes there.
+    Value(String),
+    /// No value produces it: the template (`# Source:`) writes it as is.
+    HardCoded(Option<String>),
 }
 
 /// A release's verdict as a whole.
@@ -97,6 +118,7 @@ impl DriftReport {
             notes: self.notes.clone(),
             stale: self.stale.clone(),
             findings: self.findings.clone(),
+            explanations: self.explanations.clone(),
         }
     }
 }
@@ -110,8 +132,9 @@ pub struct ReleaseError {
     pub message: String,
 }
 
-/// One release's outcome.
+/// One release's outcome (one per release, moved once: the size difference does not matter).
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     Checked(DriftReport),
     Failed(ReleaseError),

@@ -3,7 +3,9 @@
 //! removed values, the live one otherwise.
 
 use super::secret;
-use crate::model::{Attribution, DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
+use crate::model::{
+    Attribution, Cause, DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+};
 use serde_json::{Value, json};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -60,6 +62,15 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "engine": engine(&r.engine()),
         "notes": r.notes,
         "findings": r.findings,
+        "explanations": r.explanations.iter().map(|e| {
+            let (key, template) = match &e.cause {
+                Cause::Value(k) => (Some(k.clone()), None),
+                Cause::HardCoded(t) => (None, t.clone()),
+            };
+            let set = super::text::set_flag(e, &style(show_secrets)).map(|s| s.trim_start_matches("--set-json ").trim_matches('\'').to_string());
+            json!({"object": e.object.to_string(), "path": e.path.pointer(), "valueKey": key, "template": template, "setJson": set})
+        }).collect::<Vec<_>>(),
+        "upgradeCommand": super::text::upgrade_command(r, &style(show_secrets)),
         "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
@@ -71,6 +82,11 @@ fn engine(e: &Engine) -> Value {
         Engine::Exact => json!({"name": "exact", "reason": Value::Null}),
         Engine::ReadOnly { reason } => json!({"name": "read-only", "reason": reason}),
     }
+}
+
+/// The style the shared text helpers need.
+fn style(show_secrets: bool) -> super::Style {
+    super::Style { show_secrets, ..Default::default() }
 }
 
 /// Who last wrote a field, or `null`.

@@ -103,6 +103,7 @@ fn fixture() -> RunReport {
         notes: vec!["1 hook(s) not checked: hooks and tests are not expected to exist".into()],
         stale: Vec::new(),
         findings: Vec::new(),
+        explanations: Vec::new(),
     };
     let db = DriftReport {
         release: "db".into(),
@@ -116,6 +117,7 @@ fn fixture() -> RunReport {
         notes: Vec::new(),
         stale: Vec::new(),
         findings: Vec::new(),
+        explanations: Vec::new(),
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

@@ -5,7 +5,8 @@ use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
-    Attribution, DriftKind, DriftReport, Engine, FieldPath, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+    Attribution, Cause, DriftKind, DriftReport, Engine, Explanation, FieldPath, ObjectDrift, Outcome, ReleaseVerdict,
+    RunReport,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -49,6 +50,45 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
     for o in &r.objects {
         object(out, o, style);
     }
+    explanations(out, r, style);
+}
+
+/// Where each modified field comes from, and the upgrade that would make the live state the
+/// desired state (`--explain`).
+fn explanations(out: &mut String, r: &DriftReport, style: &Style) {
+    if r.explanations.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  explain:");
+    for e in &r.explanations {
+        let what = match (&e.cause, set_flag(e, style)) {
+            (Cause::Value(key), Some(set)) => format!("from value {key}: {set}"),
+            (Cause::Value(key), None) => format!("from value {key}"),
+            (Cause::HardCoded(Some(t)), _) => format!("no value produces it: written as is by {t} (change the chart)"),
+            (Cause::HardCoded(None), _) => {
+                "no value produces it: written as is by its template (change the chart)".into()
+            }
+        };
+        let _ = writeln!(out, "{DETAIL}{} {}: {what}", e.object, e.path);
+    }
+    if let Some(line) = upgrade_command(r, style) {
+        let _ = writeln!(out, "  to make the live state the desired state (CHART: the chart's reference or path):");
+        let _ = writeln!(out, "{DETAIL}{line}");
+    }
+}
+
+/// `--set-json 'key=LIVE'` for an explained field (the value hidden for secrets).
+pub fn set_flag(e: &Explanation, style: &Style) -> Option<String> {
+    let Cause::Value(key) = &e.cause else { return None };
+    let value = secret::mask(&e.object, &e.path.pointer(), &e.live, style.show_secrets);
+    Some(format!("--set-json '{key}={}'", value.to_string().replace('\'', "'\\''")))
+}
+
+/// The one `helm upgrade` line with every `--set-json` of the release's explanations.
+pub fn upgrade_command(r: &DriftReport, style: &Style) -> Option<String> {
+    let sets: Vec<String> = r.explanations.iter().filter_map(|e| set_flag(e, style)).collect();
+    (!sets.is_empty())
+        .then(|| format!("helm upgrade {} CHART -n {} --reuse-values {}", r.release, r.namespace, sets.join(" ")))
 }
 
 /// `name: verdict [namespace, revision, chart]`.
@@ -228,6 +268,7 @@ mod tests {
             notes: Vec::new(),
             stale: Vec::new(),
             findings: Vec::new(),
+            explanations: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ mod check_missing;
 mod connection;
 mod drift_engine;
 mod expected;
+mod explain;
 mod gitops;
 mod lifecycle;
 mod messages;

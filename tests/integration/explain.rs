@@ -1,0 +1,67 @@
+//! `check --explain`: which value produced each modified field, and the `helm upgrade` that
+//! makes the live state the desired state: applied, it leaves the release clean.
+
+use crate::support::{Env, Helm, chart_path};
+
+/// The words of a printed command line (single quotes group, as a shell would).
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn explained(helm: Helm) {
+    let env = Env::new(&format!("explain-{}", helm.tag()));
+    env.install(helm, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"bye"}}"#);
+    let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+    let explain = |args: &[&str]| env.drift(args).env("HELM_BIN", &bin);
+    let out = explain(&["check", "app", "--explain"]).code(2);
+    let ns = &env.ns;
+    out.stdout_has(&format!("Deployment {ns}/app-web spec.replicas: from value replicas: --set-json 'replicas=4'"))
+        .stdout_has(&format!(
+            "ConfigMap {ns}/app-config data.greeting: from value greeting: --set-json 'greeting=\"bye\"'"
+        ));
+    let stdout = out.stdout();
+    let line =
+        stdout.lines().map(str::trim).find(|l| l.starts_with("helm upgrade app CHART")).expect("an upgrade line");
+    let chart = chart_path("repairable");
+    let args: Vec<String> =
+        words(line).into_iter().skip(1).map(|w| if w == "CHART" { chart.display().to_string() } else { w }).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    env.helm(helm, &args).success();
+    env.drift(&["check", "app"]).code(0).stdout_has("revision 2 deployed");
+
+    // A field no value produces is named with its template.
+    env.kubectl(&["label", "deployment", "app-web", "tier=back", "--overwrite"]).success();
+    explain(&["check", "app", "--explain"])
+        .code(2)
+        .stdout_has("metadata.labels.tier: no value produces it: written as is by repairable/templates/workload.yaml");
+    let json = explain(&["check", "app", "--explain", "-o", "json"]).code(2).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["releases"][0]["explanations"][0]["template"], "repairable/templates/workload.yaml", "{json}");
+}
+
+#[test]
+fn helm3_explained_drift_and_the_upgrade_that_makes_it_desired() {
+    explained(Helm::V3);
+}
+
+#[test]
+fn helm4_explained_drift_and_the_upgrade_that_makes_it_desired() {
+    explained(Helm::V4);
+}

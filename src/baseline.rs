@@ -345,6 +345,7 @@ mod tests {
             stale: Vec::new(),
             findings: Vec::new(),
             explanations: Vec::new(),
+            rerender: None,
         }
     }
 

@@ -80,6 +80,26 @@ impl HelmBinary {
         Ok(output)
     }
 
+    /// The manifest a `helm upgrade` of the release to its own chart and stored values would
+    /// apply now: `--dry-run=server`, so that `lookup` is answered by the cluster. Nothing is
+    /// changed.
+    pub async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
+        let mut cmd = self.command();
+        cmd.arg("upgrade")
+            .arg(&release.name)
+            .arg(&files.chart)
+            .args(["--namespace", &release.namespace, "--reset-values", "--values"])
+            .arg(&files.values)
+            .args(["--dry-run=server", "--output", "json"]);
+        let (ok, stdout, stderr) = self.run(cmd).await?;
+        if !ok {
+            bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
+        }
+        let doc: serde_json::Value = serde_json::from_str(&stdout)
+            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+        Ok(doc.get("manifest").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
+    }
+
     fn command(&self) -> std::process::Command {
         std::process::Command::new(&self.0)
     }

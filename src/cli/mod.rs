@@ -175,8 +175,13 @@ enum Command {
         /// that would make the live state the desired state
         #[arg(long, help_heading = "Output")]
         explain: bool,
-        /// With --explain: the chart's source directory (needed for charts with subcharts)
-        #[arg(long, requires = "explain", help_heading = "Output")]
+        /// Also render the chart now (stored values, lookup answered by the cluster) and show
+        /// what a helm upgrade with the same values would change
+        #[arg(long, help_heading = "Output")]
+        rerender: bool,
+        /// With --explain or --rerender: the chart's source directory (needed for charts with
+        /// subcharts)
+        #[arg(long, help_heading = "Output")]
         chart: Option<PathBuf>,
         #[command(flatten)]
         compare: CompareArgs,
@@ -388,6 +393,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             revision,
             concurrency,
             explain,
+            rerender,
             chart,
             baseline,
             compare,
@@ -407,8 +413,16 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             let selection = Selection { releases, all, all_namespaces, selector, revision, concurrency };
             let progress = crate::report::progress(&printer.style);
             let started = std::time::Instant::now();
-            let explain = explain.then(|| check::Explain { helm: HelmBinary::from_env(), chart });
-            let report = runtime()?.block_on(check::run(&settings, &selection, explain.as_ref(), &progress))?;
+            if chart.is_some() && !explain && !rerender {
+                bail!("--chart is for --explain and --rerender");
+            }
+            let rendering = (explain || rerender).then(|| check::Rendering {
+                helm: HelmBinary::from_env(),
+                chart,
+                explain,
+                rerender,
+            });
+            let report = runtime()?.block_on(check::run(&settings, &selection, rendering.as_ref(), &progress))?;
             if settings.debug {
                 printer.debug(&debug_summary(&settings, &report, started.elapsed()));
             }

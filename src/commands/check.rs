@@ -1,43 +1,77 @@
 //! `check`: compare the selected releases with the cluster; with `--explain`, say which value of
-//! each release produced every modified field.
+//! each release produced every modified field; with `--rerender`, also compare the chart as it
+//! renders now with the cluster.
 
-use crate::engine::{Selection, Session, scan};
+use crate::desired;
+use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::model::{Outcome, RunReport};
+use crate::model::{DriftReport, Outcome, Rerender, RunReport};
+use crate::release::Selected;
 use crate::settings::Settings;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
-/// What `--explain` needs: the helm binary, and the chart's source for charts with subcharts.
+/// What runs the chart again: `--explain` and `--rerender`.
 #[derive(Clone, Debug)]
-pub struct Explain {
+pub struct Rendering {
     pub helm: HelmBinary,
+    /// The chart's source, for charts with subcharts (which Helm does not store).
     pub chart: Option<PathBuf>,
+    pub explain: bool,
+    pub rerender: bool,
 }
 
 /// Checks every release `selection` names; `progress(done, total)` is called as releases finish.
 pub async fn run(
     settings: &Settings,
     selection: &Selection,
-    explain: Option<&Explain>,
+    rendering: Option<&Rendering>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<RunReport> {
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
-    if let Some(explain) = explain {
-        let cluster = session.capabilities().await?;
-        for outcome in &mut run.outcomes {
-            let Outcome::Checked(report) = outcome else { continue };
-            if !report.objects.iter().any(|o| o.fields.iter().any(|f| f.recorded.is_some() && f.live.is_some())) {
-                continue;
-            }
-            let index = session.storage.history(&report.namespace, &report.release).await?;
-            let selected = session.storage.select(&index, Some(report.revision)).await?;
-            let files = ChartFiles::write(&selected.release, &selected.record, explain.chart.as_deref())?;
-            report.explanations = crate::explain::explain(&explain.helm, &selected.release, &files, &cluster, report)
+    let Some(rendering) = rendering else { return Ok(run) };
+    let cluster = session.capabilities().await?;
+    for outcome in &mut run.outcomes {
+        let Outcome::Checked(report) = outcome else { continue };
+        let modified = report.objects.iter().any(|o| o.fields.iter().any(|f| f.recorded.is_some() && f.live.is_some()));
+        let explain = rendering.explain && modified;
+        if !rendering.rerender && !explain {
+            continue;
+        }
+        let what = |doing: &str| format!("cannot {doing} release {:?}", report.release);
+        let index = session.storage.history(&report.namespace, &report.release).await?;
+        let selected = session.storage.select(&index, Some(report.revision)).await?;
+        let files = ChartFiles::write(&selected.release, &selected.record, rendering.chart.as_deref())?;
+        if explain {
+            report.explanations = crate::explain::explain(&rendering.helm, &selected.release, &files, &cluster, report)
                 .await
-                .with_context(|| format!("cannot explain the drift of release {:?}", report.release))?;
+                .with_context(|| what("explain the drift of"))?;
+        }
+        if rendering.rerender {
+            let rerender =
+                rerender(&session, settings, rendering, selected, &files).await.with_context(|| what("render"))?;
+            report.rerender = Some(Box::new(rerender));
         }
     }
     Ok(run)
+}
+
+/// The chart as it renders now (a server-side dry-run upgrade with the stored values), against
+/// the stored manifest and against the cluster.
+async fn rerender(
+    session: &Session,
+    settings: &Settings,
+    rendering: &Rendering,
+    selected: Selected,
+    files: &ChartFiles,
+) -> Result<Rerender> {
+    let manifest = rendering.helm.render_now(&selected.release, files).await?;
+    let (documents, changed) = desired::diff_documents(&selected.release.manifest, &manifest);
+    let mut now = selected;
+    now.release.manifest = manifest;
+    now.record = format!("{} rendered now", now.record);
+    now.newest = None;
+    let against_live: DriftReport = evaluate_selected(session, settings, now).await?.report;
+    Ok(Rerender { documents, changed, against_live })
 }

@@ -91,17 +91,39 @@ async fn apply(client: &kube::Client, at: &Location, name: &str, planned: &Plann
     for change in &planned.changes {
         after = live::change(client, at, name, change, false).await?;
     }
-    if planned.reclaim
-        && let Some(fields) = ownership::reclaimed(&after)
-    {
-        let version = after.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
+    if planned.reclaim {
+        after = reclaim(client, at, name, after).await?;
+    }
+    Ok(after)
+}
+
+/// How often taking ownership back is tried when a controller wrote the object meanwhile (a
+/// Deployment's status after the repair rolled it out).
+const RECLAIM_ATTEMPTS: usize = 5;
+
+/// Rewrites the object's managedFields so that Helm alone owns what it applies, guarded by the
+/// resourceVersion; when the object changed meanwhile, reads it again and retries.
+async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: Value) -> Result<Value, LiveError> {
+    let mut attempt = 1;
+    loop {
+        let Some(fields) = ownership::reclaimed(&current) else { return Ok(current) };
+        let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
         let ops = json!([
             {"op": "test", "path": "/metadata/resourceVersion", "value": version},
             {"op": "replace", "path": "/metadata/managedFields", "value": fields},
         ]);
-        after = live::change(client, at, name, &Change::Patch(ops), false).await?;
+        match live::change(client, at, name, &Change::Patch(ops), false).await {
+            Err(LiveError::Invalid { .. } | LiveError::Conflict { .. }) if attempt < RECLAIM_ATTEMPTS => {
+                attempt += 1;
+                current = match live::get(client, at, name).await {
+                    live::LiveState::Present(v) => v,
+                    live::LiveState::Absent => return Err(LiveError::NotFound { message: format!("{name} is gone") }),
+                    live::LiveState::Failed(e) => return Err(e),
+                };
+            }
+            result => return result,
+        }
     }
-    Ok(after)
 }
 
 /// The Event message on a repaired object: what was restored, by JSON pointer.

@@ -6,7 +6,7 @@ use super::judge::{Judge, judge};
 use crate::desired::{self, DesiredObject, metadata};
 use crate::live::{self, Location, Scaled};
 use crate::model::{DriftReport, ObjectDrift, ObjectId, Verdict};
-use crate::release::{Release, ReleaseIndex};
+use crate::release::{Release, ReleaseIndex, Selected};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
 use futures::{StreamExt, stream};
@@ -38,6 +38,12 @@ pub async fn evaluate(
         .select(index, revision)
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
+    evaluate_selected(session, settings, selected).await
+}
+
+/// Compares a release record already read (or one whose manifest was rendered again) with the
+/// cluster.
+pub async fn evaluate_selected(session: &Session, settings: &Settings, selected: Selected) -> Result<Evaluated> {
     let release = selected.release;
     let mut objects = Vec::new();
     let mut broken = Vec::new();
@@ -141,6 +147,7 @@ pub async fn evaluate(
         stale: Vec::new(),
         findings,
         explanations: Vec::new(),
+        rerender: None,
     };
     Ok(Evaluated { report, release, objects, locations })
 }

@@ -8,6 +8,6 @@ mod judge;
 mod scan;
 mod session;
 
-pub use evaluate::{Evaluated, evaluate};
+pub use evaluate::{Evaluated, evaluate, evaluate_selected};
 pub use scan::{Selection, scan};
 pub use session::Session;

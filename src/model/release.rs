@@ -23,6 +23,28 @@ pub struct DriftReport {
     pub findings: Vec<String>,
     /// Where each modified field comes from in the chart (`check --explain`).
     pub explanations: Vec<Explanation>,
+    /// The chart as it renders now, against the cluster (`check --rerender`).
+    pub rerender: Option<Box<Rerender>>,
+}
+
+/// The chart rebuilt from the record, rendered now with its stored values (`lookup` answered by
+/// the cluster): what it would produce differently, and what a `helm upgrade` with the same
+/// values would change in the cluster.
+#[derive(Clone, Debug)]
+pub struct Rerender {
+    /// Documents of the stored manifest.
+    pub documents: usize,
+    /// Render drift: documents that render differently now.
+    pub changed: Vec<super::DocDiff>,
+    /// The objects as rendered now, compared with the live ones.
+    pub against_live: DriftReport,
+}
+
+impl Rerender {
+    /// Whether a `helm upgrade` with the same values would change anything.
+    pub fn would_change(&self) -> bool {
+        !self.changed.is_empty() || self.against_live.drifted() > 0
+    }
 }
 
 /// Which value of the release produced a modified field, and the value that would make the live
@@ -86,7 +108,7 @@ impl DriftReport {
     pub fn verdict(&self) -> ReleaseVerdict {
         if self.errors() > 0 {
             ReleaseVerdict::Error
-        } else if self.drifted() > 0 {
+        } else if self.drifted() > 0 || self.rerender.as_ref().is_some_and(|r| r.would_change()) {
             ReleaseVerdict::Drifted
         } else {
             ReleaseVerdict::InSync
@@ -119,6 +141,7 @@ impl DriftReport {
             stale: self.stale.clone(),
             findings: self.findings.clone(),
             explanations: self.explanations.clone(),
+            rerender: self.rerender.clone(),
         }
     }
 }

@@ -71,6 +71,11 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
             json!({"object": e.object.to_string(), "path": e.path.pointer(), "valueKey": key, "template": template, "setJson": set})
         }).collect::<Vec<_>>(),
         "upgradeCommand": super::text::upgrade_command(r, &style(show_secrets)),
+        "rerender": r.rerender.as_ref().map(|now| json!({
+            "documents": now.documents,
+            "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),
+            "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
+        })),
         "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),

@@ -104,6 +104,7 @@ fn fixture() -> RunReport {
         stale: Vec::new(),
         findings: Vec::new(),
         explanations: Vec::new(),
+        rerender: None,
     };
     let db = DriftReport {
         release: "db".into(),
@@ -118,6 +119,7 @@ fn fixture() -> RunReport {
         stale: Vec::new(),
         findings: Vec::new(),
         explanations: Vec::new(),
+        rerender: None,
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

@@ -5,8 +5,8 @@ use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftKind, DriftReport, Engine, Explanation, FieldPath, ObjectDrift, Outcome, ReleaseVerdict,
-    RunReport,
+    Attribution, Cause, DocChange, DriftKind, DriftReport, Engine, Explanation, FieldPath, ObjectDrift, Outcome,
+    ReleaseVerdict, Rerender, RunReport,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -51,6 +51,33 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
         object(out, o, style);
     }
     explanations(out, r, style);
+    if let Some(now) = &r.rerender {
+        rerender(out, now, style);
+    }
+}
+
+/// The chart as it renders now (`--rerender`): render drift, then what an upgrade would change.
+fn rerender(out: &mut String, r: &Rerender, style: &Style) {
+    let head = "rendered now (stored values, lookup answered by the cluster)";
+    if !r.would_change() {
+        let _ = writeln!(out, "  {head}: as recorded; a helm upgrade with the same values would change nothing");
+        return;
+    }
+    let _ = writeln!(out, "  {head}: {} of {} documents render differently", r.changed.len(), r.documents);
+    for d in &r.changed {
+        let label = match d.change {
+            DocChange::Changed { .. } => "changed",
+            DocChange::OnlyStored(_) => "gone",
+            DocChange::OnlyRendered(_) => "new",
+        };
+        let _ = writeln!(out, "{DETAIL}{label:<8} {}", d.source);
+    }
+    if r.against_live.drifted() > 0 {
+        let _ = writeln!(out, "  a helm upgrade with the same values would change:");
+        for o in r.against_live.objects.iter().filter(|o| o.is_drift()) {
+            object(out, o, &Style { verbose: false, ..style.clone() });
+        }
+    }
 }
 
 /// Where each modified field comes from, and the upgrade that would make the live state the
@@ -97,6 +124,11 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
     let verdict = match r.verdict() {
         ReleaseVerdict::Error => {
             paint(style.color, Tone::Alarm, &format!("error ({} of {total} could not be checked)", r.errors()))
+        }
+        ReleaseVerdict::Drifted if r.drifted() == 0 => {
+            let would = r.rerender.as_ref().map_or(0, |now| now.against_live.drifted());
+            let line = format!("in sync with the record ({total}); rendered now, {} would change", objects(would));
+            paint(style.color, Tone::Warn, &line)
         }
         ReleaseVerdict::Drifted => paint(style.color, Tone::Warn, &format!("{} of {total} drifted", r.drifted())),
         ReleaseVerdict::InSync => paint(style.color, Tone::Good, &format!("in sync ({total})")),
@@ -269,6 +301,7 @@ mod tests {
             stale: Vec::new(),
             findings: Vec::new(),
             explanations: Vec::new(),
+            rerender: None,
         }
     }
 

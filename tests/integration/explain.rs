@@ -65,3 +65,30 @@ fn helm3_explained_drift_and_the_upgrade_that_makes_it_desired() {
 fn helm4_explained_drift_and_the_upgrade_that_makes_it_desired() {
     explained(Helm::V4);
 }
+
+/// `check --rerender`: the chart rendered now with its stored values, `lookup` answered by the
+/// cluster (so the lookup template renders as recorded, unlike `helm template`), random values
+/// and `.Release.IsUpgrade` not: what a `helm upgrade` with the same values would change.
+#[test]
+fn rerender_shows_what_an_upgrade_with_the_same_values_would_change() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("rerender-{}", helm.tag()));
+        env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);
+        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        env.drift(&["check", "r"]).code(0);
+        let out = env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2);
+        out.stdout_has("r: in sync with the record (4 objects); rendered now, 2 objects would change")
+            .stdout_has(
+                "rendered now (stored values, lookup answered by the cluster): 2 of 4 documents render differently",
+            )
+            .stdout_has("changed  rendered/templates/random.yaml")
+            .stdout_has("changed  rendered/templates/capabilities.yaml")
+            .stdout_has("a helm upgrade with the same values would change:")
+            .stdout_has(&format!("modified ConfigMap {}/r-random", env.ns))
+            .stdout_has("~ data.token: ");
+        assert!(!out.stdout().contains("templates/lookup.yaml"), "lookup is answered by the cluster\n{}", out.dump());
+        let json = env.drift(&["check", "r", "--rerender", "-o", "json"]).env("HELM_BIN", &bin).code(2).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["releases"][0]["rerender"]["documents"], 4, "{json}");
+    }
+}

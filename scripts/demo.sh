@@ -2,8 +2,8 @@
 # The main job on a throwaway local cluster: builds what it needs, starts a local control plane,
 # installs the plugin into helm, installs a demo chart, makes drift (including a value edited and
 # put back, which leaves the field owned by kubectl: the next helm upgrade would conflict), runs
-# `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, all through
-# helm.
+# `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, then shows an
+# expected change (`kubectl rollout restart`) and `check --explain`, all through helm.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -86,6 +86,14 @@ say "helm drift repair demo -n demo --remove-foreign   (same revision: helm hist
 say "helm upgrade demo --set greeting=upgraded   (Helm owns its fields again: no conflict)"
 "$helm" upgrade demo "$root/tests/charts/basic" --namespace demo --reuse-values --set greeting=upgraded
 "$helm" drift check demo -n demo
+
+say "kubectl rollout restart is expected, not drift (shown with -v)"
+"$kubectl" -n demo rollout restart deployment/demo-web
+"$helm" drift check demo -n demo -v
+
+say "Scaled by hand: helm drift check --explain says which value makes it permanent"
+"$kubectl" -n demo scale deployment demo-web --replicas=3
+"$helm" drift check demo -n demo --explain || true
 
 cat <<EOT
 

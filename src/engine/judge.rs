@@ -1,14 +1,16 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
+use crate::compare::IgnorePrefix;
 use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::expected;
 use crate::ignore::{self, ObjectRef};
 use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
 use crate::model::path::under;
-use crate::model::{Engine, Ignored, ObjectDrift, Verdict};
+use crate::model::{Engine, FieldDiff, Foreign, Ignored, ObjectDrift, Verdict};
 use crate::settings::CompareOptions;
+use serde_json::Value;
 
 /// What judging an object needs from the run.
 pub struct Judge<'a> {
@@ -23,7 +25,9 @@ pub struct Judge<'a> {
     pub release: &'a str,
 }
 
-/// The verdict for one object; `listed` reads it from the shared LIST of its kind.
+/// The verdict for one object; `listed` reads it from the shared LIST of its kind. A pipeline
+/// of small steps over the object's evidence: read live, rules, compare, ownership, attribution,
+/// managers the rules leave alone, expected changes, verdict.
 pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
     let Some(at) = at else {
@@ -42,13 +46,6 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
             return drift;
         }
     };
-
-    let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, &live]);
-    let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
-    if let Some(reason) = release_off.or(disabled) {
-        drift.verdict = Verdict::Excluded { reason };
-        return drift;
-    }
     let me = ObjectRef {
         group: obj.group(),
         version: obj.version(),
@@ -56,94 +53,132 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
         name: &obj.name,
         namespace: obj.namespace.as_deref(),
     };
-    ignores.extend(ignore::paths_for(&ctx.options.rules, &me, ctx.release, &live));
-    if let Some(s) = ctx.scaled.iter().find(|s| {
-        Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
-    }) {
-        ignores.push(("/spec/replicas".into(), format!("HorizontalPodAutoscaler {} manages replicas", s.hpa)));
-    }
-
-    let desired = subset::comparable(&obj.object);
-    let mut fields = subset::differences(&desired, &live);
-    let added = managed::foreign(&desired, &live);
-    let candidate = fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), &ignores));
-    let engine = if ctx.options.read_only {
-        Engine::ReadOnly { reason: "--read-only".into() }
-    } else if candidate {
-        match live::apply_dry_run(ctx.client, at, &obj.name, &obj.object).await {
-            Ok(after) => {
-                fields = exact::differences(&after, &live);
-                Engine::Exact
-            }
-            Err(e) => Engine::ReadOnly { reason: fallback_reason(&e) },
+    let ignores = match rules(ctx, obj, &me, &live) {
+        Ok(ignores) => ignores,
+        Err(reason) => {
+            drift.verdict = Verdict::Excluded { reason };
+            return drift;
         }
-    } else {
-        Engine::Exact
     };
-    let (fields, added, ignored) = compare::set_aside(fields, added, &ignores);
-    // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
-    let mut disowned = ownership::disowned(&obj.object, &live);
-    // A field whose value differs is reported as modified; ignored paths are left alone.
-    disowned.retain(|o| {
-        let at = o.path.pointer();
-        !compare::is_ignored(&at, &ignores)
-            && !fields.iter().any(|f| {
-                let diff = f.path.pointer();
-                under(&at, &diff) || under(&diff, &at)
-            })
-    });
-    let mut ignored = ignored;
-    if !ctx.server_side {
-        // A client-side applied release is upgraded with a three-way merge patch: who owns a
-        // field does not matter to it.
-        ignored.extend(disowned.drain(..).map(|d| Ignored {
-            reason: format!(
-                "owned by {}; the release is applied client-side, so the next helm upgrade overwrites it without a conflict",
-                d.manager
-            ),
-            path: d.path,
-        }));
-    }
-    let (mut fields, mut added) = (fields, added);
-    for f in &mut fields {
-        f.changed_by = attribution::of(&live, &f.path);
-    }
-    for a in &mut added {
-        a.changed_by = attribution::of(&live, &a.path);
-    }
-    // What managers the rules name write is left alone (Argo CD's managedFieldsManagers).
-    let managers = ignore::managers_for(&ctx.options.rules, &me, ctx.release);
-    let rule_for =
-        |writer: Option<&str>| managers.iter().find(|(m, _)| Some(m.as_str()) == writer).map(|(_, r)| r.clone());
-    fields.retain(|f| match rule_for(f.changed_by.as_ref().map(|c| c.manager.as_str())) {
-        Some(reason) => !ignored_too(&mut ignored, &f.path, reason),
-        None => true,
-    });
-    added.retain(|a| match rule_for(Some(&a.manager)) {
-        Some(reason) => !ignored_too(&mut ignored, &a.path, reason),
-        None => true,
-    });
+    let (fields, added, engine) = differences(ctx, obj, at, &live, &ignores).await;
+    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, added, &ignores);
+    ownership(ctx, obj, &live, &ignores, &mut drift);
+    attribute(&live, &mut drift);
+    leave_managers(ctx, &me, &mut drift);
     if !ctx.options.strict {
         // Only the read-only engine can mistake Helm's own request, changed at admission, for
         // drift: the exact engine's dry-run passed the same admission.
         let read_only = matches!(engine, Engine::ReadOnly { .. });
-        let (kept, kept_added, expected) = expected::set_aside(&ctx.options.expected, &me, fields, added, read_only);
-        (fields, added) = (kept, kept_added);
-        drift.expected = expected;
+        let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
+        (drift.fields, drift.added, drift.expected) =
+            expected::set_aside(&ctx.options.expected, &me, fields, added, read_only);
     }
-    let drifted = !fields.is_empty() || !added.is_empty() || !disowned.is_empty();
+    let drifted = !drift.fields.is_empty() || !drift.added.is_empty() || !drift.disowned.is_empty();
     drift.verdict = if drifted { Verdict::Modified } else { Verdict::InSync };
-    drift.fields = fields;
-    drift.added = added;
-    drift.disowned = disowned;
-    drift.ignored = ignored;
     drift.engine = Some(engine);
-    if drift.verdict == Verdict::Modified {
+    if drifted {
         let mut live = live;
         exact::strip_server_fields(&mut live);
         drift.live = Some(live);
     }
     drift
+}
+
+/// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it
+/// is excluded altogether.
+fn rules(ctx: &Judge<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, String> {
+    let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, live]);
+    let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
+    if let Some(reason) = release_off.or(disabled) {
+        return Err(reason);
+    }
+    ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
+    if let Some(s) = ctx.scaled.iter().find(|s| {
+        Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
+    }) {
+        ignores.push(("/spec/replicas".into(), format!("HorizontalPodAutoscaler {} manages replicas", s.hpa)));
+    }
+    Ok(ignores)
+}
+
+/// The differences and the engine that found them: client-side first, then the server's
+/// dry-run for an object that differs client-side (unless read-only or refused).
+async fn differences(
+    ctx: &Judge<'_>,
+    obj: &DesiredObject,
+    at: &Location,
+    live: &Value,
+    ignores: &[IgnorePrefix],
+) -> (Vec<FieldDiff>, Vec<Foreign>, Engine) {
+    let desired = subset::comparable(&obj.object);
+    let fields = subset::differences(&desired, live);
+    let added = managed::foreign(&desired, live);
+    if ctx.options.read_only {
+        return (fields, added, Engine::ReadOnly { reason: "--read-only".into() });
+    }
+    if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
+        return (fields, added, Engine::Exact);
+    }
+    match live::apply_dry_run(ctx.client, at, &obj.name, &obj.object).await {
+        Ok(after) => (exact::differences(&after, live), added, Engine::Exact),
+        Err(e) => (fields, added, Engine::ReadOnly { reason: fallback_reason(&e) }),
+    }
+}
+
+/// Fields the chart sets that another manager owns while Helm owns none: drift for server-side
+/// applied releases; for client-side applied ones a note (their upgrade overwrites them).
+fn ownership(ctx: &Judge<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
+    // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
+    let mut disowned = ownership::disowned(&obj.object, live);
+    // A field whose value differs is reported as modified; ignored paths are left alone.
+    disowned.retain(|o| {
+        let at = o.path.pointer();
+        !compare::is_ignored(&at, ignores)
+            && !drift.fields.iter().any(|f| {
+                let diff = f.path.pointer();
+                under(&at, &diff) || under(&diff, &at)
+            })
+    });
+    if ctx.server_side {
+        drift.disowned = disowned;
+        return;
+    }
+    drift.ignored.extend(disowned.into_iter().map(|d| Ignored {
+        reason: format!(
+            "owned by {}; the release is applied client-side, so the next helm upgrade overwrites it without a conflict",
+            d.manager
+        ),
+        path: d.path,
+    }));
+}
+
+/// Who last wrote each difference.
+fn attribute(live: &Value, drift: &mut ObjectDrift) {
+    for f in &mut drift.fields {
+        f.changed_by = attribution::of(live, &f.path);
+    }
+    for a in &mut drift.added {
+        a.changed_by = attribution::of(live, &a.path);
+    }
+}
+
+/// What the managers the rules name wrote is left alone (Argo CD's managedFieldsManagers).
+fn leave_managers(ctx: &Judge<'_>, me: &ObjectRef, drift: &mut ObjectDrift) {
+    let managers = ignore::managers_for(&ctx.options.rules, me, ctx.release);
+    if managers.is_empty() {
+        return;
+    }
+    let rule_for =
+        |writer: Option<&str>| managers.iter().find(|(m, _)| Some(m.as_str()) == writer).map(|(_, r)| r.clone());
+    let ignored = &mut drift.ignored;
+    drift.fields.retain(|f| match rule_for(f.changed_by.as_ref().map(|c| c.manager.as_str())) {
+        Some(reason) => !ignored_too(ignored, &f.path, reason),
+        None => true,
+    });
+    drift.added.retain(|a| match rule_for(Some(&a.manager)) {
+        Some(reason) => !ignored_too(ignored, &a.path, reason),
+        None => true,
+    });
 }
 
 /// Records a difference as ignored; always true (for `retain`).

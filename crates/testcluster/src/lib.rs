@@ -5,6 +5,7 @@ mod certs;
 mod postgres;
 mod process;
 mod tools;
+pub mod webhook;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};

@@ -19,6 +19,7 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
     for s in &r.steps {
         let status = match &s.status {
             StepStatus::Planned if r.dry_run => paint(on, Tone::Note, "would apply (server dry-run passed)"),
+            StepStatus::Planned if r.refused() => paint(on, Tone::Warn, "not applied (another step was refused)"),
             StepStatus::Planned => paint(on, Tone::Note, "planned"),
             StepStatus::Refused(why) => paint(on, Tone::Bad, &format!("refused by the server dry-run: {why}")),
             StepStatus::Applied => paint(on, Tone::Good, "applied"),

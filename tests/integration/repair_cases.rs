@@ -152,7 +152,9 @@ fn an_immutable_field_changes_nothing() {
             refused[0].contains("ConfigMap") && refused[0].contains("data: Forbidden: field is immutable"),
             "{refused:?}"
         );
-        out.stdout_has("nothing was changed");
+        out.stdout_has("nothing was changed")
+            .stdout_has("repair Deployment")
+            .stdout_has(": not applied (another step was refused)");
         assert_eq!((version("deployment", "app-web"), version("configmap", "app-config")), before, "nothing changed");
     }
 }

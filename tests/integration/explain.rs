@@ -28,7 +28,7 @@ fn explained(helm: Helm) {
     env.install(helm, "app", "repairable", &[]);
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
     env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"bye"}}"#);
-    let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+    let bin = env.helm_bin(helm);
     let explain = |args: &[&str]| env.drift(args).env("HELM_BIN", &bin);
     let out = explain(&["check", "app", "--explain"]).code(2);
     let ns = &env.ns;
@@ -74,7 +74,7 @@ fn rerender_shows_what_an_upgrade_with_the_same_values_would_change() {
     for helm in Helm::ALL {
         let env = Env::new(&format!("rerender-{}", helm.tag()));
         env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);
-        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        let bin = env.helm_bin(helm);
         env.drift(&["check", "r"]).code(0);
         let out = env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2);
         out.stdout_has("r: in sync with the record (4 objects); rendered now, 2 objects would change")

@@ -97,8 +97,7 @@ fn global_flags_exit_codes_and_completion_through_helm() {
         let ns = env.ns.clone();
         // Helm's global flags before and after the plugin name reach it as its environment.
         let plain = |args: &[&str]| {
-            let mut cmd =
-                std::process::Command::new(env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" }));
+            let mut cmd = std::process::Command::new(env.helm_bin(helm));
             cmd.args(args)
                 .env("KUBECONFIG", env.cp.kubeconfig())
                 .env("HELM_CONFIG_HOME", env.home().join("config"))

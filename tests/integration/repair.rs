@@ -163,7 +163,7 @@ fn helm4_repair_refused_changes_nothing() {
 fn repair_through_helm_upgrade() {
     for helm in Helm::ALL {
         let env = Env::new(&format!("repair-upgrade-{}", helm.tag()));
-        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        let bin = env.helm_bin(helm);
         env.install(helm, "web", "basic", &["--set", "greeting=hi"]);
         env.kubectl(&["delete", "deployment", "web-web"]).success();
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);

@@ -178,7 +178,7 @@ fn corrupt_records_are_errors_naming_the_secret() {
 fn render_finds_documents_that_render_differently() {
     for helm in Helm::ALL {
         let env = Env::new(&format!("store-render-{}", helm.tag()));
-        let bin = env.cp.tools().path(if helm == Helm::V3 { "helm3" } else { "helm4" });
+        let bin = env.helm_bin(helm);
         env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);
         let render = |args: &[&str]| env.drift(args).env("HELM_BIN", &bin);
         let out = render(&["render", "r"]).code(2);

@@ -78,9 +78,14 @@ impl Env {
         cmd
     }
 
+    /// The path of the real helm binary (v3 or v4), for `HELM_BIN`.
+    pub fn helm_bin(&self, helm: Helm) -> PathBuf {
+        self.cp.tools().path(helm.binary())
+    }
+
     /// `helm` (v3 or v4) in this test's namespace.
     pub fn helm(&self, helm: Helm, args: &[&str]) -> Run {
-        let mut cmd = self.base(&self.cp.tools().path(helm.binary()));
+        let mut cmd = self.base(&self.helm_bin(helm));
         cmd.arg("-n").arg(&self.ns).args(args);
         Run::new(cmd)
     }

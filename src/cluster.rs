@@ -16,6 +16,8 @@ pub enum ConnectError {
     ApiServer(String),
     #[error("cannot read CA file {path}: {source}")]
     CaFile { path: String, source: std::io::Error },
+    #[error("cannot use the pod's service account: {0}")]
+    InCluster(#[from] kube::config::InClusterError),
     #[error("cannot create a Kubernetes client: {0}")]
     Client(#[from] kube::Error),
 }
@@ -35,6 +37,8 @@ pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
         Some(kc) => Config::from_custom_kubeconfig(kc, &options).await?,
         // Without any kubeconfig, Helm's --kube-apiserver alone is enough.
         None if conn.api_server.is_some() => Config::new("https://localhost".parse().expect("static URL")),
+        // In a pod without a kubeconfig: its ServiceAccount.
+        None if in_cluster() => Config::incluster()?,
         None => Config::from_kubeconfig(&options).await?,
     };
     apply_overrides(&mut config, conn)?;
@@ -44,12 +48,85 @@ pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
     ));
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
-    let builder = kube::client::ClientBuilder::try_from(config)?;
+    let builder = kube::client::ClientBuilder::try_from(config)?.with_layer(&tower::util::MapRequestLayer::new(
+        |req: http::Request<kube::client::Body>| {
+            requests::count(req.method(), req.uri());
+            req
+        },
+    ));
     let client = match rate(conn) {
         Some((burst, per)) => builder.with_layer(&tower::limit::RateLimitLayer::new(burst, per)).build(),
         None => builder.build(),
     };
     Ok(Cluster { client, default_namespace, server })
+}
+
+pub mod requests {
+    //! Requests sent to the API server in this process, by verb (for `watch`'s metrics).
+
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// The verbs counted, in the order of [`counts`].
+    pub const VERBS: [&str; 8] = ["get", "list", "watch", "create", "update", "patch", "delete", "other"];
+    static COUNTS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+
+    /// Counts one request.
+    pub fn count(method: &http::Method, uri: &http::Uri) {
+        COUNTS[verb(method, uri)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many requests of each verb (in the order of [`VERBS`]) were sent so far.
+    pub fn counts() -> [u64; 8] {
+        std::array::from_fn(|i| COUNTS[i].load(Ordering::Relaxed))
+    }
+
+    /// The Kubernetes verb of a request: a GET of a collection is `list`, with `watch=` `watch`.
+    fn verb(method: &http::Method, uri: &http::Uri) -> usize {
+        let query = uri.query().unwrap_or_default();
+        let index = |v: &str| VERBS.iter().position(|x| *x == v).unwrap_or(7);
+        match *method {
+            http::Method::GET if query.split('&').any(|q| q == "watch=true" || q == "watch=1") => index("watch"),
+            http::Method::GET if is_collection(uri.path()) => index("list"),
+            http::Method::GET => index("get"),
+            http::Method::POST => index("create"),
+            http::Method::PUT => index("update"),
+            http::Method::PATCH => index("patch"),
+            http::Method::DELETE => index("delete"),
+            _ => index("other"),
+        }
+    }
+
+    /// Whether a path names a collection (`/api/v1/namespaces/ns/pods`) rather than one object.
+    fn is_collection(path: &str) -> bool {
+        let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let rest = match parts.as_slice() {
+            ["api", _version, rest @ ..] => rest,
+            ["apis", _group, _version, rest @ ..] => rest,
+            _ => return false,
+        };
+        match rest {
+            ["namespaces", _ns, resource @ ..] if !resource.is_empty() => resource.len() == 1,
+            resource => resource.len() == 1,
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn verbs_of_requests() {
+            let v = |m: http::Method, u: &str| VERBS[verb(&m, &u.parse().unwrap())];
+            assert_eq!(v(http::Method::GET, "/api/v1/namespaces/a/secrets?labelSelector=owner%3Dhelm"), "list");
+            assert_eq!(v(http::Method::GET, "/api/v1/namespaces/a/secrets/s"), "get");
+            assert_eq!(v(http::Method::GET, "/apis/apps/v1/deployments?watch=true&resourceVersion=1"), "watch");
+            assert_eq!(v(http::Method::GET, "/api/v1/namespaces"), "list");
+            assert_eq!(v(http::Method::GET, "/api/v1/namespaces/a"), "get");
+            assert_eq!(v(http::Method::GET, "/apis/apps/v1/namespaces/a/deployments/w/scale"), "get");
+            assert_eq!(v(http::Method::PATCH, "/apis/apps/v1/namespaces/a/deployments/w"), "patch");
+            assert_eq!(v(http::Method::GET, "/version"), "get");
+        }
+    }
 }
 
 /// Helm's `--qps` / `--burst-limit` as a request window: up to `burst` requests per
@@ -60,12 +137,17 @@ fn rate(conn: &Connection) -> Option<(u64, std::time::Duration)> {
     Some((burst, std::time::Duration::from_secs_f64(burst as f64 / f64::from(qps))))
 }
 
+/// Whether this process runs in a pod (the API server's address is in the environment).
+fn in_cluster() -> bool {
+    std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+}
+
 /// The kubeconfig files named by the settings, merged in order; `None` when none exist.
 fn read_kubeconfig(conn: &Connection) -> Result<Option<Kubeconfig>, ConnectError> {
     if conn.kubeconfig.is_empty() {
         return match Kubeconfig::read() {
             Ok(kc) => Ok(Some(kc)),
-            Err(_) if conn.api_server.is_some() => Ok(None),
+            Err(_) if conn.api_server.is_some() || in_cluster() => Ok(None),
             Err(e) => Err(e.into()),
         };
     }

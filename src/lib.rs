@@ -27,3 +27,4 @@ pub mod release;
 pub mod repair;
 pub mod report;
 pub mod settings;
+pub mod watch;

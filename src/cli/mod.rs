@@ -13,6 +13,7 @@ use crate::helm::HelmBinary;
 use crate::model::{ExitStatus, RunReport};
 use crate::report::{Format, Style, Terminal};
 use crate::settings::Settings;
+use crate::watch;
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
@@ -60,6 +61,16 @@ Examples:
 Exit codes:
   0  recorded
   1  error";
+
+const WATCH_HELP: &str = "\
+Examples:
+  helm drift watch -A                              # every release, metrics on :8080
+  helm drift watch -A --notify https://hooks.slack.com/services/... --notify-format slack
+  helm drift watch -A --repair --repair-selector helm-drift.io/repair=true
+  helm drift watch -A --leader-elect --log-format json   # in the cluster (charts/helm-drift)
+
+Endpoints: /metrics (OpenMetrics), /healthz, /readyz (after the first full check).
+Runs until SIGINT or SIGTERM; exits 0 then, 1 on an error at start.";
 
 const TOP_HELP: &str = "\
 Examples:
@@ -250,6 +261,78 @@ enum Command {
         #[command(flatten)]
         compare: CompareArgs,
     },
+    /// Watch releases continuously: metrics, Events and notifications once per drift, and
+    /// optional self-healing
+    #[command(after_help = WATCH_HELP)]
+    Watch {
+        /// Releases to watch (in the namespace, or in every namespace with -A)
+        releases: Vec<String>,
+        /// Watch every release in the namespace
+        #[arg(long, help_heading = "Selection")]
+        all: bool,
+        /// Watch releases in every namespace
+        #[arg(short = 'A', long, help_heading = "Selection")]
+        all_namespaces: bool,
+        /// Only releases whose storage labels match this selector (like `helm list -l`)
+        #[arg(short = 'l', long, help_heading = "Selection")]
+        selector: Option<String>,
+        /// How many releases to check at once
+        #[arg(long, default_value_t = 32, help_heading = "Selection")]
+        concurrency: usize,
+        /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
+        #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+        baseline: Option<String>,
+        /// A full check of every release this often, besides the watches (e.g. 10m, 1h)
+        #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Watch")]
+        resync: std::time::Duration,
+        /// Wait this long after a change for more before checking again
+        #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch")]
+        debounce: std::time::Duration,
+        /// Where /metrics, /healthz and /readyz are served
+        #[arg(long, default_value = "0.0.0.0:8080", help_heading = "Watch")]
+        metrics_address: String,
+        /// POST each new or resolved drift to this URL (repeatable)
+        #[arg(long, value_name = "URL", help_heading = "Watch")]
+        notify: Vec<String>,
+        /// Body of notifications: json (the -o json object shape) or slack (incoming webhooks)
+        #[arg(long, default_value = "json", value_parser = ["json", "slack"], help_heading = "Watch")]
+        notify_format: String,
+        /// Log lines on stderr: text or json
+        #[arg(long, default_value = "text", value_parser = ["text", "json"], help_heading = "Watch")]
+        log_format: String,
+        /// Repair drift of the releases that opt in (see --repair-selector), as `helm drift repair`
+        #[arg(long, help_heading = "Self-healing")]
+        repair: bool,
+        /// Releases whose storage labels match this selector opt in to --repair
+        #[arg(long, default_value = "helm-drift.io/repair=true", requires = "repair", help_heading = "Self-healing")]
+        repair_selector: String,
+        /// With --repair: also remove fields other field managers added
+        #[arg(long, requires = "repair", help_heading = "Self-healing")]
+        remove_foreign: bool,
+        /// At least this long between two repairs of one release
+        #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Self-healing")]
+        repair_cooldown: std::time::Duration,
+        /// Stop repairing an object that drifts again after this many repairs within --fight-window
+        #[arg(long, default_value_t = 3, help_heading = "Self-healing")]
+        fight_limit: usize,
+        #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Self-healing")]
+        /// The window of --fight-limit
+        fight_window: std::time::Duration,
+        /// Act only while holding a coordination.k8s.io Lease (for several replicas)
+        #[arg(long, help_heading = "Leader election")]
+        leader_elect: bool,
+        /// Name of the Lease
+        #[arg(long, default_value = "helm-drift", help_heading = "Leader election")]
+        lease_name: String,
+        /// Namespace of the Lease [default: the namespace from -n or the context]
+        #[arg(long, help_heading = "Leader election")]
+        lease_namespace: Option<String>,
+        /// How long a leader holds the Lease without renewing it
+        #[arg(long, default_value = "15s", value_parser = parse_duration, help_heading = "Leader election")]
+        lease_duration: std::time::Duration,
+        #[command(flatten)]
+        compare: CompareArgs,
+    },
     /// Print the version
     Version,
     /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
@@ -385,6 +468,66 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             printer.accept(&report);
             Ok(ExitStatus::InSync)
         }
+        Command::Watch {
+            releases,
+            all,
+            all_namespaces,
+            selector,
+            concurrency,
+            baseline,
+            resync,
+            debounce,
+            metrics_address,
+            notify,
+            notify_format,
+            log_format,
+            repair,
+            repair_selector,
+            remove_foreign,
+            repair_cooldown,
+            fight_limit,
+            fight_window,
+            leader_elect,
+            lease_name,
+            lease_namespace,
+            lease_duration,
+            compare,
+        } => {
+            if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
+                bail!("name a release to watch, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
+            }
+            settings.compare = compare_options(&compare)?;
+            warn(printer, &settings);
+            let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
+            settings.baseline = resolve::baseline_store(baseline.as_deref(), default_file);
+            let selection = Selection { releases, all, all_namespaces, selector, revision: None, concurrency };
+            let options = watch::WatchOptions {
+                selection,
+                resync,
+                debounce,
+                metrics_address,
+                notify,
+                notify_format: if notify_format == "slack" { watch::Format::Slack } else { watch::Format::Json },
+                log: watch::Log { json: log_format == "json" },
+                repair: repair.then(|| watch::RepairOptions {
+                    selector: repair_selector,
+                    remove_foreign,
+                    policy: watch::Policy {
+                        cooldown: repair_cooldown,
+                        fight_limit: fight_limit.max(1),
+                        window: fight_window,
+                    },
+                }),
+                leader: leader_elect.then(|| watch::LeaderOptions {
+                    name: lease_name,
+                    namespace: lease_namespace,
+                    identity: identity(),
+                    duration: lease_duration.as_secs().max(2),
+                }),
+            };
+            runtime()?.block_on(watch::run(&settings, options))?;
+            Ok(ExitStatus::InSync)
+        }
         Command::Check {
             releases,
             all,
@@ -430,6 +573,16 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             Ok(report.exit_status())
         }
     }
+}
+
+/// This replica's name in a Lease: the pod's (host) name and the process id.
+fn identity() -> String {
+    let host = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .unwrap_or_else(|| "helm-drift".into());
+    format!("{host}-{}", std::process::id())
 }
 
 /// The config file's warnings, on stderr.

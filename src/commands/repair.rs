@@ -1,152 +1,15 @@
 //! `repair`: puts drifted objects back to the recorded revision without a new Helm revision.
-//! Plans from the same verdicts as `check`, validates every step with a server dry-run, applies
-//! only if all would succeed, records an Event per repaired object, and checks again.
+//! Plans from the same verdicts as `check`; the repair stage validates, applies and checks again.
 
-use crate::compare::ownership;
-use crate::engine::{Evaluated, Session, evaluate};
-use crate::live::{self, Change, LiveError, Location};
-use crate::model::{Action, RepairReport, Step, StepStatus};
-use crate::repair::{PlannedStep, plan};
+use crate::engine::Session;
+use crate::model::RepairReport;
+pub use crate::repair::RepairRequest;
 use crate::settings::Settings;
 use anyhow::Result;
-use serde_json::{Value, json};
-
-/// What a repair asks for.
-#[derive(Clone, Debug, Default)]
-pub struct RepairRequest {
-    pub release: String,
-    /// `KIND/NAME` filters (kind case-insensitive); empty means every drifted object.
-    pub only: Vec<String>,
-    /// Also remove fields other field managers added (changed outside Helm).
-    pub remove_foreign: bool,
-    /// Plan and validate only; change nothing.
-    pub dry_run: bool,
-}
 
 /// Plans, validates and (unless a dry run) applies the repair of one release.
 pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairReport> {
     let mut session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
-    let evaluated = evaluate(&session, settings, &index, None).await?;
-    let plan = plan(&evaluated, &request.only, request.remove_foreign)?;
-    let mut steps = plan.steps;
-    let client = &session.cluster.client;
-    let mut report = RepairReport {
-        before: plan.before,
-        steps: Vec::new(),
-        skipped: plan.skipped,
-        after: None,
-        events_not_recorded: Vec::new(),
-        dry_run: request.dry_run,
-    };
-
-    // Every step is validated by the server first; one refusal and nothing is applied.
-    let mut refused = false;
-    for planned in &mut steps {
-        let (Some((name, at)), Some(first)) = (planned.target(&evaluated), planned.changes.first()) else { continue };
-        if let Err(e) = live::change(client, at, name, first, true).await {
-            planned.step.status = StepStatus::Refused(e.to_string());
-            refused = true;
-        }
-    }
-    if refused || request.dry_run {
-        report.steps = steps.into_iter().map(|p| p.step).collect();
-        return Ok(report);
-    }
-
-    let mut failed = false;
-    for planned in &mut steps {
-        if failed {
-            planned.step.status = StepStatus::NotApplied;
-            continue;
-        }
-        let Some((name, at)) = planned.target(&evaluated) else { continue };
-        match apply(client, at, name, planned).await {
-            Ok(after) => {
-                planned.step.status = StepStatus::Applied;
-                let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());
-                let message = event_message(&planned.step, &evaluated);
-                if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
-                    report.events_not_recorded.push((planned.step.object.clone(), e.to_string()));
-                }
-            }
-            Err(e) => {
-                planned.step.status = StepStatus::Failed(e.to_string());
-                failed = true;
-            }
-        }
-    }
-    report.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
-    if !failed {
-        session.forget_live(); // read the repaired objects afresh
-        report.after = Some(evaluate(&session, settings, &index, None).await?.report);
-    }
-    Ok(report)
-}
-
-/// Makes a planned step's changes in order, then (server-side applied releases) takes the
-/// chart's fields back from other managers; returns the object as the server left it.
-async fn apply(client: &kube::Client, at: &Location, name: &str, planned: &PlannedStep) -> Result<Value, LiveError> {
-    let mut after = Value::Null;
-    for change in &planned.changes {
-        after = live::change(client, at, name, change, false).await?;
-    }
-    if planned.reclaim {
-        after = reclaim(client, at, name, after).await?;
-    }
-    Ok(after)
-}
-
-/// How often taking ownership back is tried when a controller wrote the object meanwhile (a
-/// Deployment's status after the repair rolled it out).
-const RECLAIM_ATTEMPTS: usize = 5;
-
-/// Rewrites the object's managedFields so that Helm alone owns what it applies, guarded by the
-/// resourceVersion; when the object changed meanwhile, reads it again and retries.
-async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: Value) -> Result<Value, LiveError> {
-    let mut attempt = 1;
-    loop {
-        let Some(fields) = ownership::reclaimed(&current) else { return Ok(current) };
-        let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
-        let ops = json!([
-            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
-            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
-        ]);
-        match live::change(client, at, name, &Change::Patch(ops), false).await {
-            Err(LiveError::Invalid { .. } | LiveError::Conflict { .. }) if attempt < RECLAIM_ATTEMPTS => {
-                attempt += 1;
-                current = match live::get(client, at, name).await {
-                    live::LiveState::Present(v) => v,
-                    live::LiveState::Absent => return Err(LiveError::NotFound { message: format!("{name} is gone") }),
-                    live::LiveState::Failed(e) => return Err(e),
-                };
-            }
-            result => return result,
-        }
-    }
-}
-
-/// The Event message on a repaired object: what was restored, by JSON pointer.
-fn event_message(step: &Step, e: &Evaluated) -> String {
-    let (what, paths) = match &step.action {
-        Action::Recreate => ("recreated".to_string(), "(whole object)".to_string()),
-        Action::Repair { restore, remove, reclaim } => {
-            let mut what = vec![format!("restored {} field(s)", restore.len())];
-            if !remove.is_empty() {
-                what.push(format!("removed {}", remove.len()));
-            }
-            if !reclaim.is_empty() {
-                what.push(format!("ownership taken back from {}", reclaim.join(", ")));
-            }
-            (what.join(", "), pointers(&[restore.as_slice(), remove.as_slice()].concat()))
-        }
-    };
-    format!(
-        "helm-drift restored {} to release {} revision {} ({what}): {paths}",
-        step.object, e.report.release, e.report.revision
-    )
-}
-
-fn pointers(paths: &[crate::model::FieldPath]) -> String {
-    paths.iter().map(|p| p.pointer()).collect::<Vec<_>>().join(", ")
+    crate::repair::execute(&mut session, settings, &index, request).await
 }

@@ -1,10 +1,10 @@
 //! A scan: every release a [`Selection`] names, evaluated concurrently into one [`RunReport`].
 
-use super::{Session, evaluate};
-use crate::baseline::{self, Store};
+use super::{Evaluated, Session, evaluate};
+use crate::baseline::{self, Baseline, Store};
 use crate::errors;
 use crate::model::{Outcome, ReleaseError, RunReport};
-use crate::release::SourceError;
+use crate::release::{ReleaseIndex, SourceError};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
 use futures::{StreamExt, stream};
@@ -27,6 +27,37 @@ pub struct Selection {
     pub revision: Option<u32>,
     /// How many releases are evaluated at once.
     pub concurrency: usize,
+}
+
+/// Evaluates one release and applies its baseline: `file` when one was read for the run, else
+/// the release's ConfigMap when the settings ask for the cluster store.
+pub async fn evaluate_with_baseline(
+    session: &Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    revision: Option<u32>,
+    file: Option<&Baseline>,
+) -> Result<Evaluated> {
+    let mut evaluated = evaluate(session, settings, index, revision).await?;
+    let report = &mut evaluated.report;
+    match (file, &settings.baseline) {
+        (Some(b), _) => baseline::apply(report, b),
+        (None, Some(Store::Cluster)) => {
+            let client = &session.cluster.client;
+            let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
+            baseline::apply(report, &b);
+        }
+        _ => {}
+    }
+    Ok(evaluated)
+}
+
+/// The baseline file the settings name, read once for a run (`None` for the cluster store).
+pub fn file_baseline(settings: &Settings) -> Result<Option<Baseline>> {
+    Ok(match &settings.baseline {
+        Some(Store::File(path)) => Some(baseline::read_file(path)?),
+        _ => None,
+    })
 }
 
 /// Evaluates every release `selection` names; `progress(done, total)` is called as releases
@@ -74,24 +105,15 @@ pub async fn scan(
         storage.prefetch_deployed(scope_ns, selector).await.with_context(at)?;
     }
     // A baseline file is read once; ConfigMap baselines per release, next to it.
-    let file_baseline = match &settings.baseline {
-        Some(Store::File(path)) => Some(baseline::read_file(path)?),
-        _ => None,
-    };
+    let file_baseline = file_baseline(settings)?;
     let done = AtomicUsize::new(0);
     let evaluated: Vec<Outcome> = stream::iter(indexes.iter().map(|index| async {
         let checked = async {
-            let mut report = evaluate(session, settings, index, selection.revision).await?.report;
-            match (&file_baseline, &settings.baseline) {
-                (Some(b), _) => baseline::apply(&mut report, b),
-                (None, Some(Store::Cluster)) => {
-                    let client = &session.cluster.client;
-                    let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
-                    baseline::apply(&mut report, &b);
-                }
-                _ => {}
-            }
-            anyhow::Ok(report)
+            Ok::<_, anyhow::Error>(
+                evaluate_with_baseline(session, settings, index, selection.revision, file_baseline.as_ref())
+                    .await?
+                    .report,
+            )
         };
         let outcome = match checked.await {
             Ok(report) => Outcome::Checked(report),

@@ -60,6 +60,18 @@ impl LiveError {
         }
     }
 
+    /// One word for the failure (a metric label).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            LiveError::Forbidden { .. } => "forbidden",
+            LiveError::NotFound { .. } => "not-found",
+            LiveError::Invalid { .. } => "invalid",
+            LiveError::Conflict { .. } => "conflict",
+            LiveError::Transient { .. } => "unavailable",
+            LiveError::Other { .. } => "other",
+        }
+    }
+
     pub fn is_forbidden(&self) -> bool {
         matches!(self, LiveError::Forbidden { .. })
     }

@@ -190,6 +190,11 @@ impl DriftKind {
         (DriftKind::Error, "error", "error"),
     ];
 
+    /// Every verdict with its machine word.
+    pub fn all() -> impl Iterator<Item = (&'static str, DriftKind)> {
+        Self::WORDS.iter().map(|(k, w, _)| (*w, *k))
+    }
+
     fn entry(self) -> (DriftKind, &'static str, &'static str) {
         *Self::WORDS.iter().find(|(k, _, _)| *k == self).expect("every kind has words")
     }

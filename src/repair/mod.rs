@@ -2,7 +2,9 @@
 //! each with the change that makes it, as Helm would make it: server-side apply as `helm` for
 //! server-side applied releases, create or guarded JSON patches for client-side applied ones.
 
+mod execute;
 mod patch;
 mod plan;
 
+pub use execute::{RepairRequest, execute};
 pub use plan::{Plan, PlannedStep, plan};

@@ -107,6 +107,55 @@ fn pointer(f: &FieldDiff) -> String {
     on_side.unwrap_or_else(|| f.path.pointer())
 }
 
+/// A `watch` notification: the event, the release, the drift signature and the object in the
+/// shape of `-o json` (secret values hidden). A resolved drift carries the object's identity.
+pub fn notification(
+    event: &str,
+    release: &DriftReport,
+    signature: &str,
+    drifted: Option<&ObjectDrift>,
+    id: &crate::model::ObjectId,
+) -> Value {
+    let object = match drifted {
+        Some(o) => object(o, false),
+        None => {
+            json!({"apiVersion": id.api_version, "kind": id.kind, "namespace": id.namespace, "name": id.name, "verdict": "in-sync"})
+        }
+    };
+    json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "event": event,
+        "release": {"name": release.release, "namespace": release.namespace, "revision": release.revision, "chart": release.chart},
+        "signature": signature,
+        "object": object,
+    })
+}
+
+/// The same notification for a Slack-compatible incoming webhook: one line of text.
+pub fn slack(notification: &Value) -> Value {
+    let o = &notification["object"];
+    let r = &notification["release"];
+    let mut paths: Vec<&str> = ["differences", "addedOutsideHelm", "ownedElsewhere"]
+        .iter()
+        .flat_map(|k| o[k].as_array().into_iter().flatten())
+        .filter_map(|d| d["path"].as_str())
+        .collect();
+    paths.dedup();
+    let at = if paths.is_empty() { String::new() } else { format!(": {}", paths.join(", ")) };
+    let ns = o["namespace"].as_str().map_or(String::new(), |n| format!("{n}/"));
+    json!({"text": format!(
+        "{} {} {}{} of release {}/{} (revision {}), {}{at}",
+        notification["event"].as_str().unwrap_or_default(),
+        o["kind"].as_str().unwrap_or_default(),
+        ns,
+        o["name"].as_str().unwrap_or_default(),
+        r["namespace"].as_str().unwrap_or_default(),
+        r["name"].as_str().unwrap_or_default(),
+        r["revision"],
+        o["verdict"].as_str().unwrap_or_default(),
+    )})
+}
+
 fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
     let value = |at: &str, v: &Option<Value>| v.as_ref().map(|v| secret::mask(&o.id, at, v, show_secrets));
     json!({

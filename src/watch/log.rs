@@ -1,0 +1,70 @@
+//! Structured logs on stderr for `watch`: one line per decision, as JSON or as `key=value` text.
+
+use serde_json::{Map, Value};
+use std::io::Write;
+
+/// Where and how decisions are written.
+#[derive(Clone, Copy, Debug)]
+pub struct Log {
+    pub json: bool,
+}
+
+impl Log {
+    pub fn info(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+        self.write("info", msg, fields);
+    }
+
+    pub fn warn(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+        self.write("warn", msg, fields);
+    }
+
+    pub fn error(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+        self.write("error", msg, fields);
+    }
+
+    fn write(&self, level: &str, msg: &str, fields: &[(&str, &dyn ToString)]) {
+        let line = line(self.json, &k8s_openapi::jiff::Timestamp::now().to_string(), level, msg, fields);
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    }
+}
+
+/// One log line.
+fn line(json: bool, time: &str, level: &str, msg: &str, fields: &[(&str, &dyn ToString)]) -> String {
+    if json {
+        let mut map = Map::new();
+        map.insert("time".into(), time.into());
+        map.insert("level".into(), level.into());
+        map.insert("msg".into(), msg.into());
+        for (k, v) in fields {
+            map.insert((*k).into(), Value::String(v.to_string()));
+        }
+        return Value::Object(map).to_string();
+    }
+    let mut out = format!("{time} {level:<5} {msg}");
+    for (k, v) in fields {
+        let v = v.to_string();
+        if v.is_empty() || v.contains([' ', '"', '=']) {
+            out.push_str(&format!(" {k}={v:?}"));
+        } else {
+            out.push_str(&format!(" {k}={v}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_and_text_lines() {
+        let fields: [(&str, &dyn ToString); 2] = [("release", &"ns/web"), ("paths", &"/a /b")];
+        let j: Value = serde_json::from_str(&line(true, "T", "info", "drift detected", &fields)).unwrap();
+        assert_eq!(j["msg"], "drift detected");
+        assert_eq!(j["release"], "ns/web");
+        assert_eq!(
+            line(false, "T", "info", "drift detected", &fields),
+            "T info  drift detected release=ns/web paths=\"/a /b\""
+        );
+    }
+}

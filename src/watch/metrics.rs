@@ -1,0 +1,225 @@
+//! The watcher's Prometheus metrics (OpenMetrics text on `/metrics`). Label sets stay bounded:
+//! release and namespace names, verdict words, verbs, reasons and results; never paths or values.
+
+use crate::cluster::requests;
+use crate::model::{DriftKind, DriftReport};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReleaseLabels {
+    pub namespace: String,
+    pub release: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObjectLabels {
+    pub namespace: String,
+    pub release: String,
+    pub verdict: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct VerbLabels {
+    pub verb: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub result: String,
+}
+
+/// Every metric the watcher exports.
+pub struct Metrics {
+    registry: Registry,
+    drifted: Family<ReleaseLabels, Gauge>,
+    objects: Family<ObjectLabels, Gauge>,
+    last_check: Family<ReleaseLabels, Gauge<f64, AtomicU64>>,
+    duration: Histogram,
+    api_requests: Family<VerbLabels, Counter>,
+    /// Request counts already added to `api_requests`.
+    api_seen: Mutex<[u64; requests::VERBS.len()]>,
+    errors: Family<ReasonLabels, Counter>,
+    repairs: Family<ResultLabels, Counter>,
+    notifications: Family<ResultLabels, Counter>,
+    events: Family<ReasonLabels, Counter>,
+    pub ready: Gauge,
+    pub leader: Gauge,
+    pub watches: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("helm_drift");
+        let m = Metrics {
+            drifted: Family::default(),
+            objects: Family::default(),
+            last_check: Family::default(),
+            duration: Histogram::new(exponential_buckets(0.01, 2.0, 12)),
+            api_requests: Family::default(),
+            api_seen: Mutex::new([0; requests::VERBS.len()]),
+            errors: Family::default(),
+            repairs: Family::default(),
+            notifications: Family::default(),
+            events: Family::default(),
+            ready: Gauge::default(),
+            leader: Gauge::default(),
+            watches: Gauge::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "release_drifted",
+            "Whether the release has drifted from its deployed revision (1) or not (0)",
+            m.drifted.clone(),
+        );
+        registry.register("objects", "Objects of the release by verdict", m.objects.clone());
+        registry.register(
+            "last_check_timestamp_seconds",
+            "When the release was last compared with the cluster (Unix time)",
+            m.last_check.clone(),
+        );
+        registry.register("check_duration_seconds", "How long one release's comparison took", m.duration.clone());
+        registry.register(
+            "api_requests",
+            "Requests sent to the Kubernetes API server, by verb",
+            m.api_requests.clone(),
+        );
+        registry.register("errors", "Errors, by reason", m.errors.clone());
+        registry.register("repairs", "Self-healing repairs, by result", m.repairs.clone());
+        registry.register(
+            "notifications",
+            "Notifications sent to --notify receivers, by result",
+            m.notifications.clone(),
+        );
+        registry.register("events", "Kubernetes Events recorded, by reason", m.events.clone());
+        registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
+        registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
+        registry.register("watches", "Watches open on the API server", m.watches.clone());
+        Metrics { registry, ..m }
+    }
+
+    /// A release's verdicts, after each comparison.
+    pub fn record(&self, report: &DriftReport, seconds: f64) {
+        let labels = release_labels(&report.namespace, &report.release);
+        self.drifted.get_or_create(&labels).set(i64::from(report.drifted() > 0));
+        for (word, kind) in DriftKind::all() {
+            let n = report.objects.iter().filter(|o| o.kind() == kind).count();
+            self.objects.get_or_create(&object_labels(&labels, word)).set(n as i64);
+        }
+        let now = k8s_openapi::jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
+        self.last_check.get_or_create(&labels).set(now);
+        self.duration.observe(seconds);
+    }
+
+    /// Drops every series of a release (uninstalled, or no longer selected).
+    pub fn forget(&self, namespace: &str, release: &str) {
+        let labels = release_labels(namespace, release);
+        self.drifted.remove(&labels);
+        self.last_check.remove(&labels);
+        for (word, _) in DriftKind::all() {
+            self.objects.remove(&object_labels(&labels, word));
+        }
+    }
+
+    /// Drops every release series (a replica that lost the lease).
+    pub fn forget_all(&self) {
+        self.drifted.clear();
+        self.last_check.clear();
+        self.objects.clear();
+    }
+
+    pub fn error(&self, reason: &str) {
+        self.errors.get_or_create(&ReasonLabels { reason: reason.into() }).inc();
+    }
+
+    pub fn repair(&self, result: &str) {
+        self.repairs.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    pub fn notification(&self, result: &str) {
+        self.notifications.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    pub fn event(&self, reason: &str) {
+        self.events.get_or_create(&ReasonLabels { reason: reason.into() }).inc();
+    }
+
+    /// The exposition text (OpenMetrics).
+    pub fn encode(&self) -> String {
+        let counts = requests::counts();
+        {
+            let mut seen = self.api_seen.lock().expect("metrics lock");
+            for (i, verb) in requests::VERBS.iter().enumerate() {
+                let new = counts[i].saturating_sub(seen[i]);
+                self.api_requests.get_or_create(&VerbLabels { verb: (*verb).into() }).inc_by(new);
+                seen[i] = counts[i];
+            }
+        }
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String");
+        out
+    }
+}
+
+fn release_labels(namespace: &str, release: &str) -> ReleaseLabels {
+    ReleaseLabels { namespace: namespace.into(), release: release.into() }
+}
+
+fn object_labels(r: &ReleaseLabels, verdict: &str) -> ObjectLabels {
+    ObjectLabels { namespace: r.namespace.clone(), release: r.release.clone(), verdict: verdict.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ObjectDrift, ObjectId, Verdict};
+
+    fn report(verdict: Verdict) -> DriftReport {
+        DriftReport {
+            release: "web".into(),
+            namespace: "apps".into(),
+            revision: 1,
+            status: "deployed".into(),
+            chart: "c-1".into(),
+            record: "r".into(),
+            newest: None,
+            objects: vec![ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, verdict)],
+            notes: vec![],
+            stale: vec![],
+            findings: vec![],
+            explanations: vec![],
+            rerender: None,
+        }
+    }
+
+    #[test]
+    fn drifted_gauge_objects_by_verdict_and_forget() {
+        let m = Metrics::new();
+        m.record(&report(Verdict::Missing), 0.2);
+        let text = m.encode();
+        assert!(text.contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 1"#), "{text}");
+        assert!(text.contains(r#"helm_drift_objects{namespace="apps",release="web",verdict="missing"} 1"#), "{text}");
+        assert!(text.contains("helm_drift_check_duration_seconds_count 1"), "{text}");
+        m.record(&report(Verdict::InSync), 0.2);
+        assert!(m.encode().contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 0"#));
+        m.forget("apps", "web");
+        assert!(!m.encode().contains(r#"release="web""#));
+    }
+}

@@ -1,0 +1,655 @@
+//! `watch`: continuous drift detection. A full check at start, then event-driven: Helm's storage
+//! and the kinds of the watched releases are watched, and only the releases a change touches are
+//! evaluated again (debounced), with a full resync every `--resync`. Verdicts go to metrics, to
+//! Events and notifications once per drift signature, and, for releases that opt in, to
+//! `repair`. With `--leader-elect` only the replica holding the Lease acts.
+
+mod events;
+mod heal;
+mod leader;
+mod log;
+mod metrics;
+mod notify;
+mod server;
+mod signature;
+mod sources;
+mod tracker;
+
+pub use heal::Policy;
+pub use log::Log;
+pub use notify::Format;
+
+use crate::engine::{Evaluated, Selection, Session, evaluate_with_baseline, file_baseline};
+use crate::model::{ObjectDrift, StepStatus};
+use crate::release::SourceError;
+use crate::repair::RepairRequest;
+use crate::settings::{Driver, Settings};
+use anyhow::Result;
+use futures::StreamExt;
+use kube::api::ApiResource;
+use metrics::Metrics;
+use server::Health;
+use sources::{Sink, Touch, WatchKey};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tracker::{ReleaseKey, Tracker, Transition};
+
+/// How `watch` runs.
+#[derive(Clone, Debug)]
+pub struct WatchOptions {
+    pub selection: Selection,
+    pub resync: Duration,
+    pub debounce: Duration,
+    pub metrics_address: String,
+    pub notify: Vec<String>,
+    pub notify_format: Format,
+    pub log: Log,
+    pub repair: Option<RepairOptions>,
+    pub leader: Option<leader::LeaderOptions>,
+}
+
+pub use leader::LeaderOptions;
+
+/// `--repair`: which releases heal themselves, and how.
+#[derive(Clone, Debug)]
+pub struct RepairOptions {
+    /// A label selector on the releases' storage records; the releases it matches opt in.
+    pub selector: String,
+    pub remove_foreign: bool,
+    pub policy: Policy,
+}
+
+/// Runs until SIGINT or SIGTERM.
+pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
+    let log = options.log;
+    let metrics = Arc::new(Metrics::new());
+    let health = Arc::new(Health { metrics: metrics.clone(), ready: Default::default() });
+    let bound = server::serve(&options.metrics_address, health.clone()).await?;
+    log.info("serving /metrics, /healthz and /readyz", &[("address", &bound)]);
+    let session = Session::open(settings).await?;
+    let shutdown = shutdown();
+    futures::pin_mut!(shutdown);
+    let Some(lease) = &options.leader else {
+        metrics.leader.set(1);
+        let mut watcher = Watcher::new(session, settings, &options, metrics, health).await?;
+        return watcher.run(shutdown).await;
+    };
+    let mut elected = leader::elect(&session.cluster.client, lease, &session.namespace).await?;
+    let mut session = Some(session);
+    loop {
+        health.ready.store(true, Ordering::Relaxed); // a standby is ready: it serves health
+        log.info("standing by for the lease", &[("lease", &lease.name), ("identity", &lease.identity)]);
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            got = elected.acquired() => got?,
+        }
+        log.info("leading: acting on drift", &[("lease", &lease.name), ("identity", &lease.identity)]);
+        metrics.leader.set(1);
+        health.ready.store(false, Ordering::Relaxed);
+        let s = match session.take() {
+            Some(s) => s,
+            None => Session::open(settings).await?,
+        };
+        let mut watcher = Watcher::new(s, settings, &options, metrics.clone(), health.clone()).await?;
+        tokio::select! {
+            r = watcher.run(&mut shutdown) => return r,
+            _ = elected.lost() => {
+                log.warn("lost the lease: standing by", &[("lease", &lease.name)]);
+                watcher.stop();
+                metrics.leader.set(0);
+                metrics.forget_all();
+            }
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// What the watcher knows about one release.
+struct Watched {
+    /// Where its objects live: what to watch.
+    resources: Vec<(ApiResource, Option<String>)>,
+    /// `(group, plural, namespace, name)` of its objects.
+    objects: Vec<ObjectKey>,
+    drifted: Option<bool>,
+}
+
+type ObjectKey = (String, String, Option<String>, String);
+
+struct Watcher<'a> {
+    session: Session,
+    settings: &'a Settings,
+    options: &'a WatchOptions,
+    metrics: Arc<Metrics>,
+    health: Arc<Health>,
+    log: Log,
+    tracker: Tracker,
+    notifier: notify::Notifier,
+    releases: HashMap<ReleaseKey, Watched>,
+    owners: HashMap<ObjectKey, BTreeSet<ReleaseKey>>,
+    watches: BTreeMap<WatchKey, tokio::task::JoinHandle<()>>,
+    storage: Option<tokio::task::JoinHandle<()>>,
+    sink: Sink,
+    touches: tokio::sync::mpsc::UnboundedReceiver<Touch>,
+    healer: Option<heal::Healer>,
+    /// Releases that opted in to self-healing (read at each full check).
+    healing: HashSet<ReleaseKey>,
+}
+
+impl<'a> Watcher<'a> {
+    async fn new(
+        session: Session,
+        settings: &'a Settings,
+        options: &'a WatchOptions,
+        metrics: Arc<Metrics>,
+        health: Arc<Health>,
+    ) -> Result<Watcher<'a>> {
+        let log = options.log;
+        let client = session.cluster.client.clone();
+        let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
+        let seeds = match events::unresolved(&client, scope).await {
+            Ok(s) => s,
+            Err(e) => {
+                log.warn(
+                    "cannot read earlier drift Events: drift already reported may be reported again",
+                    &[("error", &e)],
+                );
+                metrics.error(e.reason());
+                HashMap::new()
+            }
+        };
+        let notifier = notify::Notifier::start(options.notify.clone(), options.notify_format, metrics.clone(), log)?;
+        let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
+        let sink = Sink { tx, metrics: metrics.clone(), log };
+        let healer = options.repair.as_ref().map(|r| heal::Healer::new(r.policy.clone()));
+        Ok(Watcher {
+            session,
+            settings,
+            options,
+            metrics,
+            health,
+            log,
+            tracker: Tracker::seeded(seeds),
+            notifier,
+            releases: HashMap::new(),
+            owners: HashMap::new(),
+            watches: BTreeMap::new(),
+            storage: None,
+            sink,
+            touches,
+            healer,
+            healing: HashSet::new(),
+        })
+    }
+
+    fn scope(&self) -> Option<String> {
+        (!self.options.selection.all_namespaces).then(|| self.session.namespace.clone())
+    }
+
+    async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
+        futures::pin_mut!(shutdown);
+        let started = k8s_openapi::jiff::Timestamp::now();
+        self.storage = match self.settings.driver {
+            Driver::Secrets | Driver::ConfigMaps => {
+                let kind = if self.settings.driver == Driver::Secrets {
+                    sources::StorageKind::Secrets
+                } else {
+                    sources::StorageKind::ConfigMaps
+                };
+                let scope = self.scope();
+                let selector = self.options.selection.selector.clone();
+                Some(sources::storage(
+                    &self.session.cluster.client,
+                    kind,
+                    scope.as_deref(),
+                    selector.as_deref(),
+                    started,
+                    self.sink.clone(),
+                ))
+            }
+            Driver::Sql => {
+                self.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
+                None
+            }
+        };
+        self.full_check(started).await?;
+        self.health.ready.store(true, Ordering::Relaxed);
+        self.metrics.ready.set(1);
+        self.log.info("ready: first full check done", &[("releases", &self.releases.len())]);
+
+        let mut resync =
+            tokio::time::interval_at(tokio::time::Instant::now() + self.options.resync, self.options.resync);
+        let mut dirty: BTreeSet<ReleaseKey> = BTreeSet::new();
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let wait = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = &mut shutdown => {
+                    self.log.info("stopping", &[]);
+                    self.stop();
+                    return Ok(());
+                }
+                Some(touch) = self.touches.recv() => {
+                    dirty.extend(self.releases_of(&touch));
+                    if !dirty.is_empty() && deadline.is_none() {
+                        deadline = Some(tokio::time::Instant::now() + self.options.debounce);
+                    }
+                }
+                _ = wait => {
+                    deadline = None;
+                    let batch = std::mem::take(&mut dirty);
+                    self.evaluate(batch).await;
+                }
+                _ = resync.tick() => {
+                    let at = k8s_openapi::jiff::Timestamp::now();
+                    if let Err(e) = self.full_check(at).await {
+                        self.metrics.error("resync");
+                        self.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops every watch.
+    fn stop(&mut self) {
+        for (_, w) in std::mem::take(&mut self.watches) {
+            w.abort();
+        }
+        if let Some(s) = self.storage.take() {
+            s.abort();
+        }
+    }
+
+    /// The releases a change concerns.
+    fn releases_of(&self, touch: &Touch) -> Vec<ReleaseKey> {
+        match touch {
+            Touch::Release(key) => {
+                let names = &self.options.selection.releases;
+                if names.is_empty() || names.contains(&key.1) { vec![key.clone()] } else { Vec::new() }
+            }
+            Touch::Object { resource, namespace, name } => {
+                let key = (resource.0.clone(), resource.1.clone(), namespace.clone(), name.clone());
+                self.owners.get(&key).map(|s| s.iter().cloned().collect()).unwrap_or_default()
+            }
+        }
+    }
+
+    /// Every selected release, evaluated again; releases gone from storage are forgotten.
+    async fn full_check(&mut self, since: k8s_openapi::jiff::Timestamp) -> Result<()> {
+        let selection = &self.options.selection;
+        let scope = self.scope();
+        let storage = &self.session.storage;
+        let mut found = storage.releases(scope.as_deref(), selection.selector.as_deref()).await?;
+        if !selection.releases.is_empty() {
+            found.retain(|i| selection.releases.contains(&i.name));
+        }
+        if found.len() >= 4 {
+            storage.prefetch_deployed(scope.as_deref(), selection.selector.as_deref()).await?;
+        }
+        if let Some(r) = &self.options.repair {
+            let opted = storage.releases(scope.as_deref(), Some(&r.selector)).await?;
+            self.healing = opted.into_iter().map(|i| (i.namespace, i.name)).collect();
+        }
+        let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| (i.namespace.clone(), i.name.clone())).collect();
+        let gone: Vec<ReleaseKey> = self.releases.keys().filter(|k| !keys.contains(*k)).cloned().collect();
+        for k in gone {
+            self.forget(&k);
+        }
+        self.evaluate_indexes(found).await;
+        self.reconcile_watches(since);
+        Ok(())
+    }
+
+    /// Releases touched by changes, evaluated again.
+    async fn evaluate(&mut self, batch: BTreeSet<ReleaseKey>) {
+        let mut indexes = Vec::new();
+        for key in batch {
+            match self.session.storage.history(&key.0, &key.1).await {
+                Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
+                Ok(index) => indexes.push(index),
+                Err(SourceError::NotFound { .. }) => self.forget(&key),
+                Err(e) => {
+                    self.metrics.error("storage");
+                    self.log.error("cannot read the release", &[("release", &key_text(&key)), ("error", &e)]);
+                }
+            }
+        }
+        self.evaluate_indexes(indexes).await;
+        self.reconcile_watches(k8s_openapi::jiff::Timestamp::now());
+    }
+
+    async fn evaluate_indexes(&mut self, indexes: Vec<crate::release::ReleaseIndex>) {
+        self.session.forget_live();
+        let baseline = match file_baseline(self.settings) {
+            Ok(b) => b,
+            Err(e) => {
+                self.metrics.error("baseline");
+                self.log.error("cannot read the baseline", &[("error", &crate::errors::chain(&e))]);
+                return;
+            }
+        };
+        let (session, settings) = (&self.session, self.settings);
+        let concurrency = self.options.selection.concurrency.max(1);
+        let results: Vec<_> = futures::stream::iter(indexes.into_iter().map(|index| {
+            let baseline = baseline.as_ref();
+            async move {
+                let started = Instant::now();
+                let r = evaluate_with_baseline(session, settings, &index, None, baseline).await;
+                (index, r, started.elapsed())
+            }
+        }))
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+        for (index, result, took) in results {
+            let key = (index.namespace.clone(), index.name.clone());
+            match result {
+                Ok(evaluated) => self.absorb(&evaluated, took).await,
+                Err(e) => {
+                    let uninstalled = e.downcast_ref::<SourceError>().is_some_and(
+                        |s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled"),
+                    );
+                    if uninstalled {
+                        self.forget(&key);
+                        continue;
+                    }
+                    self.metrics.error("evaluate");
+                    self.log.error(
+                        "cannot check the release",
+                        &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))],
+                    );
+                }
+            }
+        }
+    }
+
+    /// A release's new verdicts: metrics, the object index, Events and notifications for new or
+    /// resolved drift, and self-healing.
+    async fn absorb(&mut self, evaluated: &Evaluated, took: Duration) {
+        let report = &evaluated.report;
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        self.metrics.record(report, took.as_secs_f64());
+        let drifted = report.drifted() > 0;
+        let mut resources = Vec::new();
+        let mut objects = Vec::new();
+        for (o, at) in evaluated.objects.iter().zip(&evaluated.locations) {
+            let Some(at) = at else { continue };
+            objects.push((at.resource.group.clone(), at.resource.plural.clone(), at.namespace.clone(), o.name.clone()));
+            resources.push((at.resource.clone(), at.namespace.clone()));
+        }
+        self.index(&key, objects.clone());
+        let before = self.releases.insert(key.clone(), Watched { resources, objects, drifted: Some(drifted) });
+        if before.as_ref().and_then(|w| w.drifted) != Some(drifted) {
+            let verdict = report.verdict().word();
+            self.log.info(
+                "release checked",
+                &[
+                    ("release", &key_text(&key)),
+                    ("revision", &report.revision),
+                    ("verdict", &verdict),
+                    ("drifted_objects", &report.drifted()),
+                ],
+            );
+        }
+        let transitions = self.tracker.update(report);
+        for t in &transitions {
+            self.announce(report, t).await;
+        }
+        if drifted && self.healing.contains(&key) {
+            self.heal(evaluated).await;
+        }
+    }
+
+    /// Records the Event for a transition and, when it is news, notifies.
+    async fn announce(&self, report: &crate::model::DriftReport, t: &Transition) {
+        let key = (report.namespace.clone(), report.release.clone());
+        let (reason, id, signature, drifted): (&str, _, _, Option<&ObjectDrift>) = match t {
+            Transition::Detected { object, signature } => (events::DETECTED, &object.id, signature, Some(object)),
+            Transition::Resolved { object, signature } => (events::RESOLVED, object, signature, None),
+        };
+        let message = match drifted {
+            Some(o) => detected_message(report, o),
+            None => format!(
+                "{id} is back in sync with release {}/{} revision {}",
+                report.namespace, report.release, report.revision
+            ),
+        };
+        let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
+        let fields: [(&str, &dyn ToString); 5] = [
+            ("release", &key_text(&key)),
+            ("object", id),
+            ("reason", &reason),
+            ("signature", &&signature[..16]),
+            ("paths", &paths),
+        ];
+        let client = &self.session.cluster.client;
+        let news = match events::record(client, id, &key, reason, signature, &message).await {
+            Ok(events::Recorded::Created) => {
+                self.metrics.event(reason);
+                true
+            }
+            Ok(events::Recorded::AlreadyRecorded) => false,
+            Err(e) => {
+                self.metrics.error(e.reason());
+                self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
+                true
+            }
+        };
+        if news {
+            self.log.info(if drifted.is_some() { "drift detected" } else { "drift resolved" }, &fields);
+            self.notifier.send(crate::report::json::notification(reason, report, signature, drifted, id));
+        }
+    }
+
+    /// Self-healing of one release: repair what the policy allows, abandon what fights back.
+    async fn heal(&mut self, evaluated: &Evaluated) {
+        let Some(healer) = self.healer.as_mut() else { return };
+        let report = &evaluated.report;
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let decision = healer.decide(report, Instant::now());
+        for (id, manager) in &decision.abandoned {
+            self.metrics.repair("abandoned");
+            let message = format!(
+                "helm-drift stopped repairing {id} of release {}: it drifted again after each of {} repairs; {manager} keeps changing it",
+                key_text(&key),
+                self.options.repair.as_ref().map_or(0, |r| r.policy.fight_limit)
+            );
+            let signature = self.tracker.reported(id).unwrap_or("0000000000000000").to_string();
+            let client = &self.session.cluster.client;
+            if let Err(e) = events::record(client, id, &key, events::ABANDONED, &signature, &message).await {
+                self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
+            }
+            self.log.warn(
+                "repair abandoned: something keeps changing the object",
+                &[("release", &key_text(&key)), ("object", id), ("manager", manager)],
+            );
+            let object = report.objects.iter().find(|o| &o.id == id);
+            self.notifier.send(crate::report::json::notification(events::ABANDONED, report, &signature, object, id));
+        }
+        if let Some(at) = decision.later {
+            self.metrics.repair("rate-limited");
+            self.log.info("repair postponed (rate limit)", &[("release", &key_text(&key))]);
+            let tx = self.sink.tx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep_until(at.into()).await;
+                let _ = tx.send(Touch::Release(key));
+            });
+            return;
+        }
+        if decision.repair.is_empty() {
+            return;
+        }
+        let options = self.options.repair.as_ref().expect("healing needs repair options");
+        let request = RepairRequest {
+            release: report.release.clone(),
+            only: decision.repair.clone(),
+            remove_foreign: options.remove_foreign,
+            dry_run: false,
+        };
+        let index = match self.session.storage.history(&key.0, &key.1).await {
+            Ok(i) => i,
+            Err(e) => {
+                self.log.error("cannot read the release to repair it", &[("release", &key_text(&key)), ("error", &e)]);
+                return;
+            }
+        };
+        self.session.forget_live();
+        let result = crate::repair::execute(&mut self.session, self.settings, &index, &request).await;
+        if let Some(h) = self.healer.as_mut() {
+            h.repaired(report, &decision.repair, Instant::now());
+        }
+        match result {
+            Ok(repair) => {
+                let outcome = repair_result(&repair.steps.iter().map(|s| &s.status).collect::<Vec<_>>());
+                self.metrics.repair(outcome);
+                for s in &repair.steps {
+                    let status = match &s.status {
+                        StepStatus::Applied => "applied".to_string(),
+                        StepStatus::Refused(why) => format!("refused: {why}"),
+                        StepStatus::Failed(why) => format!("failed: {why}"),
+                        StepStatus::NotApplied => "not applied".to_string(),
+                        StepStatus::Planned => "planned".to_string(),
+                    };
+                    self.log
+                        .info("repair", &[("release", &key_text(&key)), ("object", &s.object), ("result", &status)]);
+                }
+                if let Some(after) = &repair.after {
+                    self.metrics.record(after, 0.0);
+                    let transitions = self.tracker.update(after);
+                    for t in &transitions {
+                        self.announce(after, t).await;
+                    }
+                }
+            }
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+            }
+        }
+    }
+
+    /// Forgets an uninstalled (or no longer selected) release: its series go away.
+    fn forget(&mut self, key: &ReleaseKey) {
+        if self.releases.remove(key).is_some() {
+            self.log.info("release gone: its series are dropped", &[("release", &key_text(key))]);
+        }
+        self.index(key, Vec::new());
+        self.metrics.forget(&key.0, &key.1);
+        self.tracker.forget(key);
+    }
+
+    /// Points each object of a release at it (and no longer the objects it dropped).
+    fn index(&mut self, key: &ReleaseKey, objects: Vec<ObjectKey>) {
+        if let Some(old) = self.releases.get(key) {
+            for o in &old.objects {
+                if let Some(owners) = self.owners.get_mut(o) {
+                    owners.remove(key);
+                    if owners.is_empty() {
+                        self.owners.remove(o);
+                    }
+                }
+            }
+        }
+        for o in objects {
+            self.owners.entry(o).or_default().insert(key.clone());
+        }
+    }
+
+    /// Starts the watches the releases need and stops those no release needs: one per kind,
+    /// namespaced when all its objects are in one namespace, else cluster-wide.
+    fn reconcile_watches(&mut self, since: k8s_openapi::jiff::Timestamp) {
+        let mut by_kind: BTreeMap<(String, String, String), (ApiResource, BTreeSet<Option<String>>)> = BTreeMap::new();
+        for w in self.releases.values() {
+            for (r, ns) in &w.resources {
+                let entry = by_kind
+                    .entry((r.group.clone(), r.version.clone(), r.plural.clone()))
+                    .or_insert_with(|| (r.clone(), BTreeSet::new()));
+                entry.1.insert(ns.clone());
+            }
+        }
+        let mut wanted: BTreeMap<WatchKey, ApiResource> = BTreeMap::new();
+        for ((group, version, plural), (resource, namespaces)) in by_kind {
+            let namespace = match namespaces.iter().collect::<Vec<_>>().as_slice() {
+                [Some(ns)] => Some(ns.clone()),
+                _ => None,
+            };
+            wanted.insert(WatchKey { group, version, plural, namespace }, resource);
+        }
+        self.watches.retain(|k, handle| {
+            let keep = wanted.contains_key(k);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+        for (key, resource) in wanted {
+            if !self.watches.contains_key(&key) {
+                let handle = sources::kind(&self.session.cluster.client, &resource, &key, since, self.sink.clone());
+                self.watches.insert(key, handle);
+            }
+        }
+        self.metrics.watches.set((self.watches.len() + usize::from(self.storage.is_some())) as i64);
+    }
+}
+
+/// `namespace/name`.
+fn key_text(key: &ReleaseKey) -> String {
+    format!("{}/{}", key.0, key.1)
+}
+
+/// The Event message of a new drift: the verdict, the paths and who changed them (no values).
+fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> String {
+    let paths = signature::paths(o);
+    let by: BTreeSet<&str> = o
+        .fields
+        .iter()
+        .filter_map(|f| f.changed_by.as_ref())
+        .chain(o.added.iter().filter_map(|a| a.changed_by.as_ref()))
+        .map(|a| a.manager.as_str())
+        .collect();
+    let by = if by.is_empty() {
+        String::new()
+    } else {
+        format!(" (changed by {})", by.into_iter().collect::<Vec<_>>().join(", "))
+    };
+    let at = if paths.is_empty() { String::new() } else { format!(": {}", paths.join(", ")) };
+    format!(
+        "{} drifted from release {}/{} revision {} ({}){at}{by}",
+        o.id,
+        report.namespace,
+        report.release,
+        report.revision,
+        o.kind().label()
+    )
+}
+
+/// One word for a repair's outcome (a metric label).
+fn repair_result(steps: &[&StepStatus]) -> &'static str {
+    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
+        "refused"
+    } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
+        "failed"
+    } else {
+        "applied"
+    }
+}

@@ -1,0 +1,128 @@
+//! `--notify`: one HTTP POST per new or resolved drift signature to each receiver, from a task
+//! of its own (bounded queue, timeout, retries with backoff) so that a slow or failing receiver
+//! never holds up detection. Failures are counted and logged.
+
+use super::{log::Log, metrics::Metrics};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Notifications waiting at most; more are dropped (and counted) rather than block detection.
+const QUEUE: usize = 1024;
+const ATTEMPTS: u32 = 4;
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The body a receiver gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The `-o json` object shape.
+    Json,
+    /// `{"text": ...}` for Slack-compatible incoming webhooks.
+    Slack,
+}
+
+/// Hands notifications to the sending task.
+#[derive(Clone)]
+pub struct Notifier {
+    tx: Option<mpsc::Sender<Value>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Notifier {
+    /// Starts the sending task (nothing when there are no receivers).
+    pub fn start(urls: Vec<String>, format: Format, metrics: Arc<Metrics>, log: Log) -> anyhow::Result<Notifier> {
+        if urls.is_empty() {
+            return Ok(Notifier { tx: None, metrics });
+        }
+        for u in &urls {
+            let uri: http::Uri = u.parse().map_err(|e| anyhow::anyhow!("--notify {u:?} is not a URL: {e}"))?;
+            if !matches!(uri.scheme_str(), Some("http" | "https")) {
+                anyhow::bail!("--notify {u:?}: only http and https URLs are supported");
+            }
+        }
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
+            .map_err(|e| anyhow::anyhow!("cannot read the system's CA certificates for --notify: {e}"))?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(https);
+        let (tx, mut rx) = mpsc::channel::<Value>(QUEUE);
+        let m = metrics.clone();
+        tokio::spawn(async move {
+            while let Some(payload) = rx.recv().await {
+                let body = match format {
+                    Format::Json => payload.to_string(),
+                    Format::Slack => crate::report::json::slack(&payload).to_string(),
+                };
+                for url in &urls {
+                    match send(&client, url, &body).await {
+                        Ok(()) => m.notification("sent"),
+                        Err(e) => {
+                            m.notification("failed");
+                            log.warn("notification failed", &[("url", &redact(url)), ("error", &e)]);
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Notifier { tx: Some(tx), metrics })
+    }
+
+    /// Queues one notification; never waits.
+    pub fn send(&self, payload: Value) {
+        if let Some(tx) = &self.tx
+            && tx.try_send(payload).is_err()
+        {
+            self.metrics.notification("dropped");
+        }
+    }
+}
+
+/// One POST, retried with backoff on failure (connection error, timeout, non-2xx).
+async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: &str) -> Result<(), String>
+where
+    C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,
+{
+    let mut wait = Duration::from_millis(500);
+    let mut last = String::new();
+    for attempt in 1..=ATTEMPTS {
+        let request = http::Request::post(url)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::USER_AGENT, concat!("helm-drift/", env!("CARGO_PKG_VERSION")))
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| e.to_string())?;
+        match tokio::time::timeout(TIMEOUT, client.request(request)).await {
+            Ok(Ok(r)) if r.status().is_success() => return Ok(()),
+            Ok(Ok(r)) => last = format!("HTTP {}", r.status()),
+            Ok(Err(e)) => last = e.to_string(),
+            Err(_) => last = format!("no answer in {TIMEOUT:?}"),
+        }
+        if attempt < ATTEMPTS {
+            tokio::time::sleep(wait).await;
+            wait *= 2;
+        }
+    }
+    Err(format!("{last} (after {ATTEMPTS} attempts)"))
+}
+
+/// A receiver's URL for logs: scheme, host and port only (webhook paths are secrets).
+fn redact(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(u) => format!("{}://{}/…", u.scheme_str().unwrap_or("?"), u.authority().map_or("?", |a| a.as_str())),
+        Err(_) => "(invalid URL)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn logged_urls_hide_the_path() {
+        assert_eq!(super::redact("https://hooks.example.com/services/T0/B0/secret"), "https://hooks.example.com/…");
+    }
+}

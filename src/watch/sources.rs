@@ -1,0 +1,231 @@
+//! The watches behind `watch`: Helm's storage records (new revisions, rollbacks, uninstalls) and
+//! the kinds the watched releases contain, through kube's runtime watcher (bookmarks, re-list
+//! after expiry, backoff while the API server is away), metadata only. Each turns changes into
+//! [`Touch`]es: what to evaluate again.
+
+use super::log::Log;
+use super::metrics::Metrics;
+use super::tracker::ReleaseKey;
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::core::PartialObjectMeta;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event, watcher};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Something changed that may change a verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Touch {
+    /// A release's storage records changed.
+    Release(ReleaseKey),
+    /// An object of a watched kind changed: `(group, plural)`, namespace, name.
+    Object { resource: (String, String), namespace: Option<String>, name: String },
+}
+
+/// One watch: a kind, in one namespace or cluster-wide.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WatchKey {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub namespace: Option<String>,
+}
+
+/// Where the release records are.
+#[derive(Clone, Copy, Debug)]
+pub enum StorageKind {
+    Secrets,
+    ConfigMaps,
+}
+
+/// What every watch task shares.
+#[derive(Clone)]
+pub struct Sink {
+    pub tx: mpsc::UnboundedSender<Touch>,
+    pub metrics: Arc<Metrics>,
+    pub log: Log,
+}
+
+/// Watches Helm's release records (`owner=helm`, plus `selector`) in `namespace` or everywhere.
+pub fn storage(
+    client: &kube::Client,
+    kind: StorageKind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+    since: Timestamp,
+    sink: Sink,
+) -> tokio::task::JoinHandle<()> {
+    let labels = match selector {
+        Some(s) => format!("owner=helm,{s}"),
+        None => "owner=helm".to_string(),
+    };
+    let config = watcher::Config::default().labels(&labels);
+    let touch = |m: &ObjectMeta| {
+        let name = m.labels.as_ref()?.get("name")?.clone();
+        Some(Touch::Release((m.namespace.clone()?, name)))
+    };
+    let version = |m: &ObjectMeta| hash(&m.resource_version);
+    match kind {
+        StorageKind::Secrets => {
+            let api: Api<PartialObjectMeta<Secret>> = scoped(client, namespace);
+            tokio::spawn(follow(metas(watcher(api, config)), "storage", touch, version, since, sink))
+        }
+        StorageKind::ConfigMaps => {
+            let api: Api<PartialObjectMeta<ConfigMap>> = scoped(client, namespace);
+            tokio::spawn(follow(metas(watcher(api, config)), "storage", touch, version, since, sink))
+        }
+    }
+}
+
+/// Watches one kind (metadata only).
+pub fn kind(
+    client: &kube::Client,
+    resource: &ApiResource,
+    key: &WatchKey,
+    since: Timestamp,
+    sink: Sink,
+) -> tokio::task::JoinHandle<()> {
+    let api: Api<PartialObjectMeta<DynamicObject>> = match &key.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
+    let group_plural = (resource.group.clone(), resource.plural.clone());
+    let touch = move |m: &ObjectMeta| {
+        Some(Touch::Object { resource: group_plural.clone(), namespace: m.namespace.clone(), name: m.name.clone()? })
+    };
+    let label = format!("{}.{}", resource.plural, resource.group);
+    tokio::spawn(follow(metas(watcher(api, watcher::Config::default())), label, touch, spec_fingerprint, since, sink))
+}
+
+fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<PartialObjectMeta<K>>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// A watch's events with only the metadata kept, backed off while the API server is away.
+fn metas<K, S>(stream: S) -> impl Stream<Item = Result<Event<ObjectMeta>, watcher::Error>> + Send
+where
+    S: Stream<Item = Result<Event<kube::core::PartialObjectMeta<K>>, watcher::Error>> + Send,
+    K: Send,
+{
+    stream.default_backoff().map(|r| {
+        r.map(|e| match e {
+            Event::Apply(o) => Event::Apply(o.metadata),
+            Event::Delete(o) => Event::Delete(o.metadata),
+            Event::Init => Event::Init,
+            Event::InitApply(o) => Event::InitApply(o.metadata),
+            Event::InitDone => Event::InitDone,
+        })
+    })
+}
+
+/// What a change of the object's desired state changes: the generation where there is one
+/// (status writes do not bump it), else the resourceVersion; and labels and annotations.
+fn spec_fingerprint(m: &ObjectMeta) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match m.generation {
+        Some(g) => g.hash(&mut h),
+        None => m.resource_version.hash(&mut h),
+    }
+    m.labels.hash(&mut h);
+    m.annotations.hash(&mut h);
+    m.owner_references.as_ref().map(|o| o.len()).hash(&mut h);
+    m.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut h);
+    h.finish()
+}
+
+fn hash<T: Hash>(v: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// The newest write the object records (managedFields times, creation).
+fn last_written(m: &ObjectMeta) -> Option<Timestamp> {
+    let writes = m.managed_fields.iter().flatten().filter_map(|f| f.time.as_ref().map(|t| t.0));
+    writes.chain(m.creation_timestamp.as_ref().map(|t| t.0)).max()
+}
+
+/// Follows one watch: sends a touch for every object whose fingerprint changed, that appeared or
+/// that went away (also across a re-list, when events may have been missed). On the first list,
+/// objects written since `since` are touched: they may have changed after the full check read them.
+async fn follow<S, T, F>(stream: S, label: impl Into<String>, touch: T, fingerprint: F, since: Timestamp, sink: Sink)
+where
+    S: Stream<Item = Result<Event<ObjectMeta>, watcher::Error>>,
+    T: Fn(&ObjectMeta) -> Option<Touch>,
+    F: Fn(&ObjectMeta) -> u64,
+{
+    let label = label.into();
+    let since = since - std::time::Duration::from_secs(1); // managedFields times have seconds only
+    let mut known: HashMap<(Option<String>, String), (u64, Touch)> = HashMap::new();
+    let mut listing: Option<HashSet<(Option<String>, String)>> = None;
+    let mut first = true;
+    let mut failing = false;
+    futures::pin_mut!(stream);
+    while let Some(item) = stream.next().await {
+        let event = match item {
+            Ok(e) => e,
+            Err(e) => {
+                sink.metrics.error("watch");
+                if !failing {
+                    sink.log.warn("watch interrupted, retrying with backoff", &[("watch", &label), ("error", &e)]);
+                }
+                failing = true;
+                continue;
+            }
+        };
+        if failing {
+            sink.log.info("watch resumed", &[("watch", &label)]);
+            failing = false;
+        }
+        let key = |m: &ObjectMeta| (m.namespace.clone(), m.name.clone().unwrap_or_default());
+        match event {
+            Event::Init => listing = Some(HashSet::new()),
+            Event::InitApply(m) | Event::Apply(m) => {
+                let Some(t) = touch(&m) else { continue };
+                let k = key(&m);
+                if let Some(l) = listing.as_mut() {
+                    l.insert(k.clone());
+                }
+                let fp = fingerprint(&m);
+                let before = known.insert(k, (fp, t.clone()));
+                let changed = match before {
+                    Some((old, _)) => old != fp,
+                    None if first && listing.is_some() => last_written(&m).is_some_and(|w| w >= since),
+                    None => true,
+                };
+                if changed {
+                    let _ = sink.tx.send(t);
+                }
+            }
+            Event::Delete(m) => {
+                if let Some(t) = touch(&m) {
+                    known.remove(&key(&m));
+                    let _ = sink.tx.send(t);
+                }
+            }
+            Event::InitDone => {
+                if let Some(listed) = listing.take() {
+                    let gone: Vec<_> = known.keys().filter(|k| !listed.contains(*k)).cloned().collect();
+                    for k in gone {
+                        if let Some((_, t)) = known.remove(&k) {
+                            let _ = sink.tx.send(t);
+                        }
+                    }
+                }
+                first = false;
+            }
+        }
+    }
+}

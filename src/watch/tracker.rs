@@ -1,0 +1,156 @@
+//! What the watcher has reported: the drift signature of each object, and the transitions a new
+//! verdict makes (a new drift signature is detected, a reported one is resolved). Seeded at start
+//! from the Events earlier watchers recorded, so a restart repeats nothing.
+
+use super::signature;
+use crate::model::{DriftReport, ObjectDrift, ObjectId};
+use std::collections::HashMap;
+
+/// `(namespace, name)` of a release.
+pub type ReleaseKey = (String, String);
+
+/// A change worth an Event and a notification.
+#[derive(Clone, Debug)]
+pub enum Transition {
+    /// The object drifted with a signature not reported before.
+    Detected { object: ObjectDrift, signature: String },
+    /// The object no longer drifts; `signature` is the drift that was reported.
+    Resolved { object: ObjectId, signature: String },
+}
+
+#[derive(Default)]
+pub struct Tracker {
+    /// Reported signature of each object, and the release it belongs to.
+    reported: HashMap<ObjectId, (ReleaseKey, String)>,
+    /// Signatures earlier watchers reported (from their Events), not yet matched to a release.
+    seeds: HashMap<ObjectId, String>,
+}
+
+impl Tracker {
+    /// Starts from what earlier watchers reported and never resolved.
+    pub fn seeded(seeds: HashMap<ObjectId, String>) -> Tracker {
+        Tracker { reported: HashMap::new(), seeds }
+    }
+
+    /// The transitions a release's new verdicts make, remembered as reported.
+    pub fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for object in &report.objects {
+            seen.insert(object.id.clone());
+            if object.is_error() {
+                continue; // an error says nothing about drift: keep what was reported
+            }
+            let before = match self.reported.get(&object.id) {
+                Some((_, sig)) => Some(sig.clone()),
+                None => self.seeds.remove(&object.id),
+            };
+            match (signature::of(object), before) {
+                (Some(now), before) if before.as_deref() != Some(now.as_str()) => {
+                    self.reported.insert(object.id.clone(), (key.clone(), now.clone()));
+                    out.push(Transition::Detected { object: object.clone(), signature: now });
+                }
+                (Some(now), _) => {
+                    self.reported.insert(object.id.clone(), (key.clone(), now));
+                }
+                (None, Some(was)) => {
+                    self.reported.remove(&object.id);
+                    out.push(Transition::Resolved { object: object.id.clone(), signature: was });
+                }
+                (None, None) => {}
+            }
+        }
+        // Objects the new revision no longer has: their drift is over.
+        let gone: Vec<ObjectId> = self
+            .reported
+            .iter()
+            .filter(|(id, (k, _))| *k == key && !seen.contains(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in gone {
+            if let Some((_, signature)) = self.reported.remove(&id) {
+                out.push(Transition::Resolved { object: id, signature });
+            }
+        }
+        out
+    }
+
+    /// Forgets a release (uninstalled): no transitions, its objects are gone with it.
+    pub fn forget(&mut self, key: &ReleaseKey) {
+        self.reported.retain(|_, (k, _)| k != key);
+    }
+
+    /// The signature reported for an object.
+    pub fn reported(&self, id: &ObjectId) -> Option<&str> {
+        self.reported.get(id).map(|(_, s)| s.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FieldDiff, FieldPath, Verdict};
+    use serde_json::json;
+
+    fn id() -> ObjectId {
+        ObjectId::new("apps/v1", "Deployment", Some("ns"), "web")
+    }
+
+    fn report(replicas: Option<i64>) -> DriftReport {
+        let mut o = ObjectDrift::new(id(), None, Verdict::InSync);
+        if let Some(r) = replicas {
+            o.verdict = Verdict::Modified;
+            o.fields.push(FieldDiff::new(FieldPath::from_pointer("/spec/replicas"), Some(&json!(1)), Some(&json!(r))));
+        }
+        DriftReport {
+            release: "web".into(),
+            namespace: "ns".into(),
+            revision: 1,
+            status: "deployed".into(),
+            chart: String::new(),
+            record: String::new(),
+            newest: None,
+            objects: vec![o],
+            notes: vec![],
+            stale: vec![],
+            findings: vec![],
+            explanations: vec![],
+            rerender: None,
+        }
+    }
+
+    fn kinds(t: &[Transition]) -> Vec<&'static str> {
+        t.iter().map(|t| if matches!(t, Transition::Detected { .. }) { "detected" } else { "resolved" }).collect()
+    }
+
+    #[test]
+    fn once_per_signature_then_resolved() {
+        let mut t = Tracker::default();
+        assert_eq!(kinds(&t.update(&report(Some(3)))), ["detected"]);
+        assert!(t.update(&report(Some(3))).is_empty(), "a resync repeats nothing");
+        assert_eq!(kinds(&t.update(&report(Some(4)))), ["detected"], "another value is another drift");
+        assert_eq!(kinds(&t.update(&report(None))), ["resolved"]);
+        assert!(t.update(&report(None)).is_empty());
+    }
+
+    #[test]
+    fn a_restart_seeded_from_events_repeats_nothing_and_still_resolves() {
+        let mut first = Tracker::default();
+        first.update(&report(Some(3)));
+        let sig = first.reported(&id()).unwrap().to_string();
+        let mut again = Tracker::seeded(HashMap::from([(id(), sig.clone())]));
+        assert!(again.update(&report(Some(3))).is_empty());
+        let mut resolved = Tracker::seeded(HashMap::from([(id(), sig)]));
+        assert_eq!(kinds(&resolved.update(&report(None))), ["resolved"]);
+    }
+
+    #[test]
+    fn an_object_dropped_by_a_new_revision_is_resolved() {
+        let mut t = Tracker::default();
+        t.update(&report(Some(3)));
+        let mut next = report(None);
+        next.objects.clear();
+        assert_eq!(kinds(&t.update(&next)), ["resolved"]);
+    }
+}

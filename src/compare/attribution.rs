@@ -49,8 +49,10 @@ fn holds(fields: &Value, live: &Value, path: &[Segment]) -> bool {
         Segment::Item { live: None, .. } => return false,
     };
     let Some(child) = child else { return false };
+    // An empty set is the field alone: the whole value for a scalar or an atomic list, but only
+    // the map's presence for a map (`f:data: {}` left to Helm after another manager took a key).
     if child.as_object().is_none_or(|c| c.keys().all(|k| k == ".")) {
-        return true;
+        return rest.is_empty() || !next.is_some_and(Value::is_object);
     }
     match next {
         Some(next) => holds(child, next, rest),
@@ -76,6 +78,21 @@ fn matches_key(key: &Map<String, Value>, item: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Helm keeps `f:data: {}` after another manager took `data.greeting`: the key is the other
+    /// manager's, even when both wrote in the same second.
+    #[test]
+    fn a_map_owned_alone_does_not_hold_its_keys() {
+        let live = json!({
+            "data": {"greeting": "mine"},
+            "metadata": {"managedFields": [
+                {"manager": "fighter", "operation": "Update", "time": "2026-11-30T00:08:44Z", "fieldsV1": {"f:data": {"f:greeting": {}}}},
+                {"manager": "helm", "operation": "Update", "time": "2026-11-30T00:08:44Z", "fieldsV1": {"f:data": {}}},
+            ]},
+        });
+        let by = of(&live, &FieldPath::from_pointer("/data/greeting")).unwrap();
+        assert_eq!(by.manager, "fighter");
+    }
 
     fn live() -> Value {
         json!({

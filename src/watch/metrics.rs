@@ -44,6 +44,7 @@ pub struct ResultLabels {
 pub struct Metrics {
     registry: Registry,
     drifted: Family<ReleaseLabels, Gauge>,
+    revision: Family<ReleaseLabels, Gauge>,
     objects: Family<ObjectLabels, Gauge>,
     last_check: Family<ReleaseLabels, Gauge<f64, AtomicU64>>,
     duration: Histogram,
@@ -70,6 +71,7 @@ impl Metrics {
         let mut registry = Registry::with_prefix("helm_drift");
         let m = Metrics {
             drifted: Family::default(),
+            revision: Family::default(),
             objects: Family::default(),
             last_check: Family::default(),
             duration: Histogram::new(exponential_buckets(0.01, 2.0, 12)),
@@ -88,6 +90,11 @@ impl Metrics {
             "release_drifted",
             "Whether the release has drifted from its deployed revision (1) or not (0)",
             m.drifted.clone(),
+        );
+        registry.register(
+            "release_revision",
+            "The deployed revision the release was compared with",
+            m.revision.clone(),
         );
         registry.register("objects", "Objects of the release by verdict", m.objects.clone());
         registry.register(
@@ -119,6 +126,7 @@ impl Metrics {
     pub fn record(&self, report: &DriftReport, seconds: f64) {
         let labels = release_labels(&report.namespace, &report.release);
         self.drifted.get_or_create(&labels).set(i64::from(report.drifted() > 0));
+        self.revision.get_or_create(&labels).set(i64::from(report.revision));
         for (word, kind) in DriftKind::all() {
             let n = report.objects.iter().filter(|o| o.kind() == kind).count();
             self.objects.get_or_create(&object_labels(&labels, word)).set(n as i64);
@@ -132,6 +140,7 @@ impl Metrics {
     pub fn forget(&self, namespace: &str, release: &str) {
         let labels = release_labels(namespace, release);
         self.drifted.remove(&labels);
+        self.revision.remove(&labels);
         self.last_check.remove(&labels);
         for (word, _) in DriftKind::all() {
             self.objects.remove(&object_labels(&labels, word));
@@ -141,6 +150,7 @@ impl Metrics {
     /// Drops every release series (a replica that lost the lease).
     pub fn forget_all(&self) {
         self.drifted.clear();
+        self.revision.clear();
         self.last_check.clear();
         self.objects.clear();
     }

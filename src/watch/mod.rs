@@ -130,6 +130,9 @@ struct Watched {
 
 type ObjectKey = (String, String, Option<String>, String);
 
+/// A kind and the namespaces its watched objects live in (`None`: cluster-scoped).
+type KindScope = (ApiResource, BTreeSet<Option<String>>);
+
 struct Watcher<'a> {
     session: Session,
     settings: &'a Settings,
@@ -578,7 +581,7 @@ impl<'a> Watcher<'a> {
     /// Starts the watches the releases need and stops those no release needs: one per kind,
     /// namespaced when all its objects are in one namespace, else cluster-wide.
     fn reconcile_watches(&mut self, since: k8s_openapi::jiff::Timestamp) {
-        let mut by_kind: BTreeMap<(String, String, String), (ApiResource, BTreeSet<Option<String>>)> = BTreeMap::new();
+        let mut by_kind: BTreeMap<(String, String, String), KindScope> = BTreeMap::new();
         for w in self.releases.values() {
             for (r, ns) in &w.resources {
                 let entry = by_kind

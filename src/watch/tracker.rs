@@ -13,7 +13,7 @@ pub type ReleaseKey = (String, String);
 #[derive(Clone, Debug)]
 pub enum Transition {
     /// The object drifted with a signature not reported before.
-    Detected { object: ObjectDrift, signature: String },
+    Detected { object: Box<ObjectDrift>, signature: String },
     /// The object no longer drifts; `signature` is the drift that was reported.
     Resolved { object: ObjectId, signature: String },
 }
@@ -49,7 +49,7 @@ impl Tracker {
             match (signature::of(object), before) {
                 (Some(now), before) if before.as_deref() != Some(now.as_str()) => {
                     self.reported.insert(object.id.clone(), (key.clone(), now.clone()));
-                    out.push(Transition::Detected { object: object.clone(), signature: now });
+                    out.push(Transition::Detected { object: Box::new(object.clone()), signature: now });
                 }
                 (Some(now), _) => {
                     self.reported.insert(object.id.clone(), (key.clone(), now));

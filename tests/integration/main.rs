@@ -23,3 +23,5 @@ mod repair_cases;
 mod restart;
 mod scan;
 mod storage;
+mod watch;
+mod watching;

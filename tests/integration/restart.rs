@@ -7,7 +7,7 @@ use crate::support::{Env, Helm, eventually};
 use std::time::Duration;
 
 /// The tests of this file disturb the cluster: one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn api_server_restart_during_a_check() {
@@ -95,4 +95,29 @@ fn a_hanging_api_server_is_bounded_by_the_timeout() {
         .stderr_has("retried, 300ms per request")
         .stderr_has("deadline has elapsed");
     assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
+}
+
+/// `watch` while the API server restarts: the watches fail, back off and resume (re-listing),
+/// and edits and a deletion made after the restart are detected.
+#[test]
+fn watch_recovers_from_an_api_server_restart() {
+    use crate::watching::Watching;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::disturbable("watch-restart");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let w = Watching::start(&env, &["web"]).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    w.wait_for(&drifted, 0.0);
+    env.cp.restart_apiserver().expect("restart kube-apiserver");
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"after-restart"}}"#);
+    w.wait_for(&drifted, 1.0);
+    env.kubectl(&["delete", "service", "web-web"]).success();
+    eventually("the deleted Service seen", Duration::from_secs(60), || {
+        w.sample(&format!("helm_drift_objects{{namespace=\"{}\",release=\"web\",verdict=\"missing\"}}", env.ns))
+            == Some(1.0)
+    });
+    let logs = w.log_lines();
+    assert!(logs.iter().any(|l| l["msg"] == "watch interrupted, retrying with backoff"), "{}", w.logs_text());
+    assert!(logs.iter().any(|l| l["msg"] == "watch resumed"), "{}", w.logs_text());
+    w.stop();
 }

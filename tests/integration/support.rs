@@ -197,6 +197,11 @@ impl Run {
         self
     }
 
+    /// The command, to spawn it in the background.
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
+
     pub fn output(mut self) -> Done {
         let desc = format!("{:?}", self.cmd);
         let out = self.cmd.output().unwrap_or_else(|e| panic!("cannot run {desc}: {e}"));

@@ -1,0 +1,202 @@
+//! `helm drift watch` against the real control plane, with Helm 3 and Helm 4 releases: drift
+//! shows in metrics, one Event and one notification per drift signature (not repeated by a resync
+//! or a restart), resolved drift and new revisions are picked up, uninstalls drop the series,
+//! self-healing repairs without a new revision and gives up on a fighting editor, and with
+//! leader election only one of two watchers acts.
+
+use crate::support::{Env, Helm, eventually};
+use crate::watching::{Receiver, Watching, events};
+use std::time::Duration;
+
+fn detects_once_resolves_and_follows_the_release(helm: Helm) {
+    let env = Env::new(&format!("watch-life-{}", helm.tag()));
+    env.install(helm, "web", "basic", &[]);
+    let hook = Receiver::start();
+    let args = ["web", "--resync", "2s", "--notify", &hook.url];
+    let w = Watching::start(&env, &args).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    w.wait_for(&drifted, 0.0);
+    assert_eq!(
+        w.sample(&format!("helm_drift_release_revision{{namespace=\"{}\",release=\"web\"}}", env.ns)),
+        Some(1.0)
+    );
+
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    w.wait_for(&drifted, 1.0);
+    eventually("one DriftDetected Event", Duration::from_secs(20), || events(&env, "DriftDetected").len() == 1);
+    eventually("one notification", Duration::from_secs(20), || hook.count("DriftDetected") == 1);
+    let event = &events(&env, "DriftDetected")[0];
+    assert_eq!(event["involvedObject"]["name"], "web-config");
+    let message = event["message"].as_str().unwrap();
+    assert!(message.contains("/data/greeting") && !message.contains("edited"), "{message}");
+    let note = &hook.received()[0];
+    assert_eq!(note["release"]["name"], "web");
+    assert_eq!(note["object"]["kind"], "ConfigMap");
+    assert_eq!(note["object"]["verdict"], "modified");
+    assert_eq!(note["object"]["differences"][0]["path"], "/data/greeting");
+
+    // Two resyncs later: nothing repeated.
+    let checks = w.checks();
+    eventually("two resyncs", Duration::from_secs(20), || w.checks() >= checks + 2.0);
+    assert_eq!(events(&env, "DriftDetected").len(), 1);
+    assert_eq!(hook.count("DriftDetected"), 1);
+
+    // A restarted watcher derives the same signature: nothing repeated either.
+    w.stop();
+    let hook2 = Receiver::start();
+    let w = Watching::start(&env, &["web", "--notify", &hook2.url]).ready();
+    w.wait_for(&drifted, 1.0);
+    assert_eq!(events(&env, "DriftDetected").len(), 1, "{}", w.logs_text());
+    assert!(hook2.received().is_empty(), "{:?}", hook2.bodies());
+
+    // Repaired by hand: resolved, once.
+    env.drift(&["repair", "web"]).success();
+    w.wait_for(&drifted, 0.0);
+    eventually("one DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);
+    eventually("one resolved notification", Duration::from_secs(20), || hook2.count("DriftResolved") == 1);
+
+    // A new revision is picked up.
+    let chart = crate::support::chart_path("basic");
+    env.helm(helm, &["upgrade", "web", chart.to_str().unwrap(), "--reuse-values", "--set", "replicas=3"]).success();
+    w.wait_for(&format!("helm_drift_release_revision{{namespace=\"{}\",release=\"web\"}}", env.ns), 2.0);
+    w.wait_for(&drifted, 0.0);
+
+    // Uninstalled: its series go away.
+    env.helm(helm, &["uninstall", "web"]).success();
+    eventually("the release's series dropped", Duration::from_secs(30), || !w.metrics().contains(&drifted));
+    assert_eq!(hook2.count("DriftDetected"), 0, "{:?}", hook2.bodies());
+    let logs = w.log_lines();
+    assert!(logs.iter().all(|l| l["time"].is_string() && l["level"].is_string() && l["msg"].is_string()));
+    assert!(logs.iter().any(|l| l["msg"] == "drift resolved" && l["object"].as_str().unwrap().contains("web-config")));
+    w.stop();
+}
+
+#[test]
+fn detects_once_resolves_and_follows_the_release_helm3() {
+    detects_once_resolves_and_follows_the_release(Helm::V3);
+}
+
+#[test]
+fn detects_once_resolves_and_follows_the_release_helm4() {
+    detects_once_resolves_and_follows_the_release(Helm::V4);
+}
+
+/// A deleted object and a secret's edit: both detected; the notification for the Secret carries
+/// its path, never its value.
+#[test]
+fn deleted_objects_and_secrets_without_their_values() {
+    let env = Env::with_full_chart(Helm::V4, "watch-secret");
+    let hook = Receiver::start();
+    let w = Watching::start(&env, &["app", "--notify", &hook.url]).ready();
+    w.wait_for(&Watching::drifted(&env.ns, "app"), 0.0);
+    env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"hunter2-watch"}}"#);
+    env.kubectl(&["delete", "service", "app-web"]).success();
+    eventually("two notifications", Duration::from_secs(30), || hook.count("DriftDetected") == 2);
+    let bodies = hook.bodies().join("\n");
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode("hunter2-watch");
+    assert!(!bodies.contains("hunter2-watch") && !bodies.contains(&encoded), "{bodies}");
+    let notes = hook.received();
+    let secret = notes.iter().find(|n| n["object"]["kind"] == "Secret").expect("the Secret's notification");
+    assert_eq!(secret["object"]["differences"][0]["path"], "/data/password");
+    let service = notes.iter().find(|n| n["object"]["kind"] == "Service").expect("the Service's notification");
+    assert_eq!(service["object"]["verdict"], "missing");
+    assert_eq!(
+        w.sample(&format!("helm_drift_objects{{namespace=\"{}\",release=\"app\",verdict=\"missing\"}}", env.ns)),
+        Some(1.0)
+    );
+}
+
+/// Self-healing for a release that opted in (its storage label): the edit is undone without a new
+/// revision; an editor that keeps re-applying its value makes the watcher give up on the object,
+/// naming the editor; a release that did not opt in is left alone.
+fn heals_and_gives_up_on_a_fight(helm: Helm) {
+    let env = Env::new(&format!("watch-heal-{}", helm.tag()));
+    env.install(helm, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    env.install(helm, "other", "basic", &[]);
+    let hook = Receiver::start();
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--fight-limit", "3", "--notify", &hook.url];
+    let w = Watching::start(&env, &args).ready();
+    let greeting =
+        |name: &str| env.kubectl(&["get", "configmap", name, "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    env.merge_patch("configmap", "other-config", r#"{"data":{"greeting":"edited"}}"#);
+    eventually("the edit undone", Duration::from_secs(30), || greeting("web-config") == "hello");
+    w.wait_for(&Watching::drifted(&env.ns, "web"), 0.0);
+    w.wait_for(&Watching::drifted(&env.ns, "other"), 1.0);
+    assert_eq!(greeting("other-config"), "edited", "a release that did not opt in is not repaired");
+    let history = env.helm(helm, &["history", "web", "-o", "json"]).success().stdout();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&history).unwrap().as_array().unwrap().len(), 1);
+    assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}"), Some(1.0));
+
+    // Something insists: a loop that puts its value back whenever it is gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while events(&env, "DriftRepairAbandoned").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no DriftRepairAbandoned:\n{}", w.logs_text());
+        if greeting("web-config") != "mine" {
+            env.kubectl(&[
+                "patch",
+                "configmap",
+                "web-config",
+                "--type",
+                "merge",
+                "-p",
+                r#"{"data":{"greeting":"mine"}}"#,
+                "--field-manager",
+                "fighter",
+            ])
+            .success();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let abandoned = &events(&env, "DriftRepairAbandoned")[0];
+    assert!(abandoned["message"].as_str().unwrap().contains("fighter"), "{abandoned}");
+    eventually("the abandonment notified", Duration::from_secs(20), || hook.count("DriftRepairAbandoned") == 1);
+    // The repair stopped: the fighter's value stays, drift is still reported.
+    let repairs = w.sample("helm_drift_repairs_total{result=\"applied\"}");
+    eventually("the fighter's value live", Duration::from_secs(20), || greeting("web-config") == "mine");
+    let checks = w.checks();
+    env.merge_patch("configmap", "web-config", r#"{"metadata":{"labels":{"touched":"yes"}}}"#);
+    eventually("the watcher to look again", Duration::from_secs(20), || w.checks() > checks);
+    assert_eq!(greeting("web-config"), "mine");
+    assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}"), repairs);
+    w.wait_for(&Watching::drifted(&env.ns, "web"), 1.0);
+}
+
+#[test]
+fn heals_and_gives_up_on_a_fight_helm3() {
+    heals_and_gives_up_on_a_fight(Helm::V3);
+}
+
+#[test]
+fn heals_and_gives_up_on_a_fight_helm4() {
+    heals_and_gives_up_on_a_fight(Helm::V4);
+}
+
+/// Two watchers with --leader-elect: one acts (metrics, Events), the other stands by; when the
+/// leader goes away the standby takes over.
+#[test]
+fn two_watchers_one_leader() {
+    let env = Env::new("watch-leader");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let lease = ["web", "--leader-elect", "--lease-name", "drift-test", "--lease-duration", "4s"];
+    let a = Watching::start(&env, &lease).ready();
+    let b = Watching::start(&env, &lease).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    let leader = |w: &Watching| w.sample("helm_drift_leader");
+    eventually("one leader", Duration::from_secs(30), || {
+        let (x, y) = (leader(&a), leader(&b));
+        (x == Some(1.0)) != (y == Some(1.0))
+    });
+    let (acting, standby) = if leader(&a) == Some(1.0) { (a, b) } else { (b, a) };
+    acting.wait_for(&drifted, 0.0);
+    assert_eq!(standby.sample(&drifted), None, "the standby reports nothing");
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    acting.wait_for(&drifted, 1.0);
+    eventually("one Event", Duration::from_secs(20), || events(&env, "DriftDetected").len() == 1);
+    assert_eq!(standby.sample(&drifted), None);
+    assert_eq!(standby.get("/healthz").0, 200);
+    acting.kill();
+    eventually("the standby takes over", Duration::from_secs(40), || standby.sample(&drifted) == Some(1.0));
+    assert_eq!(events(&env, "DriftDetected").len(), 1, "the new leader repeats nothing");
+}

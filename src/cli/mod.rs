@@ -291,8 +291,15 @@ enum Command {
         /// Where /metrics, /healthz and /readyz are served
         #[arg(long, default_value = "0.0.0.0:8080", help_heading = "Watch")]
         metrics_address: String,
-        /// POST each new or resolved drift to this URL (repeatable)
-        #[arg(long, value_name = "URL", help_heading = "Watch")]
+        /// POST each new or resolved drift to this URL (repeatable; $HELM_DRIFT_NOTIFY: comma-separated)
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "HELM_DRIFT_NOTIFY",
+            value_delimiter = ',',
+            hide_env_values = true,
+            help_heading = "Watch"
+        )]
         notify: Vec<String>,
         /// Body of notifications: json (the -o json object shape) or slack (incoming webhooks)
         #[arg(long, default_value = "json", value_parser = ["json", "slack"], help_heading = "Watch")]

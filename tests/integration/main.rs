@@ -8,6 +8,7 @@
 mod support;
 
 mod baseline;
+mod chart;
 mod check_missing;
 mod connection;
 mod drift_engine;

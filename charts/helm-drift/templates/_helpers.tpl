@@ -1,0 +1,38 @@
+{{/* The release's full name, at most 63 characters. */}}
+{{- define "helm-drift.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Cluster-wide objects carry the namespace too: two installs in two namespaces do not clash. */}}
+{{- define "helm-drift.clusterName" -}}
+{{- printf "%s-%s" (include "helm-drift.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "helm-drift.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "helm-drift.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "helm-drift.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "helm-drift.labels" -}}
+{{ include "helm-drift.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* Whether the cluster serves the Prometheus Operator's kinds. */}}
+{{- define "helm-drift.prometheusOperator" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" -}}true{{- end -}}
+{{- end -}}

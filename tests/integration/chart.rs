@@ -1,0 +1,123 @@
+//! `charts/helm-drift`: lint and template with Helm 3 and Helm 4 (restricted pod security,
+//! least-privilege RBAC, the Prometheus Operator's kinds only when served), installed into the
+//! test cluster, and `helm-drift watch` run as its ServiceAccount (a TokenRequest token): the
+//! RBAC is enough to watch, and repair is refused while the chart leaves it off.
+
+use crate::support::{Env, Helm, eventually, repo_root};
+use crate::watching::{Watching, events};
+use serde_yaml::Value;
+use std::time::Duration;
+
+fn chart() -> String {
+    repo_root().join("charts/helm-drift").to_str().unwrap().to_string()
+}
+
+/// The rendered documents of `helm template` with these extra arguments.
+fn template(env: &Env, helm: Helm, extra: &[&str]) -> Vec<Value> {
+    let chart = chart();
+    // `helm template` is offline: say which Kubernetes (helm built from source defaults to 1.20).
+    let mut args = vec!["template", "drift", chart.as_str(), "--kube-version", "1.36.0"];
+    args.extend_from_slice(extra);
+    let out = env.helm(helm, &args).success().stdout();
+    serde_yaml::Deserializer::from_str(&out).map(|d| Value::deserialize(d).unwrap()).filter(|v| !v.is_null()).collect()
+}
+use serde::Deserialize;
+
+fn kinds(docs: &[Value]) -> Vec<String> {
+    docs.iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect()
+}
+
+fn find<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    docs.iter().find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind} in {:?}", kinds(docs)))
+}
+
+/// Every verb the ClusterRole grants.
+fn verbs(docs: &[Value]) -> Vec<String> {
+    let role = find(docs, "ClusterRole");
+    let rules = role["rules"].as_sequence().unwrap();
+    rules
+        .iter()
+        .flat_map(|r| r["verbs"].as_sequence().unwrap().iter().map(|v| v.as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn chart_lints_and_renders_least_privilege() {
+    let env = Env::new("chart-template");
+    for helm in Helm::ALL {
+        env.helm(helm, &["lint", "--strict", &chart()]).success();
+        env.helm(helm, &["lint", "--strict", &chart(), "--set", "repair.enabled=true,replicaCount=2"]).success();
+
+        let docs = template(&env, helm, &[]);
+        assert!(!kinds(&docs).contains(&"ServiceMonitor".into()), "{:?}", kinds(&docs));
+        assert!(!kinds(&docs).contains(&"PrometheusRule".into()));
+        let mut granted = verbs(&docs);
+        granted.sort();
+        assert_eq!(granted, ["create", "get", "list", "watch"], "read, and create Events only");
+        let events_rule = &find(&docs, "ClusterRole")["rules"][1];
+        assert_eq!(events_rule["resources"][0], "events");
+        let pod = &find(&docs, "Deployment")["spec"]["template"]["spec"];
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+        let c = &pod["containers"][0];
+        assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+        assert_eq!(c["securityContext"]["capabilities"]["drop"][0], "ALL");
+        let args: Vec<&str> = c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        assert_eq!(&args[..2], ["watch", "--all-namespaces"]);
+        assert!(!args.contains(&"--repair"));
+        assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+
+        let repair = template(&env, helm, &["--set", "repair.enabled=true"]);
+        assert!(verbs(&repair).contains(&"patch".to_string()));
+        let c = &find(&repair, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair"));
+
+        let operator = template(&env, helm, &["--api-versions", "monitoring.coreos.com/v1"]);
+        let rule = find(&operator, "PrometheusRule");
+        let expr = rule["spec"]["groups"][0]["rules"][0]["expr"].as_str().unwrap();
+        assert!(expr.contains("helm_drift_release_drifted"), "{expr}");
+        assert_eq!(find(&operator, "ServiceMonitor")["spec"]["endpoints"][0]["port"], "metrics");
+    }
+}
+
+/// Installs the chart and runs the watcher as its ServiceAccount, against a release that opted
+/// in to repair: drift is detected and recorded as an Event, the Lease is taken, and the repair
+/// is refused (the chart grants no patch verb while repair is off).
+fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
+    let env = Env::new(&format!("chart-{}", helm.tag()));
+    let release = format!("drift-{}", helm.tag());
+    env.helm(helm, &["install", &release, &chart()]).success();
+    let app = format!("rbac-app-{}", helm.tag());
+    env.install(helm, &app, "basic", &["--labels", "helm-drift.io/repair=true"]);
+    let sa = format!("{release}-helm-drift");
+    let token = env.kubectl(&["create", "token", &sa, "--duration", "1h"]).success().stdout().trim().to_string();
+    // Every namespace (-A), limited to this test's release by its storage label.
+    let args = ["-A", "-l", &format!("name={app}"), "--repair", "--leader-elect", "--lease-name", "rbac-test"];
+    let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
+    let drifted = Watching::drifted(&env.ns, &app);
+    w.wait_for(&drifted, 0.0);
+    env.merge_patch("configmap", &format!("{app}-config"), r#"{"data":{"greeting":"edited"}}"#);
+    w.wait_for(&drifted, 1.0);
+    eventually("the DriftDetected Event", Duration::from_secs(20), || events(&env, "DriftDetected").len() == 1);
+    eventually("the repair refused", Duration::from_secs(30), || {
+        w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 1.0)
+    });
+    let greeting = env.kubectl(&["get", "configmap", &format!("{app}-config"), "-o", "jsonpath={.data.greeting}"]);
+    assert_eq!(greeting.success().stdout(), "edited");
+    let logs = w.logs_text();
+    assert!(logs.contains("forbidden") && logs.contains(&format!("system:serviceaccount:{}:{sa}", env.ns)), "{logs}");
+    let lease = env.kubectl(&["get", "lease", "rbac-test", "-o", "jsonpath={.spec.holderIdentity}"]).success();
+    assert!(!lease.stdout().is_empty());
+    w.stop();
+}
+
+#[test]
+fn installed_chart_rbac_is_enough_to_watch_helm3() {
+    installed_chart_rbac_is_enough_to_watch(Helm::V3);
+}
+
+#[test]
+fn installed_chart_rbac_is_enough_to_watch_helm4() {
+    installed_chart_rbac_is_enough_to_watch(Helm::V4);
+}

@@ -3,7 +3,8 @@
 # installs the plugin into helm, installs a demo chart, makes drift (including a value edited and
 # put back, which leaves the field owned by kubectl: the next helm upgrade would conflict), runs
 # `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, then shows an
-# expected change (`kubectl rollout restart`) and `check --explain`, all through helm.
+# expected change (`kubectl rollout restart`) and `check --explain`, all through helm; then
+# `helm drift watch` sees an edit (metric, Event) and heals a release that opted in.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -94,6 +95,33 @@ say "kubectl rollout restart is expected, not drift (shown with -v)"
 say "Scaled by hand: helm drift check --explain says which value makes it permanent"
 "$kubectl" -n demo scale deployment demo-web --replicas=3
 "$helm" drift check demo -n demo --explain || true
+
+say "helm drift watch: always on (metrics, an Event once per drift, self-healing for releases that opt in)"
+"$helm" install healed "$root/tests/charts/basic" --namespace demo --labels helm-drift.io/repair=true >/dev/null
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+get() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port$1" 2>/dev/null; }
+"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s >"$state/watch.log" 2>&1 &
+watcher=$!
+deadline=$(( $(date +%s) + 60 ))
+until get /readyz >/dev/null; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "$ kubectl -n demo patch configmap healed-config ... greeting=edited   (release 'healed' opted in)"
+"$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"edited"}}'
+deadline=$(( $(date +%s) + 60 ))
+until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ] \
+  && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1'; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "--- the watcher's log"
+cat "$state/watch.log"
+echo "--- its metrics (curl http://127.0.0.1:$port/metrics)"
+get /metrics | grep -E '^helm_drift_(release_drifted|repairs_total|events_total)'
+echo "--- the Events"
+"$kubectl" -n demo get events --field-selector reason!=Scheduled -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message | grep -E 'REASON|Drift'
+kill "$watcher"; wait "$watcher" 2>/dev/null || true
 
 cat <<EOT
 

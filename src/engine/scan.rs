@@ -13,6 +13,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// From this many releases on, release records are read with one LIST.
 const PREFETCH_AT: usize = 4;
 
+/// From this many namespaces on, a scan of every namespace lists each kind once across all of
+/// them rather than once per namespace.
+const WIDE_AT: usize = 4;
+
+/// Whether a run over these releases should list kinds across every namespace.
+pub fn lists_every_namespace(selection: &Selection, indexes: &[ReleaseIndex]) -> bool {
+    let namespaces: std::collections::BTreeSet<&str> = indexes.iter().map(|i| i.namespace.as_str()).collect();
+    selection.all_namespaces && namespaces.len() >= WIDE_AT
+}
+
 /// Which releases a run looks at.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
@@ -99,6 +109,9 @@ pub async fn scan(
         }
     }
     let total = indexes.len();
+    if lists_every_namespace(selection, &indexes) {
+        session.live.list_every_namespace();
+    }
     // Many releases: read every deployed record with one LIST rather than a GET each.
     if total >= PREFETCH_AT && selection.revision.is_none() {
         let selector = if selection.releases.is_empty() { selection.selector.as_deref() } else { None };

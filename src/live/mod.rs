@@ -116,13 +116,16 @@ pub struct Scaled {
     pub hpa: String,
 }
 
-/// The scale targets of every HorizontalPodAutoscaler in `namespace`.
-pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, LiveError> {
+/// The scale targets of every HorizontalPodAutoscaler in `namespace` (every namespace: `None`).
+pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<Scaled>, LiveError> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
         "horizontalpodautoscalers",
     );
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
     let lp = ListParams::default();
     let list = crate::cluster::retry(|| api.list(&lp))
         .await
@@ -135,7 +138,7 @@ pub async fn hpa_targets(client: &kube::Client, namespace: &str) -> Result<Vec<S
             let text = |k: &str| target.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let api_version = text("apiVersion");
             Some(Scaled {
-                namespace: namespace.to_string(),
+                namespace: hpa.metadata.namespace.clone().unwrap_or_default(),
                 group: api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string(),
                 kind: text("kind"),
                 name: text("name"),
@@ -160,24 +163,47 @@ type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
 pub struct LiveCache {
     lists: Cells<ListKey, Shared>,
     hpas: Cells<String, Result<Vec<Scaled>, LiveError>>,
+    /// List namespaced kinds across every namespace at once (a run over many namespaces: one
+    /// LIST per kind instead of one per kind and namespace).
+    wide: std::sync::atomic::AtomicBool,
 }
 
+/// The listing key of every namespace in a wide cache.
+const EVERY_NAMESPACE: &str = "*";
+
 impl LiveCache {
-    /// The live object; `listed` reads it from the LIST of its kind in its namespace.
+    /// From now on, namespaced kinds are listed across every namespace at once.
+    pub fn list_every_namespace(&self) {
+        self.wide.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn is_wide(&self) -> bool {
+        self.wide.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The live object; `listed` reads it from the LIST of its kind in its namespace (in a wide
+    /// cache, every namespaced object comes from the LIST of its kind in every namespace).
     pub async fn get(&self, client: &kube::Client, at: &Location, name: &str, listed: bool) -> LiveState {
-        if !listed {
+        let wide = self.is_wide() && at.namespace.is_some();
+        if !listed && !wide {
             return get(client, at, name).await;
         }
         let r = &at.resource;
-        let key = (r.group.clone(), r.version.clone(), r.plural.clone(), at.namespace.clone());
+        let scope = if wide { Some(EVERY_NAMESPACE.to_string()) } else { at.namespace.clone() };
+        let key = (r.group.clone(), r.version.clone(), r.plural.clone(), scope);
         let cell = self.lists.lock().expect("cache lock").entry(key).or_default().clone();
-        let listing = cell.get_or_init(|| async { list_objects(client, at).await.map(std::sync::Mutex::new) }).await;
+        let listing =
+            cell.get_or_init(|| async { list_objects(client, at, wide).await.map(std::sync::Mutex::new) }).await;
+        let listed_as = match (&at.namespace, wide) {
+            (Some(ns), true) => format!("{ns}/{name}"),
+            _ => name.to_string(),
+        };
         match listing {
             // Each desired object is read once: hand it over rather than copy it. Not in the
             // listing (or already handed over to another release claiming the same object):
             // ask for it alone, so an absence is always confirmed.
             Ok(objects) => {
-                let found = objects.lock().expect("listing lock").remove(name);
+                let found = objects.lock().expect("listing lock").remove(&listed_as);
                 match found {
                     Some(v) => LiveState::Present(v),
                     None => get(client, at, name).await,
@@ -189,21 +215,25 @@ impl LiveCache {
         }
     }
 
-    /// The HPAs of a namespace, listed once per run.
+    /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
     pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, LiveError> {
-        let cell = self.hpas.lock().expect("cache lock").entry(namespace.to_string()).or_default().clone();
-        cell.get_or_init(|| hpa_targets(client, namespace)).await.clone()
+        let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
+        let cell = self.hpas.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
+        let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;
+        all.clone().map(|found| found.into_iter().filter(|s| s.namespace == namespace).collect())
     }
 }
 
-/// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name,
-/// with `apiVersion`/`kind` filled in (list items come without them). The response is parsed
-/// once, straight into JSON values.
-async fn list_objects(client: &kube::Client, at: &Location) -> Listing {
+/// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name
+/// (`namespace/name` when `everywhere` lists a namespaced kind in every namespace), with
+/// `apiVersion`/`kind` filled in (list items come without them). The response is parsed once,
+/// straight into JSON values. Helm's own release records are left out of such listings.
+async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) -> Listing {
     let r = &at.resource;
-    let api = api(client, at);
+    let api = if everywhere { Api::all_with(client.clone(), &at.resource) } else { api(client, at) };
     let request = kube::core::Request::new(api.resource_url());
-    let lp = ListParams::default();
+    let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
+    let lp = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
     let mut body: Value = crate::cluster::retry(|| async {
         let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
         client.request::<Value>(req).await
@@ -220,8 +250,12 @@ async fn list_objects(client: &kube::Client, at: &Location) -> Listing {
             map.insert("apiVersion".into(), r.api_version.clone().into());
             map.insert("kind".into(), r.kind.clone().into());
         }
-        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-        out.insert(name, obj);
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let key = match obj.pointer("/metadata/namespace").and_then(Value::as_str) {
+            Some(ns) if everywhere => format!("{ns}/{name}"),
+            _ => name.to_string(),
+        };
+        out.insert(key, obj);
     }
     Ok(out)
 }

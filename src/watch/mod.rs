@@ -318,7 +318,8 @@ impl<'a> Watcher<'a> {
         for k in gone {
             self.forget(&k);
         }
-        self.evaluate_indexes(found).await;
+        let wide = crate::engine::lists_every_namespace(selection, &found);
+        self.evaluate_indexes(found, wide).await;
         self.reconcile_watches(since);
         Ok(())
     }
@@ -337,12 +338,16 @@ impl<'a> Watcher<'a> {
                 }
             }
         }
-        self.evaluate_indexes(indexes).await;
+        self.evaluate_indexes(indexes, false).await;
         self.reconcile_watches(k8s_openapi::jiff::Timestamp::now());
     }
 
-    async fn evaluate_indexes(&mut self, indexes: Vec<crate::release::ReleaseIndex>) {
+    /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
+    async fn evaluate_indexes(&mut self, indexes: Vec<crate::release::ReleaseIndex>, wide: bool) {
         self.session.forget_live();
+        if wide {
+            self.session.live.list_every_namespace();
+        }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
             Err(e) => {

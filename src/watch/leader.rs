@@ -20,7 +20,7 @@ pub struct LeaderOptions {
 /// This replica's standing, kept renewed by a task of its own.
 pub struct Elected {
     state: watch::Receiver<bool>,
-    _task: tokio::task::JoinHandle<kube_lease_manager::Result<kube_lease_manager::LeaseManager>>,
+    task: tokio::task::JoinHandle<kube_lease_manager::Result<kube_lease_manager::LeaseManager>>,
 }
 
 /// Joins the election (creating the Lease when there is none).
@@ -36,7 +36,7 @@ pub async fn elect(client: &kube::Client, options: &LeaderOptions, namespace: &s
         .await
         .with_context(|| format!("cannot use Lease {namespace}/{} for --leader-elect", options.name))?;
     let (state, task) = manager.watch().await;
-    Ok(Elected { state, _task: task })
+    Ok(Elected { state, task })
 }
 
 impl Elected {
@@ -48,6 +48,12 @@ impl Elected {
             }
             self.state.changed().await.context("the Lease manager stopped")?;
         }
+    }
+
+    /// Leaves the election, releasing the Lease when held (so a standby takes over at once).
+    pub async fn resign(self) {
+        drop(self.state);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await;
     }
 
     /// Resolves when this replica no longer holds the Lease.

@@ -64,13 +64,16 @@ pub struct RepairOptions {
 /// Runs until SIGINT or SIGTERM.
 pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
     let log = options.log;
+    let shutdown = shutdown();
+    futures::pin_mut!(shutdown);
     let metrics = Arc::new(Metrics::new());
     let health = Arc::new(Health { metrics: metrics.clone(), ready: Default::default() });
     let bound = server::serve(&options.metrics_address, health.clone()).await?;
     log.info("serving /metrics, /healthz and /readyz", &[("address", &bound)]);
-    let session = Session::open(settings).await?;
-    let shutdown = shutdown();
-    futures::pin_mut!(shutdown);
+    let session = tokio::select! {
+        s = Session::open(settings) => s?,
+        _ = &mut shutdown => return Ok(()),
+    };
     let Some(lease) = &options.leader else {
         metrics.leader.set(1);
         let mut watcher = Watcher::new(session, settings, &options, metrics, health).await?;
@@ -82,7 +85,10 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
         health.ready.store(true, Ordering::Relaxed); // a standby is ready: it serves health
         log.info("standing by for the lease", &[("lease", &lease.name), ("identity", &lease.identity)]);
         tokio::select! {
-            _ = &mut shutdown => return Ok(()),
+            _ = &mut shutdown => {
+                elected.resign().await;
+                return Ok(());
+            }
             got = elected.acquired() => got?,
         }
         log.info("leading: acting on drift", &[("lease", &lease.name), ("identity", &lease.identity)]);
@@ -94,7 +100,10 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
         };
         let mut watcher = Watcher::new(s, settings, &options, metrics.clone(), health.clone()).await?;
         tokio::select! {
-            r = watcher.run(&mut shutdown) => return r,
+            r = watcher.run(&mut shutdown) => {
+                elected.resign().await;
+                return r;
+            }
             _ = elected.lost() => {
                 log.warn("lost the lease: standing by", &[("lease", &lease.name)]);
                 watcher.stop();
@@ -105,7 +114,8 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
+/// Resolves on SIGINT or SIGTERM, or, run as a Helm plugin, when helm is gone: helm does not
+/// pass a SIGTERM on to its plugin, which would otherwise keep running on its own.
 async fn shutdown() {
     #[cfg(unix)]
     {
@@ -113,10 +123,27 @@ async fn shutdown() {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
+            _ = helm_gone() => {}
         }
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Resolves when the helm process that started this plugin has ended (never when not run by helm).
+#[cfg(unix)]
+async fn helm_gone() {
+    if std::env::var_os("HELM_PLUGIN_DIR").is_none() {
+        return std::future::pending().await;
+    }
+    let parent = std::os::unix::process::parent_id();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        if std::os::unix::process::parent_id() != parent {
+            return;
+        }
+    }
 }
 
 /// What the watcher knows about one release.

@@ -200,3 +200,28 @@ fn two_watchers_one_leader() {
     eventually("the standby takes over", Duration::from_secs(40), || standby.sample(&drifted) == Some(1.0));
     assert_eq!(events(&env, "DriftDetected").len(), 1, "the new leader repeats nothing");
 }
+
+/// `helm drift watch` through helm: helm does not pass SIGTERM on to a plugin, so the watcher
+/// notices that helm is gone and stops rather than run on alone.
+#[test]
+fn watch_through_helm_stops_with_helm() {
+    let env = Env::new("watch-via-helm");
+    for helm in Helm::ALL {
+        let dir = env.plugin_dir();
+        env.helm(helm, &["plugin", "install", dir.to_str().unwrap()]).success();
+        let marker = format!("gone-{}-{}", helm.tag(), std::process::id());
+        let args = ["drift", "watch", "-l", &format!("name={marker}"), "--metrics-address", "127.0.0.1:0"];
+        let mut helm_process = env.helm(helm, &args).into_command();
+        let mut child =
+            helm_process.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let running = || {
+            let out = std::process::Command::new("pgrep").args(["-f", &marker]).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).lines().count()
+        };
+        eventually("helm and the plugin running", Duration::from_secs(20), || running() >= 2);
+        let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let _ = child.wait();
+        eventually("the plugin gone with helm", Duration::from_secs(20), || running() == 0);
+        env.helm(helm, &["plugin", "uninstall", "drift"]).success();
+    }
+}

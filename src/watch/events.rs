@@ -14,6 +14,8 @@ pub const RESOLVED: &str = "DriftResolved";
 pub const ABANDONED: &str = "DriftRepairAbandoned";
 const SIGNATURE: &str = "helm-drift.io/signature";
 const RELEASE: &str = "helm-drift.io/release";
+/// When the Event last happened, to the nanosecond (Event times have seconds only).
+const AT: &str = "helm-drift.io/last-seen";
 
 /// What became of an Event.
 #[derive(Debug)]
@@ -41,6 +43,7 @@ pub async fn record(
             annotations: Some(BTreeMap::from([
                 (SIGNATURE.to_string(), signature.to_string()),
                 (RELEASE.to_string(), format!("{}/{}", release.0, release.1)),
+                (AT.to_string(), now.to_string()),
             ])),
             ..Default::default()
         },
@@ -65,11 +68,53 @@ pub async fn record(
         ..Default::default()
     };
     let api: Api<Event> = Api::namespaced(client.clone(), &namespace);
-    match api.create(&PostParams::default(), &event).await {
+    let created = api.create(&PostParams::default(), &event).await;
+    match created {
         Ok(_) => Ok(Recorded::Created),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Recorded::AlreadyRecorded),
+        Err(kube::Error::Api(s)) if s.code == 409 => again(&api, object, reason, signature, now).await,
         Err(e) => Err(LiveError::from_kube(&e, "create", "events")),
     }
+}
+
+/// The Event for this signature exists. Recorded before (a resync, a restart, another replica),
+/// unless the opposite Event (resolved for detected, detected for resolved) is newer: then the
+/// same drift came back (or went away) again, and the existing Event is counted up.
+async fn again(
+    api: &Api<Event>,
+    object: &ObjectId,
+    reason: &str,
+    signature: &str,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Result<Recorded, LiveError> {
+    let opposite = match reason {
+        DETECTED => RESOLVED,
+        RESOLVED => DETECTED,
+        _ => return Ok(Recorded::AlreadyRecorded),
+    };
+    let read =
+        |name: String| async move { api.get_opt(&name).await.map_err(|e| LiveError::from_kube(&e, "get", "events")) };
+    let existing = read(name(&object.name, reason, signature)).await?;
+    let counterpart = read(name(&object.name, opposite, signature)).await?;
+    let (Some(existing), Some(counterpart)) = (existing, counterpart) else { return Ok(Recorded::AlreadyRecorded) };
+    if last(&counterpart) <= last(&existing) {
+        return Ok(Recorded::AlreadyRecorded);
+    }
+    let patch = serde_json::json!({
+        "metadata": {"annotations": {AT: now.to_string()}},
+        "count": existing.count.unwrap_or(1) + 1,
+        "lastTimestamp": Time(now),
+    });
+    let at = existing.metadata.name.clone().unwrap_or_default();
+    api.patch(&at, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch))
+        .await
+        .map_err(|e| LiveError::from_kube(&e, "patch", "events"))?;
+    Ok(Recorded::Created)
+}
+
+/// When an Event last happened.
+fn last(e: &Event) -> Option<k8s_openapi::jiff::Timestamp> {
+    let precise = e.metadata.annotations.as_ref().and_then(|a| a.get(AT)).and_then(|t| t.parse().ok());
+    precise.or_else(|| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(|t| t.0))
 }
 
 /// The Event's name: the object's name, the reason and the signature's first 16 digits.
@@ -107,20 +152,23 @@ pub async fn unresolved(
             ObjectId::new(o.api_version.as_deref()?, o.kind.as_deref()?, o.namespace.as_deref(), o.name.as_deref()?);
         Some((id, sig))
     };
-    let done: std::collections::HashSet<(ObjectId, String)> = resolved.items.iter().filter_map(key).collect();
-    let mut latest: HashMap<ObjectId, (Option<Time>, String)> = HashMap::new();
-    for e in &detected.items {
-        let Some((id, sig)) = key(e) else { continue };
-        let at = e.metadata.creation_timestamp.clone();
-        let newer = latest.get(&id).is_none_or(|(t, _)| at.as_ref().map(|a| a.0) >= t.as_ref().map(|t| t.0));
-        if newer {
-            latest.insert(id, (at, sig));
+    let newest = |events: &[Event]| {
+        let mut out: HashMap<ObjectId, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
+        for e in events {
+            let Some((id, sig)) = key(e) else { continue };
+            if out.get(&id).is_none_or(|(t, _)| last(e) >= *t) {
+                out.insert(id, (last(e), sig));
+            }
         }
-    }
-    Ok(latest
+        out
+    };
+    let detected = newest(&detected.items);
+    let resolved = newest(&resolved.items);
+    // Unresolved: the newest drift of the object has no resolution after it.
+    Ok(detected
         .into_iter()
-        .filter(|(id, (_, sig))| !done.contains(&(id.clone(), sig.clone())))
-        .map(|(id, (_, s))| (id, s))
+        .filter(|(id, (at, sig))| resolved.get(id).is_none_or(|(r_at, r_sig)| r_sig != sig || r_at < at))
+        .map(|(id, (_, sig))| (id, sig))
         .collect())
 }
 

@@ -357,6 +357,9 @@ impl<'a> Watcher<'a> {
         for key in batch {
             match self.session.storage.history(&key.0, &key.1).await {
                 Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
+                // An install, upgrade or rollback under way: its objects are changing. Looked at
+                // again when its record says it is done (or at the next resync).
+                Ok(index) if in_progress(&index) => {}
                 Ok(index) => indexes.push(index),
                 Err(SourceError::NotFound { .. }) => self.forget(&key),
                 Err(e) => {
@@ -585,10 +588,10 @@ impl<'a> Watcher<'a> {
 
     /// Forgets an uninstalled (or no longer selected) release: its series go away.
     fn forget(&mut self, key: &ReleaseKey) {
+        self.index(key, Vec::new());
         if self.releases.remove(key).is_some() {
             self.log.info("release gone: its series are dropped", &[("release", &key_text(key))]);
         }
-        self.index(key, Vec::new());
         self.metrics.forget(&key.0, &key.1);
         self.tracker.forget(key);
     }
@@ -647,6 +650,11 @@ impl<'a> Watcher<'a> {
     }
 }
 
+/// Whether Helm is in the middle of an operation on the release (its newest record is pending).
+fn in_progress(index: &crate::release::ReleaseIndex) -> bool {
+    index.newest().is_some_and(|r| r.status.starts_with("pending-"))
+}
+
 /// `namespace/name`.
 fn key_text(key: &ReleaseKey) -> String {
     format!("{}/{}", key.0, key.1)
@@ -676,6 +684,28 @@ fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> Stri
         report.revision,
         o.kind().label()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::release::{Record, ReleaseIndex};
+
+    #[test]
+    fn a_pending_newest_record_is_an_operation_in_progress() {
+        let index = |statuses: &[&str]| ReleaseIndex {
+            namespace: "ns".into(),
+            name: "web".into(),
+            records: statuses
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Record { object: format!("v{i}"), revision: i as u32 + 1, status: s.to_string() })
+                .collect(),
+        };
+        assert!(super::in_progress(&index(&["deployed", "pending-upgrade"])));
+        assert!(super::in_progress(&index(&["pending-install"])));
+        assert!(!super::in_progress(&index(&["superseded", "deployed"])));
+        assert!(!super::in_progress(&index(&["deployed", "failed"])));
+    }
 }
 
 /// One word for a repair's outcome (a metric label).

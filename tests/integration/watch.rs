@@ -225,3 +225,28 @@ fn watch_through_helm_stops_with_helm() {
         env.helm(helm, &["plugin", "uninstall", "drift"]).success();
     }
 }
+
+/// The same drift again after it was resolved is news again (the Event is counted up, a new
+/// notification goes out); a release installed while watching is picked up.
+#[test]
+fn recurring_drift_and_new_releases() {
+    let env = Env::new("watch-again");
+    let hook = Receiver::start();
+    let w = Watching::start(&env, &["--all", "--notify", &hook.url]).ready();
+    env.install(Helm::V3, "late", "basic", &[]);
+    let drifted = Watching::drifted(&env.ns, "late");
+    w.wait_for(&drifted, 0.0);
+    for round in 1..=2 {
+        env.merge_patch("configmap", "late-config", r#"{"data":{"greeting":"again"}}"#);
+        w.wait_for(&drifted, 1.0);
+        eventually("the drift notified", Duration::from_secs(20), || hook.count("DriftDetected") == round);
+        env.merge_patch("configmap", "late-config", r#"{"data":{"greeting":"hello"}}"#);
+        w.wait_for(&drifted, 0.0);
+        eventually("the resolution notified", Duration::from_secs(20), || hook.count("DriftResolved") == round);
+    }
+    let detected = events(&env, "DriftDetected");
+    assert_eq!(detected.len(), 1, "one Event, counted up");
+    assert_eq!(detected[0]["count"], 2);
+    let sigs: Vec<_> = hook.received().iter().map(|n| n["signature"].as_str().unwrap().to_string()).collect();
+    assert!(sigs.iter().all(|s| *s == sigs[0]), "the same drift, the same signature: {sigs:?}");
+}

@@ -686,6 +686,17 @@ fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> Stri
     )
 }
 
+/// One word for a repair's outcome (a metric label).
+fn repair_result(steps: &[&StepStatus]) -> &'static str {
+    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
+        "refused"
+    } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
+        "failed"
+    } else {
+        "applied"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::release::{Record, ReleaseIndex};
@@ -705,16 +716,5 @@ mod tests {
         assert!(super::in_progress(&index(&["pending-install"])));
         assert!(!super::in_progress(&index(&["superseded", "deployed"])));
         assert!(!super::in_progress(&index(&["deployed", "failed"])));
-    }
-}
-
-/// One word for a repair's outcome (a metric label).
-fn repair_result(steps: &[&StepStatus]) -> &'static str {
-    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
-        "refused"
-    } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
-        "failed"
-    } else {
-        "applied"
     }
 }

@@ -229,3 +229,31 @@ fn errors_say_each_cause_once() {
     let (_, err) = printer.into_parts();
     assert_eq!(String::from_utf8(err).unwrap(), "Error: Secret a/b: bad base64: Invalid symbol 33, offset 0.\n");
 }
+
+/// `watch` notifications: the object in the `-o json` shape with secret values hidden, and the
+/// Slack form as one line naming the event, the object, the release and the paths.
+#[test]
+fn watch_notifications() {
+    let run = fixture();
+    let Outcome::Checked(report) = &run.outcomes[0] else { panic!("a checked release first") };
+    let drifted = report.objects.iter().find(|o| o.is_drift()).expect("a drifted object");
+    let note = json::notification("DriftDetected", report, "abc", Some(drifted), &drifted.id);
+    assert_eq!(note["event"], "DriftDetected");
+    assert_eq!(note["release"]["name"], report.release.as_str());
+    assert_eq!(note["object"]["name"], drifted.id.name.as_str());
+    assert_eq!(note["object"]["verdict"], drifted.kind().word());
+    let text = json::slack(&note)["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with(&format!("DriftDetected {} ", drifted.id.kind)), "{text}");
+    assert!(text.contains(&format!("of release {}/{}", report.namespace, report.release)), "{text}");
+    let resolved = json::notification("DriftResolved", report, "abc", None, &drifted.id);
+    assert_eq!(resolved["object"]["verdict"], "in-sync");
+    assert!(json::slack(&resolved)["text"].as_str().unwrap().contains("in-sync"));
+    for o in report.objects.iter().filter(|o| o.id.is_secret() && o.is_drift()) {
+        let body = json::notification("DriftDetected", report, "abc", Some(o), &o.id).to_string();
+        for f in &o.fields {
+            if let Some(serde_json::Value::String(v)) = &f.live {
+                assert!(!body.contains(v.as_str()), "a secret value in {body}");
+            }
+        }
+    }
+}

@@ -160,24 +160,11 @@ enum Command {
     /// Compare a release's recorded objects with the cluster
     #[command(after_help = CHECK_HELP)]
     Check {
-        /// Releases to check (in the namespace, or in every namespace with -A)
-        releases: Vec<String>,
-        /// Check every release in the namespace
-        #[arg(long, help_heading = "Selection")]
-        all: bool,
-        /// Check releases in every namespace
-        #[arg(short = 'A', long, help_heading = "Selection")]
-        all_namespaces: bool,
-        /// Only releases whose storage labels match this selector (like `helm list -l`)
-        #[arg(short = 'l', long, help_heading = "Selection")]
-        selector: Option<String>,
+        #[command(flatten)]
+        select: SelectionArgs,
         /// Check this revision instead of the latest deployed one (one release only)
         #[arg(long, help_heading = "Selection")]
         revision: Option<u32>,
-        /// How many releases to check at once (the check is latency-bound: more in flight is
-        /// faster, at some memory and API server load)
-        #[arg(long, default_value_t = 32, help_heading = "Selection")]
-        concurrency: usize,
         /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
         /// [default: ./.helm-drift-baseline.yaml when present]
         #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
@@ -265,20 +252,8 @@ enum Command {
     /// optional self-healing
     #[command(after_help = WATCH_HELP)]
     Watch {
-        /// Releases to watch (in the namespace, or in every namespace with -A)
-        releases: Vec<String>,
-        /// Watch every release in the namespace
-        #[arg(long, help_heading = "Selection")]
-        all: bool,
-        /// Watch releases in every namespace
-        #[arg(short = 'A', long, help_heading = "Selection")]
-        all_namespaces: bool,
-        /// Only releases whose storage labels match this selector (like `helm list -l`)
-        #[arg(short = 'l', long, help_heading = "Selection")]
-        selector: Option<String>,
-        /// How many releases to check at once
-        #[arg(long, default_value_t = 32, help_heading = "Selection")]
-        concurrency: usize,
+        #[command(flatten)]
+        select: SelectionArgs,
         /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
         #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
         baseline: Option<String>,
@@ -348,6 +323,41 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
+}
+
+/// Which releases `check` and `watch` look at.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Selection")]
+struct SelectionArgs {
+    /// Releases (in the namespace, or in every namespace with -A)
+    releases: Vec<String>,
+    /// Every release in the namespace
+    #[arg(long)]
+    all: bool,
+    /// Releases in every namespace
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    /// Only releases whose storage labels match this selector (like `helm list -l`)
+    #[arg(short = 'l', long)]
+    selector: Option<String>,
+    /// How many releases to check at once (latency-bound: more in flight is faster, at some
+    /// memory and API server load)
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+}
+
+impl SelectionArgs {
+    /// The selection, refusing an empty one (`what`: check, watch).
+    fn selection(self, what: &str, revision: Option<u32>) -> Result<Selection> {
+        let SelectionArgs { releases, all, all_namespaces, selector, concurrency } = self;
+        if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
+            bail!("name a release to {what}, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
+        }
+        if revision.is_some() && (releases.len() != 1 || all || all_namespaces) {
+            bail!("--revision needs exactly one release");
+        }
+        Ok(Selection { releases, all, all_namespaces, selector, revision, concurrency })
+    }
 }
 
 /// How objects are compared and reported.
@@ -476,11 +486,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             Ok(ExitStatus::InSync)
         }
         Command::Watch {
-            releases,
-            all,
-            all_namespaces,
-            selector,
-            concurrency,
+            select,
             baseline,
             resync,
             debounce,
@@ -500,14 +506,11 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             lease_duration,
             compare,
         } => {
-            if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
-                bail!("name a release to watch, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
-            }
+            let selection = select.selection("watch", None)?;
             settings.compare = compare_options(&compare)?;
             warn(printer, &settings);
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
             settings.baseline = resolve::baseline_store(baseline.as_deref(), default_file);
-            let selection = Selection { releases, all, all_namespaces, selector, revision: None, concurrency };
             let options = watch::WatchOptions {
                 selection,
                 resync,
@@ -535,32 +538,13 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             runtime()?.block_on(watch::run(&settings, options))?;
             Ok(ExitStatus::InSync)
         }
-        Command::Check {
-            releases,
-            all,
-            all_namespaces,
-            selector,
-            revision,
-            concurrency,
-            explain,
-            rerender,
-            chart,
-            baseline,
-            compare,
-            output,
-        } => {
-            if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
-                bail!("name a release to check, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
-            }
-            if revision.is_some() && (releases.len() != 1 || all || all_namespaces) {
-                bail!("--revision needs exactly one release");
-            }
+        Command::Check { select, revision, explain, rerender, chart, baseline, compare, output } => {
+            let selection = select.selection("check", revision)?;
             settings.compare = compare_options(&compare)?;
             warn(printer, &settings);
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
             settings.baseline = resolve::baseline_store(baseline.as_deref(), default_file);
             output_style(&mut printer.style, &compare, &output);
-            let selection = Selection { releases, all, all_namespaces, selector, revision, concurrency };
             let progress = crate::report::progress(&printer.style);
             let started = std::time::Instant::now();
             if chart.is_some() && !explain && !rerender {

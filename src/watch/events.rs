@@ -4,8 +4,8 @@
 
 use crate::live::LiveError;
 use crate::model::ObjectId;
-use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+use k8s_openapi::api::core::v1::{Event, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, PostParams};
 use std::collections::{BTreeMap, HashMap};
 
@@ -36,37 +36,28 @@ pub async fn record(
 ) -> Result<Recorded, LiveError> {
     let namespace = object.namespace.clone().unwrap_or_else(|| "default".into());
     let now = k8s_openapi::jiff::Timestamp::now();
-    let event = Event {
-        metadata: ObjectMeta {
-            name: Some(name(&object.name, reason, signature)),
-            namespace: Some(namespace.clone()),
-            annotations: Some(BTreeMap::from([
-                (SIGNATURE.to_string(), signature.to_string()),
-                (RELEASE.to_string(), format!("{}/{}", release.0, release.1)),
-                (AT.to_string(), now.to_string()),
-            ])),
-            ..Default::default()
-        },
-        involved_object: ObjectReference {
-            api_version: Some(object.api_version.clone()),
-            kind: Some(object.kind.clone()),
-            name: Some(object.name.clone()),
-            namespace: object.namespace.clone(),
-            ..Default::default()
-        },
-        reason: Some(reason.to_string()),
-        message: Some(message.to_string()),
-        type_: Some(if reason == RESOLVED { "Normal" } else { "Warning" }.to_string()),
-        source: Some(EventSource { component: Some("helm-drift".into()), ..Default::default() }),
-        reporting_component: Some("helm-drift".into()),
-        reporting_instance: Some("helm-drift".into()),
-        action: Some("Watch".into()),
-        first_timestamp: Some(Time(now)),
-        last_timestamp: Some(Time(now)),
-        event_time: Some(MicroTime(now)),
-        count: Some(1),
+    let involved = ObjectReference {
+        api_version: Some(object.api_version.clone()),
+        kind: Some(object.kind.clone()),
+        name: Some(object.name.clone()),
+        namespace: object.namespace.clone(),
         ..Default::default()
     };
+    let warning = reason != RESOLVED;
+    let mut event = crate::live::event(
+        involved,
+        &namespace,
+        name(&object.name, reason, signature),
+        reason,
+        message,
+        warning,
+        "Watch",
+    );
+    event.metadata.annotations = Some(BTreeMap::from([
+        (SIGNATURE.to_string(), signature.to_string()),
+        (RELEASE.to_string(), format!("{}/{}", release.0, release.1)),
+        (AT.to_string(), now.to_string()),
+    ]));
     let api: Api<Event> = Api::namespaced(client.clone(), &namespace);
     let created = api.create(&PostParams::default(), &event).await;
     match created {

@@ -121,21 +121,7 @@ mod tests {
             });
             o.fields.push(f);
         }
-        DriftReport {
-            release: "web".into(),
-            namespace: "ns".into(),
-            revision: 1,
-            status: "deployed".into(),
-            chart: String::new(),
-            record: String::new(),
-            newest: None,
-            objects: vec![o],
-            notes: vec![],
-            stale: vec![],
-            findings: vec![],
-            explanations: vec![],
-            rerender: None,
-        }
+        DriftReport::sample("ns", "web", vec![o])
     }
 
     #[test]

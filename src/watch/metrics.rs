@@ -202,21 +202,11 @@ mod tests {
     use crate::model::{ObjectDrift, ObjectId, Verdict};
 
     fn report(verdict: Verdict) -> DriftReport {
-        DriftReport {
-            release: "web".into(),
-            namespace: "apps".into(),
-            revision: 1,
-            status: "deployed".into(),
-            chart: "c-1".into(),
-            record: "r".into(),
-            newest: None,
-            objects: vec![ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, verdict)],
-            notes: vec![],
-            stale: vec![],
-            findings: vec![],
-            explanations: vec![],
-            rerender: None,
-        }
+        DriftReport::sample(
+            "apps",
+            "web",
+            vec![ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, verdict)],
+        )
     }
 
     #[test]

@@ -103,21 +103,7 @@ mod tests {
             o.verdict = Verdict::Modified;
             o.fields.push(FieldDiff::new(FieldPath::from_pointer("/spec/replicas"), Some(&json!(1)), Some(&json!(r))));
         }
-        DriftReport {
-            release: "web".into(),
-            namespace: "ns".into(),
-            revision: 1,
-            status: "deployed".into(),
-            chart: String::new(),
-            record: String::new(),
-            newest: None,
-            objects: vec![o],
-            notes: vec![],
-            stale: vec![],
-            findings: vec![],
-            explanations: vec![],
-            rerender: None,
-        }
+        DriftReport::sample("ns", "web", vec![o])
     }
 
     fn kinds(t: &[Transition]) -> Vec<&'static str> {

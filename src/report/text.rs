@@ -288,21 +288,11 @@ mod tests {
     }
 
     fn report(objects: Vec<ObjectDrift>) -> DriftReport {
-        DriftReport {
-            release: "demo".into(),
-            namespace: "apps".into(),
-            revision: 2,
-            status: "deployed".into(),
-            chart: "demo-0.1.0".into(),
-            record: "Secret apps/sh.helm.release.v1.demo.v2".into(),
-            newest: None,
-            objects,
-            notes: Vec::new(),
-            stale: Vec::new(),
-            findings: Vec::new(),
-            explanations: Vec::new(),
-            rerender: None,
-        }
+        let mut r = DriftReport::sample("apps", "demo", objects);
+        r.revision = 2;
+        r.chart = "demo-0.1.0".into();
+        r.record = "Secret apps/sh.helm.release.v1.demo.v2".into();
+        r
     }
 
     fn plain(r: &DriftReport) -> String {

@@ -148,9 +148,10 @@ pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Resu
         .collect())
 }
 
-type Listing = Result<std::collections::HashMap<String, Value>, LiveError>;
+/// Listed objects as their JSON text (a third of the memory of parsed values), parsed when read.
+type Listing = Result<std::collections::HashMap<String, Box<serde_json::value::RawValue>>, LiveError>;
 /// A listing whose objects are handed out (and dropped from memory) as they are read.
-type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Value>>, LiveError>;
+type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Box<serde_json::value::RawValue>>>, LiveError>;
 type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
 /// group, version, plural, namespace.
 type ListKey = (String, String, String, Option<String>);
@@ -204,8 +205,11 @@ impl LiveCache {
             // ask for it alone, so an absence is always confirmed.
             Ok(objects) => {
                 let found = objects.lock().expect("listing lock").remove(&listed_as);
-                match found {
-                    Some(v) => LiveState::Present(v),
+                match found.map(|raw| listed_object(&raw, r)) {
+                    Some(Ok(v)) => LiveState::Present(v),
+                    Some(Err(e)) => LiveState::Failed(LiveError::Other {
+                        message: format!("cannot parse {} {name} from its listing: {e}", r.kind),
+                    }),
                     None => get(client, at, name).await,
                 }
             }
@@ -225,37 +229,57 @@ impl LiveCache {
 }
 
 /// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name
-/// (`namespace/name` when `everywhere` lists a namespaced kind in every namespace), with
-/// `apiVersion`/`kind` filled in (list items come without them). The response is parsed once,
-/// straight into JSON values. Helm's own release records are left out of such listings.
+/// (`namespace/name` when `everywhere` lists a namespaced kind in every namespace), kept as its
+/// JSON text. Helm's own release records are left out of listings of every namespace.
 async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) -> Listing {
+    #[derive(serde::Deserialize)]
+    struct List {
+        #[serde(default)]
+        items: Vec<Box<serde_json::value::RawValue>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Item {
+        metadata: Meta,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(default)]
+        name: String,
+        namespace: Option<String>,
+    }
     let r = &at.resource;
     let api = if everywhere { Api::all_with(client.clone(), &at.resource) } else { api(client, at) };
     let request = kube::core::Request::new(api.resource_url());
     let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
     let lp = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
-    let mut body: Value = crate::cluster::retry(|| async {
+    let text = crate::cluster::retry(|| async {
         let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
-        client.request::<Value>(req).await
+        client.request_text(req).await
     })
     .await
     .map_err(|e| LiveError::from_kube(&e, "list", &r.plural))?;
-    let items = match body.get_mut("items").map(Value::take) {
-        Some(Value::Array(items)) => items,
-        _ => Vec::new(),
-    };
-    let mut out = std::collections::HashMap::with_capacity(items.len());
-    for mut obj in items {
-        if let Some(map) = obj.as_object_mut() {
-            map.insert("apiVersion".into(), r.api_version.clone().into());
-            map.insert("kind".into(), r.kind.clone().into());
-        }
-        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        let key = match obj.pointer("/metadata/namespace").and_then(Value::as_str) {
-            Some(ns) if everywhere => format!("{ns}/{name}"),
-            _ => name.to_string(),
+    let invalid =
+        |e: serde_json::Error| LiveError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) };
+    let list: List = serde_json::from_str(&text).map_err(invalid)?;
+    drop(text);
+    let mut out = std::collections::HashMap::with_capacity(list.items.len());
+    for raw in list.items {
+        let item: Item = serde_json::from_str(raw.get()).map_err(invalid)?;
+        let key = match item.metadata.namespace {
+            Some(ns) if everywhere => format!("{ns}/{}", item.metadata.name),
+            _ => item.metadata.name,
         };
-        out.insert(key, obj);
+        out.insert(key, raw);
     }
     Ok(out)
+}
+
+/// A listed object, parsed, with `apiVersion`/`kind` filled in (list items come without them).
+fn listed_object(raw: &serde_json::value::RawValue, r: &ApiResource) -> Result<Value, serde_json::Error> {
+    let mut obj: Value = serde_json::from_str(raw.get())?;
+    if let Some(map) = obj.as_object_mut() {
+        map.insert("apiVersion".into(), r.api_version.clone().into());
+        map.insert("kind".into(), r.kind.clone().into());
+    }
+    Ok(obj)
 }

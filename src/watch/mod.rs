@@ -36,6 +36,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tracker::{ReleaseKey, Tracker, Transition};
 
+/// How long a watch's connection may stay silent: longer than the server keeps a watch open.
+const WATCH_READ_TIMEOUT: Duration = Duration::from_secs(330);
+
 /// How `watch` runs.
 #[derive(Clone, Debug)]
 pub struct WatchOptions {
@@ -162,6 +165,8 @@ type KindScope = (ApiResource, BTreeSet<Option<String>>);
 
 struct Watcher<'a> {
     session: Session,
+    /// The client the watches use: no read timeout shorter than a watch lasts.
+    streams: kube::Client,
     settings: &'a Settings,
     options: &'a WatchOptions,
     metrics: Arc<Metrics>,
@@ -190,6 +195,11 @@ impl<'a> Watcher<'a> {
     ) -> Result<Watcher<'a>> {
         let log = options.log;
         let client = session.cluster.client.clone();
+        // A watch is a request that stays open (the server ends it after about 5 minutes): the
+        // per-request --timeout must not cut it.
+        let mut long = settings.connection.clone();
+        long.timeout = Some(WATCH_READ_TIMEOUT);
+        let streams = crate::cluster::connect(&long).await?.client;
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
         let seeds = match events::unresolved(&client, scope).await {
             Ok(s) => s,
@@ -208,6 +218,7 @@ impl<'a> Watcher<'a> {
         let healer = options.repair.as_ref().map(|r| heal::Healer::new(r.policy.clone()));
         Ok(Watcher {
             session,
+            streams,
             settings,
             options,
             metrics,
@@ -243,7 +254,7 @@ impl<'a> Watcher<'a> {
                 let scope = self.scope();
                 let selector = self.options.selection.selector.clone();
                 Some(sources::storage(
-                    &self.session.cluster.client,
+                    &self.streams,
                     kind,
                     scope.as_deref(),
                     selector.as_deref(),
@@ -642,7 +653,7 @@ impl<'a> Watcher<'a> {
         });
         for (key, resource) in wanted {
             if !self.watches.contains_key(&key) {
-                let handle = sources::kind(&self.session.cluster.client, &resource, &key, since, self.sink.clone());
+                let handle = sources::kind(&self.streams, &resource, &key, since, self.sink.clone());
                 self.watches.insert(key, handle);
             }
         }

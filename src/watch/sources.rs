@@ -65,7 +65,7 @@ pub fn storage(
         Some(s) => format!("owner=helm,{s}"),
         None => "owner=helm".to_string(),
     };
-    let config = watcher::Config::default().labels(&labels);
+    let config = config().labels(&labels);
     let touch = |m: &ObjectMeta| {
         let name = m.labels.as_ref()?.get("name")?.clone();
         Some(Touch::Release((m.namespace.clone()?, name)))
@@ -100,7 +100,13 @@ pub fn kind(
         Some(Touch::Object { resource: group_plural.clone(), namespace: m.namespace.clone(), name: m.name.clone()? })
     };
     let label = format!("{}.{}", resource.plural, resource.group);
-    tokio::spawn(follow(metas(watcher(api, watcher::Config::default())), label, touch, spec_fingerprint, since, sink))
+    tokio::spawn(follow(metas(watcher(api, config())), label, touch, spec_fingerprint, since, sink))
+}
+
+/// Watches end after 290 s and start again from where they were (within the read timeout of
+/// the watch client; bookmarks keep their place).
+fn config() -> watcher::Config {
+    watcher::Config::default().timeout(290)
 }
 
 fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<PartialObjectMeta<K>>
@@ -130,6 +136,10 @@ where
     })
 }
 
+/// Annotations that controllers write on the objects they run.
+const CONTROLLER_ANNOTATIONS: [&str; 2] =
+    ["deployment.kubernetes.io/revision", "deprecated.daemonset.template.generation"];
+
 /// What a change of the object's desired state changes: the generation where there is one
 /// (status writes do not bump it), else the resourceVersion; and labels and annotations.
 fn spec_fingerprint(m: &ObjectMeta) -> u64 {
@@ -139,7 +149,9 @@ fn spec_fingerprint(m: &ObjectMeta) -> u64 {
         None => m.resource_version.hash(&mut h),
     }
     m.labels.hash(&mut h);
-    m.annotations.hash(&mut h);
+    // Annotations controllers keep (a Deployment's revision number) are not changes of its spec.
+    let annotations = m.annotations.iter().flatten().filter(|(k, _)| !CONTROLLER_ANNOTATIONS.contains(&k.as_str()));
+    annotations.collect::<Vec<_>>().hash(&mut h);
     m.owner_references.as_ref().map(|o| o.len()).hash(&mut h);
     m.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut h);
     h.finish()

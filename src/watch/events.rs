@@ -134,8 +134,7 @@ pub async fn unresolved(
         let lp = ListParams::default().fields(&format!("reason={reason}"));
         async move { api.list(&lp).await.map_err(|e| LiveError::from_kube(&e, "list", "events")) }
     };
-    let detected = list(DETECTED).await?;
-    let resolved = list(RESOLVED).await?;
+    let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let key = |e: &Event| {
         let o = &e.involved_object;
         let sig = e.metadata.annotations.as_ref()?.get(SIGNATURE)?.clone();

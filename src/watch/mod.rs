@@ -156,6 +156,7 @@ struct Watched {
     /// `(group, plural, namespace, name)` of its objects.
     objects: Vec<ObjectKey>,
     drifted: Option<bool>,
+    revision: u32,
 }
 
 type ObjectKey = (String, String, Option<String>, String);
@@ -199,9 +200,10 @@ impl<'a> Watcher<'a> {
         // per-request --timeout must not cut it.
         let mut long = settings.connection.clone();
         long.timeout = Some(WATCH_READ_TIMEOUT);
-        let streams = crate::cluster::connect(&long).await?.client;
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
-        let seeds = match events::unresolved(&client, scope).await {
+        let (streams, seeds) = tokio::join!(crate::cluster::connect(&long), events::unresolved(&client, scope));
+        let streams = streams?.client;
+        let seeds = match seeds {
             Ok(s) => s,
             Err(e) => {
                 log.warn(
@@ -244,6 +246,8 @@ impl<'a> Watcher<'a> {
     async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         futures::pin_mut!(shutdown);
         let started = k8s_openapi::jiff::Timestamp::now();
+        self.full_check(started).await?;
+        // Started after the first check: records written since it began are looked at again.
         self.storage = match self.settings.driver {
             Driver::Secrets | Driver::ConfigMaps => {
                 let kind = if self.settings.driver == Driver::Secrets {
@@ -267,10 +271,13 @@ impl<'a> Watcher<'a> {
                 None
             }
         };
-        self.full_check(started).await?;
+        if self.storage.is_some() {
+            self.metrics.watches.inc();
+        }
         self.health.ready.store(true, Ordering::Relaxed);
         self.metrics.ready.set(1);
-        self.log.info("ready: first full check done", &[("releases", &self.releases.len())]);
+        let drifted = self.releases.values().filter(|w| w.drifted == Some(true)).count();
+        self.log.info("ready: first full check done", &[("releases", &self.releases.len()), ("drifted", &drifted)]);
 
         let mut resync =
             tokio::time::interval_at(tokio::time::Instant::now() + self.options.resync, self.options.resync);
@@ -410,10 +417,14 @@ impl<'a> Watcher<'a> {
         .buffer_unordered(concurrency)
         .collect()
         .await;
+        let mut spent = Vec::new();
         for (index, result, took) in results {
             let key = (index.namespace.clone(), index.name.clone());
             match result {
-                Ok(evaluated) => self.absorb(&evaluated, took).await,
+                Ok(evaluated) => {
+                    self.absorb(&evaluated, took).await;
+                    spent.push(evaluated);
+                }
                 Err(e) => {
                     let uninstalled = e.downcast_ref::<SourceError>().is_some_and(
                         |s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled"),
@@ -430,6 +441,8 @@ impl<'a> Watcher<'a> {
                 }
             }
         }
+        // Freeing the releases' objects takes a while: not on the way to the next decision.
+        tokio::task::spawn_blocking(move || drop(spent));
     }
 
     /// A release's new verdicts: metrics, the object index, Events and notifications for new or
@@ -444,11 +457,24 @@ impl<'a> Watcher<'a> {
         for (o, at) in evaluated.objects.iter().zip(&evaluated.locations) {
             let Some(at) = at else { continue };
             objects.push((at.resource.group.clone(), at.resource.plural.clone(), at.namespace.clone(), o.name.clone()));
-            resources.push((at.resource.clone(), at.namespace.clone()));
+            let same = |(r, ns): &(ApiResource, Option<String>)| {
+                r.plural == at.resource.plural
+                    && r.group == at.resource.group
+                    && r.version == at.resource.version
+                    && *ns == at.namespace
+            };
+            if !resources.iter().any(same) {
+                resources.push((at.resource.clone(), at.namespace.clone()));
+            }
         }
         self.index(&key, objects.clone());
-        let before = self.releases.insert(key.clone(), Watched { resources, objects, drifted: Some(drifted) });
-        if before.as_ref().and_then(|w| w.drifted) != Some(drifted) {
+        let watched = Watched { resources, objects, drifted: Some(drifted), revision: report.revision };
+        let before = self.releases.insert(key.clone(), watched);
+        // A decision worth a line: the verdict changed, a new revision, a release found drifted
+        // (a release found in sync at start is only counted in the "ready" line).
+        let was = before.as_ref().and_then(|w| w.drifted);
+        let new_revision = before.as_ref().is_some_and(|w| w.revision != report.revision);
+        if (was.is_some() || drifted) && was != Some(drifted) || new_revision {
             let verdict = report.verdict().word();
             self.log.info(
                 "release checked",

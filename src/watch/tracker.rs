@@ -36,9 +36,7 @@ impl Tracker {
     pub fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
         for object in &report.objects {
-            seen.insert(object.id.clone());
             if object.is_error() {
                 continue; // an error says nothing about drift: keep what was reported
             }
@@ -65,7 +63,7 @@ impl Tracker {
         let gone: Vec<ObjectId> = self
             .reported
             .iter()
-            .filter(|(id, (k, _))| *k == key && !seen.contains(*id))
+            .filter(|(id, (k, _))| *k == key && !report.objects.iter().any(|o| &o.id == *id))
             .map(|(id, _)| id.clone())
             .collect();
         for id in gone {

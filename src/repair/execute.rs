@@ -144,12 +144,15 @@ fn event_message(step: &Step, e: &Evaluated) -> String {
             (what.join(", "), pointers(&[restore.as_slice(), remove.as_slice()].concat()))
         }
     };
+    let paths = if paths.is_empty() { String::new() } else { format!(": {paths}") };
     format!(
-        "helm-drift restored {} to release {} revision {} ({what}): {paths}",
+        "helm-drift restored {} to release {} revision {} ({what}){paths}",
         step.object, e.report.release, e.report.revision
     )
 }
 
+/// The paths as JSON pointers, each once, in order.
 fn pointers(paths: &[crate::model::FieldPath]) -> String {
-    paths.iter().map(|p| p.pointer()).collect::<Vec<_>>().join(", ")
+    let mut seen = std::collections::BTreeSet::new();
+    paths.iter().map(|p| p.pointer()).filter(|p| seen.insert(p.clone())).collect::<Vec<_>>().join(", ")
 }

@@ -510,13 +510,13 @@ impl<'a> Watcher<'a> {
             ),
         };
         let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
-        let fields: [(&str, &dyn ToString); 5] = [
-            ("release", &key_text(&key)),
-            ("object", id),
-            ("reason", &reason),
-            ("signature", &&signature[..16]),
-            ("paths", &paths),
-        ];
+        let release = key_text(&key);
+        let short = &signature[..16];
+        let mut fields: Vec<(&str, &dyn ToString)> =
+            vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
+        if drifted.is_some() {
+            fields.push(("paths", &paths));
+        }
         let client = &self.session.cluster.client;
         let news = match events::record(client, id, &key, reason, signature, &message).await {
             Ok(events::Recorded::Created) => {

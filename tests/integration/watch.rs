@@ -250,3 +250,28 @@ fn recurring_drift_and_new_releases() {
     let sigs: Vec<_> = hook.received().iter().map(|n| n["signature"].as_str().unwrap().to_string()).collect();
     assert!(sigs.iter().all(|s| *s == sigs[0]), "the same drift, the same signature: {sigs:?}");
 }
+
+/// A receiver that is down: the notification fails after its retries and is counted, and
+/// detection goes on meanwhile (the metric and the Event do not wait for it).
+#[test]
+fn a_failing_receiver_never_holds_up_detection() {
+    let env = Env::new("watch-hook-down");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let url = format!("http://{closed}/hook");
+    let w = Watching::start(&env, &["web", "--notify", &url]).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    w.wait_for(&drifted, 1.0);
+    eventually("the Event", Duration::from_secs(10), || events(&env, "DriftDetected").len() == 1);
+    eventually("the failure counted", Duration::from_secs(30), || {
+        w.sample("helm_drift_notifications_total{result=\"failed\"}") == Some(1.0)
+    });
+    let logs = w.log_lines();
+    let failed = logs.iter().find(|l| l["msg"] == "notification failed").expect("logged");
+    assert_eq!(failed["url"], format!("http://{closed}/…"), "the URL without its path");
+    assert!(failed["error"].as_str().unwrap().contains("after 4 attempts"), "{failed}");
+    // Detection did not wait for the retries: the drift was logged before the failure.
+    let at = |msg: &str| logs.iter().position(|l| l["msg"] == msg).unwrap();
+    assert!(at("drift detected") < at("notification failed"));
+}

@@ -246,8 +246,14 @@ impl<'a> Watcher<'a> {
     async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         futures::pin_mut!(shutdown);
         let started = k8s_openapi::jiff::Timestamp::now();
-        self.full_check(started).await?;
-        // Started after the first check: records written since it began are looked at again.
+        self.full_check().await?;
+        self.health.ready.store(true, Ordering::Relaxed);
+        self.metrics.ready.set(1);
+        let drifted = self.releases.values().filter(|w| w.drifted == Some(true)).count();
+        self.log.info("ready: first full check done", &[("releases", &self.releases.len()), ("drifted", &drifted)]);
+        // The watches start after the first check (records and objects written since it began
+        // are looked at again), once /readyz says ready: their first lists are the busiest moment.
+        self.reconcile_watches(started);
         self.storage = match self.settings.driver {
             Driver::Secrets | Driver::ConfigMaps => {
                 let kind = if self.settings.driver == Driver::Secrets {
@@ -274,10 +280,6 @@ impl<'a> Watcher<'a> {
         if self.storage.is_some() {
             self.metrics.watches.inc();
         }
-        self.health.ready.store(true, Ordering::Relaxed);
-        self.metrics.ready.set(1);
-        let drifted = self.releases.values().filter(|w| w.drifted == Some(true)).count();
-        self.log.info("ready: first full check done", &[("releases", &self.releases.len()), ("drifted", &drifted)]);
 
         let mut resync =
             tokio::time::interval_at(tokio::time::Instant::now() + self.options.resync, self.options.resync);
@@ -309,7 +311,9 @@ impl<'a> Watcher<'a> {
                 }
                 _ = resync.tick() => {
                     let at = k8s_openapi::jiff::Timestamp::now();
-                    if let Err(e) = self.full_check(at).await {
+                    let checked = self.full_check().await;
+                    self.reconcile_watches(at);
+                    if let Err(e) = checked {
                         self.metrics.error("resync");
                         self.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
                     }
@@ -343,7 +347,7 @@ impl<'a> Watcher<'a> {
     }
 
     /// Every selected release, evaluated again; releases gone from storage are forgotten.
-    async fn full_check(&mut self, since: k8s_openapi::jiff::Timestamp) -> Result<()> {
+    async fn full_check(&mut self) -> Result<()> {
         let selection = &self.options.selection;
         let scope = self.scope();
         let storage = &self.session.storage;
@@ -365,7 +369,6 @@ impl<'a> Watcher<'a> {
         }
         let wide = crate::engine::lists_every_namespace(selection, &found);
         self.evaluate_indexes(found, wide).await;
-        self.reconcile_watches(since);
         Ok(())
     }
 

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 HELM_DRIFT_TOOLS=$(scripts/tools.sh)
 export HELM_DRIFT_TOOLS
+HELM_DRIFT_ACTIONLINT=$(scripts/tools.sh --actionlint)
+export HELM_DRIFT_ACTIONLINT
 echo "test.sh: tools ready in $(( $(date +%s) - start ))s ($HELM_DRIFT_TOOLS)"
 
 # PostgreSQL (Debian's package) for the tests of Helm's sql storage driver; the tests start

@@ -2,11 +2,14 @@
 # Builds the real test tools from Go modules (pinned in scripts/versions.env) into a cache outside
 # the checkout, skipping what is already built, and prints the directory that holds them.
 #
-#   scripts/tools.sh          build what is missing, print the tools directory on stdout
-#   scripts/tools.sh --dir    only print the tools directory
+#   scripts/tools.sh              build what is missing, print the tools directory on stdout
+#   scripts/tools.sh --dir        only print the tools directory
+#   scripts/tools.sh --actionlint build actionlint if missing (its own cache directory, so the
+#                                 cluster tools' cache stays valid), print its path
 #
 # Tools: kube-apiserver, kube-controller-manager, kubectl (k8s.io/kubernetes), etcd
-# (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4).
+# (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); and actionlint
+# (github.com/rhysd/actionlint) for the release workflows.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +33,18 @@ export GOPROXY=${GOPROXY_OVERRIDE:-https://proxy.golang.org}
 export GOFLAGS=-mod=mod
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
+
+if [ "${1:-}" = "--actionlint" ]; then
+  lint="$cache_root/actionlint-${ACTIONLINT_VERSION}/bin"
+  if [ ! -x "$lint/actionlint" ]; then
+    log "building actionlint from github.com/rhysd/actionlint@${ACTIONLINT_VERSION}"
+    mkdir -p "$lint"
+    GOBIN="$lint" go install -trimpath -ldflags "-s -w -X main.version=${ACTIONLINT_VERSION}" \
+      "github.com/rhysd/actionlint/cmd/actionlint@${ACTIONLINT_VERSION}" >&2
+  fi
+  echo "$lint/actionlint"
+  exit 0
+fi
 mkdir -p "$bin" "$dir/work"
 
 # Builds the k8s.io/kubernetes commands in a scratch module that replaces every staging module

@@ -443,7 +443,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
     let mut settings = settings(&cli.global)?;
     match cli.command {
         Command::Version => {
-            printer.text(&format!("helm-drift {}\n", env!("CARGO_PKG_VERSION")));
+            printer.text(&format!("{}\n", version_line()));
             Ok(ExitStatus::InSync)
         }
         Command::Complete { words } => {
@@ -566,6 +566,17 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
     }
 }
 
+/// `helm-drift VERSION (commit C, built DATE)`: the version, the commit it was built from and
+/// the build date (see build.rs).
+pub fn version_line() -> String {
+    format!(
+        "helm-drift {} (commit {}, built {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("HELM_DRIFT_COMMIT"),
+        env!("HELM_DRIFT_BUILD_DATE")
+    )
+}
+
 /// This replica's name in a Lease: the pod's (host) name and the process id.
 fn identity() -> String {
     let host = std::env::var("POD_NAME")
@@ -663,6 +674,22 @@ mod tests {
             let examples = help.find("\nExamples:\n  helm drift ").expect("examples");
             assert!(examples > at[at.len() - 1], "{name}: examples after the flags");
         }
+    }
+
+    /// One version, one place: plugin.yaml and the chart carry Cargo.toml's version, and the
+    /// changelog has its section (scripts/version.sh --set writes them, --check checks a tag).
+    #[test]
+    fn one_version_everywhere() {
+        let v = env!("CARGO_PKG_VERSION");
+        let plugin: serde_yaml::Value = serde_yaml::from_str(include_str!("../../plugin.yaml")).unwrap();
+        assert_eq!(plugin["version"], v, "plugin.yaml");
+        let chart: serde_yaml::Value =
+            serde_yaml::from_str(include_str!("../../charts/helm-drift/Chart.yaml")).unwrap();
+        assert_eq!(chart["version"], v, "charts/helm-drift/Chart.yaml version");
+        assert_eq!(chart["appVersion"], v, "charts/helm-drift/Chart.yaml appVersion");
+        assert!(include_str!("../../CHANGELOG.md").contains(&format!("\n## [{v}] - ")), "CHANGELOG.md section");
+        let line = version_line();
+        assert!(line.starts_with(&format!("helm-drift {v} (commit ")) && line.contains(", built "), "{line}");
     }
 
     /// completion.yaml (Helm's static completion) lists every sub-command and its own flags.

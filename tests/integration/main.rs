@@ -18,6 +18,7 @@ mod gitops;
 mod lifecycle;
 mod messages;
 mod plugin;
+mod release;
 mod reliability;
 mod repair;
 mod repair_cases;

@@ -51,7 +51,9 @@ fn install_downloads_verifies_and_uninstalls() {
             .stdout_has(&format!("downloading {}/v{VERSION}/{archive}", server.url));
         assert!(src.join("bin/helm-drift").is_file());
         env.helm(helm, &["plugin", "list"]).success().stdout_has("drift").stdout_has(VERSION);
-        env.helm(helm, &["drift", "version"]).success().stdout_has(&format!("helm-drift {VERSION}"));
+        let version = env.helm(helm, &["drift", "version"]).success().stdout();
+        assert!(version.starts_with(&format!("helm-drift {VERSION} (commit ")), "{version}");
+        assert!(version.contains(", built 20"), "the build date: {version}");
         env.helm(helm, &["plugin", "uninstall", "drift"]).success();
         assert!(!env.helm(helm, &["plugin", "list"]).success().stdout().contains("drift"));
 

@@ -1,0 +1,162 @@
+//! The release pipeline, as far as it runs on this machine: the workflows pass actionlint and
+//! do what a release needs, one version everywhere (and the tag), release notes from the
+//! changelog, the crate packages for crates.io. (Installing a release archive served on loopback
+//! through Helm 3 and Helm 4, and refusing a tampered one, is in `plugin.rs`.)
+
+use crate::support::repo_root;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// actionlint, built from its Go module by `scripts/tools.sh --actionlint` (scripts/test.sh does
+/// it first and exports HELM_DRIFT_ACTIONLINT).
+fn actionlint() -> String {
+    if let Ok(path) = std::env::var("HELM_DRIFT_ACTIONLINT") {
+        return path;
+    }
+    let out = run(Command::new("bash").arg(repo_root().join("scripts/tools.sh")).arg("--actionlint"));
+    assert!(
+        out.status.success(),
+        "actionlint is missing and could not be built (scripts/tools.sh --actionlint):\n{}",
+        text(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn workflows_pass_actionlint_and_build_what_a_release_needs() {
+    let root = repo_root();
+    let workflows = ["ci.yml", "release.yml"].map(|w| root.join(".github/workflows").join(w));
+    let out = run(Command::new(actionlint()).args(&workflows).current_dir(&root));
+    assert!(out.status.success(), "actionlint:\n{}", text(&out));
+
+    let ci = std::fs::read_to_string(&workflows[0]).unwrap();
+    assert!(ci.contains("run: scripts/test.sh"), "CI runs the README's test command");
+    let release: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&workflows[1]).unwrap()).unwrap();
+    assert_eq!(release["on"]["push"]["tags"][0], "v*");
+    let jobs = &release["jobs"];
+    let steps = |job: &str| serde_yaml::to_string(&jobs[job]["steps"]).unwrap();
+    assert!(steps("version").contains("scripts/version.sh --check \"$GITHUB_REF_NAME\""));
+    let targets: Vec<String> = jobs["build"]["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{}-{}", t["os"].as_str().unwrap(), t["arch"].as_str().unwrap()))
+        .collect();
+    assert_eq!(targets, ["linux-amd64", "linux-arm64", "darwin-amd64", "darwin-arm64"]);
+    let build = steps("build");
+    assert!(build.contains("cargo auditable build --release --locked"), "{build}");
+    assert!(build.contains("scripts/package.sh --binary target/release/helm-drift"), "{build}");
+    let publish = steps("publish");
+    assert!(publish.contains("sha256sum helm-drift-*.tgz >helm-drift-checksums.txt"), "{publish}");
+    assert!(publish.contains("scripts/release-notes.sh"), "{publish}");
+    let image = steps("image");
+    assert!(image.contains("linux/amd64,linux/arm64") && image.contains("needs.version.outputs.version"), "{image}");
+    let chart = steps("chart");
+    assert!(
+        chart.contains("--version \"$VERSION\" --app-version \"$VERSION\"") && chart.contains("helm push"),
+        "{chart}"
+    );
+    // The archive names are the ones install-binary.sh downloads.
+    let installer = std::fs::read_to_string(root.join("install-binary.sh")).unwrap();
+    assert!(installer.contains("helm-drift-checksums.txt"));
+    assert!(
+        installer.contains("name=\"helm-drift-$(platform).tgz\""),
+        "install-binary.sh names the archives as the workflow does"
+    );
+    for os in ["linux | darwin", "x86_64 | amd64) arch=amd64", "aarch64 | arm64) arch=arm64"] {
+        assert!(installer.contains(os), "install-binary.sh maps {os}");
+    }
+}
+
+/// A copy of the files that carry the version, for scripts/version.sh to check or rewrite.
+fn version_files(dir: &Path) {
+    let root = repo_root();
+    for f in ["Cargo.toml", "Cargo.lock", "plugin.yaml", "CHANGELOG.md", "charts/helm-drift/Chart.yaml"] {
+        let to = dir.join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), to).unwrap();
+    }
+}
+
+fn version_script(root: &Path, args: &[&str]) -> Output {
+    run(Command::new("bash").arg(repo_root().join("scripts/version.sh")).args(args).env("HELM_DRIFT_ROOT", root))
+}
+
+#[test]
+fn one_version_everywhere_and_the_tag() {
+    let root = repo_root();
+    let ok = version_script(&root, &["--check", &format!("v{VERSION}")]);
+    assert!(ok.status.success(), "{}", text(&ok));
+    assert_eq!(String::from_utf8_lossy(&version_script(&root, &[]).stdout).trim(), VERSION);
+    let tag = version_script(&root, &["--check", "v99.0.0"]);
+    assert_eq!(tag.status.code(), Some(1));
+    assert!(text(&tag).contains(&format!("tag v99.0.0 does not match version {VERSION}")), "{}", text(&tag));
+
+    let copy = tempfile::tempdir().unwrap();
+    version_files(copy.path());
+    let plugin = copy.path().join("plugin.yaml");
+    let edited =
+        std::fs::read_to_string(&plugin).unwrap().replace(&format!("version: \"{VERSION}\""), "version: \"0.0.9\"");
+    std::fs::write(&plugin, edited).unwrap();
+    let bad = version_script(copy.path(), &["--check"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad).contains("plugin.yaml: version is \"0.0.9\""), "{}", text(&bad));
+
+    // --set writes every place; the changelog section is the one thing left to write by hand.
+    let set = version_script(copy.path(), &["--set", "1.2.3"]);
+    assert!(set.status.success(), "{}", text(&set));
+    let missing = version_script(copy.path(), &["--check", "v1.2.3"]);
+    assert_eq!(text(&missing).trim(), "CHANGELOG.md: no \"## [1.2.3]\" section");
+    let changelog = copy.path().join("CHANGELOG.md");
+    let notes = std::fs::read_to_string(&changelog)
+        .unwrap()
+        .replace("## [Unreleased]\n", "## [Unreleased]\n\n## [1.2.3] - 2027-01-01\n\n### Fixed\n\n- Something.\n");
+    std::fs::write(&changelog, notes).unwrap();
+    let good = version_script(copy.path(), &["--check", "v1.2.3"]);
+    assert!(good.status.success(), "{}", text(&good));
+}
+
+#[test]
+fn release_notes_come_from_the_changelog() {
+    let script = repo_root().join("scripts/release-notes.sh");
+    let out = run(Command::new("bash").arg(&script).arg(format!("v{VERSION}")));
+    assert!(out.status.success(), "{}", text(&out));
+    let notes = String::from_utf8_lossy(&out.stdout);
+    assert!(notes.starts_with("### Added"), "{notes}");
+    assert!(!notes.contains("## ["), "only this version's section: {notes}");
+    let none = run(Command::new("bash").arg(&script).arg("0.0.0"));
+    assert_eq!(none.status.code(), Some(1));
+    assert!(text(&none).contains("CHANGELOG.md has no notes for version 0.0.0"));
+}
+
+/// `cargo package` and `cargo publish --dry-run` pass (without the full verification build,
+/// which was run by hand: see the README), and the package holds what a build needs only.
+#[test]
+fn the_crate_packages_for_crates_io() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = tempfile::tempdir().unwrap();
+    let list =
+        run(Command::new(&cargo).args(["package", "--list", "--locked", "--allow-dirty"]).current_dir(repo_root()));
+    assert!(list.status.success(), "{}", text(&list));
+    let files = String::from_utf8_lossy(&list.stdout);
+    for f in ["src/main.rs", "build.rs", "Cargo.lock", "LICENSE", "README.md", "CHANGELOG.md"] {
+        assert!(files.lines().any(|l| l == f), "{f} packaged:\n{files}");
+    }
+    assert!(!files.lines().any(|l| l.starts_with("tests/") || l.starts_with("charts/")), "{files}");
+    let dry = run(Command::new(&cargo)
+        .args(["publish", "--dry-run", "--no-verify", "--locked", "--allow-dirty", "--target-dir"])
+        .arg(target.path())
+        .current_dir(repo_root()));
+    assert!(dry.status.success(), "{}", text(&dry));
+    assert!(text(&dry).contains("aborting upload due to dry run"), "{}", text(&dry));
+}

@@ -7,7 +7,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=HELM_DRIFT_COMMIT");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     // Rebuilt when the checkout moves to another commit (not on every build).
-    for f in [".git/HEAD", ".git/packed-refs"] {
+    for f in [".git/HEAD", ".git/packed-refs", ".cargo_vcs_info.json"] {
         if std::path::Path::new(f).exists() {
             println!("cargo:rerun-if-changed={f}");
         }
@@ -27,12 +27,23 @@ fn main() {
             let out = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok()?;
             out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
         })
+        .or_else(packaged_commit)
         .unwrap_or_else(|| "unknown".into());
     let seconds = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.parse::<i64>().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
     });
     println!("cargo:rustc-env=HELM_DRIFT_COMMIT={commit}");
     println!("cargo:rustc-env=HELM_DRIFT_BUILD_DATE={}", date(seconds));
+}
+
+/// The commit a crates.io package was made from (`cargo package` writes it beside Cargo.toml).
+fn packaged_commit() -> Option<String> {
+    let info = std::fs::read_to_string(".cargo_vcs_info.json").ok()?;
+    let at = info.find("\"sha1\"")?;
+    let rest = &info[at + 6..];
+    let start = rest.find('"')? + 1;
+    let sha: String = rest[start..].chars().take_while(char::is_ascii_hexdigit).take(12).collect();
+    (!sha.is_empty()).then_some(sha)
 }
 
 /// `YYYY-MM-DD` of a Unix time (UTC), from the days since 1970 (Howard Hinnant's civil date).

@@ -15,7 +15,10 @@ RUN case "$TARGETARCH" in \
 ENV CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc \
     CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+# The commit for `helm-drift version` (the build context has no .git).
+ARG HELM_DRIFT_COMMIT=unknown
+ENV HELM_DRIFT_COMMIT=$HELM_DRIFT_COMMIT
+COPY Cargo.toml Cargo.lock build.rs ./
 COPY crates crates
 COPY src src
 RUN cargo build --release --locked -p helm-drift --target "$(cat /target)" \

@@ -389,8 +389,34 @@ impl<'a> Watcher<'a> {
                 }
             }
         }
+        self.opt_in(&indexes).await;
         self.evaluate_indexes(indexes, false).await;
         self.reconcile_watches(k8s_openapi::jiff::Timestamp::now());
+    }
+
+    /// With --repair: whether each of these releases opts in now (a release installed or
+    /// labelled while watching need not wait for the resync).
+    async fn opt_in(&mut self, indexes: &[crate::release::ReleaseIndex]) {
+        let Some(repair) = &self.options.repair else { return };
+        for index in indexes {
+            let key = (index.namespace.clone(), index.name.clone());
+            let selector = format!("name={},{}", index.name, repair.selector);
+            match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+                Ok(found) if found.is_empty() => {
+                    self.healing.remove(&key);
+                }
+                Ok(_) => {
+                    self.healing.insert(key);
+                }
+                Err(e) => {
+                    self.metrics.error("storage");
+                    self.log.error(
+                        "cannot read whether the release opts in to repair",
+                        &[("release", &key_text(&key)), ("error", &e)],
+                    );
+                }
+            }
+        }
     }
 
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).

@@ -275,3 +275,18 @@ fn a_failing_receiver_never_holds_up_detection() {
     let at = |msg: &str| logs.iter().position(|l| l["msg"] == msg).unwrap();
     assert!(at("drift detected") < at("notification failed"));
 }
+
+/// A release installed with the opt-in label while the watcher runs heals without waiting for
+/// the resync.
+#[test]
+fn a_release_that_opts_in_while_watching_heals() {
+    let env = Env::new("watch-opt-in");
+    let w = Watching::start(&env, &["--all", "--repair", "--repair-cooldown", "1s"]).ready();
+    env.install(Helm::V3, "late", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    w.wait_for(&Watching::drifted(&env.ns, "late"), 0.0);
+    env.merge_patch("configmap", "late-config", r#"{"data":{"greeting":"edited"}}"#);
+    let greeting =
+        || env.kubectl(&["get", "configmap", "late-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    eventually("the edit undone", Duration::from_secs(30), || greeting() == "hello");
+    w.wait_for("helm_drift_repairs_total{result=\"applied\"}", 1.0);
+}

@@ -507,6 +507,11 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             compare,
         } => {
             let selection = select.selection("watch", None)?;
+            if compare.verbose || compare.show_secrets {
+                bail!(
+                    "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
+                );
+            }
             settings.compare = compare_options(&compare)?;
             warn(printer, &settings);
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();

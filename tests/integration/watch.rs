@@ -290,3 +290,17 @@ fn a_release_that_opts_in_while_watching_heals() {
     eventually("the edit undone", Duration::from_secs(30), || greeting() == "hello");
     w.wait_for("helm_drift_repairs_total{result=\"applied\"}", 1.0);
 }
+
+/// Usage errors are one clear line and exit 1, before anything starts.
+#[test]
+fn watch_usage_errors() {
+    let env = Env::new("watch-usage");
+    env.drift(&["watch"]).code(1).stderr_has("name a release to watch, or use --all");
+    env.drift(&["watch", "-A", "--show-secrets"]).code(1).stderr_has("never with secret values");
+    env.drift(&["watch", "-A", "--metrics-address", "not-an-address"])
+        .code(1)
+        .stderr_has("cannot listen on --metrics-address not-an-address");
+    env.drift(&["watch", "-A", "--notify", "ftp://example.invalid/x", "--metrics-address", "127.0.0.1:0"])
+        .code(1)
+        .stderr_has("only http and https URLs are supported");
+}

@@ -9,5 +9,5 @@ mod scan;
 mod session;
 
 pub use evaluate::{Evaluated, evaluate, evaluate_selected};
-pub use scan::{Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, scan};
+pub use scan::{Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan};
 pub use session::Session;

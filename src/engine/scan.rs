@@ -17,6 +17,20 @@ const PREFETCH_AT: usize = 4;
 /// them rather than once per namespace.
 const WIDE_AT: usize = 4;
 
+/// Reads every deployed record in scope with one LIST when there are enough releases for it to
+/// beat a GET each.
+pub async fn prefetch_records(
+    storage: &crate::release::Storage,
+    releases: usize,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+) -> Result<(), SourceError> {
+    if releases >= PREFETCH_AT {
+        storage.prefetch_deployed(namespace, selector).await?;
+    }
+    Ok(())
+}
+
 /// Whether a run over these releases should list kinds across every namespace.
 pub fn lists_every_namespace(selection: &Selection, indexes: &[ReleaseIndex]) -> bool {
     let namespaces: std::collections::BTreeSet<&str> = indexes.iter().map(|i| i.namespace.as_str()).collect();
@@ -113,9 +127,9 @@ pub async fn scan(
         session.live.list_every_namespace();
     }
     // Many releases: read every deployed record with one LIST rather than a GET each.
-    if total >= PREFETCH_AT && selection.revision.is_none() {
+    if selection.revision.is_none() {
         let selector = if selection.releases.is_empty() { selection.selector.as_deref() } else { None };
-        storage.prefetch_deployed(scope_ns, selector).await.with_context(at)?;
+        prefetch_records(storage, total, scope_ns, selector).await.with_context(at)?;
     }
     // A baseline file is read once; ConfigMap baselines per release, next to it.
     let file_baseline = file_baseline(settings)?;

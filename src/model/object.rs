@@ -289,6 +289,12 @@ impl ObjectDrift {
         }
     }
 
+    /// Who last wrote the differing and added fields, as managedFields tell it (in field order).
+    pub fn writers(&self) -> impl Iterator<Item = &Attribution> {
+        let fields = self.fields.iter().filter_map(|f| f.changed_by.as_ref());
+        fields.chain(self.added.iter().filter_map(|a| a.changed_by.as_ref()))
+    }
+
     pub fn is_drift(&self) -> bool {
         self.kind().is_drift()
     }

@@ -89,12 +89,8 @@ impl Healer {
 
 /// The field manager that made the drift, as managedFields tell it.
 fn other_manager(o: &ObjectDrift) -> String {
-    let by = o
-        .fields
-        .iter()
-        .filter_map(|f| f.changed_by.as_ref())
-        .chain(o.added.iter().filter_map(|a| a.changed_by.as_ref()));
-    by.map(|a| a.manager.clone())
+    o.writers()
+        .map(|a| a.manager.clone())
         .next()
         .or_else(|| o.added.first().map(|a| a.manager.clone()))
         .or_else(|| o.disowned.first().map(|d| d.manager.clone()))

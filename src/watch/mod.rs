@@ -21,7 +21,7 @@ pub use notify::Format;
 
 use crate::engine::{Evaluated, Selection, Session, evaluate_with_baseline, file_baseline};
 use crate::model::{ObjectDrift, StepStatus};
-use crate::release::SourceError;
+use crate::release::{ReleaseIndex, SourceError};
 use crate::repair::RepairRequest;
 use crate::settings::{Driver, Settings};
 use anyhow::Result;
@@ -155,7 +155,7 @@ struct Watched {
     resources: Vec<(ApiResource, Option<String>)>,
     /// `(group, plural, namespace, name)` of its objects.
     objects: Vec<ObjectKey>,
-    drifted: Option<bool>,
+    drifted: bool,
     revision: u32,
 }
 
@@ -249,7 +249,7 @@ impl<'a> Watcher<'a> {
         self.full_check().await?;
         self.health.ready.store(true, Ordering::Relaxed);
         self.metrics.ready.set(1);
-        let drifted = self.releases.values().filter(|w| w.drifted == Some(true)).count();
+        let drifted = self.releases.values().filter(|w| w.drifted).count();
         self.log.info("ready: first full check done", &[("releases", &self.releases.len()), ("drifted", &drifted)]);
         // The watches start after the first check (records and objects written since it began
         // are looked at again), once /readyz says ready: their first lists are the busiest moment.
@@ -355,9 +355,7 @@ impl<'a> Watcher<'a> {
         if !selection.releases.is_empty() {
             found.retain(|i| selection.releases.contains(&i.name));
         }
-        if found.len() >= 4 {
-            storage.prefetch_deployed(scope.as_deref(), selection.selector.as_deref()).await?;
-        }
+        crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(r) = &self.options.repair {
             let opted = storage.releases(scope.as_deref(), Some(&r.selector)).await?;
             self.healing = opted.into_iter().map(|i| (i.namespace, i.name)).collect();
@@ -396,7 +394,7 @@ impl<'a> Watcher<'a> {
 
     /// With --repair: whether each of these releases opts in now (a release installed or
     /// labelled while watching need not wait for the resync).
-    async fn opt_in(&mut self, indexes: &[crate::release::ReleaseIndex]) {
+    async fn opt_in(&mut self, indexes: &[ReleaseIndex]) {
         let Some(repair) = &self.options.repair else { return };
         for index in indexes {
             let key = (index.namespace.clone(), index.name.clone());
@@ -420,7 +418,7 @@ impl<'a> Watcher<'a> {
     }
 
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
-    async fn evaluate_indexes(&mut self, indexes: Vec<crate::release::ReleaseIndex>, wide: bool) {
+    async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
         if wide {
             self.session.live.list_every_namespace();
@@ -451,7 +449,7 @@ impl<'a> Watcher<'a> {
             let key = (index.namespace.clone(), index.name.clone());
             match result {
                 Ok(evaluated) => {
-                    self.absorb(&evaluated, took).await;
+                    self.absorb(&index, &evaluated, took).await;
                     spent.push(evaluated);
                 }
                 Err(e) => {
@@ -476,7 +474,7 @@ impl<'a> Watcher<'a> {
 
     /// A release's new verdicts: metrics, the object index, Events and notifications for new or
     /// resolved drift, and self-healing.
-    async fn absorb(&mut self, evaluated: &Evaluated, took: Duration) {
+    async fn absorb(&mut self, index: &ReleaseIndex, evaluated: &Evaluated, took: Duration) {
         let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         self.metrics.record(report, took.as_secs_f64());
@@ -497,11 +495,11 @@ impl<'a> Watcher<'a> {
             }
         }
         self.index(&key, objects.clone());
-        let watched = Watched { resources, objects, drifted: Some(drifted), revision: report.revision };
+        let watched = Watched { resources, objects, drifted, revision: report.revision };
         let before = self.releases.insert(key.clone(), watched);
         // A decision worth a line: the verdict changed, a new revision, a release found drifted
         // (a release found in sync at start is only counted in the "ready" line).
-        let was = before.as_ref().and_then(|w| w.drifted);
+        let was = before.as_ref().map(|w| w.drifted);
         let new_revision = before.as_ref().is_some_and(|w| w.revision != report.revision);
         if (was.is_some() || drifted) && was != Some(drifted) || new_revision {
             let verdict = report.verdict().word();
@@ -520,7 +518,7 @@ impl<'a> Watcher<'a> {
             self.announce(report, t).await;
         }
         if drifted && self.healing.contains(&key) {
-            self.heal(evaluated).await;
+            self.heal(index, evaluated).await;
         }
     }
 
@@ -566,7 +564,7 @@ impl<'a> Watcher<'a> {
     }
 
     /// Self-healing of one release: repair what the policy allows, abandon what fights back.
-    async fn heal(&mut self, evaluated: &Evaluated) {
+    async fn heal(&mut self, index: &ReleaseIndex, evaluated: &Evaluated) {
         let Some(healer) = self.healer.as_mut() else { return };
         let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
@@ -610,15 +608,8 @@ impl<'a> Watcher<'a> {
             remove_foreign: options.remove_foreign,
             dry_run: false,
         };
-        let index = match self.session.storage.history(&key.0, &key.1).await {
-            Ok(i) => i,
-            Err(e) => {
-                self.log.error("cannot read the release to repair it", &[("release", &key_text(&key)), ("error", &e)]);
-                return;
-            }
-        };
         self.session.forget_live();
-        let result = crate::repair::execute(&mut self.session, self.settings, &index, &request).await;
+        let result = crate::repair::execute(&mut self.session, self.settings, index, &request).await;
         if let Some(h) = self.healer.as_mut() {
             h.repaired(report, &decision.repair, Instant::now());
         }
@@ -717,7 +708,7 @@ impl<'a> Watcher<'a> {
 }
 
 /// Whether Helm is in the middle of an operation on the release (its newest record is pending).
-fn in_progress(index: &crate::release::ReleaseIndex) -> bool {
+fn in_progress(index: &ReleaseIndex) -> bool {
     index.newest().is_some_and(|r| r.status.starts_with("pending-"))
 }
 
@@ -729,13 +720,7 @@ fn key_text(key: &ReleaseKey) -> String {
 /// The Event message of a new drift: the verdict, the paths and who changed them (no values).
 fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> String {
     let paths = signature::paths(o);
-    let by: BTreeSet<&str> = o
-        .fields
-        .iter()
-        .filter_map(|f| f.changed_by.as_ref())
-        .chain(o.added.iter().filter_map(|a| a.changed_by.as_ref()))
-        .map(|a| a.manager.as_str())
-        .collect();
+    let by: BTreeSet<&str> = o.writers().map(|a| a.manager.as_str()).collect();
     let by = if by.is_empty() {
         String::new()
     } else {

@@ -254,25 +254,17 @@ impl<'a> Watcher<'a> {
         // The watches start after the first check (records and objects written since it began
         // are looked at again), once /readyz says ready: their first lists are the busiest moment.
         self.reconcile_watches(started);
-        self.storage = match self.settings.driver {
-            Driver::Secrets | Driver::ConfigMaps => {
-                let kind = if self.settings.driver == Driver::Secrets {
-                    sources::StorageKind::Secrets
-                } else {
-                    sources::StorageKind::ConfigMaps
-                };
-                let scope = self.scope();
-                let selector = self.options.selection.selector.clone();
-                Some(sources::storage(
-                    &self.streams,
-                    kind,
-                    scope.as_deref(),
-                    selector.as_deref(),
-                    started,
-                    self.sink.clone(),
-                ))
+        let kind = match self.settings.driver {
+            Driver::Secrets => Some(sources::StorageKind::Secrets),
+            Driver::ConfigMaps => Some(sources::StorageKind::ConfigMaps),
+            Driver::Sql => None,
+        };
+        self.storage = match kind {
+            Some(kind) => {
+                let (scope, selector) = (self.scope(), self.options.selection.selector.as_deref());
+                Some(sources::storage(&self.streams, kind, scope.as_deref(), selector, started, self.sink.clone()))
             }
-            Driver::Sql => {
+            None => {
                 self.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
                 None
             }

@@ -198,7 +198,7 @@ pub fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String
 
 /// What an object's own annotations (in the chart or added live) say: an opt-out reason, and
 /// pointers to ignore.
-pub fn from_annotations(objects: &[&Value]) -> (Option<String>, Vec<(String, String)>) {
+pub fn from_annotations(objects: &[&Value], live_trusted: bool) -> (Option<String>, Vec<(String, String)>) {
     let mut disabled = None;
     let mut paths = Vec::new();
     for obj in objects {
@@ -216,9 +216,13 @@ pub fn from_annotations(objects: &[&Value]) -> (Option<String>, Vec<(String, Str
             }
         }
     }
-    // The ignore annotation itself may have been added by hand: never report it.
-    let own = format!("/metadata/annotations/{}", ANNOTATION_IGNORE.replace('/', "~1"));
-    paths.push((own, "helm-drift's own annotation".into()));
+    // Trusted live annotations may have been added by hand: then they are not drift themselves.
+    if live_trusted {
+        for a in [ANNOTATION_IGNORE, ANNOTATION_DISABLED, ANNOTATION_FLUX] {
+            let own = format!("/metadata/annotations/{}", a.replace('/', "~1"));
+            paths.push((own, "opt-out annotation (--trust-live-annotations)".into()));
+        }
+    }
     (disabled, paths)
 }
 
@@ -254,9 +258,14 @@ mod tests {
     fn annotations_opt_out_and_ignore() {
         let d = json!({"metadata": {"annotations": {"helm-drift.io/ignore": "/spec/replicas, /data/x"}}});
         let l = json!({"metadata": {"annotations": {"helm.toolkit.fluxcd.io/driftDetection": "disabled"}}});
-        let (disabled, paths) = from_annotations(&[&d, &l]);
+        let (disabled, paths) = from_annotations(&[&d, &l], true);
         assert!(disabled.unwrap().contains("fluxcd"));
         let p: Vec<_> = paths.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(p, ["/spec/replicas", "/data/x", "/metadata/annotations/helm-drift.io~1ignore"]);
+        assert_eq!(p[..2], ["/spec/replicas", "/data/x"]);
+        assert!(p.contains(&"/metadata/annotations/helm.toolkit.fluxcd.io~1driftDetection"), "{p:?}");
+        // Untrusted: the chart's alone count, and the annotations themselves stay visible.
+        let (disabled, paths) = from_annotations(&[&d], false);
+        assert_eq!(disabled, None);
+        assert_eq!(paths.len(), 2);
     }
 }

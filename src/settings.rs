@@ -69,6 +69,9 @@ pub struct CompareOptions {
     pub expected: Vec<crate::expected::Rule>,
     /// Count expected changes as drift (`--strict`).
     pub strict: bool,
+    /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):
+    /// whoever edits the object could then hide their own drift.
+    pub trust_live_annotations: bool,
     /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
     /// disabled`), with the reason.
     pub disabled_releases: Vec<(String, String)>,

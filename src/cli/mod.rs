@@ -198,6 +198,9 @@ enum Command {
         /// The chart's source directory (needed for charts with subcharts, which Helm does not store)
         #[arg(long, help_heading = "Selection")]
         chart: Option<PathBuf>,
+        /// Show secret values in the documents (hidden by default)
+        #[arg(long, help_heading = "Output")]
+        show_secrets: bool,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -300,6 +303,19 @@ enum Command {
         #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Self-healing")]
         /// The window of --fight-limit
         fight_window: std::time::Duration,
+        /// Repair as this ServiceAccount of each release's namespace (impersonated): the API
+        /// server decides what a repair may write, as Flux's --default-service-account
+        #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing")]
+        repair_service_account: Option<String>,
+        /// Let the releases of this namespace repair objects outside it (cluster-scoped objects,
+        /// other namespaces); without it self-healing writes only in the release's namespace
+        /// (repeatable)
+        #[arg(long, value_name = "NAMESPACE", requires = "repair", help_heading = "Self-healing")]
+        repair_trust_namespace: Vec<String>,
+        /// The Secret (in the watcher's namespace) holding the key of drift signatures; created
+        /// with a random key when absent
+        #[arg(long, value_name = "NAME", default_value = "helm-drift-signature-key", help_heading = "Watch")]
+        signature_key_secret: String,
         /// Act only while holding a coordination.k8s.io Lease (for several replicas)
         #[arg(long, help_heading = "Leader election")]
         leader_elect: bool,
@@ -383,6 +399,11 @@ struct CompareArgs {
     /// mutated at admission) as drift
     #[arg(long)]
     strict: bool,
+    /// Honour opt-out annotations (helm-drift.io/ignore, helm-drift.io/disabled, Flux's
+    /// driftDetection) added to live objects, as Flux does; by default only the chart's count and
+    /// a live-only one is reported as drift
+    #[arg(long)]
+    trust_live_annotations: bool,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long, help_heading = "Output")]
     verbose: bool,
@@ -464,13 +485,13 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 printer.upgrade(&report);
                 return Ok(report.exit_status());
             }
-            let request = repair::RepairRequest { release, only, remove_foreign, dry_run };
+            let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None };
             let report = runtime()?.block_on(repair::run(&settings, &request))?;
             printer.repair(&report);
             Ok(report.exit_status())
         }
-        Command::Render { release, revision, chart, output } => {
-            output_style(&mut printer.style, &CompareArgs::default(), &output);
+        Command::Render { release, revision, chart, show_secrets, output } => {
+            output_style(&mut printer.style, &CompareArgs { show_secrets, ..CompareArgs::default() }, &output);
             let request = render::RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };
             let report = runtime()?.block_on(render::run(&settings, &request))?;
             printer.render(&report);
@@ -500,6 +521,9 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             repair_cooldown,
             fight_limit,
             fight_window,
+            repair_service_account,
+            repair_trust_namespace,
+            signature_key_secret,
             leader_elect,
             lease_name,
             lease_namespace,
@@ -527,12 +551,15 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 repair: repair.then(|| watch::RepairOptions {
                     selector: repair_selector,
                     remove_foreign,
+                    service_account: repair_service_account,
+                    trusted_namespaces: repair_trust_namespace,
                     policy: watch::Policy {
                         cooldown: repair_cooldown,
                         fight_limit: fight_limit.max(1),
                         window: fight_window,
                     },
                 }),
+                signature_key_secret,
                 leader: leader_elect.then(|| watch::LeaderOptions {
                     name: lease_name,
                     namespace: lease_namespace,

@@ -112,6 +112,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         include_crds: a.include_crds,
         expected: crate::expected::rules(file.expected, &origin)?,
         strict: a.strict,
+        trust_live_annotations: a.trust_live_annotations,
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
     })

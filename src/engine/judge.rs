@@ -87,7 +87,11 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
 /// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it
 /// is excluded altogether.
 fn rules(ctx: &Judge<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, String> {
-    let (disabled, mut ignores) = ignore::from_annotations(&[&obj.object, live]);
+    // The chart's annotations opt out; the live object's only when trusted: whoever made the
+    // drift could otherwise hide it (and the annotation is then reported like any edit).
+    let trusted = ctx.options.trust_live_annotations;
+    let sources: &[&Value] = if trusted { &[&obj.object, live] } else { &[&obj.object] };
+    let (disabled, mut ignores) = ignore::from_annotations(sources, trusted);
     let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
     if let Some(reason) = release_off.or(disabled) {
         return Err(reason);

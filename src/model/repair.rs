@@ -32,6 +32,19 @@ pub enum StepStatus {
     NotApplied,
 }
 
+impl StepStatus {
+    /// One word for logs and metrics.
+    pub fn word(&self) -> &'static str {
+        match self {
+            StepStatus::Planned => "planned",
+            StepStatus::Refused(_) => "refused",
+            StepStatus::Applied => "applied",
+            StepStatus::Failed(_) => "failed",
+            StepStatus::NotApplied => "not-applied",
+        }
+    }
+}
+
 /// One change to one object.
 #[derive(Clone, Debug)]
 pub struct Step {

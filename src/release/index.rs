@@ -26,6 +26,17 @@ impl ReleaseIndex {
         self.records.iter().max_by_key(|r| r.revision)
     }
 
+    /// Whether Helm is in the middle of an operation on the release (its newest record is
+    /// `pending-*`): an install, upgrade or rollback under way.
+    pub fn in_progress(&self) -> bool {
+        self.newest().is_some_and(|r| r.status.starts_with("pending-"))
+    }
+
+    /// The highest `deployed` revision.
+    pub fn deployed(&self) -> Option<&Record> {
+        self.records.iter().filter(|r| r.status == "deployed").max_by_key(|r| r.revision)
+    }
+
     /// Helm's rule: the given revision, else the highest `deployed` one; also the newest
     /// revision when it is not the chosen one. `driver` names the storage in errors.
     pub fn choose(
@@ -46,7 +57,7 @@ impl ReleaseIndex {
                 driver,
             })?,
             None => {
-                self.records.iter().filter(|r| r.status == "deployed").max_by_key(|r| r.revision).ok_or_else(|| {
+                self.deployed().ok_or_else(|| {
                     SourceError::NotDeployed {
                         release: self.name.clone(),
                         namespace: self.namespace.clone(),
@@ -87,6 +98,14 @@ mod tests {
         assert_eq!(newest, Some((3, "failed".into())));
         let (r, newest) = index(&[(1, "deployed"), (2, "deployed")]).choose(None, "secrets").unwrap();
         assert_eq!((r.revision, newest), (2, None));
+    }
+
+    #[test]
+    fn a_pending_newest_record_is_an_operation_in_progress() {
+        assert!(index(&[(1, "deployed"), (2, "pending-upgrade")]).in_progress());
+        assert!(index(&[(1, "pending-install")]).in_progress());
+        assert!(!index(&[(1, "superseded"), (2, "deployed")]).in_progress());
+        assert!(!index(&[(1, "deployed"), (2, "failed")]).in_progress());
     }
 
     #[test]

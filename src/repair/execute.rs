@@ -1,7 +1,7 @@
 //! Carrying out a repair: validate every step with a server dry-run, apply only if all would
 //! succeed, take ownership back, record an Event per repaired object, and check again.
 
-use super::{PlannedStep, plan};
+use super::{Authority, PlannedStep, plan};
 use crate::compare::ownership;
 use crate::engine::{Evaluated, Session, evaluate};
 use crate::live::{self, Change, LiveError, Location};
@@ -21,6 +21,9 @@ pub struct RepairRequest {
     pub remove_foreign: bool,
     /// Plan and validate only; change nothing.
     pub dry_run: bool,
+    /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
+    /// credentials decide, as for Helm).
+    pub authority: Option<Authority>,
 }
 
 /// Plans, validates and (unless a dry run) applies the repair of the release `index` lists.
@@ -29,6 +32,19 @@ pub async fn execute(
     settings: &Settings,
     index: &ReleaseIndex,
     request: &RepairRequest,
+) -> Result<RepairReport> {
+    let writer = session.cluster.client.clone();
+    execute_as(session, settings, index, request, &writer).await
+}
+
+/// [`execute`], with every write (dry-runs included) sent through `writer` (an impersonating
+/// client for self-healing as a ServiceAccount); reads and Events use the session's client.
+pub async fn execute_as(
+    session: &mut Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    request: &RepairRequest,
+    writer: &kube::Client,
 ) -> Result<RepairReport> {
     let evaluated = evaluate(session, settings, index, None).await?;
     let plan = plan(&evaluated, &request.only, request.remove_foreign)?;
@@ -43,11 +59,21 @@ pub async fn execute(
         dry_run: request.dry_run,
     };
 
-    // Every step is validated by the server first; one refusal and nothing is applied.
+    // Every step is checked against the authority and validated by the server first; one
+    // refusal and nothing is applied.
     let mut refused = false;
     for planned in &mut steps {
         let (Some((name, at)), Some(first)) = (planned.target(&evaluated), planned.changes.first()) else { continue };
-        if let Err(e) = live::change(client, at, name, first, true).await {
+        if let Some(authority) = &request.authority {
+            let o = &evaluated.report.objects[planned.index];
+            let why = authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref());
+            if let Some(why) = why {
+                planned.step.status = StepStatus::Refused(why);
+                refused = true;
+                continue;
+            }
+        }
+        if let Err(e) = live::change(writer, at, name, first, true).await {
             planned.step.status = StepStatus::Refused(e.to_string());
             refused = true;
         }
@@ -64,7 +90,7 @@ pub async fn execute(
             continue;
         }
         let Some((name, at)) = planned.target(&evaluated) else { continue };
-        match apply(client, at, name, planned).await {
+        match apply(writer, at, name, planned).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());

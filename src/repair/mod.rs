@@ -2,9 +2,11 @@
 //! each with the change that makes it, as Helm would make it: server-side apply as `helm` for
 //! server-side applied releases, create or guarded JSON patches for client-side applied ones.
 
+mod authority;
 mod execute;
 mod patch;
 mod plan;
 
-pub use execute::{RepairRequest, execute};
+pub use authority::Authority;
+pub use execute::{RepairRequest, execute, execute_as};
 pub use plan::{Plan, PlannedStep, plan};

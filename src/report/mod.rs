@@ -111,7 +111,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             return;
         }
         let out = match self.style.format {
-            Format::Json => render::json(report),
+            Format::Json => render::json(report, self.style.show_secrets),
             _ => render::text(report, &self.style),
         };
         self.text(&out);

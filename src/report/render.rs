@@ -18,11 +18,7 @@ pub fn text(r: &RenderReport, style: &Style) -> String {
         r.release, r.namespace, r.revision, r.kube_version
     );
     for d in &r.diffs {
-        let (label, stored, rendered) = match &d.change {
-            DocChange::Changed { stored, rendered } => ("changed", stored.as_str(), rendered.as_str()),
-            DocChange::OnlyStored(s) => ("gone", s.as_str(), ""),
-            DocChange::OnlyRendered(s) => ("new", "", s.as_str()),
-        };
+        let (label, stored, rendered) = sides(&d.change, style.show_secrets);
         let _ = writeln!(out, "  {label:<8} {}", d.source);
         let (a, b) = (format!("{stored}\n"), format!("{rendered}\n"));
         let diff = similar::TextDiff::from_lines(&a, &b);
@@ -33,16 +29,27 @@ pub fn text(r: &RenderReport, style: &Style) -> String {
     out
 }
 
-pub fn json(r: &RenderReport) -> String {
+/// A change's label and both sides as they may be shown (secret values hidden unless `show`).
+fn sides(change: &DocChange, show: bool) -> (&'static str, String, String) {
+    let (label, stored, rendered) = match change {
+        DocChange::Changed { stored, rendered } => ("changed", Some(stored.as_str()), Some(rendered.as_str())),
+        DocChange::OnlyStored(s) => ("gone", Some(s.as_str()), None),
+        DocChange::OnlyRendered(s) => ("new", None, Some(s.as_str())),
+    };
+    let (a, b) = super::secret::mask_documents(stored, rendered, show);
+    (label, a, b)
+}
+
+pub fn json(r: &RenderReport, show: bool) -> String {
     let docs: Vec<_> = r
         .diffs
         .iter()
-        .map(|d| match &d.change {
-            DocChange::Changed { stored, rendered } => {
+        .map(|d| match sides(&d.change, show) {
+            ("changed", stored, rendered) => {
                 serde_json::json!({"source": d.source, "change": "changed", "stored": stored, "rendered": rendered})
             }
-            DocChange::OnlyStored(s) => serde_json::json!({"source": d.source, "change": "gone", "stored": s}),
-            DocChange::OnlyRendered(s) => serde_json::json!({"source": d.source, "change": "new", "rendered": s}),
+            ("gone", s, _) => serde_json::json!({"source": d.source, "change": "gone", "stored": s}),
+            (_, _, s) => serde_json::json!({"source": d.source, "change": "new", "rendered": s}),
         })
         .collect();
     super::json::pretty(&serde_json::json!({

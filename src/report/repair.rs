@@ -78,7 +78,7 @@ pub fn upgrade(r: &UpgradeReport, style: &Style) -> String {
         r.from_revision,
         if r.dry_run { ", dry run" } else { "" }
     );
-    for line in r.helm_output.lines() {
+    for line in super::secret::mask_helm_output(&r.helm_output, style.show_secrets).lines() {
         let _ = writeln!(out, "  | {line}");
     }
     if let Some(after) = &r.after {

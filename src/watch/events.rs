@@ -12,6 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 pub const DETECTED: &str = "DriftDetected";
 pub const RESOLVED: &str = "DriftResolved";
 pub const ABANDONED: &str = "DriftRepairAbandoned";
+pub const REFUSED: &str = "DriftRepairRefused";
+/// The component helm-drift's Events name.
+const COMPONENT: &str = "helm-drift";
 const SIGNATURE: &str = "helm-drift.io/signature";
 const RELEASE: &str = "helm-drift.io/release";
 /// When the Event last happened, to the nanosecond (Event times have seconds only).
@@ -23,6 +26,9 @@ pub enum Recorded {
     Created,
     /// An Event with this signature exists: recorded before (by this or another watcher).
     AlreadyRecorded,
+    /// An Event of that name exists that helm-drift did not write (another component, or
+    /// another signature): the drift is news all the same.
+    Foreign,
 }
 
 /// Records one Event about `object` (the namespace `default` for cluster-scoped objects).
@@ -80,11 +86,21 @@ async fn again(
     let opposite = match reason {
         DETECTED => RESOLVED,
         RESOLVED => DETECTED,
-        _ => return Ok(Recorded::AlreadyRecorded),
+        _ => {
+            let existing = api.get_opt(&name(&object.name, reason, signature)).await;
+            let existing = existing.map_err(|e| LiveError::from_kube(&e, "get", "events"))?;
+            return Ok(match existing {
+                Some(e) if !ours(&e, Some(signature)) => Recorded::Foreign,
+                _ => Recorded::AlreadyRecorded,
+            });
+        }
     };
     let read =
         |name: String| async move { api.get_opt(&name).await.map_err(|e| LiveError::from_kube(&e, "get", "events")) };
     let existing = read(name(&object.name, reason, signature)).await?;
+    if existing.as_ref().is_some_and(|e| !ours(e, Some(signature))) {
+        return Ok(Recorded::Foreign);
+    }
     let counterpart = read(name(&object.name, opposite, signature)).await?;
     let (Some(existing), Some(counterpart)) = (existing, counterpart) else { return Ok(Recorded::AlreadyRecorded) };
     if last(&counterpart) <= last(&existing) {
@@ -108,23 +124,40 @@ fn last(e: &Event) -> Option<k8s_openapi::jiff::Timestamp> {
     precise.or_else(|| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(|t| t.0))
 }
 
+/// Whether helm-drift wrote this Event (its component, and the signature when one is given).
+fn ours(e: &Event, signature: Option<&str>) -> bool {
+    let component = e.reporting_component.as_deref().or(e.source.as_ref().and_then(|s| s.component.as_deref()));
+    let recorded = e.metadata.annotations.as_ref().and_then(|a| a.get(SIGNATURE)).map(String::as_str);
+    component == Some(COMPONENT) && signature.is_none_or(|s| recorded == Some(s))
+}
+
 /// The Event's name: the object's name, the reason and the signature's first 16 digits.
 fn name(object: &str, reason: &str, signature: &str) -> String {
     let tag = match reason {
         DETECTED => "drift",
         RESOLVED => "resolved",
+        REFUSED => "refused",
         _ => "abandoned",
     };
     let head: String = object.chars().take(200).collect();
-    format!("{head}.{tag}-{}", &signature[..signature.len().min(16)])
+    let short: String = signature.chars().take(16).collect();
+    format!("{head}.{tag}-{short}")
+}
+
+/// What [`unresolved`] found.
+#[derive(Debug, Default)]
+pub struct Earlier {
+    /// Drift signatures recorded and not resolved, by object.
+    pub unresolved: HashMap<ObjectId, String>,
+    /// Events of helm-drift's reasons that were not taken: another component wrote them, or
+    /// their signature or object reference is malformed.
+    pub rejected: usize,
 }
 
 /// The drift signatures earlier watchers recorded and did not resolve, by object: read from the
-/// Events in `namespace` (every namespace when `None`).
-pub async fn unresolved(
-    client: &kube::Client,
-    namespace: Option<&str>,
-) -> Result<HashMap<ObjectId, String>, LiveError> {
+/// Events in `namespace` (every namespace when `None`). Anyone who may create Events can write
+/// one with these reasons: only well-formed Events of helm-drift's component are taken.
+pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Result<Earlier, LiveError> {
     let api: Api<Event> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
@@ -135,17 +168,14 @@ pub async fn unresolved(
         async move { api.list(&lp).await.map_err(|e| LiveError::from_kube(&e, "list", "events")) }
     };
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
-    let key = |e: &Event| {
-        let o = &e.involved_object;
-        let sig = e.metadata.annotations.as_ref()?.get(SIGNATURE)?.clone();
-        let id =
-            ObjectId::new(o.api_version.as_deref()?, o.kind.as_deref()?, o.namespace.as_deref(), o.name.as_deref()?);
-        Some((id, sig))
-    };
-    let newest = |events: &[Event]| {
+    let mut rejected = 0;
+    let mut newest = |events: &[Event]| {
         let mut out: HashMap<ObjectId, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
         for e in events {
-            let Some((id, sig)) = key(e) else { continue };
+            let Some((id, sig)) = taken(e) else {
+                rejected += 1;
+                continue;
+            };
             if out.get(&id).is_none_or(|(t, _)| last(e) >= *t) {
                 out.insert(id, (last(e), sig));
             }
@@ -155,16 +185,71 @@ pub async fn unresolved(
     let detected = newest(&detected.items);
     let resolved = newest(&resolved.items);
     // Unresolved: the newest drift of the object has no resolution after it.
-    Ok(detected
+    let unresolved = detected
         .into_iter()
         .filter(|(id, (at, sig))| resolved.get(id).is_none_or(|(r_at, r_sig)| r_sig != sig || r_at < at))
         .map(|(id, (_, sig))| (id, sig))
-        .collect())
+        .collect();
+    Ok(Earlier { unresolved, rejected })
+}
+
+/// The object and signature of an Event helm-drift wrote, `None` for anything else.
+fn taken(e: &Event) -> Option<(ObjectId, String)> {
+    if !ours(e, None) {
+        return None;
+    }
+    let o = &e.involved_object;
+    let sig = e.metadata.annotations.as_ref()?.get(SIGNATURE)?;
+    if !super::signature::well_formed(sig) {
+        return None;
+    }
+    let (api_version, kind, name) = (o.api_version.as_deref()?, o.kind.as_deref()?, o.name.as_deref()?);
+    let valid = |s: &str| !s.is_empty() && s.len() <= 253;
+    if ![api_version, kind, name].into_iter().all(valid) || o.namespace.as_deref().is_some_and(|n| !valid(n)) {
+        return None;
+    }
+    Some((ObjectId::new(api_version, kind, o.namespace.as_deref(), name), sig.clone()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn event(component: &str, signature: &str) -> Event {
+        let involved = ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("ConfigMap".into()),
+            name: Some("c".into()),
+            namespace: Some("ns".into()),
+            ..Default::default()
+        };
+        let mut e = crate::live::event(involved, "ns", "c.drift-x".into(), DETECTED, "m", true, "Watch");
+        e.reporting_component = Some(component.into());
+        e.source = None;
+        e.metadata.annotations = Some(BTreeMap::from([(SIGNATURE.to_string(), signature.to_string())]));
+        e
+    }
+
+    #[test]
+    fn only_well_formed_events_of_helm_drift_are_taken() {
+        let sig = "ab".repeat(32);
+        assert_eq!(taken(&event(COMPONENT, &sig)).unwrap().1, sig);
+        assert!(taken(&event("someone", &sig)).is_none());
+        for bad in ["x", "é", &"é".repeat(32), &"AB".repeat(32), ""] {
+            assert!(taken(&event(COMPONENT, bad)).is_none(), "{bad:?}");
+        }
+        let mut nameless = event(COMPONENT, &sig);
+        nameless.involved_object.name = Some(String::new());
+        assert!(taken(&nameless).is_none());
+        assert!(ours(&event(COMPONENT, &sig), Some(&sig)));
+        assert!(!ours(&event(COMPONENT, &sig), Some(&"cd".repeat(32))));
+    }
+
+    #[test]
+    fn names_never_split_a_character() {
+        assert_eq!(name("web", DETECTED, "é"), "web.drift-é");
+        assert_eq!(name("web", REFUSED, &"é".repeat(40)), format!("web.refused-{}", "é".repeat(16)));
+    }
 
     #[test]
     fn names_are_derived_from_the_signature() {

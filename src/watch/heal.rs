@@ -4,6 +4,7 @@
 
 use super::tracker::ReleaseKey;
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
+use crate::release::ReleaseIndex;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -40,18 +41,22 @@ impl Healer {
         Healer { policy, last: HashMap::new(), repairs: HashMap::new(), abandoned: HashSet::new() }
     }
 
+    /// Takes in a release's latest verdicts, in sync or not: an object seen in sync after it
+    /// was abandoned is repaired again when it drifts later, and its earlier repairs no longer
+    /// count (an object in sync right after its repair keeps them: that is how a fight looks).
+    pub fn observe(&mut self, report: &DriftReport) {
+        for o in report.objects.iter().filter(|o| !o.is_drift() && !o.is_error()) {
+            if self.abandoned.remove(&o.id) {
+                self.repairs.remove(&o.id);
+            }
+        }
+    }
+
     /// Decides for a release's latest verdicts.
     pub fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
         let key = (report.namespace.clone(), report.release.clone());
         let mut d = Decision::default();
-        for o in &report.objects {
-            if !o.is_drift() {
-                // Back in sync after it was abandoned: a later drift is repaired again.
-                if !o.is_error() && self.abandoned.remove(&o.id) {
-                    self.repairs.remove(&o.id);
-                }
-                continue;
-            }
+        for o in report.objects.iter().filter(|o| o.is_drift()) {
             if self.abandoned.contains(&o.id) {
                 continue;
             }
@@ -73,17 +78,32 @@ impl Healer {
         d
     }
 
-    /// Remembers a repair of these objects.
-    pub fn repaired(&mut self, report: &DriftReport, objects: &[String], now: Instant) {
+    /// Remembers a repair attempt of a release (for the rate limit) and the objects it changed
+    /// (for fight detection: a refused or failed repair changed nothing, so nothing fought it).
+    pub fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
         self.last.insert((report.namespace.clone(), report.release.clone()), now);
-        for o in report.objects.iter().filter(|o| o.selected_by(objects)) {
-            self.repairs.entry(o.id.clone()).or_default().push_back(now);
+        for id in applied {
+            self.repairs.entry(id.clone()).or_default().push_back(now);
         }
     }
 
     #[cfg(test)]
     fn is_abandoned(&self, id: &ObjectId) -> bool {
         self.abandoned.contains(id)
+    }
+}
+
+/// Why a release judged at revision `judged` must not be repaired now, from its history read
+/// again right before: Helm is in the middle of an operation (the newest record is pending), or
+/// the deployed revision is no longer the one judged. Repairing then would undo an upgrade.
+pub fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<String> {
+    if let Some(newest) = fresh.newest().filter(|_| fresh.in_progress()) {
+        return Some(format!("revision {} is {}: Helm is changing the release", newest.revision, newest.status));
+    }
+    match fresh.deployed() {
+        Some(r) if r.revision == judged => None,
+        Some(r) => Some(format!("revision {} was judged, revision {} is deployed now", judged, r.revision)),
+        None => Some(format!("revision {judged} was judged, no revision is deployed now")),
     }
 }
 
@@ -128,19 +148,57 @@ mod tests {
         let r = report(true);
         let d = h.decide(&r, t0);
         assert_eq!(d.repair, ["ConfigMap/c"]);
-        h.repaired(&r, &d.repair, t0);
+        let id = r.objects[0].id.clone();
+        h.repaired(&r, std::slice::from_ref(&id), t0);
         let d = h.decide(&r, t0 + Duration::from_secs(1));
         assert!(d.repair.is_empty());
         assert_eq!(d.later, Some(t0 + Duration::from_secs(10)));
         let t1 = t0 + Duration::from_secs(11);
         let d = h.decide(&r, t1);
         assert_eq!(d.repair, ["ConfigMap/c"]);
-        h.repaired(&r, &d.repair, t1);
+        h.repaired(&r, std::slice::from_ref(&id), t1);
         let d = h.decide(&r, t1 + Duration::from_secs(20));
         assert!(d.repair.is_empty());
         assert_eq!(d.abandoned, [(r.objects[0].id.clone(), "fighter".to_string())]);
         assert!(h.decide(&r, t1 + Duration::from_secs(40)).abandoned.is_empty(), "abandoned once");
-        h.decide(&report(false), t1 + Duration::from_secs(50));
-        assert!(!h.is_abandoned(&r.objects[0].id));
+        // Seen in sync (the whole release is: no decision is asked for): eligible again.
+        h.observe(&report(false));
+        assert!(!h.is_abandoned(&id));
+        assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ConfigMap/c"]);
+    }
+
+    #[test]
+    fn refused_or_failed_repairs_are_not_fights() {
+        let policy = Policy { cooldown: Duration::ZERO, fight_limit: 1, window: Duration::from_secs(600) };
+        let mut h = Healer::new(policy);
+        let (r, t0) = (report(true), Instant::now());
+        for i in 0..3 {
+            let d = h.decide(&r, t0 + Duration::from_secs(i));
+            assert_eq!(d.repair, ["ConfigMap/c"], "attempt {i}");
+            h.repaired(&r, &[], t0 + Duration::from_secs(i));
+        }
+        assert!(h.decide(&r, t0 + Duration::from_secs(5)).abandoned.is_empty());
+    }
+
+    #[test]
+    fn a_release_changed_since_it_was_judged_is_not_repaired() {
+        use crate::release::Record;
+        let index = |statuses: &[&str]| ReleaseIndex {
+            namespace: "ns".into(),
+            name: "web".into(),
+            records: statuses
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Record { object: format!("v{i}"), revision: i as u32 + 1, status: s.to_string() })
+                .collect(),
+        };
+        assert_eq!(superseded(&index(&["superseded", "deployed"]), 2), None);
+        let pending = superseded(&index(&["deployed", "pending-upgrade"]), 1).unwrap();
+        assert_eq!(pending, "revision 2 is pending-upgrade: Helm is changing the release");
+        let moved = superseded(&index(&["superseded", "superseded", "deployed"]), 2).unwrap();
+        assert_eq!(moved, "revision 2 was judged, revision 3 is deployed now");
+        assert!(superseded(&index(&["uninstalled"]), 1).is_some());
+        // A failed upgrade after the judged revision leaves it deployed: repairable.
+        assert_eq!(superseded(&index(&["deployed", "failed"]), 1), None);
     }
 }

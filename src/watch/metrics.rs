@@ -36,6 +36,11 @@ pub struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InputLabels {
+    pub input: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
     pub result: String,
 }
@@ -55,6 +60,7 @@ pub struct Metrics {
     repairs: Family<ResultLabels, Counter>,
     notifications: Family<ResultLabels, Counter>,
     events: Family<ReasonLabels, Counter>,
+    rejected: Family<InputLabels, Counter>,
     pub ready: Gauge,
     pub leader: Gauge,
     pub watches: Gauge,
@@ -81,6 +87,7 @@ impl Metrics {
             repairs: Family::default(),
             notifications: Family::default(),
             events: Family::default(),
+            rejected: Family::default(),
             ready: Gauge::default(),
             leader: Gauge::default(),
             watches: Gauge::default(),
@@ -116,6 +123,11 @@ impl Metrics {
             m.notifications.clone(),
         );
         registry.register("events", "Kubernetes Events recorded, by reason", m.events.clone());
+        registry.register(
+            "rejected_inputs",
+            "Untrusted input read from the cluster and not acted on (event, record, repair), by kind",
+            m.rejected.clone(),
+        );
         registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
         registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
         registry.register("watches", "Watches open on the API server", m.watches.clone());
@@ -172,6 +184,10 @@ impl Metrics {
     }
 
     /// The exposition text (OpenMetrics).
+    pub fn rejected(&self, input: &str, n: u64) {
+        self.rejected.get_or_create(&InputLabels { input: input.into() }).inc_by(n);
+    }
+
     pub fn encode(&self) -> String {
         let counts = requests::counts();
         {

@@ -6,6 +6,7 @@
 
 mod events;
 mod heal;
+mod key;
 mod leader;
 mod log;
 mod metrics;
@@ -20,7 +21,7 @@ pub use log::Log;
 pub use notify::Format;
 
 use crate::engine::{Evaluated, Selection, Session, evaluate_with_baseline, file_baseline};
-use crate::model::{ObjectDrift, StepStatus};
+use crate::model::{ObjectDrift, ObjectId, StepStatus};
 use crate::release::{ReleaseIndex, SourceError};
 use crate::repair::RepairRequest;
 use crate::settings::{Driver, Settings};
@@ -51,6 +52,8 @@ pub struct WatchOptions {
     pub log: Log,
     pub repair: Option<RepairOptions>,
     pub leader: Option<leader::LeaderOptions>,
+    /// The Secret (in the watcher's namespace) holding the key of drift signatures.
+    pub signature_key_secret: String,
 }
 
 pub use leader::LeaderOptions;
@@ -62,6 +65,22 @@ pub struct RepairOptions {
     pub selector: String,
     pub remove_foreign: bool,
     pub policy: Policy,
+    /// Repair as this ServiceAccount of the release's namespace (impersonated).
+    pub service_account: Option<String>,
+    /// Namespaces whose releases may repair objects outside them.
+    pub trusted_namespaces: Vec<String>,
+}
+
+impl RepairOptions {
+    /// The authority a repair of a release in `namespace` acts within.
+    fn authority(&self, namespace: &str, release: &str) -> crate::repair::Authority {
+        crate::repair::Authority {
+            namespace: namespace.to_string(),
+            release: release.to_string(),
+            trusted: self.trusted_namespaces.iter().any(|n| n == namespace),
+            service_account: self.service_account.clone(),
+        }
+    }
 }
 
 /// Runs until SIGINT or SIGTERM.
@@ -184,6 +203,8 @@ struct Watcher<'a> {
     healer: Option<heal::Healer>,
     /// Releases that opted in to self-healing (read at each full check).
     healing: HashSet<ReleaseKey>,
+    /// Clients that impersonate a ServiceAccount for repairs, by user.
+    writers: HashMap<String, kube::Client>,
 }
 
 impl<'a> Watcher<'a> {
@@ -201,10 +222,27 @@ impl<'a> Watcher<'a> {
         let mut long = settings.connection.clone();
         long.timeout = Some(WATCH_READ_TIMEOUT);
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
-        let (streams, seeds) = tokio::join!(crate::cluster::connect(&long), events::unresolved(&client, scope));
+        let (streams, earlier, (key, source)) = tokio::join!(
+            crate::cluster::connect(&long),
+            events::unresolved(&client, scope),
+            key::load(&client, &session.namespace, &options.signature_key_secret)
+        );
         let streams = streams?.client;
-        let seeds = match seeds {
-            Ok(s) => s,
+        if let key::Source::Process(why) = source {
+            log.warn(
+                "no signature key in the cluster: drift signatures hold for this process only (drift reported before is reported again)",
+                &[("error", &why)],
+            );
+            metrics.error("signature-key");
+        }
+        let seeds = match earlier {
+            Ok(e) => {
+                if e.rejected > 0 {
+                    log.warn("Events not written by helm-drift or malformed were not taken", &[("events", &e.rejected)]);
+                    metrics.rejected("event", e.rejected as u64);
+                }
+                e.unresolved
+            }
             Err(e) => {
                 log.warn(
                     "cannot read earlier drift Events: drift already reported may be reported again",
@@ -226,7 +264,7 @@ impl<'a> Watcher<'a> {
             metrics,
             health,
             log,
-            tracker: Tracker::seeded(seeds),
+            tracker: Tracker::seeded(seeds, signature::Signer::new(&key)),
             notifier,
             releases: HashMap::new(),
             owners: HashMap::new(),
@@ -236,6 +274,7 @@ impl<'a> Watcher<'a> {
             touches,
             healer,
             healing: HashSet::new(),
+            writers: HashMap::new(),
         })
     }
 
@@ -357,6 +396,9 @@ impl<'a> Watcher<'a> {
         for k in gone {
             self.forget(&k);
         }
+        // An install, upgrade or rollback under way is judged when Helm is done with it (its
+        // record changes then), never halfway: its previous revision is not the one to heal to.
+        found.retain(|i| !i.in_progress());
         let wide = crate::engine::lists_every_namespace(selection, &found);
         self.evaluate_indexes(found, wide).await;
         Ok(())
@@ -370,7 +412,7 @@ impl<'a> Watcher<'a> {
                 Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
                 // An install, upgrade or rollback under way: its objects are changing. Looked at
                 // again when its record says it is done (or at the next resync).
-                Ok(index) if in_progress(&index) => {}
+                Ok(index) if index.in_progress() => {}
                 Ok(index) => indexes.push(index),
                 Err(SourceError::NotFound { .. }) => self.forget(&key),
                 Err(e) => {
@@ -509,8 +551,11 @@ impl<'a> Watcher<'a> {
         for t in &transitions {
             self.announce(report, t).await;
         }
+        if let Some(h) = self.healer.as_mut() {
+            h.observe(report);
+        }
         if drifted && self.healing.contains(&key) {
-            self.heal(index, evaluated).await;
+            self.heal(evaluated).await;
         }
     }
 
@@ -530,7 +575,7 @@ impl<'a> Watcher<'a> {
         };
         let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
         let release = key_text(&key);
-        let short = &signature[..16];
+        let short: String = signature.chars().take(16).collect();
         let mut fields: Vec<(&str, &dyn ToString)> =
             vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
         if drifted.is_some() {
@@ -543,6 +588,11 @@ impl<'a> Watcher<'a> {
                 true
             }
             Ok(events::Recorded::AlreadyRecorded) => false,
+            Ok(events::Recorded::Foreign) => {
+                self.metrics.rejected("event", 1);
+                self.log.warn("an Event helm-drift did not write holds this drift's name: notified all the same", &[("object", id)]);
+                true
+            }
             Err(e) => {
                 self.metrics.error(e.reason());
                 self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
@@ -556,7 +606,7 @@ impl<'a> Watcher<'a> {
     }
 
     /// Self-healing of one release: repair what the policy allows, abandon what fights back.
-    async fn heal(&mut self, index: &ReleaseIndex, evaluated: &Evaluated) {
+    async fn heal(&mut self, evaluated: &Evaluated) {
         let Some(healer) = self.healer.as_mut() else { return };
         let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
@@ -568,17 +618,11 @@ impl<'a> Watcher<'a> {
                 key_text(&key),
                 self.options.repair.as_ref().map_or(0, |r| r.policy.fight_limit)
             );
-            let signature = self.tracker.reported(id).unwrap_or("0000000000000000").to_string();
-            let client = &self.session.cluster.client;
-            if let Err(e) = events::record(client, id, &key, events::ABANDONED, &signature, &message).await {
-                self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
-            }
             self.log.warn(
                 "repair abandoned: something keeps changing the object",
                 &[("release", &key_text(&key)), ("object", id), ("manager", manager)],
             );
-            let object = report.objects.iter().find(|o| &o.id == id);
-            self.notifier.send(crate::report::json::notification(events::ABANDONED, report, &signature, object, id));
+            self.announce_repair(report, id, events::ABANDONED, &message).await;
         }
         if let Some(at) = decision.later {
             self.metrics.repair("rate-limited");
@@ -594,34 +638,72 @@ impl<'a> Watcher<'a> {
             return;
         }
         let options = self.options.repair.as_ref().expect("healing needs repair options");
+        // The history read again right before acting: an upgrade that started since the
+        // release was judged is never undone.
+        let fresh = match self.session.storage.history(&key.0, &key.1).await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &e)]);
+                return;
+            }
+        };
+        if let Some(why) = heal::superseded(&fresh, report.revision) {
+            self.metrics.repair("superseded");
+            self.log.info("repair skipped: the release changed since it was checked", &[
+                ("release", &key_text(&key)),
+                ("reason", &why),
+            ]);
+            return;
+        }
+        let authority = options.authority(&key.0, &key.1);
+        let writer = match self.writer(&authority).await {
+            Ok(w) => w,
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+                return;
+            }
+        };
         let request = RepairRequest {
             release: report.release.clone(),
             only: decision.repair.clone(),
             remove_foreign: options.remove_foreign,
             dry_run: false,
+            authority: Some(authority),
         };
         self.session.forget_live();
-        let result = crate::repair::execute(&mut self.session, self.settings, index, &request).await;
+        let result = crate::repair::execute_as(&mut self.session, self.settings, &fresh, &request, &writer).await;
+        let applied: Vec<ObjectId> = match &result {
+            Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
         if let Some(h) = self.healer.as_mut() {
-            h.repaired(report, &decision.repair, Instant::now());
+            h.repaired(report, &applied, Instant::now());
         }
         match result {
             Ok(repair) => {
                 let outcome = repair_result(&repair.steps.iter().map(|s| &s.status).collect::<Vec<_>>());
                 self.metrics.repair(outcome);
+                let release = key_text(&key);
                 for s in &repair.steps {
-                    let status = match &s.status {
-                        StepStatus::Applied => "applied".to_string(),
-                        StepStatus::Refused(why) => format!("refused: {why}"),
-                        StepStatus::Failed(why) => format!("failed: {why}"),
-                        StepStatus::NotApplied => "not applied".to_string(),
-                        StepStatus::Planned => "planned".to_string(),
-                    };
-                    self.log
-                        .info("repair", &[("release", &key_text(&key)), ("object", &s.object), ("result", &status)]);
+                    let result = s.status.word();
+                    let mut fields: Vec<(&str, &dyn ToString)> =
+                        vec![("release", &release), ("object", &s.object), ("result", &result)];
+                    if let StepStatus::Refused(why) | StepStatus::Failed(why) = &s.status {
+                        fields.push(("reason", why));
+                    }
+                    self.log.info("repair", &fields);
+                    if let StepStatus::Refused(why) = &s.status {
+                        let message = format!("helm-drift did not repair {} of release {release}: {why}", s.object);
+                        self.announce_repair(report, &s.object, events::REFUSED, &message).await;
+                    }
                 }
                 if let Some(after) = &repair.after {
                     self.metrics.record(after, 0.0);
+                    if let Some(h) = self.healer.as_mut() {
+                        h.observe(after);
+                    }
                     let transitions = self.tracker.update(after);
                     for t in &transitions {
                         self.announce(after, t).await;
@@ -633,6 +715,37 @@ impl<'a> Watcher<'a> {
                 self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
             }
         }
+    }
+
+    /// An Event and a notification about a repair not made (abandoned, refused), once per drift
+    /// signature of the object.
+    async fn announce_repair(&self, report: &crate::model::DriftReport, id: &ObjectId, reason: &str, message: &str) {
+        let key = (report.namespace.clone(), report.release.clone());
+        let object = report.objects.iter().find(|o| &o.id == id);
+        let signature = object.and_then(|o| self.tracker.signer().of(o)).unwrap_or_else(|| "0".repeat(64));
+        let client = &self.session.cluster.client;
+        match events::record(client, id, &key, reason, &signature, message).await {
+            Ok(events::Recorded::AlreadyRecorded) => return,
+            Ok(events::Recorded::Created) => self.metrics.event(reason),
+            Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
+            Err(e) => self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]),
+        }
+        self.notifier.send(crate::report::json::notification(reason, report, &signature, object, id));
+    }
+
+    /// The client repairs write through: the watcher's own, or one impersonating the release
+    /// namespace's ServiceAccount (kept per namespace).
+    async fn writer(&mut self, authority: &crate::repair::Authority) -> Result<kube::Client> {
+        let Some(user) = authority.impersonated_user() else { return Ok(self.session.cluster.client.clone()) };
+        if let Some(c) = self.writers.get(&user) {
+            return Ok(c.clone());
+        }
+        let mut connection = self.settings.connection.clone();
+        connection.as_user = Some(user.clone());
+        connection.as_groups = Vec::new();
+        let client = crate::cluster::connect(&connection).await?.client;
+        self.writers.insert(user, client.clone());
+        Ok(client)
     }
 
     /// Forgets an uninstalled (or no longer selected) release: its series go away.
@@ -699,11 +812,6 @@ impl<'a> Watcher<'a> {
     }
 }
 
-/// Whether Helm is in the middle of an operation on the release (its newest record is pending).
-fn in_progress(index: &ReleaseIndex) -> bool {
-    index.newest().is_some_and(|r| r.status.starts_with("pending-"))
-}
-
 /// `namespace/name`.
 fn key_text(key: &ReleaseKey) -> String {
     format!("{}/{}", key.0, key.1)
@@ -737,27 +845,5 @@ fn repair_result(steps: &[&StepStatus]) -> &'static str {
         "failed"
     } else {
         "applied"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::release::{Record, ReleaseIndex};
-
-    #[test]
-    fn a_pending_newest_record_is_an_operation_in_progress() {
-        let index = |statuses: &[&str]| ReleaseIndex {
-            namespace: "ns".into(),
-            name: "web".into(),
-            records: statuses
-                .iter()
-                .enumerate()
-                .map(|(i, s)| Record { object: format!("v{i}"), revision: i as u32 + 1, status: s.to_string() })
-                .collect(),
-        };
-        assert!(super::in_progress(&index(&["deployed", "pending-upgrade"])));
-        assert!(super::in_progress(&index(&["pending-install"])));
-        assert!(!super::in_progress(&index(&["superseded", "deployed"])));
-        assert!(!super::in_progress(&index(&["deployed", "failed"])));
     }
 }

@@ -1,16 +1,60 @@
-//! A drift signature: what an object drifted by (paths and hashes of the values on both sides),
-//! derived from the verdict alone, so that the same drift gets the same signature after a resync
-//! or a restart of the watcher. Never holds a value.
+//! A drift signature: what an object drifted by (paths and keyed hashes of the values on both
+//! sides), derived from the verdict alone, so that the same drift gets the same signature after a
+//! resync or a restart of the watcher. Never holds a value, and is keyed (HMAC-SHA-256 with the
+//! install's key): whoever reads Events or notifications cannot confirm a guessed value, nor
+//! predict the name of the Event a drift will get.
 
 use crate::model::ObjectDrift;
+use ring::hmac;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
-/// The signature of a drifted object (hex, 64 characters); `None` when it does not count as drift.
-pub fn of(object: &ObjectDrift) -> Option<String> {
+/// Computes signatures with one key.
+#[derive(Clone)]
+pub struct Signer {
+    key: Arc<hmac::Key>,
+}
+
+impl Signer {
+    /// A signer keyed with `key` (at least 32 bytes are expected).
+    pub fn new(key: &[u8]) -> Signer {
+        Signer { key: Arc::new(hmac::Key::new(hmac::HMAC_SHA256, key)) }
+    }
+
+    /// The signature of a drifted object (hex, 64 characters); `None` when it does not count as
+    /// drift.
+    pub fn of(&self, object: &ObjectDrift) -> Option<String> {
+        signature(self, object)
+    }
+
+    fn mac(&self, data: &[u8]) -> Vec<u8> {
+        hmac::sign(&self.key, data).as_ref().to_vec()
+    }
+
+    /// A value's keyed hash (absent values hash to `-`).
+    fn hash(&self, value: Option<&Value>) -> String {
+        match value {
+            None => "-".into(),
+            Some(v) => hex(&self.mac(v.to_string().as_bytes())[..12]),
+        }
+    }
+}
+
+/// Whether `text` has the shape of a signature: 64 lowercase hexadecimal digits.
+pub fn well_formed(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn signature(signer: &Signer, object: &ObjectDrift) -> Option<String> {
     if !object.is_drift() {
         return None;
     }
+    let hash = |v| signer.hash(v);
     let mut parts: Vec<String> = Vec::new();
     parts.push(format!("object {} {}", object.id.api_version, object.id));
     parts.push(format!("verdict {}", object.kind().word()));
@@ -24,23 +68,8 @@ pub fn of(object: &ObjectDrift) -> Option<String> {
         parts.push(format!("owned {} {}", d.path.pointer(), d.manager));
     }
     parts[2..].sort();
-    let mut digest = Sha256::new();
-    for p in &parts {
-        digest.update(p.as_bytes());
-        digest.update(b"\n");
-    }
-    Some(digest.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A value's hash (absent values hash to `-`).
-fn hash(value: Option<&Value>) -> String {
-    match value {
-        None => "-".into(),
-        Some(v) => {
-            let digest = Sha256::digest(v.to_string().as_bytes());
-            digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
-        }
-    }
+    let text: String = parts.iter().map(|p| format!("{p}\n")).collect();
+    Some(hex(&signer.mac(text.as_bytes())))
 }
 
 /// The paths an object drifted by, as JSON pointers (for Events and logs: never values).
@@ -66,11 +95,35 @@ mod tests {
         o
     }
 
+    fn of(o: &ObjectDrift) -> Option<String> {
+        Signer::new(b"0123456789abcdef0123456789abcdef").of(o)
+    }
+
     #[test]
     fn same_drift_same_signature_other_value_other_signature() {
         assert_eq!(of(&drifted(3)), of(&drifted(3)));
         assert_ne!(of(&drifted(3)), of(&drifted(4)));
-        assert_eq!(of(&drifted(3)).unwrap().len(), 64);
+        assert!(well_formed(&of(&drifted(3)).unwrap()));
+    }
+
+    #[test]
+    fn another_key_another_signature() {
+        let other = Signer::new(b"another key, another install....").of(&drifted(3));
+        assert_ne!(of(&drifted(3)), other);
+    }
+
+    #[test]
+    fn hmac_sha256_as_rfc_4231_test_case_2() {
+        let mac = Signer::new(b"Jefe").mac(b"what do ya want for nothing?");
+        assert_eq!(hex(&mac), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    }
+
+    #[test]
+    fn shapes_of_signatures() {
+        assert!(well_formed(&"a1".repeat(32)));
+        assert!(!well_formed("x"));
+        assert!(!well_formed(&"A1".repeat(32)));
+        assert!(!well_formed(&"é".repeat(32)));
     }
 
     #[test]

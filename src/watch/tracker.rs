@@ -2,7 +2,7 @@
 //! verdict makes (a new drift signature is detected, a reported one is resolved). Seeded at start
 //! from the Events earlier watchers recorded, so a restart repeats nothing.
 
-use super::signature;
+use super::signature::Signer;
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
 use std::collections::HashMap;
 
@@ -18,18 +18,23 @@ pub enum Transition {
     Resolved { object: ObjectId, signature: String },
 }
 
-#[derive(Default)]
 pub struct Tracker {
     /// Reported signature of each object, and the release it belongs to.
     reported: HashMap<ObjectId, (ReleaseKey, String)>,
     /// Signatures earlier watchers reported (from their Events), not yet matched to a release.
     seeds: HashMap<ObjectId, String>,
+    signer: Signer,
 }
 
 impl Tracker {
     /// Starts from what earlier watchers reported and never resolved.
-    pub fn seeded(seeds: HashMap<ObjectId, String>) -> Tracker {
-        Tracker { reported: HashMap::new(), seeds }
+    pub fn seeded(seeds: HashMap<ObjectId, String>, signer: Signer) -> Tracker {
+        Tracker { reported: HashMap::new(), seeds, signer }
+    }
+
+    /// The signer of this watcher's signatures.
+    pub fn signer(&self) -> &Signer {
+        &self.signer
     }
 
     /// The transitions a release's new verdicts make, remembered as reported.
@@ -44,7 +49,7 @@ impl Tracker {
                 Some((_, sig)) => Some(sig.clone()),
                 None => self.seeds.remove(&object.id),
             };
-            match (signature::of(object), before) {
+            match (self.signer.of(object), before) {
                 (Some(now), before) if before.as_deref() != Some(now.as_str()) => {
                     self.reported.insert(object.id.clone(), (key.clone(), now.clone()));
                     out.push(Transition::Detected { object: Box::new(object.clone()), signature: now });
@@ -91,6 +96,10 @@ mod tests {
     use crate::model::{FieldDiff, FieldPath, Verdict};
     use serde_json::json;
 
+    fn signer() -> Signer {
+        Signer::new(&[7; 32])
+    }
+
     fn id() -> ObjectId {
         ObjectId::new("apps/v1", "Deployment", Some("ns"), "web")
     }
@@ -110,7 +119,7 @@ mod tests {
 
     #[test]
     fn once_per_signature_then_resolved() {
-        let mut t = Tracker::default();
+        let mut t = Tracker::seeded(HashMap::new(), signer());
         assert_eq!(kinds(&t.update(&report(Some(3)))), ["detected"]);
         assert!(t.update(&report(Some(3))).is_empty(), "a resync repeats nothing");
         assert_eq!(kinds(&t.update(&report(Some(4)))), ["detected"], "another value is another drift");
@@ -120,18 +129,18 @@ mod tests {
 
     #[test]
     fn a_restart_seeded_from_events_repeats_nothing_and_still_resolves() {
-        let mut first = Tracker::default();
+        let mut first = Tracker::seeded(HashMap::new(), signer());
         first.update(&report(Some(3)));
         let sig = first.reported(&id()).unwrap().to_string();
-        let mut again = Tracker::seeded(HashMap::from([(id(), sig.clone())]));
+        let mut again = Tracker::seeded(HashMap::from([(id(), sig.clone())]), signer());
         assert!(again.update(&report(Some(3))).is_empty());
-        let mut resolved = Tracker::seeded(HashMap::from([(id(), sig)]));
+        let mut resolved = Tracker::seeded(HashMap::from([(id(), sig)]), signer());
         assert_eq!(kinds(&resolved.update(&report(None))), ["resolved"]);
     }
 
     #[test]
     fn an_object_dropped_by_a_new_revision_is_resolved() {
-        let mut t = Tracker::default();
+        let mut t = Tracker::seeded(HashMap::new(), signer());
         t.update(&report(Some(3)));
         let mut next = report(None);
         next.objects.clear();

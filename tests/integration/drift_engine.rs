@@ -190,11 +190,18 @@ fn opt_out_annotations(helm: Helm) {
     let env = Env::with_full_chart(helm, &format!("optout-{}", helm.tag()));
     env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"bye"}}"#);
     check_both(&env, &[], 2);
+    // Added live, an opt-out hides nothing: it is drift itself, named with who added it.
     env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore=/data/greeting"]).success();
-    check_both(&env, &[], 0);
+    let out = check_both(&env, &[], 2);
+    assert!(out.contains("~ data.greeting"), "{out}");
+    assert!(out.contains("metadata.annotations.helm-drift.io/ignore") && out.contains("kubectl-annotate"), "{out}");
+    // Trusted (Flux's behaviour): honoured, and not drift itself.
+    check_both(&env, &["--trust-live-annotations"], 0);
     env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore-"]).success();
     env.kubectl(&["annotate", "configmap", "app-config", "helm.toolkit.fluxcd.io/driftDetection=disabled"]).success();
-    let out = check_both(&env, &["-v"], 0);
+    let out = check_both(&env, &["-v"], 2);
+    assert!(out.contains("metadata.annotations.helm.toolkit.fluxcd.io/driftDetection"), "{out}");
+    let out = check_both(&env, &["-v", "--trust-live-annotations"], 0);
     assert!(out.contains("excluded ConfigMap"), "{out}");
 }
 

@@ -15,6 +15,7 @@ mod drift_engine;
 mod expected;
 mod explain;
 mod gitops;
+mod hostile;
 mod lifecycle;
 mod messages;
 mod plugin;

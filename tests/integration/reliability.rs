@@ -2,7 +2,6 @@
 
 use crate::support::{Env, Helm};
 use base64::Engine;
-use std::io::Write;
 
 #[test]
 fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
@@ -39,25 +38,11 @@ fn get_list_only_identity_checks_but_repair_refuses_before_changing_anything() {
     assert_eq!(greeting, "edited");
 }
 
-fn gzip_b64(text: &str) -> String {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(text.as_bytes()).unwrap();
-    base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap())
-}
-
 #[test]
 fn a_broken_document_is_its_own_error_and_the_rest_is_checked() {
     let env = Env::new("rel-docs");
     let manifest = "---\n# Source: c/templates/ok.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\n# Source: c/templates/nokind.yaml\napiVersion: v1\nmetadata:\n  name: what\n---\n# Source: c/templates/bad.yaml\nkind: [\n---\n# Source: c/templates/gone.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n";
-    let release = serde_json::json!({"name": "docs", "namespace": env.ns, "version": 1, "info": {"status": "deployed"}, "manifest": manifest});
-    let encoded = gzip_b64(&release.to_string());
-    let secret = format!(
-        "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.docs.v1\n  labels: {{owner: helm, name: docs, status: deployed, version: \"1\"}}\ndata:\n  release: \"{}\"\n",
-        base64::engine::general_purpose::STANDARD.encode(encoded)
-    );
-    let file = env.home().join("docs.yaml");
-    std::fs::write(&file, secret).unwrap();
-    env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+    env.forge_record("docs", manifest, "");
     env.kubectl(&["create", "configmap", "ok"]).success();
     env.kubectl(&["label", "configmap", "ok", "app.kubernetes.io/managed-by=Helm"]).success();
     env.kubectl(&[

@@ -251,6 +251,34 @@ impl Done {
     }
 }
 
+impl Env {
+    /// Applies YAML text in the env's namespace (through a file in the env's home).
+    pub fn apply_yaml(&self, name: &str, yaml: &str) {
+        let file = self.home().join(format!("{name}.yaml"));
+        std::fs::write(&file, yaml).unwrap();
+        self.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+    }
+
+    /// Writes a release record by hand, as anyone who may create Secrets in the namespace could:
+    /// Helm's Secret (`sh.helm.release.v1.NAME.v1`, Helm's labels plus `labels`) holding a
+    /// deployed revision 1 with this manifest.
+    pub fn forge_record(&self, release: &str, manifest: &str, labels: &str) {
+        use base64::Engine;
+        use std::io::Write;
+        let json = serde_json::json!({"name": release, "namespace": self.ns, "version": 1,
+            "info": {"status": "deployed"}, "manifest": manifest});
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(json.to_string().as_bytes()).unwrap();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let record = b64(b64(&gz.finish().unwrap()).as_bytes());
+        let extra = if labels.is_empty() { String::new() } else { format!(", {labels}") };
+        let secret = format!(
+            "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.{release}.v1\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"1\"{extra}}}\ndata:\n  release: \"{record}\"\n"
+        );
+        self.apply_yaml(&format!("record-{release}"), &secret);
+    }
+}
+
 /// The read-only identity (get/list/watch on everything), impersonated as user `drift-viewer`.
 pub const VIEWER: &str = "drift-viewer";
 

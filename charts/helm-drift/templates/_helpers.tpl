@@ -36,3 +36,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "helm-drift.prometheusOperator" -}}
 {{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" -}}true{{- end -}}
 {{- end -}}
+
+{{/* The Secret holding the key of drift signatures. */}}
+{{- define "helm-drift.signatureKey" -}}
+{{- default (printf "%s-signature-key" (include "helm-drift.fullname" .)) .Values.signatureKey.secretName }}
+{{- end }}

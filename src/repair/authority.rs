@@ -1,0 +1,124 @@
+//! The authority a self-healing repair acts within. A release record can be written by anyone who
+//! may create a Secret in its namespace, so the watcher never lets it do more than that
+//! namespace could: no write outside the release's namespace (unless the operator trusts the
+//! namespace, or every write goes through a ServiceAccount of the namespace, which the API server
+//! then authorises), and never a change to a live object Helm's ownership metadata does not give
+//! to this release (Helm's own adoption rule).
+
+use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAME_ANNOTATIONSPACE};
+use crate::model::{Action, ObjectId};
+use serde_json::Value;
+
+/// Who a repair acts for, and how far it may reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authority {
+    /// The release's namespace and name.
+    pub namespace: String,
+    pub release: String,
+    /// The operator trusts this namespace's releases beyond their namespace
+    /// (`--repair-trust-namespace`): cluster-scoped objects and other namespaces are written.
+    pub trusted: bool,
+    /// Every write impersonates this ServiceAccount of the release's namespace
+    /// (`--repair-service-account`): the API server decides what it may do.
+    pub service_account: Option<String>,
+}
+
+impl Authority {
+    /// The user the writes impersonate (`system:serviceaccount:NS:NAME`), if any.
+    pub fn impersonated_user(&self) -> Option<String> {
+        self.service_account.as_ref().map(|sa| format!("system:serviceaccount:{}:{sa}", self.namespace))
+    }
+
+    /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
+    /// server holds it, absent when deleted) is refused, or `None` when it may go ahead.
+    pub fn refusal(&self, object: &ObjectId, action: &Action, namespace: Option<&str>, live: Option<&Value>) -> Option<String> {
+        if namespace != Some(self.namespace.as_str()) && !self.trusted && self.service_account.is_none() {
+            let place = match namespace {
+                None => "a cluster-scoped object".to_string(),
+                Some(ns) => format!("an object in namespace {ns}"),
+            };
+            return Some(format!(
+                "outside the release's namespace: {object} is {place}, and self-healing writes only in namespace {} \
+                 (trust the namespace with --repair-trust-namespace {}, or repair as one of its ServiceAccounts with \
+                 --repair-service-account)",
+                self.namespace, self.namespace
+            ));
+        }
+        if matches!(action, Action::Recreate) && live.is_none() {
+            return None; // missing: created again as the release holds it
+        }
+        let annotation = |key: &str| {
+            live.and_then(|l| l.pointer("/metadata/annotations"))
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_str)
+        };
+        let (name, ns) = (annotation(RELEASE_NAME_ANNOTATION), annotation(RELEASE_NAME_ANNOTATIONSPACE));
+        if name == Some(self.release.as_str()) && ns == Some(self.namespace.as_str()) {
+            return None;
+        }
+        let holder = match (name, ns) {
+            (Some(n), Some(s)) => format!("it belongs to release {s}/{n}"),
+            _ => format!("it does not carry {RELEASE_NAME_ANNOTATION} and {RELEASE_NAME_ANNOTATIONSPACE}"),
+        };
+        Some(format!(
+            "not owned by release {}/{}: {holder}, and self-healing changes only objects Helm's ownership \
+             metadata gives to the release",
+            self.namespace, self.release
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn authority(trusted: bool, sa: Option<&str>) -> Authority {
+        Authority { namespace: "tenant".into(), release: "web".into(), trusted, service_account: sa.map(String::from) }
+    }
+
+    fn owned(release: &str, ns: &str) -> Value {
+        json!({"metadata": {"annotations": {RELEASE_NAME_ANNOTATION: release, RELEASE_NAME_ANNOTATIONSPACE: ns}}})
+    }
+
+    fn repair() -> Action {
+        Action::Repair { restore: vec![], remove: vec![], reclaim: vec![] }
+    }
+
+    #[test]
+    fn writes_outside_the_namespace_are_refused_unless_trusted_or_impersonated() {
+        let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
+        let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
+        for (id, ns) in [(&crb, None), (&cm, Some("kube-system"))] {
+            let why = authority(false, None).refusal(id, &Action::Recreate, ns, None).unwrap();
+            assert!(why.contains("outside the release's namespace"), "{why}");
+            assert!(why.contains("--repair-trust-namespace tenant"), "{why}");
+            assert_eq!(authority(true, None).refusal(id, &Action::Recreate, ns, None), None);
+            assert_eq!(authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
+        }
+        assert!(authority(false, None).refusal(&crb, &Action::Recreate, None, None).unwrap().contains("cluster-scoped"));
+    }
+
+    #[test]
+    fn only_objects_owned_by_the_release_are_changed() {
+        let id = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
+        let a = authority(false, None);
+        assert_eq!(a.refusal(&id, &repair(), Some("tenant"), Some(&owned("web", "tenant"))), None);
+        let other = a.refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).unwrap();
+        assert!(other.contains("it belongs to release tenant/db"), "{other}");
+        let bare = a.refusal(&id, &repair(), Some("tenant"), Some(&json!({"metadata": {}}))).unwrap();
+        assert!(bare.contains("does not carry meta.helm.sh/release-name"), "{bare}");
+        // Trust and impersonation widen the namespaces, never the ownership rule.
+        assert!(authority(true, Some("x")).refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).is_some());
+        // A missing object is created again in the release's namespace.
+        assert_eq!(a.refusal(&id, &Action::Recreate, Some("tenant"), None), None);
+        // An object that came back meanwhile is not recreated over.
+        assert!(a.refusal(&id, &Action::Recreate, Some("tenant"), Some(&json!({"metadata": {}}))).is_some());
+    }
+
+    #[test]
+    fn impersonated_user_is_a_service_account_of_the_release_namespace() {
+        assert_eq!(authority(false, Some("fixer")).impersonated_user().unwrap(), "system:serviceaccount:tenant:fixer");
+        assert_eq!(authority(false, None).impersonated_user(), None);
+    }
+}

@@ -1,0 +1,86 @@
+//! The install's signature key: 32 random bytes kept in a Secret of the watcher's namespace
+//! (`--signature-key-secret`), made by the first watcher that finds none, so that every replica
+//! and every restart signs alike and no one without that Secret can derive a signature.
+
+use crate::live::LiveError;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ObjectMeta, PostParams};
+use ring::rand::{SecureRandom, SystemRandom};
+use std::collections::BTreeMap;
+
+/// The data key holding the key.
+const FIELD: &str = "key";
+/// The shortest key taken from a Secret.
+const MIN_LEN: usize = 32;
+
+/// Where the key came from.
+pub enum Source {
+    /// Read from the Secret, or created there now.
+    Secret,
+    /// The Secret could not be read or written: a key for this process alone (signatures change
+    /// at the next start, so drift already reported is reported again).
+    Process(String),
+}
+
+/// 32 random bytes.
+pub fn random() -> Vec<u8> {
+    let mut key = vec![0u8; MIN_LEN];
+    // The system's generator failing is not something to go on without.
+    SystemRandom::new().fill(&mut key).expect("the system random number generator failed");
+    key
+}
+
+/// The key in Secret `namespace/name`, created when absent; a key for this process when the
+/// Secret cannot be used (with the reason).
+pub async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {
+    match read_or_create(client, namespace, name).await {
+        Ok(key) => (key, Source::Secret),
+        Err(why) => (random(), Source::Process(why)),
+    }
+}
+
+async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> Result<Vec<u8>, String> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let at = format!("Secret {namespace}/{name}");
+    let read = |s: Secret| -> Result<Vec<u8>, String> {
+        let key = s.data.and_then(|mut d| d.remove(FIELD)).map(|b| b.0).unwrap_or_default();
+        if key.len() < MIN_LEN {
+            return Err(format!("{at} holds no {FIELD:?} of at least {MIN_LEN} bytes"));
+        }
+        Ok(key)
+    };
+    let get = || async {
+        api.get_opt(name).await.map_err(|e| format!("cannot read {at}: {}", LiveError::from_kube(&e, "get", "secrets")))
+    };
+    if let Some(s) = get().await? {
+        return read(s);
+    }
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(namespace.to_string()),
+            labels: Some(BTreeMap::from([("app.kubernetes.io/name".to_string(), "helm-drift".to_string())])),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(FIELD.to_string(), ByteString(random()))])),
+        type_: Some("Opaque".into()),
+        ..Default::default()
+    };
+    match api.create(&PostParams::default(), &secret).await {
+        Ok(s) => read(s),
+        // Another replica made it first: use theirs.
+        Err(kube::Error::Api(s)) if s.code == 409 => read(get().await?.ok_or_else(|| format!("{at} vanished"))?),
+        Err(e) => Err(format!("cannot create {at}: {}", LiveError::from_kube(&e, "create", "secrets"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn random_keys_differ() {
+        let (a, b) = (super::random(), super::random());
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+}

@@ -55,6 +55,9 @@ pub struct Settings {
     pub baseline: Option<crate::baseline::Store>,
 }
 
+/// The default of `--max-objects`.
+pub const MAX_OBJECTS: usize = 10_000;
+
 /// How objects are compared.
 #[derive(Clone, Debug, Default)]
 pub struct CompareOptions {
@@ -72,6 +75,8 @@ pub struct CompareOptions {
     /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):
     /// whoever edits the object could then hide their own drift.
     pub trust_live_annotations: bool,
+    /// Most objects one release record may hold (`--max-objects`; 0: [`MAX_OBJECTS`]).
+    pub max_objects: usize,
     /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
     /// disabled`), with the reason.
     pub disabled_releases: Vec<(String, String)>,

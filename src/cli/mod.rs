@@ -156,6 +156,8 @@ struct Global {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once per run: the size of its largest variant (watch's many flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Compare a release's recorded objects with the cluster
     #[command(after_help = CHECK_HELP)]
@@ -404,6 +406,10 @@ struct CompareArgs {
     /// a live-only one is reported as drift
     #[arg(long)]
     trust_live_annotations: bool,
+    /// Refuse a release record holding more objects than this (a forged record cannot make the
+    /// check read and compare without bound)
+    #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS)]
+    max_objects: usize,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long, help_heading = "Output")]
     verbose: bool,

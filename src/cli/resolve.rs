@@ -113,6 +113,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         expected: crate::expected::rules(file.expected, &origin)?,
         strict: a.strict,
         trust_live_annotations: a.trust_live_annotations,
+        max_objects: a.max_objects,
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
     })

@@ -50,9 +50,12 @@ pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError>
 /// document does not stop the others from being checked.
 pub fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
     let mut out = Vec::new();
+    // One budget for the whole record: hundreds of documents each under a per-document limit
+    // would otherwise add up without bound.
+    let mut budget = super::yaml::MAX_NODES;
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
-        let value = match super::yaml::to_json(doc.body) {
+        let value = match super::yaml::to_json_within(doc.body, &mut budget) {
             Ok(v) => v,
             Err(source) => {
                 out.push(Err(DesiredError::Yaml { at, source }));
@@ -123,6 +126,17 @@ fn object(value: serde_json::Value, source: Option<&str>, at: &str) -> Result<De
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn many_small_documents_share_one_node_budget() {
+        // Each document is far below the limit; together they are above it.
+        let doc = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: [{}]\n", "1,".repeat(20_000));
+        let manifest = format!("---\n{doc}").repeat(60);
+        let parsed = super::parse_manifest(&manifest);
+        assert_eq!(parsed.len(), 60);
+        let too_large = parsed.iter().filter(|p| p.as_ref().is_err_and(|e| e.to_string().contains("nodes"))).count();
+        assert!(too_large > 0 && parsed[0].is_ok(), "{too_large}");
+    }
+
     use super::*;
 
     #[test]

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
-/// Most nodes one document may expand to (aliases included).
+/// Most nodes one release record's documents may expand to, all together (aliases included):
+/// hundreds of small documents are bounded like one large one.
 pub const MAX_NODES: usize = 1_000_000;
 /// Deepest nesting of one document.
 pub const MAX_DEPTH: usize = 256;
@@ -22,7 +23,7 @@ pub enum YamlError {
     UnknownAlias { line: usize },
     #[error("line {line}: {value:?} is not a finite number (JSON cannot hold it)")]
     NotFinite { line: usize, value: String },
-    #[error("more than {MAX_NODES} nodes after alias expansion")]
+    #[error("more than {MAX_NODES} nodes after alias expansion (all documents of the record together)")]
     TooLarge,
     #[error("nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
@@ -34,21 +35,36 @@ pub enum YamlError {
 
 /// Converts one YAML document to JSON (`Null` for an empty document).
 pub fn to_json(text: &str) -> Result<Value, YamlError> {
-    let mut loader = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), nodes: 0 };
-    let mut result = Value::Null;
-    let mut documents = 0;
-    loop {
-        let (event, mark) = loader.next()?;
-        match event {
-            Event::StreamEnd => return Ok(result),
-            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
-            Event::DocumentStart => {
-                documents += 1;
-                if documents > 1 {
-                    return Err(YamlError::MultipleDocuments);
+    let mut budget = MAX_NODES;
+    to_json_within(text, &mut budget)
+}
+
+/// [`to_json`] within a node budget shared by several documents (what is left is written back).
+pub fn to_json_within(text: &str, budget: &mut usize) -> Result<Value, YamlError> {
+    let mut loader = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), nodes: 0, limit: *budget };
+    let result = loader.document();
+    *budget = budget.saturating_sub(loader.nodes);
+    result
+}
+
+impl Loader<'_> {
+    fn document(&mut self) -> Result<Value, YamlError> {
+        let loader = self;
+        let mut result = Value::Null;
+        let mut documents = 0;
+        loop {
+            let (event, mark) = loader.next()?;
+            match event {
+                Event::StreamEnd => return Ok(result),
+                Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+                Event::DocumentStart => {
+                    documents += 1;
+                    if documents > 1 {
+                        return Err(YamlError::MultipleDocuments);
+                    }
                 }
+                event => result = loader.node(event, mark, 0)?,
             }
-            event => result = loader.node(event, mark, 0)?,
         }
     }
 }
@@ -57,6 +73,7 @@ struct Loader<'a> {
     parser: Parser<std::str::Chars<'a>>,
     anchors: HashMap<usize, Value>,
     nodes: usize,
+    limit: usize,
 }
 
 impl Loader<'_> {
@@ -68,7 +85,7 @@ impl Loader<'_> {
 
     fn count(&mut self, n: usize) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES { Err(YamlError::TooLarge) } else { Ok(()) }
+        if self.nodes > self.limit { Err(YamlError::TooLarge) } else { Ok(()) }
     }
 
     fn node(&mut self, event: Event, mark: Marker, depth: usize) -> Result<Value, YamlError> {

@@ -54,6 +54,15 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
         }
     }
 
+    let limit =
+        if settings.compare.max_objects == 0 { crate::settings::MAX_OBJECTS } else { settings.compare.max_objects };
+    if objects.len() > limit {
+        anyhow::bail!(
+            "{} holds {} objects, more than --max-objects {limit}: not checked",
+            selected.record,
+            objects.len()
+        );
+    }
     let manifest_objects = objects.len();
     if settings.compare.include_crds
         && let Some(chart) = &release.chart

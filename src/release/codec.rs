@@ -7,7 +7,7 @@ use std::io::Read;
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 /// The largest release JSON accepted after decompression (a gzip bomb is an error, not an
 /// exhausted machine). Helm's own records are far smaller: a Secret holds at most 1 MiB.
-pub const MAX_DECOMPRESSED: u64 = 64 * 1024 * 1024;
+pub const MAX_DECOMPRESSED: u64 = 16 * 1024 * 1024;
 
 /// What was wrong with a stored record, layer by layer.
 #[derive(Debug, thiserror::Error)]

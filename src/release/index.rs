@@ -56,16 +56,12 @@ impl ReleaseIndex {
                 revision: n,
                 driver,
             })?,
-            None => {
-                self.deployed().ok_or_else(|| {
-                    SourceError::NotDeployed {
-                        release: self.name.clone(),
-                        namespace: self.namespace.clone(),
-                        revision: newest.revision,
-                        status: newest.status.clone(),
-                    }
-                })?
-            }
+            None => self.deployed().ok_or_else(|| SourceError::NotDeployed {
+                release: self.name.clone(),
+                namespace: self.namespace.clone(),
+                revision: newest.revision,
+                status: newest.status.clone(),
+            })?,
         };
         let newest = (newest.revision != chosen.revision).then(|| (newest.revision, newest.status.clone()));
         Ok((chosen.clone(), newest))

@@ -5,7 +5,7 @@
 //! then authorises), and never a change to a live object Helm's ownership metadata does not give
 //! to this release (Helm's own adoption rule).
 
-use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAME_ANNOTATIONSPACE};
+use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
 use crate::model::{Action, ObjectId};
 use serde_json::Value;
 
@@ -31,7 +31,13 @@ impl Authority {
 
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
     /// server holds it, absent when deleted) is refused, or `None` when it may go ahead.
-    pub fn refusal(&self, object: &ObjectId, action: &Action, namespace: Option<&str>, live: Option<&Value>) -> Option<String> {
+    pub fn refusal(
+        &self,
+        object: &ObjectId,
+        action: &Action,
+        namespace: Option<&str>,
+        live: Option<&Value>,
+    ) -> Option<String> {
         if namespace != Some(self.namespace.as_str()) && !self.trusted && self.service_account.is_none() {
             let place = match namespace {
                 None => "a cluster-scoped object".to_string(),
@@ -48,17 +54,15 @@ impl Authority {
             return None; // missing: created again as the release holds it
         }
         let annotation = |key: &str| {
-            live.and_then(|l| l.pointer("/metadata/annotations"))
-                .and_then(|a| a.get(key))
-                .and_then(Value::as_str)
+            live.and_then(|l| l.pointer("/metadata/annotations")).and_then(|a| a.get(key)).and_then(Value::as_str)
         };
-        let (name, ns) = (annotation(RELEASE_NAME_ANNOTATION), annotation(RELEASE_NAME_ANNOTATIONSPACE));
+        let (name, ns) = (annotation(RELEASE_NAME_ANNOTATION), annotation(RELEASE_NAMESPACE_ANNOTATION));
         if name == Some(self.release.as_str()) && ns == Some(self.namespace.as_str()) {
             return None;
         }
         let holder = match (name, ns) {
             (Some(n), Some(s)) => format!("it belongs to release {s}/{n}"),
-            _ => format!("it does not carry {RELEASE_NAME_ANNOTATION} and {RELEASE_NAME_ANNOTATIONSPACE}"),
+            _ => format!("it does not carry {RELEASE_NAME_ANNOTATION} and {RELEASE_NAMESPACE_ANNOTATION}"),
         };
         Some(format!(
             "not owned by release {}/{}: {holder}, and self-healing changes only objects Helm's ownership \
@@ -78,7 +82,7 @@ mod tests {
     }
 
     fn owned(release: &str, ns: &str) -> Value {
-        json!({"metadata": {"annotations": {RELEASE_NAME_ANNOTATION: release, RELEASE_NAME_ANNOTATIONSPACE: ns}}})
+        json!({"metadata": {"annotations": {RELEASE_NAME_ANNOTATION: release, RELEASE_NAMESPACE_ANNOTATION: ns}}})
     }
 
     fn repair() -> Action {
@@ -96,7 +100,9 @@ mod tests {
             assert_eq!(authority(true, None).refusal(id, &Action::Recreate, ns, None), None);
             assert_eq!(authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
         }
-        assert!(authority(false, None).refusal(&crb, &Action::Recreate, None, None).unwrap().contains("cluster-scoped"));
+        assert!(
+            authority(false, None).refusal(&crb, &Action::Recreate, None, None).unwrap().contains("cluster-scoped")
+        );
     }
 
     #[test]
@@ -109,7 +115,9 @@ mod tests {
         let bare = a.refusal(&id, &repair(), Some("tenant"), Some(&json!({"metadata": {}}))).unwrap();
         assert!(bare.contains("does not carry meta.helm.sh/release-name"), "{bare}");
         // Trust and impersonation widen the namespaces, never the ownership rule.
-        assert!(authority(true, Some("x")).refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).is_some());
+        assert!(
+            authority(true, Some("x")).refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).is_some()
+        );
         // A missing object is created again in the release's namespace.
         assert_eq!(a.refusal(&id, &Action::Recreate, Some("tenant"), None), None);
         // An object that came back meanwhile is not recreated over.

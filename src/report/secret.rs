@@ -64,9 +64,7 @@ pub fn mask_documents(stored: Option<&str>, rendered: Option<&str>, show: bool) 
     let text = |s: Option<&str>| s.unwrap_or_default().to_string();
     let parse = |s: Option<&str>| s.and_then(|t| serde_yaml::from_str::<Value>(t).ok());
     let (a, b) = (parse(stored), parse(rendered));
-    let secret = |v: &Option<Value>| {
-        v.as_ref().is_some_and(|v| v["kind"] == "Secret" && v["apiVersion"] == "v1")
-    };
+    let secret = |v: &Option<Value>| v.as_ref().is_some_and(|v| v["kind"] == "Secret" && v["apiVersion"] == "v1");
     if show || !(secret(&a) || secret(&b)) {
         return (text(stored), text(rendered));
     }
@@ -146,7 +144,16 @@ mod tests {
     #[test]
     fn what_is_secret() {
         let s = secret();
-        for p in ["/data", "/data/password", "/stringData/token", LAST_APPLIED, "", "/metadata/annotations", KAPP_ORIGINAL, RANCHER_APPLIED] {
+        for p in [
+            "/data",
+            "/data/password",
+            "/stringData/token",
+            LAST_APPLIED,
+            "",
+            "/metadata/annotations",
+            KAPP_ORIGINAL,
+            RANCHER_APPLIED,
+        ] {
             assert!(is_secret(&s, p), "{p}");
         }
         for p in ["/metadata/labels/app", "/type", "/metadata/annotations/owner"] {

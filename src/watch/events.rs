@@ -25,7 +25,7 @@ const AT: &str = "helm-drift.io/last-seen";
 pub enum Recorded {
     Created,
     /// An Event with this signature exists: recorded before (by this or another watcher).
-    AlreadyRecorded,
+    Existing,
     /// An Event of that name exists that helm-drift did not write (another component, or
     /// another signature): the drift is news all the same.
     Foreign,
@@ -91,7 +91,7 @@ async fn again(
             let existing = existing.map_err(|e| LiveError::from_kube(&e, "get", "events"))?;
             return Ok(match existing {
                 Some(e) if !ours(&e, Some(signature)) => Recorded::Foreign,
-                _ => Recorded::AlreadyRecorded,
+                _ => Recorded::Existing,
             });
         }
     };
@@ -102,9 +102,9 @@ async fn again(
         return Ok(Recorded::Foreign);
     }
     let counterpart = read(name(&object.name, opposite, signature)).await?;
-    let (Some(existing), Some(counterpart)) = (existing, counterpart) else { return Ok(Recorded::AlreadyRecorded) };
+    let (Some(existing), Some(counterpart)) = (existing, counterpart) else { return Ok(Recorded::Existing) };
     if last(&counterpart) <= last(&existing) {
-        return Ok(Recorded::AlreadyRecorded);
+        return Ok(Recorded::Existing);
     }
     let patch = serde_json::json!({
         "metadata": {"annotations": {AT: now.to_string()}},

@@ -2,6 +2,8 @@
 //! kube-lease-manager); the others stand by, serving health.
 
 use anyhow::{Context, Result};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;
 
@@ -66,5 +68,72 @@ impl Elected {
                 return;
             }
         }
+    }
+}
+
+/// Checks, right before a write, that this replica still holds the Lease: the Lease manager only
+/// learns of a lost Lease when it can reach the API server, so a leader cut off from it would
+/// go on acting while a standby has taken over. Reads the Lease itself; unreadable means not
+/// leading.
+#[derive(Clone)]
+pub struct Guard {
+    api: Api<Lease>,
+    name: String,
+    identity: String,
+}
+
+impl Guard {
+    pub fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> Guard {
+        let namespace = options.namespace.as_deref().unwrap_or(namespace);
+        Guard {
+            api: Api::namespaced(client.clone(), namespace),
+            name: options.name.clone(),
+            identity: options.identity.clone(),
+        }
+    }
+
+    /// Whether this replica holds the Lease now (and its last renewal has not expired).
+    pub async fn holds(&self) -> bool {
+        match self.api.get_opt(&self.name).await {
+            Ok(Some(lease)) => held_by(&lease, &self.identity, k8s_openapi::jiff::Timestamp::now()),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `lease` is held by `identity` at `now`: the holder, renewed less than its duration ago.
+fn held_by(lease: &Lease, identity: &str, now: k8s_openapi::jiff::Timestamp) -> bool {
+    let Some(spec) = &lease.spec else { return false };
+    let (Some(renewed), Some(seconds)) = (&spec.renew_time, spec.lease_duration_seconds) else { return false };
+    let expires = renewed.0 + std::time::Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+    spec.holder_identity.as_deref() == Some(identity) && expires > now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
+    fn lease(holder: &str, renewed: k8s_openapi::jiff::Timestamp) -> Lease {
+        Lease {
+            spec: Some(LeaseSpec {
+                holder_identity: Some(holder.into()),
+                renew_time: Some(MicroTime(renewed)),
+                lease_duration_seconds: Some(15),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn held_only_by_its_holder_until_the_renewal_expires() {
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let ago = |s: u64| now - std::time::Duration::from_secs(s);
+        assert!(held_by(&lease("me", ago(5)), "me", now));
+        assert!(!held_by(&lease("other", ago(5)), "me", now));
+        assert!(!held_by(&lease("me", ago(16)), "me", now), "not renewed in time");
+        assert!(!held_by(&Lease::default(), "me", now));
     }
 }

@@ -98,7 +98,7 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
     };
     let Some(lease) = &options.leader else {
         metrics.leader.set(1);
-        let mut watcher = Watcher::new(session, settings, &options, metrics, health).await?;
+        let mut watcher = Watcher::new(session, settings, &options, metrics, health, None).await?;
         return watcher.run(shutdown).await;
     };
     let mut elected = leader::elect(&session.cluster.client, lease, &session.namespace).await?;
@@ -120,7 +120,8 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
             Some(s) => s,
             None => Session::open(settings).await?,
         };
-        let mut watcher = Watcher::new(s, settings, &options, metrics.clone(), health.clone()).await?;
+        let guard = leader::Guard::new(&s.cluster.client, lease, &s.namespace);
+        let mut watcher = Watcher::new(s, settings, &options, metrics.clone(), health.clone(), Some(guard)).await?;
         tokio::select! {
             r = watcher.run(&mut shutdown) => {
                 elected.resign().await;
@@ -205,6 +206,8 @@ struct Watcher<'a> {
     healing: HashSet<ReleaseKey>,
     /// Clients that impersonate a ServiceAccount for repairs, by user.
     writers: HashMap<String, kube::Client>,
+    /// With leader election: checked right before each write and notification.
+    guard: Option<leader::Guard>,
 }
 
 impl<'a> Watcher<'a> {
@@ -214,6 +217,7 @@ impl<'a> Watcher<'a> {
         options: &'a WatchOptions,
         metrics: Arc<Metrics>,
         health: Arc<Health>,
+        guard: Option<leader::Guard>,
     ) -> Result<Watcher<'a>> {
         let log = options.log;
         let client = session.cluster.client.clone();
@@ -238,7 +242,10 @@ impl<'a> Watcher<'a> {
         let seeds = match earlier {
             Ok(e) => {
                 if e.rejected > 0 {
-                    log.warn("Events not written by helm-drift or malformed were not taken", &[("events", &e.rejected)]);
+                    log.warn(
+                        "Events not written by helm-drift or malformed were not taken",
+                        &[("events", &e.rejected)],
+                    );
                     metrics.rejected("event", e.rejected as u64);
                 }
                 e.unresolved
@@ -275,7 +282,20 @@ impl<'a> Watcher<'a> {
             healer,
             healing: HashSet::new(),
             writers: HashMap::new(),
+            guard,
         })
+    }
+
+    /// Whether this replica may act now: always without leader election, else only while it
+    /// holds the Lease (read again: a leader cut off from the API server must not write).
+    async fn leading(&self, what: &str) -> bool {
+        let Some(guard) = &self.guard else { return true };
+        if guard.holds().await {
+            return true;
+        }
+        self.metrics.error("not-leading");
+        self.log.warn("not holding the Lease: not acting", &[("action", &what)]);
+        false
     }
 
     fn scope(&self) -> Option<String> {
@@ -483,7 +503,7 @@ impl<'a> Watcher<'a> {
             let key = (index.namespace.clone(), index.name.clone());
             match result {
                 Ok(evaluated) => {
-                    self.absorb(&index, &evaluated, took).await;
+                    self.absorb(&evaluated, took).await;
                     spent.push(evaluated);
                 }
                 Err(e) => {
@@ -508,7 +528,7 @@ impl<'a> Watcher<'a> {
 
     /// A release's new verdicts: metrics, the object index, Events and notifications for new or
     /// resolved drift, and self-healing.
-    async fn absorb(&mut self, index: &ReleaseIndex, evaluated: &Evaluated, took: Duration) {
+    async fn absorb(&mut self, evaluated: &Evaluated, took: Duration) {
         let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         self.metrics.record(report, took.as_secs_f64());
@@ -581,16 +601,22 @@ impl<'a> Watcher<'a> {
         if drifted.is_some() {
             fields.push(("paths", &paths));
         }
+        if !self.leading("record an Event").await {
+            return;
+        }
         let client = &self.session.cluster.client;
         let news = match events::record(client, id, &key, reason, signature, &message).await {
             Ok(events::Recorded::Created) => {
                 self.metrics.event(reason);
                 true
             }
-            Ok(events::Recorded::AlreadyRecorded) => false,
+            Ok(events::Recorded::Existing) => false,
             Ok(events::Recorded::Foreign) => {
                 self.metrics.rejected("event", 1);
-                self.log.warn("an Event helm-drift did not write holds this drift's name: notified all the same", &[("object", id)]);
+                self.log.warn(
+                    "an Event helm-drift did not write holds this drift's name: notified all the same",
+                    &[("object", id)],
+                );
                 true
             }
             Err(e) => {
@@ -650,10 +676,10 @@ impl<'a> Watcher<'a> {
         };
         if let Some(why) = heal::superseded(&fresh, report.revision) {
             self.metrics.repair("superseded");
-            self.log.info("repair skipped: the release changed since it was checked", &[
-                ("release", &key_text(&key)),
-                ("reason", &why),
-            ]);
+            self.log.info(
+                "repair skipped: the release changed since it was checked",
+                &[("release", &key_text(&key)), ("reason", &why)],
+            );
             return;
         }
         let authority = options.authority(&key.0, &key.1);
@@ -672,6 +698,9 @@ impl<'a> Watcher<'a> {
             dry_run: false,
             authority: Some(authority),
         };
+        if !self.leading("repair").await {
+            return;
+        }
         self.session.forget_live();
         let result = crate::repair::execute_as(&mut self.session, self.settings, &fresh, &request, &writer).await;
         let applied: Vec<ObjectId> = match &result {
@@ -723,9 +752,12 @@ impl<'a> Watcher<'a> {
         let key = (report.namespace.clone(), report.release.clone());
         let object = report.objects.iter().find(|o| &o.id == id);
         let signature = object.and_then(|o| self.tracker.signer().of(o)).unwrap_or_else(|| "0".repeat(64));
+        if !self.leading("record an Event").await {
+            return;
+        }
         let client = &self.session.cluster.client;
         match events::record(client, id, &key, reason, &signature, message).await {
-            Ok(events::Recorded::AlreadyRecorded) => return,
+            Ok(events::Recorded::Existing) => return,
             Ok(events::Recorded::Created) => self.metrics.event(reason),
             Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
             Err(e) => self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]),

@@ -85,6 +85,7 @@ impl Tracker {
     }
 
     /// The signature reported for an object.
+    #[cfg(test)]
     pub fn reported(&self, id: &ObjectId) -> Option<&str> {
         self.reported.get(id).map(|(_, s)| s.as_str())
     }

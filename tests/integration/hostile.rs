@@ -161,7 +161,8 @@ fn no_rollback_during_a_pending_upgrade(helm: Helm) {
     upgrade.extend(["--wait", "--timeout", "120s"]);
     let mut helm_run = env.helm(helm, &upgrade).into_command().spawn().unwrap();
     eventually("the upgrade applied and pending", Duration::from_secs(30), || {
-        let status = env.kubectl(&["get", "secret", "sh.helm.release.v1.web.v2", "-o", "jsonpath={.metadata.labels.status}"]);
+        let status =
+            env.kubectl(&["get", "secret", "sh.helm.release.v1.web.v2", "-o", "jsonpath={.metadata.labels.status}"]);
         status.output().stdout() == "pending-upgrade" && greeting(&env, "web-config") == "upgraded"
     });
     checks_later(&w, 6.0);

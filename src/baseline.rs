@@ -1,12 +1,21 @@
 //! Accepted drift (a baseline): drift a team agreed to, recorded by `helm drift accept` and
 //! applied by `check`, so that only new or changed drift fails the gate. Entries are keyed by
-//! release, object, path and a SHA-256 of the path and value (never the value itself, so no
-//! secret is written); they live in a file (CI) or in a ConfigMap next to the release.
+//! release, object, path and a hash of the path and value (never the value itself); they live in
+//! a file (CI) or in a ConfigMap next to the release. A Secret's value is hashed salted and slow
+//! (PBKDF2-HMAC-SHA-256, a random salt per entry): whoever reads the file cannot confirm a
+//! guessed password cheaply, and no key has to be shared between the people who accept and the
+//! CI that checks.
 
 use crate::model::{Accepted, DriftReport, FieldPath, ObjectDrift, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::num::NonZeroU32;
+
+/// PBKDF2 iterations for a Secret's value.
+const PBKDF2_ITERATIONS: u32 = 100_000;
+/// How a salted, slow hash starts: `pbkdf2-sha256$ITERATIONS$SALT$HASH` (hex).
+const PBKDF2: &str = "pbkdf2-sha256";
 
 /// The file `check` reads when present and `accept` writes by default.
 pub const DEFAULT_FILE: &str = ".helm-drift-baseline.yaml";
@@ -68,13 +77,65 @@ pub struct Entry {
     pub sha256: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_at: Option<String>,
+    /// A Secret's drift found now: what its salted hash is made of (never written).
+    #[serde(skip)]
+    secret: Option<String>,
 }
 
 impl Entry {
-    fn same_drift(&self, other: &Entry) -> bool {
-        (&self.release, &self.namespace, &self.object, &self.path, &self.change, &self.sha256)
-            == (&other.release, &other.namespace, &other.object, &other.path, &other.change, &other.sha256)
+    /// Whether this (stored) entry accepts `found`, a drift found now.
+    fn same_drift(&self, found: &Entry) -> bool {
+        let same = (&self.release, &self.namespace, &self.object, &self.path, &self.change)
+            == (&found.release, &found.namespace, &found.object, &found.path, &found.change);
+        same && match (self.sha256.starts_with(PBKDF2), &found.secret) {
+            (true, Some(input)) => verify(&self.sha256, input),
+            (true, None) => false,
+            (false, _) => self.sha256 == found.sha256,
+        }
     }
+
+    /// The entry as written: a Secret's value hashed salted and slow.
+    fn into_stored(mut self) -> Entry {
+        if let Some(input) = self.secret.take() {
+            self.sha256 = salted(&input, &crate::random::bytes::<16>());
+        }
+        self
+    }
+}
+
+/// `pbkdf2-sha256$ITERATIONS$SALT$HASH` of `input`.
+fn salted(input: &str, salt: &[u8]) -> String {
+    let mut out = [0u8; 32];
+    let iterations = NonZeroU32::new(PBKDF2_ITERATIONS).expect("non-zero");
+    ring::pbkdf2::derive(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, salt, input.as_bytes(), &mut out);
+    format!("{PBKDF2}${PBKDF2_ITERATIONS}${}${}", hex(salt), hex(&out))
+}
+
+/// Whether `stored` (a [`salted`] hash) is the hash of `input`; anything malformed is not.
+fn verify(stored: &str, input: &str) -> bool {
+    let parts: Vec<&str> = stored.split('$').collect();
+    let [PBKDF2, iterations, salt, hash] = parts.as_slice() else { return false };
+    let (Some(iterations), Some(salt), Some(hash)) =
+        (iterations.parse().ok().and_then(NonZeroU32::new), unhex(salt), unhex(hash))
+    else {
+        return false;
+    };
+    // A forged file must not make every check slow: at most ten times the iterations we write.
+    if iterations.get() > PBKDF2_ITERATIONS * 10 {
+        return false;
+    }
+    ring::pbkdf2::verify(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, &salt, input.as_bytes(), &hash).is_ok()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || text.is_empty() {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// Which piece of evidence of an object a drift is.
@@ -99,6 +160,7 @@ fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath, Entry)> {
             change: change.to_string(),
             sha256: digest(&pointer, value),
             accepted_at: None,
+            secret: o.id.is_secret_path(&pointer).then(|| format!("{pointer}\n{value}")),
         }
     };
     let mut out = Vec::new();
@@ -198,7 +260,7 @@ pub fn accept(
             let wanted = paths.is_empty() || paths.iter().any(|p| crate::model::path::under(&entry.path, p));
             if wanted {
                 entry.accepted_at = Some(now.to_string());
-                current.push(entry);
+                current.push(entry.into_stored());
             }
         }
     }
@@ -206,7 +268,7 @@ pub fn accept(
     let before = baseline.entries.len();
     if prune {
         baseline.entries.retain(|e| {
-            e.release != report.release || e.namespace != report.namespace || every.iter().any(|c| c.same_drift(e))
+            e.release != report.release || e.namespace != report.namespace || every.iter().any(|c| e.same_drift(c))
         });
     }
     let dropped = before - baseline.entries.len();
@@ -383,5 +445,32 @@ mod tests {
         );
         assert_eq!(b.entries.len(), 1);
         assert!(parse("entries: [{release: a}]", "f").unwrap_err().to_string().starts_with("cannot read baseline f:"));
+    }
+
+    #[test]
+    fn a_secret_value_is_hashed_salted_and_slow() {
+        let mut b = Baseline::default();
+        accept(&mut b, &report(5), &["secret/creds".to_string()], &[], false, "t");
+        let stored = &b.entries[0].sha256;
+        assert!(stored.starts_with("pbkdf2-sha256$100000$"), "{stored}");
+        // The plain hash of the guess is not in the file, and the salt differs per entry.
+        let guess = digest("/data/password", &json!("bmV3"));
+        assert!(!render(&b).contains(&guess));
+        let mut again = Baseline::default();
+        accept(&mut again, &report(5), &["secret/creds".to_string()], &[], false, "t");
+        assert_ne!(&again.entries[0].sha256, stored);
+        // Still accepted; another value is not.
+        let mut r = report(5);
+        apply(&mut r, &b);
+        assert!(r.objects[1].fields.is_empty());
+        let mut other = report(5);
+        other.objects[1].fields[0].live = Some(json!("b3RoZXI="));
+        apply(&mut other, &b);
+        assert_eq!(other.objects[1].fields.len(), 1);
+        // Malformed or too costly hashes accept nothing.
+        for bad in ["pbkdf2-sha256$x$00$00", "pbkdf2-sha256$100000000$00$00", "pbkdf2-sha256$1$zz$00", "pbkdf2-sha256"]
+        {
+            assert!(!verify(bad, "/data/password\n\"bmV3\""), "{bad}");
+        }
     }
 }

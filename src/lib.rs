@@ -23,6 +23,7 @@ pub mod ignore;
 pub mod jq;
 pub mod live;
 pub mod model;
+pub mod random;
 pub mod release;
 pub mod repair;
 pub mod report;

@@ -15,7 +15,7 @@ pub use accept::AcceptReport;
 pub use exit::ExitStatus;
 pub use object::{
     Accepted, Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership,
-    Verdict,
+    SECRET_POINTERS, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use release::{Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};

@@ -1,6 +1,6 @@
 //! One object's verdict: its identity, what differs, and which comparison said so.
 
-use super::path::FieldPath;
+use super::path::{FieldPath, under};
 use serde_json::Value;
 use std::fmt;
 
@@ -37,7 +37,26 @@ impl ObjectId {
     pub fn is_secret(&self) -> bool {
         self.kind == "Secret" && self.api_version == "v1"
     }
+
+    /// Whether the value at `pointer` of this object is (or holds) secret data: a core Secret's
+    /// `data` and `stringData`, and the annotations in which `kubectl apply`, kapp and Rancher
+    /// copy them.
+    pub fn is_secret_path(&self, pointer: &str) -> bool {
+        self.is_secret() && SECRET_POINTERS.iter().any(|p| under(pointer, p) || under(p, pointer))
+    }
 }
+
+/// Pointers whose values (and everything under them) are secret in a core Secret.
+pub const SECRET_POINTERS: [&str; 5] = [
+    "/data",
+    "/stringData",
+    // kubectl apply's copy of the whole object.
+    "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
+    // kapp's copy of the object as it applied it.
+    "/metadata/annotations/kapp.k14s.io~1original",
+    // Rancher's (wrangler's) copy of the applied object.
+    "/metadata/annotations/objectset.rio.cattle.io~1applied",
+];
 
 impl fmt::Display for ObjectId {
     /// `Kind namespace/name`, or `Kind name` for cluster-scoped objects.

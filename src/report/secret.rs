@@ -12,18 +12,17 @@ pub const HIDDEN: &str = "(hidden)";
 /// What the live side of a diff shows for a secret value that differs from the record.
 pub const HIDDEN_CHANGED: &str = "(hidden, differs)";
 
-/// `kubectl apply`'s copy of the whole object, secret values included.
-const LAST_APPLIED: &str = "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
-/// kapp's copy of the object as it applied it.
-const KAPP_ORIGINAL: &str = "/metadata/annotations/kapp.k14s.io~1original";
-/// Rancher's (wrangler's) copy of the applied object.
-const RANCHER_APPLIED: &str = "/metadata/annotations/objectset.rio.cattle.io~1applied";
-/// Pointers whose values (and everything under them) are secret in a core Secret.
-const SECRET_POINTERS: [&str; 5] = ["/data", "/stringData", LAST_APPLIED, KAPP_ORIGINAL, RANCHER_APPLIED];
+use crate::model::SECRET_POINTERS;
+#[cfg(test)]
+const LAST_APPLIED: &str = SECRET_POINTERS[2];
+#[cfg(test)]
+const KAPP_ORIGINAL: &str = SECRET_POINTERS[3];
+#[cfg(test)]
+const RANCHER_APPLIED: &str = SECRET_POINTERS[4];
 
 /// Whether the value at `pointer` in this object is (or holds) secret data.
 pub fn is_secret(id: &ObjectId, pointer: &str) -> bool {
-    id.is_secret() && SECRET_POINTERS.iter().any(|p| under(pointer, p) || under(p, pointer))
+    id.is_secret_path(pointer)
 }
 
 /// The value at `pointer` as it may be shown: secret values replaced by [`HIDDEN`] (a map of

@@ -6,7 +6,6 @@ use crate::live::LiveError;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, PostParams};
-use ring::rand::{SecureRandom, SystemRandom};
 use std::collections::BTreeMap;
 
 /// The data key holding the key.
@@ -23,12 +22,9 @@ pub enum Source {
     Process(String),
 }
 
-/// 32 random bytes.
+/// A new random key.
 pub fn random() -> Vec<u8> {
-    let mut key = vec![0u8; MIN_LEN];
-    // The system's generator failing is not something to go on without.
-    SystemRandom::new().fill(&mut key).expect("the system random number generator failed");
-    key
+    crate::random::bytes::<MIN_LEN>().to_vec()
 }
 
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the

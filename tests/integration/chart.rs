@@ -53,7 +53,37 @@ fn chart_lints_and_renders_least_privilege() {
         assert!(!kinds(&docs).contains(&"PrometheusRule".into()));
         let mut granted = verbs(&docs);
         granted.sort();
-        assert_eq!(granted, ["create", "get", "list", "watch"], "read, and create Events only");
+        assert_eq!(granted, ["create", "get", "list", "patch", "watch"], "read, and create/patch Events only");
+        assert_eq!(find(&docs, "ClusterRole")["rules"][1]["verbs"][1], "patch");
+        let key = find(&docs, "Secret");
+        assert_eq!(key["metadata"]["annotations"]["helm.sh/resource-policy"], "keep");
+        assert!(key["data"]["key"].as_str().is_some_and(|k| k.len() >= 64), "{key:?}");
+        assert!(!kinds(&docs).contains(&"PodDisruptionBudget".into()));
+
+        // Impersonation: only `impersonate` on ServiceAccounts of that name, no write verb.
+        let sa = template(&env, helm, &["--set", "repair.enabled=true,repair.serviceAccount=fixer"]);
+        let mut granted = verbs(&sa);
+        granted.sort();
+        assert_eq!(granted, ["create", "get", "impersonate", "list", "patch", "watch"]);
+        let rule = &find(&sa, "ClusterRole")["rules"][2];
+        assert_eq!((&rule["resources"][0], &rule["resourceNames"][0]), (&"serviceaccounts".into(), &"fixer".into()));
+        let c = &find(&sa, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair-service-account=fixer"));
+        // Narrowed read rules, and two replicas: a PodDisruptionBudget and anti-affinity.
+        let narrow = template(
+            &env,
+            helm,
+            &[
+                "--set",
+                "replicaCount=2",
+                "--set-json",
+                r#"rbac.rules=[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch"]}]"#,
+            ],
+        );
+        assert_eq!(find(&narrow, "ClusterRole")["rules"][0]["resources"][0], "configmaps");
+        assert_eq!(find(&narrow, "PodDisruptionBudget")["spec"]["minAvailable"], 1);
+        let affinity = &find(&narrow, "Deployment")["spec"]["template"]["spec"]["affinity"];
+        assert!(affinity["podAntiAffinity"].is_mapping(), "{affinity:?}");
         let events_rule = &find(&docs, "ClusterRole")["rules"][1];
         assert_eq!(events_rule["resources"][0], "events");
         let pod = &find(&docs, "Deployment")["spec"]["template"]["spec"];
@@ -83,7 +113,10 @@ fn chart_lints_and_renders_least_privilege() {
 
 /// Installs the chart and runs the watcher as its ServiceAccount, against a release that opted
 /// in to repair: drift is detected and recorded as an Event, the Lease is taken, and the repair
-/// is refused (the chart grants no patch verb while repair is off).
+/// is refused (the chart grants no patch verb while repair is off). With repair on (an upgrade
+/// of the chart), the same drift is repaired, and when it comes back its Event is counted up
+/// (the chart grants patch on Events; the signature key the chart made is kept across the
+/// upgrade, so the signature is the same).
 fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     let env = Env::new(&format!("chart-{}", helm.tag()));
     let release = format!("drift-{}", helm.tag());
@@ -93,22 +126,50 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     let sa = format!("{release}-helm-drift");
     let token = env.kubectl(&["create", "token", &sa, "--duration", "1h"]).success().stdout().trim().to_string();
     // Every namespace (-A), limited to this test's release by its storage label.
-    let args = ["-A", "-l", &format!("name={app}"), "--repair", "--leader-elect", "--lease-name", "rbac-test"];
+    let key = format!("{sa}-signature-key");
+    let args = [
+        "-A",
+        "-l",
+        &format!("name={app}"),
+        "--repair",
+        "--repair-cooldown",
+        "1s",
+        "--leader-elect",
+        "--lease-name",
+        "rbac-test",
+        "--signature-key-secret",
+        &key,
+    ];
     let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
     let drifted = Watching::drifted(&env.ns, &app);
     w.wait_for(&drifted, 0.0);
-    env.merge_patch("configmap", &format!("{app}-config"), r#"{"data":{"greeting":"edited"}}"#);
+    let config = format!("{app}-config");
+    env.merge_patch("configmap", &config, r#"{"data":{"greeting":"edited"}}"#);
     w.wait_for(&drifted, 1.0);
     eventually("the DriftDetected Event", Duration::from_secs(20), || events(&env, "DriftDetected").len() == 1);
     eventually("the repair refused", Duration::from_secs(30), || {
         w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 1.0)
     });
-    let greeting = env.kubectl(&["get", "configmap", &format!("{app}-config"), "-o", "jsonpath={.data.greeting}"]);
-    assert_eq!(greeting.success().stdout(), "edited");
+    let greeting = || env.kubectl(&["get", "configmap", &config, "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    assert_eq!(greeting(), "edited");
     let logs = w.logs_text();
     assert!(logs.contains("forbidden") && logs.contains(&format!("system:serviceaccount:{}:{sa}", env.ns)), "{logs}");
+    assert!(!logs.contains("no signature key in the cluster"), "the chart's key is used\n{logs}");
     let lease = env.kubectl(&["get", "lease", "rbac-test", "-o", "jsonpath={.spec.holderIdentity}"]).success();
     assert!(!lease.stdout().is_empty());
+    w.stop();
+
+    env.helm(helm, &["upgrade", &release, &chart(), "--set", "repair.enabled=true"]).success();
+    let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
+    eventually("the drift repaired", Duration::from_secs(30), || greeting() == "hello");
+    eventually("the DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);
+    env.merge_patch("configmap", &config, r#"{"data":{"greeting":"edited"}}"#);
+    eventually("the recurring drift counted on its Event", Duration::from_secs(30), || {
+        let detected = events(&env, "DriftDetected");
+        detected.len() == 1 && detected[0]["count"] == 2
+    });
+    eventually("repaired again", Duration::from_secs(30), || greeting() == "hello");
+    assert!(!w.logs_text().contains("cannot record the Event"), "{}", w.logs_text());
     w.stop();
 }
 

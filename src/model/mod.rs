@@ -14,8 +14,8 @@ mod upgrade;
 pub use accept::AcceptReport;
 pub use exit::ExitStatus;
 pub use object::{
-    Accepted, Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, Ignored, ObjectDrift, ObjectId, Ownership,
-    SECRET_POINTERS, Verdict,
+    Accepted, Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, HIDDEN, Ignored, ObjectDrift, ObjectId,
+    Ownership, SECRET_POINTERS, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use release::{Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};

@@ -46,6 +46,9 @@ impl ObjectId {
     }
 }
 
+/// What is shown instead of a secret value.
+pub const HIDDEN: &str = "(hidden)";
+
 /// Pointers whose values (and everything under them) are secret in a core Secret.
 pub const SECRET_POINTERS: [&str; 5] = [
     "/data",

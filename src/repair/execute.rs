@@ -74,7 +74,7 @@ pub async fn execute_as(
             }
         }
         if let Err(e) = live::change(writer, at, name, first, true).await {
-            planned.step.status = StepStatus::Refused(e.to_string());
+            planned.step.status = StepStatus::Refused(scrub(&e.to_string(), &evaluated, planned.index));
             refused = true;
         }
     }
@@ -100,7 +100,7 @@ pub async fn execute_as(
                 }
             }
             Err(e) => {
-                planned.step.status = StepStatus::Failed(e.to_string());
+                planned.step.status = StepStatus::Failed(scrub(&e.to_string(), &evaluated, planned.index));
                 failed = true;
             }
         }
@@ -155,6 +155,40 @@ async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: 
     }
 }
 
+/// An API server's message about a Secret with the Secret's values (as recorded and as live,
+/// base64 and decoded) taken out: an admission webhook or a validation message may quote them,
+/// and the message becomes a report line, a log line and an Event.
+fn scrub(message: &str, e: &Evaluated, index: usize) -> String {
+    let o = &e.report.objects[index];
+    if !o.id.is_secret() {
+        return message.to_string();
+    }
+    scrub_values(message, &[&e.objects[index].object, o.live.as_ref().unwrap_or(&Value::Null)])
+}
+
+/// `message` without the `data` and `stringData` values of these Secrets.
+fn scrub_values(message: &str, secrets: &[&Value]) -> String {
+    use base64::Engine;
+    let mut values: Vec<String> = Vec::new();
+    for object in secrets {
+        for (field, encoded) in [("data", true), ("stringData", false)] {
+            let Some(map) = object.get(field).and_then(Value::as_object) else { continue };
+            for v in map.values().filter_map(Value::as_str) {
+                values.push(v.to_string());
+                let decoded = base64::engine::general_purpose::STANDARD.decode(v).ok();
+                if let Some(text) = decoded.filter(|_| encoded).and_then(|d| String::from_utf8(d).ok()) {
+                    values.push(text);
+                }
+            }
+        }
+    }
+    // Longest first, so that a value containing another is taken out whole; very short values
+    // would take ordinary words with them.
+    values.retain(|v| v.len() >= 4);
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.iter().fold(message.to_string(), |text, v| text.replace(v.as_str(), crate::model::HIDDEN))
+}
+
 /// The Event message on a repaired object: what was restored, by JSON pointer.
 fn event_message(step: &Step, e: &Evaluated) -> String {
     let (what, paths) = match &step.action {
@@ -181,4 +215,21 @@ fn event_message(step: &Step, e: &Evaluated) -> String {
 fn pointers(paths: &[crate::model::FieldPath]) -> String {
     let mut seen = std::collections::BTreeSet::new();
     paths.iter().map(|p| p.pointer()).filter(|p| seen.insert(p.clone())).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn secret_values_are_taken_out_of_server_messages() {
+        let recorded = json!({"data": {"password": "aHVudGVyMnB3"}, "stringData": {"token": "s3cr3t-token"}});
+        let live = json!({"data": {"password": "bGVha2VkcHc="}});
+        let message = "admission webhook denied: password hunter2pw (aHVudGVyMnB3) / leakedpw, token s3cr3t-token, ok";
+        let scrubbed = super::scrub_values(message, &[&recorded, &live]);
+        for secret in ["hunter2pw", "aHVudGVyMnB3", "leakedpw", "s3cr3t-token"] {
+            assert!(!scrubbed.contains(secret), "{scrubbed}");
+        }
+        assert!(scrubbed.starts_with("admission webhook denied: password (hidden)") && scrubbed.ends_with(", ok"));
+    }
 }

@@ -7,8 +7,7 @@ use crate::model::ObjectId;
 use crate::model::path::under;
 use serde_json::Value;
 
-/// What is shown instead of a secret value.
-pub const HIDDEN: &str = "(hidden)";
+pub use crate::model::HIDDEN;
 /// What the live side of a diff shows for a secret value that differs from the record.
 pub const HIDDEN_CHANGED: &str = "(hidden, differs)";
 

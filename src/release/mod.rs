@@ -5,6 +5,7 @@ mod codec;
 mod index;
 mod record;
 mod sql;
+mod sql_tls;
 mod storage;
 
 pub use codec::{DecodeError, decode};

@@ -12,6 +12,8 @@ pub enum SqlError {
     NoConnectionString,
     #[error("cannot connect to the SQL storage: {0}")]
     Connect(tokio_postgres::Error),
+    #[error("HELM_DRIVER_SQL_CONNECTION_STRING: {0}")]
+    Tls(String),
     #[error("{what}: {source}")]
     Query { what: String, source: tokio_postgres::Error },
     #[error("label selector {0:?}: the sql driver supports only key=value terms")]
@@ -24,13 +26,23 @@ pub struct SqlStorage {
 }
 
 impl SqlStorage {
-    /// Connects (without TLS; `sslmode=require` is refused by the server handshake).
+    /// Connects, over TLS as the connection string's `sslmode` asks (see [`super::sql_tls`]).
     pub async fn connect(connection: Option<&str>) -> Result<SqlStorage, SqlError> {
         let conn = connection.ok_or(SqlError::NoConnectionString)?;
-        let (client, connection) = tokio_postgres::connect(conn, NoTls).await.map_err(SqlError::Connect)?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
+        let (wire, tls) = super::sql_tls::split(conn).map_err(SqlError::Tls)?;
+        let client = match super::sql_tls::client_config(&tls).map_err(SqlError::Tls)? {
+            None => {
+                let (client, connection) = tokio_postgres::connect(&wire, NoTls).await.map_err(SqlError::Connect)?;
+                tokio::spawn(connection);
+                client
+            }
+            Some(config) => {
+                let tls = tokio_postgres_rustls::MakeRustlsConnect::new(config);
+                let (client, connection) = tokio_postgres::connect(&wire, tls).await.map_err(SqlError::Connect)?;
+                tokio::spawn(connection);
+                client
+            }
+        };
         Ok(SqlStorage { client })
     }
 

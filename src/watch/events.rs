@@ -147,8 +147,8 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
 /// What [`unresolved`] found.
 #[derive(Debug, Default)]
 pub struct Earlier {
-    /// Drift signatures recorded and not resolved, by object.
-    pub unresolved: HashMap<ObjectId, String>,
+    /// Drift signatures recorded and not resolved, by release and object.
+    pub unresolved: HashMap<super::tracker::Key, String>,
     /// Events of helm-drift's reasons that were not taken: another component wrote them, or
     /// their signature or object reference is malformed.
     pub rejected: usize,
@@ -170,7 +170,7 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let mut rejected = 0;
     let mut newest = |events: &[Event]| {
-        let mut out: HashMap<ObjectId, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
+        let mut out: HashMap<super::tracker::Key, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
         for e in events {
             let Some((id, sig)) = taken(e) else {
                 rejected += 1;
@@ -193,22 +193,27 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     Ok(Earlier { unresolved, rejected })
 }
 
-/// The object and signature of an Event helm-drift wrote, `None` for anything else.
-fn taken(e: &Event) -> Option<(ObjectId, String)> {
+/// The release, object and signature of an Event helm-drift wrote, `None` for anything else.
+fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
     if !ours(e, None) {
         return None;
     }
     let o = &e.involved_object;
-    let sig = e.metadata.annotations.as_ref()?.get(SIGNATURE)?;
+    let annotations = e.metadata.annotations.as_ref()?;
+    let sig = annotations.get(SIGNATURE)?;
     if !super::signature::well_formed(sig) {
         return None;
     }
+    let (release_ns, release) = annotations.get(RELEASE)?.split_once('/')?;
     let (api_version, kind, name) = (o.api_version.as_deref()?, o.kind.as_deref()?, o.name.as_deref()?);
     let valid = |s: &str| !s.is_empty() && s.len() <= 253;
-    if ![api_version, kind, name].into_iter().all(valid) || o.namespace.as_deref().is_some_and(|n| !valid(n)) {
+    if ![api_version, kind, name, release_ns, release].into_iter().all(valid)
+        || o.namespace.as_deref().is_some_and(|n| !valid(n))
+    {
         return None;
     }
-    Some((ObjectId::new(api_version, kind, o.namespace.as_deref(), name), sig.clone()))
+    let id = ObjectId::new(api_version, kind, o.namespace.as_deref(), name);
+    Some((((release_ns.to_string(), release.to_string()), id), sig.clone()))
 }
 
 #[cfg(test)]
@@ -226,14 +231,18 @@ mod tests {
         let mut e = crate::live::event(involved, "ns", "c.drift-x".into(), DETECTED, "m", true, "Watch");
         e.reporting_component = Some(component.into());
         e.source = None;
-        e.metadata.annotations = Some(BTreeMap::from([(SIGNATURE.to_string(), signature.to_string())]));
+        e.metadata.annotations = Some(BTreeMap::from([
+            (SIGNATURE.to_string(), signature.to_string()),
+            (RELEASE.to_string(), "ns/web".to_string()),
+        ]));
         e
     }
 
     #[test]
     fn only_well_formed_events_of_helm_drift_are_taken() {
         let sig = "ab".repeat(32);
-        assert_eq!(taken(&event(COMPONENT, &sig)).unwrap().1, sig);
+        let ((release, id), taken_sig) = taken(&event(COMPONENT, &sig)).unwrap();
+        assert_eq!((release.1.as_str(), id.name.as_str(), taken_sig), ("web", "c", sig.clone()));
         assert!(taken(&event("someone", &sig)).is_none());
         for bad in ["x", "é", &"é".repeat(32), &"AB".repeat(32), ""] {
             assert!(taken(&event(COMPONENT, bad)).is_none(), "{bad:?}");
@@ -241,6 +250,9 @@ mod tests {
         let mut nameless = event(COMPONENT, &sig);
         nameless.involved_object.name = Some(String::new());
         assert!(taken(&nameless).is_none());
+        let mut unreleased = event(COMPONENT, &sig);
+        unreleased.metadata.annotations.as_mut().unwrap().remove(RELEASE);
+        assert!(taken(&unreleased).is_none());
         assert!(ours(&event(COMPONENT, &sig), Some(&sig)));
         assert!(!ours(&event(COMPONENT, &sig), Some(&"cd".repeat(32))));
     }

@@ -605,7 +605,7 @@ impl<'a> Watcher<'a> {
             return;
         }
         let client = &self.session.cluster.client;
-        let news = match events::record(client, id, &key, reason, signature, &message).await {
+        let news = match events::record(client, &subject(report, id), &key, reason, signature, &message).await {
             Ok(events::Recorded::Created) => {
                 self.metrics.event(reason);
                 true
@@ -751,12 +751,12 @@ impl<'a> Watcher<'a> {
     async fn announce_repair(&self, report: &crate::model::DriftReport, id: &ObjectId, reason: &str, message: &str) {
         let key = (report.namespace.clone(), report.release.clone());
         let object = report.objects.iter().find(|o| &o.id == id);
-        let signature = object.and_then(|o| self.tracker.signer().of(o)).unwrap_or_else(|| "0".repeat(64));
+        let signature = object.and_then(|o| self.tracker.signer().of(&key, o)).unwrap_or_else(|| "0".repeat(64));
         if !self.leading("record an Event").await {
             return;
         }
         let client = &self.session.cluster.client;
-        match events::record(client, id, &key, reason, &signature, message).await {
+        match events::record(client, &subject(report, id), &key, reason, &signature, message).await {
             Ok(events::Recorded::Existing) => return,
             Ok(events::Recorded::Created) => self.metrics.event(reason),
             Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
@@ -844,6 +844,23 @@ impl<'a> Watcher<'a> {
     }
 }
 
+/// What an Event about object `id` of a release is recorded on: the object when it lives in the
+/// release's namespace, else the release's storage record, so that a record (which anyone who
+/// may write Secrets there can forge) never makes the watcher write Events into other
+/// namespaces. The message names the object either way.
+fn subject(report: &crate::model::DriftReport, id: &ObjectId) -> ObjectId {
+    if id.namespace.as_deref() == Some(report.namespace.as_str()) {
+        return id.clone();
+    }
+    let record = report.record.split_once(' ').and_then(|(kind, at)| Some((kind, at.split_once('/')?)));
+    match record {
+        Some((kind @ ("Secret" | "ConfigMap"), (ns, name))) if ns == report.namespace => {
+            ObjectId::new("v1", kind, Some(ns), name)
+        }
+        _ => id.clone(),
+    }
+}
+
 /// `namespace/name`.
 fn key_text(key: &ReleaseKey) -> String {
     format!("{}/{}", key.0, key.1)
@@ -877,5 +894,28 @@ fn repair_result(steps: &[&StepStatus]) -> &'static str {
         "failed"
     } else {
         "applied"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{DriftReport, ObjectId};
+
+    #[test]
+    fn events_about_objects_beyond_the_release_namespace_go_on_its_record() {
+        let mut report = DriftReport::sample("tenant", "evil", Vec::new());
+        report.record = "Secret tenant/sh.helm.release.v1.evil.v1".into();
+        let own = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
+        assert_eq!(super::subject(&report, &own), own);
+        let record = ObjectId::new("v1", "Secret", Some("tenant"), "sh.helm.release.v1.evil.v1");
+        for beyond in [
+            ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin"),
+            ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x"),
+        ] {
+            assert_eq!(super::subject(&report, &beyond), record);
+        }
+        report.record = "SQL row tenant/sh.helm.release.v1.evil.v1".into();
+        let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
+        assert_eq!(super::subject(&report, &crb), crb, "no Kubernetes object to record it on");
     }
 }

@@ -19,16 +19,20 @@ pub enum Transition {
 }
 
 pub struct Tracker {
-    /// Reported signature of each object, and the release it belongs to.
-    reported: HashMap<ObjectId, (ReleaseKey, String)>,
-    /// Signatures earlier watchers reported (from their Events), not yet matched to a release.
-    seeds: HashMap<ObjectId, String>,
+    /// Reported signature of each object of each release (an object two records claim is
+    /// tracked for each: one's verdict never resolves the other's drift).
+    reported: HashMap<Key, String>,
+    /// Signatures earlier watchers reported (from their Events), not yet matched to a verdict.
+    seeds: HashMap<Key, String>,
     signer: Signer,
 }
 
+/// A release and one of its objects.
+pub type Key = (ReleaseKey, ObjectId);
+
 impl Tracker {
     /// Starts from what earlier watchers reported and never resolved.
-    pub fn seeded(seeds: HashMap<ObjectId, String>, signer: Signer) -> Tracker {
+    pub fn seeded(seeds: HashMap<Key, String>, signer: Signer) -> Tracker {
         Tracker { reported: HashMap::new(), seeds, signer }
     }
 
@@ -39,55 +43,56 @@ impl Tracker {
 
     /// The transitions a release's new verdicts make, remembered as reported.
     pub fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
-        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let release: ReleaseKey = (report.namespace.clone(), report.release.clone());
         let mut out = Vec::new();
         for object in &report.objects {
             if object.is_error() {
                 continue; // an error says nothing about drift: keep what was reported
             }
-            let before = match self.reported.get(&object.id) {
-                Some((_, sig)) => Some(sig.clone()),
-                None => self.seeds.remove(&object.id),
+            let key = (release.clone(), object.id.clone());
+            let before = match self.reported.get(&key) {
+                Some(sig) => Some(sig.clone()),
+                None => self.seeds.remove(&key),
             };
-            match (self.signer.of(object), before) {
+            match (self.signer.of(&release, object), before) {
                 (Some(now), before) if before.as_deref() != Some(now.as_str()) => {
-                    self.reported.insert(object.id.clone(), (key.clone(), now.clone()));
+                    self.reported.insert(key, now.clone());
                     out.push(Transition::Detected { object: Box::new(object.clone()), signature: now });
                 }
                 (Some(now), _) => {
-                    self.reported.insert(object.id.clone(), (key.clone(), now));
+                    self.reported.insert(key, now);
                 }
                 (None, Some(was)) => {
-                    self.reported.remove(&object.id);
+                    self.reported.remove(&key);
                     out.push(Transition::Resolved { object: object.id.clone(), signature: was });
                 }
                 (None, None) => {}
             }
         }
         // Objects the new revision no longer has: their drift is over.
-        let gone: Vec<ObjectId> = self
+        let gone: Vec<Key> = self
             .reported
-            .iter()
-            .filter(|(id, (k, _))| *k == key && !report.objects.iter().any(|o| &o.id == *id))
-            .map(|(id, _)| id.clone())
+            .keys()
+            .filter(|(r, id)| *r == release && !report.objects.iter().any(|o| &o.id == id))
+            .cloned()
             .collect();
-        for id in gone {
-            if let Some((_, signature)) = self.reported.remove(&id) {
-                out.push(Transition::Resolved { object: id, signature });
+        for key in gone {
+            if let Some(signature) = self.reported.remove(&key) {
+                out.push(Transition::Resolved { object: key.1, signature });
             }
         }
         out
     }
 
     /// Forgets a release (uninstalled): no transitions, its objects are gone with it.
-    pub fn forget(&mut self, key: &ReleaseKey) {
-        self.reported.retain(|_, (k, _)| k != key);
+    pub fn forget(&mut self, release: &ReleaseKey) {
+        self.reported.retain(|(r, _), _| r != release);
     }
 
-    /// The signature reported for an object.
+    /// The signature reported for an object of a release.
     #[cfg(test)]
-    pub fn reported(&self, id: &ObjectId) -> Option<&str> {
-        self.reported.get(id).map(|(_, s)| s.as_str())
+    pub fn reported(&self, release: &ReleaseKey, id: &ObjectId) -> Option<&str> {
+        self.reported.get(&(release.clone(), id.clone())).map(String::as_str)
     }
 }
 
@@ -132,11 +137,24 @@ mod tests {
     fn a_restart_seeded_from_events_repeats_nothing_and_still_resolves() {
         let mut first = Tracker::seeded(HashMap::new(), signer());
         first.update(&report(Some(3)));
-        let sig = first.reported(&id()).unwrap().to_string();
-        let mut again = Tracker::seeded(HashMap::from([(id(), sig.clone())]), signer());
+        let web = ("ns".to_string(), "web".to_string());
+        let sig = first.reported(&web, &id()).unwrap().to_string();
+        let mut again = Tracker::seeded(HashMap::from([((web.clone(), id()), sig.clone())]), signer());
         assert!(again.update(&report(Some(3))).is_empty());
-        let mut resolved = Tracker::seeded(HashMap::from([(id(), sig)]), signer());
+        let mut resolved = Tracker::seeded(HashMap::from([((web, id()), sig)]), signer());
         assert_eq!(kinds(&resolved.update(&report(None))), ["resolved"]);
+    }
+
+    #[test]
+    fn an_object_two_releases_claim_does_not_flap() {
+        let mut t = Tracker::seeded(HashMap::new(), signer());
+        let mut thief = report(Some(3));
+        thief.release = "thief".into();
+        assert_eq!(kinds(&t.update(&thief)), ["detected"]);
+        for _ in 0..3 {
+            assert!(t.update(&report(None)).is_empty(), "web's verdict does not resolve thief's drift");
+            assert!(t.update(&thief).is_empty(), "nor does thief's drift come back as news");
+        }
     }
 
     #[test]

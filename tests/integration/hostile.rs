@@ -47,11 +47,16 @@ fn forged_records_cannot_escalate(helm: Helm) {
     // Without impersonation: nothing outside the namespace, nothing another release owns.
     let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"];
     let w = Watching::start(&env, &args).ready();
-    eventually("both forged repairs refused", Duration::from_secs(30), || {
+    let refused = || {
         let refused = events(&env, "DriftRepairRefused");
         let said = |text: &str| refused.iter().any(|e| e["message"].as_str().unwrap_or_default().contains(text));
         said("outside the release's namespace") && said("not owned by release")
-    });
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !refused() {
+        assert!(std::time::Instant::now() < deadline, "both forged repairs refused\n{}", w.logs_text());
+        std::thread::sleep(Duration::from_millis(200));
+    }
     assert!(w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 2.0));
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     eventually("the real release healed", Duration::from_secs(30), || greeting(&env, "web-config") == "hello");

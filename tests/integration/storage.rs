@@ -67,6 +67,43 @@ fn sql_driver_with_postgres() {
     }
 }
 
+/// Helm's sql driver over TLS, as libpq reads the connection string: `verify-full` with the
+/// server's CA (the same string Helm itself installs with), `verify-ca` without the host name, a
+/// CA that did not sign the server refused with a clear error.
+#[test]
+fn sql_driver_over_tls() {
+    let pg = testcluster::postgres();
+    let env = Env::new("store-sql-tls");
+    let ca = pg.ca_file();
+    let with = |extra: &str| format!("{} {extra}", pg.address());
+    let full = with(&format!("sslmode=verify-full sslrootcert={}", ca.display()));
+    let sql = |run: crate::support::Run, conn: &str| {
+        run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
+    };
+    let chart = crate::support::chart_path("basic");
+    for helm in Helm::ALL {
+        let release = format!("tls-{}", helm.tag());
+        sql(env.helm(helm, &["install", &release, chart.to_str().unwrap()]), &full).success();
+        sql(env.drift(&["check", &release]), &full).success().stdout_has(&format!("{release}: in sync (4 objects)"));
+    }
+    sql(env.drift(&["check", "tls-v4"]), &with("sslmode=require")).success();
+    // The name checked is `host`, the address dialled `hostaddr`: verify-ca ignores the name.
+    let renamed = format!("sslrootcert={} host=db.invalid hostaddr=127.0.0.1", ca.display());
+    let renamed = format!("{} {renamed}", pg.address().replace("host=127.0.0.1 ", ""));
+    sql(env.drift(&["check", "tls-v4"]), &format!("{renamed} sslmode=verify-ca")).success();
+    sql(env.drift(&["check", "tls-v4"]), &format!("{renamed} sslmode=verify-full"))
+        .code(1)
+        .stderr_has("cannot connect to the SQL storage");
+    // Another CA (the control plane's) did not sign the server's certificate.
+    let other = env.cp.dir().join("pki/ca.crt");
+    sql(env.drift(&["check", "tls-v4"]), &with(&format!("sslmode=verify-full sslrootcert={}", other.display())))
+        .code(1)
+        .stderr_has("cannot connect to the SQL storage");
+    sql(env.drift(&["check", "tls-v4"]), &with("sslmode=verify-full sslrootcert=/nonexistent/ca.pem"))
+        .code(1)
+        .stderr_has("cannot read sslrootcert /nonexistent/ca.pem");
+}
+
 #[test]
 fn memory_driver_is_refused() {
     let env = Env::new("store-memory");

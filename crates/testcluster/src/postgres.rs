@@ -1,5 +1,7 @@
 //! A private PostgreSQL server (Debian's package) on a free loopback port, for tests of Helm's
-//! SQL storage driver. As root it runs as the `postgres` user, which PostgreSQL requires.
+//! SQL storage driver. As root it runs as the `postgres` user, which PostgreSQL requires. It
+//! also speaks TLS, with a certificate for 127.0.0.1 and localhost from a CA of its own
+//! ([`Postgres::ca_file`]).
 
 use crate::process::{self, Children};
 use anyhow::{Context, Result, bail};
@@ -12,6 +14,33 @@ pub struct Postgres {
     port: u16,
     dir: PathBuf,
     bin: PathBuf,
+}
+
+/// A CA and the server certificate it signed (PEM files in `dir`); returns the CA's path.
+fn tls_files(dir: &Path, owner: Option<(u32, u32)>) -> Result<PathBuf> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    let ca_key = KeyPair::generate()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key)?.pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
+    params.subject_alt_names.push(SanType::IpAddress(std::net::IpAddr::from([127, 0, 0, 1])));
+    let cert = params.signed_by(&key, &issuer)?;
+    let write = |name: &str, text: &str, mode: u32| -> Result<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let at = dir.join(name);
+        std::fs::write(&at, text)?;
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(mode))?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(&at, Some(uid), Some(gid))?;
+        }
+        Ok(at)
+    };
+    write("server.crt", &cert.pem(), 0o644)?;
+    write("server.key", &key.serialize_pem(), 0o600)?;
+    write("ca.crt", &ca_pem, 0o644)
 }
 
 impl Postgres {
@@ -38,6 +67,7 @@ impl Postgres {
         if !out.status.success() {
             bail!("initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         }
+        tls_files(dir, user)?;
         let port = process::free_port()?;
         let mut children = Children::default();
         children.spawn_as(
@@ -53,6 +83,12 @@ impl Postgres {
                 "-k".into(),
                 path(&sockets).into(),
                 "-F".into(),
+                "-c".into(),
+                "ssl=on".into(),
+                "-c".into(),
+                format!("ssl_cert_file={}", path(&dir.join("server.crt"))),
+                "-c".into(),
+                format!("ssl_key_file={}", path(&dir.join("server.key"))),
             ],
             dir,
             user,
@@ -91,6 +127,16 @@ impl Postgres {
     /// The connection string Helm's sql driver takes (`HELM_DRIVER_SQL_CONNECTION_STRING`).
     pub fn connection_string(&self) -> String {
         format!("host=127.0.0.1 port={} user=postgres dbname=helm sslmode=disable", self.port)
+    }
+
+    /// The CA that signed the server's certificate (PEM), for `sslrootcert`.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.join("ca.crt")
+    }
+
+    /// The address and database without `sslmode` (add one).
+    pub fn address(&self) -> String {
+        format!("host=127.0.0.1 port={} user=postgres dbname=helm", self.port)
     }
 
     pub fn stop(&self) {

@@ -26,6 +26,15 @@ pub struct Evaluated {
     pub locations: Vec<Option<Location>>,
 }
 
+/// A release record holding more objects than `--max-objects`.
+#[derive(Debug, thiserror::Error)]
+#[error("{record} holds {objects} objects, more than --max-objects {limit}: not checked")]
+pub struct TooManyObjects {
+    pub record: String,
+    pub objects: usize,
+    pub limit: usize,
+}
+
 /// Reads one release, rebuilds its objects and compares them with the cluster.
 pub async fn evaluate(
     session: &Session,
@@ -57,11 +66,7 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
     let limit =
         if settings.compare.max_objects == 0 { crate::settings::MAX_OBJECTS } else { settings.compare.max_objects };
     if objects.len() > limit {
-        anyhow::bail!(
-            "{} holds {} objects, more than --max-objects {limit}: not checked",
-            selected.record,
-            objects.len()
-        );
+        return Err(TooManyObjects { record: selected.record, objects: objects.len(), limit }.into());
     }
     let manifest_objects = objects.len();
     if settings.compare.include_crds

@@ -8,6 +8,6 @@ mod judge;
 mod scan;
 mod session;
 
-pub use evaluate::{Evaluated, evaluate, evaluate_selected};
+pub use evaluate::{Evaluated, TooManyObjects, evaluate, evaluate_selected};
 pub use scan::{Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan};
 pub use session::Session;

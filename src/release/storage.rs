@@ -39,6 +39,14 @@ pub enum SourceError {
     Sql(#[from] SqlError),
 }
 
+impl SourceError {
+    /// Whether the record itself is unusable (undecodable, over a limit, not what it claims):
+    /// input to reject, not an outage.
+    pub fn is_bad_record(&self) -> bool {
+        matches!(self, SourceError::Corrupt { .. } | SourceError::NoData { .. } | SourceError::Mismatch { .. })
+    }
+}
+
 /// Where the records are.
 enum Backend {
     /// Secrets or ConfigMaps in each release's namespace.

@@ -514,6 +514,11 @@ impl<'a> Watcher<'a> {
                         self.forget(&key);
                         continue;
                     }
+                    let bad = e.downcast_ref::<SourceError>().is_some_and(SourceError::is_bad_record)
+                        || e.downcast_ref::<crate::engine::TooManyObjects>().is_some();
+                    if bad {
+                        self.metrics.rejected("record", 1);
+                    }
                     self.metrics.error("evaluate");
                     self.log.error(
                         "cannot check the release",

@@ -194,13 +194,16 @@ fn opt_out_annotations(helm: Helm) {
     env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore=/data/greeting"]).success();
     let out = check_both(&env, &[], 2);
     assert!(out.contains("~ data.greeting"), "{out}");
-    assert!(out.contains("metadata.annotations.helm-drift.io/ignore") && out.contains("kubectl-annotate"), "{out}");
+    assert!(
+        out.contains(r#"+ metadata.annotations["helm-drift.io/ignore"]: "/data/greeting" (added by kubectl-annotate"#),
+        "{out}"
+    );
     // Trusted (Flux's behaviour): honoured, and not drift itself.
     check_both(&env, &["--trust-live-annotations"], 0);
     env.kubectl(&["annotate", "configmap", "app-config", "helm-drift.io/ignore-"]).success();
     env.kubectl(&["annotate", "configmap", "app-config", "helm.toolkit.fluxcd.io/driftDetection=disabled"]).success();
     let out = check_both(&env, &["-v"], 2);
-    assert!(out.contains("metadata.annotations.helm.toolkit.fluxcd.io/driftDetection"), "{out}");
+    assert!(out.contains(r#"+ metadata.annotations["helm.toolkit.fluxcd.io/driftDetection"]: "disabled""#), "{out}");
     let out = check_both(&env, &["-v", "--trust-live-annotations"], 0);
     assert!(out.contains("excluded ConfigMap"), "{out}");
 }

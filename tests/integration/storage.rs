@@ -86,20 +86,20 @@ fn sql_driver_over_tls() {
         sql(env.helm(helm, &["install", &release, chart.to_str().unwrap()]), &full).success();
         sql(env.drift(&["check", &release]), &full).success().stdout_has(&format!("{release}: in sync (4 objects)"));
     }
-    sql(env.drift(&["check", "tls-v4"]), &with("sslmode=require")).success();
+    sql(env.drift(&["check", "tls-h4"]), &with("sslmode=require")).success();
     // The name checked is `host`, the address dialled `hostaddr`: verify-ca ignores the name.
     let renamed = format!("sslrootcert={} host=db.invalid hostaddr=127.0.0.1", ca.display());
     let renamed = format!("{} {renamed}", pg.address().replace("host=127.0.0.1 ", ""));
-    sql(env.drift(&["check", "tls-v4"]), &format!("{renamed} sslmode=verify-ca")).success();
-    sql(env.drift(&["check", "tls-v4"]), &format!("{renamed} sslmode=verify-full"))
+    sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-ca")).success();
+    sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-full"))
         .code(1)
         .stderr_has("cannot connect to the SQL storage");
     // Another CA (the control plane's) did not sign the server's certificate.
     let other = env.cp.dir().join("pki/ca.crt");
-    sql(env.drift(&["check", "tls-v4"]), &with(&format!("sslmode=verify-full sslrootcert={}", other.display())))
+    sql(env.drift(&["check", "tls-h4"]), &with(&format!("sslmode=verify-full sslrootcert={}", other.display())))
         .code(1)
         .stderr_has("cannot connect to the SQL storage");
-    sql(env.drift(&["check", "tls-v4"]), &with("sslmode=verify-full sslrootcert=/nonexistent/ca.pem"))
+    sql(env.drift(&["check", "tls-h4"]), &with("sslmode=verify-full sslrootcert=/nonexistent/ca.pem"))
         .code(1)
         .stderr_has("cannot read sslrootcert /nonexistent/ca.pem");
 }

@@ -4,7 +4,8 @@
 # put back, which leaves the field owned by kubectl: the next helm upgrade would conflict), runs
 # `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, then shows an
 # expected change (`kubectl rollout restart`) and `check --explain`, all through helm; then
-# `helm drift watch` sees an edit (metric, Event) and heals a release that opted in.
+# `helm drift watch` sees an edit (metric, Event) and heals a release that opted in, and refuses a
+# forged release record that asks for cluster-admin.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -98,6 +99,12 @@ say "Scaled by hand: helm drift check --explain says which value makes it perman
 
 say "helm drift watch: always on (metrics, an Event once per drift, self-healing for releases that opt in)"
 "$helm" install healed "$root/tests/charts/basic" --namespace demo --labels helm-drift.io/repair=true >/dev/null
+echo "$ kubectl -n demo apply -f forged-record.yaml   (anyone who may create a Secret in 'demo' can write"
+echo "  a release record: this one opts in to repair and asks for a ClusterRoleBinding to cluster-admin)"
+manifest='---\n# Source: intruder/templates/crb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: demo-intruder-is-admin\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: ServiceAccount\n  name: default\n  namespace: demo\n'
+record=$(printf '{"name":"intruder","namespace":"demo","version":1,"info":{"status":"deployed"},"manifest":"%s"}' "$manifest" | gzip | base64 -w0)
+"$kubectl" -n demo create secret generic sh.helm.release.v1.intruder.v1 --type helm.sh/release.v1 --from-literal=release="$record" >/dev/null
+"$kubectl" -n demo label secret sh.helm.release.v1.intruder.v1 owner=helm name=intruder status=deployed version=1 helm-drift.io/repair=true >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 get() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port$1" 2>/dev/null; }
 "$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s >"$state/watch.log" 2>&1 &
@@ -111,7 +118,8 @@ echo "$ kubectl -n demo patch configmap healed-config ... greeting=edited   (rel
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"edited"}}'
 deadline=$(( $(date +%s) + 60 ))
 until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ] \
-  && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1'; do
+  && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1' \
+  && get /metrics | grep -q 'helm_drift_repairs_total{result="refused"}'; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
   sleep 0.2
 done
@@ -121,6 +129,10 @@ echo "--- its metrics (curl http://127.0.0.1:$port/metrics)"
 get /metrics | grep -E '^helm_drift_(release_drifted|repairs_total|events_total)'
 echo "--- the Events"
 "$kubectl" -n demo get events --field-selector reason!=Scheduled -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message | grep -E 'REASON|Drift'
+if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; then
+  echo "the forged record's ClusterRoleBinding exists" >&2; exit 1
+fi
+echo "--- no ClusterRoleBinding demo-intruder-is-admin: the forged record was refused (see Security in the README)"
 kill "$watcher"; wait "$watcher" 2>/dev/null || true
 
 cat <<EOT

@@ -31,14 +31,39 @@ fn find<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
     docs.iter().find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind} in {:?}", kinds(docs)))
 }
 
-/// Every verb the ClusterRole grants.
+/// Every verb the ClusterRole grants, each once, sorted.
 fn verbs(docs: &[Value]) -> Vec<String> {
     let role = find(docs, "ClusterRole");
     let rules = role["rules"].as_sequence().unwrap();
-    rules
+    let mut out: Vec<String> = rules
         .iter()
         .flat_map(|r| r["verbs"].as_sequence().unwrap().iter().map(|v| v.as_str().unwrap().to_string()))
-        .collect()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The rule of a (Cluster)Role that names this resource.
+fn rule<'a>(docs: &'a [Value], kind: &str, resource: &str) -> &'a Value {
+    let rules = find(docs, kind)["rules"].as_sequence().unwrap();
+    rules
+        .iter()
+        .find(|r| r["resources"].as_sequence().unwrap().iter().any(|x| x == resource))
+        .unwrap_or_else(|| panic!("no rule for {resource} in {kind}"))
+}
+
+/// Whether any rule of the (Cluster)Role names resource `*` or a subresource.
+fn reaches_subresources(docs: &[Value], kind: &str) -> bool {
+    find(docs, kind)["rules"].as_sequence().unwrap().iter().any(|r| {
+        let reads = r["verbs"].as_sequence().unwrap().iter().any(|v| v == "get");
+        reads
+            && r["resources"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .any(|x| x.as_str().is_some_and(|x| x == "*" || x.contains('/')))
+    })
 }
 
 #[test]
@@ -51,10 +76,10 @@ fn chart_lints_and_renders_least_privilege() {
         let docs = template(&env, helm, &[]);
         assert!(!kinds(&docs).contains(&"ServiceMonitor".into()), "{:?}", kinds(&docs));
         assert!(!kinds(&docs).contains(&"PrometheusRule".into()));
-        let mut granted = verbs(&docs);
-        granted.sort();
-        assert_eq!(granted, ["create", "get", "list", "patch", "watch"], "read, and create/patch Events only");
-        assert_eq!(find(&docs, "ClusterRole")["rules"][1]["verbs"][1], "patch");
+        assert_eq!(verbs(&docs), ["create", "get", "list", "patch", "watch"], "read, and create/patch Events only");
+        assert_eq!(rule(&docs, "ClusterRole", "events")["verbs"][3], "patch");
+        assert!(!reaches_subresources(&docs, "ClusterRole"), "no subresource is readable");
+        assert_eq!(rule(&docs, "ClusterRole", "secrets")["verbs"][0], "get");
         let key = find(&docs, "Secret");
         assert_eq!(key["metadata"]["annotations"]["helm.sh/resource-policy"], "keep");
         assert!(key["data"]["key"].as_str().is_some_and(|k| k.len() >= 64), "{key:?}");
@@ -62,11 +87,10 @@ fn chart_lints_and_renders_least_privilege() {
 
         // Impersonation: only `impersonate` on ServiceAccounts of that name, no write verb.
         let sa = template(&env, helm, &["--set", "repair.enabled=true,repair.serviceAccount=fixer"]);
-        let mut granted = verbs(&sa);
-        granted.sort();
-        assert_eq!(granted, ["create", "get", "impersonate", "list", "patch", "watch"]);
-        let rule = &find(&sa, "ClusterRole")["rules"][2];
-        assert_eq!((&rule["resources"][0], &rule["resourceNames"][0]), (&"serviceaccounts".into(), &"fixer".into()));
+        assert_eq!(verbs(&sa), ["create", "get", "impersonate", "list", "patch", "watch"]);
+        let impersonate =
+            find(&sa, "ClusterRole")["rules"].as_sequence().unwrap().iter().find(|r| r["verbs"][0] == "impersonate");
+        assert_eq!(impersonate.unwrap()["resourceNames"][0], "fixer");
         let c = &find(&sa, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair-service-account=fixer"));
         // Narrowed read rules, and two replicas: a PodDisruptionBudget and anti-affinity.
@@ -84,8 +108,27 @@ fn chart_lints_and_renders_least_privilege() {
         assert_eq!(find(&narrow, "PodDisruptionBudget")["spec"]["minAvailable"], 1);
         let affinity = &find(&narrow, "Deployment")["spec"]["template"]["spec"]["affinity"];
         assert!(affinity["podAntiAffinity"].is_mapping(), "{affinity:?}");
-        let events_rule = &find(&docs, "ClusterRole")["rules"][1];
-        assert_eq!(events_rule["resources"][0], "events");
+        // Reading everything is a choice, subresources included; a CRD's kinds are added.
+        assert!(reaches_subresources(&template(&env, helm, &["--set", "rbac.readAll=true"]), "ClusterRole"));
+        let crd = template(
+            &env,
+            helm,
+            &["--set-json", r#"rbac.extraReadRules=[{"apiGroups":["cert-manager.io"],"resources":["certificates"]}]"#],
+        );
+        assert_eq!(rule(&crd, "ClusterRole", "certificates")["verbs"][2], "watch");
+        // One namespace: a Role and its binding there, nothing cluster-wide; a NetworkPolicy on
+        // request; the image by digest.
+        let one = template(
+            &env,
+            helm,
+            &["--set", "watch.allNamespaces=false,networkPolicy.enabled=true,image.digest=sha256:0123"],
+        );
+        assert!(!kinds(&one).iter().any(|k| k.starts_with("Cluster")), "{:?}", kinds(&one));
+        assert_eq!(rule(&one, "Role", "secrets")["verbs"][1], "list");
+        let policy = find(&one, "NetworkPolicy");
+        assert_eq!(policy["spec"]["ingress"][0]["ports"][0]["port"], 8080);
+        let c = &find(&one, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert!(c["image"].as_str().unwrap().ends_with("@sha256:0123"), "{:?}", c["image"]);
         let pod = &find(&docs, "Deployment")["spec"]["template"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
         assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
@@ -164,10 +207,16 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     eventually("the drift repaired", Duration::from_secs(30), || greeting() == "hello");
     eventually("the DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);
     env.merge_patch("configmap", &config, r#"{"data":{"greeting":"edited"}}"#);
-    eventually("the recurring drift counted on its Event", Duration::from_secs(30), || {
+    let counted = || {
         let detected = events(&env, "DriftDetected");
         detected.len() == 1 && detected[0]["count"] == 2
-    });
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !counted() {
+        let seen = events(&env, "DriftDetected");
+        assert!(std::time::Instant::now() < deadline, "the recurring drift counted on its Event\n{seen:?}\n{}", w.logs_text());
+        std::thread::sleep(Duration::from_millis(200));
+    }
     eventually("repaired again", Duration::from_secs(30), || greeting() == "hello");
     assert!(!w.logs_text().contains("cannot record the Event"), "{}", w.logs_text());
     w.stop();

@@ -74,8 +74,12 @@ fn sql_driver_with_postgres() {
 fn sql_driver_over_tls() {
     let pg = testcluster::postgres();
     let env = Env::new("store-sql-tls");
+    // A database of its own: Helm creates its tables on first use, and two first uses at once
+    // (the other SQL test) collide.
+    pg.psql("postgres", "CREATE DATABASE helm_tls").unwrap();
+    let address = pg.address().replace("dbname=helm", "dbname=helm_tls");
     let ca = pg.ca_file();
-    let with = |extra: &str| format!("{} {extra}", pg.address());
+    let with = |extra: &str| format!("{address} {extra}");
     let full = with(&format!("sslmode=verify-full sslrootcert={}", ca.display()));
     let sql = |run: crate::support::Run, conn: &str| {
         run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
@@ -89,7 +93,7 @@ fn sql_driver_over_tls() {
     sql(env.drift(&["check", "tls-h4"]), &with("sslmode=require")).success();
     // The name checked is `host`, the address dialled `hostaddr`: verify-ca ignores the name.
     let renamed = format!("sslrootcert={} host=db.invalid hostaddr=127.0.0.1", ca.display());
-    let renamed = format!("{} {renamed}", pg.address().replace("host=127.0.0.1 ", ""));
+    let renamed = format!("{} {renamed}", address.replace("host=127.0.0.1 ", ""));
     sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-ca")).success();
     sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-full"))
         .code(1)

@@ -76,6 +76,8 @@ pub struct Storage {
     backend: Backend,
     /// Record data read ahead by one LIST, keyed by (namespace, object name).
     prefetched: std::sync::Mutex<BTreeMap<(String, String), Vec<u8>>>,
+    /// Large records decoded at once, at most (each may decompress to 16 MiB).
+    large: tokio::sync::Semaphore,
 }
 
 impl Storage {
@@ -90,7 +92,7 @@ impl Storage {
             Driver::ConfigMaps => Backend::Kube { client, kind: Kind::ConfigMap },
             Driver::Sql => Backend::Sql(SqlStorage::connect(sql_connection).await?),
         };
-        Ok(Storage { backend, prefetched: Default::default() })
+        Ok(Storage { backend, prefetched: Default::default(), large: tokio::sync::Semaphore::new(LARGE_AT_ONCE) })
     }
 
     pub fn driver(&self) -> Driver {
@@ -173,6 +175,12 @@ impl Storage {
         let record = format!("{} {}/{}", self.record_kind(), index.namespace, chosen.object);
         let ahead =
             self.prefetched.lock().expect("prefetch lock").remove(&(index.namespace.clone(), chosen.object.clone()));
+        // A record not prefetched may be large: a few at a time, so that many of them (forged
+        // ones, say) never decompress together.
+        let _permit = match ahead {
+            Some(_) => None,
+            None => self.large.acquire().await.ok(),
+        };
         let data = match (&self.backend, ahead) {
             (_, Some(data)) => Some(data),
             (Backend::Sql(sql), None) => sql.read(&index.namespace, &chosen.object).await?,
@@ -255,6 +263,15 @@ async fn list_metadata<K: RecordObject>(
     Ok(retry(|| api.list_metadata(lp)).await?.items.into_iter().map(|m| m.metadata).collect())
 }
 
+/// Records at most this large (their data, compressed) are kept from the prefetch; larger ones are
+/// read one at a time when their release is checked, so that a namespace full of large (forged)
+/// records never sits in memory at once.
+const PREFETCH_MAX: usize = 256 * 1024;
+/// Records not prefetched (large ones) read and decoded at once, at most.
+const LARGE_AT_ONCE: usize = 4;
+/// Records per page of the prefetch LIST.
+const PREFETCH_PAGE: u32 = 100;
+
 async fn list_data<K: RecordObject>(
     client: &kube::Client,
     namespace: Option<&str>,
@@ -262,12 +279,25 @@ async fn list_data<K: RecordObject>(
 ) -> Result<Vec<((String, String), Vec<u8>)>, kube::Error> {
     let api = api::<K>(client, namespace);
     let mut found = Vec::new();
-    for obj in retry(|| api.list(lp)).await? {
-        let (meta, data) = obj.into_parts();
-        let key = (meta.namespace.unwrap_or_default(), meta.name.unwrap_or_default());
-        found.extend(data.map(|d| (key, d)));
+    let mut page = lp.clone().limit(PREFETCH_PAGE);
+    loop {
+        let list = match retry(|| api.list(&page)).await {
+            Ok(list) => list,
+            // The continue token expired: what was not read yet is read one by one later.
+            Err(kube::Error::Api(s)) if s.code == 410 && page.continue_token.is_some() => return Ok(found),
+            Err(e) => return Err(e),
+        };
+        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
+        for obj in list {
+            let (meta, data) = obj.into_parts();
+            let key = (meta.namespace.unwrap_or_default(), meta.name.unwrap_or_default());
+            found.extend(data.filter(|d| d.len() <= PREFETCH_MAX).map(|d| (key, d)));
+        }
+        match next {
+            Some(token) => page = page.continue_token(&token),
+            None => return Ok(found),
+        }
     }
-    Ok(found)
 }
 
 async fn get_data<K: RecordObject>(

@@ -214,7 +214,11 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !counted() {
         let seen = events(&env, "DriftDetected");
-        assert!(std::time::Instant::now() < deadline, "the recurring drift counted on its Event\n{seen:?}\n{}", w.logs_text());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the recurring drift counted on its Event\n{seen:?}\n{}",
+            w.logs_text()
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     eventually("repaired again", Duration::from_secs(30), || greeting() == "hello");

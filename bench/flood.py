@@ -15,9 +15,9 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
+
+import probe
 
 binary, kubectl, ns, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
@@ -64,16 +64,11 @@ proc = subprocess.Popen([binary, "watch", "-n", ns, "--all", "--metrics-address"
 
 
 def get(path):
-    try:
-        with urllib.request.urlopen(base + path, timeout=5) as r:
-            return r.status, r.read().decode()
-    except Exception:
-        return 0, ""
+    return probe.get(base, path)
 
 
 def memory():
-    status = dict(line.split(":", 1) for line in open(f"/proc/{proc.pid}/status"))
-    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
+    return probe.memory(proc.pid)
 
 
 def sample(text, series):

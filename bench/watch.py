@@ -12,7 +12,8 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
+
+import probe
 
 binary, kubectl, prefix = sys.argv[1:4]
 releases, namespaces, idle, edits = (int(a) for a in sys.argv[4:8])
@@ -30,11 +31,7 @@ proc = subprocess.Popen(
 
 
 def get(path):
-    try:
-        with urllib.request.urlopen(base + path, timeout=5) as r:
-            return r.status, r.read().decode()
-    except Exception:
-        return 0, ""
+    return probe.get(base, path)
 
 
 def metrics():
@@ -52,8 +49,7 @@ def cpu_seconds():
 
 
 def memory():
-    status = dict(line.split(":", 1) for line in open(f"/proc/{proc.pid}/status"))
-    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
+    return probe.memory(proc.pid)
 
 
 def requests(m):

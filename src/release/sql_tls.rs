@@ -86,9 +86,9 @@ pub fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, String> 
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
-    let verifier: Arc<dyn ServerCertVerifier> = match tls.mode {
+    let chain = match tls.mode {
         Mode::Disable => return Ok(None),
-        Mode::Prefer | Mode::Require => Arc::new(Unverified(provider)),
+        Mode::Prefer | Mode::Require => None,
         Mode::VerifyCa | Mode::VerifyFull => {
             let path = match &tls.root_cert {
                 Some(p) => p.clone(),
@@ -105,12 +105,13 @@ pub fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, String> 
             if roots.is_empty() {
                 return Err(format!("sslrootcert {} holds no certificate", path.display()));
             }
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
                 .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
-            if tls.mode == Mode::VerifyFull { webpki } else { Arc::new(ChainOnly(webpki)) }
+            Some(webpki)
         }
     };
+    let verifier = Arc::new(Verifier { provider, chain, names: tls.mode == Mode::VerifyFull });
     Ok(Some(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth()))
 }
 
@@ -120,50 +121,17 @@ fn default_root_cert() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// `prefer`/`require`: encrypted, the server not authenticated (as libpq does).
+/// The server's certificate as the mode asks: not at all (`prefer`, `require`: encrypted, the
+/// server not authenticated, as libpq does), the chain (`verify-ca`), the chain and the name
+/// (`verify-full`). Handshake signatures are always checked.
 #[derive(Debug)]
-struct Unverified(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Verifier {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    names: bool,
 }
 
-/// `verify-ca`: the chain is checked, the host name is not.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end: &CertificateDer<'_>,
@@ -172,10 +140,11 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        match self.0.verify_server_cert(end, intermediates, name, ocsp, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end, intermediates, name, ocsp, now) {
             Err(TlsError::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.names => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -186,7 +155,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -195,11 +164,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 

@@ -248,6 +248,10 @@ fn watch_notifications() {
     let resolved = json::notification("DriftResolved", report, "abc", None, &drifted.id);
     assert_eq!(resolved["object"]["verdict"], "in-sync");
     assert!(json::slack(&resolved)["text"].as_str().unwrap().contains("in-sync"));
+    let mut refused = json::notification("DriftRepairRefused", report, "abc", Some(drifted), &drifted.id);
+    refused["message"] = "helm-drift did not repair it: outside the release's namespace".into();
+    let text = json::slack(&refused)["text"].as_str().unwrap().to_string();
+    assert_eq!(text, "DriftRepairRefused: helm-drift did not repair it: outside the release's namespace");
     for o in report.objects.iter().filter(|o| o.id.is_secret() && o.is_drift()) {
         let body = json::notification("DriftDetected", report, "abc", Some(o), &o.id).to_string();
         for f in &o.fields {

@@ -767,7 +767,9 @@ impl<'a> Watcher<'a> {
             Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
             Err(e) => self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]),
         }
-        self.notifier.send(crate::report::json::notification(reason, report, &signature, object, id));
+        let mut note = crate::report::json::notification(reason, report, &signature, object, id);
+        note["message"] = serde_json::Value::String(message.to_string());
+        self.notifier.send(note);
     }
 
     /// The client repairs write through: the watcher's own, or one impersonating the release

@@ -45,7 +45,8 @@ fn forged_records_cannot_escalate(helm: Helm) {
     };
 
     // Without impersonation: nothing outside the namespace, nothing another release owns.
-    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"];
+    let hook = Receiver::start();
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--notify", &hook.url];
     let w = Watching::start(&env, &args).ready();
     let refused = || {
         let refused = events(&env, "DriftRepairRefused");
@@ -58,10 +59,19 @@ fn forged_records_cannot_escalate(helm: Helm) {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 2.0));
+    eventually("the refusals notified with their rule", Duration::from_secs(20), || {
+        let notes = hook.received();
+        let refusals: Vec<_> = notes.iter().filter(|n| n["event"] == "DriftRepairRefused").collect();
+        refusals.iter().any(|n| n["message"].as_str().is_some_and(|m| m.contains("outside the release's namespace")))
+            && refusals.iter().any(|n| n["message"].as_str().is_some_and(|m| m.contains("not owned by release")))
+    });
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     eventually("the real release healed", Duration::from_secs(30), || greeting(&env, "web-config") == "hello");
     checks_later(&w, 6.0);
     untouched(&w);
+    let settled = hook.count("DriftRepairRefused");
+    checks_later(&w, 4.0);
+    assert_eq!(hook.count("DriftRepairRefused"), settled, "a refusal is notified once, not at every resync");
     let logs = w.logs_text();
     assert!(logs.contains("ClusterRoleBinding") && logs.contains("--repair-trust-namespace"), "{logs}");
     w.stop();

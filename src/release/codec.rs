@@ -33,19 +33,34 @@ pub fn decode(encoded: &[u8]) -> Result<Release, DecodeError> {
     }
     let raw = base64::engine::general_purpose::STANDARD.decode(&text)?;
     let json = if raw.starts_with(&GZIP_MAGIC) {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(raw.as_slice())
-            .take(MAX_DECOMPRESSED + 1)
-            .read_to_end(&mut out)
-            .map_err(DecodeError::Gzip)?;
-        if out.len() as u64 > MAX_DECOMPRESSED {
-            return Err(DecodeError::TooLarge);
-        }
-        out
+        inflate(&raw)?
     } else {
         raw
     };
     Ok(serde_json::from_slice(&json)?)
+}
+
+/// Gunzips at most [`MAX_DECOMPRESSED`] bytes, growing the buffer to that cap and never past it
+/// (doubling would hold twice the cap for a record that decompresses just over it).
+fn inflate(raw: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let cap = MAX_DECOMPRESSED as usize;
+    let mut decoder = flate2::read::GzDecoder::new(raw);
+    let mut out: Vec<u8> = Vec::with_capacity(raw.len().saturating_mul(4).min(cap));
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = decoder.read(&mut chunk).map_err(DecodeError::Gzip)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if out.len() + n > cap {
+            return Err(DecodeError::TooLarge);
+        }
+        if out.capacity() - out.len() < n {
+            let grown = (out.capacity() * 2).max(out.len() + n).min(cap);
+            out.reserve_exact(grown - out.len());
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
 }
 
 #[cfg(test)]

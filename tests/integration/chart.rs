@@ -139,12 +139,14 @@ fn chart_lints_and_renders_least_privilege() {
         let args: Vec<&str> = c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
         assert_eq!(&args[..2], ["watch", "--all-namespaces"]);
         assert!(!args.contains(&"--repair"));
+        assert!(args.contains(&"--read-only"), "no patch verb: the read-only engine, not a refused dry-run");
         assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
 
         let repair = template(&env, helm, &["--set", "repair.enabled=true"]);
         assert!(verbs(&repair).contains(&"patch".to_string()));
         let c = &find(&repair, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair"));
+        assert!(!c["args"].as_sequence().unwrap().iter().any(|a| a == "--read-only"), "patch granted: the exact engine");
 
         let operator = template(&env, helm, &["--api-versions", "monitoring.coreos.com/v1"]);
         let rule = find(&operator, "PrometheusRule");

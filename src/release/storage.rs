@@ -269,8 +269,9 @@ async fn list_metadata<K: RecordObject>(
 const PREFETCH_MAX: usize = 256 * 1024;
 /// Records not prefetched (large ones) read and decoded at once, at most.
 const LARGE_AT_ONCE: usize = 4;
-/// Records per page of the prefetch LIST.
-const PREFETCH_PAGE: u32 = 100;
+/// Records per page of the prefetch LIST: a page of records at the 1 MiB Secret limit is then
+/// about 65 MiB of response at most.
+const PREFETCH_PAGE: u32 = 50;
 
 async fn list_data<K: RecordObject>(
     client: &kube::Client,

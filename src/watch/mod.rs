@@ -169,6 +169,26 @@ async fn helm_gone() {
     }
 }
 
+/// What the watcher keeps of one evaluation: the verdicts and where each object lives. The
+/// release record and the desired objects (a record's whole manifest) are let go as soon as the
+/// evaluation ends, not when the whole batch has, so that a batch of large records never sits in
+/// memory together.
+struct Verdicts {
+    report: crate::model::DriftReport,
+    /// Each object's name and location, in the order of `report.objects`.
+    placed: Vec<(String, Option<crate::live::Location>)>,
+}
+
+impl From<Evaluated> for Verdicts {
+    fn from(e: Evaluated) -> Verdicts {
+        let placed = e.objects.iter().zip(&e.locations).map(|(o, at)| (o.name.clone(), at.clone())).collect();
+        let Evaluated { report, release, objects, .. } = e;
+        // Freeing a release's objects takes a while: not on the way to the next decision.
+        tokio::task::spawn_blocking(move || drop((release, objects)));
+        Verdicts { report, placed }
+    }
+}
+
 /// What the watcher knows about one release.
 struct Watched {
     /// Where its objects live: what to watch.
@@ -491,21 +511,17 @@ impl<'a> Watcher<'a> {
             let baseline = baseline.as_ref();
             async move {
                 let started = Instant::now();
-                let r = evaluate_with_baseline(session, settings, &index, None, baseline).await;
+                let r = evaluate_with_baseline(session, settings, &index, None, baseline).await.map(Verdicts::from);
                 (index, r, started.elapsed())
             }
         }))
         .buffer_unordered(concurrency)
         .collect()
         .await;
-        let mut spent = Vec::new();
         for (index, result, took) in results {
             let key = (index.namespace.clone(), index.name.clone());
             match result {
-                Ok(evaluated) => {
-                    self.absorb(&evaluated, took).await;
-                    spent.push(evaluated);
-                }
+                Ok(verdicts) => self.absorb(&verdicts, took).await,
                 Err(e) => {
                     let uninstalled = e.downcast_ref::<SourceError>().is_some_and(
                         |s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled"),
@@ -527,22 +543,20 @@ impl<'a> Watcher<'a> {
                 }
             }
         }
-        // Freeing the releases' objects takes a while: not on the way to the next decision.
-        tokio::task::spawn_blocking(move || drop(spent));
     }
 
     /// A release's new verdicts: metrics, the object index, Events and notifications for new or
     /// resolved drift, and self-healing.
-    async fn absorb(&mut self, evaluated: &Evaluated, took: Duration) {
+    async fn absorb(&mut self, evaluated: &Verdicts, took: Duration) {
         let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         self.metrics.record(report, took.as_secs_f64());
         let drifted = report.drifted() > 0;
         let mut resources = Vec::new();
         let mut objects = Vec::new();
-        for (o, at) in evaluated.objects.iter().zip(&evaluated.locations) {
+        for (name, at) in &evaluated.placed {
             let Some(at) = at else { continue };
-            objects.push((at.resource.group.clone(), at.resource.plural.clone(), at.namespace.clone(), o.name.clone()));
+            objects.push((at.resource.group.clone(), at.resource.plural.clone(), at.namespace.clone(), name.clone()));
             let same = |(r, ns): &(ApiResource, Option<String>)| {
                 r.plural == at.resource.plural
                     && r.group == at.resource.group
@@ -580,7 +594,7 @@ impl<'a> Watcher<'a> {
             h.observe(report);
         }
         if drifted && self.healing.contains(&key) {
-            self.heal(evaluated).await;
+            self.heal(&evaluated.report).await;
         }
     }
 
@@ -637,9 +651,8 @@ impl<'a> Watcher<'a> {
     }
 
     /// Self-healing of one release: repair what the policy allows, abandon what fights back.
-    async fn heal(&mut self, evaluated: &Evaluated) {
+    async fn heal(&mut self, report: &crate::model::DriftReport) {
         let Some(healer) = self.healer.as_mut() else { return };
-        let report = &evaluated.report;
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         let decision = healer.decide(report, Instant::now());
         for (id, manager) in &decision.abandoned {

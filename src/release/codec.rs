@@ -32,11 +32,7 @@ pub fn decode(encoded: &[u8]) -> Result<Release, DecodeError> {
         return Err(DecodeError::Empty);
     }
     let raw = base64::engine::general_purpose::STANDARD.decode(&text)?;
-    let json = if raw.starts_with(&GZIP_MAGIC) {
-        inflate(&raw)?
-    } else {
-        raw
-    };
+    let json = if raw.starts_with(&GZIP_MAGIC) { inflate(&raw)? } else { raw };
     Ok(serde_json::from_slice(&json)?)
 }
 

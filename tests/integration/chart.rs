@@ -146,7 +146,10 @@ fn chart_lints_and_renders_least_privilege() {
         assert!(verbs(&repair).contains(&"patch".to_string()));
         let c = &find(&repair, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair"));
-        assert!(!c["args"].as_sequence().unwrap().iter().any(|a| a == "--read-only"), "patch granted: the exact engine");
+        assert!(
+            !c["args"].as_sequence().unwrap().iter().any(|a| a == "--read-only"),
+            "patch granted: the exact engine"
+        );
 
         let operator = template(&env, helm, &["--api-versions", "monitoring.coreos.com/v1"]);
         let rule = find(&operator, "PrometheusRule");

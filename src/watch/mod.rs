@@ -617,7 +617,7 @@ impl<'a> Watcher<'a> {
         let short: String = signature.chars().take(16).collect();
         let mut fields: Vec<(&str, &dyn ToString)> =
             vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
-        if drifted.is_some() {
+        if drifted.is_some() && !paths.is_empty() {
             fields.push(("paths", &paths));
         }
         if !self.leading("record an Event").await {

@@ -76,6 +76,9 @@ fn walk(desired: &Value, live: Option<&Value>, path: &mut FieldPath, field: &str
         },
         (Value::Array(d), _) if d.is_empty() => {}
         (Value::Object(d), _) if d.is_empty() => {}
+        // `null` in a chart sets nothing (`creationTimestamp: null` from `kubectl create
+        // --dry-run=client -o yaml`): whatever the server keeps there is not drift.
+        (Value::Null, _) => {}
         _ if scalar_equal(desired, live, path) => {}
         _ => out.push(FieldDiff::new(path.clone(), Some(desired), Some(live))),
     }
@@ -114,6 +117,23 @@ fn is_quantity_path(path: &FieldPath) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_template_pasted_from_kubectl_dry_run_is_in_sync() {
+        let desired = serde_json::json!({
+            "metadata": {"name": "web", "creationTimestamp": null},
+            "spec": {"strategy": {}, "template": {"metadata": {"creationTimestamp": null},
+                "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {}}]}}},
+            "status": {}
+        });
+        let live = serde_json::json!({
+            "metadata": {"name": "web", "creationTimestamp": "2026-11-30T10:00:00Z"},
+            "spec": {"strategy": {"type": "RollingUpdate"}, "template": {"metadata": {},
+                "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {}}]}}},
+            "status": {"replicas": 1}
+        });
+        assert_eq!(super::differences(&desired, &live), vec![]);
+    }
+
     use super::*;
     use serde_json::json;
 

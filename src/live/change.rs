@@ -106,6 +106,13 @@ pub fn event(
 }
 
 /// Records a Kubernetes Event about `object` (best effort: the error is returned for a warning).
+/// Where an Event about an object in `namespace` is recorded: its namespace, or `default` for a
+/// cluster-scoped object (the API server requires an Event's namespace to match its object's, and
+/// takes cluster-scoped objects' Events in `default`, as kubectl and controllers record them).
+pub fn event_namespace(namespace: Option<&str>) -> &str {
+    namespace.unwrap_or("default")
+}
+
 pub async fn record_event(
     client: &kube::Client,
     namespace: &str,

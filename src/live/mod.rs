@@ -5,7 +5,7 @@
 mod change;
 mod error;
 
-pub use change::{Change, FIELD_MANAGER, apply_dry_run, change, event, record_event};
+pub use change::{Change, FIELD_MANAGER, apply_dry_run, change, event, event_namespace, record_event};
 pub use error::LiveError;
 
 use kube::api::{Api, DynamicObject, ListParams};

@@ -93,7 +93,7 @@ pub async fn execute_as(
         match apply(writer, at, name, planned).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
-                let ns = at.namespace.clone().unwrap_or_else(|| evaluated.report.namespace.clone());
+                let ns = live::event_namespace(at.namespace.as_deref()).to_string();
                 let message = event_message(&planned.step, &evaluated);
                 if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
                     report.events_not_recorded.push((planned.step.object.clone(), e.to_string()));

@@ -31,7 +31,7 @@ pub enum Recorded {
     Foreign,
 }
 
-/// Records one Event about `object` (the namespace `default` for cluster-scoped objects).
+/// Records one Event about `object` (in [`crate::live::event_namespace`]).
 pub async fn record(
     client: &kube::Client,
     object: &ObjectId,
@@ -40,7 +40,7 @@ pub async fn record(
     signature: &str,
     message: &str,
 ) -> Result<Recorded, LiveError> {
-    let namespace = object.namespace.clone().unwrap_or_else(|| "default".into());
+    let namespace = crate::live::event_namespace(object.namespace.as_deref()).to_string();
     let now = k8s_openapi::jiff::Timestamp::now();
     let involved = ObjectReference {
         api_version: Some(object.api_version.clone()),

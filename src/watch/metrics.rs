@@ -62,6 +62,8 @@ pub struct Metrics {
     events: Family<ReasonLabels, Counter>,
     rejected: Family<InputLabels, Counter>,
     pub ready: Gauge,
+    /// Releases the selection matched at the last full check.
+    pub selected: Gauge,
     pub leader: Gauge,
     pub watches: Gauge,
 }
@@ -89,6 +91,7 @@ impl Metrics {
             events: Family::default(),
             rejected: Family::default(),
             ready: Gauge::default(),
+            selected: Gauge::default(),
             leader: Gauge::default(),
             watches: Gauge::default(),
             registry: Registry::default(),
@@ -130,6 +133,11 @@ impl Metrics {
         );
         registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
         registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
+        registry.register(
+            "selected_releases",
+            "Releases the selection matched at the last full check (0: nothing is watched)",
+            m.selected.clone(),
+        );
         registry.register("watches", "Watches open on the API server", m.watches.clone());
         Metrics { registry, ..m }
     }

@@ -89,7 +89,7 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
     let shutdown = shutdown();
     futures::pin_mut!(shutdown);
     let metrics = Arc::new(Metrics::new());
-    let health = Arc::new(Health { metrics: metrics.clone(), ready: Default::default() });
+    let health = Arc::new(Health { metrics: metrics.clone(), ready: Default::default(), missing: Default::default() });
     let bound = server::serve(&options.metrics_address, health.clone()).await?;
     log.info("serving /metrics, /healthz and /readyz", &[("address", &bound)]);
     let session = tokio::select! {
@@ -426,6 +426,8 @@ impl<'a> Watcher<'a> {
         if !selection.releases.is_empty() {
             found.retain(|i| selection.releases.contains(&i.name));
         }
+        self.say_missing(&found);
+        self.metrics.selected.set(found.len() as i64);
         crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(r) = &self.options.repair {
             let opted = storage.releases(scope.as_deref(), Some(&r.selector)).await?;
@@ -442,6 +444,25 @@ impl<'a> Watcher<'a> {
         let wide = crate::engine::lists_every_namespace(selection, &found);
         self.evaluate_indexes(found, wide).await;
         Ok(())
+    }
+
+    /// Names asked for that match no release: a warning when that changes, and in `/readyz` (a
+    /// typo in a deployment's arguments would otherwise watch nothing and look healthy).
+    fn say_missing(&self, found: &[ReleaseIndex]) {
+        let missing: Vec<String> =
+            self.options.selection.releases.iter().filter(|n| !found.iter().any(|i| &i.name == *n)).cloned().collect();
+        let Ok(mut known) = self.health.missing.lock() else { return };
+        if *known == missing {
+            return;
+        }
+        if !missing.is_empty() {
+            let scope = self.scope().unwrap_or_else(|| "every namespace".into());
+            self.log.warn(
+                "no release by these names: nothing is watched for them",
+                &[("releases", &missing.join(" ")), ("namespace", &scope)],
+            );
+        }
+        *known = missing;
     }
 
     /// Releases touched by changes, evaluated again.

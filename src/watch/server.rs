@@ -1,5 +1,6 @@
 //! The watcher's HTTP endpoints: `/metrics` (OpenMetrics text), `/healthz` (the process runs)
-//! and `/readyz` (the first full check is done, or this replica stands by for the lease).
+//! and `/readyz` (the first full check is done, or this replica stands by for the lease; names
+//! asked for that match no release are said there).
 
 use super::metrics::Metrics;
 use axum::Router;
@@ -14,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct Health {
     pub metrics: Arc<Metrics>,
     pub ready: AtomicBool,
+    /// Release names asked for that match no release (said in `/readyz`).
+    pub missing: std::sync::Mutex<Vec<String>>,
 }
 
 /// Binds `address` (so a busy port is an error at start) and serves until the process ends.
@@ -36,9 +39,12 @@ async fn metrics(State(h): State<Arc<Health>>) -> impl IntoResponse {
 }
 
 async fn ready(State(h): State<Arc<Health>>) -> impl IntoResponse {
-    if h.ready.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ready\n")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "the first full check is not done yet\n")
+    if !h.ready.load(Ordering::Relaxed) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "the first full check is not done yet\n".to_string());
     }
+    let missing = h.missing.lock().map(|m| m.clone()).unwrap_or_default();
+    if missing.is_empty() {
+        return (StatusCode::OK, "ready\n".to_string());
+    }
+    (StatusCode::OK, format!("ready\nwarning: no release named {} (nothing is watched for it)\n", missing.join(", ")))
 }

@@ -247,3 +247,19 @@ fn deleted_crd_makes_custom_resources_unknown() {
         assert!(out.contains("the cluster does not serve gone.helm-drift.io/v1 Gadget"), "{out}");
     }
 }
+
+/// Templates pasted from `kubectl create --dry-run=client -o yaml` (`creationTimestamp: null`,
+/// `status: {}`, `strategy: {}`, `resources: {}`) are in sync in both engines, and an edit is
+/// still found in both.
+#[test]
+fn null_and_empty_fields_of_pasted_templates_are_in_sync_in_both_engines() {
+    for helm in Helm::ALL {
+        let env = Env::new(&format!("pasted-{}", helm.tag()));
+        env.install(helm, "p", "pasted", &[]);
+        check_release_both(&env, "p", &[], 0);
+        check_release_both(&env, "p", &["--read-only"], 0);
+        env.merge_patch("configmap", "p-config", r#"{"data":{"greeting":"edited"}}"#);
+        let out = check_release_both(&env, "p", &[], 2);
+        assert!(out.contains(r#"~ data.greeting: "hello" -> "edited""#), "{out}");
+    }
+}

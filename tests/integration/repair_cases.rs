@@ -25,7 +25,7 @@ fn drifted(helm: Helm, case: &str, edit: impl FnOnce(&Env)) -> Env {
 }
 
 /// check → repair → check → upgrade, as the module says.
-fn repaired(helm: Helm, case: &str, edit: impl FnOnce(&Env), repair: &[&str]) {
+fn repaired(helm: Helm, case: &str, edit: impl FnOnce(&Env), repair: &[&str]) -> Env {
     let env = drifted(helm, case, edit);
     let before = history(&env, helm);
     let mut args = vec!["repair", "app"];
@@ -33,10 +33,12 @@ fn repaired(helm: Helm, case: &str, edit: impl FnOnce(&Env), repair: &[&str]) {
     let out = env.drift(&args).code(0);
     clean(&out);
     out.stdout_has("after repair:\napp: in sync");
+    assert!(!out.dump().contains("no Event recorded"), "every repaired object gets its Event\n{}", out.dump());
     env.drift(&["check", "app"]).code(0);
     assert_eq!(history(&env, helm), before, "same revision");
     upgrade_lands(&env, helm);
     env.drift(&["check", "app"]).code(0).stdout_has("revision 2 deployed");
+    env
 }
 
 /// A normal `helm upgrade` with new values succeeds, and its changes are live.
@@ -58,11 +60,11 @@ macro_rules! both_helms {
     ($($name:ident => $body:expr;)*) => {
         mod helm3 {
             use super::*;
-            $(#[test] fn $name() { ($body)(Helm::V3) })*
+            $(#[test] fn $name() { let _ = ($body)(Helm::V3); })*
         }
         mod helm4 {
             use super::*;
-            $(#[test] fn $name() { ($body)(Helm::V4) })*
+            $(#[test] fn $name() { let _ = ($body)(Helm::V4); })*
         }
     };
 }
@@ -81,10 +83,18 @@ both_helms! {
     renamed_env_var => |helm| repaired(helm, "envname", |env| {
         json_patch(env, "deployment", "app-web", r#"[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/name","value":"SALUTATION"}]"#)
     }, &[]);
-    edited_subject_of_an_atomic_list => |helm| repaired(helm, "subject", |env| {
+    edited_subject_of_an_atomic_list => |helm| {
+        let env = repaired(helm, "subject", |env| {
+            let binding = format!("{}-app-reader", env.ns);
+            json_patch(env, "clusterrolebinding", &binding, r#"[{"op":"replace","path":"/subjects/0/name","value":"intruder"}]"#)
+        }, &[]);
+        // A cluster-scoped object's Event is in `default`, where Kubernetes keeps them.
         let binding = format!("{}-app-reader", env.ns);
-        json_patch(env, "clusterrolebinding", &binding, r#"[{"op":"replace","path":"/subjects/0/name","value":"intruder"}]"#)
-    }, &[]);
+        let events = env.kubectl(&["get", "events", "-n", "default", "--field-selector", "reason=DriftRepaired", "-o", "json"]);
+        let list: serde_json::Value = serde_json::from_str(&events.success().stdout()).unwrap();
+        let names: Vec<&str> = list["items"].as_array().unwrap().iter().filter_map(|e| e["involvedObject"]["name"].as_str()).collect();
+        assert!(names.contains(&binding.as_str()), "{names:?}");
+    };
     edited_container_args => |helm| repaired(helm, "args", |env| {
         json_patch(env, "deployment", "app-web", r#"[{"op":"replace","path":"/spec/template/spec/containers/0/args/1","value":"--log=debug"}]"#)
     }, &[]);

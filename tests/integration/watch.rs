@@ -304,3 +304,20 @@ fn watch_usage_errors() {
         .code(1)
         .stderr_has("only http and https URLs are supported");
 }
+
+/// A name that matches no release (a typo in a deployment's arguments): the watcher says so at
+/// start and in `/readyz`, and `helm_drift_selected_releases` counts what it watches; once the
+/// release exists the warning is gone.
+#[test]
+fn names_that_match_no_release_are_said() {
+    let env = Env::new("watch-missing");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let w = Watching::start(&env, &["web", "wbe", "--resync", "2s"]).ready();
+    assert_eq!(w.sample("helm_drift_selected_releases"), Some(1.0));
+    let (_, body) = w.get("/readyz");
+    assert!(body.contains("warning: no release named wbe"), "{body}");
+    assert!(w.log_lines().iter().any(|l| l["level"] == "warn" && l["releases"] == "wbe"), "{}", w.logs_text());
+    env.install(Helm::V4, "wbe", "basic", &[]);
+    w.wait_for("helm_drift_selected_releases", 2.0);
+    assert_eq!(w.get("/readyz").1, "ready\n");
+}

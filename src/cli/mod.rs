@@ -594,7 +594,18 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
                 explain,
                 rerender,
             });
-            let report = runtime()?.block_on(check::run(&settings, &selection, rendering.as_ref(), &progress))?;
+            let report = match runtime()?.block_on(check::run(&settings, &selection, rendering.as_ref(), &progress)) {
+                Ok(report) => report,
+                // A machine output is a document on every path: what could not be checked, and why.
+                Err(e) if printer.style.format != crate::report::Format::Text => {
+                    let namespace =
+                        if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
+                    let report = RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e));
+                    printer.check(&report);
+                    return Ok(report.exit_status());
+                }
+                Err(e) => return Err(e),
+            };
             if settings.debug {
                 printer.debug(&debug_summary(&settings, &report, started.elapsed()));
             }

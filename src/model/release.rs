@@ -208,6 +208,20 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A run that could not check anything (the cluster or the storage unreachable, say): one
+    /// error per release named, or one for the whole selection (release `*`) when none was.
+    pub fn unchecked(releases: &[String], namespace: &str, message: &str) -> RunReport {
+        let error = |release: &str| {
+            Outcome::Failed(ReleaseError {
+                namespace: namespace.to_string(),
+                release: release.to_string(),
+                message: message.to_string(),
+            })
+        };
+        let outcomes = if releases.is_empty() { vec![error("*")] } else { releases.iter().map(|r| error(r)).collect() };
+        RunReport { outcomes }
+    }
+
     /// Error if anything failed (an error outranks drift), drift if anything drifted.
     pub fn exit_status(&self) -> ExitStatus {
         self.outcomes.iter().map(|o| o.verdict().exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
@@ -222,5 +236,20 @@ impl RunReport {
     /// Objects checked over every release.
     pub fn objects(&self) -> usize {
         self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unchecked_run_is_an_error_per_release_or_for_the_selection() {
+        let named = RunReport::unchecked(&["a".into(), "b".into()], "ns", "cannot reach the cluster");
+        assert_eq!(named.counts(), (0, 0, 2));
+        assert_eq!(named.exit_status(), ExitStatus::Error);
+        let all = RunReport::unchecked(&[], "", "cannot reach the cluster");
+        let Outcome::Failed(e) = &all.outcomes[0] else { panic!("an error") };
+        assert_eq!((e.release.as_str(), e.message.as_str()), ("*", "cannot reach the cluster"));
     }
 }

@@ -41,6 +41,24 @@ fn unreachable_cluster_is_a_one_line_error() {
     let out = env.drift(&["check", "shop"]).env("HELM_KUBEAPISERVER", format!("https://127.0.0.1:{port}")).code(1);
     out.stderr_has("Error: cannot reach the cluster at https://127.0.0.1:").stderr_has("Connection refused");
     assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
+
+    // Machine outputs are a document all the same: each release named, or `*` for the selection,
+    // in error with the reason (a CI step that publishes the file gets one).
+    let server = format!("https://127.0.0.1:{port}");
+    let json = env.drift(&["check", "shop", "cart", "-o", "json"]).env("HELM_KUBEAPISERVER", &server).code(1).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json:?}"));
+    let names: Vec<&str> = doc["releases"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["shop", "cart"]);
+    assert_eq!(doc["releases"][0]["verdict"], "error");
+    assert!(doc["releases"][0]["error"].as_str().unwrap().contains("cannot reach the cluster"), "{json}");
+    let xml = env.drift(&["check", "-A", "-o", "junit"]).env("HELM_KUBEAPISERVER", &server).code(1).stdout();
+    assert!(
+        xml.starts_with("<?xml")
+            && xml.contains("errors=\"1\"")
+            && xml.contains("<error message=\"cannot reach the cluster"),
+        "{xml}"
+    );
+    assert!(xml.contains("name=\"/*\""), "the whole selection: {xml}");
 }
 
 #[test]

@@ -268,8 +268,9 @@ enum Command {
         /// Wait this long after a change for more before checking again
         #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch")]
         debounce: std::time::Duration,
-        /// Where /metrics, /healthz and /readyz are served
-        #[arg(long, default_value = "0.0.0.0:8080", help_heading = "Watch")]
+        /// Where /metrics, /healthz and /readyz are served (loopback by default; the chart serves on
+        /// every interface of the pod)
+        #[arg(long, default_value = "127.0.0.1:8080", help_heading = "Watch")]
         metrics_address: String,
         /// POST each new or resolved drift to this URL (repeatable; $HELM_DRIFT_NOTIFY: comma-separated)
         #[arg(

@@ -6,7 +6,7 @@ use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
     Attribution, Cause, DocChange, DriftKind, DriftReport, Engine, Explanation, FieldPath, ObjectDrift, Outcome,
-    ReleaseVerdict, Rerender, RunReport,
+    ReleaseVerdict, Rerender, RunReport, Verdict,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -52,12 +52,14 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
     }
     explanations(out, r, style);
     if let Some(now) = &r.rerender {
-        rerender(out, now, style);
+        rerender(out, r, now, style);
     }
 }
 
-/// The chart as it renders now (`--rerender`): render drift, then what an upgrade would change.
-fn rerender(out: &mut String, r: &Rerender, style: &Style) {
+/// The chart as it renders now (`--rerender`): render drift, then what an upgrade would change,
+/// in the direction it would change it (live -> after the upgrade). The drift listed above is
+/// not repeated: an upgrade undoes it too, and one line says so.
+fn rerender(out: &mut String, recorded: &DriftReport, r: &Rerender, style: &Style) {
     let head = "rendered now (stored values, lookup answered by the cluster)";
     if !r.would_change() {
         let _ = writeln!(out, "  {head}: as recorded; a helm upgrade with the same values would change nothing");
@@ -72,12 +74,56 @@ fn rerender(out: &mut String, r: &Rerender, style: &Style) {
         };
         let _ = writeln!(out, "{DETAIL}{label:<8} {}", d.source);
     }
-    if r.against_live.drifted() > 0 {
-        let _ = writeln!(out, "  a helm upgrade with the same values would change:");
-        for o in r.against_live.objects.iter().filter(|o| o.is_drift()) {
-            object(out, o, &Style { verbose: false, ..style.clone() });
+    let mut lines = Vec::new();
+    let mut undoes = false;
+    for now in r.against_live.objects.iter().filter(|o| o.is_drift()) {
+        let before = recorded.objects.iter().find(|o| o.id == now.id);
+        let (changes, known) = upgrade_changes(now, before, style);
+        undoes |= known;
+        if !changes.is_empty() {
+            lines.push(format!("{DETAIL}{}", now.id));
+            lines.extend(changes.into_iter().map(|c| format!("{DETAIL}  {}", paint(style.color, Tone::Warn, &c))));
         }
     }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "  a helm upgrade with the same values would change (live -> after the upgrade):");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    if undoes {
+        let _ = writeln!(out, "  a helm upgrade with the same values would also undo the drift listed above");
+    }
+}
+
+/// What an upgrade would do to one object, live -> after the upgrade, leaving out what undoes
+/// the drift already listed for it (`before`); and whether there was such drift.
+fn upgrade_changes(now: &ObjectDrift, before: Option<&ObjectDrift>, style: &Style) -> (Vec<String>, bool) {
+    let show = |pointer: String, v: &Value| shown(&secret::mask(&now.id, &pointer, v, style.show_secrets));
+    if now.verdict == Verdict::Missing {
+        let known = before.is_some_and(|b| b.verdict == Verdict::Missing);
+        return (if known { Vec::new() } else { vec!["+ created".to_string()] }, known);
+    }
+    let listed = |path: &FieldPath, live: &Option<Value>| {
+        before.is_some_and(|b| b.fields.iter().any(|f| f.path.pointer() == path.pointer() && &f.live == live))
+    };
+    let mut known = false;
+    let mut out = Vec::new();
+    for f in &now.fields {
+        if listed(&f.path, &f.live) {
+            known = true;
+            continue;
+        }
+        let (live, after) = (f.path.live_pointer(), f.path.recorded_pointer());
+        let (live, after) = (live.unwrap_or_else(|| f.path.pointer()), after.unwrap_or_else(|| f.path.pointer()));
+        match (&f.live, &f.recorded) {
+            (Some(l), Some(a)) => out.push(format!("~ {}: {} -> {}", f.path, show(live, l), show(after, a))),
+            (None, Some(a)) => out.push(format!("+ {}: {}", f.path, show(after, a))),
+            (Some(l), None) => out.push(format!("- {}: {}", f.path, show(live, l))),
+            (None, None) => {}
+        }
+    }
+    (out, known)
 }
 
 /// Where each modified field comes from, and the upgrade that would make the live state the

@@ -83,9 +83,16 @@ fn rerender_shows_what_an_upgrade_with_the_same_values_would_change() {
             )
             .stdout_has("changed  rendered/templates/random.yaml")
             .stdout_has("changed  rendered/templates/capabilities.yaml")
-            .stdout_has("a helm upgrade with the same values would change:")
-            .stdout_has(&format!("modified ConfigMap {}/r-random", env.ns))
-            .stdout_has("~ data.token: ");
+            .stdout_has("a helm upgrade with the same values would change (live -> after the upgrade):")
+            .stdout_has(&format!("      ConfigMap {}/r-random\n        ~ data.token: ", env.ns));
+        assert!(!out.stdout().contains("would also undo"), "no drift to undo\n{}", out.dump());
+        // Drift by hand: listed once, in the drift section; the upgrade's section says it undoes it.
+        env.merge_patch("configmap", "r-static", r#"{"data":{"greeting":"edited"}}"#);
+        let out = env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2);
+        let text = out.stdout();
+        assert_eq!(text.matches("data.greeting").count(), 1, "the drift is not repeated\n{text}");
+        out.stdout_has(r#"~ data.greeting: "hi" -> "edited""#)
+            .stdout_has("a helm upgrade with the same values would also undo the drift listed above");
         assert!(!out.stdout().contains("templates/lookup.yaml"), "lookup is answered by the cluster\n{}", out.dump());
         let json = env.drift(&["check", "r", "--rerender", "-o", "json"]).env("HELM_BIN", &bin).code(2).stdout();
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -439,6 +439,7 @@ struct OutputArgs {
 
 /// Parses the command line, runs it and returns the process exit code (0, 1 or 2).
 pub fn main() -> ExitCode {
+    watch::note_parent();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

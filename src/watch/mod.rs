@@ -153,13 +153,23 @@ async fn shutdown() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// The process that started this one, as it was at the very start: helm, when run as a plugin.
+static PARENT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Remembers the parent process; called first thing in `main`, so that a helm killed while this
+/// process was still starting is noticed too (read later, the parent would already be init).
+pub fn note_parent() {
+    #[cfg(unix)]
+    PARENT.get_or_init(std::os::unix::process::parent_id);
+}
+
 /// Resolves when the helm process that started this plugin has ended (never when not run by helm).
 #[cfg(unix)]
 async fn helm_gone() {
     if std::env::var_os("HELM_PLUGIN_DIR").is_none() {
         return std::future::pending().await;
     }
-    let parent = std::os::unix::process::parent_id();
+    let parent = *PARENT.get_or_init(std::os::unix::process::parent_id);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;

@@ -12,7 +12,6 @@ import base64
 import gzip
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -53,11 +52,7 @@ for i in range(count):
     kube("apply", "--server-side", "-f", "-", stdin=json.dumps(record(i)).encode())
 written = time.monotonic() - written
 
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-base = f"http://127.0.0.1:{port}"
-log = open(os.environ.get("WATCH_LOG", "/dev/null"), "w")
+port, base, log = probe.endpoint()
 started = time.monotonic()
 proc = subprocess.Popen([binary, "watch", "-n", ns, "--all", "--metrics-address", f"127.0.0.1:{port}",
                          "--log-format", "json", "--resync", "10m"], stdout=subprocess.DEVNULL, stderr=log)

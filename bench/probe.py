@@ -1,5 +1,16 @@
 """What the watcher benchmarks read off a running watcher: its HTTP endpoints and its memory."""
+import os
+import socket
 import urllib.request
+
+
+def endpoint():
+    """A free loopback port for the watcher's endpoints, their base URL, and the log file
+    ($WATCH_LOG, else nowhere)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return port, f"http://127.0.0.1:{port}", open(os.environ.get("WATCH_LOG", "/dev/null"), "w")
 
 
 def get(base, path):

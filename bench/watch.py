@@ -7,7 +7,6 @@ Prints one JSON object.
 """
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -18,11 +17,7 @@ import probe
 binary, kubectl, prefix = sys.argv[1:4]
 releases, namespaces, idle, edits = (int(a) for a in sys.argv[4:8])
 
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-base = f"http://127.0.0.1:{port}"
-log = open(os.environ.get("WATCH_LOG", "/dev/null"), "w")
+port, base, log = probe.endpoint()
 started = time.monotonic()
 proc = subprocess.Popen(
     [binary, "watch", "-A", "-l", f"fleet={prefix}", "--metrics-address", f"127.0.0.1:{port}",

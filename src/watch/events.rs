@@ -83,24 +83,17 @@ async fn again(
     signature: &str,
     now: k8s_openapi::jiff::Timestamp,
 ) -> Result<Recorded, LiveError> {
-    let opposite = match reason {
-        DETECTED => RESOLVED,
-        RESOLVED => DETECTED,
-        _ => {
-            let existing = api.get_opt(&name(&object.name, reason, signature)).await;
-            let existing = existing.map_err(|e| LiveError::from_kube(&e, "get", "events"))?;
-            return Ok(match existing {
-                Some(e) if !ours(&e, Some(signature)) => Recorded::Foreign,
-                _ => Recorded::Existing,
-            });
-        }
-    };
     let read =
         |name: String| async move { api.get_opt(&name).await.map_err(|e| LiveError::from_kube(&e, "get", "events")) };
     let existing = read(name(&object.name, reason, signature)).await?;
     if existing.as_ref().is_some_and(|e| !ours(e, Some(signature))) {
         return Ok(Recorded::Foreign);
     }
+    let opposite = match reason {
+        DETECTED => RESOLVED,
+        RESOLVED => DETECTED,
+        _ => return Ok(Recorded::Existing),
+    };
     let counterpart = read(name(&object.name, opposite, signature)).await?;
     let (Some(existing), Some(counterpart)) = (existing, counterpart) else { return Ok(Recorded::Existing) };
     if last(&counterpart) <= last(&existing) {

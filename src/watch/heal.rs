@@ -97,7 +97,9 @@ impl Healer {
 /// again right before: Helm is in the middle of an operation (the newest record is pending), or
 /// the deployed revision is no longer the one judged. Repairing then would undo an upgrade.
 pub fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<String> {
-    if let Some(newest) = fresh.newest().filter(|_| fresh.in_progress()) {
+    if let Some(newest) = fresh.newest()
+        && fresh.in_progress()
+    {
         return Some(format!("revision {} is {}: Helm is changing the release", newest.revision, newest.status));
     }
     match fresh.deployed() {

@@ -651,11 +651,29 @@ impl<'a> Watcher<'a> {
         if drifted.is_some() && !paths.is_empty() {
             fields.push(("paths", &paths));
         }
-        if !self.leading("record an Event").await {
-            return;
+        if self.record(report, id, reason, signature, &message).await {
+            self.log.info(if drifted.is_some() { "drift detected" } else { "drift resolved" }, &fields);
+            self.notifier.send(crate::report::json::notification(reason, report, signature, drifted, id));
         }
+    }
+
+    /// Records the Event about `id` (only while leading) and says whether it is news: anything but
+    /// an Event helm-drift itself already recorded for this signature (one it could not record, or
+    /// one of that name someone else wrote, is news all the same).
+    async fn record(
+        &self,
+        report: &crate::model::DriftReport,
+        id: &ObjectId,
+        reason: &str,
+        signature: &str,
+        message: &str,
+    ) -> bool {
+        if !self.leading("record an Event").await {
+            return false;
+        }
+        let key = (report.namespace.clone(), report.release.clone());
         let client = &self.session.cluster.client;
-        let news = match events::record(client, &subject(report, id), &key, reason, signature, &message).await {
+        match events::record(client, &subject(report, id), &key, reason, signature, message).await {
             Ok(events::Recorded::Created) => {
                 self.metrics.event(reason);
                 true
@@ -674,10 +692,6 @@ impl<'a> Watcher<'a> {
                 self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
                 true
             }
-        };
-        if news {
-            self.log.info(if drifted.is_some() { "drift detected" } else { "drift resolved" }, &fields);
-            self.notifier.send(crate::report::json::notification(reason, report, signature, drifted, id));
         }
     }
 
@@ -801,15 +815,8 @@ impl<'a> Watcher<'a> {
         let key = (report.namespace.clone(), report.release.clone());
         let object = report.objects.iter().find(|o| &o.id == id);
         let signature = object.and_then(|o| self.tracker.signer().of(&key, o)).unwrap_or_else(|| "0".repeat(64));
-        if !self.leading("record an Event").await {
+        if !self.record(report, id, reason, &signature, message).await {
             return;
-        }
-        let client = &self.session.cluster.client;
-        match events::record(client, &subject(report, id), &key, reason, &signature, message).await {
-            Ok(events::Recorded::Existing) => return,
-            Ok(events::Recorded::Created) => self.metrics.event(reason),
-            Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
-            Err(e) => self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]),
         }
         let mut note = crate::report::json::notification(reason, report, &signature, object, id);
         note["message"] = serde_json::Value::String(message.to_string());

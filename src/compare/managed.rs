@@ -1,7 +1,6 @@
 //! Changes made outside Helm: fields of the live object that another field manager set and the
 //! chart does not declare, read from `metadata.managedFields`.
 
-use super::path::is_empty;
 use crate::model::{FieldPath, Foreign, ItemKey};
 use serde_json::{Map, Value};
 
@@ -56,7 +55,7 @@ fn walk(
         if let Some(name) = k.strip_prefix("f:") {
             let Some(lv) = live.get(name) else { continue };
             let at = path.field(name);
-            match desired.and_then(|d| d.get(name)).filter(|d| !is_empty(d)) {
+            match desired.and_then(|d| d.get(name)).filter(|d| !d.is_null()) {
                 None => out.push((at, lv.clone())),
                 Some(dv) => {
                     if let Some(c) = children {
@@ -145,5 +144,13 @@ mod tests {
         let desired = json!({"metadata": {"labels": {"app": "web", "team": "x"}}});
         let managed = json!([{"manager": "kubectl-label", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
         assert!(foreign(&desired, &live(managed)).is_empty());
+    }
+
+    #[test]
+    fn a_false_or_zero_the_chart_declares_is_not_foreign() {
+        let desired = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}});
+        let live = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}, "metadata": {"managedFields": [
+            {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:automountServiceAccountToken": {}, "f:replicas": {}}}}]}});
+        assert!(foreign(&desired, &live).is_empty());
     }
 }

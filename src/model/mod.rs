@@ -18,7 +18,7 @@ pub use object::{
     Ownership, SECRET_POINTERS, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
-pub use release::{Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};
+pub use release::{Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};
 pub use render::{DocChange, DocDiff, RenderReport};
 pub use repair::{Action, RepairReport, Skip, Step, StepStatus};
 pub use upgrade::UpgradeReport;

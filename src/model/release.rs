@@ -58,12 +58,29 @@ pub struct Explanation {
     pub cause: Cause,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Cause {
-    /// The value key (`image.tag`) whose value the template writes there.
-    Value(String),
-    /// No value produces it: the template (`# Source:`) writes it as is.
+    /// The template builds the field from these values.
+    Values(Built),
+    /// Every value that could produce it was changed and the field stayed: the template
+    /// (`# Source:`) writes it as is.
     HardCoded(Option<String>),
+    /// The search gave up before it found the value: why.
+    NotFound(String),
+}
+
+/// A field built from values: `image: {{ .Values.image.repository }}:{{ .Values.image.tag }}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Built {
+    /// The value keys, in the order the field shows them (`image.repository`, `image.tag`).
+    pub keys: Vec<String>,
+    /// The field with each value written `{key}` (`{image.repository}:{image.tag}`).
+    pub shape: String,
+    /// `--set-json` pairs that make the template write the live value (the keys whose value
+    /// changes; a key inside a list sets the whole list).
+    pub set: Vec<(String, serde_json::Value)>,
+    /// Why no value gives the live value (it does not have the template's shape...).
+    pub misfit: Option<String>,
 }
 
 /// A release's verdict as a whole.

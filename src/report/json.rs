@@ -4,7 +4,7 @@
 
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftReport, Engine, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+    Attribution, Cause, DriftReport, Engine, Explanation, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
 };
 use serde_json::{Value, json};
 
@@ -62,14 +62,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "engine": engine(&r.engine()),
         "notes": r.notes,
         "findings": r.findings,
-        "explanations": r.explanations.iter().map(|e| {
-            let (key, template) = match &e.cause {
-                Cause::Value(k) => (Some(k.clone()), None),
-                Cause::HardCoded(t) => (None, t.clone()),
-            };
-            let set = super::text::set_flag(e, &style(show_secrets)).map(|s| s.trim_start_matches("--set-json ").trim_matches('\'').to_string());
-            json!({"object": e.object.to_string(), "path": e.path.pointer(), "valueKey": key, "template": template, "setJson": set})
-        }).collect::<Vec<_>>(),
+        "explanations": r.explanations.iter().map(|e| explanation(e, show_secrets)).collect::<Vec<_>>(),
         "upgradeCommand": super::text::upgrade_command(r, &style(show_secrets)),
         "rerender": r.rerender.as_ref().map(|now| json!({
             "documents": now.documents,
@@ -80,6 +73,23 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
     })
+}
+
+/// One explained field: its values (`valueKeys`, `shape`), the `--set-json` pairs that make it
+/// live, or why none (`reason`), or the template that writes it.
+fn explanation(e: &Explanation, show_secrets: bool) -> Value {
+    let sets: Vec<String> = super::text::set_flags(e, &style(show_secrets))
+        .iter()
+        .map(|s| s.trim_start_matches("--set-json ").trim_matches('\'').replace("'\\''", "'"))
+        .collect();
+    let (keys, shape, reason, template) = match &e.cause {
+        Cause::Values(b) => (b.keys.clone(), Some(b.shape.clone()).filter(|s| !s.is_empty()), b.misfit.clone(), None),
+        Cause::HardCoded(t) => (Vec::new(), None, None, t.clone()),
+        Cause::NotFound(why) => (Vec::new(), None, Some(why.clone()), None),
+    };
+    let shape = shape.filter(|_| !e.object.is_secret_path(&e.path.pointer()) || show_secrets);
+    json!({"object": e.object.to_string(), "path": e.path.pointer(), "valueKey": keys.first(), "valueKeys": keys,
+        "shape": shape, "setJson": sets, "reason": reason, "template": template})
 }
 
 fn engine(e: &Engine) -> Value {

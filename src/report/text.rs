@@ -134,14 +134,7 @@ fn explanations(out: &mut String, r: &DriftReport, style: &Style) {
     }
     let _ = writeln!(out, "  explain:");
     for e in &r.explanations {
-        let what = match (&e.cause, set_flag(e, style)) {
-            (Cause::Value(key), Some(set)) => format!("from value {key}: {set}"),
-            (Cause::Value(key), None) => format!("from value {key}"),
-            (Cause::HardCoded(Some(t)), _) => format!("no value produces it: written as is by {t} (change the chart)"),
-            (Cause::HardCoded(None), _) => {
-                "no value produces it: written as is by its template (change the chart)".into()
-            }
-        };
+        let what = cause(e, style);
         let _ = writeln!(out, "{DETAIL}{} {}: {what}", e.object, e.path);
     }
     if let Some(line) = upgrade_command(r, style) {
@@ -150,16 +143,51 @@ fn explanations(out: &mut String, r: &DriftReport, style: &Style) {
     }
 }
 
-/// `--set-json 'key=LIVE'` for an explained field (the value hidden for secrets).
-pub fn set_flag(e: &Explanation, style: &Style) -> Option<String> {
-    let Cause::Value(key) = &e.cause else { return None };
-    let value = secret::mask(&e.object, &e.path.pointer(), &e.live, style.show_secrets);
-    Some(format!("--set-json '{key}={}'", value.to_string().replace('\'', "'\\''")))
+/// What produced an explained field, in words.
+fn cause(e: &Explanation, style: &Style) -> String {
+    match &e.cause {
+        Cause::Values(built) => {
+            let secret = e.object.is_secret_path(&e.path.pointer());
+            let from = match &built.keys[..] {
+                [key] if built.shape == format!("{{{key}}}") || built.shape.is_empty() || secret => {
+                    format!("from value {key}")
+                }
+                keys if secret => format!("from values {}", keys.join(", ")),
+                keys => format!("from values {} as \"{}\"", keys.join(", "), built.shape),
+            };
+            match (&built.misfit, set_flags(e, style)) {
+                (Some(why), _) => format!("{from}, but {why}"),
+                (None, sets) if sets.is_empty() => format!("{from} (already as live)"),
+                (None, sets) => format!("{from}: {}", sets.join(" ")),
+            }
+        }
+        Cause::HardCoded(Some(t)) => format!("no value produces it: written as is by {t} (change the chart)"),
+        Cause::HardCoded(None) => "no value produces it: written as is by its template (change the chart)".into(),
+        Cause::NotFound(why) => format!("no value found: {why}"),
+    }
+}
+
+/// `--set-json 'key=VALUE'` for each value an explained field needs (hidden for secrets).
+pub fn set_flags(e: &Explanation, style: &Style) -> Vec<String> {
+    let Cause::Values(built) = &e.cause else { return Vec::new() };
+    let secret = e.object.is_secret_path(&e.path.pointer());
+    built
+        .set
+        .iter()
+        .map(|(key, value)| {
+            let value =
+                if secret && !style.show_secrets { Value::String(secret::HIDDEN.into()) } else { value.clone() };
+            format!("--set-json '{key}={}'", value.to_string().replace('\'', "'\\''"))
+        })
+        .collect()
 }
 
 /// The one `helm upgrade` line with every `--set-json` of the release's explanations.
 pub fn upgrade_command(r: &DriftReport, style: &Style) -> Option<String> {
-    let sets: Vec<String> = r.explanations.iter().filter_map(|e| set_flag(e, style)).collect();
+    let mut sets: Vec<String> = r.explanations.iter().flat_map(|e| set_flags(e, style)).collect();
+    sets.dedup();
+    let mut seen = std::collections::HashSet::new();
+    sets.retain(|s| seen.insert(s.clone()));
     (!sets.is_empty())
         .then(|| format!("helm upgrade {} CHART -n {} --reuse-values {}", r.release, r.namespace, sets.join(" ")))
 }

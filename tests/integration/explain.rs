@@ -23,6 +23,92 @@ fn words(line: &str) -> Vec<String> {
     out
 }
 
+/// Runs the `helm upgrade` line `check --explain` printed, with the test chart for CHART.
+fn run_upgrade_line(env: &Env, helm: Helm, stdout: &str, chart: &str) {
+    let line = stdout.lines().map(str::trim).find(|l| l.starts_with("helm upgrade ")).expect("an upgrade line");
+    let chart = chart_path(chart);
+    let args: Vec<String> =
+        words(line).into_iter().skip(1).map(|w| if w == "CHART" { chart.display().to_string() } else { w }).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    env.helm(helm, &args).success();
+}
+
+/// A chart shaped like podinfo and ingress-nginx: twelve values equal 1 beside `replicaCount`,
+/// an image built from registry, repository and tag, a port inside an argument, a host inside a
+/// list, a log level the chart checks with a pattern, a flag. Every edit is traced to its value,
+/// the one upgrade line undoes them all, and a field no value writes is named with its template.
+fn shaped(helm: Helm) {
+    let env = Env::new(&format!("explain-shaped-{}", helm.tag()));
+    env.install(helm, "p", "shaped", &[]);
+    env.kubectl(&["scale", "deployment", "p-shaped", "--replicas=3"]).success();
+    env.kubectl(&["set", "image", "deployment/p-shaped", "podinfo=registry.example/team/podinfo:6.6.0"]).success();
+    let patch = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/args/0","value":"--port=9999"},
+        {"op":"replace","path":"/spec/template/spec/containers/0/args/1","value":"--level=debug"},
+        {"op":"replace","path":"/spec/template/spec/automountServiceAccountToken","value":false}]"#;
+    env.kubectl(&["patch", "deployment", "p-shaped", "--type=json", "-p", patch]).success();
+    env.merge_patch("configmap", "p-shaped-hosts", r#"{"data":{"second":"c.example"}}"#);
+    let bin = env.helm_bin(helm);
+    let out = env.drift(&["check", "p", "--explain"]).env("HELM_BIN", &bin).code(2);
+    let d = format!("Deployment {}/p-shaped", env.ns);
+    out.stdout_has(&format!("{d} spec.replicas: from value replicaCount: --set-json 'replicaCount=3'"))
+        .stdout_has(&format!(
+            "{d} spec.template.spec.containers[name=podinfo].image: from values image.registry, image.repository, image.tag as \"{{image.registry}}/{{image.repository}}:{{image.tag}}\": --set-json 'image.tag=\"6.6.0\"'"
+        ))
+        .stdout_has(&format!(
+            "{d} spec.template.spec.containers[name=podinfo].args[0]: from values service.httpPort as \"--port={{service.httpPort}}\": --set-json 'service.httpPort=9999'"
+        ))
+        .stdout_has("args[1]: from values logLevel as \"--level={logLevel}\": --set-json 'logLevel=\"debug\"'")
+        .stdout_has(&format!(
+            "{d} spec.template.spec.automountServiceAccountToken: from value serviceAccount.automount: --set-json 'serviceAccount.automount=false'"
+        ))
+        .stdout_has(&format!(
+            "ConfigMap {}/p-shaped-hosts data.second: from value hosts[1].name: --set-json 'hosts=[{{\"name\":\"a.example\"}},{{\"name\":\"c.example\"}}]'",
+            env.ns
+        ));
+    assert!(!out.stdout().contains("no value"), "every field is explained\n{}", out.dump());
+    run_upgrade_line(&env, helm, &out.stdout(), "shaped");
+    env.drift(&["check", "p"]).code(0).stdout_has("revision 2 deployed");
+
+    // Twelve values equal 1 and none writes revisionHistoryLimit: all are tried, the template named.
+    env.kubectl(&["patch", "deployment", "p-shaped", "--type=merge", "-p", r#"{"spec":{"revisionHistoryLimit":5}}"#])
+        .success();
+    // An image that does not have the template's shape: no value gives it.
+    env.kubectl(&["set", "image", "deployment/p-shaped", "podinfo=busybox"]).success();
+    // A value the chart accepts from a list only: no probe renders, the search says why.
+    env.merge_patch("service", "p-shaped", r#"{"spec":{"type":"NodePort"}}"#);
+    let out = env.drift(&["check", "p", "--explain"]).env("HELM_BIN", &bin).code(2);
+    out.stdout_has(&format!(
+        "{d} spec.revisionHistoryLimit: no value produces it: written as is by shaped/templates/deployment.yaml (change the chart)"
+    ))
+    .stdout_has("image: from values image.registry, image.repository, image.tag as \"{image.registry}/{image.repository}:{image.tag}\", but the live value does not have the template's shape");
+    out.stdout_has(&format!(
+        "Service {}/p-shaped spec.type: no value found: the chart does not render with service.type changed (Error: execution error at (shaped/templates/service.yaml:2:4): service.type must be ClusterIP, NodePort or LoadBalancer)",
+        env.ns
+    ));
+    assert!(!out.stdout().contains("helm upgrade p"), "no line to suggest\n{}", out.dump());
+    let json = env.drift(&["check", "p", "--explain", "-o", "json"]).env("HELM_BIN", &bin).code(2).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let image = doc["releases"][0]["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with("/image")))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(image["valueKeys"], serde_json::json!(["image.registry", "image.repository", "image.tag"]), "{json}");
+    assert!(image["reason"].as_str().is_some_and(|r| r.contains("shape")), "{json}");
+}
+
+#[test]
+fn helm3_explain_traces_values_in_a_chart_shaped_like_podinfo() {
+    shaped(Helm::V3);
+}
+
+#[test]
+fn helm4_explain_traces_values_in_a_chart_shaped_like_podinfo() {
+    shaped(Helm::V4);
+}
+
 fn explained(helm: Helm) {
     let env = Env::new(&format!("explain-{}", helm.tag()));
     env.install(helm, "app", "repairable", &[]);
@@ -36,14 +122,7 @@ fn explained(helm: Helm) {
         .stdout_has(&format!(
             "ConfigMap {ns}/app-config data.greeting: from value greeting: --set-json 'greeting=\"bye\"'"
         ));
-    let stdout = out.stdout();
-    let line =
-        stdout.lines().map(str::trim).find(|l| l.starts_with("helm upgrade app CHART")).expect("an upgrade line");
-    let chart = chart_path("repairable");
-    let args: Vec<String> =
-        words(line).into_iter().skip(1).map(|w| if w == "CHART" { chart.display().to_string() } else { w }).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    env.helm(helm, &args).success();
+    run_upgrade_line(&env, helm, &out.stdout(), "repairable");
     env.drift(&["check", "app"]).code(0).stdout_has("revision 2 deployed");
 
     // A field no value produces is named with its template.

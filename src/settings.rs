@@ -70,7 +70,7 @@ pub struct CompareOptions {
     pub include_crds: bool,
     /// Expected-change rules (built-in and from the config file).
     pub expected: Vec<crate::expected::Rule>,
-    /// Count expected changes as drift (`--strict`).
+    /// Count expected changes and fields owned elsewhere as drift (`--strict`).
     pub strict: bool,
     /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):
     /// whoever edits the object could then hide their own drift.

@@ -38,7 +38,8 @@ Examples:
   helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
 
 Exit codes:
-  0  repaired (or nothing to repair): the release is in sync
+  0  repaired (or nothing to repair): in sync, but for fields added outside Helm that repair
+     keeps without --remove-foreign (check still reports those)
   2  drift remains (or, with --dry-run, something would change)
   1  error: a step was refused or failed (see which were applied)";
 
@@ -399,7 +400,8 @@ struct CompareArgs {
     #[arg(long)]
     include_crds: bool,
     /// Count expected changes (rollout restarts, injected CA bundles, Helm's own request
-    /// mutated at admission) as drift
+    /// mutated at admission) and fields owned by another manager with the recorded values as
+    /// drift
     #[arg(long)]
     strict: bool,
     /// Honour opt-out annotations (helm-drift.io/ignore, helm-drift.io/disabled, Flux's

@@ -1,13 +1,14 @@
 //! Who owns the fields the chart sets (`metadata.managedFields`). For server-side applied
-//! releases, a field another manager owns while Helm owns none of it makes the next
-//! `helm upgrade` fail with a conflict; [`reclaimed`] gives such fields back to Helm.
+//! releases, a field another manager owns (alone, or shared with Helm) makes a `helm upgrade`
+//! that changes it fail with a conflict; [`reclaimed`] gives such fields back to Helm.
 
 use super::managed::{HELM_MANAGERS, find_item as find, is_system_entry, manager_of};
 use crate::model::{FieldPath, ItemKey, Ownership};
 use serde_json::{Map, Value};
 
-/// Fields of `desired` owned by another (non-Helm, non-system) manager while no Helm manager
-/// owns them, with that manager.
+/// Fields of `desired` owned by another (non-Helm, non-system) manager, with that manager and
+/// whether Helm shares them (a server-side apply that changes a field conflicts with every other
+/// owner, shared or not).
 pub fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
     let entries: Vec<&Value> =
         live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().collect();
@@ -23,8 +24,9 @@ pub fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
     let mut out: Vec<Ownership> = Vec::new();
     for entry in entries.iter().filter(|e| !HELM_MANAGERS.contains(&manager_of(e)) && !is_system_entry(e)) {
         for path in leaves(entry) {
-            if !helm.contains(&path) && !out.iter().any(|o| o.path == path) {
-                out.push(Ownership { path, manager: manager_of(entry).to_string() });
+            if !out.iter().any(|o| o.path == path) {
+                let shared = helm.contains(&path);
+                out.push(Ownership { path, manager: manager_of(entry).to_string(), shared });
             }
         }
     }
@@ -152,7 +154,9 @@ mod tests {
                 ("metadata.labels.app".into(), "kubectl-create".into())
             ]
         );
-        assert!(disowned(&desired, &recreated()).is_empty(), "Helm co-owns them");
+        let shared: Vec<(String, bool)> =
+            disowned(&desired, &recreated()).into_iter().map(|o| (o.path.to_string(), o.shared)).collect();
+        assert_eq!(shared, [("data.greeting".to_string(), true), ("metadata.labels.app".into(), true)]);
     }
 
     #[test]

@@ -73,7 +73,10 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
         (drift.fields, drift.added, drift.expected) =
             expected::set_aside(&ctx.options.expected, &me, fields, added, read_only);
     }
-    let drifted = !drift.fields.is_empty() || !drift.added.is_empty() || !drift.disowned.is_empty();
+    // Values as recorded but owned elsewhere: only an upgrade that changes those fields
+    // conflicts, so it is its own verdict, drift only with --strict.
+    let disowned = !drift.disowned.is_empty() && ctx.options.strict;
+    let drifted = !drift.fields.is_empty() || !drift.added.is_empty() || disowned;
     drift.verdict = if drifted { Verdict::Modified } else { Verdict::InSync };
     drift.engine = Some(engine);
     if drifted {

@@ -117,6 +117,8 @@ pub struct Foreign {
 pub struct Ownership {
     pub path: FieldPath,
     pub manager: String,
+    /// Helm owns it too (a server-side apply that changes it still conflicts).
+    pub shared: bool,
 }
 
 /// A change outside Helm that is routine (an expected-change rule, or Helm's own request mutated
@@ -185,8 +187,8 @@ pub enum DriftKind {
     Modified,
     /// Only fields added outside Helm; every recorded field is intact.
     ChangedOutsideHelm,
-    /// Values as recorded, but fields the chart sets are owned by another field manager: the
-    /// next `helm upgrade` (server-side apply) conflicts.
+    /// Values as recorded, but fields the chart sets are owned by another field manager: a
+    /// `helm upgrade` (server-side apply) that changes them conflicts. Drift with `--strict`.
     OwnedElsewhere,
     Unknown,
     Excluded,
@@ -231,16 +233,10 @@ impl DriftKind {
         self.entry().2
     }
 
-    /// Whether this verdict is drift (counts towards exit code 2).
+    /// Whether this verdict is drift (counts towards exit code 2); fields owned elsewhere are
+    /// drift only with `--strict` (see [`ObjectDrift::is_drift`]).
     pub fn is_drift(self) -> bool {
-        matches!(
-            self,
-            DriftKind::Missing
-                | DriftKind::Modified
-                | DriftKind::ChangedOutsideHelm
-                | DriftKind::OwnedElsewhere
-                | DriftKind::Unknown
-        )
+        matches!(self, DriftKind::Missing | DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::Unknown)
     }
 }
 
@@ -289,6 +285,7 @@ impl ObjectDrift {
 
     pub fn kind(&self) -> DriftKind {
         match &self.verdict {
+            Verdict::InSync if !self.disowned.is_empty() => DriftKind::OwnedElsewhere,
             Verdict::InSync if !self.accepted.is_empty() => DriftKind::Accepted,
             Verdict::InSync if !self.expected.is_empty() => DriftKind::Expected,
             Verdict::InSync => DriftKind::InSync,
@@ -317,8 +314,10 @@ impl ObjectDrift {
         fields.chain(self.added.iter().filter_map(|a| a.changed_by.as_ref()))
     }
 
+    /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
+    /// elsewhere, which the comparison then marks modified.
     pub fn is_drift(&self) -> bool {
-        self.kind().is_drift()
+        self.kind().is_drift() || (self.kind() == DriftKind::OwnedElsewhere && self.verdict == Verdict::Modified)
     }
 
     /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object

@@ -116,6 +116,12 @@ impl DriftReport {
         self.objects.iter().filter(|o| o.is_drift()).count()
     }
 
+    /// Objects whose values are as recorded but owned by another field manager (not drift
+    /// unless `--strict`).
+    pub fn owned_elsewhere(&self) -> usize {
+        self.objects.iter().filter(|o| !o.is_drift() && o.kind() == super::DriftKind::OwnedElsewhere).count()
+    }
+
     pub fn errors(&self) -> usize {
         self.objects.iter().filter(|o| o.is_error()).count()
     }

@@ -1,6 +1,6 @@
 //! The outcome of `repair`: a plan of typed steps, how far each got, and the check afterwards.
 
-use super::{DriftReport, ExitStatus, FieldPath, ObjectId};
+use super::{DriftReport, ExitStatus, FieldPath, ObjectId, ReleaseVerdict};
 
 /// What one step does to one object: everything that object needs, in one change.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,18 +76,32 @@ pub struct RepairReport {
 }
 
 impl RepairReport {
-    /// Error if a step was refused or failed; else (after applying) drift unless now in sync;
-    /// a dry run is drift when anything would change.
+    /// Error if a step was refused or failed; else (after applying) drift unless in sync but for
+    /// the fields added outside Helm it kept; a dry run is drift when anything would change.
     pub fn exit_status(&self) -> ExitStatus {
         if self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_) | StepStatus::Failed(_))) {
             return ExitStatus::Error;
         }
-        let pending = !self.steps.is_empty() || !self.skipped.is_empty();
+        let cannot = self.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
         match &self.after {
-            Some(r) if !self.dry_run => r.verdict().exit_status(),
-            _ if pending => ExitStatus::Drift,
+            Some(r) if !self.dry_run => match r.verdict() {
+                ReleaseVerdict::Error => ExitStatus::Error,
+                // Fields added outside Helm that repair keeps on purpose (without
+                // --remove-foreign) are no failure of the repair, as `kubectl apply` leaves
+                // other managers' fields: `check` still reports them.
+                _ if r.objects.iter().any(|o| o.is_drift() && !self.kept(o)) => ExitStatus::Drift,
+                _ => ExitStatus::InSync,
+            },
+            _ if !self.steps.is_empty() || cannot => ExitStatus::Drift,
             _ => ExitStatus::InSync,
         }
+    }
+
+    /// Whether an object's only drift after the repair is the fields added outside Helm the
+    /// repair kept.
+    fn kept(&self, o: &super::ObjectDrift) -> bool {
+        o.kind() == super::DriftKind::ChangedOutsideHelm
+            && self.skipped.iter().any(|(id, s)| *id == o.id && matches!(s, Skip::ForeignKept))
     }
 
     pub fn refused(&self) -> bool {

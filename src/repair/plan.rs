@@ -63,7 +63,10 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
                 let change = if ssa { Change::Apply(desired.clone()) } else { Change::Create(desired.clone()) };
                 steps.push(step(Action::Recreate, vec![change], false));
             }
-            Verdict::Modified => {
+            // Fields owned elsewhere with the release's values are not drift by default, but
+            // repair still gives them back to Helm (what the report tells the user to run).
+            Verdict::InSync if o.disowned.is_empty() => {}
+            Verdict::Modified | Verdict::InSync => {
                 let restore: Vec<FieldPath> =
                     o.fields.iter().filter(|f| f.recorded.is_some()).map(|f| f.path.clone()).collect();
                 let mut remove: Vec<FieldPath> =
@@ -97,7 +100,7 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
             }
             Verdict::Unknown { reason } => skipped.push((o.id.clone(), Skip::Cannot(reason.clone()))),
             Verdict::Error { message } => skipped.push((o.id.clone(), Skip::Cannot(message.clone()))),
-            Verdict::InSync | Verdict::Excluded { .. } => {}
+            Verdict::Excluded { .. } => {}
         }
     }
     if !only.is_empty() && selected_objects.is_empty() {

@@ -70,7 +70,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
             "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
         })),
         "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
-        "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "errors": r.errors()},
+        "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "ownedElsewhere": r.owned_elsewhere(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
     })
 }
@@ -189,7 +189,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let at = a.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager, "changedBy": changed_by(&a.changed_by)})
         }).collect::<Vec<_>>(),
-        "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager})).collect::<Vec<_>>(),
+        "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
         "expected": o.expected.iter().map(|e| {
             let at = e.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &e.value, show_secrets), "reason": e.reason, "changedBy": changed_by(&e.changed_by)})

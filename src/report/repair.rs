@@ -46,6 +46,13 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
         };
         let _ = writeln!(out, "  skipped {object}: {why}");
     }
+    if r.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept) {
+        let _ = writeln!(
+            out,
+            "kept fields added outside Helm: helm drift check reports them until they are removed (helm drift repair {} --remove-foreign) or accepted (helm drift accept {})",
+            r.before.release, r.before.release
+        );
+    }
     if r.refused() {
         let _ = writeln!(out, "nothing was changed: every step must pass its server dry-run first");
     }

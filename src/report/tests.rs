@@ -20,7 +20,11 @@ fn obj(kind: &str, name: &str, verdict: Verdict) -> ObjectDrift {
 fn recreated() -> ObjectDrift {
     let mut cm = obj("ConfigMap", "recreated", Verdict::Modified);
     for path in ["/data/greeting", "/metadata/labels/app"] {
-        cm.disowned.push(Ownership { path: FieldPath::from_pointer(path), manager: "kubectl-create".into() });
+        cm.disowned.push(Ownership {
+            path: FieldPath::from_pointer(path),
+            manager: "kubectl-create".into(),
+            shared: false,
+        });
     }
     cm
 }

@@ -205,7 +205,10 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
             paint(style.color, Tone::Warn, &line)
         }
         ReleaseVerdict::Drifted => paint(style.color, Tone::Warn, &format!("{} of {total} drifted", r.drifted())),
-        ReleaseVerdict::InSync => paint(style.color, Tone::Good, &format!("in sync ({total})")),
+        ReleaseVerdict::InSync => match r.owned_elsewhere() {
+            0 => paint(style.color, Tone::Good, &format!("in sync ({total})")),
+            n => paint(style.color, Tone::Good, &format!("in sync ({total}; {} owned elsewhere)", objects(n))),
+        },
     };
     let _ = writeln!(
         out,
@@ -280,13 +283,15 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Note, &line));
     }
     for d in &o.disowned {
-        let line = format!("! {}: owned by {}, not by Helm", d.path, d.manager);
+        let owner = if d.shared { "shared by Helm with" } else { "owned by" };
+        let helm = if d.shared { "" } else { ", not by Helm" };
+        let line = format!("! {}: {owner} {}{helm} (the value is the release's)", d.path, d.manager);
         let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Warn, &line));
     }
     if !o.disowned.is_empty() {
         let _ = writeln!(
             out,
-            "{DETAIL}the next helm upgrade (server-side apply) will conflict on these fields; helm drift repair gives them back to Helm"
+            "{DETAIL}a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm"
         );
     }
     for a in &o.accepted {

@@ -246,4 +246,20 @@ mod tests {
         m.forget("apps", "web");
         assert!(!m.encode().contains(r#"release="web""#));
     }
+
+    #[test]
+    fn fields_owned_elsewhere_are_their_own_series_not_drift() {
+        use crate::model::{FieldPath, Ownership};
+        let m = Metrics::new();
+        let mut r = report(Verdict::InSync);
+        let path = FieldPath::from_pointer("/data/greeting");
+        r.objects[0].disowned.push(Ownership { path, manager: "kubectl-patch".into(), shared: false });
+        m.record(&r, 0.1);
+        let text = m.encode();
+        assert!(text.contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 0"#), "{text}");
+        assert!(
+            text.contains(r#"helm_drift_objects{namespace="apps",release="web",verdict="owned-elsewhere"} 1"#),
+            "{text}"
+        );
+    }
 }

@@ -108,10 +108,15 @@ pub async fn scan(
             };
             let found = storage.releases(scope_ns, Some(&selector)).await.with_context(at)?;
             if found.is_empty() {
+                let hint = match scope_ns {
+                    Some(_) => storage.elsewhere(name, selection.selector.as_deref()).await,
+                    None => String::new(),
+                };
                 let err = SourceError::NotFound {
                     release: name.clone(),
                     namespace: scope_ns.map_or("(all namespaces)".to_string(), str::to_string),
                     driver: storage.driver().name(),
+                    hint,
                 };
                 outcomes.push(Outcome::Failed(ReleaseError {
                     namespace: scope_ns.unwrap_or("").to_string(),

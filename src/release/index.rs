@@ -48,6 +48,7 @@ impl ReleaseIndex {
             release: self.name.clone(),
             namespace: self.namespace.clone(),
             driver,
+            hint: String::new(),
         })?;
         let chosen = match revision {
             Some(n) => self.records.iter().find(|r| r.revision == n).ok_or_else(|| SourceError::NoSuchRevision {

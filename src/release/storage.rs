@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 /// Why no release could be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("release {release:?} not found in namespace {namespace:?} (storage driver: {driver})")]
-    NotFound { release: String, namespace: String, driver: &'static str },
+    #[error("release {release:?} not found in namespace {namespace:?} (storage driver: {driver}){hint}")]
+    NotFound { release: String, namespace: String, driver: &'static str, hint: String },
     #[error(
         "release {release:?} in namespace {namespace:?} has no deployed revision (newest is revision {revision}, status {status})"
     )]
@@ -144,11 +144,32 @@ impl Storage {
     /// The stored revisions of one release.
     pub async fn history(&self, namespace: &str, release: &str) -> Result<ReleaseIndex, SourceError> {
         let found = self.releases(Some(namespace), Some(&format!("name={release}"))).await?;
-        found.into_iter().find(|r| r.name == release).ok_or_else(|| SourceError::NotFound {
-            release: release.into(),
-            namespace: namespace.into(),
-            driver: self.driver().name(),
-        })
+        match found.into_iter().find(|r| r.name == release) {
+            Some(index) => Ok(index),
+            None => Err(SourceError::NotFound {
+                release: release.into(),
+                namespace: namespace.into(),
+                driver: self.driver().name(),
+                hint: self.elsewhere(release, None).await,
+            }),
+        }
+    }
+
+    /// For a release not found in a namespace: where it is instead, as a hint for the error
+    /// (`: it is in namespace "shop" (-n shop, or -A for every namespace)`); empty when it is
+    /// nowhere, or the identity may not list every namespace.
+    pub async fn elsewhere(&self, release: &str, selector: Option<&str>) -> String {
+        let selector = match selector {
+            Some(s) => format!("name={release},{s}"),
+            None => format!("name={release}"),
+        };
+        let found = self.releases(None, Some(&selector)).await.unwrap_or_default();
+        let namespaces: Vec<&str> = found.iter().filter(|r| r.name == release).map(|r| r.namespace.as_str()).collect();
+        match namespaces[..] {
+            [] => String::new(),
+            [ns] => format!(": it is in namespace {ns:?} (-n {ns}, or -A for every namespace)"),
+            _ => format!(": it is in namespaces {} (-n NAMESPACE, or -A for every namespace)", namespaces.join(", ")),
+        }
     }
 
     /// Reads the data of every `deployed` record in scope with one LIST, so that checking many

@@ -22,15 +22,7 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
     if let Some((rev, status)) = &r.newest {
         let _ = writeln!(out, "  note: newest revision {rev} is {status}; compared with revision {}", r.revision);
     }
-    match r.engine() {
-        Engine::ReadOnly { reason } => {
-            let _ = writeln!(out, "  engine: read-only client-side comparison ({reason})");
-        }
-        Engine::Exact if style.verbose => {
-            let _ = writeln!(out, "  engine: exact (server-side apply dry-run for objects that differ client-side)");
-        }
-        Engine::Exact => {}
-    }
+    engine_line(out, r, style);
     if style.verbose {
         for n in &r.notes {
             let _ = writeln!(out, "  note: {n}");
@@ -54,6 +46,36 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
     if let Some(now) = &r.rerender {
         rerender(out, r, now, style);
     }
+}
+
+/// Which engine compared: with `-v`, the release's here and each object's under it; by default
+/// one line, only when drifted objects were compared client-side (the read-only engine decided
+/// their verdicts).
+fn engine_line(out: &mut String, r: &DriftReport, style: &Style) {
+    if style.verbose {
+        let line = match r.engine() {
+            Engine::Exact => "exact (server-side apply dry-run for objects that differ client-side)".to_string(),
+            Engine::ReadOnly { reason } => format!("read-only client-side comparison for some objects ({reason})"),
+        };
+        let _ = writeln!(out, "  engine: {line}");
+        return;
+    }
+    let read_only: Vec<&str> = r
+        .objects
+        .iter()
+        .filter(|o| o.is_drift())
+        .filter_map(|o| match &o.engine {
+            Some(Engine::ReadOnly { reason }) => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    let Some(reason) = read_only.first() else { return };
+    let _ = writeln!(
+        out,
+        "  engine: {} of {} compared client-side, with the read-only engine ({reason}); -v shows each object's engine",
+        read_only.len(),
+        objects(r.drifted()).replace("object", "drifted object"),
+    );
 }
 
 /// The chart as it renders now (`--rerender`): render drift, then what an upgrade would change,
@@ -260,6 +282,9 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     if let Some(reason) = o.reason() {
         let _ = writeln!(out, "{DETAIL}{reason}");
     }
+    if let (true, Some(Engine::ReadOnly { reason })) = (style.verbose, &o.engine) {
+        let _ = writeln!(out, "{DETAIL}engine: read-only client-side comparison ({reason})");
+    }
     let show = |path: &FieldPath, pointer: Option<String>, v: &Value| {
         shown(&secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets))
     };
@@ -428,5 +453,31 @@ mod tests {
         let mut coloured = String::new();
         release(&mut coloured, &r, &Style { color: true, ..Style::default() });
         assert!(coloured.contains('\x1b'));
+    }
+
+    #[test]
+    fn the_engine_line_only_where_the_read_only_engine_decided_a_verdict() {
+        let read_only = |mut o: ObjectDrift| {
+            o.engine = Some(Engine::ReadOnly { reason: "the server refused the dry-run: 422".into() });
+            o
+        };
+        let mut edited = obj("ConfigMap", Some("apps"), "cfg", Verdict::Modified);
+        edited.fields.push(FieldDiff::new(FieldPath::from_pointer("/data/a"), Some(&json!("x")), Some(&json!("y"))));
+        // The read-only engine compared an object in sync; the drift came from the exact engine.
+        let r = report(vec![edited.clone(), read_only(obj("Service", Some("apps"), "web", Verdict::InSync))]);
+        assert!(!plain(&r).contains("engine"), "{}", plain(&r));
+        let mut verbose = String::new();
+        release(&mut verbose, &r, &Style { verbose: true, ..Style::default() });
+        assert!(
+            verbose.contains("  in sync  Service apps/web  (from demo/templates/web.yaml)\n      engine: read-only client-side comparison (the server refused the dry-run: 422)\n"),
+            "{verbose}"
+        );
+        // It decided a drifted object's verdict: one line says so.
+        let r = report(vec![read_only(edited), obj("Service", Some("apps"), "web", Verdict::InSync)]);
+        assert!(
+            plain(&r).contains("  engine: 1 of 1 drifted object compared client-side, with the read-only engine (the server refused the dry-run: 422); -v shows each object's engine\n"),
+            "{}",
+            plain(&r)
+        );
     }
 }

@@ -34,6 +34,19 @@ fn unknown_release_is_an_error_naming_namespace() {
     assert!(out.stdout().is_empty(), "{}", out.dump());
 }
 
+/// A release looked for in the wrong namespace: the error says where it is.
+#[test]
+fn release_in_another_namespace_is_named_in_the_error() {
+    let env = Env::new("missing-elsewhere");
+    env.install(Helm::V4, "strayed", "basic", &[]);
+    let hint = format!(": it is in namespace \"{0}\" (-n {0}, or -A for every namespace)", env.ns);
+    for command in ["check", "repair"] {
+        let out = env.drift(&[command, "strayed"]).env("HELM_NAMESPACE", "default").code(1);
+        out.stderr_has("release \"strayed\" not found in namespace \"default\" (storage driver: secrets)")
+            .stderr_has(&hint);
+    }
+}
+
 #[test]
 fn unreachable_cluster_is_a_one_line_error() {
     let env = Env::new("missing-unreachable");

@@ -32,10 +32,11 @@ fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> St
     // Modified objects need a dry-run, which the read-only identity may not do.
     if exact.contains("\n  modified ") {
         assert!(
-            read_only.contains("engine: read-only client-side comparison (server-side dry-run forbidden"),
+            read_only.contains("read-only engine (server-side dry-run forbidden")
+                || read_only.contains("engine: read-only client-side comparison (server-side dry-run forbidden"),
             "{read_only}"
         );
-        assert!(!exact.contains("engine: read-only"), "{exact}");
+        assert!(!exact.contains("read-only"), "{exact}");
     }
     exact
 }

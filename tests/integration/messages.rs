@@ -38,7 +38,7 @@ fn refused_dry_run(helm: Helm) {
     .success();
     let out = env.drift(&["check", "app"]).code(2);
     clean(&out);
-    out.stdout_has("engine: read-only client-side comparison (the server refused the server-side apply dry-run: 422 Invalid: spec.template.spec.containers[0].ports[")
+    out.stdout_has("engine: 1 of 1 drifted object compared client-side, with the read-only engine (the server refused the server-side apply dry-run: 422 Invalid: spec.template.spec.containers[0].ports[")
         .stdout_has("Duplicate value: \"http\")")
         .stdout_has("- spec.template.spec.containers[name=web].ports[containerPort=8080,protocol=TCP]: ")
         .stdout_has("+ spec.template.spec.containers[name=web].ports[containerPort=9090,protocol=TCP]: ");

@@ -29,7 +29,7 @@ fn get_list_only_identity_checks_but_repair_refuses_before_changing_anything() {
     let env = Env::new("rel-viewer");
     env.install(Helm::V4, "web", "basic", &[]);
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
-    env.drift_as_viewer(&["check", "web"]).code(2).stdout_has("engine: read-only client-side comparison");
+    env.drift_as_viewer(&["check", "web"]).code(2).stdout_has("compared client-side, with the read-only engine");
     let out = env.drift_as_viewer(&["repair", "web"]).code(1);
     out.stdout_has("refused by the server dry-run: forbidden: the identity may not patch configmaps")
         .stdout_has("nothing was changed");

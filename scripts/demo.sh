@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job on a throwaway local cluster: builds what it needs, starts a local control plane,
 # installs the plugin into helm, installs a demo chart, makes drift (including a value edited and
-# put back, which leaves the field owned by kubectl: the next helm upgrade would conflict), runs
-# `helm drift check`, `helm drift repair`, and a `helm upgrade` that then succeeds, then shows an
-# expected change (`kubectl rollout restart`) and `check --explain`, all through helm; then
+# put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
+# shown as "owned elsewhere", not counted as drift), runs `helm drift check`, `helm drift repair`,
+# and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
+# restart`) and `check --explain` (also on an image built from three values), all through helm; then
 # `helm drift watch` sees an edit (metric, Event) and heals a release that opted in, and refuses a
 # forged release record that asks for cluster-admin.
 #
@@ -96,6 +97,12 @@ say "kubectl rollout restart is expected, not drift (shown with -v)"
 say "Scaled by hand: helm drift check --explain says which value makes it permanent"
 "$kubectl" -n demo scale deployment demo-web --replicas=3
 "$helm" drift check demo -n demo --explain || true
+
+say "An image built from three values (podinfo's shape): --explain traces the field to the one value to set"
+"$helm" install shop "$root/tests/charts/shaped" --namespace demo
+"$kubectl" -n demo set image deployment/shop-shaped podinfo=registry.example/team/podinfo:6.6.0
+"$helm" drift check shop -n demo --explain || true
+"$helm" uninstall shop --namespace demo
 
 say "helm drift watch: always on (metrics, an Event once per drift, self-healing for releases that opt in)"
 "$helm" install healed "$root/tests/charts/basic" --namespace demo --labels helm-drift.io/repair=true >/dev/null

@@ -231,8 +231,18 @@ pub fn apply(report: &mut DriftReport, baseline: &Baseline) {
             o.verdict = Verdict::InSync;
         }
     }
-    report.stale =
-        mine.iter().zip(matched).filter(|(_, m)| !m).map(|(e, _)| (e.object.clone(), e.path.clone())).collect();
+    // An unmatched entry whose path drifts again, with another value, is not gone: it changed.
+    let drifting: Vec<(String, String)> =
+        report.objects.iter().flat_map(|o| drifts(report, o)).map(|(_, _, e)| (e.object, e.path)).collect();
+    report.stale = mine
+        .iter()
+        .zip(matched)
+        .filter(|(_, m)| !m)
+        .map(|(e, _)| {
+            let again = drifting.iter().any(|(object, path)| *object == e.object && *path == e.path);
+            (e.object.clone(), e.path.clone(), again)
+        })
+        .collect();
 }
 
 fn drifts_count(o: &ObjectDrift) -> usize {
@@ -342,6 +352,25 @@ pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &st
     parse(&text, &at)
 }
 
+/// The releases (`(namespace, release)`) that have a baseline ConfigMap in scope (one
+/// namespace, or every one); empty when they cannot be listed.
+pub async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(String, String)> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let api: kube::Api<ConfigMap> = match namespace {
+        Some(ns) => kube::Api::namespaced(client.clone(), ns),
+        None => kube::Api::all(client.clone()),
+    };
+    let lp = kube::api::ListParams::default().labels(CONFIGMAP_LABEL);
+    let Ok(list) = api.list_metadata(&lp).await else { return Vec::new() };
+    list.items
+        .into_iter()
+        .filter_map(|m| {
+            let release = m.metadata.labels?.remove(CONFIGMAP_LABEL)?;
+            (m.metadata.name? == configmap_name(&release)).then_some((m.metadata.namespace?, release))
+        })
+        .collect()
+}
+
 /// Writes a release's baseline to its ConfigMap (server-side apply as `helm-drift`), labelled so
 /// that it is found, and never one of Helm's own records.
 pub async fn write_configmap(
@@ -427,7 +456,11 @@ mod tests {
         apply(&mut changed, &b);
         assert_eq!(changed.drifted(), 1, "a new value is new drift");
         assert_eq!(changed.objects[0].fields.len(), 1);
-        assert_eq!(changed.stale, vec![("apps/v1 Deployment apps/web".to_string(), "/spec/replicas".to_string())]);
+        assert_eq!(
+            changed.stale,
+            vec![("apps/v1 Deployment apps/web".to_string(), "/spec/replicas".to_string(), true)],
+            "the entry's path drifts again, with another value"
+        );
     }
 
     #[test]

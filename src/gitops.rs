@@ -14,6 +14,8 @@ pub struct Imported {
     /// Releases whose drift detection is off, with the reason.
     pub disabled: Vec<(String, String)>,
     pub warnings: Vec<String>,
+    /// The documents read, `(what, release)`: `("apps.yaml (Application web)", "web")`.
+    pub describes: Vec<(String, String)>,
 }
 
 /// Which GitOps object a document is, if any.
@@ -89,6 +91,7 @@ fn flux(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
         out.rules.push(r);
     }
     out.warnings = out.warnings.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
+    out.describes.push((at, release));
     Ok(out)
 }
 
@@ -126,6 +129,7 @@ fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
         out.rules.push(r);
     }
     out.warnings = out.warnings.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
+    out.describes.push((at, release));
     Ok(out)
 }
 

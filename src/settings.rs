@@ -82,4 +82,6 @@ pub struct CompareOptions {
     pub disabled_releases: Vec<(String, String)>,
     /// What the config file held that was not understood (printed, never silently dropped).
     pub warnings: Vec<String>,
+    /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
+    pub gitops: Vec<(String, String)>,
 }

@@ -613,6 +613,9 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
             if settings.debug {
                 printer.debug(&debug_summary(&settings, &report, started.elapsed()));
             }
+            for w in unmatched_gitops(&settings, &report) {
+                printer.warning(&w);
+            }
             printer.check(&report);
             Ok(report.exit_status())
         }
@@ -638,6 +641,29 @@ fn identity() -> String {
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
         .unwrap_or_else(|| "helm-drift".into());
     format!("{host}-{}", std::process::id())
+}
+
+/// When no Flux HelmRelease or Argo CD Application of the config file describes a release this
+/// run checked, each says so: its rules apply to nothing (an Application named unlike its
+/// release, without `spec.source.helm.releaseName`, is the common cause).
+fn unmatched_gitops(settings: &Settings, run: &RunReport) -> Vec<String> {
+    let checked: Vec<&str> = run
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            crate::model::Outcome::Checked(r) => Some(r.release.as_str()),
+            crate::model::Outcome::Failed(_) => None,
+        })
+        .collect();
+    let docs = &settings.compare.gitops;
+    if checked.is_empty() || docs.iter().any(|(_, release)| checked.contains(&release.as_str())) {
+        return Vec::new();
+    }
+    docs.iter()
+        .map(|(what, release)| {
+            format!("{what} describes release {release:?}, which this run did not check: its rules apply to nothing (name the release in spec.source.helm.releaseName or spec.releaseName)")
+        })
+        .collect()
 }
 
 /// The config file's warnings, on stderr.

@@ -87,6 +87,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
                 imported.rules.extend(found.rules);
                 imported.disabled.extend(found.disabled);
                 imported.warnings.extend(found.warnings);
+                imported.describes.extend(found.describes);
             } else if doc.get("kind").is_some() && doc.get("apiVersion").is_some() {
                 imported.warnings.push(format!(
                     "{at}: a {} document is not a helm-drift config, a Flux HelmRelease or an Argo CD Application, and was left out",
@@ -116,6 +117,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         max_objects: a.max_objects,
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
+        gitops: imported.describes,
     })
 }
 

@@ -30,6 +30,9 @@ pub async fn run(
 ) -> Result<RunReport> {
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
+    if settings.baseline.is_none() {
+        unused_baselines(&session, selection, &mut run).await;
+    }
     let Some(rendering) = rendering else { return Ok(run) };
     let cluster = session.capabilities().await?;
     for outcome in &mut run.outcomes {
@@ -55,6 +58,23 @@ pub async fn run(
         }
     }
     Ok(run)
+}
+
+/// Releases with a baseline ConfigMap that this run does not use (no `--baseline cluster`):
+/// a finding each, so that accepted drift is not silently reported again.
+async fn unused_baselines(session: &Session, selection: &Selection, run: &mut RunReport) {
+    let scope = (!selection.all_namespaces).then_some(session.namespace.as_str());
+    let found = crate::baseline::configmaps(&session.cluster.client, scope).await;
+    for outcome in &mut run.outcomes {
+        let Outcome::Checked(r) = outcome else { continue };
+        if found.iter().any(|(ns, release)| *ns == r.namespace && *release == r.release) {
+            r.findings.push(format!(
+                "a cluster baseline exists (ConfigMap {}/{}) but is not used: --baseline cluster applies it",
+                r.namespace,
+                crate::baseline::configmap_name(&r.release)
+            ));
+        }
+    }
 }
 
 /// The chart as it renders now (a server-side dry-run upgrade with the stored values), against

@@ -17,8 +17,9 @@ pub struct DriftReport {
     pub objects: Vec<ObjectDrift>,
     /// Things worth saying about the run (hooks not checked, HPAs not readable...).
     pub notes: Vec<String>,
-    /// Baseline entries of this release whose drift is gone: `(object, path)`.
-    pub stale: Vec<(String, String)>,
+    /// Baseline entries of this release that match no drift: `(object, path, changed)`, where
+    /// `changed` says the path drifts again with another value (else its drift is gone).
+    pub stale: Vec<(String, String, bool)>,
     /// Release-level findings, always shown (a chart CRD that Helm will never upgrade...).
     pub findings: Vec<String>,
     /// Where each modified field comes from in the chart (`check --explain`).

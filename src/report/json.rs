@@ -69,7 +69,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
             "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),
             "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
         })),
-        "staleBaseline": r.stale.iter().map(|(object, path)| json!({"object": object, "path": path})).collect::<Vec<_>>(),
+        "staleBaseline": r.stale.iter().map(|(object, path, changed)| json!({"object": object, "path": path, "valueChanged": changed})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "ownedElsewhere": r.owned_elsewhere(), "errors": r.errors()},
         "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
     })

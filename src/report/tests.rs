@@ -265,3 +265,114 @@ fn watch_notifications() {
         }
     }
 }
+
+/// JSON read with its keys in the order written (serde_json's maps sort them).
+#[derive(Debug)]
+enum Ordered {
+    Map(Vec<(String, Ordered)>),
+    List(Vec<Ordered>),
+    Scalar,
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, Ordered>()? {
+                    out.push((k, v));
+                }
+                Ok(Ordered::Map(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<Ordered>()? {
+                    out.push(v);
+                }
+                Ok(Ordered::List(out))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Every map of the README's example has its keys in the output's order (sorted), and the
+/// levels a reader relies on have exactly the output's keys; `...` marks an elided map.
+fn same_keys(example: &Ordered, real: &serde_json::Value, at: &str, exact: &[&str], problems: &mut Vec<String>) {
+    match (example, real) {
+        (Ordered::Map(entries), serde_json::Value::Object(m)) => {
+            let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+            if keys.contains(&"...") {
+                return;
+            }
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            if keys != sorted {
+                problems.push(format!("{at}: {keys:?} is not in the output's order {sorted:?}"));
+            }
+            let real_keys: Vec<&str> = m.keys().map(String::as_str).collect();
+            if exact.contains(&at) && keys != real_keys {
+                problems.push(format!("{at}: the example has {keys:?}, the output {real_keys:?}"));
+            }
+            for (k, v) in entries {
+                if let Some(r) = m.get(k) {
+                    same_keys(v, r, &format!("{at}/{k}"), exact, problems);
+                }
+            }
+        }
+        (Ordered::List(items), serde_json::Value::Array(real)) => {
+            if let (Some(e), Some(r)) = (items.first(), real.first()) {
+                same_keys(e, r, &format!("{at}/0"), exact, problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The README's `-o json` example shows the document as it is written: every map's keys in the
+/// output's order, and exactly the output's keys at the top, per release and per object.
+#[test]
+fn readme_json_example_has_the_keys_of_the_output_in_order() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("- `-o json`: one document per run").expect("the README documents -o json");
+    let block = &readme[start..];
+    let body = &block[block.find("```json\n").expect("a json block") + 8..];
+    let body = &body[..body.find("```").expect("the block ends")];
+    let without_comments: String = body
+        .lines()
+        .map(|l| match l.find("  //") {
+            Some(at) => &l[..at],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let example: Ordered = serde_json::from_str(&without_comments).expect("the example is JSON");
+    let real: serde_json::Value = serde_json::from_str(&json::run(&fixture(), false)).unwrap();
+    let exact = ["", "/summary", "/releases/0", "/releases/0/counts", "/releases/0/objects/0"];
+    let mut problems = Vec::new();
+    same_keys(&example, &real, "", &exact, &mut problems);
+    assert!(problems.is_empty(), "README's JSON example:\n{}", problems.join("\n"));
+}

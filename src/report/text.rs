@@ -31,13 +31,17 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
     for f in &r.findings {
         let _ = writeln!(out, "  finding: {f}");
     }
-    for (object, path) in &r.stale {
+    for (object, path, changed) in &r.stale {
         let at = if path.is_empty() { "(whole object)" } else { path };
-        let _ = writeln!(
-            out,
-            "  baseline: stale entry {object} {at}: its drift is gone (helm drift accept {} --prune drops it)",
-            r.release
-        );
+        let line = if *changed {
+            format!(
+                "accepted {object} {at} drifts again with another value, reported below (helm drift accept {} takes the new value)",
+                r.release
+            )
+        } else {
+            format!("stale entry {object} {at}: its drift is gone (helm drift accept {} --prune drops it)", r.release)
+        };
+        let _ = writeln!(out, "  baseline: {line}");
     }
     for o in &r.objects {
         object(out, o, style);

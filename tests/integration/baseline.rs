@@ -18,6 +18,13 @@ fn accept_then_check(helm: Helm, store: &str) {
     };
     with(&["check", "app"]).code(2);
     with(&["accept", "app"]).success().stdout_has("app: accepted 2 drift(s) into ");
+    if store == "cluster" {
+        // Without the flag the ConfigMap is not read, and the report says so.
+        env.drift(&["check", "app"]).code(2).stdout_has(&format!(
+            "finding: a cluster baseline exists (ConfigMap {}/helm-drift-baseline.app) but is not used: --baseline cluster applies it",
+            env.ns
+        ));
+    }
     let out = with(&["check", "app"]).code(0);
     out.stdout_has("accepted Deployment").stdout_has("✓ spec.replicas (accepted: modified)");
     // The baseline holds hashes, never values.
@@ -30,10 +37,14 @@ fn accept_then_check(helm: Helm, store: &str) {
     };
     assert!(text.contains("sha256:") && text.contains("path: /spec/replicas"), "{text}");
     assert!(!text.contains("t0p-s3cret") && !text.contains(": 4\n"), "no value is written\n{text}");
-    // Changing an accepted value again is new drift; the old entry is stale.
+    // Changing an accepted value again is new drift; the old entry says it changed (not gone).
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=5"]).success();
     let out = with(&["check", "app"]).code(2);
-    out.stdout_has("~ spec.replicas: 2 -> 5").stdout_has("baseline: stale entry apps/v1 Deployment");
+    out.stdout_has("~ spec.replicas: 2 -> 5").stdout_has(&format!(
+        "baseline: accepted apps/v1 Deployment {}/app-web /spec/replicas drifts again with another value, reported below (helm drift accept app takes the new value)",
+        env.ns
+    ));
+    assert!(!out.stdout().contains("drift is gone"), "{}", out.dump());
     // Repaired: both entries are stale, and --prune drops them.
     env.drift(&["repair", "app"]).success();
     with(&["check", "app"]).code(0).stdout_has("baseline: stale entry v1 ConfigMap");

@@ -51,4 +51,13 @@ fn an_argo_cd_application_as_config() {
     // Someone else's edit of the same ConfigMap is still drift.
     env.kubectl(&["annotate", "configmap", "app-config", "owner=me"]).success();
     env.drift(&["check", "app", "--config", cfg]).code(2).stdout_has("metadata.annotations.owner");
+    // An Application named unlike the release (no releaseName): applied to nothing, and said.
+    let unnamed = env.home().join("unnamed.yaml");
+    let text = std::fs::read_to_string(&file).unwrap().replace("  source: {helm: {releaseName: app}}\n", "");
+    std::fs::write(&unnamed, text).unwrap();
+    let out = env.drift(&["check", "app", "--config", unnamed.to_str().unwrap()]).code(2);
+    out.stderr_has(&format!(
+        "{} (Application web) describes release \"web\", which this run did not check: its rules apply to nothing",
+        unnamed.display()
+    ));
 }

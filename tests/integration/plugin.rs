@@ -138,8 +138,15 @@ fn global_flags_exit_codes_and_completion_through_helm() {
         }
         let releases = complete(&["-n", &ns, "drift", "check", ""]);
         assert!(releases.lines().any(|l| l == "web"), "{releases}");
+        assert!(!subs.contains("__complete"), "the hidden command is not offered\n{subs}");
         let flags = complete(&["drift", "check", "--sel"]);
         assert!(flags.contains("--selector"), "{flags}");
+        let formats = complete(&["drift", "check", "web", "-o", ""]);
+        for f in ["text", "json", "junit"] {
+            assert!(formats.lines().any(|l| l == f), "{f} in {formats}");
+        }
+        let everywhere = complete(&["drift", "check", "-A", ""]);
+        assert!(everywhere.lines().any(|l| l == "web"), "-A completes every namespace's releases\n{everywhere}");
     }
 }
 

@@ -24,6 +24,8 @@ use values::Key;
 /// The search stops after this many renders, or this long, whichever comes first.
 const MAX_RENDERS: usize = 64;
 const MAX_TIME: Duration = Duration::from_secs(60);
+/// A field's candidates are rendered together again at most this often.
+const MAX_REGROUPS: u8 = 3;
 
 /// Explains the modified fields of a report.
 pub async fn explain(
@@ -57,6 +59,8 @@ struct Field<'a> {
     untried: BTreeSet<usize>,
     /// Why some candidates could not be tried.
     trouble: Vec<String>,
+    /// How often its candidates were rendered together again (a shape seen without all of them).
+    regroups: u8,
     found: Option<Found>,
 }
 
@@ -83,7 +87,17 @@ impl<'a> Field<'a> {
         };
         let untried =
             leaves.iter().enumerate().filter(|(_, (_, v))| candidate(v, &recorded, path)).map(|(n, _)| n).collect();
-        Some(Field { object, path: path.clone(), at, recorded, live, untried, trouble: Vec::new(), found: None })
+        Some(Field {
+            object,
+            path: path.clone(),
+            at,
+            recorded,
+            live,
+            untried,
+            trouble: Vec::new(),
+            regroups: 0,
+            found: None,
+        })
     }
 
     fn open(&self) -> bool {
@@ -156,7 +170,10 @@ impl Search<'_> {
                     give_up(fields, group[0], &why);
                 }
                 Ok(objects) => {
-                    let lost = read(fields, &group, &probes, &objects, self.leaves);
+                    let (lost, together) = read(fields, &group, &probes, &objects, self.leaves);
+                    for keys in together {
+                        queue.push_front(Group { keys, letters: false });
+                    }
                     if lost.len() > 1 {
                         halves(&mut queue, &lost);
                     } else if let Some(&n) = lost.first() {
@@ -226,15 +243,17 @@ fn give_up(fields: &mut [Field], n: usize, why: &str) {
 }
 
 /// What one render shows of each open field; returns the candidates to try again in smaller
-/// groups (the render lost a field, or changed it in a way several of them could explain).
+/// groups (the render lost a field, or changed it in a way several of them could explain), and
+/// groups to render as they are (a field's candidates that showed, with those left out of this
+/// render whose value still shows around them).
 fn read(
     fields: &mut [Field],
     group: &[usize],
     probes: &[(usize, Value)],
     objects: &[DesiredObject],
     leaves: &[(Key, Value)],
-) -> Vec<usize> {
-    let mut again = BTreeSet::new();
+) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let (mut again, mut together) = (BTreeSet::new(), Vec::new());
     for f in fields.iter_mut().filter(|f| f.open()) {
         let tried: Vec<usize> = group.iter().copied().filter(|n| f.untried.contains(n)).collect();
         if tried.is_empty() {
@@ -250,7 +269,28 @@ fn read(
             }
         };
         if let Some(pieces) = shape::read(&rendered, probes) {
-            f.found = Some(Found::Pieces(pieces));
+            // Candidates left out of this render whose value still shows in the text around
+            // the probes (`:6.5.0` when the tag was in the other half): render them together
+            // with the ones that showed, a few times at most, before taking the shape as is.
+            let shown: Vec<usize> =
+                pieces.iter().filter_map(|p| if let Piece::Value(n) = p { Some(*n) } else { None }).collect();
+            let text: String =
+                pieces.iter().filter_map(|p| if let Piece::Text(t) = p { Some(t.as_str()) } else { None }).collect();
+            let left_out: Vec<usize> = f
+                .untried
+                .iter()
+                .copied()
+                .filter(|n| !group.contains(n) && text.contains(&values::printed(&leaves[*n].1)))
+                .collect();
+            if left_out.is_empty() || f.regroups >= MAX_REGROUPS {
+                f.found = Some(Found::Pieces(pieces));
+            } else {
+                f.regroups += 1;
+                let mut keys: Vec<usize> = shown.into_iter().chain(left_out).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                together.push(keys);
+            }
         } else if scalar_equal(&rendered, &f.recorded, &f.path) {
             tried.iter().for_each(|n| {
                 f.untried.remove(n);
@@ -265,7 +305,7 @@ fn read(
             again.extend(tried);
         }
     }
-    again.into_iter().collect()
+    (again.into_iter().collect(), together)
 }
 
 /// The object of a render: by kind and name, else the one object of that kind its template

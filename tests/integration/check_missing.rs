@@ -1,7 +1,7 @@
 //! The first slice end to end: a release installed by real helm v3 and v4, checked against the
 //! real control plane; a deleted object is found and named.
 
-use crate::support::{Env, Helm};
+use crate::support::{Env, Helm, REFUSED};
 
 fn clean_then_deleted(helm: Helm) {
     let env = Env::new(&format!("missing-{}", helm.tag()));
@@ -50,14 +50,13 @@ fn release_in_another_namespace_is_named_in_the_error() {
 #[test]
 fn unreachable_cluster_is_a_one_line_error() {
     let env = Env::new("missing-unreachable");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let out = env.drift(&["check", "shop"]).env("HELM_KUBEAPISERVER", format!("https://127.0.0.1:{port}")).code(1);
+    let out = env.drift(&["check", "shop"]).env("HELM_KUBEAPISERVER", format!("https://{REFUSED}")).code(1);
     out.stderr_has("Error: cannot reach the cluster at https://127.0.0.1:").stderr_has("Connection refused");
     assert_eq!(out.stderr().lines().count(), 1, "{}", out.dump());
 
     // Machine outputs are a document all the same: each release named, or `*` for the selection,
     // in error with the reason (a CI step that publishes the file gets one).
-    let server = format!("https://127.0.0.1:{port}");
+    let server = format!("https://{REFUSED}");
     let json = env.drift(&["check", "shop", "cart", "-o", "json"]).env("HELM_KUBEAPISERVER", &server).code(1).stdout();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json:?}"));
     let names: Vec<&str> = doc["releases"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
@@ -74,9 +73,8 @@ fn unreachable_cluster_is_a_one_line_error() {
     assert!(xml.contains("name=\"/*\""), "the whole selection: {xml}");
 }
 
-#[test]
-fn plugin_runs_through_helm3_and_helm4() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn plugin_runs_through_helm3_and_helm4(helm: Helm) {
         let env = Env::new(&format!("plugin-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
         let dir = env.plugin_dir();

@@ -2,7 +2,7 @@
 //! plugin's own flags: kubeconfig path lists, contexts, token + API server, CA and TLS options,
 //! and impersonation, against the real control plane with RBAC on.
 
-use crate::support::{Env, Helm};
+use crate::support::{Env, Helm, REFUSED};
 use std::path::PathBuf;
 
 fn pki(env: &Env, file: &str) -> String {
@@ -12,9 +12,8 @@ fn pki(env: &Env, file: &str) -> String {
 /// A kubeconfig file with a `broken` context (nothing listens there) as the current one and a
 /// `local` one for the real cluster in namespace `ns`.
 fn two_contexts(env: &Env, ns: &str) -> PathBuf {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let text = format!(
-        "apiVersion: v1\nkind: Config\ncurrent-context: broken\nclusters:\n- name: dead\n  cluster:\n    server: https://127.0.0.1:{dead}\n- name: real\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\nusers:\n- name: admin\n  user:\n    client-certificate: {cert}\n    client-key: {key}\ncontexts:\n- name: broken\n  context: {{cluster: dead, user: admin}}\n- name: local\n  context: {{cluster: real, user: admin, namespace: {ns}}}\n",
+        "apiVersion: v1\nkind: Config\ncurrent-context: broken\nclusters:\n- name: dead\n  cluster:\n    server: https://{REFUSED}\n- name: real\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\nusers:\n- name: admin\n  user:\n    client-certificate: {cert}\n    client-key: {key}\ncontexts:\n- name: broken\n  context: {{cluster: dead, user: admin}}\n- name: local\n  context: {{cluster: real, user: admin, namespace: {ns}}}\n",
         server = env.cp.server(),
         ca = pki(env, "ca.crt"),
         cert = pki(env, "admin.crt"),
@@ -51,6 +50,7 @@ fn token(env: &Env) -> String {
     let sa = format!("{}:ci", env.ns);
     env.kubectl(&["create", "rolebinding", "ci-admin", "--clusterrole=admin", &format!("--serviceaccount={sa}")])
         .success();
+    env.wait_until_allowed(&format!("system:serviceaccount:{sa}"), "get", "secrets", false);
     env.kubectl(&["create", "token", "ci"]).success().stdout().trim().to_string()
 }
 

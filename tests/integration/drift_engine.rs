@@ -219,9 +219,8 @@ fn helm4_opt_out_annotations() {
     opt_out_annotations(Helm::V4);
 }
 
-#[test]
-fn deleted_crd_makes_custom_resources_unknown() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn deleted_crd_makes_custom_resources_unknown(helm: Helm) {
         let env = Env::new(&format!("crdgone-{}", helm.tag()));
         env.install(helm, "gone", "gadget", &[]);
         // YAML 1.1 as Helm reads it: the live object holds what Helm sent, and it is in sync.
@@ -249,12 +248,11 @@ fn deleted_crd_makes_custom_resources_unknown() {
     }
 }
 
-/// Templates pasted from `kubectl create --dry-run=client -o yaml` (`creationTimestamp: null`,
-/// `status: {}`, `strategy: {}`, `resources: {}`) are in sync in both engines, and an edit is
-/// still found in both.
-#[test]
-fn null_and_empty_fields_of_pasted_templates_are_in_sync_in_both_engines() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    /// Templates pasted from `kubectl create --dry-run=client -o yaml` (`creationTimestamp: null`,
+    /// `status: {}`, `strategy: {}`, `resources: {}`) are in sync in both engines, and an edit is
+    /// still found in both.
+    fn null_and_empty_fields_of_pasted_templates_are_in_sync_in_both_engines(helm: Helm) {
         let env = Env::new(&format!("pasted-{}", helm.tag()));
         env.install(helm, "p", "pasted", &[]);
         check_release_both(&env, "p", &[], 0);

@@ -6,9 +6,8 @@
 use crate::support::{Env, Helm, eventually};
 use std::time::Duration;
 
-#[test]
-fn rollout_restart_is_expected_and_strict_counts_it() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn rollout_restart_is_expected_and_strict_counts_it(helm: Helm) {
         let env = Env::new(&format!("exp-restart-{}", helm.tag()));
         env.install(helm, "app", "repairable", &[]);
         env.kubectl(&["rollout", "restart", "deployment/app-web"]).success();
@@ -40,9 +39,8 @@ fn rollout_restart_is_expected_and_strict_counts_it() {
     }
 }
 
-#[test]
-fn an_injected_ca_bundle_is_expected() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn an_injected_ca_bundle_is_expected(helm: Helm) {
         let env = Env::new(&format!("exp-ca-{}", helm.tag()));
         env.install(helm, "hooks", "webhook", &[]);
         let name = format!("{}-hooks-guard", env.ns);
@@ -85,19 +83,26 @@ fn config_rules_extend_and_disable_the_built_in_ones() {
     env.drift(&["check", "app", "--config", cfg, "-v"])
         .code(0)
         .stdout_has("(expected: teams label their workloads (kubectl-label)");
-    std::fs::write(&config, "expected:\n  - {name: rollout-restart, disabled: true}\n").unwrap();
-    env.drift(&["check", "app", "--config", cfg]).code(2).stdout_has("restartedAt");
+    // The built-in rule disabled (the label still expected): the restart alone is the drift.
+    std::fs::write(
+        &config,
+        "expected:\n  - paths: [/metadata/labels/team]\n    manager: kubectl-label\n  - {name: rollout-restart, disabled: true}\n",
+    )
+    .unwrap();
+    let out = env.drift(&["check", "app", "--config", cfg]).code(2);
+    out.stdout_has("app: 1 of 6 objects drifted")
+        .stdout_has(r#"+ spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]: "#);
+    assert!(!out.stdout().contains("metadata.labels.team"), "{}", out.dump());
     std::fs::write(&config, "expected:\n  - {paths: [spec]}\n").unwrap();
     env.drift(&["check", "app", "--config", cfg]).code(1).stderr_has("expected[0]: \"spec\" is not a JSON pointer");
 }
 
-/// A value Helm itself wrote last differs from the record: the API server changed Helm's
-/// request (a registry-mirror webhook, simulated by a write as field manager `helm`). The
-/// read-only engine says in sync, with the evidence under `-v`; a later edit by someone else is
-/// drift again.
-#[test]
-fn helm_request_mutated_at_admission_is_not_drift() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    /// A value Helm itself wrote last differs from the record: the API server changed Helm's
+    /// request (a registry-mirror webhook, simulated by a write as field manager `helm`). The
+    /// read-only engine says in sync, with the evidence under `-v`; a later edit by someone else is
+    /// drift again.
+    fn helm_request_mutated_at_admission_is_not_drift(helm: Helm) {
         let env = Env::new(&format!("exp-admission-{}", helm.tag()));
         env.install(helm, "app", "repairable", &[]);
         let mirror =

@@ -5,6 +5,28 @@
 //! (`scripts/test.sh` builds them).
 #![allow(dead_code)]
 
+/// One test per Helm flavour, each failing on its own: `helm_matrix! { fn name(helm: Helm) {...} }`
+/// gives `name::helm3` and `name::helm4` (a loop over both would stop at the first failure and
+/// hide whether the other passes).
+macro_rules! helm_matrix {
+    ($(#[$meta:meta])* fn $name:ident($helm:ident: Helm) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            fn run($helm: Helm) $body
+            #[test]
+            fn helm3() {
+                run(Helm::V3)
+            }
+            #[test]
+            fn helm4() {
+                run(Helm::V4)
+            }
+        }
+    };
+}
+
 mod support;
 
 mod baseline;

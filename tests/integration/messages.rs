@@ -94,7 +94,6 @@ type ErrorRun<'a> = (Vec<&'a str>, Vec<(&'a str, String)>, i32, &'a str);
 fn every_error_path_is_one_clean_line() {
     let env = Env::new("msg-errors");
     env.install(Helm::V4, "web", "basic", &[]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     crate::storage::store(&env, "corrupt", Some("%%%"));
     // A ConfigMap edited and made immutable: its repair is refused by the server.
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"x"},"immutable":true}"#);
@@ -108,7 +107,7 @@ fn every_error_path_is_one_clean_line() {
         ),
         (
             vec!["check", "web"],
-            vec![("HELM_KUBEAPISERVER", format!("https://127.0.0.1:{port}"))],
+            vec![("HELM_KUBEAPISERVER", format!("https://{}", crate::support::REFUSED))],
             1,
             "cannot reach the cluster",
         ),

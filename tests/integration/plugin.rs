@@ -89,9 +89,8 @@ fn tampered_archive_fails_with_nothing_installed() {
     }
 }
 
-#[test]
-fn global_flags_exit_codes_and_completion_through_helm() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn global_flags_exit_codes_and_completion_through_helm(helm: Helm) {
         let env = Env::new(&format!("plugin-flags-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
         let dir = env.plugin_dir();
@@ -99,13 +98,8 @@ fn global_flags_exit_codes_and_completion_through_helm() {
         let ns = env.ns.clone();
         // Helm's global flags before and after the plugin name reach it as its environment.
         let plain = |args: &[&str]| {
-            let mut cmd = std::process::Command::new(env.helm_bin(helm));
-            cmd.args(args)
-                .env("KUBECONFIG", env.cp.kubeconfig())
-                .env("HELM_CONFIG_HOME", env.home().join("config"))
-                .env("HELM_CACHE_HOME", env.home().join("cache"))
-                .env("HELM_DATA_HOME", env.home().join("data"))
-                .env_remove("HELM_NAMESPACE");
+            let mut cmd = env.command(&env.helm_bin(helm));
+            cmd.args(args);
             cmd.output().unwrap()
         };
         let code = |args: &[&str]| plain(args).status.code();

@@ -190,8 +190,17 @@ fn the_dockerfile_copies_what_the_build_needs() {
         .args(["metadata", "--locked", "--offline", "--format-version", "1", "--no-deps"])
         .current_dir(context.path()));
     assert!(meta.status.success(), "the copied workspace: {}", text(&meta));
-    let list = run(Command::new(&cargo).args(["package", "--list", "--locked", "--allow-dirty"]).current_dir(&root));
-    for f in String::from_utf8_lossy(&list.stdout).lines().filter(|f| f.starts_with("src/") || *f == "build.rs") {
+    let list = run(Command::new(&cargo)
+        .args(["package", "--list", "--locked", "--allow-dirty", "--offline"])
+        .current_dir(&root));
+    assert!(list.status.success(), "{}", text(&list));
+    let sources: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter(|f| f.starts_with("src/") || *f == "build.rs")
+        .map(str::to_string)
+        .collect();
+    assert!(sources.len() > 20, "the package lists the sources: {sources:?}");
+    for f in &sources {
         assert!(context.path().join(f).is_file(), "the image build lacks {f}");
     }
     assert!(dockerfile.contains("FROM gcr.io/distroless/static-debian12:nonroot"));

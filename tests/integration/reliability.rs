@@ -18,6 +18,7 @@ fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
     ])
     .success();
     env.kubectl(&["create", "rolebinding", "blind", "--role=blind", "--user=blind"]).success();
+    env.wait_until_allowed("blind", "get", "services", false);
     let out = env.drift(&["check", "web"]).env("HELM_KUBEASUSER", "blind").code(1);
     out.stdout_has(&format!("error    ConfigMap {}/web-config", env.ns))
         .stdout_has("forbidden: the identity may not get configmaps")
@@ -78,6 +79,7 @@ fn no_secret_value_or_token_in_any_output() {
         &format!("--serviceaccount={}:ci", env.ns),
     ])
     .success();
+    env.wait_until_allowed(&format!("system:serviceaccount:{}:ci", env.ns), "get", "secrets", true);
     let token = env.kubectl(&["create", "token", "ci"]).success().stdout().trim().to_string();
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let forbidden = ["hunter2pw".to_string(), "leakedpw".to_string(), b64("hunter2pw"), b64("leakedpw"), token.clone()];

@@ -162,9 +162,8 @@ fn helm4_repair_refused_changes_nothing() {
     refused_changes_nothing(Helm::V4);
 }
 
-#[test]
-fn repair_through_helm_upgrade() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn repair_through_helm_upgrade(helm: Helm) {
         let env = Env::new(&format!("repair-upgrade-{}", helm.tag()));
         let bin = env.helm_bin(helm);
         env.install(helm, "web", "basic", &["--set", "greeting=hi"]);

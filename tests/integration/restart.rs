@@ -24,9 +24,14 @@ fn api_server_restart_during_a_check() {
         text[(mark as usize).min(text.len())..].contains("helm-drift/")
     });
     env.cp.restart_apiserver().expect("restart kube-apiserver");
+    let after = env.audit_mark();
+    assert!(!check.is_finished(), "the run ended before the restart: nothing was proven");
     let out = check.join().expect("the check thread");
     assert_eq!(out.out.status.code(), Some(2), "{}", out.dump());
     assert!(out.stdout().contains("missing  ConfigMap restart/web-config"), "{}", out.dump());
+    // The run went on against the restarted server: it spanned the restart.
+    let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();
+    assert!(text[(after as usize).min(text.len())..].contains("helm-drift/"), "no request after the restart");
 }
 
 /// Someone edits an object between the dry-run and the real change: that step fails its guard,

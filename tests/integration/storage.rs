@@ -15,9 +15,8 @@ fn gzip(text: &str) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
-#[test]
-fn configmap_driver() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn configmap_driver(helm: Helm) {
         let env = Env::new(&format!("store-cm-{}", helm.tag()));
         env.helm(helm, &["install", "web", crate::support::chart_path("basic").to_str().unwrap()])
             .env("HELM_DRIVER", "configmap")
@@ -148,9 +147,8 @@ fn helm4_revisions_upgrades_and_failures() {
     revisions(Helm::V4);
 }
 
-#[test]
-fn hooks_are_not_expected_and_crds_only_on_request() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn hooks_are_not_expected_and_crds_only_on_request(helm: Helm) {
         let env = Env::new(&format!("store-hooks-{}", helm.tag()));
         env.install(helm, "h", "hooked", &[]);
         env.kubectl(&["get", "configmap", "h-hook"]).success();
@@ -215,9 +213,8 @@ fn corrupt_records_are_errors_naming_the_secret() {
     assert_eq!(doc["summary"]["errors"], cases.len());
 }
 
-#[test]
-fn render_finds_documents_that_render_differently() {
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn render_finds_documents_that_render_differently(helm: Helm) {
         let env = Env::new(&format!("store-render-{}", helm.tag()));
         let bin = env.helm_bin(helm);
         env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);

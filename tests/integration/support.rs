@@ -60,7 +60,10 @@ impl Env {
         self.home.path()
     }
 
-    fn base(&self, program: &Path) -> Command {
+    /// A command for this test: its own working directory, Helm's homes in the test's home, the
+    /// control plane's kubeconfig, and none of the caller's `HELM_*`, `KUBECONFIG` or colour
+    /// settings. Every program a test runs starts here.
+    pub fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().to_string();
@@ -69,6 +72,9 @@ impl Env {
             }
         }
         let h = self.home.path();
+        // Its own working directory: a stray ./.helm-drift.yaml or ./.helm-drift-baseline.yaml
+        // in the checkout must not change a verdict.
+        cmd.current_dir(h);
         cmd.env("KUBECONFIG", self.cp.kubeconfig())
             .env("HELM_CONFIG_HOME", h.join("config"))
             .env("HELM_CACHE_HOME", h.join("cache"))
@@ -85,21 +91,21 @@ impl Env {
 
     /// `helm` (v3 or v4) in this test's namespace.
     pub fn helm(&self, helm: Helm, args: &[&str]) -> Run {
-        let mut cmd = self.base(&self.helm_bin(helm));
+        let mut cmd = self.command(&self.helm_bin(helm));
         cmd.arg("-n").arg(&self.ns).args(args);
         Run::new(cmd)
     }
 
     /// `kubectl` against the control plane, in this test's namespace.
     pub fn kubectl(&self, args: &[&str]) -> Run {
-        let mut cmd = self.base(&self.cp.tools().path("kubectl"));
+        let mut cmd = self.command(&self.cp.tools().path("kubectl"));
         cmd.arg("-n").arg(&self.ns).args(args);
         Run::new(cmd)
     }
 
     /// The helm-drift binary, given Helm's plugin environment for this namespace.
     pub fn drift(&self, args: &[&str]) -> Run {
-        let mut cmd = self.base(Path::new(env!("CARGO_BIN_EXE_helm-drift")));
+        let mut cmd = self.command(Path::new(env!("CARGO_BIN_EXE_helm-drift")));
         cmd.env("HELM_NAMESPACE", &self.ns).args(args);
         Run::new(cmd)
     }
@@ -279,22 +285,45 @@ impl Env {
     }
 }
 
+/// An address where nothing listens, so that connecting is refused at once: port 1 of the
+/// loopback (privileged, never served here), rather than a port found free and let go, which
+/// another test may take meanwhile.
+pub const REFUSED: &str = "127.0.0.1:1";
+
 /// The read-only identity (get/list/watch on everything), impersonated as user `drift-viewer`.
 pub const VIEWER: &str = "drift-viewer";
 
-static VIEWER_RBAC: std::sync::Once = std::sync::Once::new();
+/// Whether the viewer's RBAC is in place (a Mutex, not a Once: a failed setup is tried again by
+/// the next test instead of poisoning every later one with an unrelated message).
+static VIEWER_RBAC: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 
 impl Env {
+    /// Waits until `user` may `verb` `resource` (`-A` for every namespace), as the API server's
+    /// authorizer sees it: RBAC created and used at once can race its cache.
+    pub fn wait_until_allowed(&self, user: &str, verb: &str, resource: &str, everywhere: bool) {
+        let mut args = vec!["auth", "can-i", verb, resource, "--as", user];
+        if everywhere {
+            args.push("-A");
+        }
+        eventually(&format!("{user} may {verb} {resource}"), Duration::from_secs(30), || {
+            self.kubectl(&args).output().stdout().trim() == "yes"
+        });
+    }
+
     /// Runs helm-drift as the get/list-only user (through Helm's impersonation setting).
     pub fn drift_as_viewer(&self, args: &[&str]) -> Run {
-        VIEWER_RBAC.call_once(|| {
+        let mut ready = VIEWER_RBAC.lock().unwrap_or_else(|e| e.into_inner());
+        if !*ready {
             let rbac = format!(
                 "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {VIEWER}\nrules:\n- apiGroups: [\"*\"]\n  resources: [\"*\"]\n  verbs: [\"get\", \"list\", \"watch\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {VIEWER}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {VIEWER}\nsubjects:\n- kind: User\n  name: {VIEWER}\n  apiGroup: rbac.authorization.k8s.io\n"
             );
             let file = std::env::temp_dir().join(format!("helm-drift-viewer-{}.yaml", std::process::id()));
             std::fs::write(&file, rbac).unwrap();
             self.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
-        });
+            self.wait_until_allowed(VIEWER, "list", "secrets", true);
+            *ready = true;
+        }
+        drop(ready);
         self.drift(args).env("HELM_KUBEASUSER", VIEWER)
     }
 

@@ -155,9 +155,14 @@ fn heals_and_gives_up_on_a_fight(helm: Helm) {
     // The repair stopped: the fighter's value stays, drift is still reported.
     let repairs = w.sample("helm_drift_repairs_total{result=\"applied\"}");
     eventually("the fighter's value live", Duration::from_secs(20), || greeting("web-config") == "mine");
-    let checks = w.checks();
-    env.merge_patch("configmap", "web-config", r#"{"metadata":{"labels":{"touched":"yes"}}}"#);
-    eventually("the watcher to look again", Duration::from_secs(20), || w.checks() > checks);
+    // Two touches, one after the other: the watcher evaluates in turn, so once the second
+    // evaluation is counted, the first one's healing decision has been made.
+    for touch in ["once", "twice"] {
+        let checks = w.checks();
+        let label = format!(r#"{{"metadata":{{"labels":{{"touched":"{touch}"}}}}}}"#);
+        env.merge_patch("configmap", "web-config", &label);
+        eventually("the watcher to look again", Duration::from_secs(20), || w.checks() > checks);
+    }
     assert_eq!(greeting("web-config"), "mine");
     assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}"), repairs);
     w.wait_for(&Watching::drifted(&env.ns, "web"), 1.0);
@@ -198,6 +203,10 @@ fn two_watchers_one_leader() {
     assert_eq!(standby.get("/healthz").0, 200);
     acting.kill();
     eventually("the standby takes over", Duration::from_secs(40), || standby.sample(&drifted) == Some(1.0));
+    // Its first full check (which records Events) is over once it says so: only then count.
+    eventually("the new leader's first check", Duration::from_secs(20), || {
+        standby.log_lines().iter().any(|l| l["msg"] == "ready: first full check done")
+    });
     assert_eq!(events(&env, "DriftDetected").len(), 1, "the new leader repeats nothing");
 }
 
@@ -257,23 +266,34 @@ fn recurring_drift_and_new_releases() {
 fn a_failing_receiver_never_holds_up_detection() {
     let env = Env::new("watch-hook-down");
     env.install(Helm::V4, "web", "basic", &[]);
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let url = format!("http://{closed}/hook");
+    // A receiver that takes connections and never answers, held open by the test.
+    let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = hanging.local_addr().unwrap();
+    let url = format!("http://{address}/hook");
     let w = Watching::start(&env, &["web", "--notify", &url]).ready();
     let drifted = Watching::drifted(&env.ns, "web");
+    let missing = format!("helm_drift_objects{{namespace=\"{}\",release=\"web\",verdict=\"missing\"}}", env.ns);
     env.kubectl(&["delete", "configmap", "web-config"]).success();
     w.wait_for(&drifted, 1.0);
     eventually("the Event", Duration::from_secs(10), || events(&env, "DriftDetected").len() == 1);
-    eventually("the failure counted", Duration::from_secs(30), || {
-        w.sample("helm_drift_notifications_total{result=\"failed\"}") == Some(1.0)
+    // While that notification hangs, a second deletion is still detected and recorded.
+    env.kubectl(&["delete", "service", "web-web"]).success();
+    w.wait_for(&missing, 2.0);
+    eventually("the second Event", Duration::from_secs(10), || events(&env, "DriftDetected").len() == 2);
+    assert_eq!(
+        w.sample("helm_drift_notifications_total{result=\"failed\"}"),
+        None,
+        "the first notification is still pending: detection went on without it"
+    );
+    // The receiver goes away: the pending notifications fail after their attempts, counted.
+    drop(hanging);
+    eventually("the failures counted", Duration::from_secs(60), || {
+        w.sample("helm_drift_notifications_total{result=\"failed\"}") == Some(2.0)
     });
     let logs = w.log_lines();
     let failed = logs.iter().find(|l| l["msg"] == "notification failed").expect("logged");
-    assert_eq!(failed["url"], format!("http://{closed}/…"), "the URL without its path");
+    assert_eq!(failed["url"], format!("http://{address}/…"), "the URL without its path");
     assert!(failed["error"].as_str().unwrap().contains("after 4 attempts"), "{failed}");
-    // Detection did not wait for the retries: the drift was logged before the failure.
-    let at = |msg: &str| logs.iter().position(|l| l["msg"] == msg).unwrap();
-    assert!(at("drift detected") < at("notification failed"));
 }
 
 /// A release installed with the opt-in label while the watcher runs heals without waiting for

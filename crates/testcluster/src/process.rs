@@ -144,8 +144,25 @@ fn start(name: &str, bin: &Path, args: &[String], log_path: &Path, user: Option<
     cmd.spawn().with_context(|| format!("starting {name} ({})", bin.display()))
 }
 
-/// A currently free TCP port on 127.0.0.1.
+/// Ports handed to the control plane's components come from here: below the kernel's ephemeral
+/// range (32768 and up on Linux), so that no `bind(127.0.0.1:0)` of a test, made while a
+/// component is still starting, can be given the same port.
+const PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// A currently free TCP port on 127.0.0.1, outside the ephemeral range; each call of this
+/// process gets another one (a start that is still binding keeps its port).
 pub fn free_port() -> Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(l.local_addr()?.port())
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let span = PORTS.end - PORTS.start;
+    // Spread concurrent suites (one per process) over the range.
+    let _ =
+        NEXT.compare_exchange(0, (std::process::id() % u32::from(span)) as u16 + 1, Ordering::SeqCst, Ordering::SeqCst);
+    for _ in 0..span {
+        let port = PORTS.start + NEXT.fetch_add(1, Ordering::SeqCst) % span;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    bail!("finding a free port: every port of {PORTS:?} is taken")
 }

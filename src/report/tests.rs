@@ -156,6 +156,14 @@ fn text_report() {
 fn ages_of_changes() {
     let now = "2026-11-29T10:00:00Z".parse().ok();
     let (out, _) = printed(Style { now, ..Style::default() });
+    assert!(out.contains("~ spec.replicas: 2 -> 5  (kubectl)\n"), "a scale has no time: {out}");
+    let mut run = fixture();
+    if let Outcome::Checked(r) = &mut run.outcomes[0] {
+        let web = r.objects.iter_mut().find(|o| !o.fields.is_empty()).unwrap();
+        web.fields[0].changed_by.as_mut().unwrap().time = Some("2026-11-29T09:48:00Z".into());
+    }
+    let mut out = String::new();
+    text::run(&mut out, &run, &Style { now, ..Style::default() });
     assert!(out.contains("~ spec.replicas: 2 -> 5  (kubectl, 12 min ago)"), "{out}");
 }
 

@@ -84,3 +84,25 @@ fn accepting_part_of_the_drift() {
         .stdout_has("modified ConfigMap");
     env.drift(&["check", "app"]).code(2); // elsewhere, no baseline file
 }
+
+/// A baseline file and ConfigMaps both exist: `--baseline` decides; without it the file
+/// (`./.helm-drift-baseline.yaml`, which `accept` writes) wins.
+#[test]
+fn the_flag_decides_between_a_file_and_the_cluster() {
+    let env = Env::new("base-both");
+    env.install(Helm::V4, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.drift(&["accept", "app", "--baseline", "cluster"]).success();
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"x"}}"#);
+    env.drift(&["accept", "app", "--only", "ConfigMap/app-config"])
+        .success()
+        .stdout_has("into .helm-drift-baseline.yaml");
+    // Without the flag: the file, which accepted only the ConfigMap's edit.
+    let out = env.drift(&["check", "app"]).code(2);
+    out.stdout_has("~ spec.replicas: 2 -> 4");
+    assert!(!out.stdout().contains("~ data.greeting"), "{}", out.dump());
+    // --baseline cluster: the ConfigMaps, which accepted only the replicas.
+    let out = env.drift(&["check", "app", "--baseline", "cluster"]).code(2);
+    out.stdout_has("~ data.greeting");
+    assert!(!out.stdout().contains("~ spec.replicas"), "{}", out.dump());
+}

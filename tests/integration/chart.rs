@@ -198,7 +198,7 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     eventually("the repair refused", Duration::from_secs(30), || {
         w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 1.0)
     });
-    let greeting = || env.kubectl(&["get", "configmap", &config, "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = || env.get("configmap", &config, "{.data.greeting}");
     assert_eq!(greeting(), "edited");
     let logs = w.logs_text();
     assert!(logs.contains("forbidden") && logs.contains(&format!("system:serviceaccount:{}:{sa}", env.ns)), "{logs}");

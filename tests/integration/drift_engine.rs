@@ -224,7 +224,7 @@ helm_matrix! {
         let env = Env::new(&format!("crdgone-{}", helm.tag()));
         env.install(helm, "gone", "gadget", &[]);
         // YAML 1.1 as Helm reads it: the live object holds what Helm sent, and it is in sync.
-        let spec = env.kubectl(&["get", "gadget", "gone-yaml11", "-o", "jsonpath={.spec}"]).success().stdout();
+        let spec = env.get("gadget", "gone-yaml11", "{.spec}");
         let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
         assert_eq!(
             spec,

@@ -61,3 +61,25 @@ fn an_argo_cd_application_as_config() {
         unnamed.display()
     ));
 }
+
+/// Where the config comes from: `--config`, else `$HELM_DRIFT_CONFIG`, else `./.helm-drift.yaml`
+/// in the working directory.
+#[test]
+fn the_config_file_is_found_as_the_readme_says() {
+    let env = Env::new("config-discovery");
+    env.install(Helm::V4, "app", "repairable", &[]);
+    env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+    env.drift(&["check", "app"]).code(2);
+    let ignore_replicas = "ignore:\n  - paths: [/spec/replicas]\n    target: {kind: Deployment}\n";
+    let nothing = env.home().join("nothing.yaml");
+    std::fs::write(&nothing, "ignore: []\n").unwrap();
+    let replicas = env.home().join("replicas.yaml");
+    std::fs::write(&replicas, ignore_replicas).unwrap();
+    // ./.helm-drift.yaml (each test runs in its own directory).
+    std::fs::write(env.home().join(".helm-drift.yaml"), ignore_replicas).unwrap();
+    env.drift(&["check", "app"]).code(0);
+    // $HELM_DRIFT_CONFIG before it.
+    env.drift(&["check", "app"]).env("HELM_DRIFT_CONFIG", &nothing).code(2);
+    // --config before both.
+    env.drift(&["check", "app", "--config", replicas.to_str().unwrap()]).env("HELM_DRIFT_CONFIG", &nothing).code(0);
+}

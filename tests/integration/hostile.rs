@@ -15,7 +15,7 @@ fn exists(env: &Env, args: &[&str]) -> bool {
 }
 
 fn greeting(env: &Env, name: &str) -> String {
-    env.kubectl(&["get", "configmap", name, "-o", "jsonpath={.data.greeting}"]).success().stdout()
+    env.get("configmap", name, "{.data.greeting}")
 }
 
 /// Waits until the watcher has checked the releases `n` more times (resyncs at 2s).
@@ -206,7 +206,7 @@ fn render_and_upgrade_dry_run_hide_secret_values() {
         let env = Env::new(&format!("hostile-render-{}", helm.tag()));
         env.install(helm, "s", "secretive", &["--set", "password=hunter2pw"]);
         let bin = env.helm_bin(helm);
-        let stored = env.kubectl(&["get", "secret", "s-creds", "-o", "jsonpath={.data.random}"]).success().stdout();
+        let stored = env.get("secret", "s-creds", "{.data.random}");
         let stored = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(stored).unwrap()).unwrap();
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let forbidden = ["hunter2pw".to_string(), b64("hunter2pw"), stored.clone(), b64(&stored)];

@@ -207,3 +207,49 @@ fn the_dockerfile_copies_what_the_build_needs() {
     assert!(dockerfile.contains("USER 65532:65532"));
     assert!(dockerfile.contains("ARG HELM_DRIFT_COMMIT"));
 }
+
+/// `tests/CLAIMS.md` names, for every README section, its claims and the tests that guard them:
+/// a new section needs a row, and every test a row names exists.
+#[test]
+fn every_readme_section_has_a_guarded_claim() {
+    let root = repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let claims = std::fs::read_to_string(root.join("tests/CLAIMS.md")).unwrap();
+    let rows: Vec<Vec<&str>> = claims
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Section") && !l.starts_with("|---"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let mut missing = Vec::new();
+    let mut in_code = false;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        let Some(heading) = line.strip_prefix("## ").or(line.strip_prefix("### ")).or(line.strip_prefix("#### "))
+        else {
+            continue;
+        };
+        if !in_code && !rows.iter().any(|r| r[0] == heading) {
+            missing.push(heading.to_string());
+        }
+    }
+    assert!(missing.is_empty(), "README sections without a row in tests/CLAIMS.md: {missing:?}");
+    let mut unknown = Vec::new();
+    for row in &rows {
+        assert_eq!(row.len(), 3, "a row is | section | claim | tests |: {row:?}");
+        for test in row[2].split(", ").map(|t| t.trim_matches('`')) {
+            let (file, name) = test.rsplit_once("::").unwrap_or_else(|| panic!("not file::test: {test}"));
+            let path = if file.starts_with("src/") {
+                root.join(file)
+            } else {
+                root.join(format!("tests/integration/{file}.rs"))
+            };
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if !text.contains(&format!("fn {name}(")) {
+                unknown.push(test.to_string());
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "tests/CLAIMS.md names tests that do not exist: {unknown:?}");
+}

@@ -34,8 +34,7 @@ fn get_list_only_identity_checks_but_repair_refuses_before_changing_anything() {
     let out = env.drift_as_viewer(&["repair", "web"]).code(1);
     out.stdout_has("refused by the server dry-run: forbidden: the identity may not patch configmaps")
         .stdout_has("nothing was changed");
-    let greeting =
-        env.kubectl(&["get", "configmap", "web-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = env.get("configmap", "web-config", "{.data.greeting}");
     assert_eq!(greeting, "edited");
 }
 
@@ -92,16 +91,27 @@ fn no_secret_value_or_token_in_any_output() {
         vec!["check", "-A", "-o", "json", "-v"],
         vec!["repair", "app", "--dry-run", "-v"],
         vec!["--debug", "check", "app", "--read-only"],
+        vec!["check", "app", "--explain"],
+        vec!["check", "app", "--explain", "-o", "json"],
+        vec!["check", "app", "--rerender", "-v"],
+        vec!["render", "app"],
     ];
     for args in &runs {
         let out = env
             .drift(args)
+            .env("HELM_BIN", env.helm_bin(Helm::V4))
             .env("HELM_DEBUG", "true")
             .env("HELM_KUBETOKEN", &token)
             .env("HELM_KUBECAFILE", env.cp.dir().join("pki/ca.crt"))
             .output();
         let all = out.dump();
-        let reported = if args.contains(&"--summary") { "1 of 20 objects drifted" } else { "app-creds" };
+        let reported = if args.contains(&"--summary") {
+            "1 of 20 objects drifted"
+        } else if args[0] == "render" {
+            "documents"
+        } else {
+            "app-creds"
+        };
         assert!(all.contains(reported), "the secret's drift is reported: {args:?}\n{all}");
         for f in &forbidden {
             assert!(!all.contains(f.as_str()), "{args:?} printed {f:?}:\n{all}");

@@ -80,8 +80,7 @@ fn repair_everything(helm: Helm) {
     let chart = crate::support::chart_path("full");
     env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--reuse-values", "--set", "greeting=changed"])
         .success();
-    let greeting =
-        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = env.get("configmap", "app-config", "{.data.greeting}");
     assert_eq!(greeting, "changed");
     env.drift(&["check", "app"]).success().stdout_has("revision 2 deployed");
 }
@@ -104,11 +103,10 @@ fn ignored_and_only(helm: Helm) {
     env.merge_patch("widget", "app-widget", r#"{"spec":{"size":9}}"#);
     // --only limits the repair; the HPA-managed replica count is never touched.
     env.drift(&["repair", "app", "--only", "configmap/app-config"]).code(2).stdout_has("app: 1 of 20 objects drifted");
-    let greeting =
-        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = env.get("configmap", "app-config", "{.data.greeting}");
     assert_eq!(greeting, "hello");
     env.drift(&["repair", "app"]).success();
-    let replicas = env.kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.spec.replicas}"]).success().stdout();
+    let replicas = env.get("deployment", "app-web", "{.spec.replicas}");
     assert_eq!(replicas, "5", "ignored paths (HPA replicas) are never touched");
     env.drift(&["repair", "app", "--only", "Deployment/nope"])
         .code(1)
@@ -144,8 +142,7 @@ fn refused_changes_nothing(helm: Helm) {
     let out = env.drift(&["repair", "app"]).code(1);
     out.stdout_has(&format!("StatefulSet {}/app-db: refused by the server dry-run", env.ns))
         .stdout_has("nothing was changed");
-    let greeting =
-        env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = env.get("configmap", "app-config", "{.data.greeting}");
     assert_eq!(greeting, "edited", "all or nothing: the ConfigMap was not repaired either");
     let events =
         env.kubectl(&["get", "events", "--field-selector", "reason=DriftRepaired", "-o", "name"]).success().stdout();
@@ -175,7 +172,7 @@ helm_matrix! {
             .stdout_has("web: in sync (4 objects) [namespace")
             .stdout_has("revision 2 deployed");
         let greeting =
-            env.kubectl(&["get", "configmap", "web-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+            env.get("configmap", "web-config", "{.data.greeting}");
         assert_eq!(greeting, "hi", "the stored user values were used");
 
         // A release with an operation in progress is refused.

@@ -4,22 +4,8 @@
 use crate::support::{Env, Helm};
 
 /// A corrupt release record: a Secret with Helm's labels and data that is not Helm's encoding.
-fn broken_record(env: &Env, release: &str, labels: &[&str]) {
-    let name = format!("sh.helm.release.v1.{release}.v1");
-    env.kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        &name,
-        "--type=helm.sh/release.v1",
-        "--from-literal=release=%%%not-base64",
-    ])
-    .success();
-    let mut args = vec!["label", "secret", &name, "owner=helm", "status=deployed", "version=1"];
-    let name_label = format!("name={release}");
-    args.push(&name_label);
-    args.extend_from_slice(labels);
-    env.kubectl(&args).success();
+fn broken_record(env: &Env, release: &str, labels: &str) {
+    env.store_record(release, Some("%%%not-base64"), labels);
 }
 
 #[test]
@@ -30,7 +16,7 @@ fn scan_namespaces_with_clean_drifted_and_broken_releases() {
     a.install(Helm::V4, "a2", "basic", &["--labels", "scan=yes"]);
     b.install(Helm::V4, "b1", "basic", &["--labels", "scan=yes"]);
     b.install(Helm::V3, "b3", "basic", &[]);
-    broken_record(&b, "b2", &["scan=yes"]);
+    broken_record(&b, "b2", r#"scan: "yes""#);
     a.kubectl(&["delete", "configmap", "a2-config"]).success();
 
     // One namespace: every release in it.

@@ -170,14 +170,7 @@ helm_matrix! {
 
 /// Stores `text` as Helm's `release` key of a Secret with Helm's labels.
 pub fn store(env: &Env, release: &str, encoded: Option<&str>) {
-    let name = format!("sh.helm.release.v1.{release}.v1");
-    let data = encoded.map(|e| format!("data:\n  release: \"{}\"\n", b64(e.as_bytes()))).unwrap_or_default();
-    let yaml = format!(
-        "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: {name}\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"1\"}}\n{data}"
-    );
-    let file = env.home().join(format!("{release}.yaml"));
-    std::fs::write(&file, yaml).unwrap();
-    env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+    env.store_record(release, encoded, "");
 }
 
 #[test]

@@ -96,6 +96,12 @@ impl Env {
         Run::new(cmd)
     }
 
+    /// One field of an object in this test's namespace: `get("configmap", "web-config",
+    /// "{.data.greeting}")`.
+    pub fn get(&self, kind: &str, name: &str, jsonpath: &str) -> String {
+        self.kubectl(&["get", kind, name, "-o", &format!("jsonpath={jsonpath}")]).success().stdout()
+    }
+
     /// `kubectl` against the control plane, in this test's namespace.
     pub fn kubectl(&self, args: &[&str]) -> Run {
         let mut cmd = self.command(&self.cp.tools().path("kubectl"));
@@ -275,11 +281,21 @@ impl Env {
             "info": {"status": "deployed"}, "manifest": manifest});
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(json.to_string().as_bytes()).unwrap();
-        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-        let record = b64(b64(&gz.finish().unwrap()).as_bytes());
+        let encoded = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+        self.store_record(release, Some(&encoded), labels);
+    }
+
+    /// Writes Helm's Secret for revision 1 of `release` with `encoded` as its `release` key (the
+    /// text Helm stores: base64 of gzip of JSON; anything else to test a broken record; `None`
+    /// for no key at all), Helm's labels plus `labels` (`team: x, scan: "yes"`).
+    pub fn store_record(&self, release: &str, encoded: Option<&str>, labels: &str) {
+        use base64::Engine;
+        let data = encoded
+            .map(|e| format!("data:\n  release: \"{}\"\n", base64::engine::general_purpose::STANDARD.encode(e)))
+            .unwrap_or_default();
         let extra = if labels.is_empty() { String::new() } else { format!(", {labels}") };
         let secret = format!(
-            "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.{release}.v1\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"1\"{extra}}}\ndata:\n  release: \"{record}\"\n"
+            "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.{release}.v1\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"1\"{extra}}}\n{data}"
         );
         self.apply_yaml(&format!("record-{release}"), &secret);
     }

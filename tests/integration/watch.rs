@@ -34,6 +34,16 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     assert_eq!(note["object"]["kind"], "ConfigMap");
     assert_eq!(note["object"]["verdict"], "modified");
     assert_eq!(note["object"]["differences"][0]["path"], "/data/greeting");
+    // The README's metrics, each with what it says.
+    assert_eq!(w.sample("helm_drift_events_total{reason=\"DriftDetected\"}"), Some(1.0));
+    assert!(w.sample("helm_drift_api_requests_total{verb=\"list\"}").unwrap_or(0.0) >= 1.0, "{}", w.metrics());
+    assert!(w.sample("helm_drift_api_requests_total{verb=\"get\"}").unwrap_or(0.0) >= 1.0, "{}", w.metrics());
+    assert!(w.sample("helm_drift_watches").unwrap_or(0.0) >= 2.0, "records and ConfigMaps at least\n{}", w.metrics());
+    assert_eq!(w.sample("helm_drift_ready"), Some(1.0));
+    let checked =
+        w.sample(&format!("helm_drift_last_check_timestamp_seconds{{namespace=\"{}\",release=\"web\"}}", env.ns));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    assert!(checked.is_some_and(|t| (now - t).abs() < 120.0), "{checked:?} vs {now}");
 
     // Two resyncs later: nothing repeated.
     let checks = w.checks();
@@ -41,10 +51,11 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     assert_eq!(events(&env, "DriftDetected").len(), 1);
     assert_eq!(hook.count("DriftDetected"), 1);
 
-    // A restarted watcher derives the same signature: nothing repeated either.
+    // A restarted watcher derives the same signature: nothing repeated either. (Its receiver
+    // comes from HELM_DRIFT_NOTIFY, the README's other way to name one.)
     w.stop();
     let hook2 = Receiver::start();
-    let w = Watching::start(&env, &["web", "--notify", &hook2.url]).ready();
+    let w = Watching::start_with(&env, &["web"], &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())]).ready();
     w.wait_for(&drifted, 1.0);
     assert_eq!(events(&env, "DriftDetected").len(), 1, "{}", w.logs_text());
     assert!(hook2.received().is_empty(), "{:?}", hook2.bodies());
@@ -117,8 +128,7 @@ fn heals_and_gives_up_on_a_fight(helm: Helm) {
     let hook = Receiver::start();
     let args = ["--all", "--repair", "--repair-cooldown", "1s", "--fight-limit", "3", "--notify", &hook.url];
     let w = Watching::start(&env, &args).ready();
-    let greeting =
-        |name: &str| env.kubectl(&["get", "configmap", name, "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = |name: &str| env.get("configmap", name, "{.data.greeting}");
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     env.merge_patch("configmap", "other-config", r#"{"data":{"greeting":"edited"}}"#);
     eventually("the edit undone", Duration::from_secs(30), || greeting("web-config") == "hello");
@@ -305,8 +315,7 @@ fn a_release_that_opts_in_while_watching_heals() {
     env.install(Helm::V3, "late", "basic", &["--labels", "helm-drift.io/repair=true"]);
     w.wait_for(&Watching::drifted(&env.ns, "late"), 0.0);
     env.merge_patch("configmap", "late-config", r#"{"data":{"greeting":"edited"}}"#);
-    let greeting =
-        || env.kubectl(&["get", "configmap", "late-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+    let greeting = || env.get("configmap", "late-config", "{.data.greeting}");
     eventually("the edit undone", Duration::from_secs(30), || greeting() == "hello");
     w.wait_for("helm_drift_repairs_total{result=\"applied\"}", 1.0);
 }
@@ -340,4 +349,23 @@ fn names_that_match_no_release_are_said() {
     env.install(Helm::V4, "wbe", "basic", &[]);
     w.wait_for("helm_drift_selected_releases", 2.0);
     assert_eq!(w.get("/readyz").1, "ready\n");
+}
+
+/// `--notify-format slack`: the receiver gets `{"text": ...}` naming the release, the object and
+/// the path, and no value.
+#[test]
+fn slack_notifications_are_one_text() {
+    let env = Env::new("watch-slack");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let hook = Receiver::start();
+    let w = Watching::start(&env, &["web", "--notify", &hook.url, "--notify-format", "slack"]).ready();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"s3cr3t-edit"}}"#);
+    w.wait_for(&Watching::drifted(&env.ns, "web"), 1.0);
+    eventually("the notification", Duration::from_secs(20), || !hook.bodies().is_empty());
+    let note = &hook.received()[0];
+    let keys: Vec<&String> = note.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["text"], "{note}");
+    let text = note["text"].as_str().unwrap();
+    assert!(text.contains("web-config") && text.contains(&env.ns) && text.contains("/data/greeting"), "{text}");
+    assert!(!text.contains("s3cr3t-edit"), "no value in a notification: {text}");
 }

@@ -268,4 +268,13 @@ mod tests {
         assert_eq!(disabled, None);
         assert_eq!(paths.len(), 2);
     }
+
+    #[test]
+    fn the_disabled_annotation_in_the_chart_excludes_the_object() {
+        let chart = json!({"metadata": {"annotations": {"helm-drift.io/disabled": "true"}}});
+        let (disabled, _) = from_annotations(&[&chart], false);
+        assert_eq!(disabled.as_deref(), Some("annotation helm-drift.io/disabled: \"true\""));
+        let off = json!({"metadata": {"annotations": {"helm-drift.io/disabled": "false"}}});
+        assert_eq!(from_annotations(&[&off], false).0, None, "only \"true\" disables");
+    }
 }

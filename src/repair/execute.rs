@@ -90,7 +90,8 @@ pub async fn execute_as(
             continue;
         }
         let Some((name, at)) = planned.target(&evaluated) else { continue };
-        match apply(writer, at, name, planned).await {
+        let seen = planned_live(&evaluated.report.objects[planned.index]);
+        match apply(writer, at, name, planned, &seen).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = live::event_namespace(at.namespace.as_deref()).to_string();
@@ -113,17 +114,73 @@ pub async fn execute_as(
     Ok(report)
 }
 
+/// The live values the plan saw at the paths a step restores (`None`: absent live).
+fn planned_live(o: &crate::model::ObjectDrift) -> Vec<(String, Option<Value>)> {
+    o.fields
+        .iter()
+        .filter(|f| f.recorded.is_some())
+        .filter_map(|f| Some((f.path.live_pointer()?, f.live.clone())))
+        .collect()
+}
+
 /// Makes a planned step's changes in order, then (server-side applied releases) takes the
-/// chart's fields back from other managers; returns the object as the server left it.
-async fn apply(client: &kube::Client, at: &Location, name: &str, planned: &PlannedStep) -> Result<Value, LiveError> {
+/// chart's fields back from other managers; returns the object as the server left it. A
+/// server-side apply of an object that exists is guarded like the client-side patches: the
+/// fields it restores must still hold what the plan saw (`seen`).
+async fn apply(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    planned: &PlannedStep,
+    seen: &[(String, Option<Value>)],
+) -> Result<Value, LiveError> {
     let mut after = Value::Null;
     for change in &planned.changes {
-        after = live::change(client, at, name, change, false).await?;
+        after = match change {
+            // (After a guarded patch, which removed items first, the paths seen have moved.)
+            Change::Apply(body) if planned.step.action != Action::Recreate && planned.changes.len() == 1 => {
+                guarded_apply(client, at, name, body, seen).await?
+            }
+            _ => live::change(client, at, name, change, false).await?,
+        };
     }
     if planned.reclaim {
         after = reclaim(client, at, name, after).await?;
     }
     Ok(after)
+}
+
+/// A server-side apply that changes nothing the plan did not see: the object is read, the
+/// restored fields compared with what the plan saw, and the apply carries the resourceVersion
+/// read (the server refuses it with a conflict when the object changed in between; then it is
+/// read again, a few times: a controller's status write is no reason to fail).
+async fn guarded_apply(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    body: &Value,
+    seen: &[(String, Option<Value>)],
+) -> Result<Value, LiveError> {
+    let mut attempt = 1;
+    loop {
+        let current = match live::get(client, at, name).await {
+            live::LiveState::Present(v) => v,
+            live::LiveState::Absent => return Err(LiveError::NotFound { message: format!("{name} is gone") }),
+            live::LiveState::Failed(e) => return Err(e),
+        };
+        if let Some((at, _)) = seen.iter().find(|(p, want)| current.pointer(p) != want.as_ref()) {
+            return Err(LiveError::Conflict { message: format!("{at} changed since the plan was made") });
+        }
+        let mut guarded = body.clone();
+        if let Some(meta) = guarded.get_mut("metadata").and_then(Value::as_object_mut) {
+            let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
+            meta.insert("resourceVersion".into(), version);
+        }
+        match live::change(client, at, name, &Change::Apply(guarded), false).await {
+            Err(LiveError::Conflict { .. }) if attempt < RECLAIM_ATTEMPTS => attempt += 1,
+            other => return other,
+        }
+    }
 }
 
 /// How often taking ownership back is tried when a controller wrote the object meanwhile (a

@@ -91,7 +91,7 @@ fn config_rules_extend_and_disable_the_built_in_ones() {
     .unwrap();
     let out = env.drift(&["check", "app", "--config", cfg]).code(2);
     out.stdout_has("app: 1 of 6 objects drifted")
-        .stdout_has(r#"+ spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]: "#);
+        .stdout_has(r#"+ spec.template.metadata.annotations: {"kubectl.kubernetes.io/restartedAt":"#);
     assert!(!out.stdout().contains("metadata.labels.team"), "{}", out.dump());
     std::fs::write(&config, "expected:\n  - {paths: [spec]}\n").unwrap();
     env.drift(&["check", "app", "--config", cfg]).code(1).stderr_has("expected[0]: \"spec\" is not a JSON pointer");

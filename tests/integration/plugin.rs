@@ -239,6 +239,33 @@ fn install_script_errors_and_offline_install() {
     let version = std::process::Command::new(d.join("bin/helm-drift")).arg("version").output().unwrap();
     assert!(String::from_utf8_lossy(&version.stdout).contains(VERSION));
 
+    // An archive that does not match its checksums file: refused, nothing installed.
+    let d = fresh("mismatch");
+    let wrong = work.path().join("wrong-checksums.txt");
+    let name = archive_path.file_name().unwrap().to_str().unwrap();
+    std::fs::write(&wrong, format!("{}  {name}\n", "0".repeat(64))).unwrap();
+    let w = wrong.to_str().unwrap();
+    let out = run_script(&d, BASE_TOOLS, &[], &[("HELM_DRIFT_ARCHIVE", a), ("HELM_DRIFT_CHECKSUMS", w)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains(&format!("checksum mismatch for {name}")), "{}", text(&out));
+    assert!(text(&out).contains("nothing was installed"), "{}", text(&out));
+    assert!(!d.join("bin/helm-drift").exists());
+
+    // HELM_DRIFT_BUILD_FROM_SOURCE=1: `cargo build --release --locked` in the plugin directory
+    // (a stand-in cargo that records its arguments and writes the binary), then installed.
+    let d = fresh("source");
+    std::fs::write(d.join("Cargo.toml"), "[package]\n").unwrap();
+    let args_file = work.path().join("cargo-args");
+    let cargo = format!(
+        "echo \"$@\" > {args}; mkdir -p \"$CARGO_TARGET_DIR/release\"; printf '#!/bin/sh\\necho built\\n' > \"$CARGO_TARGET_DIR/release/helm-drift\"; chmod +x \"$CARGO_TARGET_DIR/release/helm-drift\"",
+        args = args_file.display()
+    );
+    let out = run_script(&d, BASE_TOOLS, &[("cargo", &cargo)], &[("HELM_DRIFT_BUILD_FROM_SOURCE", "1")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&args_file).unwrap().trim(), "build --release --locked --bin helm-drift");
+    let built = std::process::Command::new(d.join("bin/helm-drift")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&built.stdout).trim(), "built");
+
     let d = fresh("skip");
     let out = run_script(&d, BASE_TOOLS, &[], &[("HELM_DRIFT_SKIP_BINARY", "1")]);
     assert_eq!(out.status.code(), Some(0));

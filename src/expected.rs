@@ -249,6 +249,26 @@ mod tests {
         assert!(rules_err(bad).contains("is not a JSON pointer"));
     }
 
+    #[test]
+    fn last_applied_is_expected_and_a_built_in_rule_is_replaced_by_name() {
+        const LAST: &str = "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
+        let built_in = rules(Vec::new(), "built-in").unwrap();
+        let (_, kept, expected) =
+            set_aside(&built_in, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], false);
+        assert!(kept.is_empty(), "kubectl apply's record is expected");
+        assert_eq!(expected[0].reason, "kubectl apply's record of what it applied (kubectl-client-side-apply)");
+        // A rule named like a built-in one replaces it: here, only for ConfigMaps.
+        let specs: Vec<RuleSpec> = serde_yaml::from_str(&format!(
+            "- {{name: last-applied, paths: [\"{LAST}\"], target: {{kind: ConfigMap}}, reason: mine}}\n"
+        ))
+        .unwrap();
+        let replaced = rules(specs, "cfg").unwrap();
+        assert_eq!(replaced.iter().filter(|r| r.name == "last-applied").count(), 1);
+        let (_, kept, _) =
+            set_aside(&replaced, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], false);
+        assert_eq!(kept.len(), 1, "the replaced rule no longer covers Deployments");
+    }
+
     fn rules_err(specs: Vec<RuleSpec>) -> String {
         rules(specs, "cfg").unwrap_err().to_string()
     }

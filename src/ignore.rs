@@ -247,6 +247,22 @@ mod tests {
     }
 
     #[test]
+    fn target_selectors_by_group_version_and_namespace() {
+        let sel = |spec: &str| Rule::parse_flag(&format!("{spec}:/spec/replicas")).unwrap();
+        let web = obj("Deployment", "web");
+        assert!(sel("group=apps").matches(&web));
+        assert!(!sel("group=batch").matches(&web));
+        assert!(!sel("group=app").matches(&web), "anchored");
+        assert!(sel("version=v1").matches(&web));
+        assert!(!sel("version=v1beta1").matches(&web));
+        assert!(sel("namespace=pro.*").matches(&web));
+        assert!(!sel("namespace=staging").matches(&web));
+        let cluster_scoped = ObjectRef { namespace: None, ..obj("ClusterRole", "r") };
+        assert!(!sel("namespace=.+").matches(&cluster_scoped), "a cluster-scoped object has no namespace to match");
+        assert!(sel("group=apps,version=v1,kind=Deployment,name=web,namespace=prod").matches(&web));
+    }
+
+    #[test]
     fn bad_rules_are_clear_errors() {
         assert!(Rule::parse_flag("spec/replicas").unwrap_err().to_string().contains("expected [key=regex"));
         assert!(Rule::parse_flag("color=red:/x").unwrap_err().to_string().contains("unknown selector key \"color\""));

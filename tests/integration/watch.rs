@@ -60,8 +60,12 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     assert_eq!(events(&env, "DriftDetected").len(), 1, "{}", w.logs_text());
     assert!(hook2.received().is_empty(), "{:?}", hook2.bodies());
 
-    // Repaired by hand: resolved, once.
+    assert!(!w.logs_text().contains("edited"), "no value in the logs\n{}", w.logs_text());
+
+    // Repaired by hand while no watcher runs: the next one says it is resolved, once.
+    w.stop();
     env.drift(&["repair", "web"]).success();
+    let w = Watching::start_with(&env, &["web"], &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())]).ready();
     w.wait_for(&drifted, 0.0);
     eventually("one DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);
     eventually("one resolved notification", Duration::from_secs(20), || hook2.count("DriftResolved") == 1);
@@ -368,4 +372,54 @@ fn slack_notifications_are_one_text() {
     let text = note["text"].as_str().unwrap();
     assert!(text.contains("web-config") && text.contains(&env.ns) && text.contains("/data/greeting"), "{text}");
     assert!(!text.contains("s3cr3t-edit"), "no value in a notification: {text}");
+}
+
+/// The watcher on Helm's other storage drivers: ConfigMap records are watched like Secrets (drift
+/// seen at once, a new revision followed); SQL records cannot be watched, so a new revision is
+/// seen at the next resync.
+#[test]
+fn watch_with_the_configmap_and_sql_drivers() {
+    let chart = crate::support::chart_path("basic");
+    let chart = chart.to_str().unwrap();
+    let revision = |env: &Env| format!("helm_drift_release_revision{{namespace=\"{}\",release=\"web\"}}", env.ns);
+
+    let env = Env::new("watch-cm-driver");
+    let cm = [("HELM_DRIVER", "configmap")];
+    env.helm(Helm::V4, &["install", "web", chart]).env("HELM_DRIVER", "configmap").success();
+    let w = Watching::start_with(&env, &["web"], &cm).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    w.wait_for(&drifted, 0.0);
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    w.wait_for(&drifted, 1.0);
+    env.helm(Helm::V4, &["upgrade", "web", chart, "--reuse-values", "--set", "replicas=3"])
+        .env("HELM_DRIVER", "configmap")
+        .success();
+    w.wait_for(&revision(&env), 2.0);
+    w.wait_for(&drifted, 0.0);
+    w.stop();
+
+    let pg = testcluster::postgres();
+    let conn = pg.connection_string();
+    let env = Env::new("watch-sql-driver");
+    let sql = [("HELM_DRIVER", "sql"), ("HELM_DRIVER_SQL_CONNECTION_STRING", conn.as_str())];
+    env.helm(Helm::V4, &["install", "web", chart]).env("HELM_DRIVER", "sql").env(sql[1].0, &conn).success();
+    let w = Watching::start_with(&env, &["web", "--resync", "2s"], &sql).ready();
+    let drifted = Watching::drifted(&env.ns, "web");
+    w.wait_for(&drifted, 0.0);
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    w.wait_for(&drifted, 1.0);
+    env.helm(Helm::V4, &["upgrade", "web", chart, "--reuse-values", "--set", "replicas=3"])
+        .env("HELM_DRIVER", "sql")
+        .env(sql[1].0, &conn)
+        .success();
+    w.wait_for(&revision(&env), 2.0);
+    w.wait_for(&drifted, 0.0);
+    assert!(
+        w.log_lines()
+            .iter()
+            .any(|l| l["msg"] == "the sql driver cannot be watched: new revisions are seen at each resync"),
+        "{}",
+        w.logs_text()
+    );
+    w.stop();
 }

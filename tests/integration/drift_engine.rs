@@ -219,8 +219,13 @@ fn helm4_opt_out_annotations() {
     opt_out_annotations(Helm::V4);
 }
 
+/// The gadget chart's CRD is cluster-scoped and its test deletes it.
+static GADGET_CRD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 helm_matrix! {
     fn deleted_crd_makes_custom_resources_unknown(helm: Helm) {
+        // Both flavours install and delete the same cluster-scoped CRD: one at a time.
+        let _crd = super::GADGET_CRD.lock().unwrap_or_else(|e| e.into_inner());
         let env = Env::new(&format!("crdgone-{}", helm.tag()));
         env.install(helm, "gone", "gadget", &[]);
         // YAML 1.1 as Helm reads it: the live object holds what Helm sent, and it is in sync.

@@ -121,6 +121,31 @@ fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A receiver that never answers fills the queue; what does not fit is dropped and counted,
+    /// and `send` never waits.
+    #[tokio::test]
+    async fn a_full_queue_drops_and_counts() {
+        let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", hanging.local_addr().unwrap());
+        let metrics = Arc::new(Metrics::new());
+        let notifier = Notifier::start(vec![url], Format::Json, metrics.clone(), Log { json: true }).unwrap();
+        let started = std::time::Instant::now();
+        for i in 0..QUEUE + 10 {
+            notifier.send(serde_json::json!({"n": i}));
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "send never waits");
+        let text = metrics.encode();
+        let dropped = text
+            .lines()
+            .find(|l| l.starts_with("helm_drift_notifications_total{result=\"dropped\"}"))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<f64>().ok());
+        // The sending task may have taken one off the queue before the rest were queued.
+        assert!(dropped.is_some_and(|d| (9.0..=10.0).contains(&d)), "{text}");
+    }
+
     #[test]
     fn logged_urls_hide_the_path() {
         assert_eq!(super::redact("https://hooks.example.com/services/T0/B0/secret"), "https://hooks.example.com/…");

@@ -241,3 +241,32 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn meta(generation: i64, version: &str) -> ObjectMeta {
+        ObjectMeta { generation: Some(generation), resource_version: Some(version.into()), ..ObjectMeta::default() }
+    }
+
+    #[test]
+    fn status_only_writes_do_not_touch_a_release() {
+        let before = spec_fingerprint(&meta(3, "100"));
+        assert_eq!(spec_fingerprint(&meta(3, "101")), before, "a status write: same generation");
+        let mut revised = meta(3, "102");
+        revised.annotations = Some(BTreeMap::from([("deployment.kubernetes.io/revision".into(), "4".into())]));
+        assert_eq!(spec_fingerprint(&revised), before, "the controller's revision annotation");
+        assert_ne!(spec_fingerprint(&meta(4, "103")), before, "a spec change bumps the generation");
+        let mut labelled = meta(3, "104");
+        labelled.labels = Some(BTreeMap::from([("team".into(), "x".into())]));
+        assert_ne!(spec_fingerprint(&labelled), before, "labels are not in the generation");
+        let unversioned = |v: &str| ObjectMeta { resource_version: Some(v.into()), ..ObjectMeta::default() };
+        assert_ne!(
+            spec_fingerprint(&unversioned("1")),
+            spec_fingerprint(&unversioned("2")),
+            "without a generation (ConfigMaps) every write counts"
+        );
+    }
+}

@@ -423,3 +423,18 @@ fn watch_with_the_configmap_and_sql_drivers() {
     );
     w.stop();
 }
+
+/// Errors are counted by reason (`helm_drift_errors_total`) and logged: here a baseline file
+/// that cannot be read.
+#[test]
+fn errors_are_counted_by_reason() {
+    let env = Env::new("watch-errors");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let file = env.home().join("broken-baseline.yaml");
+    std::fs::write(&file, "entries: [not: a: baseline\n").unwrap();
+    let w = Watching::start(&env, &["web", "--baseline", file.to_str().unwrap()]);
+    eventually("the error counted", Duration::from_secs(30), || {
+        w.sample("helm_drift_errors_total{reason=\"baseline\"}").unwrap_or(0.0) >= 1.0
+    });
+    assert!(w.log_lines().iter().any(|l| l["msg"] == "cannot read the baseline"), "{}", w.logs_text());
+}

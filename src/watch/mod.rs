@@ -335,7 +335,15 @@ impl<'a> Watcher<'a> {
     async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         futures::pin_mut!(shutdown);
         let started = k8s_openapi::jiff::Timestamp::now();
-        self.full_check().await?;
+        // SIGTERM is heard during the first full check too: it retries while the API server is
+        // away, which can last.
+        tokio::select! {
+            checked = self.full_check() => checked?,
+            _ = &mut shutdown => {
+                self.log.info("stopping", &[]);
+                return Ok(());
+            }
+        }
         self.health.ready.store(true, Ordering::Relaxed);
         self.metrics.ready.set(1);
         let drifted = self.releases.values().filter(|w| w.drifted).count();

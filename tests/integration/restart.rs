@@ -130,3 +130,32 @@ fn watch_recovers_from_an_api_server_restart() {
     assert!(logs.iter().any(|l| l["msg"] == "watch resumed"), "{}", w.logs_text());
     w.stop();
 }
+
+/// SIGTERM stops the watcher also while the API server does not answer during its first full
+/// check (which retries for as long as the server is away).
+#[test]
+fn watch_stops_on_sigterm_while_the_api_server_is_away() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::disturbable("stop-away");
+    env.install(Helm::V4, "web", "basic", &[]);
+    struct Resume(&'static testcluster::ControlPlane);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            self.0.resume_apiserver().ok();
+        }
+    }
+    let _resume = Resume(env.cp);
+    let mark = env.audit_mark();
+    // Paced to one request a second, so the first full check is still running when the server
+    // freezes: it has listed the release records and goes on reading.
+    let w = crate::watching::Watching::start_with(&env, &["web"], &[("HELM_QPS", "1"), ("HELM_BURST_LIMIT", "1")]);
+    eventually("the first full check's listing of records", Duration::from_secs(60), || {
+        let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();
+        text[(mark as usize).min(text.len())..]
+            .lines()
+            .any(|l| l.contains("\"verb\":\"list\"") && l.contains("/secrets") && l.contains("helm-drift/"))
+    });
+    env.cp.pause_apiserver().unwrap();
+    assert_eq!(w.sample("helm_drift_ready"), Some(0.0), "the first full check is not done");
+    w.stop();
+}

@@ -109,11 +109,24 @@ impl Watching {
         self.sample("helm_drift_check_duration_seconds_count").unwrap_or(0.0)
     }
 
-    /// Stops the watcher with SIGTERM and asserts it exits 0.
+    /// Stops the watcher with SIGTERM and asserts it exits 0 within 30 seconds (it is killed
+    /// after that, and the test fails).
     pub fn stop(mut self) {
+        let pid = self.child.as_ref().unwrap().id().to_string();
+        let _ = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !self.exited() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let mut child = self.child.take().unwrap();
-        let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        let status = child.wait().unwrap();
+        let status = match child.try_wait().unwrap() {
+            Some(status) => status,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the watcher did not stop within 30 s of SIGTERM:\n{}", self.logs_text());
+            }
+        };
         assert_eq!(status.code(), Some(0), "the watcher's exit on SIGTERM:\n{}", self.logs_text());
     }
 

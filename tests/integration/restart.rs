@@ -6,6 +6,15 @@
 use crate::support::{Env, Helm, eventually};
 use std::time::Duration;
 
+/// Resumes a frozen API server when dropped (also when the test fails).
+struct Resume(&'static testcluster::ControlPlane);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        self.0.resume_apiserver().ok();
+    }
+}
+
 /// The tests of this file disturb the cluster: one at a time.
 pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -77,12 +86,6 @@ fn a_hanging_api_server_is_bounded_by_the_timeout() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::disturbable("hanging");
     env.install(Helm::V4, "web", "basic", &[]);
-    struct Resume(&'static testcluster::ControlPlane);
-    impl Drop for Resume {
-        fn drop(&mut self) {
-            self.0.resume_apiserver().ok();
-        }
-    }
     let _resume = Resume(env.cp);
 
     // Frozen for a moment: retried until it answers.
@@ -138,12 +141,6 @@ fn watch_stops_on_sigterm_while_the_api_server_is_away() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::disturbable("stop-away");
     env.install(Helm::V4, "web", "basic", &[]);
-    struct Resume(&'static testcluster::ControlPlane);
-    impl Drop for Resume {
-        fn drop(&mut self) {
-            self.0.resume_apiserver().ok();
-        }
-    }
     let _resume = Resume(env.cp);
     let mark = env.audit_mark();
     // Paced to one request a second, so the first full check is still running when the server

@@ -163,11 +163,7 @@ async fn guarded_apply(
 ) -> Result<Value, LiveError> {
     let mut attempt = 1;
     loop {
-        let current = match live::get(client, at, name).await {
-            live::LiveState::Present(v) => v,
-            live::LiveState::Absent => return Err(LiveError::NotFound { message: format!("{name} is gone") }),
-            live::LiveState::Failed(e) => return Err(e),
-        };
+        let current = present(client, at, name).await?;
         if let Some((at, _)) = seen.iter().find(|(p, want)| current.pointer(p) != want.as_ref()) {
             return Err(LiveError::Conflict { message: format!("{at} changed since the plan was made") });
         }
@@ -177,15 +173,25 @@ async fn guarded_apply(
             meta.insert("resourceVersion".into(), version);
         }
         match live::change(client, at, name, &Change::Apply(guarded), false).await {
-            Err(LiveError::Conflict { .. }) if attempt < RECLAIM_ATTEMPTS => attempt += 1,
+            Err(LiveError::Conflict { .. }) if attempt < ATTEMPTS => attempt += 1,
             other => return other,
         }
     }
 }
 
-/// How often taking ownership back is tried when a controller wrote the object meanwhile (a
-/// Deployment's status after the repair rolled it out).
-const RECLAIM_ATTEMPTS: usize = 5;
+/// How often a write guarded by the resourceVersion (a guarded apply, taking ownership back) is
+/// tried when a controller wrote the object meanwhile (a Deployment's status after the repair
+/// rolled it out).
+const ATTEMPTS: usize = 5;
+
+/// The object as it is now; gone is an error (a step's object was there when planned).
+async fn present(client: &kube::Client, at: &Location, name: &str) -> Result<Value, LiveError> {
+    match live::get(client, at, name).await {
+        live::LiveState::Present(v) => Ok(v),
+        live::LiveState::Absent => Err(LiveError::NotFound { message: format!("{name} is gone") }),
+        live::LiveState::Failed(e) => Err(e),
+    }
+}
 
 /// Rewrites the object's managedFields so that Helm alone owns what it applies, guarded by the
 /// resourceVersion; when the object changed meanwhile, reads it again and retries.
@@ -199,13 +205,9 @@ async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: 
             {"op": "replace", "path": "/metadata/managedFields", "value": fields},
         ]);
         match live::change(client, at, name, &Change::Patch(ops), false).await {
-            Err(LiveError::Invalid { .. } | LiveError::Conflict { .. }) if attempt < RECLAIM_ATTEMPTS => {
+            Err(LiveError::Invalid { .. } | LiveError::Conflict { .. }) if attempt < ATTEMPTS => {
                 attempt += 1;
-                current = match live::get(client, at, name).await {
-                    live::LiveState::Present(v) => v,
-                    live::LiveState::Absent => return Err(LiveError::NotFound { message: format!("{name} is gone") }),
-                    live::LiveState::Failed(e) => return Err(e),
-                };
+                current = present(client, at, name).await?;
             }
             result => return result,
         }

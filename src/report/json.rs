@@ -78,10 +78,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
 /// One explained field: its values (`valueKeys`, `shape`), the `--set-json` pairs that make it
 /// live, or why none (`reason`), or the template that writes it.
 fn explanation(e: &Explanation, show_secrets: bool) -> Value {
-    let sets: Vec<String> = super::text::set_flags(e, &style(show_secrets))
-        .iter()
-        .map(|s| s.trim_start_matches("--set-json ").trim_matches('\'').replace("'\\''", "'"))
-        .collect();
+    let sets = super::text::set_pairs(e, &style(show_secrets));
     let (keys, shape, reason, template) = match &e.cause {
         Cause::Values(b) => (b.keys.clone(), Some(b.shape.clone()).filter(|s| !s.is_empty()), b.misfit.clone(), None),
         Cause::HardCoded(t) => (Vec::new(), None, None, t.clone()),

@@ -195,15 +195,19 @@ fn cause(e: &Explanation, style: &Style) -> String {
 
 /// `--set-json 'key=VALUE'` for each value an explained field needs (hidden for secrets).
 pub fn set_flags(e: &Explanation, style: &Style) -> Vec<String> {
+    set_pairs(e, style).iter().map(|pair| format!("--set-json '{}'", pair.replace('\'', "'\\''"))).collect()
+}
+
+/// `key=JSON` for each value an explained field needs (hidden for secrets unless shown).
+pub fn set_pairs(e: &Explanation, style: &Style) -> Vec<String> {
     let Cause::Values(built) = &e.cause else { return Vec::new() };
-    let secret = e.object.is_secret_path(&e.path.pointer());
+    let secret = e.object.is_secret_path(&e.path.pointer()) && !style.show_secrets;
     built
         .set
         .iter()
         .map(|(key, value)| {
-            let value =
-                if secret && !style.show_secrets { Value::String(secret::HIDDEN.into()) } else { value.clone() };
-            format!("--set-json '{key}={}'", value.to_string().replace('\'', "'\\''"))
+            let value = if secret { Value::String(secret::HIDDEN.into()) } else { value.clone() };
+            format!("{key}={value}")
         })
         .collect()
 }
@@ -211,7 +215,6 @@ pub fn set_flags(e: &Explanation, style: &Style) -> Vec<String> {
 /// The one `helm upgrade` line with every `--set-json` of the release's explanations.
 pub fn upgrade_command(r: &DriftReport, style: &Style) -> Option<String> {
     let mut sets: Vec<String> = r.explanations.iter().flat_map(|e| set_flags(e, style)).collect();
-    sets.dedup();
     let mut seen = std::collections::HashSet::new();
     sets.retain(|s| seen.insert(s.clone()));
     (!sets.is_empty())

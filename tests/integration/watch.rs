@@ -310,6 +310,34 @@ fn a_failing_receiver_never_holds_up_detection() {
     assert!(failed["error"].as_str().unwrap().contains("after 4 attempts"), "{failed}");
 }
 
+/// `--debounce`: changes close together are compared once, after the quiet period. Two
+/// deletions by one kubectl call make one comparison that sees both, and it comes no sooner than
+/// the debounce after the first (a lower bound: a loaded machine only makes it later).
+#[test]
+fn changes_within_the_debounce_are_compared_once() {
+    let env = Env::new("watch-debounce");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let debounce = Duration::from_secs(6);
+    let w = Watching::start(&env, &["web", "--debounce", "6s", "--resync", "10m"]).ready();
+    let missing = format!("helm_drift_objects{{namespace=\"{}\",release=\"web\",verdict=\"missing\"}}", env.ns);
+    let before = w.checks();
+    let started = std::time::Instant::now();
+    env.kubectl(&["delete", "configmap/web-config", "service/web-web"]).success();
+    let mut compared = None;
+    eventually("the comparison after the changes", Duration::from_secs(60), || {
+        let checks = w.checks();
+        if checks > before {
+            compared = Some((started.elapsed(), checks, w.sample(&missing)));
+        }
+        compared.is_some()
+    });
+    let (after, checks, seen) = compared.unwrap();
+    assert!(after >= debounce, "compared {after:?} after the first change, before the {debounce:?} debounce");
+    assert_eq!(checks, before + 1.0, "one comparison for both changes\n{}", w.logs_text());
+    assert_eq!(seen, Some(2.0), "that comparison saw both deletions\n{}", w.metrics());
+    eventually("one Event per deleted object", Duration::from_secs(20), || events(&env, "DriftDetected").len() == 2);
+}
+
 /// A release installed with the opt-in label while the watcher runs heals without waiting for
 /// the resync.
 #[test]

@@ -3,8 +3,8 @@
 //! admission (a registry mirror webhook, served by the test on loopback) is drift for neither
 //! engine, while a later edit by anyone else is.
 
-use crate::support::{Env, Helm, eventually};
-use std::time::Duration;
+use crate::admission::Step;
+use crate::support::{Env, Helm};
 
 helm_matrix! {
     fn rollout_restart_is_expected_and_strict_counts_it(helm: Helm) {
@@ -119,8 +119,8 @@ helm_matrix! {
 
 /// A registry mirror: a mutating webhook (served by this test on loopback) rewrites
 /// `registry.example/` images to `mirror.example/` in every Deployment of this test's namespace.
-fn mirror(obj: &serde_json::Value) -> Vec<serde_json::Value> {
-    let containers = obj.pointer("/spec/template/spec/containers").and_then(|c| c.as_array());
+fn mirror(request: &serde_json::Value) -> Vec<serde_json::Value> {
+    let containers = request.pointer("/object/spec/template/spec/containers").and_then(|c| c.as_array());
     containers
         .into_iter()
         .flatten()
@@ -132,15 +132,6 @@ fn mirror(obj: &serde_json::Value) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Removes the webhook configuration when the test ends, however it ends.
-struct Unregister<'a>(&'a Env, String);
-
-impl Drop for Unregister<'_> {
-    fn drop(&mut self) {
-        self.0.kubectl(&["delete", "mutatingwebhookconfiguration", &self.1, "--ignore-not-found"]).output();
-    }
-}
-
 /// Helm's own request changed at admission is in sync for both engines (the exact engine's
 /// dry-run passes the same webhook; the read-only one sees Helm as the last writer); a later
 /// edit by someone else is drift for both.
@@ -149,29 +140,17 @@ fn a_registry_mirror_webhook_is_not_drift_for_either_engine() {
     let hook = testcluster::webhook::start(mirror).expect("the webhook server");
     for helm in Helm::ALL {
         let env = Env::new(&format!("exp-mirror-{}", helm.tag()));
-        let label = format!("helm-drift-test/mirror={}", env.ns);
-        env.kubectl(&["label", "namespace", &env.ns, &label]).success();
-        let name = format!("{}-mirror", env.ns);
-        let config = format!(
-            "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}\nwebhooks:\n  - name: mirror.helm-drift.io\n    admissionReviewVersions: [v1]\n    sideEffects: None\n    failurePolicy: Ignore\n    timeoutSeconds: 5\n    clientConfig:\n      url: {}\n      caBundle: {}\n    namespaceSelector:\n      matchLabels: {{helm-drift-test/mirror: {}}}\n    rules:\n      - apiGroups: [apps]\n        apiVersions: [v1]\n        operations: [CREATE, UPDATE]\n        resources: [deployments]\n",
-            hook.url, hook.ca_bundle, env.ns
-        );
-        let file = env.home().join("webhook.yaml");
-        std::fs::write(&file, config).unwrap();
-        let _unregister = Unregister(&env, name);
-        env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
-        eventually("the webhook to take effect", Duration::from_secs(30), || {
-            let probe = [
-                "create",
-                "deployment",
-                "probe",
-                "--image=registry.example/p:1",
-                "--dry-run=server",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].image}",
-            ];
-            env.kubectl(&probe).output().stdout() == "mirror.example/p:1"
-        });
+        let probe = [
+            "create",
+            "deployment",
+            "probe",
+            "--image=registry.example/p:1",
+            "--dry-run=server",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ];
+        let mirrored = || env.kubectl(&probe).output().stdout() == "mirror.example/p:1";
+        let _registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), mirrored);
         env.install(helm, "app", "repairable", &[]);
         let image = env
             .kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"])

@@ -27,6 +27,7 @@ macro_rules! helm_matrix {
     };
 }
 
+mod admission;
 mod support;
 
 mod baseline;

@@ -1,9 +1,12 @@
 //! A flaky cluster: the API server restarts in the middle of a check, someone edits an object in
 //! the middle of a repair. Transient failures are retried with backoff; no hang, no panic, and
-//! a repair says exactly what it did. These tests have a control plane of their own
-//! ([`Env::disturbable`]), one test at a time.
+//! a repair says exactly what it did. The tests that restart or freeze the API server have a
+//! control plane of their own ([`Env::disturbable`]), one test at a time.
 
+use crate::admission::Step;
 use crate::support::{Env, Helm, eventually};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 /// Resumes a frozen API server when dropped (also when the test fails).
@@ -48,32 +51,46 @@ helm_matrix! {
     /// Someone edits an object between the dry-run and the real change: that step fails its
     /// guard (a JSON patch's test on Helm 3's client-side releases, the apply's precondition on
     /// Helm 4's server-side ones), the report says exactly what was applied and what was not,
-    /// and running repair again finishes.
+    /// and running repair again finishes. No window to hit: the repair's real write of the
+    /// ConfigMap waits at admission (a webhook this test serves) until the edit is done.
     fn repair_interrupted_by_a_concurrent_edit_can_be_run_again(helm: Helm) {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let env = Env::disturbable(&format!("interrupted-{}", helm.tag())).full_chart(helm);
+        let env = Env::new(&format!("interrupted-{}", helm.tag())).full_chart(helm);
         env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"x"}}"#);
         env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"first"}}"#);
-        let mark = env.audit_mark();
-        // Paced, so there is time to act between the real change of the Secret and the ConfigMap's.
-        let run = env.drift(&["repair", "app"]).env("HELM_QPS", "1").env("HELM_BURST_LIMIT", "1");
+        let (held, holding) = mpsc::channel::<()>();
+        let (release, go) = mpsc::channel::<()>();
+        let gate = Mutex::new(Some((held, go)));
+        let seen = Arc::new(AtomicBool::new(false));
+        let called = seen.clone();
+        let hook = testcluster::webhook::start(move |request| {
+            called.store(true, Ordering::SeqCst);
+            let restoring = request["dryRun"] != true
+                && request["name"] == "app-config"
+                && request.pointer("/object/data/greeting").is_some_and(|g| g == "hello");
+            if restoring && let Some((held, go)) = gate.lock().unwrap().take() {
+                held.send(()).ok();
+                go.recv_timeout(Duration::from_secs(25)).ok();
+            }
+            Vec::new()
+        })
+        .expect("the webhook server");
+        let called = || {
+            env.kubectl(&["annotate", "configmap", "app-config", "probe=1", "--dry-run=server"]).success();
+            seen.load(Ordering::SeqCst)
+        };
+        let _registered = env.admit_through(&hook, Step::Validating, ("", "v1", "configmaps"), called);
+        let run = env.drift(&["repair", "app"]);
         let repair = std::thread::spawn(move || run.output());
-        eventually("the real change of the Secret", Duration::from_secs(60), || {
-            let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();
-            text[(mark as usize).min(text.len())..].lines().any(|l| {
-                l.contains("\"verb\":\"patch\"")
-                    && l.contains("/secrets/app-creds")
-                    && !l.contains("dryRun")
-                    && l.contains("helm-drift/")
-            })
-        });
+        holding.recv_timeout(Duration::from_secs(60)).expect("the repair's write of the ConfigMap");
         env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"second"}}"#);
+        release.send(()).unwrap();
         let out = repair.join().unwrap();
         assert_eq!(out.out.status.code(), Some(1), "{}", out.dump());
         let text = out.stdout();
         assert!(text.contains(&format!("Secret {}/app-creds: applied", env.ns)), "{text}");
         assert!(text.contains(&format!("ConfigMap {}/app-config: FAILED", env.ns)), "{text}");
         assert!(text.contains("run repair again to finish"), "{text}");
+        assert_eq!(env.get("configmap", "app-config", "{.data.greeting}"), "second", "the edit was not overwritten");
         env.drift(&["repair", "app"]).success().stdout_has("app: in sync (20 objects)");
     }
 }

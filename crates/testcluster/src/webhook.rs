@@ -1,6 +1,7 @@
 //! A mutating admission webhook served by the test itself on loopback HTTPS (its own CA, a
-//! certificate for 127.0.0.1): the API server calls it at `url`, and `mutate` answers each
-//! AdmissionReview's object with JSON patch operations.
+//! certificate for 127.0.0.1): the API server calls it at `url`, and `answer` answers each
+//! AdmissionReview's request with JSON patch operations (none: allowed as is). It may take its
+//! time: the API server waits for it (up to the configuration's `timeoutSeconds`).
 
 use anyhow::{Context, Result};
 use base64::Engine;
@@ -18,8 +19,12 @@ pub struct Webhook {
     pub ca_bundle: String,
 }
 
-/// Starts a webhook whose `mutate(object)` returns the JSON patch operations to apply.
-pub fn start(mutate: fn(&Value) -> Vec<Value>) -> Result<Webhook> {
+/// What a webhook does with one AdmissionReview's `request`: the JSON patch operations to apply.
+type Answer = Arc<dyn Fn(&Value) -> Vec<Value> + Send + Sync>;
+
+/// Starts a webhook whose `answer(request)` returns the JSON patch operations to apply.
+pub fn start(answer: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> Result<Webhook> {
+    let answer: Answer = Arc::new(answer);
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -42,11 +47,11 @@ pub fn start(mutate: fn(&Value) -> Vec<Value>) -> Result<Webhook> {
     let url = format!("https://{}/mutate", listener.local_addr()?);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let config = config.clone();
+            let (config, answer) = (config.clone(), answer.clone());
             std::thread::spawn(move || {
                 let Ok(conn) = rustls::ServerConnection::new(config) else { return };
                 let mut tls = rustls::StreamOwned::new(conn, stream);
-                let _ = serve(&mut tls, mutate);
+                let _ = serve(&mut tls, &answer);
             });
         }
     });
@@ -54,7 +59,7 @@ pub fn start(mutate: fn(&Value) -> Vec<Value>) -> Result<Webhook> {
 }
 
 /// One HTTP request: an AdmissionReview in, its response out.
-fn serve(stream: &mut (impl Read + Write), mutate: fn(&Value) -> Vec<Value>) -> Result<()> {
+fn serve(stream: &mut (impl Read + Write), answer: &Answer) -> Result<()> {
     let mut reader = BufReader::new(&mut *stream);
     let mut length = 0usize;
     let mut line = String::new();
@@ -73,7 +78,7 @@ fn serve(stream: &mut (impl Read + Write), mutate: fn(&Value) -> Vec<Value>) -> 
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
     let review: Value = serde_json::from_slice(&body)?;
-    let ops = mutate(&review["request"]["object"]);
+    let ops = answer(&review["request"]);
     let mut response = json!({"uid": review["request"]["uid"], "allowed": true});
     if !ops.is_empty() {
         response["patchType"] = json!("JSONPatch");

@@ -66,10 +66,9 @@ fn reaches_subresources(docs: &[Value], kind: &str) -> bool {
     })
 }
 
-#[test]
-fn chart_lints_and_renders_least_privilege() {
-    let env = Env::new("chart-template");
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn chart_lints_and_renders_least_privilege(helm: Helm) {
+        let env = Env::new(&format!("chart-template-{}", helm.tag()));
         env.helm(helm, &["lint", "--strict", &chart()]).success();
         env.helm(helm, &["lint", "--strict", &chart(), "--set", "repair.enabled=true,replicaCount=2"]).success();
 

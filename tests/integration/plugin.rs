@@ -37,12 +37,11 @@ fn verify_off(helm: Helm) -> Vec<&'static str> {
     if helm == Helm::V4 { vec!["--verify=false"] } else { vec![] }
 }
 
-#[test]
-fn install_downloads_verifies_and_uninstalls() {
-    let served = tempfile::tempdir().unwrap();
-    let archive = package(served.path());
-    let server = FileServer::start(served.path().to_path_buf());
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn install_downloads_verifies_and_uninstalls(helm: Helm) {
+        let served = tempfile::tempdir().unwrap();
+        let archive = package(served.path());
+        let server = FileServer::start(served.path().to_path_buf());
         let env = Env::new(&format!("plugin-dl-{}", helm.tag()));
         let src = source_dir(&env, "drift");
         env.helm(helm, &["plugin", "install", src.to_str().unwrap()])
@@ -66,17 +65,16 @@ fn install_downloads_verifies_and_uninstalls() {
     }
 }
 
-#[test]
-fn tampered_archive_fails_with_nothing_installed() {
-    let served = tempfile::tempdir().unwrap();
-    let archive = package(served.path());
-    let path = served.path().join(format!("v{VERSION}")).join(&archive);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0xff;
-    std::fs::write(&path, bytes).unwrap();
-    let server = FileServer::start(served.path().to_path_buf());
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn tampered_archive_fails_with_nothing_installed(helm: Helm) {
+        let served = tempfile::tempdir().unwrap();
+        let archive = package(served.path());
+        let path = served.path().join(format!("v{VERSION}")).join(&archive);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+        let server = FileServer::start(served.path().to_path_buf());
         let env = Env::new(&format!("plugin-bad-{}", helm.tag()));
         let src = source_dir(&env, "drift");
         let out = env

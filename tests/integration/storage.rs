@@ -33,11 +33,11 @@ helm_matrix! {
     }
 }
 
-#[test]
-fn sql_driver_with_postgres() {
-    let pg = testcluster::postgres();
-    let conn = pg.connection_string();
-    for helm in Helm::ALL {
+helm_matrix! {
+    fn sql_driver_with_postgres(helm: Helm) {
+        let pg = testcluster::postgres();
+        let db = format!("store_sql_{}", helm.tag());
+        let conn = pg.connection_string(&db).unwrap();
         let env = Env::new(&format!("store-sql-{}", helm.tag()));
         let sql =
             |run: crate::support::Run| run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", &conn);
@@ -48,14 +48,13 @@ fn sql_driver_with_postgres() {
         .success();
         sql(env.drift(&["check", "web"])).success().stdout_has("web: in sync (4 objects)");
         let rows =
-            pg.psql("helm", &format!("SELECT key, status FROM releases_v1 WHERE namespace = '{}'", env.ns)).unwrap();
+            pg.psql(&db, &format!("SELECT key, status FROM releases_v1 WHERE namespace = '{}'", env.ns)).unwrap();
         assert_eq!(rows.trim(), "sh.helm.release.v1.web.v1|deployed");
         env.kubectl(&["delete", "configmap", "web-config"]).success();
         let out = sql(env.drift(&["check", "-A", "-l", "tier=front", "-o", "json"])).code(2).stdout();
         let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let mine: Vec<_> =
-            doc["releases"].as_array().unwrap().iter().filter(|r| r["namespace"] == env.ns.as_str()).collect();
-        assert_eq!(mine.len(), 1, "{out}");
+        let mine = doc["releases"].as_array().unwrap();
+        assert_eq!(mine.len(), 1, "the database of this test holds one release: {out}");
         assert_eq!(mine[0]["verdict"], "drifted");
         assert_eq!(mine[0]["record"], format!("SQL row {}/sh.helm.release.v1.web.v1", env.ns));
         sql(env.drift(&["check", "-A", "-l", "tier=back"])).success();
@@ -66,45 +65,40 @@ fn sql_driver_with_postgres() {
     }
 }
 
-/// Helm's sql driver over TLS, as libpq reads the connection string: `verify-full` with the
-/// server's CA (the same string Helm itself installs with), `verify-ca` without the host name, a
-/// CA that did not sign the server refused with a clear error.
-#[test]
-fn sql_driver_over_tls() {
-    let pg = testcluster::postgres();
-    let env = Env::new("store-sql-tls");
-    // A database of its own: Helm creates its tables on first use, and two first uses at once
-    // (the other SQL test) collide.
-    pg.psql("postgres", "CREATE DATABASE helm_tls").unwrap();
-    let address = pg.address().replace("dbname=helm", "dbname=helm_tls");
-    let ca = pg.ca_file();
-    let with = |extra: &str| format!("{address} {extra}");
-    let full = with(&format!("sslmode=verify-full sslrootcert={}", ca.display()));
-    let sql = |run: crate::support::Run, conn: &str| {
-        run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
-    };
-    let chart = crate::support::chart_path("basic");
-    for helm in Helm::ALL {
-        let release = format!("tls-{}", helm.tag());
-        sql(env.helm(helm, &["install", &release, chart.to_str().unwrap()]), &full).success();
-        sql(env.drift(&["check", &release]), &full).success().stdout_has(&format!("{release}: in sync (4 objects)"));
+helm_matrix! {
+    /// Helm's sql driver over TLS, as libpq reads the connection string: `verify-full` with the
+    /// server's CA (the same string Helm itself installs with), `verify-ca` without the host name, a
+    /// CA that did not sign the server refused with a clear error.
+    fn sql_driver_over_tls(helm: Helm) {
+        let pg = testcluster::postgres();
+        let env = Env::new(&format!("store-sql-tls-{}", helm.tag()));
+        let address = pg.database(&format!("helm_tls_{}", helm.tag())).unwrap();
+        let ca = pg.ca_file();
+        let with = |extra: &str| format!("{address} {extra}");
+        let full = with(&format!("sslmode=verify-full sslrootcert={}", ca.display()));
+        let sql = |run: crate::support::Run, conn: &str| {
+            run.env("HELM_DRIVER", "sql").env("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
+        };
+        let chart = crate::support::chart_path("basic");
+        sql(env.helm(helm, &["install", "tls", chart.to_str().unwrap()]), &full).success();
+        sql(env.drift(&["check", "tls"]), &full).success().stdout_has("tls: in sync (4 objects)");
+        sql(env.drift(&["check", "tls"]), &with("sslmode=require")).success();
+        // The name checked is `host`, the address dialled `hostaddr`: verify-ca ignores the name.
+        let renamed = format!("sslrootcert={} host=db.invalid hostaddr=127.0.0.1", ca.display());
+        let renamed = format!("{} {renamed}", address.replace("host=127.0.0.1 ", ""));
+        sql(env.drift(&["check", "tls"]), &format!("{renamed} sslmode=verify-ca")).success();
+        sql(env.drift(&["check", "tls"]), &format!("{renamed} sslmode=verify-full"))
+            .code(1)
+            .stderr_has("cannot connect to the SQL storage");
+        // Another CA (the control plane's) did not sign the server's certificate.
+        let other = env.cp.dir().join("pki/ca.crt");
+        sql(env.drift(&["check", "tls"]), &with(&format!("sslmode=verify-full sslrootcert={}", other.display())))
+            .code(1)
+            .stderr_has("cannot connect to the SQL storage");
+        sql(env.drift(&["check", "tls"]), &with("sslmode=verify-full sslrootcert=/nonexistent/ca.pem"))
+            .code(1)
+            .stderr_has("cannot read sslrootcert /nonexistent/ca.pem");
     }
-    sql(env.drift(&["check", "tls-h4"]), &with("sslmode=require")).success();
-    // The name checked is `host`, the address dialled `hostaddr`: verify-ca ignores the name.
-    let renamed = format!("sslrootcert={} host=db.invalid hostaddr=127.0.0.1", ca.display());
-    let renamed = format!("{} {renamed}", address.replace("host=127.0.0.1 ", ""));
-    sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-ca")).success();
-    sql(env.drift(&["check", "tls-h4"]), &format!("{renamed} sslmode=verify-full"))
-        .code(1)
-        .stderr_has("cannot connect to the SQL storage");
-    // Another CA (the control plane's) did not sign the server's certificate.
-    let other = env.cp.dir().join("pki/ca.crt");
-    sql(env.drift(&["check", "tls-h4"]), &with(&format!("sslmode=verify-full sslrootcert={}", other.display())))
-        .code(1)
-        .stderr_has("cannot connect to the SQL storage");
-    sql(env.drift(&["check", "tls-h4"]), &with("sslmode=verify-full sslrootcert=/nonexistent/ca.pem"))
-        .code(1)
-        .stderr_has("cannot read sslrootcert /nonexistent/ca.pem");
 }
 
 #[test]

@@ -224,12 +224,11 @@ fn two_watchers_one_leader() {
     assert_eq!(events(&env, "DriftDetected").len(), 1, "the new leader repeats nothing");
 }
 
-/// `helm drift watch` through helm: helm does not pass SIGTERM on to a plugin, so the watcher
-/// notices that helm is gone and stops rather than run on alone.
-#[test]
-fn watch_through_helm_stops_with_helm() {
-    let env = Env::new("watch-via-helm");
-    for helm in Helm::ALL {
+helm_matrix! {
+    /// `helm drift watch` through helm: helm does not pass SIGTERM on to a plugin, so the watcher
+    /// notices that helm is gone and stops rather than run on alone.
+    fn watch_through_helm_stops_with_helm(helm: Helm) {
+        let env = Env::new(&format!("watch-via-helm-{}", helm.tag()));
         let dir = env.plugin_dir();
         env.helm(helm, &["plugin", "install", dir.to_str().unwrap()]).success();
         let marker = format!("gone-{}-{}", helm.tag(), std::process::id());
@@ -426,8 +425,7 @@ fn watch_with_the_configmap_and_sql_drivers() {
     w.wait_for(&drifted, 0.0);
     w.stop();
 
-    let pg = testcluster::postgres();
-    let conn = pg.connection_string();
+    let conn = testcluster::postgres().connection_string("watch_sql").unwrap();
     let env = Env::new("watch-sql-driver");
     let sql = [("HELM_DRIVER", "sql"), ("HELM_DRIVER_SQL_CONNECTION_STRING", conn.as_str())];
     env.helm(Helm::V4, &["install", "web", chart]).env("HELM_DRIVER", "sql").env(sql[1].0, &conn).success();

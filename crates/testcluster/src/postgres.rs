@@ -44,7 +44,7 @@ fn tls_files(dir: &Path, owner: Option<(u32, u32)>) -> Result<PathBuf> {
 }
 
 impl Postgres {
-    /// Creates a cluster in `dir`, starts it and creates database `helm`.
+    /// Creates a cluster in `dir` and starts it (each test makes its own database).
     pub fn start(dir: &Path) -> Result<Postgres> {
         let bin = bindir()?;
         std::fs::create_dir_all(dir)?;
@@ -95,7 +95,6 @@ impl Postgres {
         )?;
         let mut pg = Postgres { children, port, dir: dir.to_path_buf(), bin };
         pg.wait_ready(Duration::from_secs(60))?;
-        pg.psql("postgres", "CREATE DATABASE helm")?;
         Ok(pg)
     }
 
@@ -124,9 +123,18 @@ impl Postgres {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// The connection string Helm's sql driver takes (`HELM_DRIVER_SQL_CONNECTION_STRING`).
-    pub fn connection_string(&self) -> String {
-        format!("host=127.0.0.1 port={} user=postgres dbname=helm sslmode=disable", self.port)
+    /// A new empty database for one test: Helm's sql driver creates its tables on first use,
+    /// and two first uses of one database at once collide. Returns the address of it without
+    /// `sslmode` (see [`Postgres::address`]).
+    pub fn database(&self, name: &str) -> Result<String> {
+        self.psql("postgres", &format!("CREATE DATABASE {name}"))?;
+        Ok(self.address(name))
+    }
+
+    /// The connection string Helm's sql driver takes (`HELM_DRIVER_SQL_CONNECTION_STRING`) for
+    /// a new database of that name, without TLS.
+    pub fn connection_string(&self, database: &str) -> Result<String> {
+        Ok(format!("{} sslmode=disable", self.database(database)?))
     }
 
     /// The CA that signed the server's certificate (PEM), for `sslrootcert`.
@@ -134,9 +142,9 @@ impl Postgres {
         self.dir.join("ca.crt")
     }
 
-    /// The address and database without `sslmode` (add one).
-    pub fn address(&self) -> String {
-        format!("host=127.0.0.1 port={} user=postgres dbname=helm", self.port)
+    /// The address of a database, without `sslmode` (add one).
+    pub fn address(&self, database: &str) -> String {
+        format!("host=127.0.0.1 port={} user=postgres dbname={database}", self.port)
     }
 
     pub fn stop(&self) {

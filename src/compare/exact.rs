@@ -1,7 +1,7 @@
 //! Exact comparison of two server-produced objects (a server-side apply dry-run result against
 //! the live object), after removing what the server owns.
 
-use super::path::keys;
+use super::path::{keys, pair};
 use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;
 
@@ -58,14 +58,14 @@ fn walk(r: Option<&Value>, l: Option<&Value>, path: &mut FieldPath, field: &str,
         }
         (Some(Value::Array(a)), Some(Value::Array(b))) => match (keys(field, a), keys(field, b)) {
             (Some(ak), Some(bk)) => {
-                for (i, key) in ak.iter().enumerate() {
-                    let j = bk.iter().position(|k| k == key);
+                let (partners, alone) = pair(&ak, &bk);
+                for (i, (key, j)) in ak.iter().zip(partners).enumerate() {
                     let item = Segment::Item { recorded: Some(i), live: j, key: Some(key.clone()) };
                     step(item, path, Some(&a[i]), j.map(|j| &b[j]), field);
                 }
-                for (j, key) in bk.into_iter().enumerate().filter(|(_, k)| !ak.contains(k)) {
+                for j in alone {
                     step(
-                        Segment::Item { recorded: None, live: Some(j), key: Some(key) },
+                        Segment::Item { recorded: None, live: Some(j), key: Some(bk[j].clone()) },
                         path,
                         None,
                         Some(&b[j]),
@@ -101,6 +101,18 @@ mod tests {
         let r = json!({"metadata": {"name": "a", "generation": 3, "resourceVersion": "9", "annotations": {"deployment.kubernetes.io/revision": "2"}}, "status": {"x": 1}});
         let l = json!({"metadata": {"name": "a", "generation": 2, "resourceVersion": "8", "managedFields": []}, "status": {"x": 2}});
         assert!(differences(&r, &l).is_empty());
+    }
+
+    #[test]
+    fn a_repeated_key_is_compared_by_its_rank_among_equals() {
+        let env = |values: &[&str]| {
+            let items: Vec<Value> = values.iter().map(|v| json!({"name": "MODE", "value": v})).collect();
+            json!({"spec": {"containers": [{"name": "web", "env": items}]}})
+        };
+        assert!(differences(&env(&["a", "b"]), &env(&["a", "b"])).is_empty());
+        let changed: Vec<String> =
+            differences(&env(&["a", "b"]), &env(&["a", "c", "d"])).iter().map(|f| f.path.pointer()).collect();
+        assert_eq!(changed, ["/spec/containers/0/env/1/value", "/spec/containers/0/env/2"]);
     }
 
     #[test]

@@ -31,6 +31,22 @@ pub fn keys(field: &str, list: &[Value]) -> Option<Vec<ItemKey>> {
     list.iter().map(|e| element_key(field, e)).collect()
 }
 
+/// Pairs the items of two keyed lists: each item of `a` with the item of `b` that has its key
+/// and the same rank among the items with that key. Kubernetes accepts a key twice (two env
+/// entries named `MODE`, with a warning): the first `MODE` pairs with the first, the second with
+/// the second. Returns the partner in `b` of each item of `a`, and the items of `b` left alone.
+pub fn pair(a: &[ItemKey], b: &[ItemKey]) -> (Vec<Option<usize>>, Vec<usize>) {
+    let mut in_b: std::collections::HashMap<&ItemKey, std::collections::VecDeque<usize>> = Default::default();
+    for (j, key) in b.iter().enumerate() {
+        in_b.entry(key).or_default().push_back(j);
+    }
+    let partners: Vec<Option<usize>> =
+        a.iter().map(|key| in_b.get_mut(key).and_then(std::collections::VecDeque::pop_front)).collect();
+    let mut alone: Vec<usize> = in_b.into_values().flatten().collect();
+    alone.sort_unstable();
+    (partners, alone)
+}
+
 /// Whether a desired value means "nothing" (the server omits such fields when empty).
 pub fn is_empty(v: &Value) -> bool {
     match v {
@@ -56,5 +72,14 @@ mod tests {
         assert_eq!(key("ports", json!({"containerPort": 80})).as_deref(), Some("containerPort=80,protocol=TCP"));
         assert_eq!(key("ports", json!({"port": 80, "protocol": "UDP"})).as_deref(), Some("port=80,protocol=UDP"));
         assert_eq!(keys("rules", &[json!({"verbs": ["get"]})]), None);
+    }
+
+    #[test]
+    fn repeated_keys_pair_by_their_rank_among_equals() {
+        let k = |names: &[&str]| names.iter().map(|n| ItemKey::from_fields([("name", &json!(n))])).collect::<Vec<_>>();
+        let (a, b) = (k(&["MODE", "X", "MODE"]), k(&["X", "MODE", "MODE", "MODE"]));
+        assert_eq!(pair(&a, &b), (vec![Some(1), Some(0), Some(2)], vec![3]));
+        assert_eq!(pair(&k(&["MODE", "MODE"]), &k(&["MODE"])), (vec![Some(0), None], vec![]));
+        assert_eq!(pair(&k(&[]), &k(&["A"])), (vec![], vec![0]));
     }
 }

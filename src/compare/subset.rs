@@ -2,7 +2,7 @@
 //! object? Server defaults the chart omits are not drift; quantities and int-or-string values are
 //! compared by meaning.
 
-use super::path::{is_empty, keys};
+use super::path::{is_empty, keys, pair};
 use super::quantity;
 use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;
@@ -55,8 +55,8 @@ fn walk(desired: &Value, live: Option<&Value>, path: &mut FieldPath, field: &str
         }
         (Value::Array(d), Value::Array(l)) => match (keys(field, d), keys(field, l)) {
             (Some(dk), Some(lk)) => {
-                for (i, (dv, key)) in d.iter().zip(dk).enumerate() {
-                    let j = lk.iter().position(|k| *k == key);
+                let (partners, _) = pair(&dk, &lk);
+                for (i, ((dv, key), j)) in d.iter().zip(dk).zip(partners).enumerate() {
                     path.0.push(Segment::Item { recorded: Some(i), live: j, key: Some(key) });
                     match j {
                         Some(j) => walk(dv, Some(&l[j]), path, field, out),
@@ -139,6 +139,20 @@ mod tests {
 
     fn paths(d: Value, l: Value) -> Vec<String> {
         differences(&comparable(&d), &l).into_iter().map(|f| f.path.pointer()).collect()
+    }
+
+    #[test]
+    fn a_repeated_key_is_compared_by_its_rank_among_equals() {
+        let env = |a: &str, b: &str| {
+            json!({"spec": {"containers": [{"name": "web", "env": [
+            {"name": "MODE", "value": a}, {"name": "OTHER", "value": "o"}, {"name": "MODE", "value": b}]}]}})
+        };
+        let recorded = env("a", "b");
+        assert!(paths(recorded.clone(), env("a", "b")).is_empty(), "an untouched object is in sync");
+        let diffs = differences(&recorded, &env("a", "edited"));
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        assert_eq!(diffs[0].path.pointer(), "/spec/containers/0/env/2/value");
+        assert_eq!(diffs[0].path.to_string(), "spec.containers[name=web].env[name=MODE].value");
     }
 
     #[test]

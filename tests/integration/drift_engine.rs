@@ -267,3 +267,30 @@ helm_matrix! {
         assert!(out.contains(r#"~ data.greeting: "hello" -> "edited""#), "{out}");
     }
 }
+
+/// A keyed list whose key repeats (two env entries named MODE: Kubernetes accepts them with a
+/// warning, the server-side dry-run refuses the merge, Helm 4 refuses such a chart at install):
+/// items are compared by their rank among equals in both engines, so an untouched release is in
+/// sync, an edit of the second MODE is drift at its place, and repair puts it back.
+#[test]
+fn a_repeated_list_key_is_compared_by_rank_helm3() {
+    let env = Env::new("engine-repeated-key");
+    env.install(Helm::V3, "dup", "repeated", &[]);
+    check_release_both(&env, "dup", &[], 0);
+    let edit = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/env/2/value","value":"edited"}]"#;
+    env.kubectl(&["patch", "deployment", "dup-web", "--type", "json", "-p", edit]).success();
+    // The server refuses the dry-run (duplicate entries for key [name="MODE"]): both engines
+    // compare client-side, and agree.
+    let exact = env.drift(&["check", "dup"]).code(2).stdout();
+    let read_only = env.drift_as_viewer(&["check", "dup"]).code(2).stdout();
+    assert_eq!(evidence(&exact), evidence(&read_only), "--- exact\n{exact}--- read-only\n{read_only}");
+    assert!(exact.contains("duplicate entries for key [name=\"MODE\"]"), "the engine line says why\n{exact}");
+    assert!(
+        exact.contains("~ spec.template.spec.containers[name=web].env[name=MODE].value: \"b\" -> \"edited\""),
+        "{exact}"
+    );
+    assert_eq!(exact.matches("\n      ~ ").count(), 1, "one change, the second MODE's\n{exact}");
+    env.drift(&["repair", "dup"]).success();
+    assert_eq!(env.get("deployment", "dup-web", "{.spec.template.spec.containers[0].env[*].value}"), "a o b");
+    check_release_both(&env, "dup", &[], 0);
+}

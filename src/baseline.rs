@@ -344,9 +344,9 @@ pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &st
     let name = configmap_name(release);
     let at = format!("ConfigMap {namespace}/{name}");
     let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
-    let found = crate::cluster::retry(|| api.get_opt(&name)).await.map_err(|e| BaselineError::Read {
+    let found = crate::api::retry(|| api.get_opt(&name)).await.map_err(|e| BaselineError::Read {
         at: at.clone(),
-        why: crate::live::LiveError::from_kube(&e, "get", "configmaps").to_string(),
+        why: crate::api::ApiError::from_kube(&e, "get", "configmaps").to_string(),
     })?;
     let text = found.and_then(|c| c.data).and_then(|mut d| d.remove(CONFIGMAP_KEY)).unwrap_or_default();
     parse(&text, &at)
@@ -391,7 +391,7 @@ pub async fn write_configmap(
     let params = kube::api::PatchParams::apply("helm-drift").force();
     api.patch(&name, &params, &kube::api::Patch::Apply(&body)).await.map(|_| ()).map_err(|e| BaselineError::Write {
         at: format!("ConfigMap {namespace}/{name}"),
-        why: crate::live::LiveError::from_kube(&e, "patch", "configmaps").to_string(),
+        why: crate::api::ApiError::from_kube(&e, "patch", "configmaps").to_string(),
     })
 }
 

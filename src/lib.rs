@@ -7,9 +7,9 @@
 //! hand the model to [`report`], the only writer of output. [`helm`] runs the helm binary; [`cli`]
 //! is the only clap user.
 
+pub mod api;
 pub mod baseline;
 pub mod cli;
-pub mod cluster;
 pub mod commands;
 pub mod compare;
 pub mod desired;

@@ -1,25 +1,6 @@
 //! Resolved settings for a run: Helm's plugin environment and the plugin's own flags, merged once.
 
-use std::path::PathBuf;
-
-/// How to reach the cluster, as Helm hands it to a plugin (`HELM_*` variables) or as flags.
-#[derive(Clone, Debug, Default)]
-pub struct Connection {
-    /// Paths of kubeconfig files (a `KUBECONFIG` path list), empty for the default.
-    pub kubeconfig: Vec<PathBuf>,
-    pub context: Option<String>,
-    pub api_server: Option<String>,
-    pub token: Option<String>,
-    pub as_user: Option<String>,
-    pub as_groups: Vec<String>,
-    pub ca_file: Option<PathBuf>,
-    pub insecure_skip_tls_verify: bool,
-    pub tls_server_name: Option<String>,
-    pub qps: Option<f32>,
-    pub burst: Option<u32>,
-    /// Per-request timeout (`--timeout`).
-    pub timeout: Option<std::time::Duration>,
-}
+use crate::api::Connection;
 
 /// Which Helm storage backend holds the release records (`HELM_DRIVER`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

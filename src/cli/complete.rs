@@ -22,7 +22,7 @@ pub async fn complete(settings: &Settings, words: &[String]) -> String {
     }
     let every_namespace = words.iter().any(|w| w == "-A" || w == "--all-namespaces");
     let names = async {
-        let cluster = crate::cluster::connect(&settings.connection).await.ok()?;
+        let cluster = crate::api::connect(&settings.connection).await.ok()?;
         let ns = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
         let storage =
             crate::release::Storage::open(cluster.client, settings.driver, settings.sql_connection.as_deref())

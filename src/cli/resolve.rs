@@ -2,8 +2,9 @@
 //! storage driver, config file and ignore rules. Core code never sees clap.
 
 use super::{CompareArgs, Global};
+use crate::api::Connection;
 use crate::ignore::{self, Rule};
-use crate::settings::{CompareOptions, Connection, Driver, Settings};
+use crate::settings::{CompareOptions, Driver, Settings};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::path::PathBuf;

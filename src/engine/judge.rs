@@ -1,12 +1,13 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
+use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::expected;
 use crate::ignore::{self, ObjectRef};
-use crate::live::{self, LiveCache, LiveError, LiveState, Location, Scaled};
+use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
 use crate::model::{Engine, FieldDiff, Foreign, Ignored, ObjectDrift, Verdict};
 use crate::settings::CompareOptions;
@@ -195,9 +196,9 @@ fn ignored_too(ignored: &mut Vec<Ignored>, path: &crate::model::FieldPath, reaso
 }
 
 /// Why the read-only comparison was used instead of the server's dry-run: what the server said.
-fn fallback_reason(e: &LiveError) -> String {
+fn fallback_reason(e: &ApiError) -> String {
     match e {
-        LiveError::Forbidden { .. } => format!("server-side dry-run {e}"),
+        ApiError::Forbidden { .. } => format!("server-side dry-run {e}"),
         _ => format!("the server refused the server-side apply dry-run: {e}"),
     }
 }

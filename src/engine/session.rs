@@ -1,7 +1,7 @@
 //! A connection for a run: the cluster, Helm's storage and discovery, made once; and the live
 //! objects read during the run.
 
-use crate::cluster;
+use crate::api as cluster;
 use crate::live;
 use crate::release::{ReleaseIndex, Storage};
 use crate::settings::Settings;
@@ -46,7 +46,7 @@ impl Session {
             .client
             .apiserver_version()
             .await
-            .map_err(|e| live::LiveError::from_kube(&e, "get", "/version"))
+            .map_err(|e| crate::api::ApiError::from_kube(&e, "get", "/version"))
             .context("reading the cluster's version")?
             .git_version;
         let mut api_versions = Vec::new();

@@ -1,7 +1,8 @@
 //! Changes to live objects as Helm would make them (field manager `helm`): server-side apply,
 //! create, guarded JSON patch; each can be a server dry-run. Also the Events a repair records.
 
-use super::{LiveError, Location, api};
+use super::{Location, api};
+use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
@@ -26,29 +27,29 @@ pub async fn change(
     name: &str,
     change: &Change,
     dry_run: bool,
-) -> Result<Value, LiveError> {
+) -> Result<Value, ApiError> {
     let api = api(client, at);
     let plural = &at.resource.plural;
-    let invalid = |e: serde_json::Error| LiveError::Other { message: format!("cannot build the request: {e}") };
+    let invalid = |e: serde_json::Error| ApiError::Other { message: format!("cannot build the request: {e}") };
     let result = match change {
         Change::Apply(body) => {
             let mut params = PatchParams::apply(FIELD_MANAGER).force();
             params.dry_run = dry_run;
-            api.patch(name, &params, &Patch::Apply(body)).await.map_err(|e| LiveError::from_kube(&e, "patch", plural))
+            api.patch(name, &params, &Patch::Apply(body)).await.map_err(|e| ApiError::from_kube(&e, "patch", plural))
         }
         Change::Create(body) => {
             let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
             let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
-            api.create(&params, &obj).await.map_err(|e| LiveError::from_kube(&e, "create", plural))
+            api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
         }
         Change::Patch(ops) => {
             let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(invalid)?;
             let mut params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
             params.dry_run = dry_run;
             api.patch(name, &params, &Patch::Json::<()>(patch)).await.map_err(|e| {
-                match LiveError::from_kube(&e, "patch", plural) {
+                match ApiError::from_kube(&e, "patch", plural) {
                     // Without causes, a 422 on a JSON patch means one of its operations failed.
-                    LiveError::Invalid { code: 422, reason, detail } if !detail.contains(": ") => LiveError::Invalid {
+                    ApiError::Invalid { code: 422, reason, detail } if !detail.contains(": ") => ApiError::Invalid {
                         code: 422,
                         reason,
                         detail: format!(
@@ -70,7 +71,7 @@ pub async fn apply_dry_run(
     at: &Location,
     name: &str,
     desired: &Value,
-) -> Result<Value, LiveError> {
+) -> Result<Value, ApiError> {
     change(client, at, name, &Change::Apply(desired.clone()), true).await
 }
 
@@ -119,7 +120,7 @@ pub async fn record_event(
     object: &Value,
     reason: &str,
     message: &str,
-) -> Result<(), LiveError> {
+) -> Result<(), ApiError> {
     use k8s_openapi::api::core::v1::{Event, ObjectReference};
     let text = |p: &str| object.pointer(p).and_then(Value::as_str).map(str::to_string);
     let name = text("/metadata/name").unwrap_or_default();
@@ -134,5 +135,5 @@ pub async fn record_event(
     let unique = format!("{name}.helm-drift.{}", k8s_openapi::jiff::Timestamp::now().as_nanosecond());
     let event = event(involved, namespace, unique, reason, message, false, "Repair");
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
-    api.create(&Default::default(), &event).await.map(|_| ()).map_err(|e| LiveError::from_kube(&e, "create", "events"))
+    api.create(&Default::default(), &event).await.map(|_| ()).map_err(|e| ApiError::from_kube(&e, "create", "events"))
 }

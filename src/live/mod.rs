@@ -1,13 +1,12 @@
 //! Live state: resolves kinds by discovery, fetches objects (one shared LIST per kind and
 //! namespace, or a GET), finds the HorizontalPodAutoscalers that own replica counts, and makes
-//! changes as Helm would ([`change`]). Every failure is a typed [`LiveError`].
+//! changes as Helm would ([`change`]). Every failure is a typed [`ApiError`].
 
 mod change;
-mod error;
 
 pub use change::{Change, FIELD_MANAGER, apply_dry_run, change, event, event_namespace, record_event};
-pub use error::LiveError;
 
+use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Discovery, Scope};
@@ -27,14 +26,14 @@ pub enum LiveState {
     Present(Value),
     Absent,
     /// The lookup failed (forbidden, ...).
-    Failed(LiveError),
+    Failed(ApiError),
 }
 
 /// Runs discovery once for the run.
-pub async fn discover(client: &kube::Client) -> Result<Discovery, LiveError> {
-    crate::cluster::retry(|| Discovery::new(client.clone()).run_aggregated())
+pub async fn discover(client: &kube::Client) -> Result<Discovery, ApiError> {
+    crate::api::retry(|| Discovery::new(client.clone()).run_aggregated())
         .await
-        .map_err(|e| LiveError::from_kube(&e, "discover", "API groups"))
+        .map_err(|e| ApiError::from_kube(&e, "discover", "API groups"))
 }
 
 /// Resolves `api_version`/`kind` to a served resource and the object's namespace (namespaced
@@ -94,7 +93,7 @@ fn api(client: &kube::Client, at: &Location) -> Api<DynamicObject> {
 pub async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState {
     let api = api(client, at);
     let request = kube::core::Request::new(api.resource_url());
-    let result = crate::cluster::retry(|| async {
+    let result = crate::api::retry(|| async {
         let req = request.get(name, &Default::default()).map_err(kube::Error::BuildRequest)?;
         client.request::<Value>(req).await
     })
@@ -102,7 +101,7 @@ pub async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState 
     match result {
         Ok(v) => LiveState::Present(v),
         Err(kube::Error::Api(s)) if s.code == 404 => LiveState::Absent,
-        Err(e) => LiveState::Failed(LiveError::from_kube(&e, "get", &at.resource.plural)),
+        Err(e) => LiveState::Failed(ApiError::from_kube(&e, "get", &at.resource.plural)),
     }
 }
 
@@ -117,7 +116,7 @@ pub struct Scaled {
 }
 
 /// The scale targets of every HorizontalPodAutoscaler in `namespace` (every namespace: `None`).
-pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<Scaled>, LiveError> {
+pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<Scaled>, ApiError> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
         "horizontalpodautoscalers",
@@ -127,9 +126,9 @@ pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Resu
         None => Api::all_with(client.clone(), &resource),
     };
     let lp = ListParams::default();
-    let list = crate::cluster::retry(|| api.list(&lp))
+    let list = crate::api::retry(|| api.list(&lp))
         .await
-        .map_err(|e| LiveError::from_kube(&e, "list", "horizontalpodautoscalers"))?;
+        .map_err(|e| ApiError::from_kube(&e, "list", "horizontalpodautoscalers"))?;
     Ok(list
         .items
         .into_iter()
@@ -149,9 +148,9 @@ pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Resu
 }
 
 /// Listed objects as their JSON text (a third of the memory of parsed values), parsed when read.
-type Listing = Result<std::collections::HashMap<String, Box<serde_json::value::RawValue>>, LiveError>;
+type Listing = Result<std::collections::HashMap<String, Box<serde_json::value::RawValue>>, ApiError>;
 /// A listing whose objects are handed out (and dropped from memory) as they are read.
-type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Box<serde_json::value::RawValue>>>, LiveError>;
+type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Box<serde_json::value::RawValue>>>, ApiError>;
 type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
 /// group, version, plural, namespace.
 type ListKey = (String, String, String, Option<String>);
@@ -163,7 +162,7 @@ type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
 #[derive(Default)]
 pub struct LiveCache {
     lists: Cells<ListKey, Shared>,
-    hpas: Cells<String, Result<Vec<Scaled>, LiveError>>,
+    hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
     /// List namespaced kinds across every namespace at once (a run over many namespaces: one
     /// LIST per kind instead of one per kind and namespace).
     wide: std::sync::atomic::AtomicBool,
@@ -207,7 +206,7 @@ impl LiveCache {
                 let found = objects.lock().expect("listing lock").remove(&listed_as);
                 match found.map(|raw| listed_object(&raw, r)) {
                     Some(Ok(v)) => LiveState::Present(v),
-                    Some(Err(e)) => LiveState::Failed(LiveError::Other {
+                    Some(Err(e)) => LiveState::Failed(ApiError::Other {
                         message: format!("cannot parse {} {name} from its listing: {e}", r.kind),
                     }),
                     None => get(client, at, name).await,
@@ -220,7 +219,7 @@ impl LiveCache {
     }
 
     /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
-    pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, LiveError> {
+    pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, ApiError> {
         let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
         let cell = self.hpas.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
         let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;
@@ -252,14 +251,14 @@ async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) ->
     let request = kube::core::Request::new(api.resource_url());
     let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
     let lp = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
-    let text = crate::cluster::retry(|| async {
+    let text = crate::api::retry(|| async {
         let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
         client.request_text(req).await
     })
     .await
-    .map_err(|e| LiveError::from_kube(&e, "list", &r.plural))?;
+    .map_err(|e| ApiError::from_kube(&e, "list", &r.plural))?;
     let invalid =
-        |e: serde_json::Error| LiveError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) };
+        |e: serde_json::Error| ApiError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) };
     let list: List = serde_json::from_str(&text).map_err(invalid)?;
     drop(text);
     let mut out = std::collections::HashMap::with_capacity(list.items.len());

@@ -5,8 +5,8 @@
 use super::index::{Record, ReleaseIndex};
 use super::sql::{SqlError, SqlStorage};
 use super::{DecodeError, Release, decode};
-use crate::cluster::retry;
-use crate::live::LiveError;
+use crate::api::ApiError;
+use crate::api::retry;
 use crate::settings::Driver;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -34,7 +34,7 @@ pub enum SourceError {
     #[error("{record}: the record is for release {found:?}, not {wanted:?}")]
     Mismatch { record: String, found: String, wanted: String },
     #[error("{what}: {source}{hint}")]
-    Api { what: String, source: LiveError, hint: &'static str },
+    Api { what: String, source: ApiError, hint: &'static str },
     #[error(transparent)]
     Sql(#[from] SqlError),
 }
@@ -122,9 +122,9 @@ impl Storage {
         .map_err(|e| {
             let scope = namespace.map_or("in all namespaces".to_string(), |ns| format!("in namespace {ns:?}"));
             let what = format!("listing {}s {scope}", kind.name());
-            let source = LiveError::from_kube(&e, "list", kind.plural());
+            let source = ApiError::from_kube(&e, "list", kind.plural());
             let hint = match (&source, kind) {
-                (LiveError::Forbidden { .. }, Kind::Secret) => {
+                (ApiError::Forbidden { .. }, Kind::Secret) => {
                     "; Helm stores releases in Secrets by default: grant get/list on secrets, or use HELM_DRIVER=configmap if the releases are stored in ConfigMaps"
                 }
                 _ => "",
@@ -183,7 +183,7 @@ impl Storage {
         }
         .map_err(|e| SourceError::Api {
             what: format!("listing deployed {} records", kind.name()),
-            source: LiveError::from_kube(&e, "list", kind.plural()),
+            source: ApiError::from_kube(&e, "list", kind.plural()),
             hint: "",
         })?;
         self.prefetched.lock().expect("prefetch lock").extend(found);
@@ -211,7 +211,7 @@ impl Storage {
             }
             .map_err(|e| SourceError::Api {
                 what: format!("reading {record}"),
-                source: LiveError::from_kube(&e, "get", kind.plural()),
+                source: ApiError::from_kube(&e, "get", kind.plural()),
                 hint: "",
             })?,
         };

@@ -2,9 +2,10 @@
 //! succeed, take ownership back, record an Event per repaired object, and check again.
 
 use super::{Authority, PlannedStep, plan};
+use crate::api::ApiError;
 use crate::compare::ownership;
 use crate::engine::{Evaluated, Session, evaluate};
-use crate::live::{self, Change, LiveError, Location};
+use crate::live::{self, Change, Location};
 use crate::model::{Action, RepairReport, Step, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::settings::Settings;
@@ -133,7 +134,7 @@ async fn apply(
     name: &str,
     planned: &PlannedStep,
     seen: &[(String, Option<Value>)],
-) -> Result<Value, LiveError> {
+) -> Result<Value, ApiError> {
     let mut after = Value::Null;
     for change in &planned.changes {
         after = match change {
@@ -160,12 +161,12 @@ async fn guarded_apply(
     name: &str,
     body: &Value,
     seen: &[(String, Option<Value>)],
-) -> Result<Value, LiveError> {
+) -> Result<Value, ApiError> {
     let mut attempt = 1;
     loop {
         let current = present(client, at, name).await?;
         if let Some((at, _)) = seen.iter().find(|(p, want)| current.pointer(p) != want.as_ref()) {
-            return Err(LiveError::Conflict { message: format!("{at} changed since the plan was made") });
+            return Err(ApiError::Conflict { message: format!("{at} changed since the plan was made") });
         }
         let mut guarded = body.clone();
         if let Some(meta) = guarded.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -173,7 +174,7 @@ async fn guarded_apply(
             meta.insert("resourceVersion".into(), version);
         }
         match live::change(client, at, name, &Change::Apply(guarded), false).await {
-            Err(LiveError::Conflict { .. }) if attempt < ATTEMPTS => attempt += 1,
+            Err(ApiError::Conflict { .. }) if attempt < ATTEMPTS => attempt += 1,
             other => return other,
         }
     }
@@ -185,17 +186,17 @@ async fn guarded_apply(
 const ATTEMPTS: usize = 5;
 
 /// The object as it is now; gone is an error (a step's object was there when planned).
-async fn present(client: &kube::Client, at: &Location, name: &str) -> Result<Value, LiveError> {
+async fn present(client: &kube::Client, at: &Location, name: &str) -> Result<Value, ApiError> {
     match live::get(client, at, name).await {
         live::LiveState::Present(v) => Ok(v),
-        live::LiveState::Absent => Err(LiveError::NotFound { message: format!("{name} is gone") }),
+        live::LiveState::Absent => Err(ApiError::NotFound { message: format!("{name} is gone") }),
         live::LiveState::Failed(e) => Err(e),
     }
 }
 
 /// Rewrites the object's managedFields so that Helm alone owns what it applies, guarded by the
 /// resourceVersion; when the object changed meanwhile, reads it again and retries.
-async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: Value) -> Result<Value, LiveError> {
+async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: Value) -> Result<Value, ApiError> {
     let mut attempt = 1;
     loop {
         let Some(fields) = ownership::reclaimed(&current) else { return Ok(current) };
@@ -205,7 +206,7 @@ async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: 
             {"op": "replace", "path": "/metadata/managedFields", "value": fields},
         ]);
         match live::change(client, at, name, &Change::Patch(ops), false).await {
-            Err(LiveError::Invalid { .. } | LiveError::Conflict { .. }) if attempt < ATTEMPTS => {
+            Err(ApiError::Invalid { .. } | ApiError::Conflict { .. }) if attempt < ATTEMPTS => {
                 attempt += 1;
                 current = present(client, at, name).await?;
             }

@@ -2,7 +2,7 @@
 //! object, named after the drift signature so that the same drift is recorded once, whoever
 //! records it (a resync, a restarted watcher, a new leader). They name paths, never values.
 
-use crate::live::LiveError;
+use crate::api::ApiError;
 use crate::model::ObjectId;
 use k8s_openapi::api::core::v1::{Event, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -39,7 +39,7 @@ pub async fn record(
     reason: &str,
     signature: &str,
     message: &str,
-) -> Result<Recorded, LiveError> {
+) -> Result<Recorded, ApiError> {
     let namespace = crate::live::event_namespace(object.namespace.as_deref()).to_string();
     let now = k8s_openapi::jiff::Timestamp::now();
     let involved = ObjectReference {
@@ -69,7 +69,7 @@ pub async fn record(
     match created {
         Ok(_) => Ok(Recorded::Created),
         Err(kube::Error::Api(s)) if s.code == 409 => again(&api, object, reason, signature, now).await,
-        Err(e) => Err(LiveError::from_kube(&e, "create", "events")),
+        Err(e) => Err(ApiError::from_kube(&e, "create", "events")),
     }
 }
 
@@ -82,9 +82,9 @@ async fn again(
     reason: &str,
     signature: &str,
     now: k8s_openapi::jiff::Timestamp,
-) -> Result<Recorded, LiveError> {
+) -> Result<Recorded, ApiError> {
     let read =
-        |name: String| async move { api.get_opt(&name).await.map_err(|e| LiveError::from_kube(&e, "get", "events")) };
+        |name: String| async move { api.get_opt(&name).await.map_err(|e| ApiError::from_kube(&e, "get", "events")) };
     let existing = read(name(&object.name, reason, signature)).await?;
     if existing.as_ref().is_some_and(|e| !ours(e, Some(signature))) {
         return Ok(Recorded::Foreign);
@@ -107,7 +107,7 @@ async fn again(
     let at = existing.metadata.name.clone().unwrap_or_default();
     api.patch(&at, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch))
         .await
-        .map_err(|e| LiveError::from_kube(&e, "patch", "events"))?;
+        .map_err(|e| ApiError::from_kube(&e, "patch", "events"))?;
     Ok(Recorded::Created)
 }
 
@@ -150,7 +150,7 @@ pub struct Earlier {
 /// The drift signatures earlier watchers recorded and did not resolve, by object: read from the
 /// Events in `namespace` (every namespace when `None`). Anyone who may create Events can write
 /// one with these reasons: only well-formed Events of helm-drift's component are taken.
-pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Result<Earlier, LiveError> {
+pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Result<Earlier, ApiError> {
     let api: Api<Event> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
@@ -158,7 +158,7 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     let list = |reason: &str| {
         let api = api.clone();
         let lp = ListParams::default().fields(&format!("reason={reason}"));
-        async move { api.list(&lp).await.map_err(|e| LiveError::from_kube(&e, "list", "events")) }
+        async move { api.list(&lp).await.map_err(|e| ApiError::from_kube(&e, "list", "events")) }
     };
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let mut rejected = 0;

@@ -2,7 +2,7 @@
 //! (`--signature-key-secret`), made by the first watcher that finds none, so that every replica
 //! and every restart signs alike and no one without that Secret can derive a signature.
 
-use crate::live::LiveError;
+use crate::api::ApiError;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -47,7 +47,7 @@ async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> R
         Ok(key)
     };
     let get = || async {
-        api.get_opt(name).await.map_err(|e| format!("cannot read {at}: {}", LiveError::from_kube(&e, "get", "secrets")))
+        api.get_opt(name).await.map_err(|e| format!("cannot read {at}: {}", ApiError::from_kube(&e, "get", "secrets")))
     };
     if let Some(s) = get().await? {
         return read(s);
@@ -67,7 +67,7 @@ async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> R
         Ok(s) => read(s),
         // Another replica made it first: use theirs.
         Err(kube::Error::Api(s)) if s.code == 409 => read(get().await?.ok_or_else(|| format!("{at} vanished"))?),
-        Err(e) => Err(format!("cannot create {at}: {}", LiveError::from_kube(&e, "create", "secrets"))),
+        Err(e) => Err(format!("cannot create {at}: {}", ApiError::from_kube(&e, "create", "secrets"))),
     }
 }
 

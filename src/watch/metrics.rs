@@ -1,7 +1,7 @@
 //! The watcher's Prometheus metrics (OpenMetrics text on `/metrics`). Label sets stay bounded:
 //! release and namespace names, verdict words, verbs, reasons and results; never paths or values.
 
-use crate::cluster::requests;
+use crate::api::requests;
 use crate::model::{DriftKind, DriftReport};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;

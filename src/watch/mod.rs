@@ -257,7 +257,7 @@ impl<'a> Watcher<'a> {
         long.timeout = Some(WATCH_READ_TIMEOUT);
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
         let (streams, earlier, (key, source)) = tokio::join!(
-            crate::cluster::connect(&long),
+            crate::api::connect(&long),
             events::unresolved(&client, scope),
             key::load(&client, &session.namespace, &options.signature_key_secret)
         );
@@ -841,7 +841,7 @@ impl<'a> Watcher<'a> {
         let mut connection = self.settings.connection.clone();
         connection.as_user = Some(user.clone());
         connection.as_groups = Vec::new();
-        let client = crate::cluster::connect(&connection).await?.client;
+        let client = crate::api::connect(&connection).await?.client;
         self.writers.insert(user, client.clone());
         Ok(client)
     }

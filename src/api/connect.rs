@@ -1,9 +1,28 @@
 //! Connects to the cluster the way Helm would: kubeconfig (path list), context, and Helm's
 //! overrides for API server, token, CA, TLS and impersonation.
 
-use crate::settings::Connection;
 use kube::Config;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::PathBuf;
+
+/// How to reach the cluster, as Helm hands it to a plugin (`HELM_*` variables) or as flags.
+#[derive(Clone, Debug, Default)]
+pub struct Connection {
+    /// Paths of kubeconfig files (a `KUBECONFIG` path list), empty for the default.
+    pub kubeconfig: Vec<PathBuf>,
+    pub context: Option<String>,
+    pub api_server: Option<String>,
+    pub token: Option<String>,
+    pub as_user: Option<String>,
+    pub as_groups: Vec<String>,
+    pub ca_file: Option<PathBuf>,
+    pub insecure_skip_tls_verify: bool,
+    pub tls_server_name: Option<String>,
+    pub qps: Option<f32>,
+    pub burst: Option<u32>,
+    /// Per-request timeout (`--timeout`).
+    pub timeout: Option<std::time::Duration>,
+}
 
 /// Why no client could be built.
 #[derive(Debug, thiserror::Error)]
@@ -216,44 +235,6 @@ fn pem_certificates(pem: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     certs
-}
-
-/// Attempts of a read that fails for a transient reason.
-const ATTEMPTS: u32 = 6;
-
-/// Whether a failed request may succeed if tried again: the connection failed or was cut (an
-/// API server restarting), a timeout, or the server said it is busy or failing (429, 5xx).
-/// Certificate errors are not transient.
-pub fn transient(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
-        kube::Error::HyperError(_) | kube::Error::Service(_) => {
-            let text = format!("{e:?}").to_ascii_lowercase();
-            !text.contains("certificate") && !text.contains("invalidcert")
-        }
-        _ => false,
-    }
-}
-
-/// Runs an idempotent request, retrying transient failures with backoff (250 ms doubling, about
-/// 8 s in all: long enough to ride out an API server restart).
-pub async fn retry<T, F, Fut>(mut request: F) -> Result<T, kube::Error>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, kube::Error>>,
-{
-    let mut delay = std::time::Duration::from_millis(250);
-    let mut attempt = 1;
-    loop {
-        match request().await {
-            Err(e) if attempt < ATTEMPTS && transient(&e) => {
-                tokio::time::sleep(delay).await;
-                delay *= 2;
-                attempt += 1;
-            }
-            result => return result,
-        }
-    }
 }
 
 #[cfg(test)]

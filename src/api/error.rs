@@ -3,7 +3,7 @@
 
 /// A failed request to the API server.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LiveError {
+pub enum ApiError {
     /// HTTP 403: the identity lacks an RBAC verb.
     #[error("forbidden: the identity may not {verb} {resource} ({message})")]
     Forbidden { verb: String, resource: String, message: String },
@@ -24,17 +24,17 @@ pub enum LiveError {
     Other { message: String },
 }
 
-impl LiveError {
+impl ApiError {
     /// Translates kube's error for a request that tried to `verb` `resource`.
-    pub fn from_kube(e: &kube::Error, verb: &str, resource: &str) -> LiveError {
+    pub fn from_kube(e: &kube::Error, verb: &str, resource: &str) -> ApiError {
         match e {
             kube::Error::Api(s) => {
                 let reason = if s.reason.is_empty() { "Error".to_string() } else { s.reason.clone() };
                 let message = s.message.clone();
                 match s.code {
-                    403 => LiveError::Forbidden { verb: verb.into(), resource: resource.into(), message },
-                    404 => LiveError::NotFound { message },
-                    409 => LiveError::Conflict { message },
+                    403 => ApiError::Forbidden { verb: verb.into(), resource: resource.into(), message },
+                    404 => ApiError::NotFound { message },
+                    409 => ApiError::Conflict { message },
                     400 | 422 => {
                         let causes: Vec<String> = s
                             .details
@@ -49,31 +49,31 @@ impl LiveError {
                             })
                             .collect();
                         let detail = if causes.is_empty() { message } else { causes.join("; ") };
-                        LiveError::Invalid { code: s.code, reason, detail }
+                        ApiError::Invalid { code: s.code, reason, detail }
                     }
-                    code @ (429 | 500..=599) => LiveError::Transient { message: format!("{code} {reason}: {message}") },
-                    code => LiveError::Other { message: format!("{code} {reason}: {message}") },
+                    code @ (429 | 500..=599) => ApiError::Transient { message: format!("{code} {reason}: {message}") },
+                    code => ApiError::Other { message: format!("{code} {reason}: {message}") },
                 }
             }
-            e if crate::cluster::transient(e) => LiveError::Transient { message: one_line(e) },
-            e => LiveError::Other { message: one_line(e) },
+            e if super::retry::transient(e) => ApiError::Transient { message: one_line(e) },
+            e => ApiError::Other { message: one_line(e) },
         }
     }
 
     /// One word for the failure (a metric label).
     pub fn reason(&self) -> &'static str {
         match self {
-            LiveError::Forbidden { .. } => "forbidden",
-            LiveError::NotFound { .. } => "not-found",
-            LiveError::Invalid { .. } => "invalid",
-            LiveError::Conflict { .. } => "conflict",
-            LiveError::Transient { .. } => "unavailable",
-            LiveError::Other { .. } => "other",
+            ApiError::Forbidden { .. } => "forbidden",
+            ApiError::NotFound { .. } => "not-found",
+            ApiError::Invalid { .. } => "invalid",
+            ApiError::Conflict { .. } => "conflict",
+            ApiError::Transient { .. } => "unavailable",
+            ApiError::Other { .. } => "other",
         }
     }
 
     pub fn is_forbidden(&self) -> bool {
-        matches!(self, LiveError::Forbidden { .. })
+        matches!(self, ApiError::Forbidden { .. })
     }
 }
 
@@ -110,21 +110,21 @@ mod tests {
             "Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].ports[1].name: Duplicate value: \"http\"",
             &[("spec.template.spec.containers[0].ports[1].name", "Duplicate value: \"http\"")],
         );
-        let text = LiveError::from_kube(&e, "patch", "deployments").to_string();
+        let text = ApiError::from_kube(&e, "patch", "deployments").to_string();
         assert_eq!(text, "422 Invalid: spec.template.spec.containers[0].ports[1].name: Duplicate value: \"http\"");
     }
 
     #[test]
     fn forbidden_names_the_verb_and_no_debug_dump_leaks() {
         let e = api(403, "Forbidden", "secrets \"x\" is forbidden: User \"v\" cannot patch", &[]);
-        let err = LiveError::from_kube(&e, "patch", "secrets");
+        let err = ApiError::from_kube(&e, "patch", "secrets");
         assert!(err.is_forbidden());
         assert_eq!(
             err.to_string(),
             "forbidden: the identity may not patch secrets (secrets \"x\" is forbidden: User \"v\" cannot patch)"
         );
         for e in [api(409, "Conflict", "the object has been modified", &[]), api(500, "InternalError", "boom", &[])] {
-            let text = LiveError::from_kube(&e, "get", "pods").to_string();
+            let text = ApiError::from_kube(&e, "get", "pods").to_string();
             assert!(!text.contains("Status {") && !text.contains("Some("), "{text}");
         }
     }

@@ -1,0 +1,12 @@
+//! Talking to the API server: the connection (kubeconfig, Helm's overrides, rate limits, the
+//! request counter), the error type of every request, and which failures are retried. A leaf:
+//! it imports nothing of the crate but the error-line helper, and every module that sends a
+//! request (release storage, baselines, live objects, repair, the watcher) uses it.
+
+mod connect;
+mod error;
+mod retry;
+
+pub use connect::{Cluster, ConnectError, Connection, connect, requests};
+pub use error::ApiError;
+pub use retry::{retry, transient};

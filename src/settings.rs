@@ -44,13 +44,13 @@ pub const MAX_OBJECTS: usize = 10_000;
 pub struct CompareOptions {
     /// Never ask for a server-side dry-run (`--read-only`).
     pub read_only: bool,
-    pub rules: Vec<crate::ignore::Rule>,
+    pub rules: Vec<crate::policy::ignore::Rule>,
     /// Report `/spec/replicas` drift even when an HPA manages the workload.
     pub check_hpa_replicas: bool,
     /// Also check the CRDs of the chart's `crds/` folder.
     pub include_crds: bool,
     /// Expected-change rules (built-in and from the config file).
-    pub expected: Vec<crate::expected::Rule>,
+    pub expected: Vec<crate::policy::expected::Rule>,
     /// Count expected changes and fields owned elsewhere as drift (`--strict`).
     pub strict: bool,
     /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):

@@ -3,7 +3,7 @@
 
 use super::{CompareArgs, Global};
 use crate::api::Connection;
-use crate::ignore::{self, Rule};
+use crate::policy::ignore::{self, Rule};
 use crate::settings::{CompareOptions, Driver, Settings};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -61,7 +61,7 @@ struct ConfigFile {
     #[serde(default)]
     check_hpa_replicas: bool,
     #[serde(default)]
-    expected: Vec<crate::expected::RuleSpec>,
+    expected: Vec<crate::policy::expected::RuleSpec>,
 }
 
 pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
@@ -71,7 +71,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         default.is_file().then_some(default)
     });
     let mut file = ConfigFile::default();
-    let mut imported = crate::gitops::Imported::default();
+    let mut imported = crate::policy::gitops::Imported::default();
     if let Some(path) = &path {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
@@ -83,8 +83,8 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
             if doc.is_null() {
                 continue;
             }
-            if crate::gitops::kind_of(&doc).is_some() {
-                let found = crate::gitops::import(&doc, &at)?;
+            if crate::policy::gitops::kind_of(&doc).is_some() {
+                let found = crate::policy::gitops::import(&doc, &at)?;
                 imported.rules.extend(found.rules);
                 imported.disabled.extend(found.disabled);
                 imported.warnings.extend(found.warnings);
@@ -112,7 +112,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         rules,
         check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
         include_crds: a.include_crds,
-        expected: crate::expected::rules(file.expected, &origin)?,
+        expected: crate::policy::expected::rules(file.expected, &origin)?,
         strict: a.strict,
         trust_live_annotations: a.trust_live_annotations,
         max_objects: a.max_objects,

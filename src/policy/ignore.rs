@@ -42,7 +42,7 @@ pub struct Rule {
     /// Only for this release (rules of a Flux HelmRelease or an Argo CD Application).
     pub release: Option<String>,
     /// jq path expressions (Argo CD's `jqPathExpressions`), evaluated on the live object.
-    pub jq: Vec<std::sync::Arc<crate::jq::PathQuery>>,
+    pub jq: Vec<std::sync::Arc<crate::policy::jq::PathQuery>>,
     /// Differences last written by these managers are ignored (Argo CD's
     /// `managedFieldsManagers`).
     pub managers: Vec<String>,

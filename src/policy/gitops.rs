@@ -2,8 +2,8 @@
 //! `Application` (`spec.ignoreDifferences`) read as they are, for the release they describe.
 //! What is not understood is named in a warning, never dropped silently.
 
-use crate::ignore::{IgnoreError, Rule, Selector, TargetSpec};
-use crate::jq::PathQuery;
+use crate::policy::ignore::{IgnoreError, Rule, Selector, TargetSpec};
+use crate::policy::jq::PathQuery;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -136,7 +136,7 @@ fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ignore::{ObjectRef, managers_for, paths_for};
+    use crate::policy::ignore::{ObjectRef, managers_for, paths_for};
     use serde_json::json;
 
     fn deployment() -> ObjectRef<'static> {

@@ -7,22 +7,28 @@
 //! hand the model to [`report`], the only writer of output. [`helm`] runs the helm binary; [`cli`]
 //! is the only clap user.
 
-pub mod api;
-pub mod baseline;
+pub(crate) mod api;
+pub(crate) mod baseline;
 pub mod cli;
-pub mod commands;
-pub mod compare;
-pub mod desired;
-pub mod engine;
-pub mod errors;
-pub mod explain;
-pub mod helm;
-pub mod live;
-pub mod model;
-pub mod policy;
-pub mod random;
-pub mod release;
-pub mod repair;
-pub mod report;
-pub mod settings;
-pub mod watch;
+pub(crate) mod commands;
+pub(crate) mod compare;
+pub(crate) mod desired;
+pub(crate) mod engine;
+pub(crate) mod errors;
+pub(crate) mod explain;
+pub(crate) mod helm;
+pub(crate) mod live;
+pub(crate) mod model;
+pub(crate) mod policy;
+pub(crate) mod random;
+pub(crate) mod release;
+pub(crate) mod repair;
+pub(crate) mod report;
+pub(crate) mod settings;
+pub(crate) mod watch;
+
+/// What the fuzz targets (`fuzz/`) call: the parsers of untrusted input, and nothing else.
+pub mod fuzzing {
+    pub use crate::desired::from_manifest;
+    pub use crate::release::decode;
+}

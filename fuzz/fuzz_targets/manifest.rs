@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = helm_drift::desired::from_manifest(text);
+        let _ = helm_drift::fuzzing::from_manifest(text);
     }
 });

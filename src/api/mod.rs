@@ -7,6 +7,6 @@ mod connect;
 mod error;
 mod retry;
 
-pub use connect::{Cluster, ConnectError, Connection, connect, requests};
+pub use connect::{Cluster, Connection, connect, requests};
 pub use error::ApiError;
-pub use retry::{retry, transient};
+pub use retry::retry;

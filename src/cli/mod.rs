@@ -376,7 +376,7 @@ impl SelectionArgs {
         if revision.is_some() && (releases.len() != 1 || all || all_namespaces) {
             bail!("--revision needs exactly one release");
         }
-        Ok(Selection { releases, all, all_namespaces, selector, revision, concurrency })
+        Ok(Selection { releases, all_namespaces, selector, revision, concurrency })
     }
 }
 

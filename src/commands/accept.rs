@@ -39,5 +39,5 @@ pub async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptR
         Store::Cluster => baseline::write_configmap(client, &report.namespace, &report.release, &b).await?,
     }
     let entries = b.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).count();
-    Ok(AcceptReport { release: report.release, namespace: report.namespace, location, accepted, dropped, entries })
+    Ok(AcceptReport { release: report.release, location, accepted, dropped, entries })
 }

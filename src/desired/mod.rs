@@ -7,5 +7,5 @@ mod object;
 pub mod yaml;
 
 pub use documents::diff_documents;
-pub use manifest::{Document, split};
-pub use object::{DesiredError, DesiredObject, crds, from_manifest, parse_manifest};
+pub use manifest::split;
+pub use object::{DesiredObject, crds, from_manifest, parse_manifest};

@@ -34,6 +34,7 @@ pub enum YamlError {
 }
 
 /// Converts one YAML document to JSON (`Null` for an empty document).
+#[cfg(test)]
 pub fn to_json(text: &str) -> Result<Value, YamlError> {
     let mut budget = MAX_NODES;
     to_json_within(text, &mut budget)

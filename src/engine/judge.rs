@@ -5,11 +5,11 @@ use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
-use crate::policy::expected;
-use crate::policy::ignore::{self, ObjectRef};
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
 use crate::model::{Engine, FieldDiff, Foreign, Ignored, ObjectDrift, Verdict};
+use crate::policy::expected;
+use crate::policy::ignore::{self, ObjectRef};
 use crate::settings::CompareOptions;
 use serde_json::Value;
 

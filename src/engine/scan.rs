@@ -40,10 +40,8 @@ pub fn lists_every_namespace(selection: &Selection, indexes: &[ReleaseIndex]) ->
 /// Which releases a run looks at.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// Release names; empty with `all`/`all_namespaces`/`selector` means every release in scope.
+    /// Release names; empty means every release in scope (`--all`, `-A` or `-l`).
     pub releases: Vec<String>,
-    /// Every release in the namespace.
-    pub all: bool,
     pub all_namespaces: bool,
     /// A label selector on the storage records (`helm list -l`).
     pub selector: Option<String>,

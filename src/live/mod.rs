@@ -4,7 +4,7 @@
 
 mod change;
 
-pub use change::{Change, FIELD_MANAGER, apply_dry_run, change, event, event_namespace, record_event};
+pub use change::{Change, apply_dry_run, change, event, event_namespace, record_event};
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};

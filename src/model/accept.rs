@@ -4,7 +4,6 @@
 #[derive(Clone, Debug)]
 pub struct AcceptReport {
     pub release: String,
-    pub namespace: String,
     /// The file or ConfigMap written.
     pub location: String,
     /// Entries added (or renewed) from the current drift.

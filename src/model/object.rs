@@ -24,15 +24,6 @@ impl ObjectId {
         }
     }
 
-    /// API group (empty for the core group).
-    pub fn group(&self) -> &str {
-        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
-    }
-
-    pub fn version(&self) -> &str {
-        self.api_version.rsplit_once('/').map_or(self.api_version.as_str(), |(_, v)| v)
-    }
-
     /// A core `Secret`, whose data is never shown unless asked.
     pub fn is_secret(&self) -> bool {
         self.kind == "Secret" && self.api_version == "v1"
@@ -414,9 +405,6 @@ mod tests {
     fn identity_reads_like_kubectl() {
         assert_eq!(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web").to_string(), "Deployment ns/web");
         let role = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r");
-        assert_eq!(
-            (role.to_string().as_str(), role.group(), role.version()),
-            ("ClusterRole r", "rbac.authorization.k8s.io", "v1")
-        );
+        assert_eq!(role.to_string(), "ClusterRole r");
     }
 }

@@ -66,6 +66,7 @@ impl FieldPath {
 
     /// A path from a plain pointer (`/spec/replicas`, `/rules/0`); numeric tokens are list
     /// positions, the same on both sides.
+    #[cfg(test)]
     pub fn from_pointer(pointer: &str) -> FieldPath {
         FieldPath(
             tokens(pointer)

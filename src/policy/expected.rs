@@ -4,9 +4,9 @@
 //! replaces (same `name`) or disables them; `--strict` turns them all off.
 
 use crate::compare::managed::HELM_MANAGERS;
-use crate::policy::ignore::{IgnoreError, ObjectRef, Selector, TargetSpec, anchored};
 use crate::model::path::{reaches_below, under_pattern};
 use crate::model::{Expected, FieldDiff, Foreign};
+use crate::policy::ignore::{IgnoreError, ObjectRef, Selector, TargetSpec, anchored};
 use regex::Regex;
 use serde::Deserialize;
 

@@ -9,6 +9,8 @@ mod sql_tls;
 mod storage;
 
 pub use codec::{DecodeError, decode};
-pub use index::{Record, ReleaseIndex};
-pub use record::{Chart, ChartFile, ChartMetadata, Hook, Info, Release};
+#[cfg(test)]
+pub use index::Record;
+pub use index::ReleaseIndex;
+pub use record::{Chart, Release};
 pub use storage::{Selected, SourceError, Storage};

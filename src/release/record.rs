@@ -17,8 +17,9 @@ pub struct Release {
     pub config: Option<serde_json::Value>,
     #[serde(default)]
     pub manifest: String,
+    /// Hooks are counted, never compared (they are not expected to exist).
     #[serde(default)]
-    pub hooks: Vec<Hook>,
+    pub hooks: Vec<serde::de::IgnoredAny>,
     /// Helm 4: `ssa`, `csa`, or absent (client-side apply).
     #[serde(default)]
     pub apply_method: Option<String>,
@@ -28,11 +29,6 @@ pub struct Release {
 pub struct Info {
     #[serde(default)]
     pub status: String,
-    #[serde(default)]
-    pub description: String,
-    /// Helm 3 writes zero times as `""`; Helm 4 omits them.
-    #[serde(default)]
-    pub last_deployed: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -86,14 +82,4 @@ impl ChartMetadata {
     pub fn has_dependencies(&self) -> bool {
         self.rest.get("dependencies").and_then(|d| d.as_array()).is_some_and(|d| !d.is_empty())
     }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Hook {
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub kind: String,
-    #[serde(default)]
-    pub path: String,
 }

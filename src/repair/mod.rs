@@ -9,4 +9,4 @@ mod plan;
 
 pub use authority::Authority;
 pub use execute::{RepairRequest, execute, execute_as};
-pub use plan::{Plan, PlannedStep, plan};
+pub use plan::{PlannedStep, plan};

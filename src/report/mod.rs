@@ -79,6 +79,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 
     /// The writers back (tests read what was written).
+    #[cfg(test)]
     pub fn into_parts(self) -> (O, E) {
         (self.out, self.err)
     }

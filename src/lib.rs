@@ -1,11 +1,27 @@
 //! helm-drift: finds (and repairs) drift between what Helm recorded for a release and the cluster.
 //!
-//! The pipeline, one module per stage: [`settings`] → [`cluster`] → [`release`] (Helm storage) →
-//! [`desired`] (the objects Helm applied) → [`live`] (the cluster's objects) → [`compare`]
-//! (differences) → [`repair`] (a plan of changes). Above the stages, the [`engine`] (session,
-//! evaluation of a release, scans) produces the [`model`]; thin [`commands`] drive the engine and
-//! hand the model to [`report`], the only writer of output. [`helm`] runs the helm binary; [`cli`]
-//! is the only clap user.
+//! The module map is the layering, lowest first; a module uses only modules above it in this
+//! list (`layering::each_module_uses_only_the_layers_below_it` checks the `crate::` paths of the
+//! code, tests aside):
+//!
+//! 1. Leaves: [`errors`] (an error as one line), [`random`], [`model`] (the data every stage
+//!    hands on: objects, drift, reports, exit codes).
+//! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
+//!    cluster's objects (discovery, shared lists, changes made as Helm would, Events).
+//! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
+//!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq).
+//! 4. [`baseline`]: accepted drift and where it is kept; [`settings`]: everything a run needs,
+//!    resolved once.
+//! 5. [`release`]: Helm's storage (Secrets, ConfigMaps, SQL), records and their index;
+//!    [`desired`]: the objects Helm applied, from a record's manifest; [`helm`]: runs the helm
+//!    binary (render, upgrade, explain); [`explain`]: which values wrote a drifted field.
+//! 6. [`engine`]: a session (client, caches), the evaluation of a release and scans; [`repair`]:
+//!    plans and guarded changes, judged by the engine.
+//! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit); [`watch`]: the
+//!    long-running watcher (its output is its metrics, Events, notifications and JSON log
+//!    lines, written by `watch::log`).
+//! 8. [`commands`]: check, repair, render, upgrade, accept over the engine; [`cli`]: the only
+//!    clap user, resolves settings and dispatches.
 
 pub(crate) mod api;
 pub(crate) mod baseline;
@@ -32,3 +48,6 @@ pub mod fuzzing {
     pub use crate::desired::from_manifest;
     pub use crate::release::decode;
 }
+
+#[cfg(test)]
+mod layering;

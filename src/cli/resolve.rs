@@ -1,7 +1,7 @@
 //! Raw flags and Helm's environment turned into resolved [`Settings`] once: connection,
 //! storage driver, config file and ignore rules. Core code never sees clap.
 
-use super::{CompareArgs, Global};
+use super::args::{CompareArgs, Global};
 use crate::api::Connection;
 use crate::policy::ignore::{self, Rule};
 use crate::settings::{CompareOptions, Driver, Settings};
@@ -9,6 +9,31 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::path::PathBuf;
 
+/// Where a command's accepted drift comes from.
+pub enum Baseline {
+    /// None (repair, accept: accept writes to its own store).
+    None,
+    /// `--baseline FILE|cluster`, else `./.helm-drift-baseline.yaml` when it exists.
+    Flag(Option<String>),
+}
+
+/// Complete settings for a command that compares: [`settings`], the comparison options from
+/// its flags and config file, and its baseline.
+pub fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result<Settings> {
+    let mut settings = settings(g)?;
+    settings.compare = compare_options(compare)?;
+    settings.baseline = match baseline {
+        Baseline::None => None,
+        Baseline::Flag(flag) => {
+            let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
+            baseline_store(flag.as_deref(), default_file)
+        }
+    };
+    Ok(settings)
+}
+
+/// The settings every command shares: connection, storage driver, debug; default comparison
+/// options and no baseline (see [`complete`]).
 pub fn settings(g: &Global) -> Result<Settings> {
     let driver = match g.driver.as_deref().unwrap_or("") {
         "" | "secret" | "secrets" => Driver::Secrets,

@@ -1,0 +1,478 @@
+//! The command line as clap sees it: one args struct per command, value enums for every closed
+//! set of values, help texts with examples. Nothing here acts; [`super::resolve`] turns these
+//! into settings and [`super::run`] dispatches.
+
+use super::resolve::parse_duration;
+use crate::engine::Selection;
+use anyhow::{Result, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const CHECK_HELP: &str = "\
+Examples:
+  helm drift check web                     # one release in the current namespace
+  helm drift check -A -o junit > drift.xml # every release, as a CI report
+  helm drift check web -v --ignore kind=Deployment:/spec/replicas
+
+Exit codes:
+  0  every checked release is in sync
+  2  drift found
+  1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
+
+const REPAIR_HELP: &str = "\
+Examples:
+  helm drift repair web --dry-run          # the plan, validated by server dry-runs
+  helm drift repair web --only Deployment/web-api
+  helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
+
+Exit codes:
+  0  repaired (or nothing to repair): in sync, but for fields added outside Helm that repair
+     keeps without --remove-foreign (check still reports those)
+  2  drift remains (or, with --dry-run, something would change)
+  1  error: a step was refused or failed (see which were applied)";
+
+const RENDER_HELP: &str = "\
+Examples:
+  helm drift render web                    # does the stored chart still render the same?
+  helm drift render web --chart ./charts/web --revision 3
+
+Exit codes:
+  0  every document renders as stored
+  2  some documents render differently
+  1  error";
+
+const ACCEPT_HELP: &str = "\
+Examples:
+  helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
+  helm drift accept web --only Deployment/web --path /spec/replicas
+  helm drift accept web --baseline cluster --prune
+
+Exit codes:
+  0  recorded
+  1  error";
+
+const WATCH_HELP: &str = "\
+Examples:
+  helm drift watch -A                              # every release, metrics on :8080
+  helm drift watch -A --notify https://hooks.slack.com/services/... --notify-format slack
+  helm drift watch -A --repair --repair-selector helm-drift.io/repair=true
+  helm drift watch -A --leader-elect --log-format json   # in the cluster (charts/helm-drift)
+
+Endpoints: /metrics (OpenMetrics), /healthz, /readyz (after the first full check).
+Runs until SIGINT or SIGTERM; exits 0 then, 1 on an error at start.";
+
+const TOP_HELP: &str = "\
+Examples:
+  helm drift check web
+  helm drift check -A --summary
+  helm drift repair web --dry-run
+
+Exit codes: 0 in sync, 2 drift found, 1 error (an error outranks drift)";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "helm-drift",
+    bin_name = "helm drift",
+    version,
+    about = "Find drift between Helm releases and the live cluster",
+    after_help = TOP_HELP
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Helm's connection settings: the environment Helm gives a plugin, or the same as flags.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Connection (Helm's global flags and environment)")]
+pub struct Global {
+    /// Namespace of the release (Helm: -n/--namespace)
+    #[arg(short = 'n', long, env = "HELM_NAMESPACE", global = true)]
+    pub namespace: Option<String>,
+    /// Kubeconfig context to use
+    #[arg(long, env = "HELM_KUBECONTEXT", global = true)]
+    pub kube_context: Option<String>,
+    /// Path(s) of kubeconfig files (a path list, like KUBECONFIG)
+    #[arg(long, env = "KUBECONFIG", global = true)]
+    pub kubeconfig: Option<String>,
+    /// Address and port of the Kubernetes API server
+    #[arg(long, env = "HELM_KUBEAPISERVER", global = true)]
+    pub kube_apiserver: Option<String>,
+    /// Bearer token for authentication
+    #[arg(long, env = "HELM_KUBETOKEN", global = true, hide_env_values = true)]
+    pub kube_token: Option<String>,
+    /// User to impersonate
+    #[arg(long, env = "HELM_KUBEASUSER", global = true)]
+    pub kube_as_user: Option<String>,
+    /// Groups to impersonate (comma-separated)
+    #[arg(long, env = "HELM_KUBEASGROUPS", global = true, value_delimiter = ',')]
+    pub kube_as_group: Vec<String>,
+    /// Certificate authority file for the API server
+    #[arg(long, env = "HELM_KUBECAFILE", global = true)]
+    pub kube_ca_file: Option<String>,
+    /// Skip verifying the API server's certificate (insecure)
+    /// (also HELM_KUBEINSECURE_SKIP_TLS_VERIFY=true)
+    #[arg(long, global = true)]
+    pub kube_insecure_skip_tls_verify: bool,
+    /// Server name for the API server's certificate
+    #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
+    pub kube_tls_server_name: Option<String>,
+    /// Queries per second to the API server (Helm's --qps; 0 = no limit)
+    #[arg(long, env = "HELM_QPS", global = true)]
+    pub qps: Option<String>,
+    /// Requests allowed in a burst (Helm's --burst-limit)
+    #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
+    pub burst_limit: Option<String>,
+    /// Give up on a request to the API server after this long (e.g. 500ms, 30s, 2m); transient
+    /// failures are retried
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Helm storage driver: secrets (default), configmaps, sql
+    #[arg(long, env = "HELM_DRIVER", global = true)]
+    pub driver: Option<String>,
+    /// PostgreSQL connection string for the sql driver
+    #[arg(long, env = "HELM_DRIVER_SQL_CONNECTION_STRING", global = true, hide_env_values = true)]
+    pub sql_connection: Option<String>,
+    /// Verbose diagnostics on stderr
+    /// (also HELM_DEBUG=true)
+    #[arg(long, global = true, help_heading = "Output")]
+    pub debug: bool,
+    /// When to colour the output: auto, always, never
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
+    pub color: ColorChoice,
+}
+
+#[derive(Subcommand, Debug)]
+// Parsed once per run: the size of its largest variant (watch's many flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// Compare a release's recorded objects with the cluster
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
+    /// Render the release's chart again from its record and show documents that render
+    /// differently from the stored manifest (lookup, random functions, Capabilities)
+    #[command(after_help = RENDER_HELP)]
+    Render(RenderArgs),
+    /// Put drifted objects back to the recorded revision, without a new Helm revision
+    #[command(after_help = REPAIR_HELP)]
+    Repair(RepairArgs),
+    /// Record the release's current drift as accepted: check then fails only on new or changed
+    /// drift
+    #[command(after_help = ACCEPT_HELP)]
+    Accept(AcceptArgs),
+    /// Watch releases continuously: metrics, Events and notifications once per drift, and
+    /// optional self-healing
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
+    /// Print the version
+    Version,
+    /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+}
+
+/// The flags of `helm drift check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub select: SelectionArgs,
+    /// Check this revision instead of the latest deployed one (one release only)
+    #[arg(long, help_heading = "Selection")]
+    pub revision: Option<u32>,
+    /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
+    /// [default: ./.helm-drift-baseline.yaml when present]
+    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    pub baseline: Option<String>,
+    /// Say which value of the release produced each modified field, and the helm upgrade
+    /// that would make the live state the desired state
+    #[arg(long, help_heading = "Output")]
+    pub explain: bool,
+    /// Also render the chart now (stored values, lookup answered by the cluster) and show
+    /// what a helm upgrade with the same values would change
+    #[arg(long, help_heading = "Output")]
+    pub rerender: bool,
+    /// With --explain or --rerender: the chart's source directory (needed for charts with
+    /// subcharts)
+    #[arg(long, help_heading = "Output")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The flags of `helm drift render`.
+#[derive(Args, Debug)]
+pub struct RenderArgs {
+    /// The release to render
+    pub release: String,
+    /// Render this revision instead of the latest deployed one
+    #[arg(long, help_heading = "Selection")]
+    pub revision: Option<u32>,
+    /// The chart's source directory (needed for charts with subcharts, which Helm does not store)
+    #[arg(long, help_heading = "Selection")]
+    pub chart: Option<PathBuf>,
+    /// Show secret values in the documents (hidden by default)
+    #[arg(long, help_heading = "Output")]
+    pub show_secrets: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The flags of `helm drift repair`.
+#[derive(Args, Debug)]
+pub struct RepairArgs {
+    /// The release to repair
+    pub release: String,
+    /// Only repair this object (KIND/NAME, repeatable)
+    #[arg(long, value_name = "KIND/NAME", help_heading = "Repair")]
+    pub only: Vec<String>,
+    /// Also remove fields that other field managers added (changed outside Helm)
+    #[arg(long, help_heading = "Repair")]
+    pub remove_foreign: bool,
+    /// Show the plan and validate it with server dry-runs; change nothing
+    #[arg(long, help_heading = "Repair")]
+    pub dry_run: bool,
+    /// Repair through Helm: `helm upgrade` of the stored chart and values (a new revision)
+    #[arg(long, help_heading = "Repair")]
+    pub upgrade: bool,
+    /// With --upgrade: the chart's source directory (needed for charts with subcharts)
+    #[arg(long, requires = "upgrade", help_heading = "Repair")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The flags of `helm drift accept`.
+#[derive(Args, Debug)]
+pub struct AcceptArgs {
+    /// The release whose drift is accepted
+    pub release: String,
+    /// Only this object's drift (KIND/NAME, repeatable)
+    #[arg(long, value_name = "KIND/NAME", help_heading = "Selection")]
+    pub only: Vec<String>,
+    /// Only drift at or under this JSON pointer (repeatable)
+    #[arg(long, value_name = "POINTER", help_heading = "Selection")]
+    pub path: Vec<String>,
+    /// Also drop the release's entries whose drift is gone
+    #[arg(long, help_heading = "Selection")]
+    pub prune: bool,
+    /// Where to keep it: a FILE, or `cluster` for a ConfigMap next to the release
+    /// [default: ./.helm-drift-baseline.yaml]
+    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// The flags of `helm drift watch`.
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub select: SelectionArgs,
+    /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
+    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    pub baseline: Option<String>,
+    /// A full check of every release this often, besides the watches (e.g. 10m, 1h)
+    #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Watch")]
+    pub resync: std::time::Duration,
+    /// Wait this long after a change for more before checking again
+    #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch")]
+    pub debounce: std::time::Duration,
+    /// Where /metrics, /healthz and /readyz are served (loopback by default; the chart serves on
+    /// every interface of the pod)
+    #[arg(long, default_value = "127.0.0.1:8080", help_heading = "Watch")]
+    pub metrics_address: String,
+    /// POST each new or resolved drift to this URL (repeatable; $HELM_DRIFT_NOTIFY: comma-separated)
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "HELM_DRIFT_NOTIFY",
+        value_delimiter = ',',
+        hide_env_values = true,
+        help_heading = "Watch"
+    )]
+    pub notify: Vec<String>,
+    /// Body of notifications: json (the -o json object shape) or slack (incoming webhooks)
+    #[arg(long, value_enum, default_value_t = NotifyFormat::Json, help_heading = "Watch")]
+    pub notify_format: NotifyFormat,
+    /// Log lines on stderr: text or json
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, help_heading = "Watch")]
+    pub log_format: LogFormat,
+    /// Repair drift of the releases that opt in (see --repair-selector), as `helm drift repair`
+    #[arg(long, help_heading = "Self-healing")]
+    pub repair: bool,
+    /// Releases whose storage labels match this selector opt in to --repair
+    #[arg(long, default_value = "helm-drift.io/repair=true", requires = "repair", help_heading = "Self-healing")]
+    pub repair_selector: String,
+    /// With --repair: also remove fields other field managers added
+    #[arg(long, requires = "repair", help_heading = "Self-healing")]
+    pub remove_foreign: bool,
+    /// At least this long between two repairs of one release
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Self-healing")]
+    pub repair_cooldown: std::time::Duration,
+    /// Stop repairing an object that drifts again after this many repairs within --fight-window
+    #[arg(long, default_value_t = 3, help_heading = "Self-healing")]
+    pub fight_limit: usize,
+    #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Self-healing")]
+    /// The window of --fight-limit
+    pub fight_window: std::time::Duration,
+    /// Repair as this ServiceAccount of each release's namespace (impersonated): the API
+    /// server decides what a repair may write, as Flux's --default-service-account
+    #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing")]
+    pub repair_service_account: Option<String>,
+    /// Let the releases of this namespace repair objects outside it (cluster-scoped objects,
+    /// other namespaces); without it self-healing writes only in the release's namespace
+    /// (repeatable)
+    #[arg(long, value_name = "NAMESPACE", requires = "repair", help_heading = "Self-healing")]
+    pub repair_trust_namespace: Vec<String>,
+    /// The Secret (in the watcher's namespace) holding the key of drift signatures; created
+    /// with a random key when absent
+    #[arg(long, value_name = "NAME", default_value = "helm-drift-signature-key", help_heading = "Watch")]
+    pub signature_key_secret: String,
+    /// Act only while holding a coordination.k8s.io Lease (for several replicas)
+    #[arg(long, help_heading = "Leader election")]
+    pub leader_elect: bool,
+    /// Name of the Lease
+    #[arg(long, default_value = "helm-drift", help_heading = "Leader election")]
+    pub lease_name: String,
+    /// Namespace of the Lease [default: the namespace from -n or the context]
+    #[arg(long, help_heading = "Leader election")]
+    pub lease_namespace: Option<String>,
+    /// How long a leader holds the Lease without renewing it
+    #[arg(long, default_value = "15s", value_parser = parse_duration, help_heading = "Leader election")]
+    pub lease_duration: std::time::Duration,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// Which releases `check` and `watch` look at.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Selection")]
+pub struct SelectionArgs {
+    /// Releases (in the namespace, or in every namespace with -A)
+    pub releases: Vec<String>,
+    /// Every release in the namespace
+    #[arg(long)]
+    pub all: bool,
+    /// Releases in every namespace
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Only releases whose storage labels match this selector (like `helm list -l`)
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// How many releases to check at once (latency-bound: more in flight is faster, at some
+    /// memory and API server load)
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+}
+
+impl SelectionArgs {
+    /// The selection, refusing an empty one (`what`: check, watch).
+    pub fn selection(self, what: &str, revision: Option<u32>) -> Result<Selection> {
+        let SelectionArgs { releases, all, all_namespaces, selector, concurrency } = self;
+        if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
+            bail!("name a release to {what}, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
+        }
+        if revision.is_some() && (releases.len() != 1 || all || all_namespaces) {
+            bail!("--revision needs exactly one release");
+        }
+        Ok(Selection { releases, all_namespaces, selector, revision, concurrency })
+    }
+}
+
+/// How objects are compared and reported.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Comparison")]
+pub struct CompareArgs {
+    /// Never ask the server for a dry-run: compare client-side only (get/list rights suffice)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Ignore a JSON pointer: [group=RE,version=RE,kind=RE,name=RE,namespace=RE:]/pointer[,/pointer]
+    #[arg(long = "ignore", value_name = "RULE")]
+    pub ignore: Vec<String>,
+    /// Config file with ignore rules [default: $HELM_DRIFT_CONFIG, else ./.helm-drift.yaml if present]
+    #[arg(long, env = "HELM_DRIFT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Report replica drift even when a HorizontalPodAutoscaler manages the workload
+    #[arg(long)]
+    pub check_hpa_replicas: bool,
+    /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
+    #[arg(long)]
+    pub include_crds: bool,
+    /// Count expected changes (rollout restarts, injected CA bundles, Helm's own request
+    /// mutated at admission) and fields owned by another manager with the recorded values as
+    /// drift
+    #[arg(long)]
+    pub strict: bool,
+    /// Honour opt-out annotations (helm-drift.io/ignore, helm-drift.io/disabled, Flux's
+    /// driftDetection) added to live objects, as Flux does; by default only the chart's count and
+    /// a live-only one is reported as drift
+    #[arg(long)]
+    pub trust_live_annotations: bool,
+    /// Refuse a release record holding more objects than this (a forged record cannot make the
+    /// check read and compare without bound)
+    #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS)]
+    pub max_objects: usize,
+    /// Also show in-sync objects, ignored differences, the engine used and notes
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+    /// Show secret values in differences (hidden by default)
+    #[arg(long, help_heading = "Output")]
+    pub show_secrets: bool,
+}
+
+/// How the report is written.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Output format: text, json, junit
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Lines of context around each change in diffs
+    #[arg(long, default_value_t = 3)]
+    pub context: usize,
+    /// Print nothing; only the exit code tells (errors still go to stderr)
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print only the verdict line of each release
+    #[arg(long)]
+    pub summary: bool,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `-o/--output`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Junit,
+}
+
+/// `--notify-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NotifyFormat {
+    Json,
+    Slack,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}

@@ -1,0 +1,143 @@
+//! One function per command: complete settings from its flags, the command's request, its
+//! report. [`super::run`] only dispatches here.
+
+use super::args::{
+    AcceptArgs, CheckArgs, CompareArgs, Global, LogFormat, NotifyFormat, OutputFormat, RenderArgs, RepairArgs,
+    WatchArgs,
+};
+use super::resolve::{self, Baseline};
+use super::{debug_summary, identity, output_style, runtime, unmatched_gitops};
+use crate::commands::{accept, check, render, repair, upgrade};
+use crate::helm::HelmBinary;
+use crate::model::{ExitStatus, RunReport};
+use crate::report::Terminal;
+use crate::settings::Settings;
+use crate::watch;
+use anyhow::{Result, bail};
+
+/// Settings for a command that compares: the connection, the comparison flags and config file
+/// (its warnings said once, here) and the baseline.
+fn comparing(g: &Global, compare: &CompareArgs, baseline: Baseline, printer: &mut Terminal) -> Result<Settings> {
+    let settings = resolve::complete(g, compare, baseline)?;
+    for w in &settings.compare.warnings {
+        printer.warning(w);
+    }
+    Ok(settings)
+}
+
+pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let CheckArgs { select, revision, explain, rerender, chart, baseline, compare, output } = a;
+    let selection = select.selection("check", revision)?;
+    let settings = comparing(g, &compare, Baseline::Flag(baseline), printer)?;
+    output_style(&mut printer.style, &compare, &output);
+    let progress = crate::report::progress(&printer.style);
+    let started = std::time::Instant::now();
+    if chart.is_some() && !explain && !rerender {
+        bail!("--chart is for --explain and --rerender");
+    }
+    let rendering =
+        (explain || rerender).then(|| check::Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
+    let report = match runtime()?.block_on(check::run(&settings, &selection, rendering.as_ref(), &progress)) {
+        Ok(report) => report,
+        // A machine output is a document on every path: what could not be checked, and why.
+        Err(e) if output.output != OutputFormat::Text => {
+            let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
+            let report = RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e));
+            printer.check(&report);
+            return Ok(report.exit_status());
+        }
+        Err(e) => return Err(e),
+    };
+    if settings.debug {
+        printer.debug(&debug_summary(&settings, &report, started.elapsed()));
+    }
+    for w in unmatched_gitops(&settings, &report) {
+        printer.warning(&w);
+    }
+    printer.check(&report);
+    Ok(report.exit_status())
+}
+
+pub fn repair(g: &Global, a: RepairArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, compare, output } = a;
+    if output.output != OutputFormat::Text {
+        bail!(
+            "repair writes a text report only (-o {} is for check and render)",
+            clap::ValueEnum::to_possible_value(&output.output).map(|v| v.get_name().to_string()).unwrap_or_default()
+        );
+    }
+    let settings = comparing(g, &compare, Baseline::None, printer)?;
+    output_style(&mut printer.style, &compare, &output);
+    if upgrade {
+        let request = upgrade::UpgradeRequest { release, chart, helm: HelmBinary::from_env(), dry_run };
+        let report = runtime()?.block_on(upgrade::run(&settings, &request))?;
+        printer.upgrade(&report);
+        return Ok(report.exit_status());
+    }
+    let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None };
+    let report = runtime()?.block_on(repair::run(&settings, &request))?;
+    printer.repair(&report);
+    Ok(report.exit_status())
+}
+
+pub fn render(g: &Global, a: RenderArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let RenderArgs { release, revision, chart, show_secrets, output } = a;
+    let settings = resolve::settings(g)?;
+    output_style(&mut printer.style, &CompareArgs { show_secrets, ..CompareArgs::default() }, &output);
+    let request = render::RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };
+    let report = runtime()?.block_on(render::run(&settings, &request))?;
+    printer.render(&report);
+    Ok(report.exit_status())
+}
+
+pub fn accept(g: &Global, a: AcceptArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let AcceptArgs { release, only, path, prune, baseline, compare } = a;
+    let settings = comparing(g, &compare, Baseline::None, printer)?;
+    let store = resolve::baseline_store(baseline.as_deref(), true).expect("accept always has a store");
+    let request = accept::AcceptRequest { release, only, paths: path, prune, store };
+    let report = runtime()?.block_on(accept::run(&settings, &request))?;
+    printer.accept(&report);
+    Ok(ExitStatus::InSync)
+}
+
+pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let selection = a.select.selection("watch", None)?;
+    if a.compare.verbose || a.compare.show_secrets {
+        bail!(
+            "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
+        );
+    }
+    let settings = comparing(g, &a.compare, Baseline::Flag(a.baseline), printer)?;
+    let options = watch::WatchOptions {
+        selection,
+        resync: a.resync,
+        debounce: a.debounce,
+        metrics_address: a.metrics_address,
+        notify: a.notify,
+        notify_format: match a.notify_format {
+            NotifyFormat::Slack => watch::Format::Slack,
+            NotifyFormat::Json => watch::Format::Json,
+        },
+        log: watch::Log { json: a.log_format == LogFormat::Json },
+        repair: a.repair.then(|| watch::RepairOptions {
+            selector: a.repair_selector,
+            remove_foreign: a.remove_foreign,
+            service_account: a.repair_service_account,
+            trusted_namespaces: a.repair_trust_namespace,
+            policy: watch::Policy {
+                cooldown: a.repair_cooldown,
+                fight_limit: a.fight_limit.max(1),
+                window: a.fight_window,
+            },
+        }),
+        signature_key_secret: a.signature_key_secret,
+        leader: a.leader_elect.then(|| watch::LeaderOptions {
+            name: a.lease_name,
+            namespace: a.lease_namespace,
+            identity: identity(),
+            duration: a.lease_duration.as_secs().max(2),
+        }),
+    };
+    runtime()?.block_on(watch::run(&settings, options))?;
+    Ok(ExitStatus::InSync)
+}

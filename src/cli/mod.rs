@@ -4,6 +4,8 @@
 
 mod args;
 mod complete;
+mod flags;
+mod help;
 mod resolve;
 mod run;
 

@@ -1,0 +1,62 @@
+//! The examples and exit codes at the end of each command's `--help`.
+
+pub const CHECK_HELP: &str = "\
+Examples:
+  helm drift check web                     # one release in the current namespace
+  helm drift check -A -o junit > drift.xml # every release, as a CI report
+  helm drift check web -v --ignore kind=Deployment:/spec/replicas
+
+Exit codes:
+  0  every checked release is in sync
+  2  drift found
+  1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
+
+pub const REPAIR_HELP: &str = "\
+Examples:
+  helm drift repair web --dry-run          # the plan, validated by server dry-runs
+  helm drift repair web --only Deployment/web-api
+  helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
+
+Exit codes:
+  0  repaired (or nothing to repair): in sync, but for fields added outside Helm that repair
+     keeps without --remove-foreign (check still reports those)
+  2  drift remains (or, with --dry-run, something would change)
+  1  error: a step was refused or failed (see which were applied)";
+
+pub const RENDER_HELP: &str = "\
+Examples:
+  helm drift render web                    # does the stored chart still render the same?
+  helm drift render web --chart ./charts/web --revision 3
+
+Exit codes:
+  0  every document renders as stored
+  2  some documents render differently
+  1  error";
+
+pub const ACCEPT_HELP: &str = "\
+Examples:
+  helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
+  helm drift accept web --only Deployment/web --path /spec/replicas
+  helm drift accept web --baseline cluster --prune
+
+Exit codes:
+  0  recorded
+  1  error";
+
+pub const WATCH_HELP: &str = "\
+Examples:
+  helm drift watch -A                              # every release, metrics on :8080
+  helm drift watch -A --notify https://hooks.slack.com/services/... --notify-format slack
+  helm drift watch -A --repair --repair-selector helm-drift.io/repair=true
+  helm drift watch -A --leader-elect --log-format json   # in the cluster (charts/helm-drift)
+
+Endpoints: /metrics (OpenMetrics), /healthz, /readyz (after the first full check).
+Runs until SIGINT or SIGTERM; exits 0 then, 1 on an error at start.";
+
+pub const TOP_HELP: &str = "\
+Examples:
+  helm drift check web
+  helm drift check -A --summary
+  helm drift repair web --dry-run
+
+Exit codes: 0 in sync, 2 drift found, 1 error (an error outranks drift)";

@@ -14,6 +14,7 @@ mod notify;
 mod server;
 mod signature;
 mod sources;
+mod state;
 mod tracker;
 
 pub use heal::Policy;
@@ -27,7 +28,6 @@ use crate::repair::RepairRequest;
 use crate::settings::{Driver, Settings};
 use anyhow::Result;
 use futures::StreamExt;
-use kube::api::ApiResource;
 use metrics::Metrics;
 use server::Health;
 use sources::{Sink, Touch, WatchKey};
@@ -199,21 +199,6 @@ impl From<Evaluated> for Verdicts {
     }
 }
 
-/// What the watcher knows about one release.
-struct Watched {
-    /// Where its objects live: what to watch.
-    resources: Vec<(ApiResource, Option<String>)>,
-    /// `(group, plural, namespace, name)` of its objects.
-    objects: Vec<ObjectKey>,
-    drifted: bool,
-    revision: u32,
-}
-
-type ObjectKey = (String, String, Option<String>, String);
-
-/// A kind and the namespaces its watched objects live in (`None`: cluster-scoped).
-type KindScope = (ApiResource, BTreeSet<Option<String>>);
-
 struct Watcher<'a> {
     session: Session,
     /// The client the watches use: no read timeout shorter than a watch lasts.
@@ -225,8 +210,7 @@ struct Watcher<'a> {
     log: Log,
     tracker: Tracker,
     notifier: notify::Notifier,
-    releases: HashMap<ReleaseKey, Watched>,
-    owners: HashMap<ObjectKey, BTreeSet<ReleaseKey>>,
+    state: state::State,
     watches: BTreeMap<WatchKey, tokio::task::JoinHandle<()>>,
     storage: Option<tokio::task::JoinHandle<()>>,
     sink: Sink,
@@ -303,8 +287,7 @@ impl<'a> Watcher<'a> {
             log,
             tracker: Tracker::seeded(seeds, signature::Signer::new(&key)),
             notifier,
-            releases: HashMap::new(),
-            owners: HashMap::new(),
+            state: state::State::default(),
             watches: BTreeMap::new(),
             storage: None,
             sink,
@@ -346,8 +329,8 @@ impl<'a> Watcher<'a> {
         }
         self.health.ready.store(true, Ordering::Relaxed);
         self.metrics.ready.set(1);
-        let drifted = self.releases.values().filter(|w| w.drifted).count();
-        self.log.info("ready: first full check done", &[("releases", &self.releases.len()), ("drifted", &drifted)]);
+        let (releases, drifted) = self.state.counts();
+        self.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
         // The watches start after the first check (records and objects written since it began
         // are looked at again), once /readyz says ready: their first lists are the busiest moment.
         self.reconcile_watches(started);
@@ -423,16 +406,7 @@ impl<'a> Watcher<'a> {
 
     /// The releases a change concerns.
     fn releases_of(&self, touch: &Touch) -> Vec<ReleaseKey> {
-        match touch {
-            Touch::Release(key) => {
-                let names = &self.options.selection.releases;
-                if names.is_empty() || names.contains(&key.1) { vec![key.clone()] } else { Vec::new() }
-            }
-            Touch::Object { resource, namespace, name } => {
-                let key = (resource.0.clone(), resource.1.clone(), namespace.clone(), name.clone());
-                self.owners.get(&key).map(|s| s.iter().cloned().collect()).unwrap_or_default()
-            }
-        }
+        self.state.releases_of(touch, &self.options.selection.releases)
     }
 
     /// Every selected release, evaluated again; releases gone from storage are forgotten.
@@ -452,8 +426,7 @@ impl<'a> Watcher<'a> {
             self.healing = opted.into_iter().map(|i| (i.namespace, i.name)).collect();
         }
         let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| (i.namespace.clone(), i.name.clone())).collect();
-        let gone: Vec<ReleaseKey> = self.releases.keys().filter(|k| !keys.contains(*k)).cloned().collect();
-        for k in gone {
+        for k in self.state.gone(&keys) {
             self.forget(&k);
         }
         // An install, upgrade or rollback under way is judged when Helm is done with it (its
@@ -591,29 +564,7 @@ impl<'a> Watcher<'a> {
         let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
         self.metrics.record(report, took.as_secs_f64());
         let drifted = report.drifted() > 0;
-        let mut resources = Vec::new();
-        let mut objects = Vec::new();
-        for (name, at) in &evaluated.placed {
-            let Some(at) = at else { continue };
-            objects.push((at.resource.group.clone(), at.resource.plural.clone(), at.namespace.clone(), name.clone()));
-            let same = |(r, ns): &(ApiResource, Option<String>)| {
-                r.plural == at.resource.plural
-                    && r.group == at.resource.group
-                    && r.version == at.resource.version
-                    && *ns == at.namespace
-            };
-            if !resources.iter().any(same) {
-                resources.push((at.resource.clone(), at.namespace.clone()));
-            }
-        }
-        self.index(&key, objects.clone());
-        let watched = Watched { resources, objects, drifted, revision: report.revision };
-        let before = self.releases.insert(key.clone(), watched);
-        // A decision worth a line: the verdict changed, a new revision, a release found drifted
-        // (a release found in sync at start is only counted in the "ready" line).
-        let was = before.as_ref().map(|w| w.drifted);
-        let new_revision = before.as_ref().is_some_and(|w| w.revision != report.revision);
-        if (was.is_some() || drifted) && was != Some(drifted) || new_revision {
+        if self.state.absorb(&key, report.revision, drifted, &evaluated.placed) {
             let verdict = report.verdict().word();
             self.log.info(
                 "release checked",
@@ -848,51 +799,17 @@ impl<'a> Watcher<'a> {
 
     /// Forgets an uninstalled (or no longer selected) release: its series go away.
     fn forget(&mut self, key: &ReleaseKey) {
-        self.index(key, Vec::new());
-        if self.releases.remove(key).is_some() {
+        if self.state.forget(key) {
             self.log.info("release gone: its series are dropped", &[("release", &key_text(key))]);
         }
         self.metrics.forget(&key.0, &key.1);
         self.tracker.forget(key);
     }
 
-    /// Points each object of a release at it (and no longer the objects it dropped).
-    fn index(&mut self, key: &ReleaseKey, objects: Vec<ObjectKey>) {
-        if let Some(old) = self.releases.get(key) {
-            for o in &old.objects {
-                if let Some(owners) = self.owners.get_mut(o) {
-                    owners.remove(key);
-                    if owners.is_empty() {
-                        self.owners.remove(o);
-                    }
-                }
-            }
-        }
-        for o in objects {
-            self.owners.entry(o).or_default().insert(key.clone());
-        }
-    }
-
     /// Starts the watches the releases need and stops those no release needs: one per kind,
     /// namespaced when all its objects are in one namespace, else cluster-wide.
     fn reconcile_watches(&mut self, since: k8s_openapi::jiff::Timestamp) {
-        let mut by_kind: BTreeMap<(String, String, String), KindScope> = BTreeMap::new();
-        for w in self.releases.values() {
-            for (r, ns) in &w.resources {
-                let entry = by_kind
-                    .entry((r.group.clone(), r.version.clone(), r.plural.clone()))
-                    .or_insert_with(|| (r.clone(), BTreeSet::new()));
-                entry.1.insert(ns.clone());
-            }
-        }
-        let mut wanted: BTreeMap<WatchKey, ApiResource> = BTreeMap::new();
-        for ((group, version, plural), (resource, namespaces)) in by_kind {
-            let namespace = match namespaces.iter().collect::<Vec<_>>().as_slice() {
-                [Some(ns)] => Some(ns.clone()),
-                _ => None,
-            };
-            wanted.insert(WatchKey { group, version, plural, namespace }, resource);
-        }
+        let wanted = self.state.wanted_watches();
         self.watches.retain(|k, handle| {
             let keep = wanted.contains_key(k);
             if !keep {

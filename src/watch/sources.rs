@@ -24,8 +24,8 @@ use tokio::sync::mpsc;
 pub enum Touch {
     /// A release's storage records changed.
     Release(ReleaseKey),
-    /// An object of a watched kind changed: `(group, plural)`, namespace, name.
-    Object { resource: (String, String), namespace: Option<String>, name: String },
+    /// An object of a watched kind changed.
+    Object(super::state::ObjectKey),
 }
 
 /// One watch: a kind, in one namespace or cluster-wide.
@@ -95,9 +95,14 @@ pub fn kind(
         Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
         None => Api::all_with(client.clone(), resource),
     };
-    let group_plural = (resource.group.clone(), resource.plural.clone());
+    let (group, plural) = (resource.group.clone(), resource.plural.clone());
     let touch = move |m: &ObjectMeta| {
-        Some(Touch::Object { resource: group_plural.clone(), namespace: m.namespace.clone(), name: m.name.clone()? })
+        Some(Touch::Object(super::state::ObjectKey {
+            group: group.clone(),
+            plural: plural.clone(),
+            namespace: m.namespace.clone(),
+            name: m.name.clone()?,
+        }))
     };
     let label = format!("{}.{}", resource.plural, resource.group);
     tokio::spawn(follow(metas(watcher(api, config())), label, touch, spec_fingerprint, since, sink))

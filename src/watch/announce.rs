@@ -1,0 +1,152 @@
+//! Announcing: a drift transition or a repair not made becomes an Event (once per drift
+//! signature, only while leading), a log line and a notification.
+
+use super::*;
+
+impl Watcher<'_> {
+    /// Records the Event for a transition and, when it is news, notifies.
+    pub(super) async fn announce(&self, report: &crate::model::DriftReport, t: &Transition) {
+        let key = (report.namespace.clone(), report.release.clone());
+        let (reason, id, signature, drifted): (&str, _, _, Option<&ObjectDrift>) = match t {
+            Transition::Detected { object, signature } => (events::DETECTED, &object.id, signature, Some(object)),
+            Transition::Resolved { object, signature } => (events::RESOLVED, object, signature, None),
+        };
+        let message = match drifted {
+            Some(o) => detected_message(report, o),
+            None => format!(
+                "{id} is back in sync with release {}/{} revision {}",
+                report.namespace, report.release, report.revision
+            ),
+        };
+        let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
+        let release = key_text(&key);
+        let short: String = signature.chars().take(16).collect();
+        let mut fields: Vec<(&str, &dyn ToString)> =
+            vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
+        if drifted.is_some() && !paths.is_empty() {
+            fields.push(("paths", &paths));
+        }
+        if self.record(report, id, reason, signature, &message).await {
+            self.log.info(if drifted.is_some() { "drift detected" } else { "drift resolved" }, &fields);
+            self.notifier.send(crate::report::json::notification(reason, report, signature, drifted, id));
+        }
+    }
+
+    /// Records the Event about `id` (only while leading) and says whether it is news: anything but
+    /// an Event helm-drift itself already recorded for this signature (one it could not record, or
+    /// one of that name someone else wrote, is news all the same).
+    pub(super) async fn record(
+        &self,
+        report: &crate::model::DriftReport,
+        id: &ObjectId,
+        reason: &str,
+        signature: &str,
+        message: &str,
+    ) -> bool {
+        if !self.leading("record an Event").await {
+            return false;
+        }
+        let key = (report.namespace.clone(), report.release.clone());
+        let client = &self.session.cluster.client;
+        match events::record(client, &subject(report, id), &key, reason, signature, message).await {
+            Ok(events::Recorded::Created) => {
+                self.metrics.event(reason);
+                true
+            }
+            Ok(events::Recorded::Existing) => false,
+            Ok(events::Recorded::Foreign) => {
+                self.metrics.rejected("event", 1);
+                self.log.warn(
+                    "an Event helm-drift did not write holds this drift's name: notified all the same",
+                    &[("object", id)],
+                );
+                true
+            }
+            Err(e) => {
+                self.metrics.error(e.reason());
+                self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
+                true
+            }
+        }
+    }
+
+    /// An Event and a notification about a repair not made (abandoned, refused), once per drift
+    /// signature of the object.
+    pub(super) async fn announce_repair(
+        &self,
+        report: &crate::model::DriftReport,
+        id: &ObjectId,
+        reason: &str,
+        message: &str,
+    ) {
+        let key = (report.namespace.clone(), report.release.clone());
+        let object = report.objects.iter().find(|o| &o.id == id);
+        let signature = object.and_then(|o| self.tracker.signer().of(&key, o)).unwrap_or_else(|| "0".repeat(64));
+        if !self.record(report, id, reason, &signature, message).await {
+            return;
+        }
+        let mut note = crate::report::json::notification(reason, report, &signature, object, id);
+        note["message"] = serde_json::Value::String(message.to_string());
+        self.notifier.send(note);
+    }
+}
+
+/// What an Event about object `id` of a release is recorded on: the object when it lives in the
+/// release's namespace, else the release's storage record, so that a record (which anyone who
+/// may write Secrets there can forge) never makes the watcher write Events into other
+/// namespaces. The message names the object either way.
+pub(super) fn subject(report: &crate::model::DriftReport, id: &ObjectId) -> ObjectId {
+    if id.namespace.as_deref() == Some(report.namespace.as_str()) {
+        return id.clone();
+    }
+    let record = report.record.split_once(' ').and_then(|(kind, at)| Some((kind, at.split_once('/')?)));
+    match record {
+        Some((kind @ ("Secret" | "ConfigMap"), (ns, name))) if ns == report.namespace => {
+            ObjectId::new("v1", kind, Some(ns), name)
+        }
+        _ => id.clone(),
+    }
+}
+
+/// The Event message of a new drift: the verdict, the paths and who changed them (no values).
+pub(super) fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> String {
+    let paths = signature::paths(o);
+    let by: BTreeSet<&str> = o.writers().map(|a| a.manager.as_str()).collect();
+    let by = if by.is_empty() {
+        String::new()
+    } else {
+        format!(" (changed by {})", by.into_iter().collect::<Vec<_>>().join(", "))
+    };
+    let at = if paths.is_empty() { String::new() } else { format!(": {}", paths.join(", ")) };
+    format!(
+        "{} drifted from release {}/{} revision {} ({}){at}{by}",
+        o.id,
+        report.namespace,
+        report.release,
+        report.revision,
+        o.kind().label()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{DriftReport, ObjectId};
+
+    #[test]
+    fn events_about_objects_beyond_the_release_namespace_go_on_its_record() {
+        let mut report = DriftReport::sample("tenant", "evil", Vec::new());
+        report.record = "Secret tenant/sh.helm.release.v1.evil.v1".into();
+        let own = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
+        assert_eq!(super::subject(&report, &own), own);
+        let record = ObjectId::new("v1", "Secret", Some("tenant"), "sh.helm.release.v1.evil.v1");
+        for beyond in [
+            ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin"),
+            ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x"),
+        ] {
+            assert_eq!(super::subject(&report, &beyond), record);
+        }
+        report.record = "SQL row tenant/sh.helm.release.v1.evil.v1".into();
+        let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
+        assert_eq!(super::subject(&report, &crb), crb, "no Kubernetes object to record it on");
+    }
+}

@@ -1,0 +1,214 @@
+//! Checking: every selected release at a full check, the releases a change touched in
+//! between; each verdict goes into the state, the metrics and the tracker.
+
+use super::*;
+
+impl Watcher<'_> {
+    /// Every selected release, evaluated again; releases gone from storage are forgotten.
+    pub(super) async fn full_check(&mut self) -> Result<()> {
+        let selection = &self.options.selection;
+        let scope = self.scope();
+        let storage = &self.session.storage;
+        let mut found = storage.releases(scope.as_deref(), selection.selector.as_deref()).await?;
+        if !selection.releases.is_empty() {
+            found.retain(|i| selection.releases.contains(&i.name));
+        }
+        self.say_missing(&found);
+        self.metrics.selected.set(found.len() as i64);
+        crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
+        if let Some(r) = &self.options.repair {
+            let opted = storage.releases(scope.as_deref(), Some(&r.selector)).await?;
+            self.healing = opted.into_iter().map(|i| (i.namespace, i.name)).collect();
+        }
+        let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| (i.namespace.clone(), i.name.clone())).collect();
+        for k in self.state.gone(&keys) {
+            self.forget(&k);
+        }
+        // An install, upgrade or rollback under way is judged when Helm is done with it (its
+        // record changes then), never halfway: its previous revision is not the one to heal to.
+        found.retain(|i| !i.in_progress());
+        let wide = crate::engine::lists_every_namespace(selection, &found);
+        self.evaluate_indexes(found, wide).await;
+        Ok(())
+    }
+
+    /// Names asked for that match no release: a warning when that changes, and in `/readyz` (a
+    /// typo in a deployment's arguments would otherwise watch nothing and look healthy).
+    pub(super) fn say_missing(&self, found: &[ReleaseIndex]) {
+        let missing: Vec<String> =
+            self.options.selection.releases.iter().filter(|n| !found.iter().any(|i| &i.name == *n)).cloned().collect();
+        let Ok(mut known) = self.health.missing.lock() else { return };
+        if *known == missing {
+            return;
+        }
+        if !missing.is_empty() {
+            let scope = self.scope().unwrap_or_else(|| "every namespace".into());
+            self.log.warn(
+                "no release by these names: nothing is watched for them",
+                &[("releases", &missing.join(" ")), ("namespace", &scope)],
+            );
+        }
+        *known = missing;
+    }
+
+    /// Releases touched by changes, evaluated again.
+    pub(super) async fn evaluate(&mut self, batch: BTreeSet<ReleaseKey>) {
+        let mut indexes = Vec::new();
+        for key in batch {
+            match self.session.storage.history(&key.0, &key.1).await {
+                Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
+                // An install, upgrade or rollback under way: its objects are changing. Looked at
+                // again when its record says it is done (or at the next resync).
+                Ok(index) if index.in_progress() => {}
+                Ok(index) => indexes.push(index),
+                Err(SourceError::NotFound { .. }) => self.forget(&key),
+                Err(e) => {
+                    self.metrics.error("storage");
+                    self.log.error("cannot read the release", &[("release", &key_text(&key)), ("error", &e)]);
+                }
+            }
+        }
+        self.opt_in(&indexes).await;
+        self.evaluate_indexes(indexes, false).await;
+        self.reconcile_watches(k8s_openapi::jiff::Timestamp::now());
+    }
+
+    /// With --repair: whether each of these releases opts in now (a release installed or
+    /// labelled while watching need not wait for the resync).
+    pub(super) async fn opt_in(&mut self, indexes: &[ReleaseIndex]) {
+        let Some(repair) = &self.options.repair else { return };
+        for index in indexes {
+            let key = (index.namespace.clone(), index.name.clone());
+            let selector = format!("name={},{}", index.name, repair.selector);
+            match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+                Ok(found) if found.is_empty() => {
+                    self.healing.remove(&key);
+                }
+                Ok(_) => {
+                    self.healing.insert(key);
+                }
+                Err(e) => {
+                    self.metrics.error("storage");
+                    self.log.error(
+                        "cannot read whether the release opts in to repair",
+                        &[("release", &key_text(&key)), ("error", &e)],
+                    );
+                }
+            }
+        }
+    }
+
+    /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
+    pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
+        self.session.forget_live();
+        if wide {
+            self.session.live.list_every_namespace();
+        }
+        let baseline = match file_baseline(self.settings) {
+            Ok(b) => b,
+            Err(e) => {
+                self.metrics.error("baseline");
+                self.log.error("cannot read the baseline", &[("error", &crate::errors::chain(&e))]);
+                return;
+            }
+        };
+        let (session, settings) = (&self.session, self.settings);
+        let concurrency = self.options.selection.concurrency.max(1);
+        let results: Vec<_> = futures::stream::iter(indexes.into_iter().map(|index| {
+            let baseline = baseline.as_ref();
+            async move {
+                let started = Instant::now();
+                let r = evaluate_with_baseline(session, settings, &index, None, baseline).await.map(Verdicts::from);
+                (index, r, started.elapsed())
+            }
+        }))
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+        for (index, result, took) in results {
+            let key = (index.namespace.clone(), index.name.clone());
+            match result {
+                Ok(verdicts) => self.absorb(&verdicts, took).await,
+                Err(e) => {
+                    let uninstalled = e.downcast_ref::<SourceError>().is_some_and(
+                        |s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled"),
+                    );
+                    if uninstalled {
+                        self.forget(&key);
+                        continue;
+                    }
+                    let bad = e.downcast_ref::<SourceError>().is_some_and(SourceError::is_bad_record)
+                        || e.downcast_ref::<crate::engine::TooManyObjects>().is_some();
+                    if bad {
+                        self.metrics.rejected("record", 1);
+                    }
+                    self.metrics.error("evaluate");
+                    self.log.error(
+                        "cannot check the release",
+                        &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))],
+                    );
+                }
+            }
+        }
+    }
+
+    /// A release's new verdicts: metrics, the object index, Events and notifications for new or
+    /// resolved drift, and self-healing.
+    async fn absorb(&mut self, evaluated: &Verdicts, took: Duration) {
+        let report = &evaluated.report;
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        self.metrics.record(report, took.as_secs_f64());
+        let drifted = report.drifted() > 0;
+        if self.state.absorb(&key, report.revision, drifted, &evaluated.placed) {
+            let verdict = report.verdict().word();
+            self.log.info(
+                "release checked",
+                &[
+                    ("release", &key_text(&key)),
+                    ("revision", &report.revision),
+                    ("verdict", &verdict),
+                    ("drifted_objects", &report.drifted()),
+                ],
+            );
+        }
+        let transitions = self.tracker.update(report);
+        for t in &transitions {
+            self.announce(report, t).await;
+        }
+        if let Some(h) = self.healer.as_mut() {
+            h.observe(report);
+        }
+        if drifted && self.healing.contains(&key) {
+            self.heal(&evaluated.report).await;
+        }
+    }
+
+    /// Forgets an uninstalled (or no longer selected) release: its series go away.
+    pub(super) fn forget(&mut self, key: &ReleaseKey) {
+        if self.state.forget(key) {
+            self.log.info("release gone: its series are dropped", &[("release", &key_text(key))]);
+        }
+        self.metrics.forget(&key.0, &key.1);
+        self.tracker.forget(key);
+    }
+}
+
+/// What the watcher keeps of one evaluation: the verdicts and where each object lives. The
+/// release record and the desired objects (a record's whole manifest) are let go as soon as the
+/// evaluation ends, not when the whole batch has, so that a batch of large records never sits in
+/// memory together.
+struct Verdicts {
+    report: crate::model::DriftReport,
+    /// Each object's name and location, in the order of `report.objects`.
+    placed: Vec<(String, Option<crate::live::Location>)>,
+}
+
+impl From<Evaluated> for Verdicts {
+    fn from(e: Evaluated) -> Verdicts {
+        let placed = e.objects.iter().zip(&e.locations).map(|(o, at)| (o.name.clone(), at.clone())).collect();
+        let Evaluated { report, release, objects, .. } = e;
+        // Freeing a release's objects takes a while: not on the way to the next decision.
+        tokio::task::spawn_blocking(move || drop((release, objects)));
+        Verdicts { report, placed }
+    }
+}

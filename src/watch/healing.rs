@@ -1,0 +1,183 @@
+//! Self-healing: repairs what the policy allows for a release that opted in, through the
+//! release's own authority, and gives up on what fights back.
+
+use super::*;
+use crate::model::DriftReport;
+
+impl Watcher<'_> {
+    /// Self-healing of one release: repair what the policy allows, abandon what fights back.
+    pub(super) async fn heal(&mut self, report: &DriftReport) {
+        let Some(healer) = self.healer.as_mut() else { return };
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let decision = healer.decide(report, Instant::now());
+        for (id, manager) in &decision.abandoned {
+            self.abandon(report, id, manager).await;
+        }
+        if let Some(at) = decision.later {
+            self.metrics.repair("rate-limited");
+            self.log.info("repair postponed (rate limit)", &[("release", &key_text(&key))]);
+            let tx = self.sink.tx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep_until(at.into()).await;
+                let _ = tx.send(Touch::Release(key));
+            });
+            return;
+        }
+        if decision.repair.is_empty() {
+            return;
+        }
+        let Some((fresh, request, writer)) = self.prepare(report, decision.repair).await else { return };
+        if !self.leading("repair").await {
+            return;
+        }
+        self.session.forget_live();
+        let result = crate::repair::execute_as(&mut self.session, self.settings, &fresh, &request, &writer).await;
+        let applied: Vec<ObjectId> = match &result {
+            Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Some(h) = self.healer.as_mut() {
+            h.repaired(report, &applied, Instant::now());
+        }
+        match result {
+            Ok(repair) => self.repaired(report, &repair).await,
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+            }
+        }
+    }
+
+    /// An object something keeps changing: no more repairs of it until it is in sync again.
+    async fn abandon(&self, report: &DriftReport, id: &ObjectId, manager: &str) {
+        let release = format!("{}/{}", report.namespace, report.release);
+        self.metrics.repair("abandoned");
+        let message = format!(
+            "helm-drift stopped repairing {id} of release {release}: it drifted again after each of {} repairs; {manager} keeps changing it",
+            self.options.repair.as_ref().map_or(0, |r| r.policy.fight_limit)
+        );
+        self.log.warn(
+            "repair abandoned: something keeps changing the object",
+            &[("release", &release), ("object", id), ("manager", &manager)],
+        );
+        self.announce_repair(report, id, events::ABANDONED, &message).await;
+    }
+
+    /// What a repair needs, read right before acting: the release's history (an upgrade that
+    /// started since the release was judged is never undone), the request and the client it
+    /// writes through. `None` (said and counted) when it must not or cannot go ahead.
+    async fn prepare(
+        &mut self,
+        report: &DriftReport,
+        only: Vec<String>,
+    ) -> Option<(ReleaseIndex, RepairRequest, kube::Client)> {
+        let options = self.options.repair.as_ref().expect("healing needs repair options");
+        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let fresh = match self.session.storage.history(&key.0, &key.1).await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &e)]);
+                return None;
+            }
+        };
+        if let Some(why) = heal::superseded(&fresh, report.revision) {
+            self.metrics.repair("superseded");
+            self.log.info(
+                "repair skipped: the release changed since it was checked",
+                &[("release", &key_text(&key)), ("reason", &why)],
+            );
+            return None;
+        }
+        let authority = options.authority(&key.0, &key.1);
+        let remove_foreign = options.remove_foreign;
+        let writer = match self.writer(&authority).await {
+            Ok(w) => w,
+            Err(e) => {
+                self.metrics.repair("failed");
+                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+                return None;
+            }
+        };
+        let request = RepairRequest {
+            release: report.release.clone(),
+            only,
+            remove_foreign,
+            dry_run: false,
+            authority: Some(authority),
+        };
+        Some((fresh, request, writer))
+    }
+
+    /// A repair done: each step logged, refusals announced, the verdict after it taken in.
+    async fn repaired(&mut self, report: &DriftReport, repair: &crate::model::RepairReport) {
+        let outcome = repair_result(&repair.steps.iter().map(|s| &s.status).collect::<Vec<_>>());
+        self.metrics.repair(outcome);
+        let release = format!("{}/{}", report.namespace, report.release);
+        for s in &repair.steps {
+            let result = s.status.word();
+            let mut fields: Vec<(&str, &dyn ToString)> =
+                vec![("release", &release), ("object", &s.object), ("result", &result)];
+            if let StepStatus::Refused(why) | StepStatus::Failed(why) = &s.status {
+                fields.push(("reason", why));
+            }
+            self.log.info("repair", &fields);
+            if let StepStatus::Refused(why) = &s.status {
+                let message = format!("helm-drift did not repair {} of release {release}: {why}", s.object);
+                self.announce_repair(report, &s.object, events::REFUSED, &message).await;
+            }
+        }
+        if let Some(after) = &repair.after {
+            self.metrics.record(after, 0.0);
+            if let Some(h) = self.healer.as_mut() {
+                h.observe(after);
+            }
+            let transitions = self.tracker.update(after);
+            for t in &transitions {
+                self.announce(after, t).await;
+            }
+        }
+    }
+
+    /// The client repairs write through: the watcher's own, or one impersonating the release
+    /// namespace's ServiceAccount (kept per namespace).
+    pub(super) async fn writer(&mut self, authority: &crate::repair::Authority) -> Result<kube::Client> {
+        let Some(user) = authority.impersonated_user() else { return Ok(self.session.cluster.client.clone()) };
+        if let Some(c) = self.writers.get(&user) {
+            return Ok(c.clone());
+        }
+        let mut connection = self.settings.connection.clone();
+        connection.as_user = Some(user.clone());
+        connection.as_groups = Vec::new();
+        let client = crate::api::connect(&connection).await?.client;
+        self.writers.insert(user, client.clone());
+        Ok(client)
+    }
+}
+
+/// One word for a repair's outcome (a metric label).
+pub(super) fn repair_result(steps: &[&StepStatus]) -> &'static str {
+    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
+        "refused"
+    } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
+        "failed"
+    } else {
+        "applied"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_outranks_a_failure_which_outranks_success() {
+        let failed = StepStatus::Failed("conflict".into());
+        let refused = StepStatus::Refused("outside its namespace".into());
+        assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
+        assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
+        assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");
+        assert_eq!(repair_result(&[&failed, &refused]), "refused");
+        assert_eq!(repair_result(&[]), "applied");
+    }
+}

@@ -1,0 +1,120 @@
+//! The event loop: touches debounced into batches, resyncs, shutdown; the watches the state
+//! wants started and stopped.
+
+use super::*;
+
+impl Watcher<'_> {
+    pub(super) async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
+        futures::pin_mut!(shutdown);
+        let started = k8s_openapi::jiff::Timestamp::now();
+        // SIGTERM is heard during the first full check too: it retries while the API server is
+        // away, which can last.
+        tokio::select! {
+            checked = self.full_check() => checked?,
+            _ = &mut shutdown => {
+                self.log.info("stopping", &[]);
+                return Ok(());
+            }
+        }
+        self.health.ready.store(true, Ordering::Relaxed);
+        self.metrics.ready.set(1);
+        let (releases, drifted) = self.state.counts();
+        self.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
+        // The watches start after the first check (records and objects written since it began
+        // are looked at again), once /readyz says ready: their first lists are the busiest moment.
+        self.reconcile_watches(started);
+        let kind = match self.settings.driver {
+            Driver::Secrets => Some(sources::StorageKind::Secrets),
+            Driver::ConfigMaps => Some(sources::StorageKind::ConfigMaps),
+            Driver::Sql => None,
+        };
+        self.storage = match kind {
+            Some(kind) => {
+                let (scope, selector) = (self.scope(), self.options.selection.selector.as_deref());
+                Some(sources::storage(&self.streams, kind, scope.as_deref(), selector, started, self.sink.clone()))
+            }
+            None => {
+                self.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
+                None
+            }
+        };
+        if self.storage.is_some() {
+            self.metrics.watches.inc();
+        }
+
+        let mut resync =
+            tokio::time::interval_at(tokio::time::Instant::now() + self.options.resync, self.options.resync);
+        let mut dirty: BTreeSet<ReleaseKey> = BTreeSet::new();
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let wait = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = &mut shutdown => {
+                    self.log.info("stopping", &[]);
+                    self.stop();
+                    return Ok(());
+                }
+                Some(touch) = self.touches.recv() => {
+                    dirty.extend(self.releases_of(&touch));
+                    if !dirty.is_empty() && deadline.is_none() {
+                        deadline = Some(tokio::time::Instant::now() + self.options.debounce);
+                    }
+                }
+                _ = wait => {
+                    deadline = None;
+                    let batch = std::mem::take(&mut dirty);
+                    self.evaluate(batch).await;
+                }
+                _ = resync.tick() => {
+                    let at = k8s_openapi::jiff::Timestamp::now();
+                    let checked = self.full_check().await;
+                    self.reconcile_watches(at);
+                    if let Err(e) = checked {
+                        self.metrics.error("resync");
+                        self.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops every watch.
+    pub(super) fn stop(&mut self) {
+        for (_, w) in std::mem::take(&mut self.watches) {
+            w.abort();
+        }
+        if let Some(s) = self.storage.take() {
+            s.abort();
+        }
+    }
+
+    /// The releases a change concerns.
+    pub(super) fn releases_of(&self, touch: &Touch) -> Vec<ReleaseKey> {
+        self.state.releases_of(touch, &self.options.selection.releases)
+    }
+
+    /// Starts the watches the releases need and stops those no release needs: one per kind,
+    /// namespaced when all its objects are in one namespace, else cluster-wide.
+    pub(super) fn reconcile_watches(&mut self, since: k8s_openapi::jiff::Timestamp) {
+        let wanted = self.state.wanted_watches();
+        self.watches.retain(|k, handle| {
+            let keep = wanted.contains_key(k);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+        for (key, resource) in wanted {
+            if !self.watches.contains_key(&key) {
+                let handle = sources::kind(&self.streams, &resource, &key, since, self.sink.clone());
+                self.watches.insert(key, handle);
+            }
+        }
+        self.metrics.watches.set((self.watches.len() + usize::from(self.storage.is_some())) as i64);
+    }
+}

@@ -8,4 +8,4 @@ pub mod yaml;
 
 pub use documents::diff_documents;
 pub use manifest::split;
-pub use object::{DesiredObject, crds, from_manifest, parse_manifest};
+pub use object::{DesiredError, DesiredObject, crds, from_manifest, parse_manifest};

@@ -13,7 +13,7 @@ pub enum SqlError {
     #[error("cannot connect to the SQL storage: {0}")]
     Connect(tokio_postgres::Error),
     #[error("HELM_DRIVER_SQL_CONNECTION_STRING: {0}")]
-    Tls(String),
+    Tls(#[from] super::sql_tls::TlsSettingsError),
     #[error("{what}: {source}")]
     Query { what: String, source: tokio_postgres::Error },
     #[error("label selector {0:?}: the sql driver supports only key=value terms")]

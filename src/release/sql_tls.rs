@@ -12,6 +12,29 @@ use rustls::{CertificateError, DigitallySignedStruct, Error as TlsError, Signatu
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Why a connection string's TLS settings cannot be used.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TlsSettingsError {
+    #[error("sslmode {0:?} is not one of disable, allow, prefer, require, verify-ca, verify-full")]
+    SslMode(String),
+    #[error("{0}: client certificates are not supported by helm-drift's sql driver")]
+    ClientCertificate(String),
+    #[error("connection string: {0:?} has no value")]
+    NoValue(String),
+    #[error("connection string: unterminated quote in {0}")]
+    UnterminatedQuote(String),
+    #[error("sslmode verify-ca/verify-full needs sslrootcert (or ~/.postgresql/root.crt)")]
+    NoRootCert,
+    #[error("cannot read sslrootcert {path}: {why}")]
+    ReadRootCert { path: String, why: String },
+    #[error("sslrootcert {path}: {why}")]
+    BadRootCert { path: String, why: String },
+    #[error("sslrootcert {0} holds no certificate")]
+    NoCertificate(String),
+    #[error("{0}")]
+    Tls(String),
+}
+
 /// How much TLS a connection string asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -31,7 +54,7 @@ pub struct Tls {
 
 /// The connection string for tokio-postgres (verify modes as `require`, `sslrootcert` taken
 /// off) and its TLS settings.
-pub fn split(conn: &str) -> Result<(String, Tls), String> {
+pub fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
     let trimmed = conn.trim();
     let url = trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://");
     let pairs = if url { url_pairs(trimmed) } else { keyword_pairs(trimmed)? };
@@ -46,16 +69,12 @@ pub fn split(conn: &str) -> Result<(String, Tls), String> {
                     "require" => Mode::Require,
                     "verify-ca" => Mode::VerifyCa,
                     "verify-full" => Mode::VerifyFull,
-                    other => {
-                        return Err(format!(
-                            "sslmode {other:?} is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                        ));
-                    }
+                    other => return Err(TlsSettingsError::SslMode(other.to_string())),
                 };
             }
             "sslrootcert" => tls.root_cert = Some(PathBuf::from(value)),
             "sslcert" | "sslkey" | "sslpassword" => {
-                return Err(format!("{key}: client certificates are not supported by helm-drift's sql driver"));
+                return Err(TlsSettingsError::ClientCertificate(key));
             }
             _ => kept.push((key, value)),
         }
@@ -81,33 +100,34 @@ pub fn split(conn: &str) -> Result<(String, Tls), String> {
 }
 
 /// The rustls configuration for `tls` (`None` for `disable`).
-pub fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, String> {
+pub fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, TlsSettingsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| TlsSettingsError::Tls(e.to_string()))?;
     let chain = match tls.mode {
         Mode::Disable => return Ok(None),
         Mode::Prefer | Mode::Require => None,
         Mode::VerifyCa | Mode::VerifyFull => {
             let path = match &tls.root_cert {
                 Some(p) => p.clone(),
-                None => default_root_cert()
-                    .ok_or("sslmode verify-ca/verify-full needs sslrootcert (or ~/.postgresql/root.crt)")?,
+                None => default_root_cert().ok_or(TlsSettingsError::NoRootCert)?,
             };
             let mut roots = rustls::RootCertStore::empty();
+            let shown = path.display().to_string();
+            let bad =
+                |e: &dyn std::fmt::Display| TlsSettingsError::BadRootCert { path: shown.clone(), why: e.to_string() };
             let certs = CertificateDer::pem_file_iter(&path)
-                .map_err(|e| format!("cannot read sslrootcert {}: {e}", path.display()))?;
+                .map_err(|e| TlsSettingsError::ReadRootCert { path: shown.clone(), why: e.to_string() })?;
             for cert in certs {
-                let cert = cert.map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
-                roots.add(cert).map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+                roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
             }
             if roots.is_empty() {
-                return Err(format!("sslrootcert {} holds no certificate", path.display()));
+                return Err(TlsSettingsError::NoCertificate(shown));
             }
             let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
-                .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+                .map_err(|e| bad(&e))?;
             Some(webpki)
         }
     };
@@ -173,7 +193,7 @@ impl ServerCertVerifier for Verifier {
 }
 
 /// `key=value` pairs of libpq's keyword form (values may be single-quoted, `\` escapes).
-fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, TlsSettingsError> {
     let mut out = Vec::new();
     let mut chars = text.chars().peekable();
     loop {
@@ -191,7 +211,7 @@ fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
             chars.next();
         }
         if chars.next() != Some('=') {
-            return Err(format!("connection string: {key:?} has no value"));
+            return Err(TlsSettingsError::NoValue(key));
         }
         while chars.peek().is_some_and(|c| c.is_whitespace()) {
             chars.next();
@@ -203,7 +223,7 @@ fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
                     Some('\\') => value.extend(chars.next()),
                     Some('\'') => break,
                     Some(c) => value.push(c),
-                    None => return Err(format!("connection string: unterminated quote in {key}")),
+                    None => return Err(TlsSettingsError::UnterminatedQuote(key)),
                 }
             }
         } else {
@@ -283,9 +303,9 @@ mod tests {
         assert_eq!(tls.mode, Mode::VerifyCa, "libpq: require with a root certificate verifies the chain");
         let (wire, tls) = split("host=db").unwrap();
         assert_eq!((wire.as_str(), tls.mode), ("host=db sslmode=prefer", Mode::Prefer));
-        assert!(split("host=db sslmode=sometimes").unwrap_err().contains("sslmode \"sometimes\""));
-        assert!(split("host=db sslcert=/c.pem").unwrap_err().contains("client certificates"));
-        assert!(split("host=db password='open").unwrap_err().contains("unterminated"));
+        assert!(split("host=db sslmode=sometimes").unwrap_err().to_string().contains("sslmode \"sometimes\""));
+        assert!(split("host=db sslcert=/c.pem").unwrap_err().to_string().contains("client certificates"));
+        assert!(split("host=db password='open").unwrap_err().to_string().contains("unterminated"));
     }
 
     #[test]
@@ -304,7 +324,7 @@ mod tests {
         let tls = |mode, root: Option<&str>| Tls { mode, root_cert: root.map(PathBuf::from) };
         assert!(client_config(&tls(Mode::Disable, None)).unwrap().is_none());
         assert!(client_config(&tls(Mode::Require, None)).unwrap().is_some());
-        let missing = client_config(&tls(Mode::VerifyFull, Some("/nonexistent/ca.pem"))).unwrap_err();
+        let missing = client_config(&tls(Mode::VerifyFull, Some("/nonexistent/ca.pem"))).unwrap_err().to_string();
         assert!(missing.contains("cannot read sslrootcert /nonexistent/ca.pem"), "{missing}");
     }
 }

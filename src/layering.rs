@@ -2,7 +2,7 @@
 
 /// Top-level modules, lowest layer first (as `lib.rs` lists them).
 const LAYERS: &[&str] = &[
-    "errors", "random", "model", "api", "live", "compare", "policy", "baseline", "settings", "release", "desired",
+    "errors", "random", "model", "api", "live", "compare", "policy", "baseline", "release", "settings", "desired",
     "helm", "explain", "engine", "repair", "report", "watch", "commands", "cli",
 ];
 

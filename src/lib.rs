@@ -10,11 +10,11 @@
 //!    cluster's objects (discovery, shared lists, changes made as Helm would, Events).
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
 //!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq).
-//! 4. [`baseline`]: accepted drift and where it is kept; [`settings`]: everything a run needs,
-//!    resolved once.
-//! 5. [`release`]: Helm's storage (Secrets, ConfigMaps, SQL), records and their index;
-//!    [`desired`]: the objects Helm applied, from a record's manifest; [`helm`]: runs the helm
-//!    binary (render, upgrade, explain); [`explain`]: which values wrote a drifted field.
+//! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
+//!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
+//! 5. [`settings`]: everything a run needs, resolved once; [`desired`]: the objects Helm
+//!    applied, from a record's manifest; [`helm`]: runs the helm binary (render, upgrade,
+//!    explain); [`explain`]: which values wrote a drifted field.
 //! 6. [`engine`]: a session (client, caches), the evaluation of a release and scans; [`repair`]:
 //!    plans and guarded changes, judged by the engine.
 //! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit); [`watch`]: the

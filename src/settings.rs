@@ -1,25 +1,7 @@
 //! Resolved settings for a run: Helm's plugin environment and the plugin's own flags, merged once.
 
 use crate::api::Connection;
-
-/// Which Helm storage backend holds the release records (`HELM_DRIVER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Driver {
-    Secrets,
-    ConfigMaps,
-    /// PostgreSQL, as Helm's `sql` driver (`HELM_DRIVER_SQL_CONNECTION_STRING`).
-    Sql,
-}
-
-impl Driver {
-    pub fn name(self) -> &'static str {
-        match self {
-            Driver::Secrets => "secrets",
-            Driver::ConfigMaps => "configmaps",
-            Driver::Sql => "sql",
-        }
-    }
-}
+use crate::release::Driver;
 
 /// Everything a `check` needs, resolved.
 #[derive(Clone, Debug)]

@@ -4,7 +4,8 @@
 use super::args::{CompareArgs, Global};
 use crate::api::Connection;
 use crate::policy::ignore::{self, Rule};
-use crate::settings::{CompareOptions, Driver, Settings};
+use crate::release::Driver;
+use crate::settings::{CompareOptions, Settings};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! [`Release`].
 
 mod codec;
+mod driver;
 mod index;
 mod record;
 mod sql;
@@ -9,6 +10,7 @@ mod sql_tls;
 mod storage;
 
 pub use codec::{DecodeError, decode};
+pub use driver::{Driver, RECORDS, records_selector, release_of};
 #[cfg(test)]
 pub use index::Record;
 pub use index::ReleaseIndex;

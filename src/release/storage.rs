@@ -2,12 +2,12 @@
 //! the cluster, or Helm's SQL tables. Lists records by Helm's labels, picks the revision to
 //! compare against by Helm's own rule, and decodes only that one.
 
+use super::driver::{self, DEPLOYED, Driver, RECORDS};
 use super::index::{Record, ReleaseIndex};
 use super::sql::{SqlError, SqlStorage};
 use super::{DecodeError, Release, decode};
 use crate::api::ApiError;
 use crate::api::retry;
-use crate::settings::Driver;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -50,16 +50,10 @@ impl SourceError {
 /// Where the records are.
 enum Backend {
     /// Secrets or ConfigMaps in each release's namespace.
-    Kube { client: kube::Client, kind: Kind },
+    /// Secrets or ConfigMaps (never `Sql`).
+    Kube { client: kube::Client, driver: Driver },
     /// Helm's `sql` driver (PostgreSQL).
     Sql(SqlStorage),
-}
-
-/// The kind of object a Kubernetes backend stores records in.
-#[derive(Clone, Copy)]
-enum Kind {
-    Secret,
-    ConfigMap,
 }
 
 /// The chosen revision, and the newest one when it is not the chosen one (failed, pending...).
@@ -88,17 +82,15 @@ impl Storage {
         sql_connection: Option<&str>,
     ) -> Result<Storage, SourceError> {
         let backend = match driver {
-            Driver::Secrets => Backend::Kube { client, kind: Kind::Secret },
-            Driver::ConfigMaps => Backend::Kube { client, kind: Kind::ConfigMap },
             Driver::Sql => Backend::Sql(SqlStorage::connect(sql_connection).await?),
+            kube => Backend::Kube { client, driver: kube },
         };
         Ok(Storage { backend, prefetched: Default::default(), large: tokio::sync::Semaphore::new(LARGE_AT_ONCE) })
     }
 
     pub fn driver(&self) -> Driver {
         match &self.backend {
-            Backend::Kube { kind: Kind::Secret, .. } => Driver::Secrets,
-            Backend::Kube { kind: Kind::ConfigMap, .. } => Driver::ConfigMaps,
+            Backend::Kube { driver, .. } => *driver,
             Backend::Sql(_) => Driver::Sql,
         }
     }
@@ -110,21 +102,21 @@ impl Storage {
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Result<Vec<ReleaseIndex>, SourceError> {
-        let (client, kind) = match &self.backend {
+        let (client, driver) = match &self.backend {
             Backend::Sql(sql) => return Ok(sql.releases(namespace, selector).await?),
-            Backend::Kube { client, kind } => (client, *kind),
+            Backend::Kube { client, driver } => (client, *driver),
         };
-        let lp = ListParams::default().labels(&labels("owner=helm", selector));
-        let metas = match kind {
-            Kind::Secret => list_metadata::<Secret>(client, namespace, &lp).await,
-            Kind::ConfigMap => list_metadata::<ConfigMap>(client, namespace, &lp).await,
+        let lp = ListParams::default().labels(&driver::records_selector(RECORDS, selector));
+        let metas = match driver {
+            Driver::Secrets => list_metadata::<Secret>(client, namespace, &lp).await,
+            Driver::ConfigMaps | Driver::Sql => list_metadata::<ConfigMap>(client, namespace, &lp).await,
         }
         .map_err(|e| {
             let scope = namespace.map_or("in all namespaces".to_string(), |ns| format!("in namespace {ns:?}"));
-            let what = format!("listing {}s {scope}", kind.name());
-            let source = ApiError::from_kube(&e, "list", kind.plural());
-            let hint = match (&source, kind) {
-                (ApiError::Forbidden { .. }, Kind::Secret) => {
+            let what = format!("listing {}s {scope}", driver.record_kind());
+            let source = ApiError::from_kube(&e, "list", driver.name());
+            let hint = match (&source, driver) {
+                (ApiError::Forbidden { .. }, Driver::Secrets) => {
                     "; Helm stores releases in Secrets by default: grant get/list on secrets, or use HELM_DRIVER=configmap if the releases are stored in ConfigMaps"
                 }
                 _ => "",
@@ -175,15 +167,15 @@ impl Storage {
     /// Reads the data of every `deployed` record in scope with one LIST, so that checking many
     /// releases costs one request instead of one GET each. Nothing to do for SQL.
     pub async fn prefetch_deployed(&self, namespace: Option<&str>, selector: Option<&str>) -> Result<(), SourceError> {
-        let Backend::Kube { client, kind } = &self.backend else { return Ok(()) };
-        let lp = ListParams::default().labels(&labels("owner=helm,status=deployed", selector));
-        let found = match kind {
-            Kind::Secret => list_data::<Secret>(client, namespace, &lp).await,
-            Kind::ConfigMap => list_data::<ConfigMap>(client, namespace, &lp).await,
+        let Backend::Kube { client, driver } = &self.backend else { return Ok(()) };
+        let lp = ListParams::default().labels(&driver::records_selector(DEPLOYED, selector));
+        let found = match driver {
+            Driver::Secrets => list_data::<Secret>(client, namespace, &lp).await,
+            Driver::ConfigMaps | Driver::Sql => list_data::<ConfigMap>(client, namespace, &lp).await,
         }
         .map_err(|e| SourceError::Api {
-            what: format!("listing deployed {} records", kind.name()),
-            source: ApiError::from_kube(&e, "list", kind.plural()),
+            what: format!("listing deployed {} records", driver.record_kind()),
+            source: ApiError::from_kube(&e, "list", driver.name()),
             hint: "",
         })?;
         self.prefetched.lock().expect("prefetch lock").extend(found);
@@ -205,13 +197,15 @@ impl Storage {
         let data = match (&self.backend, ahead) {
             (_, Some(data)) => Some(data),
             (Backend::Sql(sql), None) => sql.read(&index.namespace, &chosen.object).await?,
-            (Backend::Kube { client, kind }, None) => match kind {
-                Kind::Secret => get_data::<Secret>(client, &index.namespace, &chosen.object).await,
-                Kind::ConfigMap => get_data::<ConfigMap>(client, &index.namespace, &chosen.object).await,
+            (Backend::Kube { client, driver }, None) => match driver {
+                Driver::Secrets => get_data::<Secret>(client, &index.namespace, &chosen.object).await,
+                Driver::ConfigMaps | Driver::Sql => {
+                    get_data::<ConfigMap>(client, &index.namespace, &chosen.object).await
+                }
             }
             .map_err(|e| SourceError::Api {
                 what: format!("reading {record}"),
-                source: ApiError::from_kube(&e, "get", kind.plural()),
+                source: ApiError::from_kube(&e, "get", driver.name()),
                 hint: "",
             })?,
         };
@@ -225,26 +219,7 @@ impl Storage {
 
     /// What a record is called in messages.
     fn record_kind(&self) -> &'static str {
-        match &self.backend {
-            Backend::Kube { kind, .. } => kind.name(),
-            Backend::Sql(_) => "SQL row",
-        }
-    }
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Secret => "Secret",
-            Kind::ConfigMap => "ConfigMap",
-        }
-    }
-
-    fn plural(self) -> &'static str {
-        match self {
-            Kind::Secret => "secrets",
-            Kind::ConfigMap => "configmaps",
-        }
+        self.driver().record_kind()
     }
 }
 
@@ -329,14 +304,6 @@ async fn get_data<K: RecordObject>(
 ) -> Result<Option<Vec<u8>>, kube::Error> {
     let api = api::<K>(client, Some(namespace));
     Ok(retry(|| api.get(object)).await?.into_parts().1)
-}
-
-/// `base` plus the user's selector.
-fn labels(base: &str, selector: Option<&str>) -> String {
-    match selector.filter(|s| !s.trim().is_empty()) {
-        Some(s) => format!("{base},{s}"),
-        None => base.to_string(),
-    }
 }
 
 /// A record from a storage object's labels; objects without Helm's `name` and a numeric

@@ -23,21 +23,12 @@ impl Watcher<'_> {
         // The watches start after the first check (records and objects written since it began
         // are looked at again), once /readyz says ready: their first lists are the busiest moment.
         self.reconcile_watches(started);
-        let kind = match self.settings.driver {
-            Driver::Secrets => Some(sources::StorageKind::Secrets),
-            Driver::ConfigMaps => Some(sources::StorageKind::ConfigMaps),
-            Driver::Sql => None,
-        };
-        self.storage = match kind {
-            Some(kind) => {
-                let (scope, selector) = (self.scope(), self.options.selection.selector.as_deref());
-                Some(sources::storage(&self.streams, kind, scope.as_deref(), selector, started, self.sink.clone()))
-            }
-            None => {
-                self.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
-                None
-            }
-        };
+        let (scope, selector) = (self.scope(), self.options.selection.selector.as_deref());
+        let driver = self.settings.driver;
+        self.storage = sources::storage(&self.streams, driver, scope.as_deref(), selector, started, self.sink.clone());
+        if self.storage.is_none() {
+            self.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
+        }
         if self.storage.is_some() {
             self.metrics.watches.inc();
         }

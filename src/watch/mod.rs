@@ -29,7 +29,7 @@ use crate::engine::{Evaluated, Selection, Session, evaluate_with_baseline, file_
 use crate::model::{ObjectDrift, ObjectId, StepStatus};
 use crate::release::{ReleaseIndex, SourceError};
 use crate::repair::RepairRequest;
-use crate::settings::{Driver, Settings};
+use crate::settings::Settings;
 use anyhow::Result;
 use futures::StreamExt;
 use metrics::Metrics;

@@ -6,6 +6,7 @@
 use super::log::Log;
 use super::metrics::Metrics;
 use super::tracker::ReleaseKey;
+use crate::release::{Driver, RECORDS, records_selector, release_of};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -37,13 +38,6 @@ pub struct WatchKey {
     pub namespace: Option<String>,
 }
 
-/// Where the release records are.
-#[derive(Clone, Copy, Debug)]
-pub enum StorageKind {
-    Secrets,
-    ConfigMaps,
-}
-
 /// What every watch task shares.
 #[derive(Clone)]
 pub struct Sink {
@@ -52,35 +46,30 @@ pub struct Sink {
     pub log: Log,
 }
 
-/// Watches Helm's release records (`owner=helm`, plus `selector`) in `namespace` or everywhere.
+/// Watches Helm's release records (narrowed by `selector`) in `namespace` or everywhere; `None`
+/// for the SQL driver, which has nothing to watch.
 pub fn storage(
     client: &kube::Client,
-    kind: StorageKind,
+    driver: Driver,
     namespace: Option<&str>,
     selector: Option<&str>,
     since: Timestamp,
     sink: Sink,
-) -> tokio::task::JoinHandle<()> {
-    let labels = match selector {
-        Some(s) => format!("owner=helm,{s}"),
-        None => "owner=helm".to_string(),
-    };
-    let config = config().labels(&labels);
-    let touch = |m: &ObjectMeta| {
-        let name = m.labels.as_ref()?.get("name")?.clone();
-        Some(Touch::Release((m.namespace.clone()?, name)))
-    };
+) -> Option<tokio::task::JoinHandle<()>> {
+    let config = config().labels(&records_selector(RECORDS, selector));
+    let touch = |m: &ObjectMeta| release_of(m).map(Touch::Release);
     let version = |m: &ObjectMeta| hash(&m.resource_version);
-    match kind {
-        StorageKind::Secrets => {
+    Some(match driver {
+        Driver::Secrets => {
             let api: Api<PartialObjectMeta<Secret>> = scoped(client, namespace);
             tokio::spawn(follow(metas(watcher(api, config)), "storage", touch, version, since, sink))
         }
-        StorageKind::ConfigMaps => {
+        Driver::ConfigMaps => {
             let api: Api<PartialObjectMeta<ConfigMap>> = scoped(client, namespace);
             tokio::spawn(follow(metas(watcher(api, config)), "storage", touch, version, since, sink))
         }
-    }
+        Driver::Sql => return None,
+    })
 }
 
 /// Watches one kind (metadata only).

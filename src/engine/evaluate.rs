@@ -3,7 +3,7 @@
 
 use super::Session;
 use super::decide::{self, Desired};
-use super::judge::{Judge, judge};
+use super::judge::{Judge, Policy, judge};
 use crate::desired::{DesiredObject, metadata};
 use crate::live::{self, Location, Scaled};
 use crate::model::{DriftReport, ObjectDrift};
@@ -70,10 +70,12 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
     let ctx = Judge {
         client: &session.cluster.client,
         cache: &session.live,
-        options: &settings.compare,
-        scaled: &scaled,
-        server_side: release.apply_method.as_deref() == Some("ssa"),
-        release: &release.name,
+        policy: Policy {
+            options: &settings.compare,
+            scaled: &scaled,
+            server_side: release.apply_method.as_deref() == Some("ssa"),
+            release: &release.name,
+        },
     };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(
         objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge(&ctx, o, at.as_ref(), listed)),

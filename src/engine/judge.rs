@@ -13,10 +13,16 @@ use crate::policy::ignore::{self, ObjectRef};
 use crate::settings::CompareOptions;
 use serde_json::Value;
 
-/// What judging an object needs from the run.
+/// What judging an object needs from the run: where to read, and the [`Policy`].
 pub struct Judge<'a> {
     pub client: &'a kube::Client,
     pub cache: &'a LiveCache,
+    pub policy: Policy<'a>,
+}
+
+/// The run's rules for judging, as data: every decision after the reads is a pure function of
+/// these, the object and what was read.
+pub struct Policy<'a> {
     pub options: &'a CompareOptions,
     pub scaled: &'a [Scaled],
     /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
@@ -29,14 +35,15 @@ pub struct Judge<'a> {
 /// The verdict for one object; `listed` reads it from the shared LIST of its kind. A pipeline
 /// of small steps over the object's evidence: read live, rules, compare, ownership, attribution,
 /// managers the rules leave alone, expected changes, verdict.
-pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
+pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
+    let ctx = &judge.policy;
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
     let Some(at) = at else {
         drift.verdict =
             Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
         return drift;
     };
-    let live = match ctx.cache.get(ctx.client, at, &obj.name, listed).await {
+    let live = match judge.cache.get(judge.client, at, &obj.name, listed).await {
         LiveState::Present(v) => v,
         LiveState::Absent => {
             drift.verdict = Verdict::Missing;
@@ -56,23 +63,37 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     };
     let ignores = match rules(ctx, obj, &me, &live) {
         Ok(ignores) => ignores,
-        Err(reason) => {
+        Err(Excluded(reason)) => {
             drift.verdict = Verdict::Excluded { reason };
             return drift;
         }
     };
-    let (fields, added, engine) = differences(ctx, obj, at, &live, &ignores).await;
-    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, added, &ignores);
-    ownership(ctx, obj, &live, &ignores, &mut drift);
+    let (fields, added, engine) = differences(judge, obj, at, &live, &ignores).await;
+    conclude(ctx, obj, &me, live, &ignores, (fields, added, engine), drift)
+}
+
+/// The verdict from the differences found (client-side or by the dry-run): ignored paths set
+/// aside, ownership, who wrote what, managers the rules leave alone, expected changes.
+fn conclude(
+    ctx: &Policy<'_>,
+    obj: &DesiredObject,
+    me: &ObjectRef,
+    live: Value,
+    ignores: &[IgnorePrefix],
+    (fields, added, engine): (Vec<FieldDiff>, Vec<Foreign>, Engine),
+    mut drift: ObjectDrift,
+) -> ObjectDrift {
+    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, added, ignores);
+    ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, &mut drift);
-    leave_managers(ctx, &me, &mut drift);
+    leave_managers(ctx, me, &mut drift);
     if !ctx.options.strict {
         // Only the read-only engine can mistake Helm's own request, changed at admission, for
         // drift: the exact engine's dry-run passed the same admission.
         let read_only = matches!(engine, Engine::ReadOnly { .. });
         let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
         (drift.fields, drift.added, drift.expected) =
-            expected::set_aside(&ctx.options.expected, &me, fields, added, read_only);
+            expected::set_aside(&ctx.options.expected, me, fields, added, read_only);
     }
     // Values as recorded but owned elsewhere: only an upgrade that changes those fields
     // conflicts, so it is its own verdict, drift only with --strict.
@@ -88,9 +109,14 @@ pub async fn judge(ctx: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, 
     drift
 }
 
+/// Why an object is left out of the comparison altogether (an opt-out annotation, a release
+/// disabled by a GitOps rule).
+#[derive(Debug, PartialEq, Eq)]
+struct Excluded(String);
+
 /// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it
 /// is excluded altogether.
-fn rules(ctx: &Judge<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, String> {
+fn rules(ctx: &Policy<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, Excluded> {
     // The chart's annotations opt out; the live object's only when trusted: whoever made the
     // drift could otherwise hide it (and the annotation is then reported like any edit).
     let trusted = ctx.options.trust_live_annotations;
@@ -98,7 +124,7 @@ fn rules(ctx: &Judge<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> 
     let (disabled, mut ignores) = ignore::from_annotations(sources, trusted);
     let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
     if let Some(reason) = release_off.or(disabled) {
-        return Err(reason);
+        return Err(Excluded(reason));
     }
     ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
     if let Some(s) = ctx.scaled.iter().find(|s| {
@@ -112,7 +138,7 @@ fn rules(ctx: &Judge<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> 
 /// The differences and the engine that found them: client-side first, then the server's
 /// dry-run for an object that differs client-side (unless read-only or refused).
 async fn differences(
-    ctx: &Judge<'_>,
+    judge: &Judge<'_>,
     obj: &DesiredObject,
     at: &Location,
     live: &Value,
@@ -121,13 +147,13 @@ async fn differences(
     let desired = subset::comparable(&obj.object);
     let fields = subset::differences(&desired, live);
     let added = managed::foreign(&desired, live);
-    if ctx.options.read_only {
+    if judge.policy.options.read_only {
         return (fields, added, Engine::ReadOnly { reason: "--read-only".into() });
     }
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
         return (fields, added, Engine::Exact);
     }
-    match live::apply_dry_run(ctx.client, at, &obj.name, &obj.object).await {
+    match live::apply_dry_run(judge.client, at, &obj.name, &obj.object).await {
         Ok(after) => (exact::differences(&after, live), added, Engine::Exact),
         Err(e) => (fields, added, Engine::ReadOnly { reason: fallback_reason(&e) }),
     }
@@ -135,7 +161,7 @@ async fn differences(
 
 /// Fields the chart sets that another manager owns while Helm owns none: drift for server-side
 /// applied releases; for client-side applied ones a note (their upgrade overwrites them).
-fn ownership(ctx: &Judge<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
+fn ownership(ctx: &Policy<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
     // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
     let mut disowned = ownership::disowned(&obj.object, live);
     // A field whose value differs is reported as modified; ignored paths are left alone.
@@ -171,7 +197,7 @@ fn attribute(live: &Value, drift: &mut ObjectDrift) {
 }
 
 /// What the managers the rules name wrote is left alone (Argo CD's managedFieldsManagers).
-fn leave_managers(ctx: &Judge<'_>, me: &ObjectRef, drift: &mut ObjectDrift) {
+fn leave_managers(ctx: &Policy<'_>, me: &ObjectRef, drift: &mut ObjectDrift) {
     let managers = ignore::managers_for(&ctx.options.rules, me, ctx.release);
     if managers.is_empty() {
         return;
@@ -200,5 +226,119 @@ fn fallback_reason(e: &ApiError) -> String {
     match e {
         ApiError::Forbidden { .. } => format!("server-side dry-run {e}"),
         _ => format!("the server refused the server-side apply dry-run: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - name: web\n          image: a\n";
+
+    fn object(yaml: &str) -> DesiredObject {
+        crate::desired::from_manifest(yaml).unwrap().remove(0)
+    }
+
+    fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Policy<'a> {
+        Policy { options, scaled, server_side: false, release: "web" }
+    }
+
+    /// The read-only engine end to end, without a cluster: rules, the client-side comparison,
+    /// the verdict.
+    fn read_only(ctx: &Policy<'_>, obj: &DesiredObject, live: Value) -> ObjectDrift {
+        let drift = ObjectDrift::new(obj.id(), None, Verdict::InSync);
+        let me = ObjectRef {
+            group: obj.group(),
+            version: obj.version(),
+            kind: &obj.kind,
+            name: &obj.name,
+            namespace: obj.namespace.as_deref(),
+        };
+        let ignores = match rules(ctx, obj, &me, &live) {
+            Ok(i) => i,
+            Err(Excluded(reason)) => return ObjectDrift::new(obj.id(), None, Verdict::Excluded { reason }),
+        };
+        let desired = subset::comparable(&obj.object);
+        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &live), Engine::Exact);
+        conclude(ctx, obj, &me, live, &ignores, found, drift)
+    }
+
+    fn live(replicas: u32, managed: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "apps", "resourceVersion": "7", "managedFields": managed},
+            "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "web", "image": "a"}]}}}})
+    }
+
+    #[test]
+    fn a_changed_field_is_modified_with_the_live_object_kept_without_server_fields() {
+        let options = CompareOptions::default();
+        let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), live(5, json!([])));
+        assert_eq!(d.verdict, Verdict::Modified);
+        assert_eq!(d.fields.iter().map(|f| f.path.pointer()).collect::<Vec<_>>(), ["/spec/replicas"]);
+        let kept = d.live.expect("kept for the diff");
+        assert!(
+            kept.pointer("/metadata/managedFields").is_none() && kept.pointer("/metadata/resourceVersion").is_none()
+        );
+        let same = read_only(&policy(&options, &[]), &object(DEPLOYMENT), live(2, json!([])));
+        assert_eq!((same.verdict, same.live), (Verdict::InSync, None));
+    }
+
+    #[test]
+    fn an_autoscaled_workload_leaves_its_replicas_to_the_hpa() {
+        let options = CompareOptions::default();
+        let scaled = [Scaled {
+            namespace: "apps".into(),
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            name: "web".into(),
+            hpa: "web-hpa".into(),
+        }];
+        let d = read_only(&policy(&options, &scaled), &object(DEPLOYMENT), live(5, json!([])));
+        assert_eq!(d.verdict, Verdict::InSync);
+        assert_eq!(d.ignored.len(), 1);
+        assert!(d.ignored[0].reason.contains("HorizontalPodAutoscaler web-hpa"), "{:?}", d.ignored);
+        let other = [Scaled { name: "api".into(), ..scaled[0].clone() }];
+        assert_eq!(
+            read_only(&policy(&options, &other), &object(DEPLOYMENT), live(5, json!([]))).verdict,
+            Verdict::Modified
+        );
+    }
+
+    #[test]
+    fn an_opt_out_in_the_chart_excludes_a_live_one_only_when_trusted() {
+        let options = CompareOptions::default();
+        let opted_out = DEPLOYMENT.replace(
+            "  namespace: apps\n",
+            "  namespace: apps\n  annotations:\n    helm-drift.io/disabled: \"true\"\n",
+        );
+        let d = read_only(&policy(&options, &[]), &object(&opted_out), live(5, json!([])));
+        assert!(matches!(d.verdict, Verdict::Excluded { .. }), "{:?}", d.verdict);
+        let mut edited = live(5, json!([]));
+        edited["metadata"]["annotations"] = json!({"helm-drift.io/disabled": "true"});
+        let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), edited.clone());
+        assert_eq!(d.verdict, Verdict::Modified, "whoever drifted it cannot hide it");
+        let trusting = CompareOptions { trust_live_annotations: true, ..CompareOptions::default() };
+        let d = read_only(&policy(&trusting, &[]), &object(DEPLOYMENT), edited);
+        assert!(matches!(d.verdict, Verdict::Excluded { .. }), "{:?}", d.verdict);
+    }
+
+    #[test]
+    fn a_rollout_restart_is_expected_unless_strict() {
+        let restart = json!([{"manager": "kubectl-rollout", "operation": "Update", "apiVersion": "apps/v1",
+            "time": "2026-11-30T10:00:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:template": {"f:metadata": {"f:annotations": {"f:kubectl.kubernetes.io/restartedAt": {}}}}}}}]);
+        let mut restarted = live(2, restart);
+        restarted["spec"]["template"]["metadata"] =
+            json!({"annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-30T10:00:00Z"}});
+        let options = CompareOptions {
+            expected: crate::policy::expected::rules(Vec::new(), "test").unwrap(),
+            ..CompareOptions::default()
+        };
+        let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), restarted.clone());
+        assert_eq!(d.verdict, Verdict::InSync, "{d:?}");
+        assert_eq!(d.expected.len(), 1, "shown as expected: {d:?}");
+        let strict = CompareOptions { strict: true, ..options };
+        assert_eq!(read_only(&policy(&strict, &[]), &object(DEPLOYMENT), restarted).verdict, Verdict::Modified);
     }
 }

@@ -3,7 +3,7 @@
 use super::{Engine, ExitStatus, ObjectDrift};
 
 /// All verdicts for one release.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct DriftReport {
     pub release: String,
     pub namespace: String,

@@ -108,3 +108,104 @@ pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan
     }
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FieldDiff, Foreign, ObjectDrift, Ownership};
+    use serde_json::json;
+
+    const MANIFEST: &str = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edited\ndata:\n  a: \"1\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n---\napiVersion: x/v1\nkind: Gadget\nmetadata:\n  name: odd\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quiet\n";
+
+    /// A release of five objects: deleted, edited (a changed field and a field added outside
+    /// Helm), in sync but owned elsewhere, of a kind not served, excluded.
+    fn evaluated(apply_method: Option<&str>) -> Evaluated {
+        let release: crate::release::Release = serde_json::from_value(json!({
+            "name": "web", "namespace": "apps", "version": 1, "info": {"status": "deployed"},
+            "manifest": MANIFEST, "apply_method": apply_method
+        }))
+        .unwrap();
+        let objects = crate::desired::from_manifest(MANIFEST).unwrap();
+        let id = |kind: &str, name: &str| ObjectId::new("v1", kind, Some("apps"), name);
+        let path = FieldPath::from_pointer;
+        let mut edited = ObjectDrift::new(id("ConfigMap", "edited"), None, Verdict::Modified);
+        edited.fields.push(FieldDiff::new(path("/data/a"), Some(&json!("1")), Some(&json!("2"))));
+        edited.added.push(Foreign {
+            path: path("/data/extra"),
+            value: json!("x"),
+            manager: "kubectl-edit".into(),
+            changed_by: None,
+        });
+        let mut owned = ObjectDrift::new(id("ConfigMap", "owned"), None, Verdict::InSync);
+        owned.disowned.push(Ownership { path: path("/data"), manager: "kubectl-patch".into(), shared: false });
+        let report = DriftReport {
+            release: "web".into(),
+            namespace: "apps".into(),
+            objects: vec![
+                ObjectDrift::new(id("ConfigMap", "gone"), None, Verdict::Missing),
+                edited,
+                owned,
+                ObjectDrift::new(id("Gadget", "odd"), None, Verdict::Unknown { reason: "not served".into() }),
+                ObjectDrift::new(id("ConfigMap", "quiet"), None, Verdict::Excluded { reason: "annotation".into() }),
+            ],
+            ..DriftReport::default()
+        };
+        Evaluated { report, release, objects, locations: vec![None; 5] }
+    }
+
+    fn kinds(p: &PlannedStep) -> Vec<&'static str> {
+        p.changes
+            .iter()
+            .map(|c| match c {
+                Change::Apply(_) => "apply",
+                Change::Create(_) => "create",
+                Change::Patch(_) => "patch",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn client_side_releases_are_recreated_and_patched_keeping_foreign_fields() {
+        let plan = plan(&evaluated(None), &[], false).unwrap();
+        let steps: Vec<(&str, Vec<&str>)> =
+            plan.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s))).collect();
+        assert_eq!(
+            steps,
+            [("gone", vec!["create"]), ("edited", vec!["patch"])],
+            "owned elsewhere: nothing to reclaim client-side"
+        );
+        let Action::Repair { restore, remove, .. } = &plan.steps[1].step.action else { panic!() };
+        assert_eq!((restore.len(), remove.len()), (1, 0));
+        let Change::Patch(ops) = &plan.steps[1].changes[0] else { panic!() };
+        assert_eq!(ops[0]["op"], "test", "guarded: {ops}");
+        let skipped: Vec<(&str, &Skip)> = plan.skipped.iter().map(|(id, s)| (id.name.as_str(), s)).collect();
+        assert_eq!(skipped, [("edited", &Skip::ForeignKept), ("odd", &Skip::Cannot("not served".into()))]);
+        assert_eq!(plan.before.objects.len(), 5);
+    }
+
+    #[test]
+    fn server_side_releases_apply_remove_foreign_fields_first_and_reclaim_ownership() {
+        let plan = plan(&evaluated(Some("ssa")), &[], true).unwrap();
+        let steps: Vec<(&str, Vec<&str>, bool)> =
+            plan.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s), s.reclaim)).collect();
+        assert_eq!(
+            steps,
+            [("gone", vec!["apply"], false), ("edited", vec!["patch", "apply"], true), ("owned", vec!["apply"], true)]
+        );
+        let Action::Repair { remove, reclaim, .. } = &plan.steps[1].step.action else { panic!() };
+        assert_eq!(remove.iter().map(FieldPath::pointer).collect::<Vec<_>>(), ["/data/extra"]);
+        assert!(reclaim.is_empty());
+        let Action::Repair { reclaim, .. } = &plan.steps[2].step.action else { panic!() };
+        assert_eq!(reclaim, &["kubectl-patch".to_string()]);
+        assert!(!plan.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept), "removed, not kept");
+    }
+
+    #[test]
+    fn only_selects_objects_and_names_what_it_cannot_find() {
+        let plan = plan(&evaluated(None), &["ConfigMap/edited".into()], false).unwrap();
+        assert_eq!(plan.steps.len(), 1);
+        assert_eq!(plan.before.objects.len(), 1);
+        let err = super::plan(&evaluated(None), &["Deployment/nope".into()], false).err().unwrap();
+        assert_eq!(err.to_string(), "--only Deployment/nope: no such object in release web");
+    }
+}

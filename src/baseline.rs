@@ -451,7 +451,7 @@ mod tests {
         apply(&mut r, &b);
         assert_eq!(r.drifted(), 0);
         assert_eq!(r.objects[0].accepted.len(), 2);
-        assert_eq!(r.objects[0].kind(), crate::model::DriftKind::Accepted);
+        assert_eq!(r.objects[0].drift_kind(), crate::model::DriftKind::Accepted);
         let mut changed = report(7);
         apply(&mut changed, &b);
         assert_eq!(changed.drifted(), 1, "a new value is new drift");

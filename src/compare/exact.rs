@@ -1,7 +1,7 @@
 //! Exact comparison of two server-produced objects (a server-side apply dry-run result against
 //! the live object), after removing what the server owns.
 
-use super::path::{keys, pair};
+use super::merge_keys::{keys, pair};
 use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;
 

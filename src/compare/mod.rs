@@ -11,8 +11,8 @@
 pub mod attribution;
 pub mod exact;
 pub mod managed;
+pub mod merge_keys;
 pub mod ownership;
-pub mod path;
 pub mod quantity;
 pub mod subset;
 

@@ -2,7 +2,7 @@
 //! object? Server defaults the chart omits are not drift; quantities and int-or-string values are
 //! compared by meaning.
 
-use super::path::{is_empty, keys, pair};
+use super::merge_keys::{is_empty, keys, pair};
 use super::quantity;
 use crate::model::{FieldDiff, FieldPath, Segment};
 use serde_json::Value;

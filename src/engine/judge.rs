@@ -7,7 +7,7 @@ use crate::compare::{self, attribution, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
-use crate::model::{Engine, FieldDiff, Foreign, Ignored, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, Foreign, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::expected;
 use crate::policy::ignore::{self, ObjectRef};
 use crate::settings::CompareOptions;
@@ -80,7 +80,7 @@ fn conclude(
     me: &ObjectRef,
     live: Value,
     ignores: &[IgnorePrefix],
-    (fields, added, engine): (Vec<FieldDiff>, Vec<Foreign>, Engine),
+    (fields, added, engine): (Vec<FieldDiff>, Vec<Foreign>, Method),
     mut drift: ObjectDrift,
 ) -> ObjectDrift {
     (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, added, ignores);
@@ -90,7 +90,7 @@ fn conclude(
     if !ctx.options.strict {
         // Only the read-only engine can mistake Helm's own request, changed at admission, for
         // drift: the exact engine's dry-run passed the same admission.
-        let read_only = matches!(engine, Engine::ReadOnly { .. });
+        let read_only = matches!(engine, Method::ReadOnly { .. });
         let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
         (drift.fields, drift.added, drift.expected) =
             expected::set_aside(&ctx.options.expected, me, fields, added, read_only);
@@ -143,19 +143,19 @@ async fn differences(
     at: &Location,
     live: &Value,
     ignores: &[IgnorePrefix],
-) -> (Vec<FieldDiff>, Vec<Foreign>, Engine) {
+) -> (Vec<FieldDiff>, Vec<Foreign>, Method) {
     let desired = subset::comparable(&obj.object);
     let fields = subset::differences(&desired, live);
     let added = managed::foreign(&desired, live);
     if judge.policy.options.read_only {
-        return (fields, added, Engine::ReadOnly { reason: "--read-only".into() });
+        return (fields, added, Method::ReadOnly { reason: "--read-only".into() });
     }
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
-        return (fields, added, Engine::Exact);
+        return (fields, added, Method::Exact);
     }
     match live::apply_dry_run(judge.client, at, &obj.name, &obj.object).await {
-        Ok(after) => (exact::differences(&after, live), added, Engine::Exact),
-        Err(e) => (fields, added, Engine::ReadOnly { reason: fallback_reason(&e) }),
+        Ok(after) => (exact::differences(&after, live), added, Method::Exact),
+        Err(e) => (fields, added, Method::ReadOnly { reason: fallback_reason(&e) }),
     }
 }
 
@@ -260,7 +260,7 @@ mod tests {
             Err(Excluded(reason)) => return ObjectDrift::new(obj.id(), None, Verdict::Excluded { reason }),
         };
         let desired = subset::comparable(&obj.object);
-        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &live), Engine::Exact);
+        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &live), Method::Exact);
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }
 

@@ -14,7 +14,7 @@ mod upgrade;
 pub use accept::AcceptReport;
 pub use exit::ExitStatus;
 pub use object::{
-    Accepted, Attribution, DriftKind, Engine, Expected, FieldDiff, Foreign, HIDDEN, Ignored, ObjectDrift, ObjectId,
+    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HIDDEN, Ignored, Method, ObjectDrift, ObjectId,
     Ownership, SECRET_POINTERS, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};

@@ -139,9 +139,11 @@ pub struct Ignored {
     pub reason: String,
 }
 
-/// Which comparison produced a verdict.
+/// The comparison method that produced a verdict: the exact engine (a server-side apply
+/// dry-run) or the read-only one (client-side). Not the `engine` module, which runs
+/// evaluations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Engine {
+pub enum Method {
     /// Server-side apply dry-run (only for objects the client-side pass found different).
     Exact,
     /// Client-side comparison, with the reason it was used.
@@ -250,7 +252,7 @@ pub struct ObjectDrift {
     /// Drift the baseline accepted, not counted.
     pub accepted: Vec<Accepted>,
     pub ignored: Vec<Ignored>,
-    pub engine: Option<Engine>,
+    pub engine: Option<Method>,
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
     /// a diff.
     pub live: Option<Value>,
@@ -274,7 +276,9 @@ impl ObjectDrift {
         }
     }
 
-    pub fn kind(&self) -> DriftKind {
+    /// What the verdict is called in reports: the verdict refined by what was found (only added
+    /// fields, only expected changes, accepted...). Not the Kubernetes kind (`id.kind`).
+    pub fn drift_kind(&self) -> DriftKind {
         match &self.verdict {
             Verdict::InSync if !self.disowned.is_empty() => DriftKind::OwnedElsewhere,
             Verdict::InSync if !self.accepted.is_empty() => DriftKind::Accepted,
@@ -308,7 +312,8 @@ impl ObjectDrift {
     /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
     /// elsewhere, which the comparison then marks modified.
     pub fn is_drift(&self) -> bool {
-        self.kind().is_drift() || (self.kind() == DriftKind::OwnedElsewhere && self.verdict == Verdict::Modified)
+        self.drift_kind().is_drift()
+            || (self.drift_kind() == DriftKind::OwnedElsewhere && self.verdict == Verdict::Modified)
     }
 
     /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object
@@ -350,7 +355,7 @@ impl ObjectDrift {
     }
 
     pub fn is_error(&self) -> bool {
-        self.kind() == DriftKind::Error
+        self.drift_kind() == DriftKind::Error
     }
 }
 

@@ -1,6 +1,6 @@
 //! A release's verdicts, and a run over several releases.
 
-use super::{Engine, ExitStatus, ObjectDrift};
+use super::{ExitStatus, Method, ObjectDrift};
 
 /// All verdicts for one release.
 #[derive(Clone, Debug, Default)]
@@ -120,7 +120,7 @@ impl DriftReport {
     /// Objects whose values are as recorded but owned by another field manager (not drift
     /// unless `--strict`).
     pub fn owned_elsewhere(&self) -> usize {
-        self.objects.iter().filter(|o| !o.is_drift() && o.kind() == super::DriftKind::OwnedElsewhere).count()
+        self.objects.iter().filter(|o| !o.is_drift() && o.drift_kind() == super::DriftKind::OwnedElsewhere).count()
     }
 
     pub fn errors(&self) -> usize {
@@ -140,14 +140,14 @@ impl DriftReport {
     }
 
     /// The engine summary: exact unless some object fell back to the read-only comparison.
-    pub fn engine(&self) -> Engine {
+    pub fn engine(&self) -> Method {
         self.objects
             .iter()
             .find_map(|o| match &o.engine {
-                Some(e @ Engine::ReadOnly { .. }) => Some(e.clone()),
+                Some(e @ Method::ReadOnly { .. }) => Some(e.clone()),
                 _ => None,
             })
-            .unwrap_or(Engine::Exact)
+            .unwrap_or(Method::Exact)
     }
 
     /// A deployed revision 1 of `namespace/release` with these verdicts and nothing else (for

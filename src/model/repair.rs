@@ -100,7 +100,7 @@ impl RepairReport {
     /// Whether an object's only drift after the repair is the fields added outside Helm the
     /// repair kept.
     fn kept(&self, o: &super::ObjectDrift) -> bool {
-        o.kind() == super::DriftKind::ChangedOutsideHelm
+        o.drift_kind() == super::DriftKind::ChangedOutsideHelm
             && self.skipped.iter().any(|(id, s)| *id == o.id && matches!(s, Skip::ForeignKept))
     }
 

@@ -4,7 +4,7 @@
 
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftReport, Engine, Explanation, FieldDiff, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+    Attribution, Cause, DriftReport, Explanation, FieldDiff, Method, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
 };
 use serde_json::{Value, json};
 
@@ -89,10 +89,10 @@ fn explanation(e: &Explanation, show_secrets: bool) -> Value {
         "shape": shape, "setJson": sets, "reason": reason, "template": template})
 }
 
-fn engine(e: &Engine) -> Value {
+fn engine(e: &Method) -> Value {
     match e {
-        Engine::Exact => json!({"name": "exact", "reason": Value::Null}),
-        Engine::ReadOnly { reason } => json!({"name": "read-only", "reason": reason}),
+        Method::Exact => json!({"name": "exact", "reason": Value::Null}),
+        Method::ReadOnly { reason } => json!({"name": "read-only", "reason": reason}),
     }
 }
 
@@ -175,7 +175,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         "namespace": o.id.namespace,
         "name": o.id.name,
         "source": o.source,
-        "verdict": o.kind().word(),
+        "verdict": o.drift_kind().word(),
         "reason": o.reason(),
         "engine": o.engine.as_ref().map(engine),
         "differences": o.fields.iter().map(|f| {

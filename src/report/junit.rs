@@ -13,7 +13,7 @@ pub fn run(run: &RunReport, style: &Style) -> String {
             Outcome::Checked(r) => {
                 let f = r.drifted();
                 let e = r.errors();
-                let skipped = r.objects.iter().filter(|o| o.kind() == DriftKind::Excluded).count();
+                let skipped = r.objects.iter().filter(|o| o.drift_kind() == DriftKind::Excluded).count();
                 tests += r.objects.len();
                 failures += f;
                 errors += e;
@@ -29,9 +29,9 @@ pub fn run(run: &RunReport, style: &Style) -> String {
                     let _ = write!(suites, "    <testcase classname=\"{class}\" name=\"{name}\"");
                     let mut detail = String::new();
                     text::object(&mut detail, obj, &plain);
-                    let word = obj.kind().word();
+                    let word = obj.drift_kind().word();
                     let reason = obj.reason().unwrap_or_default();
-                    match obj.kind() {
+                    match obj.drift_kind() {
                         DriftKind::InSync | DriftKind::Expected | DriftKind::Accepted => suites.push_str("/>\n"),
                         DriftKind::Excluded => {
                             let _ =

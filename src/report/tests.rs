@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::model::{
-    Attribution, DriftReport, Engine, Expected, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectDrift, ObjectId,
+    Attribution, DriftReport, Expected, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, Method, ObjectDrift, ObjectId,
     Ownership, ReleaseError, Verdict,
 };
 use serde_json::json;
@@ -11,7 +11,7 @@ fn obj(kind: &str, name: &str, verdict: Verdict) -> ObjectDrift {
     let api_version = if kind == "Deployment" { "apps/v1" } else { "v1" };
     let source = format!("web/templates/{name}.yaml");
     ObjectDrift {
-        engine: Some(Engine::Exact),
+        engine: Some(Method::Exact),
         ..ObjectDrift::new(ObjectId::new(api_version, kind, Some("apps"), name), Some(&source), verdict)
     }
 }
@@ -254,7 +254,7 @@ fn watch_notifications() {
     assert_eq!(note["event"], "DriftDetected");
     assert_eq!(note["release"]["name"], report.release.as_str());
     assert_eq!(note["object"]["name"], drifted.id.name.as_str());
-    assert_eq!(note["object"]["verdict"], drifted.kind().word());
+    assert_eq!(note["object"]["verdict"], drifted.drift_kind().word());
     let text = json::slack(&note)["text"].as_str().unwrap().to_string();
     assert!(text.starts_with(&format!("DriftDetected {} ", drifted.id.kind)), "{text}");
     assert!(text.contains(&format!("of release {}/{}", report.namespace, report.release)), "{text}");

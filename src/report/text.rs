@@ -5,7 +5,7 @@ use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DocChange, DriftKind, DriftReport, Engine, Explanation, FieldPath, ObjectDrift, Outcome,
+    Attribution, Cause, DocChange, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift, Outcome,
     ReleaseVerdict, Rerender, RunReport, Verdict,
 };
 use serde_json::Value;
@@ -58,8 +58,8 @@ pub fn release(out: &mut String, r: &DriftReport, style: &Style) {
 fn engine_line(out: &mut String, r: &DriftReport, style: &Style) {
     if style.verbose {
         let line = match r.engine() {
-            Engine::Exact => "exact (server-side apply dry-run for objects that differ client-side)".to_string(),
-            Engine::ReadOnly { reason } => format!("read-only client-side comparison for some objects ({reason})"),
+            Method::Exact => "exact (server-side apply dry-run for objects that differ client-side)".to_string(),
+            Method::ReadOnly { reason } => format!("read-only client-side comparison for some objects ({reason})"),
         };
         let _ = writeln!(out, "  engine: {line}");
         return;
@@ -69,7 +69,7 @@ fn engine_line(out: &mut String, r: &DriftReport, style: &Style) {
         .iter()
         .filter(|o| o.is_drift())
         .filter_map(|o| match &o.engine {
-            Some(Engine::ReadOnly { reason }) => Some(reason.as_str()),
+            Some(Method::ReadOnly { reason }) => Some(reason.as_str()),
             _ => None,
         })
         .collect();
@@ -276,7 +276,7 @@ pub fn run(out: &mut String, run: &RunReport, style: &Style) {
 
 /// One object's verdict line and evidence (also the body of a JUnit failure).
 pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
-    let kind = o.kind();
+    let kind = o.drift_kind();
     if matches!(kind, DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected) && !style.verbose {
         return;
     }
@@ -289,7 +289,7 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     if let Some(reason) = o.reason() {
         let _ = writeln!(out, "{DETAIL}{reason}");
     }
-    if let (true, Some(Engine::ReadOnly { reason })) = (style.verbose, &o.engine) {
+    if let (true, Some(Method::ReadOnly { reason })) = (style.verbose, &o.engine) {
         let _ = writeln!(out, "{DETAIL}engine: read-only client-side comparison ({reason})");
     }
     let show = |path: &FieldPath, pointer: Option<String>, v: &Value| {
@@ -393,7 +393,7 @@ mod tests {
     fn obj(kind: &str, ns: Option<&str>, name: &str, verdict: Verdict) -> ObjectDrift {
         let source = format!("demo/templates/{name}.yaml");
         ObjectDrift {
-            engine: Some(Engine::Exact),
+            engine: Some(Method::Exact),
             ..ObjectDrift::new(ObjectId::new("v1", kind, ns, name), Some(&source), verdict)
         }
     }
@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn the_engine_line_only_where_the_read_only_engine_decided_a_verdict() {
         let read_only = |mut o: ObjectDrift| {
-            o.engine = Some(Engine::ReadOnly { reason: "the server refused the dry-run: 422".into() });
+            o.engine = Some(Method::ReadOnly { reason: "the server refused the dry-run: 422".into() });
             o
         };
         let mut edited = obj("ConfigMap", Some("apps"), "cfg", Verdict::Modified);

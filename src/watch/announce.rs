@@ -124,7 +124,7 @@ pub(super) fn detected_message(report: &crate::model::DriftReport, o: &ObjectDri
         report.namespace,
         report.release,
         report.revision,
-        o.kind().label()
+        o.drift_kind().label()
     )
 }
 

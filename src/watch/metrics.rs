@@ -148,7 +148,7 @@ impl Metrics {
         self.drifted.get_or_create(&labels).set(i64::from(report.drifted() > 0));
         self.revision.get_or_create(&labels).set(i64::from(report.revision));
         for (word, kind) in DriftKind::all() {
-            let n = report.objects.iter().filter(|o| o.kind() == kind).count();
+            let n = report.objects.iter().filter(|o| o.drift_kind() == kind).count();
             self.objects.get_or_create(&object_labels(&labels, word)).set(n as i64);
         }
         let now = k8s_openapi::jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;

@@ -57,7 +57,7 @@ fn signature(signer: &Signer, release: &(String, String), object: &ObjectDrift) 
     let hash = |v| signer.hash(v);
     let mut parts: Vec<String> = Vec::new();
     parts.push(format!("object {} {} of release {}/{}", object.id.api_version, object.id, release.0, release.1));
-    parts.push(format!("verdict {}", object.kind().word()));
+    parts.push(format!("verdict {}", object.drift_kind().word()));
     for f in &object.fields {
         parts.push(format!("field {} {} {}", f.path.pointer(), hash(f.recorded.as_ref()), hash(f.live.as_ref())));
     }

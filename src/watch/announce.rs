@@ -6,7 +6,7 @@ use super::*;
 impl Watcher<'_> {
     /// Records the Event for a transition and, when it is news, notifies.
     pub(super) async fn announce(&self, report: &crate::model::DriftReport, t: &Transition) {
-        let key = (report.namespace.clone(), report.release.clone());
+        let key = ReleaseKey::of(report);
         let (reason, id, signature, drifted): (&str, _, _, Option<&ObjectDrift>) = match t {
             Transition::Detected { object, signature } => (events::DETECTED, &object.id, signature, Some(object)),
             Transition::Resolved { object, signature } => (events::RESOLVED, object, signature, None),
@@ -19,7 +19,7 @@ impl Watcher<'_> {
             ),
         };
         let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
-        let release = key_text(&key);
+        let release = key.to_string();
         let short: String = signature.chars().take(16).collect();
         let mut fields: Vec<(&str, &dyn ToString)> =
             vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
@@ -46,7 +46,7 @@ impl Watcher<'_> {
         if !self.leading("record an Event").await {
             return false;
         }
-        let key = (report.namespace.clone(), report.release.clone());
+        let key = ReleaseKey::of(report);
         let client = &self.session.cluster.client;
         match events::record(client, &subject(report, id), &key, reason, signature, message).await {
             Ok(events::Recorded::Created) => {
@@ -79,7 +79,7 @@ impl Watcher<'_> {
         reason: &str,
         message: &str,
     ) {
-        let key = (report.namespace.clone(), report.release.clone());
+        let key = ReleaseKey::of(report);
         let object = report.objects.iter().find(|o| &o.id == id);
         let signature = object.and_then(|o| self.tracker.signer().of(&key, o)).unwrap_or_else(|| "0".repeat(64));
         if !self.record(report, id, reason, &signature, message).await {

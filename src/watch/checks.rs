@@ -18,9 +18,9 @@ impl Watcher<'_> {
         crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(r) = &self.options.repair {
             let opted = storage.releases(scope.as_deref(), Some(&r.selector)).await?;
-            self.healing = opted.into_iter().map(|i| (i.namespace, i.name)).collect();
+            self.healing = opted.into_iter().map(|i| ReleaseKey { namespace: i.namespace, name: i.name }).collect();
         }
-        let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| (i.namespace.clone(), i.name.clone())).collect();
+        let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| ReleaseKey::new(&i.namespace, &i.name)).collect();
         for k in self.state.gone(&keys) {
             self.forget(&k);
         }
@@ -55,7 +55,7 @@ impl Watcher<'_> {
     pub(super) async fn evaluate(&mut self, batch: BTreeSet<ReleaseKey>) {
         let mut indexes = Vec::new();
         for key in batch {
-            match self.session.storage.history(&key.0, &key.1).await {
+            match self.session.storage.history(&key.namespace, &key.name).await {
                 Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
                 // An install, upgrade or rollback under way: its objects are changing. Looked at
                 // again when its record says it is done (or at the next resync).
@@ -64,7 +64,7 @@ impl Watcher<'_> {
                 Err(SourceError::NotFound { .. }) => self.forget(&key),
                 Err(e) => {
                     self.metrics.error("storage");
-                    self.log.error("cannot read the release", &[("release", &key_text(&key)), ("error", &e)]);
+                    self.log.error("cannot read the release", &[("release", &key), ("error", &e)]);
                 }
             }
         }
@@ -78,7 +78,7 @@ impl Watcher<'_> {
     pub(super) async fn opt_in(&mut self, indexes: &[ReleaseIndex]) {
         let Some(repair) = &self.options.repair else { return };
         for index in indexes {
-            let key = (index.namespace.clone(), index.name.clone());
+            let key = ReleaseKey::new(&index.namespace, &index.name);
             let selector = format!("name={},{}", index.name, repair.selector);
             match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
                 Ok(found) if found.is_empty() => {
@@ -91,7 +91,7 @@ impl Watcher<'_> {
                     self.metrics.error("storage");
                     self.log.error(
                         "cannot read whether the release opts in to repair",
-                        &[("release", &key_text(&key)), ("error", &e)],
+                        &[("release", &key), ("error", &e)],
                     );
                 }
             }
@@ -126,7 +126,7 @@ impl Watcher<'_> {
         .collect()
         .await;
         for (index, result, took) in results {
-            let key = (index.namespace.clone(), index.name.clone());
+            let key = ReleaseKey::new(&index.namespace, &index.name);
             match result {
                 Ok(verdicts) => self.absorb(&verdicts, took).await,
                 Err(e) => {
@@ -143,10 +143,8 @@ impl Watcher<'_> {
                         self.metrics.rejected("record", 1);
                     }
                     self.metrics.error("evaluate");
-                    self.log.error(
-                        "cannot check the release",
-                        &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))],
-                    );
+                    self.log
+                        .error("cannot check the release", &[("release", &key), ("error", &crate::errors::chain(&e))]);
                 }
             }
         }
@@ -156,7 +154,7 @@ impl Watcher<'_> {
     /// resolved drift, and self-healing.
     async fn absorb(&mut self, evaluated: &Verdicts, took: Duration) {
         let report = &evaluated.report;
-        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let key: ReleaseKey = ReleaseKey::of(report);
         self.metrics.record(report, took.as_secs_f64());
         let drifted = report.drifted() > 0;
         if self.state.absorb(&key, report.revision, drifted, &evaluated.placed) {
@@ -164,7 +162,7 @@ impl Watcher<'_> {
             self.log.info(
                 "release checked",
                 &[
-                    ("release", &key_text(&key)),
+                    ("release", &key),
                     ("revision", &report.revision),
                     ("verdict", &verdict),
                     ("drifted_objects", &report.drifted()),
@@ -186,9 +184,9 @@ impl Watcher<'_> {
     /// Forgets an uninstalled (or no longer selected) release: its series go away.
     pub(super) fn forget(&mut self, key: &ReleaseKey) {
         if self.state.forget(key) {
-            self.log.info("release gone: its series are dropped", &[("release", &key_text(key))]);
+            self.log.info("release gone: its series are dropped", &[("release", &key)]);
         }
-        self.metrics.forget(&key.0, &key.1);
+        self.metrics.forget(&key.namespace, &key.name);
         self.tracker.forget(key);
     }
 }

@@ -35,7 +35,7 @@ pub enum Recorded {
 pub async fn record(
     client: &kube::Client,
     object: &ObjectId,
-    release: &(String, String),
+    release: &super::tracker::ReleaseKey,
     reason: &str,
     signature: &str,
     message: &str,
@@ -61,7 +61,7 @@ pub async fn record(
     );
     event.metadata.annotations = Some(BTreeMap::from([
         (SIGNATURE.to_string(), signature.to_string()),
-        (RELEASE.to_string(), format!("{}/{}", release.0, release.1)),
+        (RELEASE.to_string(), release.to_string()),
         (AT.to_string(), now.to_string()),
     ]));
     let api: Api<Event> = Api::namespaced(client.clone(), &namespace);
@@ -206,7 +206,7 @@ fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
         return None;
     }
     let id = ObjectId::new(api_version, kind, o.namespace.as_deref(), name);
-    Some((((release_ns.to_string(), release.to_string()), id), sig.clone()))
+    Some(((super::tracker::ReleaseKey::new(release_ns, release), id), sig.clone()))
 }
 
 #[cfg(test)]
@@ -235,7 +235,7 @@ mod tests {
     fn only_well_formed_events_of_helm_drift_are_taken() {
         let sig = "ab".repeat(32);
         let ((release, id), taken_sig) = taken(&event(COMPONENT, &sig)).unwrap();
-        assert_eq!((release.1.as_str(), id.name.as_str(), taken_sig), ("web", "c", sig.clone()));
+        assert_eq!((release.name.as_str(), id.name.as_str(), taken_sig), ("web", "c", sig.clone()));
         assert!(taken(&event("someone", &sig)).is_none());
         for bad in ["x", "é", &"é".repeat(32), &"AB".repeat(32), ""] {
             assert!(taken(&event(COMPONENT, bad)).is_none(), "{bad:?}");

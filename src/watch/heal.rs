@@ -54,7 +54,7 @@ impl Healer {
 
     /// Decides for a release's latest verdicts.
     pub fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
-        let key = (report.namespace.clone(), report.release.clone());
+        let key = ReleaseKey::of(report);
         let mut d = Decision::default();
         for o in report.objects.iter().filter(|o| o.is_drift()) {
             if self.abandoned.contains(&o.id) {
@@ -81,7 +81,7 @@ impl Healer {
     /// Remembers a repair attempt of a release (for the rate limit) and the objects it changed
     /// (for fight detection: a refused or failed repair changed nothing, so nothing fought it).
     pub fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
-        self.last.insert((report.namespace.clone(), report.release.clone()), now);
+        self.last.insert(ReleaseKey::of(report), now);
         for id in applied {
             self.repairs.entry(id.clone()).or_default().push_back(now);
         }

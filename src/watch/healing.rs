@@ -8,14 +8,14 @@ impl Watcher<'_> {
     /// Self-healing of one release: repair what the policy allows, abandon what fights back.
     pub(super) async fn heal(&mut self, report: &DriftReport) {
         let Some(healer) = self.healer.as_mut() else { return };
-        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let key: ReleaseKey = ReleaseKey::of(report);
         let decision = healer.decide(report, Instant::now());
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager).await;
         }
         if let Some(at) = decision.later {
             self.metrics.repair("rate-limited");
-            self.log.info("repair postponed (rate limit)", &[("release", &key_text(&key))]);
+            self.log.info("repair postponed (rate limit)", &[("release", &key)]);
             let tx = self.sink.tx.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until(at.into()).await;
@@ -43,14 +43,14 @@ impl Watcher<'_> {
             Ok(repair) => self.repaired(report, &repair).await,
             Err(e) => {
                 self.metrics.repair("failed");
-                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+                self.log.error("repair failed", &[("release", &key), ("error", &crate::errors::chain(&e))]);
             }
         }
     }
 
     /// An object something keeps changing: no more repairs of it until it is in sync again.
     async fn abandon(&self, report: &DriftReport, id: &ObjectId, manager: &str) {
-        let release = format!("{}/{}", report.namespace, report.release);
+        let release = ReleaseKey::of(report).to_string();
         self.metrics.repair("abandoned");
         let message = format!(
             "helm-drift stopped repairing {id} of release {release}: it drifted again after each of {} repairs; {manager} keeps changing it",
@@ -72,12 +72,12 @@ impl Watcher<'_> {
         only: Vec<String>,
     ) -> Option<(ReleaseIndex, RepairRequest, kube::Client)> {
         let options = self.options.repair.as_ref().expect("healing needs repair options");
-        let key: ReleaseKey = (report.namespace.clone(), report.release.clone());
-        let fresh = match self.session.storage.history(&key.0, &key.1).await {
+        let key: ReleaseKey = ReleaseKey::of(report);
+        let fresh = match self.session.storage.history(&key.namespace, &key.name).await {
             Ok(fresh) => fresh,
             Err(e) => {
                 self.metrics.repair("failed");
-                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &e)]);
+                self.log.error("repair failed", &[("release", &key), ("error", &e)]);
                 return None;
             }
         };
@@ -85,17 +85,17 @@ impl Watcher<'_> {
             self.metrics.repair("superseded");
             self.log.info(
                 "repair skipped: the release changed since it was checked",
-                &[("release", &key_text(&key)), ("reason", &why)],
+                &[("release", &key), ("reason", &why)],
             );
             return None;
         }
-        let authority = options.authority(&key.0, &key.1);
+        let authority = options.authority(&key.namespace, &key.name);
         let remove_foreign = options.remove_foreign;
         let writer = match self.writer(&authority).await {
             Ok(w) => w,
             Err(e) => {
                 self.metrics.repair("failed");
-                self.log.error("repair failed", &[("release", &key_text(&key)), ("error", &crate::errors::chain(&e))]);
+                self.log.error("repair failed", &[("release", &key), ("error", &crate::errors::chain(&e))]);
                 return None;
             }
         };
@@ -113,7 +113,7 @@ impl Watcher<'_> {
     async fn repaired(&mut self, report: &DriftReport, repair: &crate::model::RepairReport) {
         let outcome = repair_result(&repair.steps.iter().map(|s| &s.status).collect::<Vec<_>>());
         self.metrics.repair(outcome);
-        let release = format!("{}/{}", report.namespace, report.release);
+        let release = ReleaseKey::of(report).to_string();
         for s in &repair.steps {
             let result = s.status.word();
             let mut fields: Vec<(&str, &dyn ToString)> =

@@ -299,8 +299,3 @@ impl<'a> Watcher<'a> {
         (!self.options.selection.all_namespaces).then(|| self.session.namespace.clone())
     }
 }
-
-/// `namespace/name`.
-fn key_text(key: &ReleaseKey) -> String {
-    format!("{}/{}", key.0, key.1)
-}

@@ -23,7 +23,7 @@ impl Signer {
 
     /// The signature of a drifted object of a release (hex, 64 characters); `None` when it does
     /// not count as drift.
-    pub fn of(&self, release: &(String, String), object: &ObjectDrift) -> Option<String> {
+    pub fn of(&self, release: &super::tracker::ReleaseKey, object: &ObjectDrift) -> Option<String> {
         signature(self, release, object)
     }
 
@@ -50,13 +50,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn signature(signer: &Signer, release: &(String, String), object: &ObjectDrift) -> Option<String> {
+fn signature(signer: &Signer, release: &super::tracker::ReleaseKey, object: &ObjectDrift) -> Option<String> {
     if !object.is_drift() {
         return None;
     }
     let hash = |v| signer.hash(v);
     let mut parts: Vec<String> = Vec::new();
-    parts.push(format!("object {} {} of release {}/{}", object.id.api_version, object.id, release.0, release.1));
+    parts.push(format!("object {} {} of release {release}", object.id.api_version, object.id));
     parts.push(format!("verdict {}", object.drift_kind().word()));
     for f in &object.fields {
         parts.push(format!("field {} {} {}", f.path.pointer(), hash(f.recorded.as_ref()), hash(f.live.as_ref())));
@@ -96,7 +96,7 @@ mod tests {
     }
 
     fn of(o: &ObjectDrift) -> Option<String> {
-        Signer::new(b"0123456789abcdef0123456789abcdef").of(&("ns".into(), "web".into()), o)
+        Signer::new(b"0123456789abcdef0123456789abcdef").of(&crate::watch::tracker::ReleaseKey::new("ns", "web"), o)
     }
 
     #[test]
@@ -108,9 +108,11 @@ mod tests {
 
     #[test]
     fn another_key_another_signature() {
-        let other = Signer::new(b"another key, another install....").of(&("ns".into(), "web".into()), &drifted(3));
+        let other = Signer::new(b"another key, another install....")
+            .of(&crate::watch::tracker::ReleaseKey::new("ns", "web"), &drifted(3));
         assert_ne!(of(&drifted(3)), other);
-        let release = Signer::new(b"0123456789abcdef0123456789abcdef").of(&("ns".into(), "db".into()), &drifted(3));
+        let release = Signer::new(b"0123456789abcdef0123456789abcdef")
+            .of(&crate::watch::tracker::ReleaseKey::new("ns", "db"), &drifted(3));
         assert_ne!(of(&drifted(3)), release, "another release's drift is another drift");
     }
 

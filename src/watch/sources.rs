@@ -57,7 +57,7 @@ pub fn storage(
     sink: Sink,
 ) -> Option<tokio::task::JoinHandle<()>> {
     let config = config().labels(&records_selector(RECORDS, selector));
-    let touch = |m: &ObjectMeta| release_of(m).map(Touch::Release);
+    let touch = |m: &ObjectMeta| release_of(m).map(|(namespace, name)| Touch::Release(ReleaseKey { namespace, name }));
     let version = |m: &ObjectMeta| hash(&m.resource_version);
     Some(match driver {
         Driver::Secrets => {

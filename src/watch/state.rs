@@ -98,7 +98,7 @@ impl State {
     pub fn releases_of(&self, touch: &Touch, names: &[String]) -> Vec<ReleaseKey> {
         match touch {
             Touch::Release(key) => {
-                if names.is_empty() || names.contains(&key.1) {
+                if names.is_empty() || names.contains(&key.name) {
                     vec![key.clone()]
                 } else {
                     Vec::new()
@@ -162,7 +162,7 @@ mod tests {
     }
 
     fn key(ns: &str, name: &str) -> ReleaseKey {
-        (ns.to_string(), name.to_string())
+        ReleaseKey::new(ns, name)
     }
 
     fn touch(group: &str, plural: &str, namespace: Option<&str>, name: &str) -> Touch {

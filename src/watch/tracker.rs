@@ -6,8 +6,30 @@ use super::signature::Signer;
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
 use std::collections::HashMap;
 
-/// `(namespace, name)` of a release.
-pub type ReleaseKey = (String, String);
+/// A release: its namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReleaseKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ReleaseKey {
+    pub fn new(namespace: &str, name: &str) -> ReleaseKey {
+        ReleaseKey { namespace: namespace.to_string(), name: name.to_string() }
+    }
+
+    /// The release a report is about.
+    pub fn of(report: &DriftReport) -> ReleaseKey {
+        ReleaseKey::new(&report.namespace, &report.release)
+    }
+}
+
+/// `namespace/name`.
+impl std::fmt::Display for ReleaseKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
 
 /// A change worth an Event and a notification.
 #[derive(Clone, Debug)]
@@ -43,7 +65,7 @@ impl Tracker {
 
     /// The transitions a release's new verdicts make, remembered as reported.
     pub fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
-        let release: ReleaseKey = (report.namespace.clone(), report.release.clone());
+        let release: ReleaseKey = ReleaseKey::of(report);
         let mut out = Vec::new();
         for object in &report.objects {
             if object.is_error() {
@@ -137,7 +159,7 @@ mod tests {
     fn a_restart_seeded_from_events_repeats_nothing_and_still_resolves() {
         let mut first = Tracker::seeded(HashMap::new(), signer());
         first.update(&report(Some(3)));
-        let web = ("ns".to_string(), "web".to_string());
+        let web = ReleaseKey::new("ns", "web");
         let sig = first.reported(&web, &id()).unwrap().to_string();
         let mut again = Tracker::seeded(HashMap::from([((web.clone(), id()), sig.clone())]), signer());
         assert!(again.update(&report(Some(3))).is_empty());

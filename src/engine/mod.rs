@@ -12,5 +12,7 @@ mod session;
 
 pub use decide::TooManyObjects;
 pub use evaluate::{Evaluated, evaluate, evaluate_selected};
-pub use scan::{Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan};
+pub use scan::{
+    Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan, select,
+};
 pub use session::Session;

@@ -82,6 +82,32 @@ pub fn file_baseline(settings: &Settings) -> Result<Option<Baseline>> {
     })
 }
 
+/// The releases a selection names in `namespace` (every namespace: `None`): one listing,
+/// narrowed by `-l`, when it names none; else one per name (`name=N` on the server). Names that
+/// match no release are returned apart, for the caller to say so. Shared by `check` and `watch`.
+pub async fn select(
+    storage: &crate::release::Storage,
+    selection: &Selection,
+    namespace: Option<&str>,
+) -> Result<(Vec<ReleaseIndex>, Vec<String>), SourceError> {
+    if selection.releases.is_empty() {
+        return Ok((storage.releases(namespace, selection.selector.as_deref()).await?, Vec::new()));
+    }
+    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    for name in &selection.releases {
+        let selector = match &selection.selector {
+            Some(s) => format!("name={name},{s}"),
+            None => format!("name={name}"),
+        };
+        let named = storage.releases(namespace, Some(&selector)).await?;
+        if named.is_empty() {
+            missing.push(name.clone());
+        }
+        found.extend(named);
+    }
+    Ok((found, missing))
+}
+
 /// Evaluates every release `selection` names; `progress(done, total)` is called as releases
 /// finish.
 pub async fn scan(
@@ -94,36 +120,24 @@ pub async fn scan(
     let scope_ns = (!selection.all_namespaces).then_some(session.namespace.as_str());
     let at = || format!("cannot list Helm releases on cluster {}", session.cluster.server);
 
+    let (indexes, missing) = select(storage, selection, scope_ns).await.with_context(at)?;
     let mut outcomes = Vec::new();
-    let mut indexes = Vec::new();
-    if selection.releases.is_empty() {
-        indexes = storage.releases(scope_ns, selection.selector.as_deref()).await.with_context(at)?;
-    } else {
-        for name in &selection.releases {
-            let selector = match &selection.selector {
-                Some(s) => format!("name={name},{s}"),
-                None => format!("name={name}"),
-            };
-            let found = storage.releases(scope_ns, Some(&selector)).await.with_context(at)?;
-            if found.is_empty() {
-                let hint = match scope_ns {
-                    Some(_) => storage.elsewhere(name, selection.selector.as_deref()).await,
-                    None => String::new(),
-                };
-                let err = SourceError::NotFound {
-                    release: name.clone(),
-                    namespace: scope_ns.map_or("(all namespaces)".to_string(), str::to_string),
-                    driver: storage.driver().name(),
-                    hint,
-                };
-                outcomes.push(Outcome::Failed(ReleaseError {
-                    namespace: scope_ns.unwrap_or("").to_string(),
-                    release: name.clone(),
-                    message: format!("cannot read release {name:?}: {err}"),
-                }));
-            }
-            indexes.extend(found);
-        }
+    for name in missing {
+        let hint = match scope_ns {
+            Some(_) => storage.elsewhere(&name, selection.selector.as_deref()).await,
+            None => String::new(),
+        };
+        let err = SourceError::NotFound {
+            release: name.clone(),
+            namespace: scope_ns.map_or("(all namespaces)".to_string(), str::to_string),
+            driver: storage.driver().name(),
+            hint,
+        };
+        outcomes.push(Outcome::Failed(ReleaseError {
+            namespace: scope_ns.unwrap_or("").to_string(),
+            message: format!("cannot read release {name:?}: {err}"),
+            release: name,
+        }));
     }
     let total = indexes.len();
     if lists_every_namespace(selection, &indexes) {

@@ -9,11 +9,8 @@ impl Watcher<'_> {
         let selection = &self.options.selection;
         let scope = self.scope();
         let storage = &self.session.storage;
-        let mut found = storage.releases(scope.as_deref(), selection.selector.as_deref()).await?;
-        if !selection.releases.is_empty() {
-            found.retain(|i| selection.releases.contains(&i.name));
-        }
-        self.say_missing(&found);
+        let (mut found, missing) = crate::engine::select(storage, selection, scope.as_deref()).await?;
+        self.say_missing(missing);
         self.metrics.selected.set(found.len() as i64);
         crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(r) = &self.options.repair {
@@ -34,9 +31,7 @@ impl Watcher<'_> {
 
     /// Names asked for that match no release: a warning when that changes, and in `/readyz` (a
     /// typo in a deployment's arguments would otherwise watch nothing and look healthy).
-    pub(super) fn say_missing(&self, found: &[ReleaseIndex]) {
-        let missing: Vec<String> =
-            self.options.selection.releases.iter().filter(|n| !found.iter().any(|i| &i.name == *n)).cloned().collect();
+    pub(super) fn say_missing(&self, missing: Vec<String>) {
         let Ok(mut known) = self.health.missing.lock() else { return };
         if *known == missing {
             return;

@@ -4,13 +4,20 @@
 //! a file (CI) or in a ConfigMap next to the release. A Secret's value is hashed salted and slow
 //! (PBKDF2-HMAC-SHA-256, a random salt per entry): whoever reads the file cannot confirm a
 //! guessed password cheaply, and no key has to be shared between the people who accept and the
-//! CI that checks.
+//! CI that checks. The judging (accept, apply) is pure and here; reading and writing the file
+//! or ConfigMap is in [`store`].
 
 use crate::model::{Accepted, DriftReport, FieldPath, ObjectDrift, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::num::NonZeroU32;
+
+mod store;
+
+pub use store::{configmap_name, configmaps, read_configmap, read_file, write_configmap, write_file};
+#[cfg(test)]
+use store::{parse, render};
 
 /// PBKDF2 iterations for a Secret's value.
 const PBKDF2_ITERATIONS: u32 = 100_000;
@@ -295,104 +302,6 @@ pub fn accept(
         added += 1;
     }
     (added, dropped)
-}
-
-/// Parses a baseline document; `at` names it in errors.
-pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
-    if text.trim().is_empty() {
-        return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
-    }
-    serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
-}
-
-/// The document as written to a file or a ConfigMap.
-pub fn render(b: &Baseline) -> String {
-    let mut b = b.clone();
-    b.api_version = api_version();
-    b.kind = kind();
-    b.entries.sort_by(|x, y| {
-        (&x.namespace, &x.release, &x.object, &x.path).cmp(&(&y.namespace, &y.release, &y.object, &y.path))
-    });
-    serde_yaml::to_string(&b).unwrap_or_default()
-}
-
-/// Reads a baseline file (an empty baseline when it does not exist).
-pub fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text, &path.display().to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => parse("", ""),
-        Err(e) => Err(BaselineError::Read { at: path.display().to_string(), why: e.to_string() }),
-    }
-}
-
-/// Writes a baseline file (through a temporary file, so a reader never sees half of it).
-pub fn write_file(path: &std::path::Path, b: &Baseline) -> Result<(), BaselineError> {
-    let err = |e: std::io::Error| BaselineError::Write { at: path.display().to_string(), why: e.to_string() };
-    let tmp = path.with_extension("yaml.tmp");
-    std::fs::write(&tmp, render(b)).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
-}
-
-/// The name of the ConfigMap holding a release's baseline.
-pub fn configmap_name(release: &str) -> String {
-    format!("{CONFIGMAP_PREFIX}{release}")
-}
-
-/// Reads a release's baseline from its ConfigMap (an empty baseline when there is none).
-pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &str) -> Result<Baseline, BaselineError> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    let name = configmap_name(release);
-    let at = format!("ConfigMap {namespace}/{name}");
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
-    let found = crate::api::retry(|| api.get_opt(&name)).await.map_err(|e| BaselineError::Read {
-        at: at.clone(),
-        why: crate::api::ApiError::from_kube(&e, "get", "configmaps").to_string(),
-    })?;
-    let text = found.and_then(|c| c.data).and_then(|mut d| d.remove(CONFIGMAP_KEY)).unwrap_or_default();
-    parse(&text, &at)
-}
-
-/// The releases (`(namespace, release)`) that have a baseline ConfigMap in scope (one
-/// namespace, or every one); empty when they cannot be listed.
-pub async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(String, String)> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    let api: kube::Api<ConfigMap> = match namespace {
-        Some(ns) => kube::Api::namespaced(client.clone(), ns),
-        None => kube::Api::all(client.clone()),
-    };
-    let lp = kube::api::ListParams::default().labels(CONFIGMAP_LABEL);
-    let Ok(list) = api.list_metadata(&lp).await else { return Vec::new() };
-    list.items
-        .into_iter()
-        .filter_map(|m| {
-            let release = m.metadata.labels?.remove(CONFIGMAP_LABEL)?;
-            (m.metadata.name? == configmap_name(&release)).then_some((m.metadata.namespace?, release))
-        })
-        .collect()
-}
-
-/// Writes a release's baseline to its ConfigMap (server-side apply as `helm-drift`), labelled so
-/// that it is found, and never one of Helm's own records.
-pub async fn write_configmap(
-    client: &kube::Client,
-    namespace: &str,
-    release: &str,
-    b: &Baseline,
-) -> Result<(), BaselineError> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    let name = configmap_name(release);
-    let body = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": {CONFIGMAP_LABEL: release}},
-        "data": {CONFIGMAP_KEY: render(b)},
-    });
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
-    let params = kube::api::PatchParams::apply("helm-drift").force();
-    api.patch(&name, &params, &kube::api::Patch::Apply(&body)).await.map(|_| ()).map_err(|e| BaselineError::Write {
-        at: format!("ConfigMap {namespace}/{name}"),
-        why: crate::api::ApiError::from_kube(&e, "patch", "configmaps").to_string(),
-    })
 }
 
 #[cfg(test)]

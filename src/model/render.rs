@@ -10,6 +10,17 @@ pub enum DocChange {
     OnlyRendered(String),
 }
 
+impl DocChange {
+    /// The word reports use for it (text and JSON `change`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            DocChange::Changed { .. } => "changed",
+            DocChange::OnlyStored(_) => "gone",
+            DocChange::OnlyRendered(_) => "new",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocDiff {
     /// `# Source:` path (with `#N` when a template renders several documents).

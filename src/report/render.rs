@@ -18,7 +18,7 @@ pub fn text(r: &RenderReport, style: &Style) -> String {
         r.release, r.namespace, r.revision, r.kube_version
     );
     for d in &r.diffs {
-        let (label, stored, rendered) = sides(&d.change, style.show_secrets);
+        let (label, (stored, rendered)) = (d.change.word(), sides(&d.change, style.show_secrets));
         let _ = writeln!(out, "  {label:<8} {}", d.source);
         let (a, b) = (format!("{stored}\n"), format!("{rendered}\n"));
         let diff = similar::TextDiff::from_lines(&a, &b);
@@ -29,27 +29,30 @@ pub fn text(r: &RenderReport, style: &Style) -> String {
     out
 }
 
-/// A change's label and both sides as they may be shown (secret values hidden unless `show`).
-fn sides(change: &DocChange, show: bool) -> (&'static str, String, String) {
-    let (label, stored, rendered) = match change {
-        DocChange::Changed { stored, rendered } => ("changed", Some(stored.as_str()), Some(rendered.as_str())),
-        DocChange::OnlyStored(s) => ("gone", Some(s.as_str()), None),
-        DocChange::OnlyRendered(s) => ("new", None, Some(s.as_str())),
+/// Both sides of a change as they may be shown (secret values hidden unless `show`).
+fn sides(change: &DocChange, show: bool) -> (String, String) {
+    let (stored, rendered) = match change {
+        DocChange::Changed { stored, rendered } => (Some(stored.as_str()), Some(rendered.as_str())),
+        DocChange::OnlyStored(s) => (Some(s.as_str()), None),
+        DocChange::OnlyRendered(s) => (None, Some(s.as_str())),
     };
-    let (a, b) = super::secret::mask_documents(stored, rendered, show);
-    (label, a, b)
+    super::secret::mask_documents(stored, rendered, show)
 }
 
 pub fn json(r: &RenderReport, show: bool) -> String {
     let docs: Vec<_> = r
         .diffs
         .iter()
-        .map(|d| match sides(&d.change, show) {
-            ("changed", stored, rendered) => {
-                serde_json::json!({"source": d.source, "change": "changed", "stored": stored, "rendered": rendered})
+        .map(|d| {
+            let (stored, rendered) = sides(&d.change, show);
+            let mut doc = serde_json::json!({"source": d.source, "change": d.change.word()});
+            if !matches!(d.change, DocChange::OnlyRendered(_)) {
+                doc["stored"] = stored.into();
             }
-            ("gone", s, _) => serde_json::json!({"source": d.source, "change": "gone", "stored": s}),
-            (_, _, s) => serde_json::json!({"source": d.source, "change": "new", "rendered": s}),
+            if !matches!(d.change, DocChange::OnlyStored(_)) {
+                doc["rendered"] = rendered.into();
+            }
+            doc
         })
         .collect();
     super::json::pretty(&serde_json::json!({

@@ -5,8 +5,8 @@ use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DocChange, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift, Outcome,
-    ReleaseVerdict, Rerender, RunReport, Verdict,
+    Attribution, Cause, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift, Outcome, ReleaseVerdict,
+    Rerender, RunReport, Verdict,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -93,11 +93,7 @@ fn rerender(out: &mut String, recorded: &DriftReport, r: &Rerender, style: &Styl
     }
     let _ = writeln!(out, "  {head}: {} of {} documents render differently", r.changed.len(), r.documents);
     for d in &r.changed {
-        let label = match d.change {
-            DocChange::Changed { .. } => "changed",
-            DocChange::OnlyStored(_) => "gone",
-            DocChange::OnlyRendered(_) => "new",
-        };
+        let label = d.change.word();
         let _ = writeln!(out, "{DETAIL}{label:<8} {}", d.source);
     }
     let mut lines = Vec::new();

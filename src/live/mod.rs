@@ -3,8 +3,10 @@
 //! changes as Helm would ([`change`]). Every failure is a typed [`ApiError`].
 
 mod change;
+mod events;
 
-pub use change::{Change, apply_dry_run, change, event, event_namespace, record_event};
+pub use change::{Change, apply_dry_run, change};
+pub use events::{event, event_namespace, record_event};
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};

@@ -3,11 +3,10 @@
 
 use super::args::{CompareArgs, Global};
 use crate::api::Connection;
-use crate::policy::ignore::{self, Rule};
+use crate::policy::ignore::Rule;
 use crate::release::Driver;
 use crate::settings::{CompareOptions, Settings};
-use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 /// Where a command's accepted drift comes from.
@@ -75,70 +74,20 @@ pub fn settings(g: &Global) -> Result<Settings> {
     })
 }
 
-/// The default config file, looked for in the current directory.
-const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
-
-/// The config file's format.
-#[derive(serde::Deserialize, Debug, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ConfigFile {
-    #[serde(default)]
-    ignore: Vec<ignore::RuleSpec>,
-    #[serde(default)]
-    check_hpa_replicas: bool,
-    #[serde(default)]
-    expected: Vec<crate::policy::expected::RuleSpec>,
-}
-
+/// The comparison options from the flags and the config file.
 pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
-    let mut rules = Vec::new();
-    let path = a.config.clone().filter(|p| !p.as_os_str().is_empty()).or_else(|| {
-        let default = PathBuf::from(DEFAULT_CONFIG);
-        default.is_file().then_some(default)
-    });
-    let mut file = ConfigFile::default();
-    let mut imported = crate::policy::gitops::Imported::default();
-    if let Some(path) = &path {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        let at = path.display().to_string();
-        // One or more YAML documents: helm-drift's own config, Flux HelmReleases, Argo CD
-        // Applications.
-        for doc in serde_yaml::Deserializer::from_str(&text) {
-            let doc = serde_json::Value::deserialize(doc).with_context(|| format!("invalid config file {at}"))?;
-            if doc.is_null() {
-                continue;
-            }
-            if crate::policy::gitops::kind_of(&doc).is_some() {
-                let found = crate::policy::gitops::import(&doc, &at)?;
-                imported.rules.extend(found.rules);
-                imported.disabled.extend(found.disabled);
-                imported.warnings.extend(found.warnings);
-                imported.describes.extend(found.describes);
-            } else if doc.get("kind").is_some() && doc.get("apiVersion").is_some() {
-                imported.warnings.push(format!(
-                    "{at}: a {} document is not a helm-drift config, a Flux HelmRelease or an Argo CD Application, and was left out",
-                    doc["kind"].as_str().unwrap_or("?")
-                ));
-            } else {
-                file = serde_json::from_value(doc).with_context(|| format!("invalid config file {at}"))?;
-            }
-        }
-        for (i, spec) in std::mem::take(&mut file.ignore).into_iter().enumerate() {
-            rules.push(Rule::from_spec(spec, &format!("{at} ignore[{i}]"))?);
-        }
-    }
-    rules.extend(imported.rules);
+    let config = crate::policy::config::load(crate::policy::config::path(a.config.as_deref()).as_deref())?;
+    let mut rules = config.rules;
+    let imported = config.imported;
     for text in &a.ignore {
         rules.push(Rule::parse_flag(text)?);
     }
-    let origin = path.as_ref().map_or("config".to_string(), |p| p.display().to_string());
     Ok(CompareOptions {
         read_only: a.read_only,
         rules,
-        check_hpa_replicas: a.check_hpa_replicas || file.check_hpa_replicas,
+        check_hpa_replicas: a.check_hpa_replicas || config.check_hpa_replicas,
         include_crds: a.include_crds,
-        expected: crate::policy::expected::rules(file.expected, &origin)?,
+        expected: config.expected,
         strict: a.strict,
         trust_live_annotations: a.trust_live_annotations,
         max_objects: a.max_objects,

@@ -1,8 +1,10 @@
 //! The comparison policy: what a difference means beyond the bare comparison. [`ignore`] rules
 //! leave fields out (flags, the config file, annotations), [`expected`] rules say which writes
 //! outside Helm are routine, [`gitops`] reads the same rules from a Flux `HelmRelease` or an
-//! Argo CD `Application`, and [`jq`] evaluates Argo CD's jq path expressions.
+//! Argo CD `Application`, [`jq`] evaluates Argo CD's jq path expressions, and [`config`] reads
+//! them all from the config file.
 
+pub mod config;
 pub mod expected;
 pub mod gitops;
 pub mod ignore;

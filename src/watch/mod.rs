@@ -3,6 +3,12 @@
 //! evaluated again (debounced), with a full resync every `--resync`. Verdicts go to metrics, to
 //! Events and notifications once per drift signature, and, for releases that opt in, to
 //! `repair`. With `--leader-elect` only the replica holding the Lease acts.
+//!
+//! The rooms: `state` (what the watcher knows, pure), `looping` (the event loop), `checks`
+//! (full checks and touched releases), `announce` (Events, notifications, log lines), `healing`
+//! (self-healing, with the pure policy in `heal`), `tracker` and `signature` (what was reported),
+//! `sources` (the watches), `leader`, `server`, `metrics`, `notify`, `log`. This file holds the
+//! options, the watcher's fields and its start.
 
 mod announce;
 mod checks;

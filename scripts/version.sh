@@ -22,6 +22,7 @@ case "${1:-}" in
       fi
     }
     check plugin.yaml version "$(yaml_value "$root/plugin.yaml" version)"
+    check packaging/helm4/plugin.yaml version "$(yaml_value "$root/packaging/helm4/plugin.yaml" version)"
     check charts/helm-drift/Chart.yaml version "$(yaml_value "$root/charts/helm-drift/Chart.yaml" version)"
     check charts/helm-drift/Chart.yaml appVersion "$(yaml_value "$root/charts/helm-drift/Chart.yaml" appVersion)"
     check Cargo.lock "the helm-drift package" "$(awk '/^name = "helm-drift"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
@@ -39,10 +40,11 @@ case "${1:-}" in
     new=${2:?usage: scripts/version.sh --set X.Y.Z}
     sed -i.bak "0,/^version = \".*\"$/s//version = \"$new\"/" "$root/Cargo.toml"
     sed -i.bak "s/^version: .*/version: \"$new\"/" "$root/plugin.yaml"
+    sed -i.bak "s/^version: .*/version: \"$new\"/" "$root/packaging/helm4/plugin.yaml"
     sed -i.bak -e "s/^version: .*/version: $new/" -e "s/^appVersion: .*/appVersion: \"$new\"/" "$root/charts/helm-drift/Chart.yaml"
     awk -v v="$new" '{ print } /^name = "helm-drift"$/ { getline; print "version = \"" v "\"" }' "$root/Cargo.lock" >"$root/Cargo.lock.new"
     mv "$root/Cargo.lock.new" "$root/Cargo.lock"
-    rm -f "$root/Cargo.toml.bak" "$root/plugin.yaml.bak" "$root/charts/helm-drift/Chart.yaml.bak"
+    rm -f "$root/Cargo.toml.bak" "$root/plugin.yaml.bak" "$root/packaging/helm4/plugin.yaml.bak" "$root/charts/helm-drift/Chart.yaml.bak"
     echo "version $new written; add its section to CHANGELOG.md" >&2
     ;;
   *) echo "usage: scripts/version.sh [--check [TAG] | --set X.Y.Z]" >&2; exit 1 ;;

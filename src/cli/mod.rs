@@ -205,6 +205,8 @@ mod tests {
         let v = env!("CARGO_PKG_VERSION");
         let plugin: serde_yaml::Value = serde_yaml::from_str(include_str!("../../plugin.yaml")).unwrap();
         assert_eq!(plugin["version"], v, "plugin.yaml");
+        let v1: serde_yaml::Value = serde_yaml::from_str(include_str!("../../packaging/helm4/plugin.yaml")).unwrap();
+        assert_eq!(v1["version"], v, "packaging/helm4/plugin.yaml");
         let chart: serde_yaml::Value =
             serde_yaml::from_str(include_str!("../../charts/helm-drift/Chart.yaml")).unwrap();
         assert_eq!(chart["version"], v, "charts/helm-drift/Chart.yaml version");
@@ -212,6 +214,47 @@ mod tests {
         assert!(include_str!("../../CHANGELOG.md").contains(&format!("\n## [{v}] - ")), "CHANGELOG.md section");
         let line = version_line();
         assert!(line.starts_with(&format!("helm-drift {v} (commit ")) && line.contains(", built "), "{line}");
+    }
+
+    /// Helm 4's plugin.yaml (v1, packaging/helm4) says what the legacy one at the root says: the
+    /// same name, version, help, flags handling, command per OS and install/update hooks.
+    #[test]
+    fn both_plugin_formats_say_the_same() {
+        let legacy: serde_yaml::Value = serde_yaml::from_str(include_str!("../../plugin.yaml")).unwrap();
+        let v1: serde_yaml::Value = serde_yaml::from_str(include_str!("../../packaging/helm4/plugin.yaml")).unwrap();
+        assert_eq!(
+            (&v1["apiVersion"], &v1["type"], &v1["runtime"]),
+            (&"v1".into(), &"cli/v1".into(), &"subprocess".into())
+        );
+        assert_eq!(v1["name"], legacy["name"]);
+        assert_eq!(v1["version"], legacy["version"]);
+        let config = &v1["config"];
+        assert!(config["usage"].as_str().unwrap().starts_with("drift"), "Helm 4 makes usage the command's name");
+        assert_eq!(config["shortHelp"], legacy["usage"]);
+        assert_eq!(config["longHelp"], legacy["description"]);
+        assert_eq!(config["ignoreFlags"], legacy["ignoreFlags"]);
+        let commands = |v: &serde_yaml::Value| -> Vec<(String, String)> {
+            v.as_sequence()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["os"].as_str().unwrap().into(),
+                        c["command"].as_str().unwrap().replace("${", "$").replace('}', ""),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(commands(&v1["runtimeConfig"]["platformCommand"]), commands(&legacy["platformCommand"]));
+        for (hook, script) in [
+            ("install", legacy["hooks"]["install"].as_str().unwrap()),
+            ("update", legacy["hooks"]["update"].as_str().unwrap()),
+        ] {
+            for c in v1["runtimeConfig"]["platformHooks"][hook].as_sequence().unwrap() {
+                let line = c["args"][1].as_str().unwrap().replace('"', "");
+                assert_eq!((c["command"].as_str(), line.as_str()), (Some("sh"), script), "{hook} hook");
+            }
+        }
     }
 
     /// completion.yaml (Helm's static completion) lists every sub-command and its own flags.

@@ -281,3 +281,24 @@ fn install_script_errors_and_offline_install() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("failed (attempt 2); retrying in 2s"), "{}", text(&out));
 }
+
+/// Helm 4's plugin format (`packaging/helm4/plugin.yaml`, apiVersion v1): Helm 4 installs a
+/// directory with it (the install hook runs through `sh`, keeping the bundled binary), lists the
+/// plugin with its version, runs it with Helm's environment, and uninstalls it. Helm 3 refuses
+/// the file, which is why the repository root keeps the legacy one.
+#[test]
+fn helm4_installs_the_v1_plugin_format() {
+    let env = Env::new("plugin-v1");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let dir = env.plugin_dir();
+    std::fs::copy(repo_root().join("packaging/helm4/plugin.yaml"), dir.join("plugin.yaml")).unwrap();
+    let installed = env.helm(Helm::V4, &["plugin", "install", dir.to_str().unwrap()]).success();
+    installed.stdout_has("Installed plugin: drift").stdout_has("helm-drift: using the bundled binary");
+    let list = env.helm(Helm::V4, &["plugin", "list"]).success().stdout();
+    assert!(list.lines().any(|l| l.starts_with("drift") && l.contains(VERSION) && l.contains("cli/v1")), "{list}");
+    env.helm(Helm::V4, &["drift", "check", "web"]).success().stdout_has("web: in sync (4 objects)");
+    env.helm(Helm::V4, &["drift", "version"]).success().stdout_has(VERSION);
+    env.helm(Helm::V4, &["plugin", "uninstall", "drift"]).success();
+    let refused = env.helm(Helm::V3, &["plugin", "install", dir.to_str().unwrap()]).output();
+    assert_ne!(refused.out.status.code(), Some(0), "Helm 3 takes no v1 plugin.yaml\n{}", refused.dump());
+}

@@ -81,7 +81,14 @@ fn workflows_pass_actionlint_and_build_what_a_release_needs() {
 /// A copy of the files that carry the version, for scripts/version.sh to check or rewrite.
 fn version_files(dir: &Path) {
     let root = repo_root();
-    for f in ["Cargo.toml", "Cargo.lock", "plugin.yaml", "CHANGELOG.md", "charts/helm-drift/Chart.yaml"] {
+    for f in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "plugin.yaml",
+        "packaging/helm4/plugin.yaml",
+        "CHANGELOG.md",
+        "charts/helm-drift/Chart.yaml",
+    ] {
         let to = dir.join(f);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(root.join(f), to).unwrap();
@@ -115,6 +122,8 @@ fn one_version_everywhere_and_the_tag() {
     // --set writes every place; the changelog section is the one thing left to write by hand.
     let set = version_script(copy.path(), &["--set", "1.2.3"]);
     assert!(set.status.success(), "{}", text(&set));
+    let v1 = std::fs::read_to_string(copy.path().join("packaging/helm4/plugin.yaml")).unwrap();
+    assert!(v1.contains("\nversion: \"1.2.3\"\n"), "Helm 4's plugin.yaml too:\n{v1}");
     let missing = version_script(copy.path(), &["--check", "v1.2.3"]);
     assert_eq!(text(&missing).trim(), "CHANGELOG.md: no \"## [1.2.3]\" section");
     let changelog = copy.path().join("CHANGELOG.md");

@@ -54,13 +54,7 @@ pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>
             return drift;
         }
     };
-    let me = ObjectRef {
-        group: obj.group(),
-        version: obj.version(),
-        kind: &obj.kind,
-        name: &obj.name,
-        namespace: obj.namespace.as_deref(),
-    };
+    let me = object_ref(obj);
     let ignores = match rules(ctx, obj, &me, &live) {
         Ok(ignores) => ignores,
         Err(Excluded(reason)) => {
@@ -107,6 +101,17 @@ fn conclude(
         drift.live = Some(live);
     }
     drift
+}
+
+/// The object as rules select it (group, version, kind, name, namespace).
+fn object_ref(obj: &DesiredObject) -> ObjectRef<'_> {
+    ObjectRef {
+        group: obj.group(),
+        version: obj.version(),
+        kind: &obj.kind,
+        name: &obj.name,
+        namespace: obj.namespace.as_deref(),
+    }
 }
 
 /// Why an object is left out of the comparison altogether (an opt-out annotation, a release
@@ -248,13 +253,7 @@ mod tests {
     /// the verdict.
     fn read_only(ctx: &Policy<'_>, obj: &DesiredObject, live: Value) -> ObjectDrift {
         let drift = ObjectDrift::new(obj.id(), None, Verdict::InSync);
-        let me = ObjectRef {
-            group: obj.group(),
-            version: obj.version(),
-            kind: &obj.kind,
-            name: &obj.name,
-            namespace: obj.namespace.as_deref(),
-        };
+        let me = object_ref(obj);
         let ignores = match rules(ctx, obj, &me, &live) {
             Ok(i) => i,
             Err(Excluded(reason)) => return ObjectDrift::new(obj.id(), None, Verdict::Excluded { reason }),

@@ -8,6 +8,11 @@
 #   HELM_DRIFT_ARCHIVE=/path/x.tgz    install from a local release archive (air-gapped); checked
 #                                     against HELM_DRIFT_CHECKSUMS=/path/checksums.txt if given
 #   a bundled bin/helm-drift          used as it is (not on `update`)
+#   a bundled helm-drift              (the Helm 3 release archive, binary at the top) moved
+#                                     to bin/helm-drift
+#   a bundled bin/<os>-<arch>/helm-drift
+#                                     (the signed Helm 4 package carries every platform's)
+#                                     copied to bin/helm-drift
 #   otherwise                         download the release archive for this OS/arch and the
 #                                     checksums file from HELM_DRIFT_BASE_URL (a mirror) or the
 #                                     project's releases, verify SHA-256, install
@@ -133,6 +138,27 @@ fi
 
 if [ -x "$bin" ] && [ "${1:-}" != "update" ]; then
   say "using the bundled binary $bin"
+  exit 0
+fi
+
+# The Helm 3 release archive: no directory inside (see scripts/package.sh), so the binary
+# comes at the top.
+if [ -f "$dir/helm-drift" ] && [ ! -d "$dir/helm-drift" ]; then
+  mkdir -p "$bin_dir"
+  chmod 755 "$dir/helm-drift"
+  mv -f "$dir/helm-drift" "$bin"
+  say "using the bundled binary (moved to $bin)"
+  exit 0
+fi
+
+# The Helm 4 package: Helm verified the package (binaries included) before this hook runs.
+if [ -d "$bin_dir" ] && ls "$bin_dir"/*/helm-drift >/dev/null 2>&1; then
+  bundled="$bin_dir/$(platform)/helm-drift"
+  [ -f "$bundled" ] || fail "this package carries no binary for $(platform) (it has: $(cd "$bin_dir" && ls -d -- */ | tr -d / | tr '\n' ' '))"
+  cp "$bundled" "$bin.partial"
+  chmod 755 "$bin.partial"
+  mv -f "$bin.partial" "$bin"
+  say "using the bundled binary for $(platform)"
   exit 0
 fi
 

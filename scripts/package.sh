@@ -3,8 +3,13 @@
 # both `helm plugin install <archive URL or file>` (Helm 3 and 4) and install-binary.sh use:
 #
 #   dist/helm-drift-<os>-<arch>.tgz   plugin.yaml, install-binary.sh, plugin.complete,
-#                                     completion.yaml, README.md, bin/helm-drift at the top
-#                                     (Helm 3's archive installer wants plugin.yaml there)
+#                                     completion.yaml, README.md and the helm-drift binary, all
+#                                     at the top and no directory entry: Helm 3's archive
+#                                     installer wants plugin.yaml there, and it extracts into a
+#                                     cache directory it never empties, with mkdir for each
+#                                     directory entry, so an archive with one fails to install a
+#                                     second time ("mkdir .../bin: file exists"). The install
+#                                     hook moves the binary into bin/.
 #   dist/helm-drift-checksums.txt     sha256sum lines for every archive in dist/
 #
 #   scripts/package.sh [--binary PATH] [--out DIR]
@@ -31,12 +36,12 @@ os=$(uname -s | tr '[:upper:]' '[:lower:]')
 case "$(uname -m)" in x86_64 | amd64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$out"
+mkdir -p "$out"
 cp "$root/plugin.yaml" "$root/install-binary.sh" "$root/plugin.complete" "$root/completion.yaml" "$root/README.md" "$stage/"
-cp "$binary" "$stage/bin/helm-drift"
-chmod 755 "$stage/bin/helm-drift" "$stage/install-binary.sh" "$stage/plugin.complete"
+cp "$binary" "$stage/helm-drift"
+chmod 755 "$stage/helm-drift" "$stage/install-binary.sh" "$stage/plugin.complete"
 archive="$out/helm-drift-$os-$arch.tgz"
-# Entries without a leading "./": Helm 3 creates each directory entry with mkdir.
-tar -czf "$archive" -C "$stage" plugin.yaml install-binary.sh plugin.complete completion.yaml README.md bin
+# Files only, without a leading "./" (no directory entry at all, see above).
+tar -czf "$archive" -C "$stage" plugin.yaml install-binary.sh plugin.complete completion.yaml README.md helm-drift
 (cd "$out" && sha256sum helm-drift-*.tgz >helm-drift-checksums.txt)
 echo "$archive"

@@ -11,13 +11,19 @@ HELM_DRIFT_ACTIONLINT=$(scripts/tools.sh --actionlint)
 export HELM_DRIFT_ACTIONLINT
 echo "test.sh: tools ready in $(( $(date +%s) - start ))s ($HELM_DRIFT_TOOLS)"
 
-# PostgreSQL (Debian's package) for the tests of Helm's sql storage driver; the tests start
-# their own private server.
-if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  echo "test.sh: installing PostgreSQL from Debian's packages"
+apt_install() {
+  echo "test.sh: installing $1 from Debian's packages"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1" >/dev/null
+}
+# PostgreSQL for the tests of Helm's sql storage driver (they start their own private server);
+# GnuPG for the tests that sign and verify the Helm 4 plugin package with a key they make; git
+# for the tests that install the plugin from a repository.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  apt_install postgresql
 fi
+command -v gpg >/dev/null 2>&1 || apt_install gnupg
+command -v git >/dev/null 2>&1 || apt_install git
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

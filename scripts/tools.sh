@@ -8,8 +8,12 @@
 #                                 cluster tools' cache stays valid), print its path
 #
 # Tools: kube-apiserver, kube-controller-manager, kubectl (k8s.io/kubernetes), etcd
-# (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); and actionlint
-# (github.com/rhysd/actionlint) for the release workflows.
+# (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); for the install tests
+# an OCI registry (github.com/distribution/distribution/v3), oras (oras.land/oras) and the oldest
+# Helm 3 releases the plugin supports (helm3.12, helm3.18); and actionlint
+# (github.com/rhysd/actionlint) for the release workflows. The install-test tools are built each
+# into a directory named after its version and linked into the tools directory, so adding or
+# bumping one leaves the cluster tools' cache valid.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -109,10 +113,34 @@ build_helm() {
   log "built $name"
 }
 
+# go install NAME VERSION PACKAGE [LDFLAGS]: built once into $cache_root/NAME-VERSION, linked as
+# $bin/NAME.
+build_linked() {
+  local name=$1 version=$2 package=$3 ldflags="-s -w ${4:-}"
+  local home="$cache_root/$name-$version/bin"
+  if [ ! -x "$home/$name" ]; then
+    log "building $name from $package@$version"
+    local w="$cache_root/$name-$version/work"
+    rm -rf "$w" && mkdir -p "$w" "$home"
+    GOBIN="$w" go install -trimpath -ldflags "$ldflags" "$package@$version" >&2
+    mv "$w/$(basename "$package")" "$home/$name"
+    rm -rf "$w"
+    log "built $name"
+  fi
+  ln -sfn "$home/$name" "$bin/$name"
+}
+
 start=$(date +%s)
 build_helm 3 "$HELM3_VERSION"
 build_helm 4 "$HELM4_VERSION"
 build_etcd
 build_kubernetes
+build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry
+build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
+for v in $HELM3_OLDER_VERSIONS; do
+  short=${v#v}
+  build_linked "helm${short%.*}" "$v" helm.sh/helm/v3/cmd/helm \
+    "-X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+done
 log "tools ready in $bin ($(( $(date +%s) - start ))s)"
 echo "$bin"

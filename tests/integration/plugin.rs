@@ -2,7 +2,7 @@
 //! tampered archive), `helm plugin list/uninstall`, global flags and exit codes through helm,
 //! and shell completion, with real helm v3 and v4.
 
-use crate::support::{Env, FileServer, Helm, repo_root};
+use crate::support::{Env, FileServer, Helm, packaged_binary, repo_root};
 use std::path::{Path, PathBuf};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -14,7 +14,9 @@ fn package(root: &Path) -> String {
     let script = repo_root().join("scripts/package.sh");
     let status = std::process::Command::new("bash")
         .arg(script)
-        .args(["--binary", env!("CARGO_BIN_EXE_helm-drift"), "--out"])
+        .arg("--binary")
+        .arg(packaged_binary())
+        .arg("--out")
         .arg(&out)
         .output()
         .unwrap();

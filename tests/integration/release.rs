@@ -57,8 +57,34 @@ fn workflows_pass_actionlint_and_build_what_a_release_needs() {
     assert!(build.contains("cargo auditable build --release --locked"), "{build}");
     assert!(build.contains("scripts/package.sh --binary target/release/helm-drift"), "{build}");
     let publish = steps("publish");
-    assert!(publish.contains("sha256sum helm-drift-*.tgz >helm-drift-checksums.txt"), "{publish}");
+    assert!(publish.contains("sha256sum helm-drift-*.tgz drift-*.tgz >helm-drift-checksums.txt"), "{publish}");
     assert!(publish.contains("scripts/release-notes.sh"), "{publish}");
+    // The Helm 4 package: every platform's binary (the archives' top-level helm-drift), signed
+    // by the release key, checked, published with its .prov and the public key, pushed to OCI
+    // the way distribution.rs installs it.
+    for platform in &targets {
+        assert!(publish.contains(platform.as_str()), "the Helm 4 package carries {platform}: {publish}");
+    }
+    for needed in [
+        "secrets.HELM_DRIFT_SIGNING_KEY",
+        "secrets.HELM_DRIFT_SIGNING_PASSPHRASE",
+        "tar -xzf \"dist/helm-drift-$platform.tgz\" -C \"bins/$platform\" helm-drift",
+        "scripts/package-helm4.sh --out dist --key \"$uid\" --keyring \"$GNUPGHOME/secring.gpg\"",
+        "helm plugin verify \"dist/drift-$VERSION.tgz\" --keyring dist/helm-drift-signing-key.asc",
+        "gpg --batch --armor --export >dist/helm-drift-signing-key.asc",
+        "scripts/push-plugin.sh \"dist/drift-$VERSION.tgz\" \"ghcr.io/$OWNER/helm-plugins/drift:$VERSION\"",
+    ] {
+        assert!(publish.contains(needed), "the publish job lacks {needed}");
+    }
+    let versions = std::fs::read_to_string(root.join("scripts/versions.env")).unwrap();
+    let helm4 = versions.lines().find_map(|l| l.strip_prefix("HELM4_VERSION=")).unwrap();
+    let setup_helm = jobs["publish"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("azure/setup-helm@")))
+        .expect("the publish job sets up Helm");
+    assert_eq!(setup_helm["with"]["version"].as_str(), Some(helm4), "the Helm 4 the tests sign with");
     let image = steps("image");
     assert!(image.contains("linux/amd64,linux/arm64") && image.contains("needs.version.outputs.version"), "{image}");
     let chart = steps("chart");
@@ -261,4 +287,46 @@ fn every_readme_section_has_a_guarded_claim() {
         }
     }
     assert!(unknown.is_empty(), "tests/CLAIMS.md names tests that do not exist: {unknown:?}");
+}
+
+/// `cargo binstall helm-drift` takes the release archive of each platform the workflow builds:
+/// the metadata names the archives `scripts/package.sh` makes, and its `bin-dir` is where the
+/// binary is in them (at the top, no directory: Helm 3 reinstalls need that too).
+#[test]
+fn cargo_binstall_takes_the_release_archives() {
+    let root = repo_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = run(Command::new(cargo)
+        .args(["metadata", "--offline", "--no-deps", "--format-version", "1", "--manifest-path"])
+        .arg(root.join("Cargo.toml")));
+    assert!(out.status.success(), "cargo metadata:\n{}", text(&out));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = metadata["packages"].as_array().unwrap().iter().find(|p| p["name"] == "helm-drift").unwrap();
+    let binstall = &package["metadata"]["binstall"];
+    assert_eq!(binstall["pkg-fmt"], "tgz");
+    assert_eq!(binstall["bin-dir"], "{ bin }{ binary-ext }");
+    let targets = [
+        ("x86_64-unknown-linux-gnu", "linux-amd64"),
+        ("aarch64-unknown-linux-gnu", "linux-arm64"),
+        ("x86_64-apple-darwin", "darwin-amd64"),
+        ("aarch64-apple-darwin", "darwin-arm64"),
+    ];
+    assert_eq!(binstall["overrides"].as_object().unwrap().len(), targets.len());
+    for (triple, platform) in targets {
+        let url = format!("{{ repo }}/releases/download/v{{ version }}/helm-drift-{platform}.tgz");
+        assert_eq!(binstall["overrides"][triple]["pkg-url"], url.as_str(), "{triple}");
+    }
+    let dist = tempfile::tempdir().unwrap();
+    let packaged = run(Command::new("bash")
+        .arg(root.join("scripts/package.sh"))
+        .arg("--binary")
+        .arg(crate::support::packaged_binary())
+        .arg("--out")
+        .arg(dist.path()));
+    assert!(packaged.status.success(), "scripts/package.sh:\n{}", text(&packaged));
+    let archive = String::from_utf8_lossy(&packaged.stdout).trim().to_string();
+    let listing = run(Command::new("tar").args(["-tzf", &archive]));
+    let entries: Vec<String> = String::from_utf8_lossy(&listing.stdout).lines().map(String::from).collect();
+    assert!(entries.iter().any(|e| e == "helm-drift"), "{entries:?}");
+    assert!(entries.iter().all(|e| !e.contains('/')), "no directory in the archive: {entries:?}");
 }

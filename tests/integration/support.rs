@@ -91,7 +91,13 @@ impl Env {
 
     /// `helm` (v3 or v4) in this test's namespace.
     pub fn helm(&self, helm: Helm, args: &[&str]) -> Run {
-        let mut cmd = self.command(&self.helm_bin(helm));
+        self.helm_tool(helm.binary(), args)
+    }
+
+    /// A helm binary of the tools directory by name (`helm3.12`, `helm3.18`, `helm4`...), in
+    /// this test's namespace.
+    pub fn helm_tool(&self, name: &str, args: &[&str]) -> Run {
+        let mut cmd = self.command(&self.cp.tools().path(name));
         cmd.arg("-n").arg(&self.ns).args(args);
         Run::new(cmd)
     }
@@ -152,7 +158,7 @@ impl Env {
         for f in ["plugin.yaml", "install-binary.sh", "plugin.complete", "completion.yaml"] {
             std::fs::copy(root.join(f), dir.join(f)).unwrap();
         }
-        std::fs::copy(env!("CARGO_BIN_EXE_helm-drift"), dir.join("bin/helm-drift")).unwrap();
+        std::fs::copy(packaged_binary(), dir.join("bin/helm-drift")).unwrap();
         dir
     }
 }
@@ -254,6 +260,12 @@ impl Done {
 
     pub fn stdout_has(&self, text: &str) -> &Done {
         assert!(self.stdout().contains(text), "stdout of {} lacks {text:?}\n{}", self.desc, self.dump());
+        self
+    }
+
+    /// Asserts that stdout or stderr holds `text` (Helm prints hook output on either).
+    pub fn says(&self, text: &str) -> &Done {
+        assert!(self.dump().contains(text), "the output of {} lacks {text:?}\n{}", self.desc, self.dump());
         self
     }
 
@@ -376,6 +388,22 @@ pub fn by_drift<'a>(events: &'a [serde_json::Value], verb: &str) -> Vec<&'a serd
         .filter(|e| e.get("impersonatedUser").is_none())
         .filter(|e| e.get("userAgent").and_then(|v| v.as_str()).is_some_and(|u| u.starts_with("helm-drift")))
         .collect()
+}
+
+/// The helm-drift binary without its debug info, made once per run with `strip` (binutils, which
+/// the Rust toolchain's linker needs anyway): the packaging tests gzip, sign, hash, serve and
+/// extract it many times, and the debug build weighs ~250 MB. The binary itself when there is no
+/// `strip`.
+pub fn packaged_binary() -> PathBuf {
+    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_helm-drift"));
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-drift-stripped");
+        let partial = out.with_extension(format!("partial-{}", std::process::id()));
+        let stripped = Command::new("strip").arg("-o").arg(&partial).arg(&built).status();
+        if stripped.is_ok_and(|s| s.success()) && std::fs::rename(&partial, &out).is_ok() { out } else { built }
+    })
+    .clone()
 }
 
 /// A loopback HTTP server for files under `root` (GET only), for plugin download tests.

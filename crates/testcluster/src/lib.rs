@@ -4,6 +4,7 @@
 mod certs;
 mod postgres;
 mod process;
+mod registry;
 mod tools;
 pub mod webhook;
 
@@ -13,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use postgres::Postgres;
+pub use registry::OciRegistry;
 pub use tools::Tools;
 
 /// A running control plane. Its processes die with the process (or thread) that started them.

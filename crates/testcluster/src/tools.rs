@@ -1,9 +1,21 @@
-//! Finds the test tools that `scripts/tools.sh` builds (kube-apiserver, etcd, helm3, helm4...).
+//! Finds the test tools that `scripts/tools.sh` builds (kube-apiserver, etcd, helm3, helm4, the
+//! OCI registry...).
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-const NEEDED: [&str; 6] = ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm3", "helm4"];
+const NEEDED: [&str; 10] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kubectl",
+    "helm3",
+    "helm4",
+    "helm3.12",
+    "helm3.18",
+    "registry",
+    "oras",
+];
 
 /// The directory holding the built tools.
 #[derive(Clone, Debug)]

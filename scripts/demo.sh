@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a throwaway local cluster: builds what it needs, starts a local control plane,
-# installs the plugin into helm, installs a demo chart, makes drift (including a value edited and
+# installs the plugin into helm (Helm 4: signed with a key made here, pushed to an OCI registry
+# on loopback, installed from it with verification), installs a demo chart, makes drift (including a value edited and
 # put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
 # shown as "owned elsewhere", not counted as drift), runs `helm drift check`, `helm drift repair`,
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
@@ -17,7 +18,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 state=${HELM_DRIFT_DEMO_DIR:-${TMPDIR:-/tmp}/helm-drift-demo}
 
 down() {
-  if [ -f "$state/pid" ]; then kill "$(cat "$state/pid")" 2>/dev/null || true; fi
+  for pid in "$state/pid" "$state/registry.pid"; do
+    if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
+  done
   rm -rf "$state"
 }
 if [ "${1:-}" = "down" ]; then
@@ -55,11 +58,44 @@ export HELM_DATA_HOME="$state/helm/data"   # plugins go to $HELM_DATA_HOME/plugi
 helm="$tools/${DEMO_HELM:-helm4}"
 kubectl="$tools/kubectl"
 
-say "Installing the plugin into helm ($("$helm" version --short))"
-mkdir -p "$state/plugin/bin"
-cp "$root/plugin.yaml" "$root/install-binary.sh" "$state/plugin/"
-cp "$root/target/release/helm-drift" "$state/plugin/bin/"
-"$helm" plugin install "$state/plugin"
+if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
+  say "Installing the plugin the way Helm 4 wants it: signed, from an OCI registry (on loopback), verified"
+  command -v gpg >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnupg >/dev/null; }
+  export GNUPGHOME="$state/gnupg"
+  mkdir -m 700 "$GNUPGHOME"
+  printf 'demo passphrase' >"$GNUPGHOME/passphrase"
+  signing=(--batch --pinentry-mode loopback --passphrase-file "$GNUPGHOME/passphrase")
+  gpg "${signing[@]}" --quick-generate-key "helm-drift demo <demo@helm-drift.invalid>" rsa2048 sign never 2>/dev/null
+  gpg "${signing[@]}" --export-secret-keys >"$GNUPGHOME/secring.gpg"
+  gpg --batch --armor --export >"$state/helm-drift-signing-key.asc"
+  os=$(uname -s | tr '[:upper:]' '[:lower:]')
+  case "$(uname -m)" in x86_64 | amd64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+  package=$(HELM="$helm" "$root/scripts/package-helm4.sh" --out "$state/dist" --key "helm-drift demo" \
+    --keyring "$GNUPGHOME/secring.gpg" --passphrase-file "$GNUPGHOME/passphrase" \
+    --binary "$os-$arch=$root/target/release/helm-drift")
+  port=5000
+  while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+  printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+    "$state/registry" "$port" >"$state/registry.yml"
+  nohup "$tools/registry" serve "$state/registry.yml" >"$state/registry.log" 2>&1 &
+  echo $! >"$state/registry.pid"
+  deadline=$(( $(date +%s) + 30 ))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    [ "$(date +%s)" -le "$deadline" ] || { cat "$state/registry.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  version=$(basename "$package" .tgz)
+  reference="127.0.0.1:$port/helm-plugins/drift:${version#drift-}"
+  ORAS="$tools/oras" "$root/scripts/push-plugin.sh" "$package" "$reference" --plain-http >/dev/null
+  echo "+ helm plugin install oci://$reference --plain-http --keyring helm-drift-signing-key.asc"
+  "$helm" plugin install "oci://$reference" --plain-http --keyring "$state/helm-drift-signing-key.asc"
+else
+  say "Installing the plugin into helm ($("$helm" version --short))"
+  mkdir -p "$state/plugin/bin"
+  cp "$root/plugin.yaml" "$root/install-binary.sh" "$state/plugin/"
+  cp "$root/target/release/helm-drift" "$state/plugin/bin/"
+  "$helm" plugin install "$state/plugin"
+fi
 
 say "Installing the demo chart as release 'demo' in namespace 'demo'"
 "$helm" install demo "$root/tests/charts/basic" --namespace demo --create-namespace

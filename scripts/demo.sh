@@ -66,12 +66,13 @@ if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
   printf 'demo passphrase' >"$GNUPGHOME/passphrase"
   signing=(--batch --pinentry-mode loopback --passphrase-file "$GNUPGHOME/passphrase")
   gpg "${signing[@]}" --quick-generate-key "helm-drift demo <demo@helm-drift.invalid>" rsa2048 sign never 2>/dev/null
-  gpg "${signing[@]}" --export-secret-keys >"$GNUPGHOME/secring.gpg"
+  # The keyring file Helm reads lives outside GNUPGHOME (gpg would migrate a secring.gpg there).
+  gpg "${signing[@]}" --export-secret-keys >"$state/secring.gpg"
   gpg --batch --armor --export >"$state/helm-drift-signing-key.asc"
   os=$(uname -s | tr '[:upper:]' '[:lower:]')
   case "$(uname -m)" in x86_64 | amd64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
   package=$(HELM="$helm" "$root/scripts/package-helm4.sh" --out "$state/dist" --key "helm-drift demo" \
-    --keyring "$GNUPGHOME/secring.gpg" --passphrase-file "$GNUPGHOME/passphrase" \
+    --keyring "$state/secring.gpg" --passphrase-file "$GNUPGHOME/passphrase" \
     --binary "$os-$arch=$root/target/release/helm-drift")
   port=5000
   while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done

@@ -22,6 +22,8 @@ pub struct Connection {
     pub burst: Option<u32>,
     /// Per-request timeout (`--timeout`).
     pub timeout: Option<std::time::Duration>,
+    /// Objects per page of each LIST (`--chunk-size`; 0: unpaginated); applies to the process.
+    pub chunk_size: u32,
 }
 
 /// Why no client could be built.
@@ -50,6 +52,7 @@ pub struct Cluster {
 
 /// Builds the client for `conn`. No request is sent yet.
 pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
+    super::set_chunk_size(conn.chunk_size);
     let kubeconfig = read_kubeconfig(conn)?;
     let options = KubeConfigOptions { context: conn.context.clone(), ..Default::default() };
     let mut config = match kubeconfig {

@@ -67,9 +67,8 @@ pub async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(
         None => kube::Api::all(client.clone()),
     };
     let lp = kube::api::ListParams::default().labels(CONFIGMAP_LABEL);
-    let Ok(list) = api.list_metadata(&lp).await else { return Vec::new() };
-    list.items
-        .into_iter()
+    let Ok(list) = crate::api::list_all_metadata(&api, &lp).await else { return Vec::new() };
+    list.into_iter()
         .filter_map(|m| {
             let release = m.metadata.labels?.remove(CONFIGMAP_LABEL)?;
             (m.metadata.name? == configmap_name(&release)).then_some((m.metadata.namespace?, release))

@@ -65,6 +65,10 @@ pub struct Global {
     /// Requests allowed in a burst (Helm's --burst-limit)
     #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
     pub burst_limit: Option<String>,
+    /// Objects per page of each LIST the API server answers (like kubectl's --chunk-size; 0 =
+    /// a whole kind in one response)
+    #[arg(long, env = "HELM_DRIFT_CHUNK_SIZE", global = true, default_value_t = crate::api::DEFAULT_CHUNK_SIZE)]
+    pub chunk_size: u32,
     /// Give up on a request to the API server after this long (e.g. 500ms, 30s, 2m); transient
     /// failures are retried
     #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]

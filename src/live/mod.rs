@@ -127,12 +127,10 @@ pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Resu
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
     };
-    let lp = ListParams::default();
-    let list = crate::api::retry(|| api.list(&lp))
+    let list = crate::api::list_all(&api, &ListParams::default())
         .await
         .map_err(|e| ApiError::from_kube(&e, "list", "horizontalpodautoscalers"))?;
     Ok(list
-        .items
         .into_iter()
         .filter_map(|hpa| {
             let target = hpa.data.get("spec")?.get("scaleTargetRef")?;
@@ -231,12 +229,20 @@ impl LiveCache {
 
 /// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name
 /// (`namespace/name` when `everywhere` lists a namespaced kind in every namespace), kept as its
-/// JSON text. Helm's own release records are left out of listings of every namespace.
+/// JSON text. Helm's own release records are left out of listings of every namespace. Read in
+/// pages ([`crate::api::all_pages`]): one page of response text at a time.
 async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) -> Listing {
     #[derive(serde::Deserialize)]
     struct List {
         #[serde(default)]
         items: Vec<Box<serde_json::value::RawValue>>,
+        #[serde(default)]
+        metadata: ListMeta,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct ListMeta {
+        #[serde(default, rename = "continue")]
+        next: Option<String>,
     }
     #[derive(serde::Deserialize)]
     struct Item {
@@ -252,27 +258,41 @@ async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) ->
     let api = if everywhere { Api::all_with(client.clone(), &at.resource) } else { api(client, at) };
     let request = kube::core::Request::new(api.resource_url());
     let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
-    let lp = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
-    let text = crate::api::retry(|| async {
-        let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
-        client.request_text(req).await
+    let base = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
+    let invalid = |e: serde_json::Error| kube::Error::SerdeError(e);
+    let items = crate::api::all_pages(|limit, token| {
+        let mut lp = base.clone();
+        lp.limit = limit;
+        lp.continue_token = token;
+        let request = &request;
+        async move {
+            let text = crate::api::retry(|| async {
+                let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
+                client.request_text(req).await
+            })
+            .await?;
+            let list: List = serde_json::from_str(&text).map_err(invalid)?;
+            drop(text);
+            let mut items = Vec::with_capacity(list.items.len());
+            for raw in list.items {
+                let item: Item = serde_json::from_str(raw.get()).map_err(invalid)?;
+                let key = match item.metadata.namespace {
+                    Some(ns) if everywhere => format!("{ns}/{}", item.metadata.name),
+                    _ => item.metadata.name,
+                };
+                items.push((key, raw));
+            }
+            Ok(crate::api::Page { items, next: list.metadata.next })
+        }
     })
     .await
-    .map_err(|e| ApiError::from_kube(&e, "list", &r.plural))?;
-    let invalid =
-        |e: serde_json::Error| ApiError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) };
-    let list: List = serde_json::from_str(&text).map_err(invalid)?;
-    drop(text);
-    let mut out = std::collections::HashMap::with_capacity(list.items.len());
-    for raw in list.items {
-        let item: Item = serde_json::from_str(raw.get()).map_err(invalid)?;
-        let key = match item.metadata.namespace {
-            Some(ns) if everywhere => format!("{ns}/{}", item.metadata.name),
-            _ => item.metadata.name,
-        };
-        out.insert(key, raw);
-    }
-    Ok(out)
+    .map_err(|e| match e {
+        kube::Error::SerdeError(e) => {
+            ApiError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) }
+        }
+        e => ApiError::from_kube(&e, "list", &r.plural),
+    })?;
+    Ok(items.into_iter().collect())
 }
 
 /// A listed object, parsed, with `apiVersion`/`kind` filled in (list items come without them).

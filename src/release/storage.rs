@@ -256,7 +256,7 @@ async fn list_metadata<K: RecordObject>(
     lp: &ListParams,
 ) -> Result<Vec<ObjectMeta>, kube::Error> {
     let api = api::<K>(client, namespace);
-    Ok(retry(|| api.list_metadata(lp)).await?.items.into_iter().map(|m| m.metadata).collect())
+    Ok(crate::api::list_all_metadata(&api, lp).await?.into_iter().map(|m| m.metadata).collect())
 }
 
 /// Records at most this large (their data, compressed) are kept from the prefetch; larger ones are
@@ -265,8 +265,8 @@ async fn list_metadata<K: RecordObject>(
 const PREFETCH_MAX: usize = 256 * 1024;
 /// Records not prefetched (large ones) read and decoded at once, at most.
 const LARGE_AT_ONCE: usize = 4;
-/// Records per page of the prefetch LIST: a page of records at the 1 MiB Secret limit is then
-/// about 65 MiB of response at most.
+/// Records per page of the prefetch LIST (fewer with a smaller `--chunk-size`): a page of
+/// records at the 1 MiB Secret limit is then about 65 MiB of response at most.
 const PREFETCH_PAGE: u32 = 50;
 
 async fn list_data<K: RecordObject>(
@@ -276,7 +276,7 @@ async fn list_data<K: RecordObject>(
 ) -> Result<Vec<((String, String), Vec<u8>)>, kube::Error> {
     let api = api::<K>(client, namespace);
     let mut found = Vec::new();
-    let mut page = lp.clone().limit(PREFETCH_PAGE);
+    let mut page = lp.clone().limit(crate::api::chunk_size().map_or(PREFETCH_PAGE, |n| n.min(PREFETCH_PAGE)));
     loop {
         let list = match retry(|| api.list(&page)).await {
             Ok(list) => list,

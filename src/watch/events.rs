@@ -158,7 +158,7 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     let list = |reason: &str| {
         let api = api.clone();
         let lp = ListParams::default().fields(&format!("reason={reason}"));
-        async move { api.list(&lp).await.map_err(|e| ApiError::from_kube(&e, "list", "events")) }
+        async move { crate::api::list_all(&api, &lp).await.map_err(|e| ApiError::from_kube(&e, "list", "events")) }
     };
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let mut rejected = 0;
@@ -175,8 +175,8 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
         }
         out
     };
-    let detected = newest(&detected.items);
-    let resolved = newest(&resolved.items);
+    let detected = newest(&detected);
+    let resolved = newest(&resolved);
     // Unresolved: the newest drift of the object has no resolution after it.
     let unresolved = detected
         .into_iter()

@@ -98,9 +98,12 @@ pub fn kind(
 }
 
 /// Watches end after 290 s and start again from where they were (within the read timeout of
-/// the watch client; bookmarks keep their place).
+/// the watch client; bookmarks keep their place). Their initial LISTs come in pages of
+/// `--chunk-size` (kube's watcher re-lists when a continue token expires).
 fn config() -> watcher::Config {
-    watcher::Config::default().timeout(290)
+    let mut config = watcher::Config::default().timeout(290);
+    config.page_size = crate::api::chunk_size();
+    config
 }
 
 fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<PartialObjectMeta<K>>

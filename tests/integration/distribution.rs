@@ -47,6 +47,8 @@ impl SigningKey {
         let home = tempfile::tempdir().unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::create_dir(home.path().join("gnupg")).unwrap();
+        std::fs::set_permissions(home.path().join("gnupg"), std::fs::Permissions::from_mode(0o700)).unwrap();
         let key = SigningKey { home, uid: uid.to_string() };
         std::fs::write(key.passphrase(), "test passphrase").unwrap();
         let pass = key.passphrase();
@@ -60,11 +62,17 @@ impl SigningKey {
 
     fn gpg(&self, args: &[&str]) -> Vec<u8> {
         let out =
-            Command::new("gpg").env("GNUPGHOME", self.home.path()).args(args).output().unwrap_or_else(|e| {
+            Command::new("gpg").env("GNUPGHOME", self.gnupg_home()).args(args).output().unwrap_or_else(|e| {
                 panic!("cannot run gpg ({e}): scripts/test.sh installs GnuPG (apt-get install gnupg)")
             });
         assert!(out.status.success(), "gpg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         out.stdout
+    }
+
+    /// GnuPG's own directory; the files Helm reads are beside it (gpg would migrate a
+    /// secring.gpg inside it).
+    fn gnupg_home(&self) -> PathBuf {
+        self.home.path().join("gnupg")
     }
 
     fn passphrase(&self) -> PathBuf {
@@ -83,7 +91,7 @@ impl SigningKey {
 
 impl Drop for SigningKey {
     fn drop(&mut self) {
-        let _ = Command::new("gpgconf").env("GNUPGHOME", self.home.path()).args(["--kill", "gpg-agent"]).output();
+        let _ = Command::new("gpgconf").env("GNUPGHOME", self.gnupg_home()).args(["--kill", "gpg-agent"]).output();
     }
 }
 

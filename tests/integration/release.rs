@@ -69,7 +69,7 @@ fn workflows_pass_actionlint_and_build_what_a_release_needs() {
         "secrets.HELM_DRIFT_SIGNING_KEY",
         "secrets.HELM_DRIFT_SIGNING_PASSPHRASE",
         "tar -xzf \"dist/helm-drift-$platform.tgz\" -C \"bins/$platform\" helm-drift",
-        "scripts/package-helm4.sh --out dist --key \"$uid\" --keyring \"$GNUPGHOME/secring.gpg\"",
+        "scripts/package-helm4.sh --out dist --key \"$uid\" --keyring \"$RUNNER_TEMP/secring.gpg\"",
         "helm plugin verify \"dist/drift-$VERSION.tgz\" --keyring dist/helm-drift-signing-key.asc",
         "gpg --batch --armor --export >dist/helm-drift-signing-key.asc",
         "scripts/push-plugin.sh \"dist/drift-$VERSION.tgz\" \"ghcr.io/$OWNER/helm-plugins/drift:$VERSION\"",

@@ -171,3 +171,52 @@ fn progress_only_on_a_terminal() {
     assert!(text.contains("checked 2/2 releases"), "{text}");
     assert!(text.contains("2 releases: 2 in sync"), "{text}");
 }
+
+/// Every LIST comes in pages of `--chunk-size` (`limit`, then `continue` for the next page, as
+/// kubectl's `--chunk-size` and client-go's pager), and the verdict is the one of a single
+/// response per kind (`--chunk-size 0`). The API server's audit log shows the requests.
+#[test]
+fn lists_come_in_pages_of_the_chunk_size() {
+    // Two Services and two Deployments of one release in one namespace: each kind is listed.
+    let env = Env::with_full_chart(Helm::V4, "scan-pages");
+    env.install(Helm::V3, "p2", "basic", &[]);
+    env.kubectl(&["delete", "service", "app-nodeport"]).success();
+    env.merge_patch("service", "app-web", r#"{"metadata":{"labels":{"edited":"on-a-later-page"}}}"#);
+    let check = |chunk: &str| {
+        let mark = env.audit_mark();
+        let out = env.drift(&["check", "--all", "--chunk-size", chunk, "-o", "json"]).code(2).stdout();
+        let lists: Vec<String> = crate::support::by_drift(&env.audit_since(mark), "list")
+            .iter()
+            .map(|e| e["requestURI"].as_str().unwrap().to_string())
+            .collect();
+        (out, lists)
+    };
+    let (paged, lists) = check("1");
+    assert!(lists.len() >= 4, "{lists:#?}");
+    for uri in &lists {
+        assert!(uri.contains("limit=1"), "a LIST without the page size: {uri}");
+    }
+    for plural in ["services", "deployments", "secrets"] {
+        let continued = lists.iter().any(|u| u.contains(&format!("/{plural}?")) && u.contains("continue="));
+        assert!(continued, "the {plural} were read past their first page: {lists:#?}");
+    }
+    let (whole, lists) = check("0");
+    for uri in &lists {
+        assert!(!uri.contains("limit="), "--chunk-size 0 pages anyway: {uri}");
+    }
+    let verdicts = |json: &str| {
+        let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut releases: Vec<String> = doc["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {} {}", r["name"], r["verdict"], r["counts"]))
+            .collect();
+        releases.sort();
+        (releases, doc["summary"].clone())
+    };
+    assert_eq!(verdicts(&paged), verdicts(&whole));
+    let (releases, _) = verdicts(&paged);
+    assert_eq!(releases.len(), 2, "{releases:?}");
+    assert!(releases.iter().any(|r| r.starts_with("\"app\" \"drifted\"")), "{releases:?}");
+}

@@ -1,0 +1,158 @@
+//! LISTs in pages (`limit`/`continue`), as kubectl's `--chunk-size` and client-go's pager do: the
+//! API server answers a page at a time and the process holds one page of response, not a whole
+//! kind. The pages of one list are one consistent snapshot (the continue token carries the
+//! resource version the list started at). When a token expires before the list is done (410
+//! Gone: etcd compacted that version), the list starts again in one unpaginated request, as
+//! client-go's pager does, so the result is still one snapshot and nothing is counted twice.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Objects per page unless `--chunk-size` says otherwise (kubectl's default).
+pub const DEFAULT_CHUNK_SIZE: u32 = 500;
+
+static CHUNK_SIZE: AtomicU32 = AtomicU32::new(DEFAULT_CHUNK_SIZE);
+
+/// Sets the page size of every LIST this process sends; 0 lists each kind in one response.
+pub fn set_chunk_size(objects: u32) {
+    CHUNK_SIZE.store(objects, Ordering::Relaxed);
+}
+
+/// The page size of LISTs (`None`: unpaginated).
+pub fn chunk_size() -> Option<u32> {
+    Some(CHUNK_SIZE.load(Ordering::Relaxed)).filter(|n| *n > 0)
+}
+
+/// One page: its items (already taken from the response, which is dropped) and the token of the
+/// next page, if any.
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<String>,
+}
+
+/// Every item of a LIST. `fetch(limit, continue)` sends one request and returns its page; it is
+/// called with the configured page size and each continue token in turn, and with
+/// `(None, None)` when a token expired and the list starts again unpaginated.
+pub async fn all_pages<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, kube::Error>
+where
+    F: FnMut(Option<u32>, Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<Page<T>, kube::Error>>,
+{
+    let limit = chunk_size();
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        match fetch(limit, token.clone()).await {
+            Ok(page) => {
+                items.extend(page.items);
+                match page.next.filter(|t| !t.is_empty()) {
+                    Some(next) => token = Some(next),
+                    None => return Ok(items),
+                }
+            }
+            Err(kube::Error::Api(s)) if s.code == 410 && token.is_some() => {
+                drop(items);
+                return fetch(None, None).await.map(|page| page.items);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Every object of a typed LIST, in pages, each request retried ([`super::retry`]).
+pub async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    all_pages(|limit, token| {
+        let mut lp = lp.clone();
+        lp.limit = limit;
+        lp.continue_token = token;
+        async move {
+            let list = super::retry(|| api.list(&lp)).await?;
+            Ok(Page { next: list.metadata.continue_.clone(), items: list.items })
+        }
+    })
+    .await
+}
+
+/// The metadata of every object of a LIST, in pages, each request retried.
+pub async fn list_all_metadata<K>(
+    api: &kube::Api<K>,
+    lp: &kube::api::ListParams,
+) -> Result<Vec<kube::core::PartialObjectMeta<K>>, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    all_pages(|limit, token| {
+        let mut lp = lp.clone();
+        lp.limit = limit;
+        lp.continue_token = token;
+        async move {
+            let list = super::retry(|| api.list_metadata(&lp)).await?;
+            Ok(Page { next: list.metadata.continue_.clone(), items: list.items })
+        }
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn gone() -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("The provided continue parameter is too old", "Expired").with_code(410).boxed(),
+        )
+    }
+
+    /// A LIST of `0..total` served `limit` at a time; the token is the next offset. Records the
+    /// requests; `expire` makes the token of that offset answer 410.
+    type Seen = Mutex<Vec<(Option<u32>, Option<String>)>>;
+
+    fn server<'a>(
+        total: u32,
+        expire: Option<&'static str>,
+        seen: &'a Seen,
+    ) -> impl FnMut(Option<u32>, Option<String>) -> std::future::Ready<Result<Page<u32>, kube::Error>> + 'a {
+        move |limit, token| {
+            seen.lock().unwrap().push((limit, token.clone()));
+            if token.is_some() && token.as_deref() == expire {
+                return std::future::ready(Err(gone()));
+            }
+            let from: u32 = token.as_deref().map_or(0, |t| t.parse().unwrap());
+            let to = limit.map_or(total, |l| (from + l).min(total));
+            let next = (to < total).then(|| to.to_string());
+            std::future::ready(Ok(Page { items: (from..to).collect(), next }))
+        }
+    }
+
+    #[tokio::test]
+    async fn pages_follow_continue_tokens_and_an_expired_token_lists_again_whole() {
+        // One test for the process-wide page size, so that no other test sees it changed.
+        set_chunk_size(4);
+        let seen = Mutex::new(Vec::new());
+        let items = all_pages(server(10, None, &seen)).await.unwrap();
+        assert_eq!(items, (0..10).collect::<Vec<_>>());
+        let requests = seen.lock().unwrap().clone();
+        assert_eq!(requests, [(Some(4), None), (Some(4), Some("4".to_string())), (Some(4), Some("8".to_string()))]);
+
+        // The token of the third page expired: the list starts again, whole, and nothing of the
+        // first pages is kept twice.
+        let seen = Mutex::new(Vec::new());
+        let items = all_pages(server(10, Some("8"), &seen)).await.unwrap();
+        assert_eq!(items, (0..10).collect::<Vec<_>>());
+        assert_eq!(seen.lock().unwrap().last().unwrap(), &(None, None));
+
+        // A 410 on the first request is an error like any other (there is no token to blame).
+        let first = |_: Option<u32>, _: Option<String>| std::future::ready(Err::<Page<u32>, _>(gone()));
+        assert!(matches!(all_pages(first).await, Err(kube::Error::Api(s)) if s.code == 410));
+
+        // 0: one unpaginated request.
+        set_chunk_size(0);
+        let seen = Mutex::new(Vec::new());
+        assert_eq!(all_pages(server(10, None, &seen)).await.unwrap().len(), 10);
+        assert_eq!(seen.lock().unwrap().clone(), [(None, None)]);
+        set_chunk_size(DEFAULT_CHUNK_SIZE);
+    }
+}

@@ -58,21 +58,32 @@ where
     }
 }
 
-/// Every object of a typed LIST, in pages, each request retried ([`super::retry`]).
-pub async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
+/// Every item of a typed LIST, in pages: `list(params)` sends one request.
+async fn paged<T, F, Fut>(lp: &kube::api::ListParams, list: F) -> Result<Vec<T>, kube::Error>
 where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    T: Clone,
+    F: Fn(kube::api::ListParams) -> Fut,
+    Fut: std::future::Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
 {
     all_pages(|limit, token| {
         let mut lp = lp.clone();
         lp.limit = limit;
         lp.continue_token = token;
+        let page = list(lp);
         async move {
-            let list = super::retry(|| api.list(&lp)).await?;
+            let list = page.await?;
             Ok(Page { next: list.metadata.continue_.clone(), items: list.items })
         }
     })
     .await
+}
+
+/// Every object of a typed LIST, in pages, each request retried ([`super::retry`]).
+pub async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    paged(lp, |lp| async move { super::retry(|| api.list(&lp)).await }).await
 }
 
 /// The metadata of every object of a LIST, in pages, each request retried.
@@ -83,16 +94,7 @@ pub async fn list_all_metadata<K>(
 where
     K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    all_pages(|limit, token| {
-        let mut lp = lp.clone();
-        lp.limit = limit;
-        lp.continue_token = token;
-        async move {
-            let list = super::retry(|| api.list_metadata(&lp)).await?;
-            Ok(Page { next: list.metadata.continue_.clone(), items: list.items })
-        }
-    })
-    .await
+    paged(lp, |lp| async move { super::retry(|| api.list_metadata(&lp)).await }).await
 }
 
 #[cfg(test)]

@@ -165,6 +165,11 @@ fn in_cluster() -> bool {
 }
 
 /// The kubeconfig files named by the settings, merged in order; `None` when none exist.
+/// The names of the kubeconfig's contexts, in its order (`check --all-contexts`).
+pub fn context_names(conn: &Connection) -> Result<Vec<String>, ConnectError> {
+    Ok(read_kubeconfig(conn)?.map(|kc| kc.contexts.into_iter().map(|c| c.name).collect()).unwrap_or_default())
+}
+
 fn read_kubeconfig(conn: &Connection) -> Result<Option<Kubeconfig>, ConnectError> {
     if conn.kubeconfig.is_empty() {
         return match Kubeconfig::read() {

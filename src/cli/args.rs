@@ -25,15 +25,16 @@ pub struct Cli {
 }
 
 /// Helm's connection settings: the environment Helm gives a plugin, or the same as flags.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Connection (Helm's global flags and environment)")]
 pub struct Global {
     /// Namespace of the release (Helm: -n/--namespace)
     #[arg(short = 'n', long, env = "HELM_NAMESPACE", global = true)]
     pub namespace: Option<String>,
-    /// Kubeconfig context to use
-    #[arg(long, env = "HELM_KUBECONTEXT", global = true)]
-    pub kube_context: Option<String>,
+    /// Kubeconfig context to use; `check` takes several (repeat the flag): a fleet of
+    /// clusters in one run
+    #[arg(long, env = "HELM_KUBECONTEXT", global = true, action = clap::ArgAction::Append)]
+    pub kube_context: Vec<String>,
     /// Path(s) of kubeconfig files (a path list, like KUBECONFIG)
     #[arg(long, env = "KUBECONFIG", global = true)]
     pub kubeconfig: Option<String>,
@@ -144,6 +145,10 @@ pub struct CheckArgs {
     /// subcharts)
     #[arg(long, help_heading = "Output")]
     pub chart: Option<PathBuf>,
+    /// Check in every context of the kubeconfig: a fleet of clusters in one run, one report
+    /// with the cluster of every release (like several --kube-context)
+    #[arg(long, help_heading = "Selection", conflicts_with = "kube_context")]
+    pub all_contexts: bool,
     #[command(flatten)]
     pub compare: CompareArgs,
     #[command(flatten)]

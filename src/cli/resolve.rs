@@ -52,7 +52,7 @@ pub fn settings(g: &Global) -> Result<Settings> {
                 .as_deref()
                 .map(|k| std::env::split_paths(k).filter(|p| !p.as_os_str().is_empty()).collect())
                 .unwrap_or_default(),
-            context: nonempty(&g.kube_context),
+            context: one_context(&g.kube_context)?,
             api_server: nonempty(&g.kube_apiserver),
             token: nonempty(&g.kube_token),
             as_user: nonempty(&g.kube_as_user),
@@ -73,6 +73,19 @@ pub fn settings(g: &Global) -> Result<Settings> {
         compare: CompareOptions::default(),
         baseline: None,
     })
+}
+
+/// The one kubeconfig context of a command that works on one cluster (several are `check`'s,
+/// which splits them before it gets here).
+fn one_context(contexts: &[String]) -> Result<Option<String>> {
+    match contexts {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone()).filter(|c| !c.is_empty())),
+        _ => bail!(
+            "several --kube-context ({}): only `check` runs over a fleet of clusters; this command works on one",
+            contexts.join(", ")
+        ),
+    }
 }
 
 /// The comparison options from the flags and the config file.

@@ -26,8 +26,36 @@ fn comparing(g: &Global, compare: &CompareArgs, baseline: Baseline, printer: &mu
 }
 
 pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitStatus> {
-    let CheckArgs { select, revision, explain, rerender, chart, baseline, compare, output } = a;
+    let CheckArgs { select, revision, explain, rerender, chart, all_contexts, baseline, compare, output } = a;
     let selection = select.selection("check", revision)?;
+    if all_contexts || g.kube_context.len() > 1 {
+        if explain || rerender {
+            bail!("--explain and --rerender check one cluster at a time: give one --kube-context");
+        }
+        let one = Global { kube_context: Vec::new(), ..g.clone() };
+        let settings = comparing(&one, &compare, Baseline::Flag(baseline), printer)?;
+        output_style(&mut printer.style, &compare, &output);
+        let mut contexts = g.kube_context.clone();
+        if all_contexts {
+            contexts = crate::api::context_names(&settings.connection)?;
+            if contexts.is_empty() {
+                bail!("--all-contexts: the kubeconfig has no context");
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        contexts.retain(|c| seen.insert(c.clone()));
+        let clusters: Vec<(String, Settings)> = contexts
+            .into_iter()
+            .map(|context| {
+                let mut settings = settings.clone();
+                settings.connection.context = Some(context.clone());
+                (context, settings)
+            })
+            .collect();
+        let fleet = runtime()?.block_on(check::fleet(&clusters, &selection));
+        printer.fleet(&fleet);
+        return Ok(fleet.exit_status());
+    }
     let settings = comparing(g, &compare, Baseline::Flag(baseline), printer)?;
     output_style(&mut printer.style, &compare, &output);
     let progress = crate::report::progress(&printer.style);

@@ -1,11 +1,11 @@
 //! `check`: compare the selected releases with the cluster; with `--explain`, say which value of
 //! each release produced every modified field; with `--rerender`, also compare the chart as it
-//! renders now with the cluster.
+//! renders now with the cluster; over several clusters at once, a fleet.
 
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::model::{DriftReport, Outcome, Rerender, RunReport};
+use crate::model::{ClusterReport, DriftReport, FleetReport, Outcome, Rerender, RunReport};
 use crate::release::Selected;
 use crate::settings::Settings;
 use anyhow::{Context, Result};
@@ -58,6 +58,31 @@ pub async fn run(
         }
     }
     Ok(run)
+}
+
+/// Clusters checked at once in a fleet check.
+const FLEET_AT_ONCE: usize = 4;
+
+/// Checks `selection` in each cluster (`(name, settings)`, in that order), a few at once. A
+/// cluster that cannot be checked (unreachable, forbidden, its storage unreadable) is an error
+/// for that cluster only.
+pub async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> FleetReport {
+    use futures::StreamExt;
+    let quiet = |_: usize, _: usize| {};
+    let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
+        let run = match run(settings, selection, None, &quiet).await {
+            Ok(run) => run,
+            Err(e) => {
+                let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
+                RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e))
+            }
+        };
+        ClusterReport { cluster: cluster.clone(), run }
+    }))
+    .buffered(FLEET_AT_ONCE)
+    .collect()
+    .await;
+    FleetReport { clusters: reports }
 }
 
 /// Releases with a baseline ConfigMap that this run does not use (no `--baseline cluster`):

@@ -4,6 +4,7 @@
 
 mod accept;
 mod exit;
+mod fleet;
 mod object;
 pub mod path;
 mod release;
@@ -13,6 +14,7 @@ mod upgrade;
 
 pub use accept::AcceptReport;
 pub use exit::ExitStatus;
+pub use fleet::{ClusterReport, FleetReport};
 pub use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HIDDEN, Ignored, Method, ObjectDrift, ObjectId,
     Ownership, SECRET_POINTERS, Verdict,

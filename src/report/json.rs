@@ -1,18 +1,78 @@
-//! `-o json`: one document per run, schema version 1 (documented in the README). Every `path`
+//! `-o json`: one document per run, schema version 1 (2 for a fleet of clusters; documented in
+//! the README). Every `path`
 //! is an RFC 6901 pointer that resolves in the object it describes: the recorded object for
 //! removed values, the live one otherwise.
 
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftReport, Explanation, FieldDiff, Method, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+    Attribution, Cause, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift, Outcome, ReleaseVerdict,
+    RunReport,
 };
 use serde_json::{Value, json};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
 pub fn run(run: &RunReport, show_secrets: bool) -> String {
-    let releases: Vec<Value> = run
-        .outcomes
+    let doc = json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
+        "summary": summary(run),
+        "releases": releases(run, show_secrets),
+    });
+    pretty(&doc)
+}
+
+/// The schema version of a fleet's document: version 1's fields, each release with its
+/// `cluster`, and a `clusters` list (a reader of version 1 still reads it).
+pub const FLEET_SCHEMA_VERSION: u32 = 2;
+
+/// `-o json` of a fleet check: every release of every cluster, with its cluster.
+pub fn fleet(fleet: &FleetReport, show_secrets: bool) -> String {
+    let mut all = Vec::new();
+    let clusters: Vec<Value> = fleet
+        .clusters
+        .iter()
+        .map(|c| {
+            for mut r in releases(&c.run, show_secrets) {
+                if let Some(map) = r.as_object_mut() {
+                    map.insert("cluster".into(), c.cluster.clone().into());
+                }
+                all.push(r);
+            }
+            json!({"name": c.cluster, "summary": summary(&c.run)})
+        })
+        .collect();
+    let (in_sync, drifted, errors) = fleet.counts();
+    let doc = json!({
+        "schemaVersion": FLEET_SCHEMA_VERSION,
+        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
+        "summary": {
+            "clusters": fleet.clusters.len(),
+            "releases": fleet.releases(),
+            "inSync": in_sync,
+            "drifted": drifted,
+            "errors": errors,
+            "exitCode": fleet.exit_status().code(),
+        },
+        "clusters": clusters,
+        "releases": all,
+    });
+    pretty(&doc)
+}
+
+fn summary(run: &RunReport) -> Value {
+    let (in_sync, drifted, errors) = run.counts();
+    json!({
+        "releases": run.outcomes.len(),
+        "inSync": in_sync,
+        "drifted": drifted,
+        "errors": errors,
+        "exitCode": run.exit_status().code(),
+    })
+}
+
+fn releases(run: &RunReport, show_secrets: bool) -> Vec<Value> {
+    run.outcomes
         .iter()
         .map(|o| match o {
             Outcome::Checked(r) => release(r, show_secrets),
@@ -24,21 +84,7 @@ pub fn run(run: &RunReport, show_secrets: bool) -> String {
                 "objects": [],
             }),
         })
-        .collect();
-    let (in_sync, drifted, errors) = run.counts();
-    let doc = json!({
-        "schemaVersion": SCHEMA_VERSION,
-        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
-        "summary": {
-            "releases": releases.len(),
-            "inSync": in_sync,
-            "drifted": drifted,
-            "errors": errors,
-            "exitCode": run.exit_status().code(),
-        },
-        "releases": releases,
-    });
-    pretty(&doc)
+        .collect()
 }
 
 /// Pretty JSON with a final newline.

@@ -1,31 +1,65 @@
 //! `-o junit`: a test suite per release, a test case per object, a failure per drifted object.
+//! In a fleet check, each suite and class name starts with the release's cluster.
 
 use super::{Style, text};
-use crate::model::{DriftKind, Outcome, RunReport};
+use crate::model::{DriftKind, FleetReport, Outcome, RunReport};
 use std::fmt::Write;
 
+/// Test suites and their counts.
+#[derive(Default)]
+struct Suites {
+    text: String,
+    tests: usize,
+    failures: usize,
+    errors: usize,
+}
+
+impl Suites {
+    fn document(self) -> String {
+        let Suites { text, tests, failures, errors } = self;
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"helm-drift\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{text}</testsuites>\n"
+        )
+    }
+}
+
 pub fn run(run: &RunReport, style: &Style) -> String {
+    let mut suites = Suites::default();
+    add(&mut suites, run, style, "");
+    suites.document()
+}
+
+/// A fleet: every cluster's suites, named `cluster/namespace/release`.
+pub fn fleet(fleet: &FleetReport, style: &Style) -> String {
+    let mut suites = Suites::default();
+    for c in &fleet.clusters {
+        add(&mut suites, &c.run, style, &format!("{}/", c.cluster));
+    }
+    suites.document()
+}
+
+/// Adds a run's suites, each name and class name after `prefix`.
+fn add(all: &mut Suites, run: &RunReport, style: &Style, prefix: &str) {
     let plain = Style { color: false, verbose: false, ..style.clone() };
-    let mut suites = String::new();
-    let (mut tests, mut failures, mut errors) = (0, 0, 0);
+    let Suites { text: suites, tests, failures, errors } = all;
     for o in &run.outcomes {
         match o {
             Outcome::Checked(r) => {
                 let f = r.drifted();
                 let e = r.errors();
                 let skipped = r.objects.iter().filter(|o| o.drift_kind() == DriftKind::Excluded).count();
-                tests += r.objects.len();
-                failures += f;
-                errors += e;
+                *tests += r.objects.len();
+                *failures += f;
+                *errors += e;
                 let _ = writeln!(
                     suites,
                     "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{skipped}\">",
-                    esc(&format!("{}/{}", r.namespace, r.release)),
+                    esc(&format!("{prefix}{}/{}", r.namespace, r.release)),
                     r.objects.len()
                 );
                 for obj in &r.objects {
                     let name = esc(&obj.id.to_string());
-                    let class = esc(&format!("{}.{}", r.namespace, r.release));
+                    let class = esc(&format!("{prefix}{}.{}", r.namespace, r.release));
                     let _ = write!(suites, "    <testcase classname=\"{class}\" name=\"{name}\"");
                     let mut detail = String::new();
                     text::object(&mut detail, obj, &plain);
@@ -57,21 +91,18 @@ pub fn run(run: &RunReport, style: &Style) -> String {
                 suites.push_str("  </testsuite>\n");
             }
             Outcome::Failed(e) => {
-                tests += 1;
-                errors += 1;
+                *tests += 1;
+                *errors += 1;
                 let _ = writeln!(
                     suites,
                     "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\">\n    <testcase classname=\"{}\" name=\"release\">\n      <error message=\"{}\"/>\n    </testcase>\n  </testsuite>",
-                    esc(&format!("{}/{}", e.namespace, e.release)),
-                    esc(&format!("{}.{}", e.namespace, e.release)),
+                    esc(&format!("{prefix}{}/{}", e.namespace, e.release)),
+                    esc(&format!("{prefix}{}.{}", e.namespace, e.release)),
                     esc(&e.message)
                 );
             }
         }
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"helm-drift\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{suites}</testsuites>\n"
-    )
 }
 
 /// Escapes text for XML attributes and content.

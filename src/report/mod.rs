@@ -11,7 +11,7 @@ mod repair;
 mod secret;
 mod text;
 
-use crate::model::{AcceptReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport};
+use crate::model::{AcceptReport, FleetReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport};
 use std::io::{IsTerminal, Write};
 
 /// Output formats of `check` (and `render`).
@@ -102,6 +102,31 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Format::Json => json::run(run, self.style.show_secrets),
             Format::Junit => junit::run(run, &self.style),
+        };
+        self.text(&out);
+    }
+
+    /// The report of `check` over several clusters: each cluster's releases under its name
+    /// (errors of single releases and clusters go to stderr, named with their cluster).
+    pub fn fleet(&mut self, fleet: &FleetReport) {
+        for c in &fleet.clusters {
+            for o in &c.run.outcomes {
+                if let Outcome::Failed(e) = o {
+                    self.err_line(&format!("Error: [cluster {}] {}", c.cluster, e.message));
+                }
+            }
+        }
+        if self.style.quiet {
+            return;
+        }
+        let out = match self.style.format {
+            Format::Text => {
+                let mut out = String::new();
+                text::fleet(&mut out, fleet, &self.style);
+                out
+            }
+            Format::Json => json::fleet(fleet, self.style.show_secrets),
+            Format::Junit => junit::fleet(fleet, &self.style),
         };
         self.text(&out);
     }

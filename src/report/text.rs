@@ -5,8 +5,8 @@ use super::Style;
 use super::color::{self, Tone, paint};
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift, Outcome, ReleaseVerdict,
-    Rerender, RunReport, Verdict,
+    Attribution, Cause, DriftKind, DriftReport, ExitStatus, Explanation, FieldPath, FleetReport, Method, ObjectDrift,
+    Outcome, ReleaseVerdict, Rerender, RunReport, Verdict,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -248,25 +248,47 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
 
 /// Every release of a run, then a summary line when there are several.
 pub fn run(out: &mut String, run: &RunReport, style: &Style) {
+    // One release in error: its message on stderr is the whole report.
+    releases(out, run, style, run.outcomes.len() > 1);
+    if run.outcomes.len() > 1 {
+        let _ = writeln!(out, "{} releases: {}", run.outcomes.len(), tally(run.counts()));
+    }
+}
+
+/// A fleet check: each cluster under its name, with its tally, then the fleet's.
+pub fn fleet(out: &mut String, fleet: &FleetReport, style: &Style) {
+    for c in &fleet.clusters {
+        let tone = match c.run.exit_status() {
+            ExitStatus::InSync => Tone::Good,
+            ExitStatus::Drift => Tone::Warn,
+            ExitStatus::Error => Tone::Bad,
+        };
+        let n = c.run.outcomes.len();
+        let head =
+            format!("cluster {}: {n} release{}: {}", c.cluster, if n == 1 { "" } else { "s" }, tally(c.run.counts()));
+        let _ = writeln!(out, "{}", paint(style.color, tone, &head));
+        releases(out, &c.run, style, true);
+    }
+    let _ =
+        writeln!(out, "{} clusters, {} releases: {}", fleet.clusters.len(), fleet.releases(), tally(fleet.counts()));
+}
+
+fn tally((in_sync, drifted, errors): (usize, usize, usize)) -> String {
+    format!("{in_sync} in sync, {drifted} drifted, {errors} error{}", if errors == 1 { "" } else { "s" })
+}
+
+/// Each release's report; releases in error as one line pointing at stderr when `errors`.
+fn releases(out: &mut String, run: &RunReport, style: &Style, errors: bool) {
     for o in &run.outcomes {
         match o {
             Outcome::Checked(r) if style.summary => verdict_line(out, r, style),
             Outcome::Checked(r) => release(out, r, style),
-            Outcome::Failed(_) if run.outcomes.len() == 1 => {}
+            Outcome::Failed(_) if !errors => {}
             Outcome::Failed(e) => {
                 let line = format!("{}: error [namespace {}] (see stderr)", e.release, e.namespace);
                 let _ = writeln!(out, "{}", paint(style.color, Tone::Bad, &line));
             }
         }
-    }
-    if run.outcomes.len() > 1 {
-        let (in_sync, drifted, errors) = run.counts();
-        let _ = writeln!(
-            out,
-            "{} releases: {in_sync} in sync, {drifted} drifted, {errors} error{}",
-            run.outcomes.len(),
-            if errors == 1 { "" } else { "s" }
-        );
     }
 }
 

@@ -38,6 +38,7 @@ mod distribution;
 mod drift_engine;
 mod expected;
 mod explain;
+mod fleet;
 mod gitops;
 mod hostile;
 mod lifecycle;

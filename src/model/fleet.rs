@@ -1,0 +1,56 @@
+//! A check of several clusters in one run (`check --kube-context a --kube-context b`,
+//! `--all-contexts`): each cluster's report under its kubeconfig context's name.
+
+use super::{ExitStatus, RunReport};
+
+/// One cluster's part of a fleet check.
+#[derive(Clone, Debug)]
+pub struct ClusterReport {
+    /// The kubeconfig context the cluster was reached through.
+    pub cluster: String,
+    pub run: RunReport,
+}
+
+/// Every cluster's report, in the order the clusters were named.
+#[derive(Clone, Debug, Default)]
+pub struct FleetReport {
+    pub clusters: Vec<ClusterReport>,
+}
+
+impl FleetReport {
+    /// The worst of every cluster's: an unreachable cluster is an error, whatever the others say.
+    pub fn exit_status(&self) -> ExitStatus {
+        self.clusters.iter().map(|c| c.run.exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
+    }
+
+    /// Releases in sync, drifted, in error, over every cluster.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        self.clusters.iter().map(|c| c.run.counts()).fold((0, 0, 0), |(a, b, c), (x, y, z)| (a + x, b + y, c + z))
+    }
+
+    /// Releases over every cluster.
+    pub fn releases(&self) -> usize {
+        self.clusters.iter().map(|c| c.run.outcomes.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_cluster_decides_and_counts_add_up() {
+        let sync = RunReport::default();
+        let down = RunReport::unchecked(&[], "", "cannot reach the cluster");
+        let fleet = FleetReport {
+            clusters: vec![
+                ClusterReport { cluster: "a".into(), run: sync.clone() },
+                ClusterReport { cluster: "b".into(), run: down },
+            ],
+        };
+        assert_eq!(fleet.exit_status(), ExitStatus::Error);
+        assert_eq!((fleet.counts(), fleet.releases()), ((0, 0, 1), 1));
+        let calm = FleetReport { clusters: vec![ClusterReport { cluster: "a".into(), run: sync }] };
+        assert_eq!(calm.exit_status(), ExitStatus::InSync);
+    }
+}

@@ -6,6 +6,8 @@
 #
 #   scripts/bench.sh [RUNS]        results go to bench/RESULTS.md (default 5 runs per case)
 #   BENCH_ONLY=flood scripts/bench.sh   only the record flood (its section of bench/RESULTS.md)
+#   BENCH_ONLY=f4 scripts/bench.sh      only F4, 40,000 and 25,000 objects (its section; about
+#                                       half an hour, BENCH_F4_RUNS runs per case, default 3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-5}
@@ -54,6 +56,8 @@ for line in sys.stdin:
     ua = e.get("userAgent", "")
     if e.get("stage") == "ResponseComplete" and (ua.startswith("helm-drift") or ua.startswith("kubectl")):
         c[e["verb"].upper()] += 1
+        if e["verb"] == "list" and "limit=" in e.get("requestURI", ""):
+            c["LIST-paged"] += 1
 print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))')" >>"$out"
 }
 
@@ -62,6 +66,36 @@ floor() {
   shift
   measure "$case" 0 sh -c "$*"
 }
+
+# F4: the scale of a large platform cluster, its own section of bench/RESULTS.md.
+f4() {
+  local keep=$runs
+  runs=${BENCH_F4_RUNS:-3}
+  echo "F4: 2,000 releases x 20 objects in 100 namespaces, 2 revisions each" >&2
+  local t0
+  t0=$(date +%s)
+  "$fleet" f4 2000 100 20 2 >&2
+  echo "F4 built in $(( $(date +%s) - t0 )) s" >&2
+  measure "F4 clean -A" 0 "$helm" drift check -A -l fleet=f4
+  measure "F4 clean -A, unpaginated (--chunk-size 0)" 0 "$helm" drift check -A -l fleet=f4 --chunk-size 0
+  floor "F4 floor (kubectl)" "'$tools/kubectl' get secrets -A -l owner=helm,status=deployed,fleet=f4 -o json >/dev/null && '$tools/kubectl' get configmaps,secrets,services,serviceaccounts,deployments -A -o json >/dev/null"
+  echo "F4 watch: time to ready, idle cost, edit-to-metric latency, a storm of 20 edits a second" >&2
+  WATCH_LOG="$state/watch4.log" python3 "$root/bench/watch.py" "$root/target/release/helm-drift" "$tools/kubectl" f4 2000 100 "${BENCH_IDLE:-60}" 100 30 >"$state/watch4.json"
+  echo "F4b: 5,000 releases x 5 objects in 100 namespaces" >&2
+  t0=$(date +%s)
+  "$fleet" f5 5000 100 5 1 >&2
+  echo "F4b built in $(( $(date +%s) - t0 )) s" >&2
+  measure "F4b clean -A (5,000 x 5)" 0 "$helm" drift check -A -l fleet=f5
+  floor "F4b floor (kubectl)" "'$tools/kubectl' get secrets -A -l owner=helm,status=deployed,fleet=f5 -o json >/dev/null && '$tools/kubectl' get configmaps,secrets,services,serviceaccounts,deployments -A -o json >/dev/null"
+  runs=$keep
+  python3 "$root/bench/f4.py" "$root/bench/RESULTS.md" "$out" "$state/watch4.json" "${BENCH_F4_RUNS:-3}"
+}
+
+if [ "${BENCH_ONLY:-}" = f4 ]; then
+  f4
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
 
 if [ "${BENCH_ONLY:-}" != flood ]; then
 echo "F1: 1 release x 50 objects" >&2
@@ -88,6 +122,8 @@ import sys, statistics, collections, datetime, subprocess, json
 rows = collections.OrderedDict()
 for line in open(sys.argv[1]):
     case, kind, value = line.rstrip("\n").split("\t")
+    if case.startswith("F4"):
+        continue
     rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
     if kind == "time":
         t, rss = value.split()
@@ -118,6 +154,7 @@ print(f"| RSS (peak) | {w['rss_mib']} MiB ({w['peak_rss_mib']} MiB) | < 150 MiB 
 print(f"| edit-to-metric latency over {w['edits']} edits: median | {w['edit_to_metric_median_s']:.3f} s | < 1 s |")
 print(f"| p99 (max) | {w['edit_to_metric_p99_s']:.3f} s ({w['edit_to_metric_max_s']:.3f} s) | < 3 s |")
 PY
+f4
 fi
 
 echo "Record flood: 200 forged records of about 1 MiB in one namespace" >&2

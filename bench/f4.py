@@ -1,0 +1,86 @@
+"""Writes the F4 section of bench/RESULTS.md (called by scripts/bench.sh) from the measured rows
+and the watcher's figures, replacing an earlier F4 section and keeping every other section.
+
+    python3 bench/f4.py RESULTS.md ROWS.tsv WATCH.json RUNS
+"""
+import collections
+import datetime
+import json
+import statistics
+import sys
+
+path, rows_path, watch_path, runs = sys.argv[1:5]
+rows = collections.OrderedDict()
+for line in open(rows_path):
+    case, kind, value = line.rstrip("\n").split("\t")
+    if not case.startswith("F4"):
+        continue
+    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
+    if kind == "time":
+        t, rss = value.split()
+        rows[case]["times"].append(float(t))
+        rows[case]["rss"].append(int(rss))
+    else:
+        rows[case]["requests"] = value
+w = json.load(open(watch_path))
+
+
+def median(case):
+    return statistics.median(rows[case]["times"])
+
+
+lines = [
+    "## F4: 40,000 objects (issue 23)",
+    "",
+    f"Measured {datetime.date.today()} on the same 2-core machine and local control plane (`BENCH_ONLY=f4",
+    f"scripts/bench.sh`, {runs} runs per case): F4 is 2,000 releases x 20 objects (ConfigMaps, Secrets,",
+    "Services, ServiceAccounts, Deployments) in 100 namespaces with 2 revisions each; F4b is 5,000",
+    "releases x 5 objects in 100 namespaces. `LIST-paged` counts the LISTs sent with `limit` (pages",
+    "of `--chunk-size`, 500 by default).",
+    "",
+    "| case | median wall | min - max | peak RSS (max) | API requests in one run |",
+    "|---|---|---|---|---|",
+]
+for case, r in rows.items():
+    t = r["times"]
+    lines.append(f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | "
+                 f"{max(r['rss']) / 1024:.1f} MiB | {r['requests']} |")
+ratio = median("F4 clean -A") / median("F4 floor (kubectl)")
+ratio_b = median("F4b clean -A (5,000 x 5)") / median("F4b floor (kubectl)")
+lines += [
+    "",
+    f"`check -A` against the kubectl floor: F4 {ratio:.2f}x, F4b {ratio_b:.2f}x (goal: under 2x).",
+    "",
+    "### helm-drift watch on F4",
+    "",
+    "| measure | value | goal |",
+    "|---|---|---|",
+    f"| releases watched | {w['releases']} | 2000 |",
+    f"| time to ready (first full check) | {w['ready_s']:.3f} s | |",
+    f"| API requests until ready | {' '.join(f'{k}={int(v)}' for k, v in sorted(w['requests_to_ready'].items()) if v)} | |",
+    f"| idle: requests per minute besides the watches ({w['idle_seconds']} s) | "
+    f"{' '.join(f'{k}={v}' for k, v in sorted(w['idle_requests_per_minute_besides_watches'].items()) if v) or 'none'} | none |",
+    f"| idle: CPU | {w['idle_cpu_percent_of_a_core']} % of a core | |",
+    f"| RSS (peak) | {w['rss_mib']} MiB ({w['peak_rss_mib']} MiB) | < 200 MiB |",
+    f"| edit-to-metric over {w['edits']} edits: median, p99 (max) | {w['edit_to_metric_median_s']:.3f} s, "
+    f"{w['edit_to_metric_p99_s']:.3f} s ({w['edit_to_metric_max_s']:.3f} s) | p99 < 1 s |",
+]
+if "storm_edits" in w:
+    lines += [
+        f"| storm: {w['storm_edits']} edits at {w['storm_edits_per_second']}/s, seen | {w['storm_seen']} | all |",
+        f"| storm: edit-to-metric median, p99 (max) | {w['storm_median_s']} s, {w['storm_p99_s']} s "
+        f"({w['storm_max_s']} s) | p99 < 1 s |",
+        f"| RSS after the storm (peak) | {w['storm_rss_mib']} MiB ({w['storm_peak_rss_mib']} MiB) | < 200 MiB |",
+    ]
+section = "\n".join(lines) + "\n"
+
+text = open(path).read()
+heading = "\n## F4: "
+start = text.find(heading)
+if start >= 0:
+    end = text.find("\n## ", start + len(heading))
+    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
+else:
+    flood = text.find("\n## Record flood")
+    text = (text[:flood] + "\n" + section + text[flood:]) if flood >= 0 else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)

@@ -252,6 +252,10 @@ pub struct WatchArgs {
     /// Body of notifications: json (the -o json object shape) or slack (incoming webhooks)
     #[arg(long, value_enum, default_value_t = NotifyFormat::Json, help_heading = "Watch")]
     pub notify_format: NotifyFormat,
+    /// The cluster's name, carried by every notification (`"cluster"` in JSON, `[NAME]` before
+    /// Slack's text), so that one receiver for a fleet of watchers knows where drift happened
+    #[arg(long, env = "HELM_DRIFT_CLUSTER", help_heading = "Watch")]
+    pub cluster: Option<String>,
     /// Log lines on stderr: text or json
     #[arg(long, value_enum, default_value_t = LogFormat::Text, help_heading = "Watch")]
     pub log_format: LogFormat,

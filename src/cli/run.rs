@@ -146,6 +146,7 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
             NotifyFormat::Slack => watch::Format::Slack,
             NotifyFormat::Json => watch::Format::Json,
         },
+        cluster: a.cluster.filter(|c| !c.is_empty()),
         log: watch::Log { json: a.log_format == LogFormat::Json },
         repair: a.repair.then(|| watch::RepairOptions {
             selector: a.repair_selector,

@@ -195,13 +195,14 @@ pub fn slack(notification: &Value) -> Value {
         .collect();
     paths.dedup();
     let at = if paths.is_empty() { String::new() } else { format!(": {}", paths.join(", ")) };
+    let cluster = notification["cluster"].as_str().map_or(String::new(), |c| format!("[{c}] "));
     // A repair not made says why (the rule that refused it, the manager that fights).
     if let Some(message) = notification["message"].as_str() {
-        return json!({"text": format!("{}: {message}", notification["event"].as_str().unwrap_or_default())});
+        return json!({"text": format!("{cluster}{}: {message}", notification["event"].as_str().unwrap_or_default())});
     }
     let ns = o["namespace"].as_str().map_or(String::new(), |n| format!("{n}/"));
     json!({"text": format!(
-        "{} {} {}{} of release {}/{} (revision {}), {}{at}",
+        "{cluster}{} {} {}{} of release {}/{} (revision {}), {}{at}",
         notification["event"].as_str().unwrap_or_default(),
         o["kind"].as_str().unwrap_or_default(),
         ns,

@@ -258,6 +258,11 @@ fn watch_notifications() {
     let text = json::slack(&note)["text"].as_str().unwrap().to_string();
     assert!(text.starts_with(&format!("DriftDetected {} ", drifted.id.kind)), "{text}");
     assert!(text.contains(&format!("of release {}/{}", report.namespace, report.release)), "{text}");
+    // A watcher given --cluster names it first.
+    let mut placed = note.clone();
+    placed["cluster"] = "prod-eu".into();
+    let text = json::slack(&placed)["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with(&format!("[prod-eu] DriftDetected {} ", drifted.id.kind)), "{text}");
     let resolved = json::notification("DriftResolved", report, "abc", None, &drifted.id);
     assert_eq!(resolved["object"]["verdict"], "in-sync");
     assert!(json::slack(&resolved)["text"].as_str().unwrap().contains("in-sync"));

@@ -59,6 +59,8 @@ pub struct WatchOptions {
     pub metrics_address: String,
     pub notify: Vec<String>,
     pub notify_format: Format,
+    /// The cluster's name, put on every notification (`--cluster`).
+    pub cluster: Option<String>,
     pub log: Log,
     pub repair: Option<RepairOptions>,
     pub leader: Option<leader::LeaderOptions>,
@@ -263,7 +265,13 @@ impl<'a> Watcher<'a> {
                 HashMap::new()
             }
         };
-        let notifier = notify::Notifier::start(options.notify.clone(), options.notify_format, metrics.clone(), log)?;
+        let notifier = notify::Notifier::start(
+            options.notify.clone(),
+            options.notify_format,
+            options.cluster.clone(),
+            metrics.clone(),
+            log,
+        )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
         let sink = Sink { tx, metrics: metrics.clone(), log };
         let healer = options.repair.as_ref().map(|r| heal::Healer::new(r.policy.clone()));

@@ -34,8 +34,15 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    /// Starts the sending task (nothing when there are no receivers).
-    pub fn start(urls: Vec<String>, format: Format, metrics: Arc<Metrics>, log: Log) -> anyhow::Result<Notifier> {
+    /// Starts the sending task (nothing when there are no receivers); `cluster` is put on every
+    /// notification.
+    pub fn start(
+        urls: Vec<String>,
+        format: Format,
+        cluster: Option<String>,
+        metrics: Arc<Metrics>,
+        log: Log,
+    ) -> anyhow::Result<Notifier> {
         if urls.is_empty() {
             return Ok(Notifier { tx: None, metrics });
         }
@@ -55,7 +62,10 @@ impl Notifier {
         let (tx, mut rx) = mpsc::channel::<Value>(QUEUE);
         let m = metrics.clone();
         tokio::spawn(async move {
-            while let Some(payload) = rx.recv().await {
+            while let Some(mut payload) = rx.recv().await {
+                if let (Some(cluster), Some(map)) = (&cluster, payload.as_object_mut()) {
+                    map.insert("cluster".into(), cluster.clone().into());
+                }
                 let body = match format {
                     Format::Json => payload.to_string(),
                     Format::Slack => crate::report::json::slack(&payload).to_string(),
@@ -130,7 +140,7 @@ mod tests {
         let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", hanging.local_addr().unwrap());
         let metrics = Arc::new(Metrics::new());
-        let notifier = Notifier::start(vec![url], Format::Json, metrics.clone(), Log { json: true }).unwrap();
+        let notifier = Notifier::start(vec![url], Format::Json, None, metrics.clone(), Log { json: true }).unwrap();
         let started = std::time::Instant::now();
         for i in 0..QUEUE + 10 {
             notifier.send(serde_json::json!({"n": i}));

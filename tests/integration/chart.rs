@@ -155,6 +155,16 @@ helm_matrix! {
         let expr = rule["spec"]["groups"][0]["rules"][0]["expr"].as_str().unwrap();
         assert!(expr.contains("helm_drift_release_drifted"), "{expr}");
         assert_eq!(find(&operator, "ServiceMonitor")["spec"]["endpoints"][0]["port"], "metrics");
+        assert!(expr.contains("by (cluster, namespace, release)"), "one alert per cluster: {expr}");
+
+        // A cluster's name: on notifications (--cluster) and, through the ServiceMonitor, on
+        // every series; nothing of it when unset.
+        assert!(find(&operator, "ServiceMonitor")["spec"]["endpoints"][0]["relabelings"].is_null());
+        let named = template(&env, helm, &["--api-versions", "monitoring.coreos.com/v1", "--set", "cluster=prod-eu"]);
+        let c = &find(&named, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--cluster=prod-eu"), "{c:?}");
+        let relabel = &find(&named, "ServiceMonitor")["spec"]["endpoints"][0]["relabelings"][0];
+        assert_eq!((relabel["targetLabel"].as_str(), relabel["replacement"].as_str()), (Some("cluster"), Some("prod-eu")));
     }
 }
 

@@ -389,7 +389,8 @@ fn slack_notifications_are_one_text() {
     let env = Env::new("watch-slack");
     env.install(Helm::V4, "web", "basic", &[]);
     let hook = Receiver::start();
-    let w = Watching::start(&env, &["web", "--notify", &hook.url, "--notify-format", "slack"]).ready();
+    let w = Watching::start(&env, &["web", "--notify", &hook.url, "--notify-format", "slack", "--cluster", "prod-eu"])
+        .ready();
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"s3cr3t-edit"}}"#);
     w.wait_for(&Watching::drifted(&env.ns, "web"), 1.0);
     eventually("the notification", Duration::from_secs(20), || !hook.bodies().is_empty());
@@ -397,6 +398,7 @@ fn slack_notifications_are_one_text() {
     let keys: Vec<&String> = note.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["text"], "{note}");
     let text = note["text"].as_str().unwrap();
+    assert!(text.starts_with("[prod-eu] DriftDetected "), "the cluster first: {text}");
     assert!(text.contains("web-config") && text.contains(&env.ns) && text.contains("/data/greeting"), "{text}");
     assert!(!text.contains("s3cr3t-edit"), "no value in a notification: {text}");
 }

@@ -96,9 +96,6 @@ impl Watcher<'_> {
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
-        if wide {
-            self.session.live.list_every_namespace();
-        }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
             Err(e) => {
@@ -107,15 +104,36 @@ impl Watcher<'_> {
                 return;
             }
         };
-        let (session, settings) = (&self.session, self.settings);
         let concurrency = self.options.selection.concurrency.max(1);
-        let results: Vec<_> = futures::stream::iter(indexes.into_iter().map(|index| {
-            let baseline = baseline.as_ref();
-            async move {
-                let started = Instant::now();
-                let r = evaluate_with_baseline(session, settings, &index, None, baseline).await.map(Verdicts::from);
-                (index, r, started.elapsed())
+        // Absorbed a batch at a time as evaluations complete, not all at the end: metrics and
+        // Events come early in a large first check, and a batch's verdicts are let go once
+        // absorbed. The live listings stay shared by every batch (one LIST per kind).
+        let mut queue = indexes.into_iter();
+        loop {
+            let batch: Vec<ReleaseIndex> = queue.by_ref().take(concurrency * BATCH_PER_WORKER).collect();
+            if batch.is_empty() {
+                return;
             }
+            // Healing in an earlier batch starts a fresh cache (it reads after its writes).
+            if wide {
+                self.session.live.list_every_namespace();
+            }
+            self.evaluate_batch(batch, baseline.as_ref(), concurrency).await;
+        }
+    }
+
+    /// Evaluates a batch of releases, `concurrency` at once, then absorbs their verdicts.
+    async fn evaluate_batch(
+        &mut self,
+        batch: Vec<ReleaseIndex>,
+        baseline: Option<&crate::baseline::Baseline>,
+        concurrency: usize,
+    ) {
+        let (session, settings) = (&self.session, self.settings);
+        let results: Vec<_> = futures::stream::iter(batch.into_iter().map(|index| async move {
+            let started = Instant::now();
+            let r = evaluate_with_baseline(session, settings, &index, None, baseline).await.map(Verdicts::from);
+            (index, r, started.elapsed())
         }))
         .buffer_unordered(concurrency)
         .collect()
@@ -185,6 +203,9 @@ impl Watcher<'_> {
         self.tracker.forget(key);
     }
 }
+
+/// Releases per batch of a full check, per concurrent evaluation.
+const BATCH_PER_WORKER: usize = 4;
 
 /// What the watcher keeps of one evaluation: the verdicts and where each object lives. The
 /// release record and the desired objects (a record's whole manifest) are let go as soon as the

@@ -1,6 +1,6 @@
 //! `--notify`: one HTTP POST per new or resolved drift signature to each receiver, from a task
-//! of its own (bounded queue, timeout, retries with backoff) so that a slow or failing receiver
-//! never holds up detection. Failures are counted and logged.
+//! of its own (a queue bounded by count and by bytes, timeout, retries with backoff) so that a
+//! slow or failing receiver never holds up detection. Failures are counted and logged.
 
 use super::{log::Log, metrics::Metrics};
 use bytes::Bytes;
@@ -9,11 +9,15 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Notifications waiting at most; more are dropped (and counted) rather than block detection.
 const QUEUE: usize = 1024;
+/// Bytes of waiting notification bodies at most (a drift storm of large releases stays bounded
+/// in memory, not only in count); a notification that does not fit is dropped and counted.
+const QUEUE_BYTES: usize = 8 << 20;
 const ATTEMPTS: u32 = 4;
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -29,8 +33,13 @@ pub enum Format {
 /// Hands notifications to the sending task.
 #[derive(Clone)]
 pub struct Notifier {
-    tx: Option<mpsc::Sender<Value>>,
+    tx: Option<mpsc::Sender<Bytes>>,
     metrics: Arc<Metrics>,
+    format: Format,
+    cluster: Option<String>,
+    /// Bytes queued and not yet sent to every receiver.
+    queued: Arc<AtomicUsize>,
+    budget: usize,
 }
 
 impl Notifier {
@@ -43,8 +52,20 @@ impl Notifier {
         metrics: Arc<Metrics>,
         log: Log,
     ) -> anyhow::Result<Notifier> {
+        Notifier::with_budget(urls, format, cluster, metrics, log, QUEUE_BYTES)
+    }
+
+    fn with_budget(
+        urls: Vec<String>,
+        format: Format,
+        cluster: Option<String>,
+        metrics: Arc<Metrics>,
+        log: Log,
+        budget: usize,
+    ) -> anyhow::Result<Notifier> {
+        let queued = Arc::new(AtomicUsize::new(0));
         if urls.is_empty() {
-            return Ok(Notifier { tx: None, metrics });
+            return Ok(Notifier { tx: None, metrics, format, cluster, queued, budget });
         }
         for u in &urls {
             let uri: http::Uri = u.parse().map_err(|e| anyhow::anyhow!("--notify {u:?} is not a URL: {e}"))?;
@@ -59,19 +80,12 @@ impl Notifier {
             .enable_http1()
             .build();
         let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(https);
-        let (tx, mut rx) = mpsc::channel::<Value>(QUEUE);
-        let m = metrics.clone();
+        let (tx, mut rx) = mpsc::channel::<Bytes>(QUEUE);
+        let (m, q) = (metrics.clone(), queued.clone());
         tokio::spawn(async move {
-            while let Some(mut payload) = rx.recv().await {
-                if let (Some(cluster), Some(map)) = (&cluster, payload.as_object_mut()) {
-                    map.insert("cluster".into(), cluster.clone().into());
-                }
-                let body = match format {
-                    Format::Json => payload.to_string(),
-                    Format::Slack => crate::report::json::slack(&payload).to_string(),
-                };
+            while let Some(body) = rx.recv().await {
                 for url in &urls {
-                    match send(&client, url, &body).await {
+                    match send(&client, url, body.clone()).await {
                         Ok(()) => m.notification("sent"),
                         Err(e) => {
                             m.notification("failed");
@@ -79,23 +93,42 @@ impl Notifier {
                         }
                     }
                 }
+                q.fetch_sub(body.len(), Ordering::Relaxed);
             }
         });
-        Ok(Notifier { tx: Some(tx), metrics })
+        Ok(Notifier { tx: Some(tx), metrics, format, cluster, queued, budget })
     }
 
-    /// Queues one notification; never waits.
-    pub fn send(&self, payload: Value) {
-        if let Some(tx) = &self.tx
-            && tx.try_send(payload).is_err()
-        {
+    /// Queues one notification (serialized now, so the queue holds bytes it can count); never
+    /// waits. Dropped and counted when the queue is full by count or by bytes.
+    pub fn send(&self, mut payload: Value) {
+        let Some(tx) = &self.tx else { return };
+        if let (Some(cluster), Some(map)) = (&self.cluster, payload.as_object_mut()) {
+            map.insert("cluster".into(), cluster.clone().into());
+        }
+        let body = Bytes::from(match self.format {
+            Format::Json => payload.to_string(),
+            Format::Slack => crate::report::json::slack(&payload).to_string(),
+        });
+        drop(payload);
+        let len = body.len();
+        let fits = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| (q + len <= self.budget).then_some(q + len))
+            .is_ok();
+        if !fits {
+            self.metrics.notification("dropped");
+            return;
+        }
+        if tx.try_send(body).is_err() {
+            self.queued.fetch_sub(len, Ordering::Relaxed);
             self.metrics.notification("dropped");
         }
     }
 }
 
 /// One POST, retried with backoff on failure (connection error, timeout, non-2xx).
-async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: &str) -> Result<(), String>
+async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: Bytes) -> Result<(), String>
 where
     C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,
 {
@@ -105,7 +138,7 @@ where
         let request = http::Request::post(url)
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::USER_AGENT, concat!("helm-drift/", env!("CARGO_PKG_VERSION")))
-            .body(Full::new(Bytes::from(body.to_string())))
+            .body(Full::new(body.clone()))
             .map_err(|e| e.to_string())?;
         match tokio::time::timeout(TIMEOUT, client.request(request)).await {
             Ok(Ok(r)) if r.status().is_success() => return Ok(()),
@@ -146,14 +179,37 @@ mod tests {
             notifier.send(serde_json::json!({"n": i}));
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(5), "send never waits");
-        let text = metrics.encode();
-        let dropped = text
+        let dropped = dropped(&metrics);
+        // The sending task may have taken one off the queue before the rest were queued.
+        assert!(dropped.is_some_and(|d| (9.0..=10.0).contains(&d)), "{}", metrics.encode());
+    }
+
+    /// Few but large notifications fill the queue by bytes long before its count: what would
+    /// pass the byte budget is dropped and counted; what is sent frees its bytes.
+    #[tokio::test]
+    async fn the_queue_is_bounded_by_bytes() {
+        let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", hanging.local_addr().unwrap());
+        let metrics = Arc::new(Metrics::new());
+        let log = Log { json: true };
+        let notifier = Notifier::with_budget(vec![url], Format::Json, None, metrics.clone(), log, 10_000).unwrap();
+        let big = "x".repeat(3_000);
+        for i in 0..10 {
+            notifier.send(serde_json::json!({"n": i, "diff": big}));
+        }
+        // Three fit in 10,000 bytes; one taken by the sending task keeps its bytes counted until
+        // it is sent, so exactly seven are dropped.
+        assert_eq!(dropped(&metrics), Some(7.0), "{}", metrics.encode());
+        assert!(notifier.queued.load(Ordering::Relaxed) <= 10_000);
+    }
+
+    fn dropped(metrics: &Metrics) -> Option<f64> {
+        metrics
+            .encode()
             .lines()
             .find(|l| l.starts_with("helm_drift_notifications_total{result=\"dropped\"}"))
             .and_then(|l| l.rsplit(' ').next())
-            .and_then(|n| n.parse::<f64>().ok());
-        // The sending task may have taken one off the queue before the rest were queued.
-        assert!(dropped.is_some_and(|d| (9.0..=10.0).contains(&d)), "{text}");
+            .and_then(|n| n.parse::<f64>().ok())
     }
 
     #[test]

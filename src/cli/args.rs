@@ -31,8 +31,8 @@ pub struct Global {
     /// Namespace of the release (Helm: -n/--namespace)
     #[arg(short = 'n', long, env = "HELM_NAMESPACE", global = true)]
     pub namespace: Option<String>,
-    /// Kubeconfig context to use; `check` takes several (repeat the flag): a fleet of
-    /// clusters in one run
+    /// Kubeconfig context to use; `check` and `repair` take several (repeat the flag): a
+    /// fleet of clusters in one run
     #[arg(long, env = "HELM_KUBECONTEXT", global = true, action = clap::ArgAction::Append)]
     pub kube_context: Vec<String>,
     /// Path(s) of kubeconfig files (a path list, like KUBECONFIG)

@@ -75,14 +75,14 @@ pub fn settings(g: &Global) -> Result<Settings> {
     })
 }
 
-/// The one kubeconfig context of a command that works on one cluster (several are `check`'s,
-/// which splits them before it gets here).
+/// The one kubeconfig context of a command that works on one cluster (several are for `check`
+/// and `repair`, which split them before they get here).
 fn one_context(contexts: &[String]) -> Result<Option<String>> {
     match contexts {
         [] => Ok(None),
         [one] => Ok(Some(one.clone()).filter(|c| !c.is_empty())),
         _ => bail!(
-            "several --kube-context ({}): only `check` runs over a fleet of clusters; this command works on one",
+            "several --kube-context ({}): only `check` and `repair` run over a fleet of clusters; this command works on one",
             contexts.join(", ")
         ),
     }

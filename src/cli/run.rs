@@ -42,16 +42,7 @@ pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitSta
                 bail!("--all-contexts: the kubeconfig has no context");
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        contexts.retain(|c| seen.insert(c.clone()));
-        let clusters: Vec<(String, Settings)> = contexts
-            .into_iter()
-            .map(|context| {
-                let mut settings = settings.clone();
-                settings.connection.context = Some(context.clone());
-                (context, settings)
-            })
-            .collect();
+        let clusters = per_context(&settings, contexts);
         let fleet = runtime()?.block_on(check::fleet(&clusters, &selection));
         printer.fleet(&fleet);
         return Ok(fleet.exit_status());
@@ -94,18 +85,45 @@ pub fn repair(g: &Global, a: RepairArgs, printer: &mut Terminal) -> Result<ExitS
             clap::ValueEnum::to_possible_value(&output.output).map(|v| v.get_name().to_string()).unwrap_or_default()
         );
     }
+    let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None };
+    if g.kube_context.len() > 1 {
+        if upgrade {
+            bail!("--upgrade runs helm against one cluster: give one --kube-context");
+        }
+        let one = Global { kube_context: Vec::new(), ..g.clone() };
+        let settings = comparing(&one, &compare, Baseline::None, printer)?;
+        output_style(&mut printer.style, &compare, &output);
+        let clusters = per_context(&settings, g.kube_context.clone());
+        let fleet = runtime()?.block_on(repair::fleet(&clusters, &request));
+        printer.repair_fleet(&fleet);
+        return Ok(fleet.exit_status());
+    }
     let settings = comparing(g, &compare, Baseline::None, printer)?;
     output_style(&mut printer.style, &compare, &output);
     if upgrade {
+        let release = request.release;
         let request = upgrade::UpgradeRequest { release, chart, helm: HelmBinary::from_env(), dry_run };
         let report = runtime()?.block_on(upgrade::run(&settings, &request))?;
         printer.upgrade(&report);
         return Ok(report.exit_status());
     }
-    let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None };
     let report = runtime()?.block_on(repair::run(&settings, &request))?;
     printer.repair(&report);
     Ok(report.exit_status())
+}
+
+/// One settings per kubeconfig context (each named once, in the order given) for a fleet run.
+fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec<(String, Settings)> {
+    let mut seen = std::collections::HashSet::new();
+    contexts.retain(|c| !c.is_empty() && seen.insert(c.clone()));
+    contexts
+        .into_iter()
+        .map(|context| {
+            let mut settings = settings.clone();
+            settings.connection.context = Some(context.clone());
+            (context, settings)
+        })
+        .collect()
 }
 
 pub fn render(g: &Global, a: RenderArgs, printer: &mut Terminal) -> Result<ExitStatus> {

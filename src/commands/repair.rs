@@ -2,7 +2,7 @@
 //! Plans from the same verdicts as `check`; the repair stage validates, applies and checks again.
 
 use crate::engine::Session;
-use crate::model::RepairReport;
+use crate::model::{FleetRepair, RepairReport};
 pub use crate::repair::RepairRequest;
 use crate::settings::Settings;
 use anyhow::Result;
@@ -12,4 +12,16 @@ pub async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairR
     let mut session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     crate::repair::execute(&mut session, settings, &index, request).await
+}
+
+/// Repairs the one named release in each cluster (`(name, settings)`), one cluster after the
+/// other (a repair writes; its report is read cluster by cluster). A cluster where it cannot run
+/// is an error for that cluster only; the others are still repaired.
+pub async fn fleet(clusters: &[(String, Settings)], request: &RepairRequest) -> FleetRepair {
+    let mut out = FleetRepair::default();
+    for (cluster, settings) in clusters {
+        let report = run(settings, request).await.map_err(|e| crate::errors::chain(&e));
+        out.clusters.push((cluster.clone(), report));
+    }
+    out
 }

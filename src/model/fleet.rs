@@ -1,7 +1,8 @@
 //! A check of several clusters in one run (`check --kube-context a --kube-context b`,
-//! `--all-contexts`): each cluster's report under its kubeconfig context's name.
+//! `--all-contexts`), or a repair of one named release in each (`repair R --kube-context a
+//! --kube-context b`): each cluster's report under its kubeconfig context's name.
 
-use super::{ExitStatus, RunReport};
+use super::{ExitStatus, RepairReport, RunReport};
 
 /// One cluster's part of a fleet check.
 #[derive(Clone, Debug)]
@@ -34,6 +35,23 @@ impl FleetReport {
     }
 }
 
+/// A repair of one release in each of several clusters, in the order they were named; a cluster
+/// where the repair could not run holds why.
+#[derive(Clone, Debug, Default)]
+pub struct FleetRepair {
+    pub clusters: Vec<(String, Result<RepairReport, String>)>,
+}
+
+impl FleetRepair {
+    /// The worst of every cluster's.
+    pub fn exit_status(&self) -> ExitStatus {
+        self.clusters
+            .iter()
+            .map(|(_, r)| r.as_ref().map_or(ExitStatus::Error, RepairReport::exit_status))
+            .fold(ExitStatus::InSync, ExitStatus::max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +70,13 @@ mod tests {
         assert_eq!((fleet.counts(), fleet.releases()), ((0, 0, 1), 1));
         let calm = FleetReport { clusters: vec![ClusterReport { cluster: "a".into(), run: sync }] };
         assert_eq!(calm.exit_status(), ExitStatus::InSync);
+    }
+
+    #[test]
+    fn a_repair_that_could_not_run_in_one_cluster_is_an_error() {
+        let none = FleetRepair::default();
+        assert_eq!(none.exit_status(), ExitStatus::InSync);
+        let down = FleetRepair { clusters: vec![("b".into(), Err("cannot reach the cluster".into()))] };
+        assert_eq!(down.exit_status(), ExitStatus::Error);
     }
 }

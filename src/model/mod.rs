@@ -14,7 +14,7 @@ mod upgrade;
 
 pub use accept::AcceptReport;
 pub use exit::ExitStatus;
-pub use fleet::{ClusterReport, FleetReport};
+pub use fleet::{ClusterReport, FleetRepair, FleetReport};
 pub use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HIDDEN, Ignored, Method, ObjectDrift, ObjectId,
     Ownership, SECRET_POINTERS, Verdict,

@@ -11,7 +11,9 @@ mod repair;
 mod secret;
 mod text;
 
-use crate::model::{AcceptReport, FleetReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport};
+use crate::model::{
+    AcceptReport, FleetRepair, FleetReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport,
+};
 use std::io::{IsTerminal, Write};
 
 /// Output formats of `check` (and `render`).
@@ -149,6 +151,24 @@ impl<O: Write, E: Write> Printer<O, E> {
             let out = repair::repair(report, &self.style);
             self.text(&out);
         }
+    }
+
+    /// The report of `repair` over several clusters: each cluster's report under its name (a
+    /// cluster where the repair could not run: its error on stderr, named with the cluster).
+    pub fn repair_fleet(&mut self, fleet: &FleetRepair) {
+        for (cluster, report) in &fleet.clusters {
+            if let Err(e) = report {
+                self.err_line(&format!("Error: [cluster {cluster}] {e}"));
+            }
+        }
+        if self.style.quiet {
+            return;
+        }
+        let mut out = String::new();
+        for (cluster, report) in &fleet.clusters {
+            out.push_str(&repair::in_cluster(cluster, report.as_ref().ok(), &self.style));
+        }
+        self.text(&out);
     }
 
     /// The report of `repair --upgrade`.

@@ -72,6 +72,23 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
     out
 }
 
+/// One cluster's part of a fleet repair: a heading with the cluster and how it ended, then its
+/// report (`None`: the repair could not run there; the error is on stderr).
+pub fn in_cluster(cluster: &str, report: Option<&RepairReport>, style: &Style) -> String {
+    let (tone, how) = match report.map(RepairReport::exit_status) {
+        Some(crate::model::ExitStatus::InSync) => (Tone::Good, "in sync"),
+        Some(crate::model::ExitStatus::Drift) if report.is_some_and(|r| r.dry_run) => (Tone::Warn, "would change"),
+        Some(crate::model::ExitStatus::Drift) => (Tone::Warn, "drift left"),
+        Some(crate::model::ExitStatus::Error) => (Tone::Bad, "error"),
+        None => (Tone::Bad, "error (see stderr)"),
+    };
+    let mut out = format!("{}\n", paint(style.color, tone, &format!("cluster {cluster}: {how}")));
+    if let Some(r) = report {
+        out.push_str(&repair(r, style));
+    }
+    out
+}
+
 /// Paths as people read them, comma-separated.
 fn list(paths: &[FieldPath]) -> String {
     paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

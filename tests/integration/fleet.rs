@@ -1,7 +1,7 @@
 //! A fleet in one run: `check` over two control planes through two kubeconfig contexts (the
 //! shared one and the one tests may freeze), one report with the cluster of every release; a
 //! cluster that stops answering is an error for that cluster only, and the exit code is the
-//! worst of all.
+//! worst of all. `repair RELEASE` over the same two, one cluster after the other.
 
 use crate::restart::SERIAL;
 use crate::support::{Env, Helm};
@@ -100,8 +100,28 @@ fn a_fleet_of_two_clusters_in_one_run() {
         .stderr_has("Error: [cluster beta] cannot reach the cluster at");
     assert!(!out.stderr().contains("[cluster alpha]"), "{}", out.dump());
 
-    // A command that changes the cluster works on one.
+    // A repair of the named release in each cluster, one after the other; beta frozen: alpha is
+    // still repaired, beta is an error for beta alone.
+    beta.cp.pause_apiserver().unwrap();
+    let out =
+        fleet(&["repair", "web", "--kube-context", "alpha", "--kube-context", "beta", "--timeout", "1s"]).output();
+    beta.cp.resume_apiserver().unwrap();
+    assert_eq!(out.out.status.code(), Some(1), "{}", out.dump());
+    out.stdout_has("cluster alpha: in sync")
+        .stdout_has("restore: data.greeting")
+        .stdout_has("cluster beta: error (see stderr)")
+        .stderr_has("Error: [cluster beta] cannot reach the cluster at");
+    alpha.drift(&["check", "web"]).code(0);
+    // Both answering: nothing left to repair anywhere.
     fleet(&["repair", "web", "--kube-context", "alpha", "--kube-context", "beta"])
+        .code(0)
+        .stdout_has("cluster alpha: in sync\nweb: in sync")
+        .stdout_has("cluster beta: in sync");
+    // Other commands work on one cluster; repair --upgrade too.
+    fleet(&["render", "web", "--kube-context", "alpha", "--kube-context", "beta"])
         .code(1)
-        .stderr_has("only `check` runs over a fleet of clusters");
+        .stderr_has("only `check` and `repair` run over a fleet of clusters");
+    fleet(&["repair", "web", "--upgrade", "--kube-context", "alpha", "--kube-context", "beta"])
+        .code(1)
+        .stderr_has("--upgrade runs helm against one cluster");
 }

@@ -18,12 +18,15 @@ apt_install() {
 }
 # PostgreSQL for the tests of Helm's sql storage driver (they start their own private server);
 # GnuPG for the tests that sign and verify the Helm 4 plugin package with a key they make; git
-# for the tests that install the plugin from a repository.
+# for the tests that install the plugin from a repository; headless Chromium (below).
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   apt_install postgresql
 fi
 command -v gpg >/dev/null 2>&1 || apt_install gnupg
 command -v git >/dev/null 2>&1 || apt_install git
+# Headless Chromium for the tests that read the HTML report in a real browser.
+command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 \
+  || apt_install chromium-headless-shell
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -149,6 +149,10 @@ pub struct CheckArgs {
     /// with the cluster of every release (like several --kube-context)
     #[arg(long, help_heading = "Selection", conflicts_with = "kube_context")]
     pub all_contexts: bool,
+    /// Also append the report as Markdown to FILE (kept under 1 MiB), beside the normal
+    /// output: `--summary-file "$GITHUB_STEP_SUMMARY"` in GitHub Actions
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub summary_file: Option<PathBuf>,
     #[command(flatten)]
     pub compare: CompareArgs,
     #[command(flatten)]

@@ -66,8 +66,8 @@ mod tests {
 
     #[test]
     fn flags_with_a_few_values_complete_them() {
-        assert_eq!(flag_values("check", "-o").unwrap(), ["text", "json", "junit"]);
-        assert_eq!(flag_values("check", "--output").unwrap(), ["text", "json", "junit"]);
+        assert_eq!(flag_values("check", "-o").unwrap(), ["text", "json", "junit", "markdown", "html"]);
+        assert_eq!(flag_values("check", "--output").unwrap(), ["text", "json", "junit", "markdown", "html"]);
         assert_eq!(flag_values("check", "--color").unwrap(), ["auto", "always", "never"]);
         assert_eq!(flag_values("watch", "--notify-format").unwrap(), ["json", "slack"]);
         assert_eq!(flag_values("check", "--selector"), None, "free text");

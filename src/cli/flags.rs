@@ -86,7 +86,8 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Output")]
 pub struct OutputArgs {
-    /// Output format: text, json, junit
+    /// Output format: text, json, junit; for check also markdown (kept under 64 KiB, a
+    /// GitHub comment) and html (one self-contained page)
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
     /// Lines of context around each change in diffs
@@ -114,6 +115,8 @@ pub enum OutputFormat {
     Text,
     Json,
     Junit,
+    Markdown,
+    Html,
 }
 
 /// `--notify-format`.

@@ -150,6 +150,8 @@ fn output_style(style: &mut Style, compare: &CompareArgs, output: &OutputArgs) {
         OutputFormat::Json => Format::Json,
         OutputFormat::Junit => Format::Junit,
         OutputFormat::Text => Format::Text,
+        OutputFormat::Markdown => Format::Markdown,
+        OutputFormat::Html => Format::Html,
     };
     if style.format != Format::Text {
         style.color = false;

@@ -10,7 +10,7 @@ use super::{debug_summary, identity, output_style, runtime, unmatched_gitops};
 use crate::commands::{accept, check, render, repair, upgrade};
 use crate::helm::HelmBinary;
 use crate::model::{ExitStatus, RunReport};
-use crate::report::Terminal;
+use crate::report::{Summary, Terminal};
 use crate::settings::Settings;
 use crate::watch;
 use anyhow::{Result, bail};
@@ -26,7 +26,8 @@ fn comparing(g: &Global, compare: &CompareArgs, baseline: Baseline, printer: &mu
 }
 
 pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitStatus> {
-    let CheckArgs { select, revision, explain, rerender, chart, all_contexts, baseline, compare, output } = a;
+    let CheckArgs { select, revision, explain, rerender, chart, all_contexts, summary_file, baseline, compare, output } =
+        a;
     let selection = select.selection("check", revision)?;
     if all_contexts || g.kube_context.len() > 1 {
         if explain || rerender {
@@ -45,6 +46,9 @@ pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitSta
         let clusters = per_context(&settings, contexts);
         let fleet = runtime()?.block_on(check::fleet(&clusters, &selection));
         printer.fleet(&fleet);
+        if let Some(path) = &summary_file {
+            printer.summary_file(path, Summary::Fleet(&fleet))?;
+        }
         return Ok(fleet.exit_status());
     }
     let settings = comparing(g, &compare, Baseline::Flag(baseline), printer)?;
@@ -58,10 +62,17 @@ pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitSta
         (explain || rerender).then(|| check::Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
     let report = match runtime()?.block_on(check::run(&settings, &selection, rendering.as_ref(), &progress)) {
         Ok(report) => report,
-        // A machine output is a document on every path: what could not be checked, and why.
-        Err(e) if output.output != OutputFormat::Text => {
+        // A machine output (and the summary file) is a document on every path: what could not
+        // be checked, and why.
+        Err(e) if output.output != OutputFormat::Text || summary_file.is_some() => {
             let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
             let report = RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e));
+            if let Some(path) = &summary_file {
+                printer.summary_file(path, Summary::Run(&report))?;
+            }
+            if output.output == OutputFormat::Text {
+                return Err(e);
+            }
             printer.check(&report);
             return Ok(report.exit_status());
         }
@@ -74,6 +85,9 @@ pub fn check(g: &Global, a: CheckArgs, printer: &mut Terminal) -> Result<ExitSta
         printer.warning(&w);
     }
     printer.check(&report);
+    if let Some(path) = &summary_file {
+        printer.summary_file(path, Summary::Run(&report))?;
+    }
     Ok(report.exit_status())
 }
 
@@ -85,29 +99,29 @@ pub fn repair(g: &Global, a: RepairArgs, printer: &mut Terminal) -> Result<ExitS
             clap::ValueEnum::to_possible_value(&output.output).map(|v| v.get_name().to_string()).unwrap_or_default()
         );
     }
-    let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None };
-    if g.kube_context.len() > 1 {
-        if upgrade {
-            bail!("--upgrade runs helm against one cluster: give one --kube-context");
-        }
-        let one = Global { kube_context: Vec::new(), ..g.clone() };
-        let settings = comparing(&one, &compare, Baseline::None, printer)?;
-        output_style(&mut printer.style, &compare, &output);
-        let clusters = per_context(&settings, g.kube_context.clone());
-        let fleet = runtime()?.block_on(repair::fleet(&clusters, &request));
-        printer.repair_fleet(&fleet);
-        return Ok(fleet.exit_status());
+    if g.kube_context.len() > 1 && upgrade {
+        bail!("--upgrade runs helm against one cluster: give one --kube-context");
     }
-    let settings = comparing(g, &compare, Baseline::None, printer)?;
+    let one = Global { kube_context: Vec::new(), ..g.clone() };
+    let settings = comparing(if g.kube_context.len() > 1 { &one } else { g }, &compare, Baseline::None, printer)?;
     output_style(&mut printer.style, &compare, &output);
     if upgrade {
-        let release = request.release;
         let request = upgrade::UpgradeRequest { release, chart, helm: HelmBinary::from_env(), dry_run };
         let report = runtime()?.block_on(upgrade::run(&settings, &request))?;
         printer.upgrade(&report);
         return Ok(report.exit_status());
     }
+    let progress = crate::report::progress(&printer.style);
+    let request = repair::RepairRequest { release, only, remove_foreign, dry_run, authority: None, progress };
+    if g.kube_context.len() > 1 {
+        let clusters = per_context(&settings, g.kube_context.clone());
+        let fleet = runtime()?.block_on(repair::fleet(&clusters, &request));
+        drop(request);
+        printer.repair_fleet(&fleet);
+        return Ok(fleet.exit_status());
+    }
     let report = runtime()?.block_on(repair::run(&settings, &request))?;
+    drop(request); // the progress line, if any, is cleared before the report
     printer.repair(&report);
     Ok(report.exit_status())
 }
@@ -128,6 +142,9 @@ fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec<(String, S
 
 pub fn render(g: &Global, a: RenderArgs, printer: &mut Terminal) -> Result<ExitStatus> {
     let RenderArgs { release, revision, chart, show_secrets, output } = a;
+    if matches!(output.output, OutputFormat::Markdown | OutputFormat::Html) {
+        bail!("render writes text or json (-o markdown and -o html are check's reports)");
+    }
     let settings = resolve::settings(g)?;
     output_style(&mut printer.style, &CompareArgs { show_secrets, ..CompareArgs::default() }, &output);
     let request = render::RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };

@@ -5,7 +5,7 @@
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::model::{ClusterReport, DriftReport, FleetReport, Outcome, Rerender, RunReport};
+use crate::model::{ClusterReport, DriftReport, FleetReport, Outcome, Progress, Rerender, RunReport};
 use crate::release::Selected;
 use crate::settings::Settings;
 use anyhow::{Context, Result};
@@ -21,12 +21,12 @@ pub struct Rendering {
     pub rerender: bool,
 }
 
-/// Checks every release `selection` names; `progress(done, total)` is called as releases finish.
+/// Checks every release `selection` names; `progress` is told as releases finish.
 pub async fn run(
     settings: &Settings,
     selection: &Selection,
     rendering: Option<&Rendering>,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
 ) -> Result<RunReport> {
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
@@ -68,9 +68,8 @@ const FLEET_AT_ONCE: usize = 4;
 /// for that cluster only.
 pub async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> FleetReport {
     use futures::StreamExt;
-    let quiet = |_: usize, _: usize| {};
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
-        let run = match run(settings, selection, None, &quiet).await {
+        let run = match run(settings, selection, None, &Progress::none()).await {
             Ok(run) => run,
             Err(e) => {
                 let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };

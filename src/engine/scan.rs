@@ -3,7 +3,7 @@
 use super::{Evaluated, Session, evaluate};
 use crate::baseline::{self, Baseline, Store};
 use crate::errors;
-use crate::model::{Outcome, ReleaseError, RunReport};
+use crate::model::{Outcome, Progress, ReleaseError, RunReport, Tick};
 use crate::release::{ReleaseIndex, SourceError};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
@@ -108,13 +108,12 @@ pub async fn select(
     Ok((found, missing))
 }
 
-/// Evaluates every release `selection` names; `progress(done, total)` is called as releases
-/// finish.
+/// Evaluates every release `selection` names; `progress` is told as releases finish.
 pub async fn scan(
     session: &Session,
     settings: &Settings,
     selection: &Selection,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &Progress,
 ) -> Result<RunReport> {
     let storage = &session.storage;
     let scope_ns = (!selection.all_namespaces).then_some(session.namespace.as_str());
@@ -159,16 +158,21 @@ pub async fn scan(
                     .report,
             )
         };
-        let outcome = match checked.await {
-            Ok(report) => Outcome::Checked(report),
-            Err(e) => Outcome::Failed(ReleaseError {
-                namespace: index.namespace.clone(),
-                release: index.name.clone(),
-                message: errors::chain(&e),
-            }),
-        };
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-        outcome
+        match checked.await {
+            Ok(report) => {
+                let objects = report.objects.len();
+                progress.tell(Tick::Release { done: done.fetch_add(1, Ordering::Relaxed) + 1, total, objects });
+                Outcome::Checked(report)
+            }
+            Err(e) => {
+                progress.tell(Tick::Release { done: done.fetch_add(1, Ordering::Relaxed) + 1, total, objects: 0 });
+                Outcome::Failed(ReleaseError {
+                    namespace: index.namespace.clone(),
+                    release: index.name.clone(),
+                    message: errors::chain(&e),
+                })
+            }
+        }
     }))
     .buffer_unordered(selection.concurrency.max(1))
     .collect()

@@ -7,6 +7,7 @@ mod exit;
 mod fleet;
 mod object;
 pub mod path;
+mod progress;
 mod release;
 mod render;
 mod repair;
@@ -20,6 +21,7 @@ pub use object::{
     Ownership, SECRET_POINTERS, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
+pub use progress::{Phase, Progress, Tick};
 pub use release::{Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};
 pub use render::{DocChange, DocDiff, RenderReport};
 pub use repair::{Action, RepairReport, Skip, Step, StepStatus};

@@ -309,6 +309,27 @@ impl ObjectDrift {
         fields.chain(self.added.iter().filter_map(|a| a.changed_by.as_ref()))
     }
 
+    /// Every path that differs, is added outside Helm or is owned elsewhere, in that order.
+    pub fn drifted_paths(&self) -> Vec<String> {
+        let fields = self.fields.iter().map(|f| f.path.to_string());
+        let added = self.added.iter().map(|a| a.path.to_string());
+        fields.chain(added).chain(self.disowned.iter().map(|d| d.path.to_string())).collect()
+    }
+
+    /// The field managers that last wrote what differs, was added or is owned elsewhere, each
+    /// once, in field order.
+    pub fn managers(&self) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        let added = self.added.iter().map(|a| a.manager.as_str());
+        let owners = self.disowned.iter().map(|d| d.manager.as_str());
+        for m in self.writers().map(|w| w.manager.as_str()).chain(added).chain(owners) {
+            if !seen.contains(&m) {
+                seen.push(m);
+            }
+        }
+        seen
+    }
+
     /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
     /// elsewhere, which the comparison then marks modified.
     pub fn is_drift(&self) -> bool {

@@ -257,6 +257,11 @@ impl RunReport {
         (count(ReleaseVerdict::InSync), count(ReleaseVerdict::Drifted), count(ReleaseVerdict::Error))
     }
 
+    /// Drifted objects over every release.
+    pub fn drifted_objects(&self) -> usize {
+        self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.drifted() } else { 0 }).sum()
+    }
+
     /// Objects checked over every release.
     pub fn objects(&self) -> usize {
         self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum()

@@ -6,7 +6,7 @@ use crate::api::ApiError;
 use crate::compare::ownership;
 use crate::engine::{Evaluated, Session, evaluate};
 use crate::live::{self, Change, Location};
-use crate::model::{Action, RepairReport, Step, StepStatus};
+use crate::model::{Action, Phase, Progress, RepairReport, Step, StepStatus, Tick};
 use crate::release::ReleaseIndex;
 use crate::settings::Settings;
 use anyhow::Result;
@@ -25,6 +25,8 @@ pub struct RepairRequest {
     /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
     /// credentials decide, as for Helm).
     pub authority: Option<Authority>,
+    /// Told as steps are validated and applied.
+    pub progress: Progress,
 }
 
 /// Plans, validates and (unless a dry run) applies the repair of the release `index` lists.
@@ -63,7 +65,9 @@ pub async fn execute_as(
     // Every step is checked against the authority and validated by the server first; one
     // refusal and nothing is applied.
     let mut refused = false;
-    for planned in &mut steps {
+    let total = steps.len();
+    for (done, planned) in steps.iter_mut().enumerate() {
+        request.progress.tell(Tick::Step { phase: Phase::Validating, done, total });
         let (Some((name, at)), Some(first)) = (planned.target(&evaluated), planned.changes.first()) else { continue };
         if let Some(authority) = &request.authority {
             let o = &evaluated.report.objects[planned.index];
@@ -84,8 +88,10 @@ pub async fn execute_as(
         return Ok(report);
     }
 
+    request.progress.tell(Tick::Step { phase: Phase::Validating, done: total, total });
     let mut failed = false;
-    for planned in &mut steps {
+    for (done, planned) in steps.iter_mut().enumerate() {
+        request.progress.tell(Tick::Step { phase: Phase::Applying, done, total });
         if failed {
             planned.step.status = StepStatus::NotApplied;
             continue;
@@ -107,6 +113,7 @@ pub async fn execute_as(
             }
         }
     }
+    request.progress.tell(Tick::Step { phase: Phase::Applying, done: total, total });
     report.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
     if !failed {
         session.forget_live(); // read the repaired objects afresh

@@ -105,8 +105,9 @@ fn add(all: &mut Suites, run: &RunReport, style: &Style, prefix: &str) {
     }
 }
 
-/// Escapes text for XML attributes and content.
-fn esc(s: &str) -> String {
+/// Escapes text for XML (and HTML) attributes and content; drops control characters XML cannot
+/// hold.
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -4,15 +4,18 @@
 
 mod color;
 mod diff;
+mod html;
 pub mod json;
 mod junit;
+pub mod markdown;
 mod render;
 mod repair;
 mod secret;
 mod text;
 
 use crate::model::{
-    AcceptReport, FleetRepair, FleetReport, Outcome, RenderReport, RepairReport, RunReport, UpgradeReport,
+    AcceptReport, FleetRepair, FleetReport, Outcome, Phase, Progress, RenderReport, RepairReport, RunReport, Tick,
+    UpgradeReport,
 };
 use std::io::{IsTerminal, Write};
 
@@ -23,6 +26,10 @@ pub enum Format {
     Text,
     Json,
     Junit,
+    /// `check` only.
+    Markdown,
+    /// `check` only.
+    Html,
 }
 
 /// How reports look; colour is resolved once by the caller.
@@ -57,6 +64,13 @@ impl Default for Style {
             now: None,
         }
     }
+}
+
+/// What `--summary-file` writes: one cluster's run, or a fleet's.
+#[derive(Clone, Copy)]
+pub enum Summary<'a> {
+    Run(&'a RunReport),
+    Fleet(&'a FleetReport),
 }
 
 /// Writes reports to `out` (stdout) and messages to `err` (stderr).
@@ -104,6 +118,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Format::Json => json::run(run, self.style.show_secrets),
             Format::Junit => junit::run(run, &self.style),
+            Format::Markdown => markdown::run(run, &self.style, markdown::COMMENT_LIMIT),
+            Format::Html => html::run(run, &self.style),
         };
         self.text(&out);
     }
@@ -129,8 +145,27 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Format::Json => json::fleet(fleet, self.style.show_secrets),
             Format::Junit => junit::fleet(fleet, &self.style),
+            Format::Markdown => markdown::fleet(fleet, &self.style, markdown::COMMENT_LIMIT),
+            Format::Html => html::fleet(fleet, &self.style),
         };
         self.text(&out);
+    }
+
+    /// Appends `report` as Markdown (at most 1 MiB) to `path` (`--summary-file`, GitHub's
+    /// `$GITHUB_STEP_SUMMARY`); secret values hidden unless shown, as on stdout.
+    pub fn summary_file(&mut self, path: &std::path::Path, report: Summary<'_>) -> anyhow::Result<()> {
+        use anyhow::Context;
+        let style = Style { color: false, ..self.style.clone() };
+        let text = match report {
+            Summary::Run(run) => markdown::run(run, &style, markdown::SUMMARY_LIMIT),
+            Summary::Fleet(fleet) => markdown::fleet(fleet, &style, markdown::SUMMARY_LIMIT),
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the summary file {}", path.display()))?;
+        file.write_all(text.as_bytes()).with_context(|| format!("cannot write the summary file {}", path.display()))
     }
 
     /// The report of `render`.
@@ -226,15 +261,41 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 }
 
-/// A progress callback: `checked N/M releases` on stderr, only when stderr is a terminal.
-pub fn progress(style: &Style) -> impl Fn(usize, usize) + Sync + use<> {
-    let live = std::io::stderr().is_terminal() && !style.quiet;
-    move |done, total| {
-        if live && total > 1 {
-            let end = if done == total { "\r\x1b[K" } else { "" };
-            eprint!("\r\x1b[Kchecked {done}/{total} releases{end}");
-        }
+/// A progress line on stderr for long work (`check` over several releases, `repair` steps), drawn
+/// by indicatif when stderr is a terminal and the report is text (nothing otherwise: no line in
+/// logs, and `-o json/junit/markdown/html` stay clean); cleared when the work is done.
+pub fn progress(style: &Style) -> Progress {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
+    if !std::io::stderr().is_terminal() || style.quiet || style.format != Format::Text {
+        return Progress::none();
     }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        .with_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("a valid template"))
+        .with_finish(ProgressFinish::AndClear);
+    let objects = std::sync::atomic::AtomicUsize::new(0);
+    Progress::new(move |tick| {
+        let (message, done, total) = match tick {
+            Tick::Release { done, total, objects: n } => {
+                let seen = objects.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+                (format!("checked {done}/{total} releases, {seen} objects"), done, total)
+            }
+            Tick::Step { phase, done, total } => {
+                let doing = match phase {
+                    Phase::Validating => "validated (server dry-run)",
+                    Phase::Applying => "applied",
+                };
+                (format!("repair: {doing} {done}/{total} steps"), done, total)
+            }
+        };
+        if total <= 1 || done >= total {
+            bar.finish_and_clear();
+            return;
+        }
+        if bar.is_finished() {
+            bar.reset();
+        }
+        bar.set_message(message);
+    })
 }
 
 #[cfg(test)]

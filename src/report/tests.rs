@@ -390,3 +390,84 @@ fn readme_json_example_has_the_keys_of_the_output_in_order() {
     same_keys(&example, &real, "", &exact, &mut problems);
     assert!(problems.is_empty(), "README's JSON example:\n{}", problems.join("\n"));
 }
+
+#[test]
+fn markdown_report() {
+    let doc = markdown::run(&fixture(), &Style::default(), markdown::COMMENT_LIMIT);
+    assert!(!doc.contains("bmV3") && !doc.contains("b2xk"), "secret values are masked");
+    insta::assert_snapshot!("markdown", doc);
+    let (out, _) = printed(Style { format: Format::Markdown, ..Style::default() });
+    assert_eq!(out, doc);
+}
+
+#[test]
+fn html_report() {
+    let page = html::run(&fixture(), &Style::default());
+    assert!(!page.contains("bmV3") && !page.contains("b2xk"), "secret values are masked");
+    for external in ["<script", "src=", "href=\"http", "@import", "url("] {
+        assert!(!page.contains(external), "self-contained: {external}");
+    }
+    insta::assert_snapshot!("html", page.replace(env!("CARGO_PKG_VERSION"), "VERSION"));
+}
+
+/// What the cluster holds is written by others: a release, a path or a value that looks like
+/// markup or a fence stays text in both documents.
+#[test]
+fn markup_from_the_cluster_stays_text() {
+    let mut run = fixture();
+    let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!() };
+    r.release = "web<script>alert(1)</script>|x".into();
+    let web = r.objects.iter_mut().find(|o| o.id.name == "web").unwrap();
+    web.fields.push(FieldDiff::new(
+        FieldPath::from_pointer("/metadata/annotations/note"),
+        Some(&json!("a")),
+        Some(&json!("```\n</details><img src=x onerror=alert(1)>")),
+    ));
+    web.live.as_mut().unwrap()["metadata"]["annotations"] =
+        json!({"note": "```\n</details><img src=x onerror=alert(1)>"});
+    let md = markdown::run(&run, &Style::default(), markdown::COMMENT_LIMIT);
+    assert!(md.contains("web&lt;script&gt;alert(1)&lt;/script&gt;\\|x"), "{md}");
+    // Markup only inside fences (code, shown as is), each longer than any backtick run in it.
+    let mut fence: Option<&str> = None;
+    for line in md.lines() {
+        match fence {
+            Some(f) if line == f => fence = None,
+            Some(_) => {}
+            None if line.starts_with("```") => fence = Some(line.trim_end_matches(|c: char| c != '`')),
+            None => assert!(!line.contains("<img") && !line.contains("<script"), "{line}\n{md}"),
+        }
+    }
+    assert!(md.contains("````text\n") && md.contains("````diff\n"), "{md}");
+    let page = html::run(&run, &Style::default());
+    assert!(!page.contains("<script>") && !page.contains("<img"), "{page}");
+}
+
+/// Over the limit, the longest diffs go first, then objects from the end, with a note; the
+/// document stays under the limit.
+#[test]
+fn markdown_stays_under_its_limit() {
+    let big = |name: &str, lines: usize| {
+        let mut o = obj("ConfigMap", name, Verdict::Modified);
+        o.fields.push(FieldDiff::new(FieldPath::from_pointer("/data/k"), Some(&json!("a")), Some(&json!("b"))));
+        let data: serde_json::Map<String, serde_json::Value> =
+            (0..lines).map(|i| (format!("key{i:05}"), json!(format!("value {i}")))).collect();
+        let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data});
+        live["data"]["k"] = json!("b");
+        o.live = Some(live);
+        o
+    };
+    let r = DriftReport::sample("apps", "many", vec![big("small", 3), big("large", 2000), big("medium", 400)]);
+    let run = RunReport { outcomes: vec![Outcome::Checked(r)] };
+    let style = Style { context: 100_000, ..Style::default() };
+    let whole = markdown::run(&run, &style, usize::MAX);
+    assert!(!whole.contains("left out"));
+    let limit = whole.len() - 1000;
+    let cut = markdown::run(&run, &style, limit);
+    assert!(cut.len() <= limit, "{} > {limit}", cut.len());
+    assert_eq!(cut.matches("_diff left out").count(), 1, "only the longest: {cut}");
+    assert!(cut.contains("key00399") && !cut.contains("key01999"), "the large one went");
+    assert!(cut.contains("1 diff (the longest) and 0 object details"), "{cut}");
+    let tiny = markdown::run(&run, &style, 1500);
+    assert!(tiny.len() <= 1500, "{}", tiny.len());
+    assert!(tiny.contains("3 diffs (the longest) and 1 object detail;"), "{tiny}");
+}

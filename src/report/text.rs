@@ -295,7 +295,7 @@ fn releases(out: &mut String, run: &RunReport, style: &Style, errors: bool) {
 /// One object's verdict line and evidence (also the body of a JUnit failure).
 pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     let kind = o.drift_kind();
-    if matches!(kind, DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected) && !style.verbose {
+    if !worth_showing(o, style) {
         return;
     }
     let label = paint(style.color, color::verdict(kind), kind.label());
@@ -304,11 +304,41 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         let _ = write!(out, "  (from {src})");
     }
     out.push('\n');
+    for (tone, line) in evidence(o, style) {
+        let line = tone.map_or_else(|| line.clone(), |t| paint(style.color, t, &line));
+        let _ = writeln!(out, "{DETAIL}{line}");
+    }
+    if let Some(diff) = object_diff(o, style) {
+        for line in diff.lines() {
+            let _ = writeln!(out, "{DETAIL}{}", color::diff_line(style.color, line));
+        }
+    }
+}
+
+/// Whether an object is shown: everything but in-sync, excluded and expected objects, those too
+/// with `-v`.
+pub fn worth_showing(o: &ObjectDrift, style: &Style) -> bool {
+    style.verbose || !matches!(o.drift_kind(), DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected)
+}
+
+/// The unified diff shown under a modified object (secret values hidden unless shown).
+pub fn object_diff(o: &ObjectDrift, style: &Style) -> Option<String> {
+    matches!(o.drift_kind(), DriftKind::Modified | DriftKind::ChangedOutsideHelm)
+        .then(|| super::diff::unified(o, style.context, style.show_secrets))
+        .flatten()
+}
+
+/// An object's evidence, a line each with its tone (`None`: plain): why it could not be
+/// compared, each field that differs with who last wrote it, fields added outside Helm, fields
+/// another manager took, accepted drift; with `-v` also expected and ignored differences. The
+/// text report writes them under the verdict line; Markdown and HTML list them.
+pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
+    let mut out = Vec::new();
     if let Some(reason) = o.reason() {
-        let _ = writeln!(out, "{DETAIL}{reason}");
+        out.push((None, reason.to_string()));
     }
     if let (true, Some(Method::ReadOnly { reason })) = (style.verbose, &o.engine) {
-        let _ = writeln!(out, "{DETAIL}engine: read-only client-side comparison ({reason})");
+        out.push((None, format!("engine: read-only client-side comparison ({reason})")));
     }
     let show = |path: &FieldPath, pointer: Option<String>, v: &Value| {
         shown(&secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets))
@@ -324,49 +354,38 @@ pub fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
         if let Some(by) = &f.changed_by {
             let _ = write!(line, "  ({}{})", by.manager, age(by, style));
         }
-        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Warn, &line));
+        out.push((Some(Tone::Warn), line));
     }
     for a in &o.added {
         let when = a.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
         let value = show(&a.path, a.path.live_pointer(), &a.value);
-        let line = format!("+ {}: {value} (added by {}{when})", a.path, a.manager);
-        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Note, &line));
+        out.push((Some(Tone::Note), format!("+ {}: {value} (added by {}{when})", a.path, a.manager)));
     }
     for d in &o.disowned {
         let owner = if d.shared { "shared by Helm with" } else { "owned by" };
         let helm = if d.shared { "" } else { ", not by Helm" };
-        let line = format!("! {}: {owner} {}{helm} (the value is the release's)", d.path, d.manager);
-        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Warn, &line));
+        out.push((Some(Tone::Warn), format!("! {}: {owner} {}{helm} (the value is the release's)", d.path, d.manager)));
     }
     if !o.disowned.is_empty() {
-        let _ = writeln!(
-            out,
-            "{DETAIL}a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm"
-        );
+        out.push((
+            None,
+            "a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm".into(),
+        ));
     }
     for a in &o.accepted {
-        let line = format!("✓ {} (accepted: {})", a.path, a.change);
-        let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));
+        out.push((Some(Tone::Dim), format!("✓ {} (accepted: {})", a.path, a.change)));
     }
     if style.verbose {
         for e in &o.expected {
             let when = e.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
             let value = show(&e.path, e.path.live_pointer(), &e.value);
-            let line = format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason);
-            let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));
+            out.push((Some(Tone::Dim), format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason)));
         }
         for i in &o.ignored {
-            let line = format!("= {} ignored ({})", i.path, i.reason);
-            let _ = writeln!(out, "{DETAIL}{}", paint(style.color, Tone::Dim, &line));
+            out.push((Some(Tone::Dim), format!("= {} ignored ({})", i.path, i.reason)));
         }
     }
-    if matches!(kind, DriftKind::Modified | DriftKind::ChangedOutsideHelm)
-        && let Some(diff) = super::diff::unified(o, style.context, style.show_secrets)
-    {
-        for line in diff.lines() {
-            let _ = writeln!(out, "{DETAIL}{}", color::diff_line(style.color, line));
-        }
-    }
+    out
 }
 
 /// `, 12 min ago` from a writer's time and the report's, or nothing when either is unknown.

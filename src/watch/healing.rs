@@ -105,6 +105,7 @@ impl Watcher<'_> {
             remove_foreign,
             dry_run: false,
             authority: Some(authority),
+            progress: Default::default(),
         };
         Some((fresh, request, writer))
     }

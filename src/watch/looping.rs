@@ -52,6 +52,7 @@ impl Watcher<'_> {
                 }
                 Some(touch) = self.touches.recv() => {
                     dirty.extend(self.releases_of(&touch));
+                    self.metrics.pending.set(dirty.len() as i64);
                     if !dirty.is_empty() && deadline.is_none() {
                         deadline = Some(tokio::time::Instant::now() + self.options.debounce);
                     }
@@ -60,6 +61,7 @@ impl Watcher<'_> {
                     deadline = None;
                     let batch = std::mem::take(&mut dirty);
                     self.evaluate(batch).await;
+                    self.metrics.pending.set(0);
                 }
                 _ = resync.tick() => {
                     let at = k8s_openapi::jiff::Timestamp::now();

@@ -66,6 +66,8 @@ pub struct Metrics {
     pub selected: Gauge,
     pub leader: Gauge,
     pub watches: Gauge,
+    /// Releases changed and waiting for their debounce (a set: changes coalesce).
+    pub pending: Gauge,
 }
 
 impl Default for Metrics {
@@ -94,6 +96,7 @@ impl Metrics {
             selected: Gauge::default(),
             leader: Gauge::default(),
             watches: Gauge::default(),
+            pending: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -132,6 +135,11 @@ impl Metrics {
             m.rejected.clone(),
         );
         registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
+        registry.register(
+            "pending_releases",
+            "Releases changed and waiting for the debounce before their comparison (changes coalesce)",
+            m.pending.clone(),
+        );
         registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
         registry.register(
             "selected_releases",

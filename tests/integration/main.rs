@@ -43,6 +43,7 @@ mod gitops;
 mod hostile;
 mod lifecycle;
 mod messages;
+mod pictures;
 mod plugin;
 mod release;
 mod reliability;

@@ -149,8 +149,11 @@ helm_matrix! {
             env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"x"},"immutable":true}"#);
             json_patch(env, "deployment", "app-web", DEPLOYMENT_PORT);
         });
+        // The generation (spec writes only: the Deployment controller keeps writing its status
+        // after the edit) and the ConfigMap's resourceVersion (it has no generation).
         let version = |kind: &str, name: &str| {
-            env.kubectl(&["get", kind, name, "-o", "jsonpath={.metadata.resourceVersion}"]).success().stdout()
+            let field = if kind == "configmap" { "resourceVersion" } else { "generation" };
+            env.kubectl(&["get", kind, name, "-o", &format!("jsonpath={{.metadata.{field}}}")]).success().stdout()
         };
         let before = (version("deployment", "app-web"), version("configmap", "app-config"));
         let out = env.drift(&["repair", "app"]).code(1);

@@ -151,27 +151,6 @@ fn helm_qps_and_burst_limit_pace_requests() {
     assert!(free < bound / 2.0, "{n} requests in {free:.3}s at HELM_QPS=0.00: paced?");
 }
 
-#[test]
-fn progress_only_on_a_terminal() {
-    let env = Env::new("scan-progress");
-    env.install(Helm::V3, "p1", "basic", &[]);
-    env.install(Helm::V4, "p2", "basic", &[]);
-    // In a pipe: no progress on stderr.
-    let piped = env.drift(&["check", "--all"]).success();
-    assert!(piped.stderr().is_empty(), "{}", piped.dump());
-    // On a terminal (util-linux `script` gives the command a pty): progress on stderr.
-    let bin = env!("CARGO_BIN_EXE_helm-drift");
-    let tty = env
-        .command(std::path::Path::new("script"))
-        .args(["-qec", &format!("{bin} check --all"), "/dev/null"])
-        .env("HELM_NAMESPACE", &env.ns)
-        .output()
-        .expect("running script(1)");
-    let text = String::from_utf8_lossy(&tty.stdout);
-    assert!(text.contains("checked 2/2 releases"), "{text}");
-    assert!(text.contains("2 releases: 2 in sync"), "{text}");
-}
-
 /// Every LIST comes in pages of `--chunk-size` (`limit`, then `continue` for the next page, as
 /// kubectl's `--chunk-size` and client-go's pager), and the verdict is the one of a single
 /// response per kind (`--chunk-size 0`). The API server's audit log shows the requests.

@@ -311,7 +311,9 @@ fn a_failing_receiver_never_holds_up_detection() {
 
 /// `--debounce`: changes close together are compared once, after the quiet period. Two
 /// deletions by one kubectl call make one comparison that sees both, and it comes no sooner than
-/// the debounce after the first (a lower bound: a loaded machine only makes it later).
+/// the debounce after the first (a lower bound: a loaded machine only makes it later). The
+/// objects the install just wrote are touched by the watcher's first lists (written after the
+/// full check began): that comparison is waited for first (`helm_drift_pending_releases` 0).
 #[test]
 fn changes_within_the_debounce_are_compared_once() {
     let env = Env::new("watch-debounce");
@@ -319,6 +321,9 @@ fn changes_within_the_debounce_are_compared_once() {
     let debounce = Duration::from_secs(6);
     let w = Watching::start(&env, &["web", "--debounce", "6s", "--resync", "10m"]).ready();
     let missing = format!("helm_drift_objects{{namespace=\"{}\",release=\"web\",verdict=\"missing\"}}", env.ns);
+    eventually("no comparison pending", Duration::from_secs(30), || {
+        w.sample("helm_drift_pending_releases") == Some(0.0)
+    });
     let before = w.checks();
     let started = std::time::Instant::now();
     env.kubectl(&["delete", "configmap/web-config", "service/web-web"]).success();

@@ -1,0 +1,178 @@
+//! The reports people look at, of a real drifted release: Markdown for pull requests and step
+//! summaries, and the self-contained HTML report read by a real browser (headless Chromium,
+//! Debian's `chromium-headless-shell`, which `scripts/test.sh` installs): its DOM holds the
+//! verdict counts and every drifted path, never a secret value; a screenshot is kept under
+//! `target/pictures/`.
+
+use crate::support::{Env, Helm, repo_root};
+use std::path::{Path, PathBuf};
+
+/// The browser: `HELM_DRIFT_CHROMIUM`, else Debian's headless shell or chromium on PATH.
+fn chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("HELM_DRIFT_CHROMIUM") {
+        return PathBuf::from(p);
+    }
+    for name in ["chromium-headless-shell", "chromium", "chromium-browser"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            if dir.join(name).is_file() {
+                return dir.join(name);
+            }
+        }
+    }
+    panic!(
+        "no headless Chromium: scripts/test.sh installs Debian's chromium-headless-shell (or set HELM_DRIFT_CHROMIUM)"
+    );
+}
+
+/// Chromium on `page`: the DOM it built (`--dump-dom`) and a screenshot at `png`.
+fn browse(page: &Path, png: &Path) -> String {
+    let url = format!("file://{}", page.display());
+    let run = |extra: &[&str]| {
+        let profile = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(chromium())
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("run chromium");
+        assert!(out.status.success(), "chromium {extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let dom = run(&["--dump-dom"]);
+    run(&[&format!("--screenshot={}", png.display()), "--window-size=1200,1400", "--hide-scrollbars"]);
+    dom
+}
+
+/// Releases `web` (basic) and `s` (secretive) in namespace `name-<helm>`, drifted by hand.
+fn drifted(helm: Helm, name: &str) -> Env {
+    let env = Env::new(&format!("{name}-{}", helm.tag()));
+    env.install(helm, "web", "basic", &[]);
+    env.install(helm, "s", "secretive", &["--set", "password=hunter2pw"]);
+    drift_by_hand(&env);
+    env
+}
+
+/// Drift a person makes by hand: a ConfigMap edited, a Deployment scaled, a Secret's value
+/// changed.
+fn drift_by_hand(env: &Env) {
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited by hand"}}"#);
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas", "3"]).success();
+    // base64 of "stolen-secret-value"
+    env.merge_patch("secret", "s-creds", r#"{"data":{"password":"c3RvbGVuLXNlY3JldC12YWx1ZQ=="}}"#);
+}
+
+const SECRETS: [&str; 4] = ["hunter2pw", "aHVudGVyMnB3", "stolen-secret-value", "c3RvbGVuLXNlY3JldC12YWx1ZQ=="];
+
+helm_matrix! {
+    fn markdown_for_pull_requests_and_step_summaries(helm: Helm) {
+        let env = drifted(helm, "markdown");
+        let summary = env.home().join("step-summary.md");
+        let check = || {
+            env.drift(&["check", "--all", "-o", "markdown", "--summary-file", summary.to_str().unwrap()]).code(2).stdout()
+        };
+        let md = check();
+        assert!(md.starts_with("**helm drift: drift found**: 2 of 2 releases drifted, 0 in sync, 0 errors; 3 drifted objects\n"), "{md}");
+        let ns = &env.ns;
+        for line in [
+            format!("| web | {ns} | 1 | basic-0.1.0 | **2 of 4 drifted** |"),
+            format!("| ConfigMap {ns}/web-config | modified | `data.greeting` | `kubectl-patch` |"),
+            format!("| Deployment {ns}/web-web | modified | `spec.replicas` | `kubectl` |"),
+            format!("<details><summary>Secret {ns}/s-creds: modified</summary>"),
+            "~ data.greeting: \"hello\" -> \"edited by hand\"  (kubectl-patch".to_string(),
+            "+  greeting: edited by hand".to_string(),
+            "```diff\n".to_string(),
+        ] {
+            assert!(md.contains(&line), "{line}\n{md}");
+        }
+        for secret in SECRETS {
+            assert!(!md.contains(secret), "no secret value: {secret}\n{md}");
+        }
+        // The summary file gets the same document, appended run after run (GitHub's
+        // $GITHUB_STEP_SUMMARY is one file for every step of a job).
+        assert_eq!(std::fs::read_to_string(&summary).unwrap(), md);
+        check();
+        assert_eq!(std::fs::read_to_string(&summary).unwrap(), format!("{md}{md}"));
+        // In sync: the one-line verdict says so, exit 0.
+        env.drift(&["repair", "web"]).success();
+        env.drift(&["repair", "s"]).success();
+        env.drift(&["check", "--all", "-o", "markdown"])
+            .code(0)
+            .stdout_has("**helm drift: in sync**: 0 of 2 releases drifted, 2 in sync, 0 errors\n");
+        // A run that cannot check writes its error to the summary too, and fails.
+        let broken = env.home().join("broken-summary.md");
+        env.drift(&["check", "nope", "--summary-file", broken.to_str().unwrap()])
+            .code(1)
+            .stderr_has("nope");
+        let text = std::fs::read_to_string(&broken).unwrap();
+        assert!(text.starts_with("**helm drift: error**"), "{text}");
+    }
+}
+
+helm_matrix! {
+    fn the_html_report_in_a_real_browser(helm: Helm) {
+        let env = drifted(helm, "html");
+        let page = env.home().join("drift-report.html");
+        let html = env.drift(&["check", "--all", "-o", "html"]).code(2).stdout();
+        std::fs::write(&page, &html).unwrap();
+        for external in ["<script", " src=", "href=\"http", "@import", "url("] {
+            assert!(!html.contains(external), "self-contained: {external}");
+        }
+        let shots = repo_root().join("target/pictures");
+        std::fs::create_dir_all(&shots).unwrap();
+        let png = shots.join(format!("report-{}.png", helm.tag()));
+        let dom = browse(&page, &png);
+        for (id, n) in [("releases-drifted", 2), ("releases-in-sync", 0), ("releases-error", 0)] {
+            assert!(dom.contains(&format!("<span id=\"{id}\">{n}</span>")), "{id} = {n}\n{dom}");
+        }
+        for path in ["data.greeting", "spec.replicas", "data.password"] {
+            assert!(dom.contains(&format!("<code class=\"path\">{path}</code>")), "{path}\n{dom}");
+        }
+        assert!(dom.contains("<code class=\"manager\">kubectl-patch</code>"), "{dom}");
+        assert!(dom.contains("<label for=\"show-modified\" class=\"modified\">modified (3)</label>"), "{dom}");
+        assert!(dom.contains("<span class=\"add\">+  greeting: edited by hand</span>"), "{dom}");
+        for secret in SECRETS {
+            assert!(!dom.contains(secret), "no secret value: {secret}");
+        }
+        let shot = std::fs::read(&png).unwrap();
+        assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "a screenshot of the page: {}", png.display());
+        eprintln!("screenshot of the HTML report: {}", png.display());
+    }
+}
+
+/// `helm-drift ARGS` on a pseudo-terminal (util-linux `script`): everything it wrote there.
+fn on_a_terminal(env: &Env, args: &[&str]) -> String {
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_helm-drift"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut cmd = env.command(Path::new("script"));
+    cmd.env("HELM_NAMESPACE", &env.ns).env("TERM", "xterm").args(["-qefc", &quoted.join(" "), "/dev/null"]);
+    let out = cmd.output().expect("run script (util-linux)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A progress line on a terminal for work over several releases and repair steps; none when
+/// the output is a document or stderr is not a terminal.
+#[test]
+fn progress_on_a_terminal_only() {
+    let env = Env::new("progress");
+    for release in ["a", "b", "c"] {
+        env.install(Helm::V4, release, "basic", &[]);
+    }
+    env.merge_patch("configmap", "a-config", r#"{"data":{"greeting":"edited"}}"#);
+    env.kubectl(&["scale", "deployment", "a-web", "--replicas", "3"]).success();
+    let shown = on_a_terminal(&env, &["check", "--all"]);
+    assert!(shown.contains("checked 1/3 releases, 4 objects"), "{shown:?}");
+    assert!(shown.contains("2 of 4 objects drifted"), "the report follows: {shown:?}");
+    for doc in ["json", "markdown", "html", "junit"] {
+        let out = on_a_terminal(&env, &["check", "--all", "-o", doc]);
+        assert!(!out.contains("checked 1/3 releases"), "-o {doc}: {out:?}");
+    }
+    let piped = env.drift(&["check", "--all"]).code(2);
+    assert!(!piped.stderr().contains("checked"), "{}", piped.dump());
+    let repaired = on_a_terminal(&env, &["repair", "a"]);
+    assert!(repaired.contains("repair: validated (server dry-run) 1/2 steps"), "{repaired:?}");
+    assert!(repaired.contains("repair: applied 1/2 steps"), "{repaired:?}");
+    env.drift(&["check", "a"]).code(0);
+}

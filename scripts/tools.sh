@@ -10,7 +10,8 @@
 # Tools: kube-apiserver, kube-controller-manager, kubectl (k8s.io/kubernetes), etcd
 # (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); for the install tests
 # an OCI registry (github.com/distribution/distribution/v3), oras (oras.land/oras) and the oldest
-# Helm 3 releases the plugin supports (helm3.12, helm3.18); and actionlint
+# Helm 3 releases the plugin supports (helm3.12, helm3.18); Prometheus (github.com/prometheus/
+# prometheus, for the dashboard's tests); and actionlint
 # (github.com/rhysd/actionlint) for the release workflows. The install-test tools are built each
 # into a directory named after its version and linked into the tools directory, so adding or
 # bumping one leaves the cluster tools' cache valid.
@@ -137,6 +138,7 @@ build_etcd
 build_kubernetes
 build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry
 build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
+build_linked prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
 for v in $HELM3_OLDER_VERSIONS; do
   short=${v#v}
   build_linked "helm${short%.*}" "$v" helm.sh/helm/v3/cmd/helm \

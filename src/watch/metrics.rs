@@ -70,6 +70,12 @@ pub struct Metrics {
     pub pending: Gauge,
 }
 
+/// What a self-healing repair can come to.
+const REPAIR_RESULTS: [&str; 6] = ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded"];
+/// Why the watcher counts an error.
+const ERROR_REASONS: [&str; 8] =
+    ["watch", "storage", "evaluate", "resync", "baseline", "signature-key", "not-leading", "forbidden"];
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -147,6 +153,24 @@ impl Metrics {
             m.selected.clone(),
         );
         registry.register("watches", "Watches open on the API server", m.watches.clone());
+        // Every known label value starts at 0, so that a dashboard's increase() sees the first
+        // repair, notification, Event or error, and its panels have series from the start.
+        for result in REPAIR_RESULTS {
+            let _ = m.repairs.get_or_create(&ResultLabels { result: result.into() });
+        }
+        for result in ["sent", "failed", "dropped"] {
+            let _ = m.notifications.get_or_create(&ResultLabels { result: result.into() });
+        }
+        for reason in ERROR_REASONS {
+            let _ = m.errors.get_or_create(&ReasonLabels { reason: reason.into() });
+        }
+        for reason in ["DriftDetected", "DriftResolved", "DriftRepaired", "DriftRepairRefused", "DriftRepairAbandoned"]
+        {
+            let _ = m.events.get_or_create(&ReasonLabels { reason: reason.into() });
+        }
+        for input in ["event", "record"] {
+            let _ = m.rejected.get_or_create(&InputLabels { input: input.into() });
+        }
         Metrics { registry, ..m }
     }
 
@@ -269,5 +293,36 @@ mod tests {
             text.contains(r#"helm_drift_objects{namespace="apps",release="web",verdict="owned-elsewhere"} 1"#),
             "{text}"
         );
+    }
+}
+
+#[cfg(test)]
+mod dashboard {
+    use super::*;
+    use crate::model::{ObjectDrift, ObjectId, Verdict};
+
+    /// Every metric the chart's Grafana dashboard queries is one the watcher exports (a metric
+    /// renamed here fails this, not a person's dashboard).
+    #[test]
+    fn the_dashboard_queries_only_exported_metrics() {
+        let m = Metrics::new();
+        let o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Missing);
+        m.record(&DriftReport::sample("apps", "web", vec![o]), 0.1);
+        let exported: Vec<String> = m
+            .encode()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(['{', ' ']).next().unwrap().to_string())
+            .collect();
+        let json = include_str!("../../charts/helm-drift/dashboards/helm-drift.json");
+        let used = regex::Regex::new(r"helm_drift_[a-z_]+").unwrap();
+        let names: std::collections::BTreeSet<&str> = used.find_iter(json).map(|m| m.as_str()).collect();
+        assert!(names.len() >= 12, "{names:?}");
+        for name in names {
+            assert!(
+                exported.iter().any(|e| e == name),
+                "the dashboard queries {name}, which is not exported: {exported:?}"
+            );
+        }
     }
 }

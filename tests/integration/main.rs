@@ -34,6 +34,7 @@ mod baseline;
 mod chart;
 mod check_missing;
 mod connection;
+mod dashboard;
 mod distribution;
 mod drift_engine;
 mod expected;

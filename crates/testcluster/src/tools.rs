@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-const NEEDED: [&str; 10] = [
+const NEEDED: [&str; 11] = [
     "etcd",
     "kube-apiserver",
     "kube-controller-manager",
@@ -15,6 +15,7 @@ const NEEDED: [&str; 10] = [
     "helm3.18",
     "registry",
     "oras",
+    "prometheus",
 ];
 
 /// The directory holding the built tools.

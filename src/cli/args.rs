@@ -260,6 +260,10 @@ pub struct WatchArgs {
     /// Slack's text), so that one receiver for a fleet of watchers knows where drift happened
     #[arg(long, env = "HELM_DRIFT_CLUSTER", help_heading = "Watch")]
     pub cluster: Option<String>,
+    /// Serve a read-only page at / on the metrics address: releases and their drifted objects
+    /// with paths, verdicts and who changed them, never a value
+    #[arg(long, help_heading = "Watch")]
+    pub ui: bool,
     /// Log lines on stderr: text or json
     #[arg(long, value_enum, default_value_t = LogFormat::Text, help_heading = "Watch")]
     pub log_format: LogFormat,

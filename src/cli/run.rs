@@ -182,6 +182,7 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
             NotifyFormat::Json => watch::Format::Json,
         },
         cluster: a.cluster.filter(|c| !c.is_empty()),
+        ui: a.ui,
         log: watch::Log { json: a.log_format == LogFormat::Json },
         repair: a.repair.then(|| watch::RepairOptions {
             selector: a.repair_selector,

@@ -3,6 +3,7 @@
 //! outcome of each command, and the typed exit status.
 
 mod accept;
+mod board;
 mod exit;
 mod fleet;
 mod object;
@@ -14,6 +15,7 @@ mod repair;
 mod upgrade;
 
 pub use accept::AcceptReport;
+pub use board::BoardRelease;
 pub use exit::ExitStatus;
 pub use fleet::{ClusterReport, FleetRepair, FleetReport};
 pub use object::{

@@ -7,7 +7,9 @@
 use super::Style;
 use super::junit::esc;
 use super::text::{evidence, object_diff, worth_showing};
-use crate::model::{DriftKind, DriftReport, ExitStatus, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
+use crate::model::{
+    BoardRelease, DriftKind, DriftReport, ExitStatus, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
+};
 use std::fmt::Write;
 
 /// One run's page.
@@ -105,6 +107,86 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
         out,
         "</main>\n<footer>helm-drift {}: exit code {code} (0 in sync, 2 drift, 1 error).</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
+    );
+    out
+}
+
+/// The watcher's page (`watch --ui`): every release with its verdict, revision and last check,
+/// and per release its objects worth a look with their paths, verdicts and writers; never a
+/// value. The browser refreshes it every 10 seconds; no script.
+pub fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
+    let drifted = releases.iter().filter(|r| r.verdict == "drifted").count();
+    let errors = releases.iter().filter(|r| r.verdict == "error").count();
+    let verdict = match (ready, errors, drifted) {
+        (false, _, _) => "starting: the first full check is not done",
+        (_, 0, 0) => "in sync",
+        (_, 0, _) => "drift found",
+        _ => "error",
+    };
+    let mut out = String::with_capacity(8 * 1024);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"10\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>helm drift watch: {}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<header>\n<h1 class=\"verdict {}\">helm drift watch: {}</h1>\n<p class=\"counts\"><span id=\"releases-drifted\">{drifted}</span> drifted, <span id=\"releases-error\">{errors}</span> error{} of <span id=\"releases\">{}</span> release{}; as of <time>{now:.0}</time> (refreshed every 10 s)</p>\n</header>\n<main>\n",
+        esc(verdict),
+        verdict.split(':').next().unwrap_or("").replace(' ', "-"),
+        esc(verdict),
+        plural(errors),
+        releases.len(),
+        plural(releases.len()),
+    );
+    out.push_str("<table class=\"releases\">\n<thead><tr><th>Release</th><th>Namespace</th><th>Revision</th><th>Verdict</th><th>Objects</th><th>Last check</th></tr></thead>\n<tbody>\n");
+    for r in releases {
+        let _ = writeln!(
+            out,
+            "<tr class=\"{}\"><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td><td><time>{}</time></td></tr>",
+            r.verdict,
+            anchor(&r.namespace, &r.release),
+            esc(&r.release),
+            esc(&r.namespace),
+            r.revision,
+            r.verdict,
+            r.verdict.replace('-', " "),
+            r.objects,
+            esc(&r.checked)
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
+    for r in releases.iter().filter(|r| !r.shown.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<section class=\"release {}\" id=\"{}\">\n<h2>{} <span class=\"ns\">namespace {}, revision {}</span></h2>",
+            r.verdict,
+            anchor(&r.namespace, &r.release),
+            esc(&r.release),
+            esc(&r.namespace),
+            r.revision
+        );
+        out.push_str("<table class=\"objects\">\n<thead><tr><th>Object</th><th>Verdict</th><th>Paths</th><th>Changed by</th></tr></thead>\n<tbody>\n");
+        for o in &r.shown {
+            let code = |items: &[String], class: &str| {
+                items
+                    .iter()
+                    .map(|i| format!("<code class=\"{class}\">{}</code>", esc(i)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "<tr class=\"object {}\"><td class=\"id\">{}</td><td class=\"verdict {}\">{}</td><td>{}</td><td>{}</td></tr>",
+                o.verdict,
+                esc(&o.id),
+                o.verdict,
+                o.label,
+                code(&o.paths, "path"),
+                code(&o.managers, "manager")
+            );
+        }
+        out.push_str("</tbody>\n</table>\n</section>\n");
+    }
+    let _ = write!(
+        out,
+        "</main>\n<footer>helm-drift {}: values are never shown here (helm drift check shows them to whoever may read the objects).</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
     );
     out
 }
@@ -296,4 +378,7 @@ pre { background: #f6f8fa; padding: .6em .8em; overflow-x: auto; border-radius: 
 pre.diff span { display: block; } pre.diff .add { background: #dafbe1; color: #116329; } pre.diff .del { background: #ffebe9; color: #82071e; }
 pre.diff .hunk { color: #0969da; } pre.diff .head { font-weight: 600; }
 footer { margin-top: 2em; color: #57606a; font-size: .9em; }
+table.objects { border-collapse: collapse; width: 100%; } table.objects th, table.objects td { text-align: left; padding: .25em .6em; border-bottom: 1px solid #d0d7de; vertical-align: top; }
+table.objects td.id, table.objects code { font-family: ui-monospace, monospace; font-size: .92em; }
+h1.starting { color: #57606a; }
 ";

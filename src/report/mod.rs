@@ -261,6 +261,11 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 }
 
+/// The watcher's page (`watch --ui`) of `releases`.
+pub fn board_page(releases: &[crate::model::BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
+    html::board(releases, ready, now)
+}
+
 /// A progress line on stderr for long work (`check` over several releases, `repair` steps), drawn
 /// by indicatif when stderr is a terminal and the report is text (nothing otherwise: no line in
 /// logs, and `-o json/junit/markdown/html` stay clean); cleared when the work is done.

@@ -169,6 +169,13 @@ impl Watcher<'_> {
         let report = &evaluated.report;
         let key: ReleaseKey = ReleaseKey::of(report);
         self.metrics.record(report, took.as_secs_f64());
+        if let Some(board) = &self.health.board {
+            let now = k8s_openapi::jiff::Timestamp::now();
+            let entry = crate::model::BoardRelease::of(report, format!("{now:.0}"));
+            if let Ok(mut b) = board.lock() {
+                b.insert((key.namespace.clone(), key.name.clone()), entry);
+            }
+        }
         let drifted = report.drifted() > 0;
         if self.state.absorb(&key, report.revision, drifted, &evaluated.placed) {
             let verdict = report.verdict().word();
@@ -200,6 +207,9 @@ impl Watcher<'_> {
             self.log.info("release gone: its series are dropped", &[("release", &key)]);
         }
         self.metrics.forget(&key.namespace, &key.name);
+        if let Some(Ok(mut b)) = self.health.board.as_ref().map(|b| b.lock()) {
+            b.remove(&(key.namespace.clone(), key.name.clone()));
+        }
         self.tracker.forget(key);
     }
 }

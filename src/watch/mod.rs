@@ -61,6 +61,8 @@ pub struct WatchOptions {
     pub notify_format: Format,
     /// The cluster's name, put on every notification (`--cluster`).
     pub cluster: Option<String>,
+    /// `--ui`: the page at `/`.
+    pub ui: bool,
     pub log: Log,
     pub repair: Option<RepairOptions>,
     pub leader: Option<leader::LeaderOptions>,
@@ -101,9 +103,13 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
     let shutdown = shutdown();
     futures::pin_mut!(shutdown);
     let metrics = Arc::new(Metrics::new());
-    let health = Arc::new(Health { metrics: metrics.clone(), ready: Default::default(), missing: Default::default() });
+    let board = options.ui.then(Default::default);
+    let health =
+        Arc::new(Health { metrics: metrics.clone(), ready: Default::default(), missing: Default::default(), board });
     let bound = server::serve(&options.metrics_address, health.clone()).await?;
-    log.info("serving /metrics, /healthz and /readyz", &[("address", &bound)]);
+    let serving =
+        if options.ui { "serving /, /metrics, /healthz and /readyz" } else { "serving /metrics, /healthz and /readyz" };
+    log.info(serving, &[("address", &bound)]);
     let session = tokio::select! {
         s = Session::open(settings) => s?,
         _ = &mut shutdown => return Ok(()),
@@ -144,6 +150,9 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
                 watcher.stop();
                 metrics.leader.set(0);
                 metrics.forget_all();
+                if let Some(Ok(mut b)) = health.board.as_ref().map(|b| b.lock()) {
+                    b.clear();
+                }
             }
         }
     }

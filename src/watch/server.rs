@@ -1,6 +1,6 @@
-//! The watcher's HTTP endpoints: `/metrics` (OpenMetrics text), `/healthz` (the process runs)
-//! and `/readyz` (the first full check is done, or this replica stands by for the lease; names
-//! asked for that match no release are said there).
+//! The watcher's HTTP endpoints: `/metrics` (OpenMetrics text), `/healthz` (the process runs),
+//! `/readyz` (the first full check is done, or this replica stands by for the lease; names
+//! asked for that match no release are said there) and with `--ui` the page at `/`.
 
 use super::metrics::Metrics;
 use axum::Router;
@@ -17,7 +17,12 @@ pub struct Health {
     pub ready: AtomicBool,
     /// Release names asked for that match no release (said in `/readyz`).
     pub missing: std::sync::Mutex<Vec<String>>,
+    /// `--ui`: each release as the page shows it (none kept without `--ui`).
+    pub board: Option<std::sync::Mutex<Board>>,
 }
+
+/// The page's releases by namespace and name.
+pub type Board = std::collections::BTreeMap<(String, String), crate::model::BoardRelease>;
 
 /// Binds `address` (so a busy port is an error at start) and serves until the process ends.
 pub async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::net::SocketAddr> {
@@ -25,7 +30,11 @@ pub async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::ne
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on --metrics-address {address}: {e}"))?;
     let bound = listener.local_addr()?;
-    let app = Router::new()
+    let mut app = Router::new();
+    if health.board.is_some() {
+        app = app.route("/", get(page));
+    }
+    let app = app
         .route("/metrics", get(metrics))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
@@ -36,6 +45,21 @@ pub async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::ne
 
 async fn metrics(State(h): State<Arc<Health>>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], h.metrics.encode())
+}
+
+/// The page (`--ui`): read-only, from the watcher's last verdicts, refreshed by the browser.
+async fn page(State(h): State<Arc<Health>>) -> impl IntoResponse {
+    let releases: Vec<crate::model::BoardRelease> =
+        h.board.as_ref().and_then(|b| b.lock().ok().map(|b| b.values().cloned().collect())).unwrap_or_default();
+    let ready = h.ready.load(Ordering::Relaxed);
+    let now = k8s_openapi::jiff::Timestamp::now();
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'"),
+        ],
+        crate::report::board_page(&releases, ready, now),
+    )
 }
 
 async fn ready(State(h): State<Arc<Health>>) -> impl IntoResponse {

@@ -176,3 +176,49 @@ fn progress_on_a_terminal_only() {
     assert!(repaired.contains("repair: applied 1/2 steps"), "{repaired:?}");
     env.drift(&["check", "a"]).code(0);
 }
+
+/// `watch --ui`: a read-only page on the metrics address, read by headless Chromium: releases
+/// with their verdicts, drifted objects with paths and writers, never a value; none without
+/// `--ui`.
+#[test]
+fn the_watchers_page_in_a_real_browser() {
+    use crate::watching::Watching;
+    let env = Env::new("watch-ui");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.install(Helm::V3, "s", "secretive", &["--set", "password=hunter2pw"]);
+    let plain = Watching::start(&env, &["--all"]).ready();
+    assert_eq!(plain.get("/").0, 404, "no page without --ui");
+    drop(plain);
+    let w = Watching::start(&env, &["--all", "--ui"]).ready();
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    env.merge_patch("service", "web-web", r#"{"metadata":{"labels":{"edited":"by-hand-value"}}}"#);
+    env.merge_patch("secret", "s-creds", r#"{"data":{"password":"c3RvbGVuLXNlY3JldC12YWx1ZQ=="}}"#);
+    let drifted = |r: &str| format!("helm_drift_release_drifted{{namespace=\"{}\",release=\"{r}\"}}", env.ns);
+    w.wait_for(&drifted("web"), 1.0);
+    w.wait_for(&drifted("s"), 1.0);
+    let missing = format!("helm_drift_objects{{namespace=\"{}\",release=\"web\",verdict=\"missing\"}}", env.ns);
+    w.wait_for(&missing, 1.0);
+    let (status, html) = w.get("/");
+    assert_eq!(status, 200, "{html}");
+    let page = env.home().join("watch.html");
+    std::fs::write(&page, &html).unwrap();
+    let shots = repo_root().join("target/pictures");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("watch-ui.png");
+    let dom = browse(&page, &png);
+    let ns = &env.ns;
+    for text in [
+        "<span id=\"releases-drifted\">2</span>".to_string(),
+        format!("<td class=\"id\">ConfigMap {ns}/web-config</td><td class=\"verdict missing\">missing</td>"),
+        "<code class=\"path\">metadata.labels.edited</code>".to_string(),
+        "<code class=\"manager\">kubectl-patch</code>".to_string(),
+        "<code class=\"path\">data.password</code>".to_string(),
+    ] {
+        assert!(dom.contains(&text), "{text}\n{dom}");
+    }
+    for value in ["by-hand-value", "hello", "hunter2pw", "stolen-secret-value", "c3RvbGVuLXNlY3JldC12YWx1ZQ=="] {
+        assert!(!dom.contains(value), "no value on the page: {value}");
+    }
+    let shot = std::fs::read(&png).unwrap();
+    assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "{}", png.display());
+}

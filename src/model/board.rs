@@ -1,0 +1,78 @@
+//! What the watcher's page (`watch --ui`) keeps of each release: its drifted objects with their
+//! paths, verdicts and writers, never a value (as in its Events).
+
+use super::{DriftKind, DriftReport};
+
+/// One release as the page shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardRelease {
+    pub namespace: String,
+    pub release: String,
+    pub revision: u32,
+    /// The release's verdict word (`in-sync`, `drifted`, `error`).
+    pub verdict: &'static str,
+    pub objects: usize,
+    /// When it was compared (RFC 3339).
+    pub checked: String,
+    /// Objects worth a look (not in sync, excluded or expected).
+    pub shown: Vec<BoardObject>,
+}
+
+/// One object worth a look: no value, only where and who.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardObject {
+    pub id: String,
+    /// The verdict's word, as in `-o json`.
+    pub verdict: &'static str,
+    pub label: &'static str,
+    pub paths: Vec<String>,
+    pub managers: Vec<String>,
+}
+
+impl BoardRelease {
+    pub fn of(report: &DriftReport, checked: String) -> BoardRelease {
+        let shown = report
+            .objects
+            .iter()
+            .filter(|o| !matches!(o.drift_kind(), DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected))
+            .map(|o| BoardObject {
+                id: o.id.to_string(),
+                verdict: o.drift_kind().word(),
+                label: o.drift_kind().label(),
+                paths: o.drifted_paths(),
+                managers: o.managers().into_iter().map(str::to_string).collect(),
+            })
+            .collect();
+        BoardRelease {
+            namespace: report.namespace.clone(),
+            release: report.release.clone(),
+            revision: report.revision,
+            verdict: report.verdict().word(),
+            objects: report.objects.len(),
+            checked,
+            shown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FieldDiff, FieldPath, ObjectDrift, ObjectId, Verdict};
+    use serde_json::json;
+
+    #[test]
+    fn keeps_paths_and_writers_never_values() {
+        let mut cm = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Modified);
+        cm.fields.push(FieldDiff::new(
+            FieldPath::from_pointer("/data/k"),
+            Some(&json!("old-value")),
+            Some(&json!("new-value")),
+        ));
+        let ok = ObjectDrift::new(ObjectId::new("v1", "Service", Some("apps"), "s"), None, Verdict::InSync);
+        let b = BoardRelease::of(&DriftReport::sample("apps", "web", vec![cm, ok]), "2026-11-30T10:00:00Z".into());
+        assert_eq!((b.verdict, b.objects, b.shown.len()), ("drifted", 2, 1));
+        assert_eq!(b.shown[0].paths, ["data.k"]);
+        assert!(!format!("{b:?}").contains("value"), "{b:?}");
+    }
+}

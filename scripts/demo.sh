@@ -6,8 +6,9 @@
 # shown as "owned elsewhere", not counted as drift), runs `helm drift check`, `helm drift repair`,
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
 # restart`) and `check --explain` (also on an image built from three values), all through helm; then
-# `helm drift watch` sees an edit (metric, Event) and heals a release that opted in, and refuses a
-# forged release record that asks for cluster-admin.
+# `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
+# in, and refuses a forged release record that asks for cluster-admin; it ends with Markdown for
+# a pull request and the HTML report of the whole cluster, printing where it is.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -151,7 +152,7 @@ record=$(printf '{"name":"intruder","namespace":"demo","version":1,"info":{"stat
 "$kubectl" -n demo label secret sh.helm.release.v1.intruder.v1 owner=helm name=intruder status=deployed version=1 helm-drift.io/repair=true >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 get() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port$1" 2>/dev/null; }
-"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s >"$state/watch.log" 2>&1 &
+"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s --ui >"$state/watch.log" 2>&1 &
 watcher=$!
 deadline=$(( $(date +%s) + 60 ))
 until get /readyz >/dev/null; do
@@ -163,7 +164,7 @@ echo "$ kubectl -n demo patch configmap healed-config ... greeting=edited   (rel
 deadline=$(( $(date +%s) + 60 ))
 until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ] \
   && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1' \
-  && get /metrics | grep -q 'helm_drift_repairs_total{result="refused"}'; do
+  && get /metrics | grep -q 'helm_drift_repairs_total{result="refused"} [1-9]'; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
   sleep 0.2
 done
@@ -177,7 +178,15 @@ if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; the
   echo "the forged record's ClusterRoleBinding exists" >&2; exit 1
 fi
 echo "--- no ClusterRoleBinding demo-intruder-is-admin: the forged record was refused (see Security in the README)"
+get / >"$state/watch.html"
+echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
 kill "$watcher"; wait "$watcher" 2>/dev/null || true
+
+say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
+"$helm" drift check demo -n demo -o markdown | head -12 || true
+"$helm" drift check -A -o html >"$state/drift-report.html" || true
+grep -q 'helm drift: drift found' "$state/drift-report.html"
+echo "The HTML report: file://$state/drift-report.html   (open it in a browser; no network needed)"
 
 cat <<EOT
 

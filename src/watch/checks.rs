@@ -48,9 +48,19 @@ impl Watcher<'_> {
 
     /// Releases touched by changes, evaluated again.
     pub(super) async fn evaluate(&mut self, batch: BTreeSet<ReleaseKey>) {
+        // Each release's history, read `concurrency` at once (a storm of edits touches many).
+        let storage = &self.session.storage;
+        let concurrency = self.options.selection.concurrency.max(1);
+        let histories: Vec<_> = futures::stream::iter(batch.into_iter().map(|key| async move {
+            let read = storage.history(&key.namespace, &key.name).await;
+            (key, read)
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await;
         let mut indexes = Vec::new();
-        for key in batch {
-            match self.session.storage.history(&key.namespace, &key.name).await {
+        for (key, read) in histories {
+            match read {
                 Ok(index) if index.newest().is_some_and(|r| r.status == "uninstalled") => self.forget(&key),
                 // An install, upgrade or rollback under way: its objects are changing. Looked at
                 // again when its record says it is done (or at the next resync).

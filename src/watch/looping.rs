@@ -50,15 +50,21 @@ impl Watcher<'_> {
                     self.stop();
                     return Ok(());
                 }
-                Some(touch) = self.touches.recv() => {
+                Some((touch, seen)) = self.touches.recv() => {
                     dirty.extend(self.releases_of(&touch));
                     self.metrics.pending.set(dirty.len() as i64);
+                    // The debounce counts from when the first change was seen: changes that
+                    // waited while a batch was compared are not made to wait again.
                     if !dirty.is_empty() && deadline.is_none() {
-                        deadline = Some(tokio::time::Instant::now() + self.options.debounce);
+                        deadline = Some(seen + self.options.debounce);
                     }
                 }
                 _ = wait => {
                     deadline = None;
+                    // Changes already queued join this batch (they would only wait for the next).
+                    while let Ok((touch, _)) = self.touches.try_recv() {
+                        dirty.extend(self.releases_of(&touch));
+                    }
                     let batch = std::mem::take(&mut dirty);
                     self.evaluate(batch).await;
                     self.metrics.pending.set(0);

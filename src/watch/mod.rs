@@ -215,7 +215,9 @@ struct Watcher<'a> {
     watches: BTreeMap<WatchKey, tokio::task::JoinHandle<()>>,
     storage: Option<tokio::task::JoinHandle<()>>,
     sink: Sink,
-    touches: tokio::sync::mpsc::UnboundedReceiver<Touch>,
+    /// Touches with the moment each was seen; coalesced into a set of releases (one entry per
+    /// release however many changes) as soon as the loop reads them.
+    touches: tokio::sync::mpsc::UnboundedReceiver<(Touch, tokio::time::Instant)>,
     healer: Option<heal::Healer>,
     /// Releases that opted in to self-healing (read at each full check).
     healing: HashSet<ReleaseKey>,
@@ -282,7 +284,7 @@ impl<'a> Watcher<'a> {
             log,
         )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
-        let sink = Sink { tx, metrics: metrics.clone(), log };
+        let sink = Sink { tx: sources::TouchSender(tx), metrics: metrics.clone(), log };
         let healer = options.repair.as_ref().map(|r| heal::Healer::new(r.policy.clone()));
         Ok(Watcher {
             session,

@@ -38,10 +38,21 @@ pub struct WatchKey {
     pub namespace: Option<String>,
 }
 
+/// Sends touches to the loop, each with the moment it was seen (the debounce counts from there,
+/// not from when a busy loop gets to it).
+#[derive(Clone)]
+pub struct TouchSender(pub mpsc::UnboundedSender<(Touch, tokio::time::Instant)>);
+
+impl TouchSender {
+    pub fn send(&self, touch: Touch) -> Result<(), ()> {
+        self.0.send((touch, tokio::time::Instant::now())).map_err(|_| ())
+    }
+}
+
 /// What every watch task shares.
 #[derive(Clone)]
 pub struct Sink {
-    pub tx: mpsc::UnboundedSender<Touch>,
+    pub tx: TouchSender,
     pub metrics: Arc<Metrics>,
     pub log: Log,
 }

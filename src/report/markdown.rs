@@ -83,8 +83,12 @@ fn headline((in_sync, drifted, errors): (usize, usize, usize), objects: usize) -
 /// The table of a run's releases, then each drifted (or failed) release under its heading.
 fn releases(blocks: &mut Vec<Block>, run: &RunReport, style: &Style, deeper: &str) {
     let mut table = String::from("| Release | Namespace | Revision | Chart | Verdict |\n|---|---|---:|---|---|\n");
+    // Many releases: the table lists those that need a look, and counts the others.
+    let quiet = run.outcomes.len() > MANY_RELEASES && !style.verbose;
+    let mut unlisted = 0;
     for o in &run.outcomes {
         match o {
+            Outcome::Checked(r) if quiet && r.verdict() == ReleaseVerdict::InSync => unlisted += 1,
             Outcome::Checked(r) => {
                 let _ = writeln!(
                     table,
@@ -100,6 +104,9 @@ fn releases(blocks: &mut Vec<Block>, run: &RunReport, style: &Style, deeper: &st
                 let _ = writeln!(table, "| {} | {} | | | error |", cell(&e.release), cell(&e.namespace));
             }
         }
+    }
+    if unlisted > 0 {
+        let _ = writeln!(table, "\n{unlisted} more release{} in sync (not listed).", plural(unlisted));
     }
     table.push('\n');
     blocks.push(Block::plain(table));
@@ -248,6 +255,40 @@ fn fit(mut blocks: Vec<Block>, limit: usize) -> String {
             plural(objects_left_out)
         );
     }
+    cut(out, limit)
+}
+
+/// Releases above which the table lists only those that are not in sync.
+const MANY_RELEASES: usize = 50;
+
+/// The last resort (tables and headings alone over the limit): whole lines up to the limit, an
+/// open fence closed, and a note.
+fn cut(text: String, limit: usize) -> String {
+    if text.len() <= limit {
+        return text;
+    }
+    const NOTE: &str =
+        "\n_The report was cut here to stay under the size limit: `helm drift check` shows everything._\n";
+    let room = limit.saturating_sub(NOTE.len() + 64);
+    let mut out = String::new();
+    let mut open: Option<String> = None;
+    for line in text.split_inclusive('\n') {
+        if out.len() + line.len() > room {
+            break;
+        }
+        let bare = line.trim_end();
+        match &open {
+            Some(f) if bare == f => open = None,
+            Some(_) => {}
+            None if bare.starts_with("```") => open = Some(bare.trim_end_matches(|c: char| c != '`').to_string()),
+            None => {}
+        }
+        out.push_str(line);
+    }
+    if let Some(fence) = open {
+        let _ = writeln!(out, "{fence}");
+    }
+    out.push_str(NOTE);
     out
 }
 

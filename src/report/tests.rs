@@ -471,3 +471,20 @@ fn markdown_stays_under_its_limit() {
     assert!(tiny.len() <= 1500, "{}", tiny.len());
     assert!(tiny.contains("3 diffs (the longest) and 1 object detail;"), "{tiny}");
 }
+
+/// A cluster of many releases: the table lists those that need a look and counts the rest; a
+/// table alone over the limit is cut at a line with a note.
+#[test]
+fn markdown_of_many_releases_lists_what_needs_a_look() {
+    let mut run = fixture();
+    for i in 0..200 {
+        let mut r = DriftReport::sample("apps", &format!("quiet-{i:03}"), vec![obj("ConfigMap", "c", Verdict::InSync)]);
+        r.chart = "quiet-0.1.0".into();
+        run.outcomes.push(Outcome::Checked(r));
+    }
+    let md = markdown::run(&run, &Style::default(), markdown::COMMENT_LIMIT);
+    assert!(!md.contains("quiet-000") && md.contains("201 more releases in sync (not listed)."), "{md}");
+    assert!(md.contains("| web | apps | 3 | web-1.2.0 | **5 of 8 drifted** |"), "{md}");
+    let verbose = markdown::run(&run, &Style { verbose: true, ..Style::default() }, 4096);
+    assert!(verbose.len() <= 4096 && verbose.ends_with("`helm drift check` shows everything._\n"), "{verbose}");
+}

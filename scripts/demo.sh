@@ -7,8 +7,9 @@
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
 # restart`) and `check --explain` (also on an image built from three values), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
-# in, and refuses a forged release record that asks for cluster-admin; it ends with Markdown for
-# a pull request and the HTML report of the whole cluster, printing where it is.
+# in, and refuses a forged release record that asks for cluster-admin; `helm drift guard` warns
+# a hand edit at the prompt; it ends with Markdown for a pull request and the HTML report of the
+# whole cluster, printing where it is.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
 #   scripts/demo.sh down     stop the demo cluster and remove its files
@@ -181,6 +182,18 @@ echo "--- no ClusterRoleBinding demo-intruder-is-admin: the forged record was re
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
 kill "$watcher"; wait "$watcher" 2>/dev/null || true
+
+say "helm drift guard: the next hand edit is warned at the prompt (a ValidatingAdmissionPolicy, no webhook)"
+"$helm" drift guard install --all -n demo
+deadline=$(( $(date +%s) + 30 ))
+until "$kubectl" -n demo patch configmap healed-config --type merge --dry-run=server -p '{"data":{"probe":"1"}}' 2>&1 | grep -q ValidatingAdmissionPolicy; do
+  [ "$(date +%s)" -lt "$deadline" ] || { echo "the guard never answered" >&2; exit 1; }
+  sleep 0.5
+done
+echo "$ kubectl -n demo patch configmap healed-config ... greeting=by-hand"
+"$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"by-hand"}}' 2>&1 | tee "$state/guard.out"
+grep -q "managed by Helm release healed" "$state/guard.out"
+"$helm" drift guard remove -n demo
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

@@ -2,8 +2,8 @@
 
 /// Top-level modules, lowest layer first (as `lib.rs` lists them).
 const LAYERS: &[&str] = &[
-    "errors", "random", "model", "api", "live", "compare", "policy", "baseline", "release", "settings", "desired",
-    "helm", "explain", "engine", "repair", "report", "watch", "commands", "cli",
+    "errors", "random", "model", "api", "live", "compare", "policy", "guard", "baseline", "release", "settings",
+    "desired", "helm", "explain", "engine", "repair", "report", "watch", "commands", "cli",
 ];
 
 /// The `crate::x` paths of one module's code (every file of its folder), tests left out.

@@ -9,7 +9,8 @@
 //! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
 //!    cluster's objects (discovery, shared lists, changes made as Helm would, Events).
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
-//!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq).
+//!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq);
+//!    [`guard`]: the admission guard's policy (what to write, what a written one says).
 //! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
 //!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
 //! 5. [`settings`]: everything a run needs, resolved once; [`desired`]: the objects Helm
@@ -32,6 +33,7 @@ pub(crate) mod desired;
 pub(crate) mod engine;
 pub(crate) mod errors;
 pub(crate) mod explain;
+pub(crate) mod guard;
 pub(crate) mod helm;
 pub(crate) mod live;
 pub(crate) mod model;

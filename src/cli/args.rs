@@ -4,7 +4,7 @@
 //! these into settings and [`super::run`] runs them.
 
 pub use super::flags::{ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, OutputFormat, SelectionArgs};
-use super::help::{ACCEPT_HELP, CHECK_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
+use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
 use super::resolve::parse_duration;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -111,6 +111,10 @@ pub enum Command {
     /// optional self-healing
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
+    /// Warn (or refuse) at the prompt when someone changes or deletes what Helm manages: an
+    /// admission guard (ValidatingAdmissionPolicy) for the selected releases
+    #[command(after_help = GUARD_HELP)]
+    Guard(GuardArgs),
     /// Print the version
     Version,
     /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
@@ -223,6 +227,40 @@ pub struct AcceptArgs {
     pub baseline: Option<String>,
     #[command(flatten)]
     pub compare: CompareArgs,
+}
+
+/// What `helm drift guard` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuardAction {
+    /// Write (or update) the guard of the namespace (or of every namespace with -A)
+    Install,
+    /// List the guards written
+    Status,
+    /// Remove the guard of the namespace (or of every namespace with -A)
+    Remove,
+}
+
+/// The flags of `helm drift guard`.
+#[derive(Args, Debug)]
+pub struct GuardArgs {
+    /// install, status or remove
+    #[arg(value_enum)]
+    pub action: GuardAction,
+    #[command(flatten)]
+    pub select: SelectionArgs,
+    /// warn (a warning to the writer and an audit annotation), audit (the annotation only) or
+    /// deny (changes refused; deletions pass, since helm uninstall deletes as its user does)
+    #[arg(long, default_value = "warn", value_parser = ["warn", "audit", "deny"], help_heading = "Guard")]
+    pub mode: String,
+    /// A user who may write without a word (repeatable)
+    #[arg(long, value_name = "USER", help_heading = "Guard")]
+    pub allow_user: Vec<String>,
+    /// A group whose members may write without a word (repeatable)
+    #[arg(long, value_name = "GROUP", help_heading = "Guard")]
+    pub allow_group: Vec<String>,
+    /// A field manager whose writes are expected, besides helm and kubectl-rollout (repeatable)
+    #[arg(long, value_name = "MANAGER", help_heading = "Guard")]
+    pub allow_manager: Vec<String>,
 }
 
 /// The flags of `helm drift watch`.

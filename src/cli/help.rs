@@ -43,6 +43,17 @@ Exit codes:
   0  recorded
   1  error";
 
+pub const GUARD_HELP: &str = "\
+Examples:
+  helm drift guard install --all -n shop           # warn on hand edits of shop's releases
+  helm drift guard install web -n shop --mode deny --allow-group platform-admins
+  helm drift guard status
+  helm drift guard remove -n shop
+
+Exit codes:
+  0  done
+  1  error (nothing half written)";
+
 pub const WATCH_HELP: &str = "\
 Examples:
   helm drift watch -A                              # every release, metrics on :8080

@@ -69,6 +69,7 @@ fn run(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
         Command::Render(a) => run::render(g, a, printer),
         Command::Accept(a) => run::accept(g, a, printer),
         Command::Watch(a) => run::watch(g, a, printer),
+        Command::Guard(a) => run::guard(g, a, printer),
     }
 }
 

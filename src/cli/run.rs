@@ -2,12 +2,12 @@
 //! report. [`super::run`] only dispatches here.
 
 use super::args::{
-    AcceptArgs, CheckArgs, CompareArgs, Global, LogFormat, NotifyFormat, OutputFormat, RenderArgs, RepairArgs,
-    WatchArgs,
+    AcceptArgs, CheckArgs, CompareArgs, Global, GuardAction, GuardArgs, LogFormat, NotifyFormat, OutputFormat,
+    RenderArgs, RepairArgs, WatchArgs,
 };
 use super::resolve::{self, Baseline};
 use super::{debug_summary, identity, output_style, runtime, unmatched_gitops};
-use crate::commands::{accept, check, render, repair, upgrade};
+use crate::commands::{accept, check, guard, render, repair, upgrade};
 use crate::helm::HelmBinary;
 use crate::model::{ExitStatus, RunReport};
 use crate::report::{Summary, Terminal};
@@ -204,5 +204,33 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
         }),
     };
     runtime()?.block_on(watch::run(&settings, options))?;
+    Ok(ExitStatus::InSync)
+}
+
+pub fn guard(g: &Global, a: GuardArgs, printer: &mut Terminal) -> Result<ExitStatus> {
+    let settings = resolve::settings(g)?;
+    match a.action {
+        GuardAction::Install => {
+            let selection = a.select.selection("guard", None)?;
+            let mode = crate::guard::Mode::parse(&a.mode).expect("clap checks the mode");
+            let request = guard::GuardRequest {
+                selection,
+                mode,
+                users: a.allow_user,
+                groups: a.allow_group,
+                managers: a.allow_manager,
+            };
+            let info = runtime()?.block_on(guard::install(&settings, &request))?;
+            printer.guard(&[info], "guard written");
+        }
+        GuardAction::Status => {
+            let infos = runtime()?.block_on(guard::status(&settings))?;
+            printer.guard(&infos, "guards");
+        }
+        GuardAction::Remove => match runtime()?.block_on(guard::remove(&settings, a.select.all_namespaces))? {
+            Some(name) => printer.text(&format!("removed {name} (its policy and binding)\n")),
+            None => printer.text("no guard to remove here\n"),
+        },
+    }
     Ok(ExitStatus::InSync)
 }

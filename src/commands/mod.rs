@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod check;
+pub mod guard;
 pub mod render;
 pub mod repair;
 pub mod upgrade;

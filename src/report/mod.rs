@@ -206,6 +206,30 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.text(&out);
     }
 
+    /// `guard install` and `guard status`: a line per guard (its policy's name, mode, namespace,
+    /// releases and how many kinds it covers).
+    pub fn guard(&mut self, guards: &[crate::guard::GuardInfo], head: &str) {
+        if self.style.quiet {
+            return;
+        }
+        let mut out = String::new();
+        if guards.is_empty() {
+            out.push_str("no guard written (helm drift guard install writes one)\n");
+        }
+        for g in guards {
+            out.push_str(&format!(
+                "{head}: {} [mode {}, namespace {}, releases {}, {} kind{}]\n",
+                g.name,
+                g.mode,
+                g.namespace,
+                g.releases,
+                g.kinds,
+                if g.kinds == 1 { "" } else { "s" }
+            ));
+        }
+        self.text(&out);
+    }
+
     /// The report of `repair --upgrade`.
     pub fn upgrade(&mut self, report: &UpgradeReport) {
         if !self.style.quiet {

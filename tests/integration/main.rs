@@ -41,6 +41,7 @@ mod expected;
 mod explain;
 mod fleet;
 mod gitops;
+mod guard;
 mod hostile;
 mod lifecycle;
 mod messages;

@@ -346,6 +346,7 @@ mod tests {
             findings: Vec::new(),
             explanations: Vec::new(),
             rerender: None,
+            guard: None,
         }
     }
 

@@ -33,6 +33,7 @@ pub async fn run(
     if settings.baseline.is_none() {
         unused_baselines(&session, selection, &mut run).await;
     }
+    guards(&session, &mut run).await;
     let Some(rendering) = rendering else { return Ok(run) };
     let cluster = session.capabilities().await?;
     for outcome in &mut run.outcomes {
@@ -82,6 +83,19 @@ pub async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> Fl
     .collect()
     .await;
     FleetReport { clusters: reports }
+}
+
+/// The mode of the admission guard covering each release. Guards that cannot be read (an
+/// identity without `list` on ValidatingAdmissionPolicies, an older API server) say nothing.
+async fn guards(session: &Session, run: &mut RunReport) {
+    let Ok(written) = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL).await else {
+        return;
+    };
+    let infos: Vec<crate::guard::GuardInfo> = written.iter().map(crate::guard::GuardInfo::of).collect();
+    for outcome in &mut run.outcomes {
+        let Outcome::Checked(r) = outcome else { continue };
+        r.guard = infos.iter().find(|g| g.covers(&r.namespace, &r.release)).map(|g| g.mode.clone());
+    }
 }
 
 /// Releases with a baseline ConfigMap that this run does not use (no `--baseline cluster`):

@@ -6,11 +6,11 @@
 use crate::api::ApiError;
 use crate::engine::{Selection, Session, scan};
 use crate::guard::{GuardInfo, GuardSpec, LABEL, MANAGER, Mode};
+use crate::live::admission::{bindings, policies};
 use crate::model::{Outcome, Progress};
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{DeleteParams, Patch, PatchParams};
 
 /// What `guard install` asks for.
 #[derive(Clone, Debug)]
@@ -21,25 +21,6 @@ pub struct GuardRequest {
     pub groups: Vec<String>,
     /// Field managers besides Helm's and `kubectl rollout restart`'s.
     pub managers: Vec<String>,
-}
-
-fn policies(client: &kube::Client) -> Api<DynamicObject> {
-    admission(client, "ValidatingAdmissionPolicy", "validatingadmissionpolicies")
-}
-
-fn bindings(client: &kube::Client) -> Api<DynamicObject> {
-    admission(client, "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings")
-}
-
-fn admission(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let r = ApiResource {
-        group: "admissionregistration.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "admissionregistration.k8s.io/v1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    };
-    Api::all_with(client.clone(), &r)
 }
 
 /// Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes 1.30).
@@ -122,12 +103,10 @@ pub async fn install(settings: &Settings, request: &GuardRequest) -> Result<Guar
 pub async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
     let session = Session::open(settings).await?;
     served(&session)?;
-    let list = policies(&session.cluster.client)
-        .list(&ListParams::default().labels(&format!("{LABEL}=true")))
+    let list = crate::live::admission::guards(&session.cluster.client, LABEL)
         .await
-        .map_err(|e| ApiError::from_kube(&e, "list", "validatingadmissionpolicies"))
         .context("cannot list the guards (ValidatingAdmissionPolicies)")?;
-    Ok(list.items.iter().map(|p| GuardInfo::of(&serde_json::to_value(p).unwrap_or_default())).collect())
+    Ok(list.iter().map(GuardInfo::of).collect())
 }
 
 /// Removes the guard of the namespace (or of every namespace): binding first, then policy.

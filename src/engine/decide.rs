@@ -141,6 +141,7 @@ pub fn report(
         findings,
         explanations: Vec::new(),
         rerender: None,
+        guard: None,
     }
 }
 

@@ -187,6 +187,12 @@ pub struct GuardInfo {
 }
 
 impl GuardInfo {
+    /// Whether it covers release `name` in `namespace`.
+    pub fn covers(&self, namespace: &str, name: &str) -> bool {
+        (self.namespace == "*" || self.namespace == namespace)
+            && (self.releases == "*" || self.releases.split(',').any(|r| r == name))
+    }
+
     pub fn of(policy: &Value) -> GuardInfo {
         let a = &policy["metadata"]["annotations"];
         let word = |k: &str| a[k].as_str().unwrap_or("?").to_string();

@@ -66,4 +66,8 @@ fn status_reads_what_install_wrote() {
             kinds: 3
         }
     );
+    assert!(info.covers("shop", "web") && info.covers("shop", "it's"));
+    assert!(!info.covers("shop", "db") && !info.covers("other", "web"));
+    let all = GuardInfo { namespace: "*".into(), releases: "*".into(), ..info };
+    assert!(all.covers("anywhere", "anything"));
 }

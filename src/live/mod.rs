@@ -2,6 +2,7 @@
 //! namespace, or a GET), finds the HorizontalPodAutoscalers that own replica counts, and makes
 //! changes as Helm would ([`change`]). Every failure is a typed [`ApiError`].
 
+pub mod admission;
 mod change;
 mod events;
 

@@ -26,6 +26,9 @@ pub struct DriftReport {
     pub explanations: Vec<Explanation>,
     /// The chart as it renders now, against the cluster (`check --rerender`).
     pub rerender: Option<Box<Rerender>>,
+    /// The mode of the admission guard (`helm drift guard`) that covers the release, when one
+    /// does and the guards could be read.
+    pub guard: Option<String>,
 }
 
 /// The chart rebuilt from the record, rendered now with its stored values (`lookup` answered by
@@ -168,6 +171,7 @@ impl DriftReport {
             findings: Vec::new(),
             explanations: Vec::new(),
             rerender: None,
+            guard: None,
         }
     }
 
@@ -187,6 +191,7 @@ impl DriftReport {
             findings: self.findings.clone(),
             explanations: self.explanations.clone(),
             rerender: self.rerender.clone(),
+            guard: self.guard.clone(),
         }
     }
 }

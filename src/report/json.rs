@@ -108,6 +108,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "engine": engine(&r.engine()),
         "notes": r.notes,
         "findings": r.findings,
+        "guard": r.guard,
         "explanations": r.explanations.iter().map(|e| explanation(e, show_secrets)).collect::<Vec<_>>(),
         "upgradeCommand": super::text::upgrade_command(r, &style(show_secrets)),
         "rerender": r.rerender.as_ref().map(|now| json!({

@@ -110,6 +110,7 @@ fn fixture() -> RunReport {
         findings: Vec::new(),
         explanations: Vec::new(),
         rerender: None,
+        guard: None,
     };
     let db = DriftReport {
         release: "db".into(),
@@ -125,6 +126,7 @@ fn fixture() -> RunReport {
         findings: Vec::new(),
         explanations: Vec::new(),
         rerender: None,
+        guard: None,
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

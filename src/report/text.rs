@@ -237,12 +237,13 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
     };
     let _ = writeln!(
         out,
-        "{}: {verdict} [namespace {}, revision {} {}{}]",
+        "{}: {verdict} [namespace {}, revision {} {}{}{}]",
         paint(style.color, Tone::Strong, &r.release),
         r.namespace,
         r.revision,
         r.status,
-        if r.chart.is_empty() { String::new() } else { format!(", chart {}", r.chart) }
+        if r.chart.is_empty() { String::new() } else { format!(", chart {}", r.chart) },
+        r.guard.as_ref().map_or(String::new(), |mode| format!(", guard: {mode}"))
     );
 }
 

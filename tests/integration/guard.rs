@@ -70,6 +70,11 @@ helm_matrix! {
         // A deletion warns too (and says to ignore it during helm uninstall).
         env.kubectl(&["delete", "serviceaccount", "web-sa"]).success().stderr_has("this deletion by");
         env.drift(&["guard", "status"]).success().stdout_has(&format!("guards: {name} [mode warn"));
+        // check says which guard covers the release, in its line and in JSON.
+        env.drift(&["check", "web"]).code(2).stdout_has(", guard: warn]");
+        let doc: serde_json::Value =
+            serde_json::from_str(&env.drift(&["check", "web", "-o", "json"]).code(2).stdout()).unwrap();
+        assert_eq!(doc["releases"][0]["guard"], "warn");
 
         // Removed: nothing left behind, and edits are silent again.
         env.drift(&["guard", "remove"]).success().stdout_has(&format!("removed {name}"));
@@ -77,6 +82,9 @@ helm_matrix! {
             env.kubectl(&["get", kind, &name]).code(1).stderr_has("NotFound");
         }
         env.drift(&["guard", "remove"]).success().stdout_has("no guard to remove here");
+        let after: serde_json::Value =
+            serde_json::from_str(&env.drift(&["check", "web", "-o", "json"]).code(2).stdout()).unwrap();
+        assert!(after["releases"][0]["guard"].is_null(), "{after}");
     }
 }
 

@@ -114,16 +114,7 @@ pub async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
 pub async fn remove(settings: &Settings, all_namespaces: bool) -> Result<Option<String>> {
     let session = Session::open(settings).await?;
     served(&session)?;
-    let probe = GuardSpec {
-        namespace: (!all_namespaces).then(|| session.namespace.clone()),
-        releases: Vec::new(),
-        resources: Vec::new(),
-        mode: Mode::Warn,
-        managers: Vec::new(),
-        users: Vec::new(),
-        groups: Vec::new(),
-    };
-    let name = probe.name();
+    let name = crate::guard::name((!all_namespaces).then_some(session.namespace.as_str()));
     let client = &session.cluster.client;
     let mut found = false;
     for api in [bindings(client), policies(client)] {

@@ -71,9 +71,9 @@ const SCALABLE: [(&str, &str); 4] =
     [("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("", "replicationcontrollers")];
 
 impl GuardSpec {
-    /// The name of its policy and binding: one guard per namespace (or for every namespace).
+    /// The name of its policy and binding.
     pub fn name(&self) -> String {
-        format!("helm-drift-guard-{}", self.namespace.as_deref().unwrap_or("all-namespaces"))
+        name(self.namespace.as_deref())
     }
 
     /// The ValidatingAdmissionPolicy.
@@ -174,6 +174,12 @@ impl GuardSpec {
             "helm-drift.io/guard-releases": if self.releases.is_empty() { "*".to_string() } else { self.releases.join(",") },
         })
     }
+}
+
+/// The name of the guard's policy and binding: one guard per namespace (`None`: the guard of
+/// every namespace).
+pub fn name(namespace: Option<&str>) -> String {
+    format!("helm-drift-guard-{}", namespace.unwrap_or("all-namespaces"))
 }
 
 /// A written guard as `status` shows it, from its annotations.

@@ -4,9 +4,9 @@
 //! filters by verdict made of radio buttons and CSS alone. Secret values are hidden as in every
 //! report; everything read from the cluster is escaped.
 
-use super::Style;
 use super::junit::esc;
 use super::text::{evidence, object_diff, worth_showing};
+use super::{Style, plural};
 use crate::model::{
     BoardRelease, DriftKind, DriftReport, ExitStatus, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
 };
@@ -30,11 +30,7 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
         let (a, b, c) = run.counts();
         (in_sync, drifted, errors) = (in_sync + a, drifted + b, errors + c);
     }
-    let verdict = match (errors, drifted) {
-        (0, 0) => "in sync",
-        (0, _) => "drift found",
-        _ => "error",
-    };
+    let verdict = super::run_verdict(errors, drifted);
     // Objects shown, by verdict: the filters offered.
     let mut kinds: Vec<(DriftKind, usize)> = Vec::new();
     for r in runs.iter().flat_map(|(_, run)| checked(run)) {
@@ -117,12 +113,8 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
 pub fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
     let drifted = releases.iter().filter(|r| r.verdict == "drifted").count();
     let errors = releases.iter().filter(|r| r.verdict == "error").count();
-    let verdict = match (ready, errors, drifted) {
-        (false, _, _) => "starting: the first full check is not done",
-        (_, 0, 0) => "in sync",
-        (_, 0, _) => "drift found",
-        _ => "error",
-    };
+    let verdict =
+        if ready { super::run_verdict(errors, drifted) } else { "starting: the first full check is not done" };
     let mut out = String::with_capacity(8 * 1024);
     let _ = write!(
         out,
@@ -338,10 +330,6 @@ fn anchor(namespace: &str, release: &str) -> String {
     let clean =
         |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>();
     format!("release-{}-{}", clean(namespace), clean(release))
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// One rule per verdict offered: with its radio button checked, objects of other verdicts and

@@ -4,8 +4,8 @@
 //! (GitHub's 64 KiB for a comment, 1 MiB for a step summary) by leaving out the longest diffs
 //! first, then the last objects, each time with a note of what was left out.
 
-use super::Style;
 use super::text::{evidence, object_diff, worth_showing};
+use super::{Style, plural};
 use crate::model::{DriftReport, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
 use std::fmt::Write;
 
@@ -67,11 +67,7 @@ pub fn fleet(fleet: &FleetReport, style: &Style, limit: usize) -> String {
 /// `**helm drift: drift found** (1 of 3 releases drifted, 2 in sync, 0 errors; 2 objects)`.
 fn headline((in_sync, drifted, errors): (usize, usize, usize), objects: usize) -> String {
     let total = in_sync + drifted + errors;
-    let verdict = match (errors, drifted) {
-        (0, 0) => "in sync",
-        (0, _) => "drift found",
-        _ => "error",
-    };
+    let verdict = super::run_verdict(errors, drifted);
     let objects = if drifted > 0 { format!("; {objects} drifted object{}", plural(objects)) } else { String::new() };
     format!(
         "**helm drift: {verdict}**: {drifted} of {total} release{} drifted, {in_sync} in sync, {errors} error{}{objects}",
@@ -311,8 +307,4 @@ fn code(text: &str) -> String {
 
 fn html_escape(text: &str) -> String {
     super::junit::esc(text)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

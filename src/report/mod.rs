@@ -285,6 +285,21 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 }
 
+/// A run's verdict in words from its release counts (errors, then drift): the headline of the
+/// Markdown and HTML reports and of the watcher's page.
+fn run_verdict(errors: usize, drifted: usize) -> &'static str {
+    match (errors, drifted) {
+        (0, 0) => "in sync",
+        (0, _) => "drift found",
+        _ => "error",
+    }
+}
+
+/// `s` after a count other than one.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// The watcher's page (`watch --ui`) of `releases`.
 pub fn board_page(releases: &[crate::model::BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
     html::board(releases, ready, now)

@@ -258,9 +258,26 @@ pub struct GuardArgs {
     /// A group whose members may write without a word (repeatable)
     #[arg(long, value_name = "GROUP", help_heading = "Guard")]
     pub allow_group: Vec<String>,
-    /// A field manager whose writes are expected, besides helm and kubectl-rollout (repeatable)
+    /// A field manager whose writes are expected, besides helm, helm-controller (Flux) and
+    /// kubectl-rollout (repeatable; the config file's managers are added: Argo CD's
+    /// managedFieldsManagers, expected-change rules naming one manager)
     #[arg(long, value_name = "MANAGER", help_heading = "Guard")]
     pub allow_manager: Vec<String>,
+    /// Cover every kind and its scale, also kinds a later upgrade adds (default: the kinds the
+    /// releases contain now)
+    #[arg(long, help_heading = "Guard")]
+    pub every_kind: bool,
+    /// Judge the writes of service accounts outside kube-system like a person's (by default
+    /// service accounts, like the control plane, are let through: controllers, operators, CI)
+    #[arg(long, help_heading = "Guard")]
+    pub judge_service_accounts: bool,
+    /// Print the policy and binding `install` would write (YAML), and write nothing
+    #[arg(long, help_heading = "Guard")]
+    pub dry_run: bool,
+    /// Config file whose expected writers are let through [default: $HELM_DRIFT_CONFIG, else
+    /// ./.helm-drift.yaml if present]
+    #[arg(long, env = "HELM_DRIFT_CONFIG", help_heading = "Guard")]
+    pub config: Option<std::path::PathBuf>,
 }
 
 /// The flags of `helm drift watch`.

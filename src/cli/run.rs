@@ -213,15 +213,25 @@ pub fn guard(g: &Global, a: GuardArgs, printer: &mut Terminal) -> Result<ExitSta
         GuardAction::Install => {
             let selection = a.select.selection("guard", None)?;
             let mode = crate::guard::Mode::parse(&a.mode).expect("clap checks the mode");
+            let config = crate::policy::config::load(crate::policy::config::path(a.config.as_deref()).as_deref())?;
+            let (mut managers, notes) = crate::guard::config_managers(&config.rules, &config.expected);
+            for note in notes {
+                printer.warning(&note);
+            }
+            managers.extend(a.allow_manager);
             let request = guard::GuardRequest {
                 selection,
                 mode,
                 users: a.allow_user,
                 groups: a.allow_group,
-                managers: a.allow_manager,
+                managers,
+                every_kind: a.every_kind,
+                service_accounts: a.judge_service_accounts,
             };
-            let info = runtime()?.block_on(guard::install(&settings, &request))?;
-            printer.guard(&[info], "guard written");
+            match runtime()?.block_on(guard::install(&settings, &request, a.dry_run))? {
+                guard::Installed::Written(info) => printer.guard(&[info], "guard written"),
+                guard::Installed::Planned(spec) => printer.text(&crate::guard::documents(&spec)),
+            }
         }
         GuardAction::Status => {
             let infos = runtime()?.block_on(guard::status(&settings))?;

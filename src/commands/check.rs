@@ -91,10 +91,10 @@ async fn guards(session: &Session, run: &mut RunReport) {
     let Ok(written) = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL).await else {
         return;
     };
-    let infos: Vec<crate::guard::GuardInfo> = written.iter().map(crate::guard::GuardInfo::of).collect();
+    let written = crate::guard::GuardInfo::all(&written);
     for outcome in &mut run.outcomes {
         let Outcome::Checked(r) = outcome else { continue };
-        r.guard = infos.iter().find(|g| g.covers(&r.namespace, &r.release)).map(|g| g.mode.clone());
+        r.guard = crate::guard::covering(&written, &r.namespace, &r.release);
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::api::ApiError;
 use crate::engine::{Selection, Session, scan};
-use crate::guard::{GuardInfo, GuardSpec, LABEL, MANAGER, Mode};
+use crate::guard::{GuardInfo, GuardSpec, MANAGER, Mode};
 use crate::live::admission::{bindings, policies};
 use crate::model::{Outcome, Progress};
 use crate::settings::Settings;
@@ -21,6 +21,10 @@ pub struct GuardRequest {
     pub groups: Vec<String>,
     /// Field managers besides Helm's and `kubectl rollout restart`'s.
     pub managers: Vec<String>,
+    /// Every kind (and later ones), not only those the releases contain now.
+    pub every_kind: bool,
+    /// Judge service accounts outside kube-system as people.
+    pub service_accounts: bool,
 }
 
 /// Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes 1.30).
@@ -40,11 +44,40 @@ fn served(session: &Session) -> Result<()> {
     Ok(())
 }
 
-/// Writes the guard for the selected releases; says what it covers.
-pub async fn install(settings: &Settings, request: &GuardRequest) -> Result<GuardInfo> {
-    let session = Session::open(settings).await?;
-    served(&session)?;
-    let run = scan(&session, settings, &request.selection, &Progress::none()).await?;
+/// The guard the request asks for: the kinds of the selected releases (read from the cluster),
+/// or every kind once the named releases are found.
+async fn plan(session: &Session, settings: &Settings, request: &GuardRequest) -> Result<GuardSpec> {
+    let resources = if request.every_kind {
+        let scope = (!request.selection.all_namespaces).then_some(session.namespace.as_str());
+        let (_, missing) = crate::engine::select(&session.storage, &request.selection, scope).await?;
+        if let Some(name) = missing.first() {
+            bail!("cannot guard release {name:?}: no such release");
+        }
+        Vec::new()
+    } else {
+        kinds_of(session, settings, &request.selection).await?
+    };
+    let mut managers: Vec<String> = Vec::new();
+    for m in crate::guard::DEFAULT_MANAGERS.iter().map(|m| m.to_string()).chain(request.managers.iter().cloned()) {
+        if !managers.contains(&m) {
+            managers.push(m);
+        }
+    }
+    Ok(GuardSpec {
+        namespace: (!request.selection.all_namespaces).then(|| session.namespace.clone()),
+        releases: request.selection.releases.clone(),
+        resources,
+        mode: request.mode,
+        managers,
+        users: request.users.clone(),
+        groups: request.groups.clone(),
+        service_accounts: request.service_accounts,
+    })
+}
+
+/// `(group, resource)` of every kind the selected releases contain.
+async fn kinds_of(session: &Session, settings: &Settings, selection: &Selection) -> Result<Vec<(String, String)>> {
+    let run = scan(session, settings, selection, &Progress::none()).await?;
     let mut resources: Vec<(String, String)> = Vec::new();
     for outcome in &run.outcomes {
         let r = match outcome {
@@ -71,17 +104,27 @@ pub async fn install(settings: &Settings, request: &GuardRequest) -> Result<Guar
         bail!("no release selected has an object to guard");
     }
     resources.sort();
-    let mut managers: Vec<String> = crate::guard::DEFAULT_MANAGERS.iter().map(|m| m.to_string()).collect();
-    managers.extend(request.managers.iter().cloned());
-    let spec = GuardSpec {
-        namespace: (!request.selection.all_namespaces).then(|| session.namespace.clone()),
-        releases: request.selection.releases.clone(),
-        resources,
-        mode: request.mode,
-        managers,
-        users: request.users.clone(),
-        groups: request.groups.clone(),
-    };
+    Ok(resources)
+}
+
+/// What `guard install` did.
+pub enum Installed {
+    /// The guard written, as its policy says.
+    Written(GuardInfo),
+    /// `--dry-run`: the guard it would write.
+    Planned(Box<GuardSpec>),
+}
+
+/// Writes the guard the request asks for (`dry_run`: only says what it would write).
+pub async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> Result<Installed> {
+    let session = Session::open(settings).await?;
+    if !dry_run {
+        served(&session)?;
+    }
+    let spec = plan(&session, settings, request).await?;
+    if dry_run {
+        return Ok(Installed::Planned(Box::new(spec)));
+    }
     let client = &session.cluster.client;
     let params = PatchParams::apply(MANAGER).force();
     let name = spec.name();
@@ -96,17 +139,17 @@ pub async fn install(settings: &Settings, request: &GuardRequest) -> Result<Guar
         return Err(anyhow::Error::from(ApiError::from_kube(&e, "patch", "validatingadmissionpolicybindings"))
             .context(format!("cannot write ValidatingAdmissionPolicyBinding {name} (its policy was removed again)")));
     }
-    Ok(GuardInfo::of(&policy))
+    Ok(Installed::Written(GuardInfo::of(&policy)))
 }
 
 /// Every guard written, as its policy says.
 pub async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
     let session = Session::open(settings).await?;
     served(&session)?;
-    let list = crate::live::admission::guards(&session.cluster.client, LABEL)
+    let list = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL)
         .await
         .context("cannot list the guards (ValidatingAdmissionPolicies)")?;
-    Ok(list.iter().map(GuardInfo::of).collect())
+    Ok(GuardInfo::all(&list))
 }
 
 /// Removes the guard of the namespace (or of every namespace): binding first, then policy.

@@ -51,7 +51,8 @@ pub struct GuardSpec {
     pub namespace: Option<String>,
     /// The releases it covers (empty: every release in its namespaces).
     pub releases: Vec<String>,
-    /// `(group, resource)` of the kinds the releases contain.
+    /// `(group, resource)` of the kinds the releases contain (empty: every kind, and the
+    /// `scale` of every kind, so that kinds a later upgrade adds are covered too).
     pub resources: Vec<(String, String)>,
     pub mode: Mode,
     /// Field managers whose writes are the release's own or expected (Helm, repairs, rollout
@@ -60,11 +61,15 @@ pub struct GuardSpec {
     /// Users and groups that may write without a word.
     pub users: Vec<String>,
     pub groups: Vec<String>,
+    /// Judge the writes of service accounts outside kube-system as a person's (by default they
+    /// are controllers, operators and pipelines, and are let through like the control plane).
+    pub service_accounts: bool,
 }
 
 /// Field managers that write as the release wants: Helm (3 and 4; helm drift repair writes as
-/// Helm), `kubectl rollout restart` (an expected change).
-pub const DEFAULT_MANAGERS: [&str; 2] = ["helm", "kubectl-rollout"];
+/// Helm), Flux's helm-controller (Helm's library names its writes after the program), and
+/// `kubectl rollout restart` (an expected change).
+pub const DEFAULT_MANAGERS: [&str; 3] = ["helm", "helm-controller", "kubectl-rollout"];
 
 /// Kinds whose `scale` subresource a person uses (`kubectl scale`).
 const SCALABLE: [(&str, &str); 4] =
@@ -86,6 +91,9 @@ impl GuardSpec {
                 list.push(format!("{resource}/scale"));
             }
         }
+        if by_group.is_empty() {
+            by_group.insert("*", vec!["*".into(), "*/scale".into()]);
+        }
         let rules: Vec<Value> = by_group
             .into_iter()
             .map(|(group, mut resources)| {
@@ -94,10 +102,19 @@ impl GuardSpec {
                 json!({"apiGroups": [group], "apiVersions": ["*"], "operations": ["UPDATE", "DELETE"], "resources": resources, "scope": "*"})
             })
             .collect();
+        // The control plane's own writers (controllers writing status, an HPA's scale, garbage
+        // collection, namespace deletion; nodes; the API server) are `system:` users; so are
+        // service accounts, which are let through too unless asked (then only kube-system's).
+        let user = "request.userInfo.username";
+        let not_system = if self.service_accounts {
+            format!(
+                "!{user}.startsWith('system:') || ({user}.startsWith('system:serviceaccount:') && !{user}.startsWith('system:serviceaccount:kube-system:'))"
+            )
+        } else {
+            format!("!{user}.startsWith('system:')")
+        };
         let mut conditions = vec![
-            // The control plane's own writers: controllers (status, scale by an HPA, garbage
-            // collection, namespace deletion) and the API server.
-            json!({"name": "not-the-control-plane", "expression": "!request.userInfo.username.startsWith('system:')"}),
+            json!({"name": "not-the-control-plane", "expression": not_system}),
             // An object Helm manages (a scale has no labels of its own: its name is matched).
             json!({"name": "managed-by-helm", "expression": "request.?subResource.orValue('') == 'scale' || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm'"}),
         ];
@@ -119,7 +136,7 @@ impl GuardSpec {
             "(request.?subResource.orValue('') == 'scale' ? 'the scale of ' + request.name + ', managed by Helm' : 'managed by Helm release ' + {release})"
         );
         let message = format!(
-            "{what} + ' (namespace ' + request.namespace + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm upgrade --set ...), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
+            "{what} + ' (namespace ' + request.namespace + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm drift check ' + (request.?subResource.orValue('') == 'scale' ? '--all' : {release}) + ' -n ' + request.namespace + ' --explain names the helm upgrade --set line), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
         );
         let allowed = format!("request.options.?fieldManager.orValue('') in {}", cel_list(&self.managers));
         // Deletions are never refused (helm uninstall deletes as its user does): warned in warn
@@ -176,6 +193,12 @@ impl GuardSpec {
     }
 }
 
+/// The policy and binding as YAML documents (`guard install --dry-run`).
+pub fn documents(spec: &GuardSpec) -> String {
+    let yaml = |v: &Value| serde_yaml::to_string(v).expect("JSON values serialize");
+    format!("---\n{}---\n{}", yaml(&spec.policy()), yaml(&spec.binding()))
+}
+
 /// The name of the guard's policy and binding: one guard per namespace (`None`: the guard of
 /// every namespace).
 pub fn name(namespace: Option<&str>) -> String {
@@ -189,22 +212,28 @@ pub struct GuardInfo {
     pub mode: String,
     pub namespace: String,
     pub releases: String,
-    pub kinds: usize,
+    /// How many kinds (and subresources) it covers; `None`: every kind.
+    pub kinds: Option<usize>,
 }
 
 impl GuardInfo {
     /// Whether it covers release `name` in `namespace`.
     pub fn covers(&self, namespace: &str, name: &str) -> bool {
-        (self.namespace == "*" || self.namespace == namespace)
+        (self.namespace == "*" || self.namespace.split(',').any(|n| n == namespace))
             && (self.releases == "*" || self.releases.split(',').any(|r| r == name))
+    }
+
+    /// The guards these policies are.
+    pub fn all(policies: &[Value]) -> Vec<GuardInfo> {
+        policies.iter().map(GuardInfo::of).collect()
     }
 
     pub fn of(policy: &Value) -> GuardInfo {
         let a = &policy["metadata"]["annotations"];
         let word = |k: &str| a[k].as_str().unwrap_or("?").to_string();
-        let kinds = policy["spec"]["matchConstraints"]["resourceRules"]
-            .as_array()
-            .map_or(0, |rules| rules.iter().map(|r| r["resources"].as_array().map_or(0, Vec::len)).sum());
+        let rules = policy["spec"]["matchConstraints"]["resourceRules"].as_array().cloned().unwrap_or_default();
+        let resources = || rules.iter().flat_map(|r| r["resources"].as_array().cloned().unwrap_or_default());
+        let kinds = (!resources().any(|r| r == "*")).then(|| resources().count());
         GuardInfo {
             name: policy["metadata"]["name"].as_str().unwrap_or("?").to_string(),
             mode: word("helm-drift.io/guard-mode"),
@@ -215,11 +244,48 @@ impl GuardInfo {
     }
 }
 
-/// A CEL list of strings.
+/// The mode of the strongest guard covering release `name` in `namespace` (deny, then warn,
+/// then audit), if any.
+pub fn covering(guards: &[GuardInfo], namespace: &str, name: &str) -> Option<String> {
+    let strength = |mode: &str| ["audit", "warn", "deny"].iter().position(|m| *m == mode);
+    guards.iter().filter(|g| g.covers(namespace, name)).max_by_key(|g| strength(&g.mode)).map(|g| g.mode.clone())
+}
+
+/// The field managers the config file names as expected writers, to let through too: Argo CD's
+/// `managedFieldsManagers` and the managers of expected-change rules, when a rule names one
+/// manager (a regex matching many is not a name, and is said so in the notes).
+pub fn config_managers(
+    rules: &[crate::policy::ignore::Rule],
+    expected: &[crate::policy::expected::Rule],
+) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = rules.iter().flat_map(|r| r.managers.iter().cloned()).collect();
+    let mut notes = Vec::new();
+    for rule in expected.iter().filter(|r| !r.built_in()) {
+        let Some(pattern) = rule.manager_pattern() else {
+            notes.push(format!(
+                "expected-change rule {} names no manager: the guard lets no writer through for it (--allow-manager)",
+                rule.name
+            ));
+            continue;
+        };
+        if pattern.chars().all(|c| c.is_ascii_alphanumeric() || "-_:".contains(c)) {
+            names.push(pattern.to_string());
+        } else {
+            notes.push(format!(
+                "expected-change rule {}: manager {pattern:?} is a pattern, not a name: the guard does not let it through (--allow-manager NAME)",
+                rule.name
+            ));
+        }
+    }
+    names.sort();
+    names.dedup();
+    (names, notes)
+}
+
+/// A CEL list of strings, written as JSON (a JSON string is a CEL string: the same escapes),
+/// as the chart's template writes it with `toJson`.
 fn cel_list(items: &[String]) -> String {
-    let quoted: Vec<String> =
-        items.iter().map(|i| format!("'{}'", i.replace('\\', "\\\\").replace('\'', "\\'"))).collect();
-    format!("[{}]", quoted.join(", "))
+    serde_json::to_string(items).expect("strings serialize")
 }
 
 #[cfg(test)]

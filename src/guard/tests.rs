@@ -9,6 +9,7 @@ fn spec(mode: Mode) -> GuardSpec {
         managers: DEFAULT_MANAGERS.iter().map(|m| m.to_string()).collect(),
         users: vec!["ci-bot".into()],
         groups: vec!["platform".into()],
+        service_accounts: false,
     }
 }
 
@@ -25,11 +26,11 @@ fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
         p["spec"]["matchConditions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(conditions, ["not-the-control-plane", "managed-by-helm", "a-guarded-release", "not-an-allowed-writer"]);
     let releases = p["spec"]["matchConditions"][2]["expression"].as_str().unwrap();
-    assert!(releases.ends_with("in ['web', 'it\\'s']"), "{releases}");
+    assert!(releases.ends_with(r#"in ["web","it's"]"#), "{releases}");
     let check = p["spec"]["validations"][0]["expression"].as_str().unwrap();
     assert_eq!(
         check,
-        "request.operation == 'UPDATE' && request.options.?fieldManager.orValue('') in ['helm', 'kubectl-rollout']"
+        r#"request.operation == 'UPDATE' && request.options.?fieldManager.orValue('') in ["helm","helm-controller","kubectl-rollout"]"#
     );
     let b = spec(Mode::Warn).binding();
     assert_eq!(b["spec"]["validationActions"], json!(["Warn", "Audit"]));
@@ -63,11 +64,51 @@ fn status_reads_what_install_wrote() {
             mode: "deny".into(),
             namespace: "shop".into(),
             releases: "web,it's".into(),
-            kinds: 3
+            kinds: Some(3)
         }
     );
     assert!(info.covers("shop", "web") && info.covers("shop", "it's"));
     assert!(!info.covers("shop", "db") && !info.covers("other", "web"));
     let all = GuardInfo { namespace: "*".into(), releases: "*".into(), ..info };
     assert!(all.covers("anywhere", "anything"));
+}
+
+#[test]
+fn every_kind_covers_every_resource_and_its_scale() {
+    let every = GuardSpec { resources: Vec::new(), ..spec(Mode::Warn) };
+    let rules = &every.policy()["spec"]["matchConstraints"]["resourceRules"];
+    assert_eq!(rules[0]["apiGroups"], json!(["*"]));
+    assert_eq!(rules[0]["resources"], json!(["*", "*/scale"]));
+    assert_eq!(rules.as_array().unwrap().len(), 1);
+    assert_eq!(GuardInfo::of(&every.policy()).kinds, None);
+}
+
+#[test]
+fn service_accounts_are_let_through_unless_judged() {
+    let first = |s: &GuardSpec| s.policy()["spec"]["matchConditions"][0]["expression"].as_str().unwrap().to_string();
+    assert_eq!(first(&spec(Mode::Warn)), "!request.userInfo.username.startsWith('system:')");
+    let judged = first(&GuardSpec { service_accounts: true, ..spec(Mode::Warn) });
+    assert!(judged.contains("startsWith('system:serviceaccount:') && !request.userInfo.username.startsWith('system:serviceaccount:kube-system:')"), "{judged}");
+}
+
+/// Names from the cluster or the flags cannot break out of a CEL string literal.
+#[test]
+fn names_stay_inside_their_cel_strings() {
+    let hostile =
+        GuardSpec { releases: vec![r#"a" || true || ""#.into(), "b\\".into(), "c'".into()], ..spec(Mode::Deny) };
+    let e = hostile.policy()["spec"]["matchConditions"][2]["expression"].as_str().unwrap().to_string();
+    assert!(e.ends_with(r#"in ["a\" || true || \"","b\\","c'"]"#), "{e}");
+}
+
+#[test]
+fn the_config_files_writers_are_let_through_by_name() {
+    let config = crate::policy::config::parse(
+        "expected:\n  - {name: injector, paths: [/spec/caBundle], manager: cainjector, reason: r}\n  - {name: any-kubectl, paths: [/x], manager: 'kubectl.*'}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\nspec:\n  ignoreDifferences:\n    - {group: apps, kind: Deployment, managedFieldsManagers: [rollouts-controller]}\n",
+        "c.yaml",
+    )
+    .unwrap();
+    let (names, notes) = config_managers(&config.rules, &config.expected);
+    assert_eq!(names, ["cainjector", "rollouts-controller"]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("any-kubectl") && notes[0].contains("is a pattern"), "{notes:?}");
 }

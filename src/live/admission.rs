@@ -24,7 +24,8 @@ fn admission(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObje
     Api::all_with(client.clone(), &r)
 }
 
-/// The policies carrying `label=true` (the guards written), as JSON.
+/// The policies carrying `label=true` (the guards written, by `helm drift guard` or the chart),
+/// as JSON.
 pub async fn guards(client: &kube::Client, label: &str) -> Result<Vec<serde_json::Value>, ApiError> {
     let list = policies(client)
         .list(&ListParams::default().labels(&format!("{label}=true")))

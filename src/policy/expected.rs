@@ -48,6 +48,19 @@ pub struct Rule {
     pub reason: String,
 }
 
+impl Rule {
+    /// The manager regex as written (without the anchors added to it).
+    pub fn manager_pattern(&self) -> Option<&str> {
+        let m = self.manager.as_ref()?.as_str();
+        Some(m.strip_prefix("^(?:").and_then(|m| m.strip_suffix(")$")).unwrap_or(m))
+    }
+
+    /// Whether it is a built-in rule as built in (not replaced by the config file).
+    pub fn built_in(&self) -> bool {
+        BUILT_IN.iter().any(|b| b.0 == self.name && b.4 == self.reason && Some(b.3) == self.manager_pattern())
+    }
+}
+
 /// A rule as the config file writes it (`expected:`), the shape of the ignore rules plus the
 /// writer and the reason.
 #[derive(Debug, Default, Deserialize)]

@@ -218,13 +218,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         for g in guards {
             out.push_str(&format!(
-                "{head}: {} [mode {}, namespace {}, releases {}, {} kind{}]\n",
+                "{head}: {} [mode {}, namespace {}, releases {}, {}]\n",
                 g.name,
                 g.mode,
                 g.namespace,
                 g.releases,
-                g.kinds,
-                if g.kinds == 1 { "" } else { "s" }
+                g.kinds.map_or("every kind".to_string(), |n| format!("{n} kind{}", plural(n))),
             ));
         }
         self.text(&out);

@@ -106,6 +106,9 @@ impl Watcher<'_> {
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
+        if !indexes.is_empty() {
+            self.read_guards().await;
+        }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
             Err(e) => {
@@ -151,7 +154,12 @@ impl Watcher<'_> {
         for (index, result, took) in results {
             let key = ReleaseKey::new(&index.namespace, &index.name);
             match result {
-                Ok(verdicts) => self.absorb(&verdicts, took).await,
+                Ok(mut verdicts) => {
+                    let r = &mut verdicts.report;
+                    r.guard =
+                        self.admission.as_deref().and_then(|g| crate::guard::covering(g, &r.namespace, &r.release));
+                    self.absorb(&verdicts, took).await
+                }
                 Err(e) => {
                     let uninstalled = e.downcast_ref::<SourceError>().is_some_and(
                         |s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled"),
@@ -208,6 +216,24 @@ impl Watcher<'_> {
         }
         if drifted && self.healing.contains(&key) {
             self.heal(&evaluated.report).await;
+        }
+    }
+
+    /// The admission guards, read again (one LIST). Not readable (no `list` right on
+    /// ValidatingAdmissionPolicies, an API server without them): said once, then unknown.
+    async fn read_guards(&mut self) {
+        match crate::live::admission::guards(&self.session.cluster.client, crate::guard::LABEL).await {
+            Ok(g) => {
+                self.admission = Some(crate::guard::GuardInfo::all(&g));
+                self.guards_unreadable = false;
+            }
+            Err(e) => {
+                if !self.guards_unreadable {
+                    self.log.info("the admission guards cannot be read: no guard is reported", &[("error", &e)]);
+                }
+                self.guards_unreadable = true;
+                self.admission = None;
+            }
         }
     }
 

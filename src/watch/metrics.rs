@@ -26,6 +26,13 @@ pub struct ObjectLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GuardLabels {
+    pub namespace: String,
+    pub release: String,
+    pub mode: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct VerbLabels {
     pub verb: String,
 }
@@ -52,6 +59,7 @@ pub struct Metrics {
     revision: Family<ReleaseLabels, Gauge>,
     objects: Family<ObjectLabels, Gauge>,
     last_check: Family<ReleaseLabels, Gauge<f64, AtomicU64>>,
+    guarded: Family<GuardLabels, Gauge>,
     duration: Histogram,
     api_requests: Family<VerbLabels, Counter>,
     /// Request counts already added to `api_requests`.
@@ -90,6 +98,7 @@ impl Metrics {
             revision: Family::default(),
             objects: Family::default(),
             last_check: Family::default(),
+            guarded: Family::default(),
             duration: Histogram::new(exponential_buckets(0.01, 2.0, 12)),
             api_requests: Family::default(),
             api_seen: Mutex::new([0; requests::VERBS.len()]),
@@ -120,6 +129,11 @@ impl Metrics {
             "last_check_timestamp_seconds",
             "When the release was last compared with the cluster (Unix time)",
             m.last_check.clone(),
+        );
+        registry.register(
+            "release_guard",
+            "The admission guard covering the release (helm drift guard): 1 for its mode (warn, audit, deny), or for none",
+            m.guarded.clone(),
         );
         registry.register("check_duration_seconds", "How long one release's comparison took", m.duration.clone());
         registry.register(
@@ -186,6 +200,15 @@ impl Metrics {
         let now = k8s_openapi::jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
         self.last_check.get_or_create(&labels).set(now);
         self.duration.observe(seconds);
+        let mode = report.guard.as_deref().unwrap_or("none");
+        for word in GUARD_MODES {
+            let l = guard_labels(&labels, word);
+            if word == mode {
+                self.guarded.get_or_create(&l).set(1);
+            } else {
+                self.guarded.remove(&l);
+            }
+        }
     }
 
     /// Drops every series of a release (uninstalled, or no longer selected).
@@ -197,6 +220,9 @@ impl Metrics {
         for (word, _) in DriftKind::all() {
             self.objects.remove(&object_labels(&labels, word));
         }
+        for word in GUARD_MODES {
+            self.guarded.remove(&guard_labels(&labels, word));
+        }
     }
 
     /// Drops every release series (a replica that lost the lease).
@@ -205,6 +231,7 @@ impl Metrics {
         self.revision.clear();
         self.last_check.clear();
         self.objects.clear();
+        self.guarded.clear();
     }
 
     pub fn error(&self, reason: &str) {
@@ -248,6 +275,13 @@ fn release_labels(namespace: &str, release: &str) -> ReleaseLabels {
     ReleaseLabels { namespace: namespace.into(), release: release.into() }
 }
 
+/// The values of `release_guard`'s `mode` (a guard's mode, or none).
+const GUARD_MODES: [&str; 4] = ["warn", "audit", "deny", "none"];
+
+fn guard_labels(r: &ReleaseLabels, mode: &str) -> GuardLabels {
+    GuardLabels { namespace: r.namespace.clone(), release: r.release.clone(), mode: mode.into() }
+}
+
 fn object_labels(r: &ReleaseLabels, verdict: &str) -> ObjectLabels {
     ObjectLabels { namespace: r.namespace.clone(), release: r.release.clone(), verdict: verdict.into() }
 }
@@ -275,6 +309,12 @@ mod tests {
         assert!(text.contains("helm_drift_check_duration_seconds_count 1"), "{text}");
         m.record(&report(Verdict::InSync), 0.2);
         assert!(m.encode().contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 0"#));
+        let mut guarded = report(Verdict::InSync);
+        guarded.guard = Some("deny".into());
+        m.record(&guarded, 0.1);
+        let text = m.encode();
+        assert!(text.contains(r#"helm_drift_release_guard{namespace="apps",release="web",mode="deny"} 1"#), "{text}");
+        assert!(!text.contains(r#"mode="none""#), "one mode at a time: {text}");
         m.forget("apps", "web");
         assert!(!m.encode().contains(r#"release="web""#));
     }

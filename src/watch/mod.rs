@@ -225,6 +225,11 @@ struct Watcher<'a> {
     writers: HashMap<String, kube::Client>,
     /// With leader election: checked right before each write and notification.
     guard: Option<leader::Guard>,
+    /// The admission guards written (`helm drift guard`, the chart's), read again before each
+    /// round of comparisons; `None` while they cannot be read.
+    admission: Option<Vec<crate::guard::GuardInfo>>,
+    /// Whether the last read of the guards failed (said once in the log).
+    guards_unreadable: bool,
 }
 
 impl<'a> Watcher<'a> {
@@ -305,6 +310,8 @@ impl<'a> Watcher<'a> {
             healing: HashSet::new(),
             writers: HashMap::new(),
             guard,
+            admission: None,
+            guards_unreadable: false,
         })
     }
 

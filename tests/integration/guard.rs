@@ -3,7 +3,9 @@
 //! the release; Helm's upgrades, `helm drift repair` and a rollout restart pass without a word;
 //! `deny` refuses the edit with the same words; removing it leaves nothing.
 
-use crate::support::{Env, Helm, eventually};
+use crate::support::{Env, Helm, eventually, repo_root};
+use crate::watching::Watching;
+use serde::Deserialize;
 use std::time::Duration;
 
 const WARNED: &str = "Warning: Validation failed for ValidatingAdmissionPolicy";
@@ -37,6 +39,11 @@ helm_matrix! {
             .stderr_has(&format!("managed by Helm release web (namespace {}): this change by", env.ns))
             .stderr_has("(field manager kubectl-patch) will be reported as drift by helm drift check")
             .stderr_has("helm drift accept");
+        // The command the warning names shows the value to set instead.
+        let hint = format!("change the release instead (helm drift check web -n {} --explain", env.ns);
+        edit.stderr_has(&hint);
+        let bin = env.helm_bin(helm);
+        env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2).stdout_has("helm upgrade").stdout_has("greeting");
         env.kubectl(&["scale", "deployment", "web-web", "--replicas", "3"]).success().stderr_has("the scale of web-web");
         env.kubectl(&["label", "service", "web-web", "team=x"]).success().stderr_has(WARNED);
 
@@ -48,6 +55,8 @@ helm_matrix! {
         assert!(!upgrade.stderr().contains("ValidatingAdmissionPolicy"), "{}", upgrade.dump());
         let restart = env.kubectl(&["rollout", "restart", "deployment", "web-web"]).success();
         assert!(!restart.stderr().contains(WARNED), "{}", restart.dump());
+        let rollback = env.helm(helm, &["rollback", "web", "1"]).success();
+        assert!(!rollback.stderr().contains("ValidatingAdmissionPolicy"), "{}", rollback.dump());
 
         // The audit log holds the release and the writer of each drifting write, and nothing
         // for the repair's writes.
@@ -99,10 +108,9 @@ fn deny_refuses_hand_edits_but_not_helm() {
     let refused = env
         .kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", r#"{"data":{"greeting":"x"}}"#])
         .code(1);
-    refused
-        .stderr_has("denied request")
-        .stderr_has("managed by Helm release web")
-        .stderr_has("change the release instead (helm upgrade --set ...)");
+    refused.stderr_has("denied request").stderr_has("managed by Helm release web").stderr_has(
+        "change the release instead (helm drift check web -n guard-deny --explain names the helm upgrade --set line)",
+    );
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello", "nothing changed");
     env.helm(
         Helm::V4,
@@ -114,9 +122,21 @@ fn deny_refuses_hand_edits_but_not_helm() {
     env.drift(&["guard", "remove"]).success();
 }
 
-/// `--allow-user`: the named user writes without a word.
+/// Whether a server-side dry-run edit by `user` (impersonated) with field `manager` is warned.
+fn warned_as(env: &Env, user: &str, manager: &str) -> bool {
+    let patch = r#"{"data":{"probe":"1"}}"#;
+    let args = ["patch", "configmap", "web-config", "--type", "merge", "--dry-run=server", "-p", patch];
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend(["--as", user, "--field-manager", manager]);
+    let out = env.kubectl(&args).success();
+    out.stderr().contains(WARNED)
+}
+
+/// Who writes without a word: `--allow-user`; a manager the config file names (an Argo CD
+/// Application's managedFieldsManagers); service accounts unless `--judge-service-accounts`, and
+/// kube-system's even then.
 #[test]
-fn allowed_users_write_without_a_word() {
+fn allowed_writers_write_without_a_word() {
     let env = Env::new("guard-allowed");
     env.install(Helm::V3, "web", "basic", &[]);
     let who = env.kubectl(&["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]).success().stdout();
@@ -124,5 +144,159 @@ fn allowed_users_write_without_a_word() {
     until_guarded(&env);
     env.drift(&["guard", "install", "--all", "--allow-user", &who]).success();
     eventually("the allowed user to pass", Duration::from_secs(30), || !guard_answers(&env));
+
+    // Service accounts (impersonated, with the right to edit here).
+    let bot = format!("system:serviceaccount:{}:ci-bot", env.ns);
+    let controller = "system:serviceaccount:kube-system:replicaset-controller";
+    let hpa = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
+    for (name, user) in [("ci-bot", bot.as_str()), ("kube-system-controller", controller), ("hpa", hpa)] {
+        env.kubectl(&["create", "rolebinding", name, "--clusterrole", "edit", "--user", user]).success();
+    }
+    let config = env.home().join("argo.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\nspec:\n  ignoreDifferences:\n    - {kind: ConfigMap, managedFieldsManagers: [rollouts-controller]}\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    env.drift(&["guard", "install", "--all", "--config", config]).success();
+    eventually("the guard to answer the admin again", Duration::from_secs(30), || guard_answers(&env));
+    assert!(!warned_as(&env, &bot, "kubectl-patch"), "a service account is let through by default");
+    let judged = ["guard", "install", "--all", "--config", config, "--judge-service-accounts"];
+    env.drift(&judged).success();
+    eventually("the service account to be judged", Duration::from_secs(30), || warned_as(&env, &bot, "kubectl-patch"));
+    assert!(!warned_as(&env, controller, "kubectl-patch"), "kube-system's controllers are never judged");
+    // An HPA scales through the scale subresource as its controller: no word.
+    let scaled =
+        env.kubectl(&["scale", "deployment", "web-web", "--replicas", "2", "--dry-run=server", "--as", hpa]).success();
+    assert!(!scaled.stderr().contains(WARNED), "{}", scaled.dump());
+    let by_hand =
+        env.kubectl(&["scale", "deployment", "web-web", "--replicas", "2", "--dry-run=server", "--as", &bot]).success();
+    by_hand.stderr_has("the scale of web-web");
+    assert!(!warned_as(&env, &bot, "rollouts-controller"), "the Argo CD Application's managedFieldsManagers");
+    assert!(!warned_as(&env, &bot, "helm-controller"), "Flux's helm-controller writes as the release wants");
+    env.drift(&["guard", "remove"]).success();
+}
+
+/// An API server that does not serve ValidatingAdmissionPolicy (before Kubernetes 1.30, or turned
+/// off): `install` is refused with a clear error and writes nothing; `check` goes on without a
+/// guard column.
+#[test]
+fn refused_cleanly_where_the_api_is_not_served() {
+    let env = Env::without_admission_policies("guard-unserved");
+    env.install(Helm::V3, "web", "basic", &[]);
+    env.drift(&["guard", "install", "--all"])
+        .code(1)
+        .stderr_has("does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes 1.30 or later): nothing was written");
+    env.drift(&["guard", "status"]).code(1).stderr_has("does not serve");
+    env.kubectl(&["get", "validatingadmissionpolicies"]).code(1).stderr_has("the server doesn't have a resource type");
+    let doc: serde_json::Value =
+        serde_json::from_str(&env.drift(&["check", "web", "-o", "json"]).code(0).stdout()).unwrap();
+    assert!(doc["releases"][0]["guard"].is_null(), "{doc}");
+    // --dry-run needs no such API: it prints what it would write.
+    let printed = env.drift(&["guard", "install", "--all", "--dry-run"]).success().stdout();
+    assert!(
+        printed.contains("kind: ValidatingAdmissionPolicy\n")
+            && printed.contains("kind: ValidatingAdmissionPolicyBinding\n"),
+        "{printed}"
+    );
+}
+
+/// YAML documents, parsed.
+fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .map(|d| serde_json::Value::deserialize(d).unwrap())
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+helm_matrix! {
+    /// The chart's `guard.*` values write the guard `helm drift guard install --every-kind`
+    /// writes (the same expressions, compared with its --dry-run), Helm writes it, it refuses a
+    /// hand edit, `check` and the watcher report it (`helm_drift_release_guard`), and uninstalling
+    /// the chart takes it away.
+    fn the_chart_writes_the_guard_and_the_watcher_reports_it(helm: Helm) {
+        let env = Env::new(&format!("guard-chart-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let ns = env.ns.clone();
+        let namespaces = format!("guard.namespaces={{{ns}}}");
+        let set = [
+            "--set", "guard.enabled=true", "--set", "guard.mode=deny", "--set", &namespaces,
+            "--set", "guard.releases={web}", "--set", "guard.allowUsers={alice}",
+            "--set", "guard.allowManagers={cainjector}", "--set", "guard.judgeServiceAccounts=true",
+        ];
+        let chart = repo_root().join("charts/helm-drift");
+        let chart = chart.to_str().unwrap();
+        let mut args = vec!["template", "drift", chart, "--kube-version", "1.36.0", "--show-only", "templates/guard.yaml"];
+        args.extend_from_slice(&set);
+        let rendered = documents(&env.helm(helm, &args).success().stdout());
+        let cli = [
+            "guard", "install", "web", "--every-kind", "--mode", "deny", "--allow-user", "alice",
+            "--allow-manager", "cainjector", "--judge-service-accounts", "--dry-run",
+        ];
+        let planned = documents(&env.drift(&cli).success().stdout());
+        assert_eq!(rendered.len(), 2, "{rendered:?}");
+        assert_eq!(rendered[0]["spec"], planned[0]["spec"], "the chart's policy is the CLI's");
+        assert_eq!(rendered[0]["metadata"]["annotations"], planned[0]["metadata"]["annotations"]);
+        assert_eq!(rendered[1]["spec"]["validationActions"], planned[1]["spec"]["validationActions"]);
+        assert_eq!(rendered[1]["spec"]["matchResources"], planned[1]["spec"]["matchResources"]);
+
+        let release = format!("drift-guard-{}", helm.tag());
+        let mut install = vec!["install", release.as_str(), chart];
+        install.extend_from_slice(&set);
+        env.helm(helm, &install).success();
+        until_guarded(&env);
+        env.kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", r#"{"data":{"greeting":"x"}}"#])
+            .code(1)
+            .stderr_has("denied request")
+            .stderr_has(&format!("change the release instead (helm drift check web -n {ns} --explain names the helm upgrade --set line)"));
+        let doc: serde_json::Value =
+            serde_json::from_str(&env.drift(&["check", "web", "-o", "json"]).code(0).stdout()).unwrap();
+        assert_eq!(doc["releases"][0]["guard"], "deny");
+        env.drift(&["guard", "status"]).success().stdout_has("[mode deny, namespace ").stdout_has("releases web, every kind]");
+
+        let w = Watching::start(&env, &["web"]).ready();
+        let series = |mode: &str| format!("helm_drift_release_guard{{namespace=\"{ns}\",release=\"web\",mode=\"{mode}\"}}");
+        w.wait_for(&series("deny"), 1.0);
+        w.stop();
+
+        env.helm(helm, &["uninstall", &release]).success();
+        let left = env.kubectl(&["get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-l", "helm-drift.io/guard=true", "-o", "name"]).success().stdout();
+        assert!(!left.contains(&format!("{release}-helm-drift-{ns}-guard")), "{left}");
+        eventually("edits to pass again", Duration::from_secs(30), || !guard_answers(&env));
+        let w = Watching::start(&env, &["web"]).ready();
+        w.wait_for(&series("none"), 1.0);
+        w.stop();
+    }
+}
+
+/// A release of many kinds, hundreds of allowed writers and releases: the policy stays within the
+/// API server's CEL cost limits (it is accepted and answers), and a hostile name stays a name.
+#[test]
+fn many_kinds_and_writers_stay_within_the_cel_cost_limits() {
+    let env = Env::new("guard-cost");
+    env.install(Helm::V4, "many", "full", &[]);
+    let mut args: Vec<String> = ["guard", "install", "many"].iter().map(|s| s.to_string()).collect();
+    for i in 0..300 {
+        args.extend(["--allow-user".into(), format!("user-{i}@example.com")]);
+        args.extend(["--allow-group".into(), format!("group-{i}")]);
+        args.extend(["--allow-manager".into(), format!("manager-{i}")]);
+    }
+    args.extend(["--allow-user".into(), r#"x"] || true || ["#.into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let written = env.drift(&args).success().stdout();
+    let kinds: usize = written.split(", ").last().unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(kinds >= 12, "{written}");
+    // It answers: the full chart's ConfigMap, edited by hand, is warned.
+    let config =
+        env.kubectl(&["get", "configmap", "-l", "app.kubernetes.io/managed-by=Helm", "-o", "name"]).success().stdout();
+    let config =
+        config.lines().next().expect("a ConfigMap of the full chart").trim_start_matches("configmap/").to_string();
+    eventually("the guard to answer", Duration::from_secs(30), || {
+        env.kubectl(&["label", "configmap", &config, "probe=1", "--overwrite", "--dry-run=server"])
+            .output()
+            .stderr()
+            .contains("ValidatingAdmissionPolicy")
+    });
     env.drift(&["guard", "remove"]).success();
 }

@@ -50,6 +50,12 @@ impl Env {
         Env::on(testcluster::disturbable(), name)
     }
 
+    /// Like [`Env::new`], on a control plane whose API server does not serve
+    /// ValidatingAdmissionPolicy.
+    pub fn without_admission_policies(name: &str) -> Env {
+        Env::on(testcluster::without_admission_policies(), name)
+    }
+
     fn on(cp: &'static ControlPlane, name: &str) -> Env {
         let env = Env { cp, ns: name.to_string(), home: tempfile::tempdir().expect("temp dir") };
         env.kubectl(&["create", "namespace", name]).success();

@@ -30,6 +30,11 @@ impl ControlPlane {
     /// Starts etcd, kube-apiserver and kube-controller-manager in `dir` (created if needed) and
     /// waits until the API server's `/readyz` answers ok.
     pub fn start(tools: Tools, dir: &Path) -> Result<ControlPlane> {
+        ControlPlane::start_with(tools, dir, &[])
+    }
+
+    /// Like [`ControlPlane::start`], with more kube-apiserver flags.
+    pub fn start_with(tools: Tools, dir: &Path, apiserver_flags: &[&str]) -> Result<ControlPlane> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let dir = dir.canonicalize()?;
         let pki = certs::Pki::write(&dir.join("pki"))?;
@@ -60,33 +65,30 @@ impl ControlPlane {
         let server = format!("https://127.0.0.1:{api_port}");
         let audit_policy = dir.join("audit-policy.yaml");
         std::fs::write(&audit_policy, AUDIT_POLICY)?;
-        children.spawn(
-            "kube-apiserver",
-            &tools.path("kube-apiserver"),
-            &[
-                format!("--etcd-servers={etcd_url}"),
-                "--bind-address=127.0.0.1".into(),
-                "--advertise-address=127.0.0.1".into(),
-                format!("--secure-port={api_port}"),
-                format!("--cert-dir={}", dir.join("apiserver-certs").display()),
-                format!("--tls-cert-file={}", pki.server_cert.display()),
-                format!("--tls-private-key-file={}", pki.server_key.display()),
-                format!("--client-ca-file={}", pki.ca_cert.display()),
-                "--authorization-mode=RBAC".into(),
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-                format!("--service-account-key-file={}", pki.sa_public.display()),
-                format!("--service-account-signing-key-file={}", pki.sa_key.display()),
-                "--service-cluster-ip-range=10.0.0.0/16".into(),
-                "--endpoint-reconciler-type=none".into(),
-                "--allow-privileged=true".into(),
-                "--enable-priority-and-fairness=false".into(),
-                "--profiling=false".into(),
-                format!("--audit-policy-file={}", audit_policy.display()),
-                format!("--audit-log-path={}", dir.join("audit.log").display()),
-                "--audit-log-mode=blocking".into(),
-            ],
-            &dir,
-        )?;
+        let mut flags: Vec<String> = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            format!("--secure-port={api_port}"),
+            format!("--cert-dir={}", dir.join("apiserver-certs").display()),
+            format!("--tls-cert-file={}", pki.server_cert.display()),
+            format!("--tls-private-key-file={}", pki.server_key.display()),
+            format!("--client-ca-file={}", pki.ca_cert.display()),
+            "--authorization-mode=RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", pki.sa_public.display()),
+            format!("--service-account-signing-key-file={}", pki.sa_key.display()),
+            "--service-cluster-ip-range=10.0.0.0/16".into(),
+            "--endpoint-reconciler-type=none".into(),
+            "--allow-privileged=true".into(),
+            "--enable-priority-and-fairness=false".into(),
+            "--profiling=false".into(),
+            format!("--audit-policy-file={}", audit_policy.display()),
+            format!("--audit-log-path={}", dir.join("audit.log").display()),
+            "--audit-log-mode=blocking".into(),
+        ];
+        flags.extend(apiserver_flags.iter().map(|f| f.to_string()));
+        children.spawn("kube-apiserver", &tools.path("kube-apiserver"), &flags, &dir)?;
 
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(&kubeconfig, kubeconfig_yaml(&server, &pki))?;
@@ -216,6 +218,7 @@ fn kubeconfig_yaml(server: &str, pki: &certs::Pki) -> String {
 
 static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static DISTURBABLE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+static WITHOUT_POLICIES: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static SHARED_PG: OnceLock<Result<Postgres, String>> = OnceLock::new();
 
 /// Runs `start` on a thread that never ends, so that the processes it starts (whose
@@ -238,21 +241,37 @@ fn start_kept<T: Send + 'static>(start: impl FnOnce() -> Result<T> + Send + 'sta
 /// when the process exits. Panics with a message naming the setup script when the tools are
 /// missing: tests never pass without a cluster.
 pub fn shared() -> &'static ControlPlane {
-    started(&SHARED)
+    started(&SHARED, &[])
 }
 
 /// A second control plane, for the tests that restart or freeze its API server (they would
 /// disturb every other test on the shared one). Started on first use.
 pub fn disturbable() -> &'static ControlPlane {
-    started(&DISTURBABLE)
+    started(&DISTURBABLE, &[])
 }
 
-fn started(cell: &'static OnceLock<Result<ControlPlane, String>>) -> &'static ControlPlane {
+/// A third control plane, whose API server does not serve ValidatingAdmissionPolicy (as before
+/// Kubernetes 1.30, or with the API turned off). Started on first use.
+pub fn without_admission_policies() -> &'static ControlPlane {
+    started(
+        &WITHOUT_POLICIES,
+        &[
+            "--runtime-config=admissionregistration.k8s.io/v1/validatingadmissionpolicies=false,admissionregistration.k8s.io/v1/validatingadmissionpolicybindings=false",
+            // Its admission plugin would wait for the API forever (not ready to handle requests).
+            "--disable-admission-plugins=ValidatingAdmissionPolicy",
+        ],
+    )
+}
+
+fn started(
+    cell: &'static OnceLock<Result<ControlPlane, String>>,
+    flags: &'static [&'static str],
+) -> &'static ControlPlane {
     let cp = cell.get_or_init(|| {
-        let result = start_kept(|| {
+        let result = start_kept(move || {
             let tools = Tools::locate()?;
             let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
-            ControlPlane::start(tools, &dir)
+            ControlPlane::start_with(tools, &dir, flags)
         });
         if result.is_ok() {
             // SAFETY: registering a plain extern "C" function with the C runtime.
@@ -286,7 +305,7 @@ pub fn postgres() -> &'static Postgres {
 }
 
 extern "C" fn stop_control_planes() {
-    for cell in [&SHARED, &DISTURBABLE] {
+    for cell in [&SHARED, &DISTURBABLE, &WITHOUT_POLICIES] {
         if let Some(Ok(cp)) = cell.get() {
             cp.stop();
             std::fs::remove_dir_all(&cp.dir).ok();

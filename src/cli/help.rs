@@ -47,6 +47,7 @@ pub const GUARD_HELP: &str = "\
 Examples:
   helm drift guard install --all -n shop           # warn on hand edits of shop's releases
   helm drift guard install web -n shop --mode deny --allow-group platform-admins
+  helm drift guard install -A --every-kind --dry-run > guard.yaml   # to keep in Git
   helm drift guard status
   helm drift guard remove -n shop
 

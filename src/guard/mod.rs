@@ -117,6 +117,8 @@ impl GuardSpec {
             json!({"name": "not-the-control-plane", "expression": not_system}),
             // An object Helm manages (a scale has no labels of its own: its name is matched).
             json!({"name": "managed-by-helm", "expression": "request.?subResource.orValue('') == 'scale' || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm'"}),
+            // An object being deleted is going away: its finalizers are let go by their owners.
+            json!({"name": "not-being-deleted", "expression": "!has(oldObject.metadata.deletionTimestamp)"}),
         ];
         if !self.releases.is_empty() {
             conditions.push(json!({"name": "a-guarded-release", "expression": format!(

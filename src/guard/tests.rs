@@ -24,8 +24,11 @@ fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
     assert_eq!(rules[1]["resources"], json!(["deployments", "deployments/scale"]));
     let conditions: Vec<&str> =
         p["spec"]["matchConditions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(conditions, ["not-the-control-plane", "managed-by-helm", "a-guarded-release", "not-an-allowed-writer"]);
-    let releases = p["spec"]["matchConditions"][2]["expression"].as_str().unwrap();
+    assert_eq!(
+        conditions,
+        ["not-the-control-plane", "managed-by-helm", "not-being-deleted", "a-guarded-release", "not-an-allowed-writer"]
+    );
+    let releases = p["spec"]["matchConditions"][3]["expression"].as_str().unwrap();
     assert!(releases.ends_with(r#"in ["web","it's"]"#), "{releases}");
     let check = p["spec"]["validations"][0]["expression"].as_str().unwrap();
     assert_eq!(
@@ -49,7 +52,7 @@ fn modes_and_every_namespace() {
         GuardSpec { namespace: None, releases: Vec::new(), users: Vec::new(), groups: Vec::new(), ..spec(Mode::Warn) };
     assert_eq!(all.name(), "helm-drift-guard-all-namespaces");
     assert!(all.binding()["spec"].get("matchResources").is_none());
-    assert_eq!(all.policy()["spec"]["matchConditions"].as_array().unwrap().len(), 2);
+    assert_eq!(all.policy()["spec"]["matchConditions"].as_array().unwrap().len(), 3);
     assert_eq!(Mode::parse("deny"), Some(Mode::Deny));
     assert_eq!(Mode::parse("block"), None);
 }
@@ -96,7 +99,7 @@ fn service_accounts_are_let_through_unless_judged() {
 fn names_stay_inside_their_cel_strings() {
     let hostile =
         GuardSpec { releases: vec![r#"a" || true || ""#.into(), "b\\".into(), "c'".into()], ..spec(Mode::Deny) };
-    let e = hostile.policy()["spec"]["matchConditions"][2]["expression"].as_str().unwrap().to_string();
+    let e = hostile.policy()["spec"]["matchConditions"][3]["expression"].as_str().unwrap().to_string();
     assert!(e.ends_with(r#"in ["a\" || true || \"","b\\","c'"]"#), "{e}");
 }
 

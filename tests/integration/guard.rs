@@ -118,6 +118,17 @@ fn deny_refuses_hand_edits_but_not_helm() {
     )
     .success();
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "upgraded");
+    // An object being deleted lets its finalizers go (as their owners remove them).
+    env.drift(&["guard", "remove"]).success();
+    eventually("the guard to be gone", Duration::from_secs(30), || !guard_answers(&env));
+    env.merge_patch("serviceaccount", "web-sa", r#"{"metadata":{"finalizers":["example.com/hold"]}}"#);
+    env.drift(&["guard", "install", "web", "--mode", "deny"]).success();
+    until_guarded(&env);
+    env.kubectl(&["delete", "serviceaccount", "web-sa", "--wait=false"]).success();
+    let remove = r#"[{"op":"remove","path":"/metadata/finalizers"}]"#;
+    let let_go = env.kubectl(&["patch", "serviceaccount", "web-sa", "--type", "json", "-p", remove]).success();
+    assert!(!let_go.stderr().contains("ValidatingAdmissionPolicy"), "{}", let_go.dump());
+    env.kubectl(&["get", "serviceaccount", "web-sa"]).code(1).stderr_has("NotFound");
     env.helm(Helm::V4, &["uninstall", "web"]).success();
     env.drift(&["guard", "remove"]).success();
 }

@@ -18,9 +18,16 @@ impl ItemKey {
 }
 
 impl fmt::Display for ItemKey {
+    /// `name=web`, `containerPort=8080,protocol=TCP`; a value that would read as more (a comma,
+    /// a bracket, a space, a control character) is quoted: `name="a,b=c"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (k, v)) in self.0.iter().enumerate() {
-            write!(f, "{}{k}={v}", if i == 0 { "" } else { "," })?;
+            let sep = if i == 0 { "" } else { "," };
+            if v.chars().any(|c| c.is_control() || c.is_whitespace() || ",=[]\"\\".contains(c)) {
+                write!(f, "{sep}{k}={}", Value::String(v.clone()))?;
+            } else {
+                write!(f, "{sep}{k}={v}")?;
+            }
         }
         Ok(())
     }
@@ -274,6 +281,15 @@ mod tests {
         let label = FieldPath::root().field("metadata").field("labels").field("app.kubernetes.io/name");
         assert_eq!(label.to_string(), "metadata.labels[\"app.kubernetes.io/name\"]");
         assert_eq!(FieldPath::from_pointer("/rules/0/verbs").to_string(), "rules[0].verbs");
+    }
+
+    /// A key's value that would read as more than one value, or holds a control character, is
+    /// quoted.
+    #[test]
+    fn item_keys_quote_what_would_read_as_more() {
+        let quoted = ItemKey::from_fields([("name", &json!("a,b=c]\u{1b}"))]);
+        assert_eq!(quoted.to_string(), r#"name="a,b=c]\u001b""#);
+        assert_eq!(ItemKey::from_fields([("name", &json!("web-1.x"))]).to_string(), "name=web-1.x");
     }
 
     #[test]

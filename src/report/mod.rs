@@ -3,6 +3,7 @@
 //! the binary, buffers in tests. Secret values are hidden here and only here ([`secret`]).
 
 mod color;
+pub mod controls;
 mod diff;
 mod html;
 pub mod json;
@@ -271,16 +272,17 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Plain text on stdout (help, version, completion); a closed pipe (`| head`) is not an
     /// error.
     pub fn text(&mut self, text: &str) {
+        let text = controls::escaped(text, self.style.color);
         let _ = self.out.write_all(text.as_bytes()).and_then(|_| self.out.flush());
     }
 
     /// Preformatted text on stderr (usage errors).
     pub fn usage(&mut self, text: &str) {
-        let _ = self.err.write_all(text.as_bytes());
+        let _ = self.err.write_all(controls::escaped(text, self.style.color).as_bytes());
     }
 
     fn err_line(&mut self, line: &str) {
-        let _ = writeln!(self.err, "{line}");
+        let _ = writeln!(self.err, "{}", controls::escaped(line, false));
     }
 }
 

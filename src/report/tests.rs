@@ -490,3 +490,35 @@ fn markdown_of_many_releases_lists_what_needs_a_look() {
     let verbose = markdown::run(&run, &Style { verbose: true, ..Style::default() }, 4096);
     assert!(verbose.len() <= 4096 && verbose.ends_with("`helm drift check` shows everything._\n"), "{verbose}");
 }
+
+/// Terminal control sequences in what the cluster holds (a value, a list item's key, a live
+/// object in the diff) are shown escaped, never sent to the terminal: someone who may only edit
+/// a ConfigMap must not repaint or retitle the terminal of whoever checks it.
+#[test]
+fn control_characters_from_the_cluster_never_reach_the_terminal() {
+    let mut run = fixture();
+    let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!() };
+    let web = r.objects.iter_mut().find(|o| o.id.name == "web").unwrap();
+    let hostile = "x\u{1b}]0;owned\u{7}\u{1b}[2J\r\u{9b}31m";
+    web.fields.push(FieldDiff::new(
+        FieldPath::from_pointer("/metadata/annotations/note"),
+        Some(&json!("a")),
+        Some(&json!(hostile)),
+    ));
+    let key = ItemKey::from_fields([("name", &json!(hostile))]);
+    web.added.push(Foreign {
+        path: FieldPath::from_pointer("/spec/template/spec/containers").item(None, Some(1), Some(key)),
+        value: json!({"name": hostile}),
+        manager: "kubectl-patch".into(),
+        changed_by: None,
+    });
+    web.live.as_mut().unwrap()["metadata"]["annotations"] = json!({"note": hostile});
+    for verbose in [false, true] {
+        let mut printer = Printer::new(Vec::new(), Vec::new(), Style { verbose, ..Style::default() });
+        printer.check(&run);
+        let (out, _) = printer.into_parts();
+        let out = String::from_utf8(out).unwrap();
+        let bad: Vec<char> = out.chars().filter(|c| c.is_control() && *c != '\n' && *c != '\t').collect();
+        assert!(bad.is_empty(), "{bad:?} in\n{out}");
+    }
+}

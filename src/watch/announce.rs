@@ -118,14 +118,16 @@ pub(super) fn detected_message(report: &crate::model::DriftReport, o: &ObjectDri
         format!(" (changed by {})", by.into_iter().collect::<Vec<_>>().join(", "))
     };
     let at = if paths.is_empty() { String::new() } else { format!(": {}", paths.join(", ")) };
-    format!(
+    let message = format!(
         "{} drifted from release {}/{} revision {} ({}){at}{by}",
         o.id,
         report.namespace,
         report.release,
         report.revision,
         o.drift_kind().label()
-    )
+    );
+    // Read in terminals (kubectl describe, get events): no control character from the cluster.
+    crate::report::controls::escaped(&message, false).into_owned()
 }
 
 #[cfg(test)]

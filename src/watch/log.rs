@@ -28,8 +28,12 @@ impl Log {
     }
 }
 
-/// One log line.
+/// One log line, control characters escaped (values come from the cluster).
 fn line(json: bool, time: &str, level: &str, msg: &str, fields: &[(&str, &dyn ToString)]) -> String {
+    crate::report::controls::escaped(&unescaped(json, time, level, msg, fields), false).into_owned()
+}
+
+fn unescaped(json: bool, time: &str, level: &str, msg: &str, fields: &[(&str, &dyn ToString)]) -> String {
     if json {
         let mut map = Map::new();
         map.insert("time".into(), time.into());
@@ -66,5 +70,17 @@ mod tests {
             line(false, "T", "info", "drift detected", &fields),
             "T info  drift detected release=ns/web paths=\"/a /b\""
         );
+    }
+
+    /// A value from the cluster cannot put a control sequence in a log line, in either format.
+    #[test]
+    fn control_characters_are_escaped() {
+        let fields: [(&str, &dyn ToString); 1] = [("path", &"x\u{1b}]0;t\u{7}\u{9b}2J")];
+        for json in [true, false] {
+            let written = line(json, "T", "info", "m", &fields);
+            assert!(!written.chars().any(|c| c.is_control()), "{written:?}");
+        }
+        let j: Value = serde_json::from_str(&line(true, "T", "info", "m", &fields)).unwrap();
+        assert_eq!(j["path"], "x\u{1b}]0;t\u{7}\u{9b}2J", "JSON keeps the value");
     }
 }

@@ -221,3 +221,24 @@ helm_matrix! {
         assert!(shown.contains("hunter2pw") && shown.contains(&stored), "--show-secrets shows values\n{shown}");
     }
 }
+
+/// Terminal control sequences written into an object by whoever may edit it (an OSC title, a
+/// screen clear, a conceal) reach neither `check`'s output, in colour or not, nor its errors:
+/// they are shown escaped.
+#[test]
+fn control_sequences_in_edited_values_are_shown_escaped() {
+    let env = Env::new("hostile-controls");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let hostile = "x\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[8mhidden\r\u{9b}31m";
+    let patch = serde_json::json!({"data": {"greeting": hostile}}).to_string();
+    env.merge_patch("configmap", "web-config", &patch);
+    for colour in ["never", "always"] {
+        let out = env.drift(&["check", "web", "--color", colour, "-v"]).code(2);
+        let text = out.stdout();
+        assert!(text.contains("\\u001b]0;owned\\u0007"), "{text}");
+        let allowed = |c: char| c == '\n' || c == '\t' || (colour == "always" && c == '\u{1b}');
+        let bad: Vec<char> = text.chars().filter(|c| c.is_control() && !allowed(*c)).collect();
+        assert!(bad.is_empty(), "{bad:?}\n{text}");
+        assert!(!text.contains("\u{1b}[8m") && !text.contains("\u{1b}]0;"), "{text}");
+    }
+}

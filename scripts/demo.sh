@@ -193,6 +193,10 @@ done
 echo "$ kubectl -n demo patch configmap healed-config ... greeting=by-hand"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"by-hand"}}' 2>&1 | tee "$state/guard.out"
 grep -q "managed by Helm release healed" "$state/guard.out"
+echo "$ helm drift check healed -n demo     # the release line names the guard covering it"
+"$helm" drift check healed -n demo >"$state/guarded.txt" 2>/dev/null || [ $? = 2 ]
+head -3 "$state/guarded.txt"
+grep -q "guard: warn" "$state/guarded.txt"
 "$helm" drift guard remove -n demo
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"

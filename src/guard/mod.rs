@@ -238,7 +238,8 @@ impl GuardInfo {
         let kinds = (!resources().any(|r| r == "*")).then(|| resources().count());
         GuardInfo {
             name: policy["metadata"]["name"].as_str().unwrap_or("?").to_string(),
-            mode: word("helm-drift.io/guard-mode"),
+            // A mode word that is not one of ours (a policy labelled by hand) is not repeated.
+            mode: Mode::parse(&word("helm-drift.io/guard-mode")).map_or("unknown", Mode::word).to_string(),
             namespace: word("helm-drift.io/guard-namespace"),
             releases: word("helm-drift.io/guard-releases"),
             kinds,

@@ -115,3 +115,16 @@ fn the_config_files_writers_are_let_through_by_name() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("any-kubectl") && notes[0].contains("is a pattern"), "{notes:?}");
 }
+
+#[test]
+fn a_mode_not_ours_is_unknown_and_the_strongest_guard_is_named() {
+    let mut policy = spec(Mode::Warn).policy();
+    policy["metadata"]["annotations"]["helm-drift.io/guard-mode"] = json!("\u{1b}[2Jdeny");
+    let odd = GuardInfo::of(&policy);
+    assert_eq!(odd.mode, "unknown");
+    let deny = GuardInfo::of(&spec(Mode::Deny).policy());
+    let warn = GuardInfo { name: "other".into(), ..GuardInfo::of(&spec(Mode::Warn).policy()) };
+    assert_eq!(covering(&[warn.clone(), deny, odd.clone()], "shop", "web").as_deref(), Some("deny"));
+    assert_eq!(covering(&[odd, warn], "shop", "web").as_deref(), Some("warn"));
+    assert_eq!(covering(&[], "shop", "web"), None);
+}

@@ -132,7 +132,7 @@ impl Metrics {
         );
         registry.register(
             "release_guard",
-            "The admission guard covering the release (helm drift guard): 1 for its mode (warn, audit, deny), or for none",
+            "The admission guard covering the release (helm drift guard): 1 for its mode (warn, audit, deny, unknown), or for none",
             m.guarded.clone(),
         );
         registry.register("check_duration_seconds", "How long one release's comparison took", m.duration.clone());
@@ -276,7 +276,7 @@ fn release_labels(namespace: &str, release: &str) -> ReleaseLabels {
 }
 
 /// The values of `release_guard`'s `mode` (a guard's mode, or none).
-const GUARD_MODES: [&str; 4] = ["warn", "audit", "deny", "none"];
+const GUARD_MODES: [&str; 5] = ["warn", "audit", "deny", "unknown", "none"];
 
 fn guard_labels(r: &ReleaseLabels, mode: &str) -> GuardLabels {
     GuardLabels { namespace: r.namespace.clone(), release: r.release.clone(), mode: mode.into() }

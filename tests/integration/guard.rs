@@ -44,6 +44,10 @@ helm_matrix! {
         edit.stderr_has(&hint);
         let bin = env.helm_bin(helm);
         env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2).stdout_has("helm upgrade").stdout_has("greeting");
+        // `kubectl edit`, with an editor that changes the value as a person would.
+        let edited = env.kubectl(&["edit", "configmap", "web-config"]).env("KUBE_EDITOR", "sed -i s/by.hand/edited/").success();
+        edited.stderr_has(WARNED).stderr_has("(field manager kubectl-edit)");
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
         env.kubectl(&["scale", "deployment", "web-web", "--replicas", "3"]).success().stderr_has("the scale of web-web");
         env.kubectl(&["label", "service", "web-web", "team=x"]).success().stderr_has(WARNED);
 

@@ -47,13 +47,13 @@ fn served(session: &Session) -> Result<()> {
 /// The guard the request asks for: the kinds of the selected releases (read from the cluster),
 /// or every kind once the named releases are found.
 async fn plan(session: &Session, settings: &Settings, request: &GuardRequest) -> Result<GuardSpec> {
-    let resources = if request.every_kind {
+    let (resources, scaled) = if request.every_kind {
         let scope = (!request.selection.all_namespaces).then_some(session.namespace.as_str());
         let (_, missing) = crate::engine::select(&session.storage, &request.selection, scope).await?;
         if let Some(name) = missing.first() {
             bail!("cannot guard release {name:?}: no such release");
         }
-        Vec::new()
+        (Vec::new(), Vec::new())
     } else {
         kinds_of(session, settings, &request.selection).await?
     };
@@ -72,13 +72,20 @@ async fn plan(session: &Session, settings: &Settings, request: &GuardRequest) ->
         users: request.users.clone(),
         groups: request.groups.clone(),
         service_accounts: request.service_accounts,
+        scaled,
     })
 }
 
-/// `(group, resource)` of every kind the selected releases contain.
-async fn kinds_of(session: &Session, settings: &Settings, selection: &Selection) -> Result<Vec<(String, String)>> {
+/// `(group, resource)` of every kind the selected releases contain, and `namespace/name` of
+/// their objects with a scale.
+async fn kinds_of(
+    session: &Session,
+    settings: &Settings,
+    selection: &Selection,
+) -> Result<(Vec<(String, String)>, Vec<String>)> {
     let run = scan(session, settings, selection, &Progress::none()).await?;
     let mut resources: Vec<(String, String)> = Vec::new();
+    let mut scaled: Vec<String> = Vec::new();
     for outcome in &run.outcomes {
         let r = match outcome {
             Outcome::Checked(r) => r,
@@ -93,6 +100,10 @@ async fn kinds_of(session: &Session, settings: &Settings, selection: &Selection)
                 &r.namespace,
             );
             if let Some(at) = at {
+                if crate::guard::scalable(&at.resource.group, &at.resource.plural) {
+                    let ns = o.id.namespace.as_deref().unwrap_or(&r.namespace);
+                    scaled.push(format!("{ns}/{}", o.id.name));
+                }
                 let key = (at.resource.group.clone(), at.resource.plural.clone());
                 if !resources.contains(&key) {
                     resources.push(key);
@@ -104,7 +115,9 @@ async fn kinds_of(session: &Session, settings: &Settings, selection: &Selection)
         bail!("no release selected has an object to guard");
     }
     resources.sort();
-    Ok(resources)
+    scaled.sort();
+    scaled.dedup();
+    Ok((resources, scaled))
 }
 
 /// What `guard install` did.

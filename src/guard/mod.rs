@@ -64,6 +64,10 @@ pub struct GuardSpec {
     /// Judge the writes of service accounts outside kube-system as a person's (by default they
     /// are controllers, operators and pipelines, and are let through like the control plane).
     pub service_accounts: bool,
+    /// `namespace/name` of the releases' objects with a `scale` (a Scale carries no labels of
+    /// its own: these names say which scales are Helm's). Unused with every kind, where every
+    /// scale in the namespaces is matched.
+    pub scaled: Vec<String>,
 }
 
 /// Field managers that write as the release wants: Helm (3 and 4; helm drift repair writes as
@@ -74,6 +78,11 @@ pub const DEFAULT_MANAGERS: [&str; 3] = ["helm", "helm-controller", "kubectl-rol
 /// Kinds whose `scale` subresource a person uses (`kubectl scale`).
 const SCALABLE: [(&str, &str); 4] =
     [("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("", "replicationcontrollers")];
+
+/// Whether a person scales objects of this resource (`kubectl scale`).
+pub fn scalable(group: &str, plural: &str) -> bool {
+    SCALABLE.contains(&(group, plural))
+}
 
 impl GuardSpec {
     /// The name of its policy and binding.
@@ -87,7 +96,7 @@ impl GuardSpec {
         for (group, resource) in &self.resources {
             let list = by_group.entry(group.as_str()).or_default();
             list.push(resource.clone());
-            if SCALABLE.contains(&(group.as_str(), resource.as_str())) {
+            if scalable(group, resource) {
                 list.push(format!("{resource}/scale"));
             }
         }
@@ -105,18 +114,26 @@ impl GuardSpec {
         // The control plane's own writers (controllers writing status, an HPA's scale, garbage
         // collection, namespace deletion; nodes; the API server) are `system:` users; so are
         // service accounts, which are let through too unless asked (then only kube-system's).
+        // `system:admin` is a person: the admin of k3s, RKE2 and OpenShift.
         let user = "request.userInfo.username";
         let not_system = if self.service_accounts {
             format!(
-                "!{user}.startsWith('system:') || ({user}.startsWith('system:serviceaccount:') && !{user}.startsWith('system:serviceaccount:kube-system:'))"
+                "!{user}.startsWith('system:') || {user} == 'system:admin' || ({user}.startsWith('system:serviceaccount:') && !{user}.startsWith('system:serviceaccount:kube-system:'))"
             )
         } else {
-            format!("!{user}.startsWith('system:')")
+            format!("!{user}.startsWith('system:') || {user} == 'system:admin'")
+        };
+        let scale = "request.?subResource.orValue('') == 'scale'";
+        // A scale of the releases' objects (by name; with every kind, any scale).
+        let helms_scale = if self.resources.is_empty() {
+            scale.to_string()
+        } else {
+            format!("({scale} && request.namespace + '/' + request.name in {})", cel_list(&self.scaled))
         };
         let mut conditions = vec![
             json!({"name": "not-the-control-plane", "expression": not_system}),
-            // An object Helm manages (a scale has no labels of its own: its name is matched).
-            json!({"name": "managed-by-helm", "expression": "request.?subResource.orValue('') == 'scale' || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm'"}),
+            // An object Helm manages: its label, or Helm's ownership annotation.
+            json!({"name": "managed-by-helm", "expression": format!("{helms_scale} || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm' || oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('') != ''")}),
             // An object being deleted is going away: its finalizers are let go by their owners.
             json!({"name": "not-being-deleted", "expression": "!has(oldObject.metadata.deletionTimestamp)"}),
         ];

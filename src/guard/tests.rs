@@ -10,6 +10,7 @@ fn spec(mode: Mode) -> GuardSpec {
         users: vec!["ci-bot".into()],
         groups: vec!["platform".into()],
         service_accounts: false,
+        scaled: vec!["shop/web".into()],
     }
 }
 
@@ -22,6 +23,11 @@ fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
     assert_eq!(rules[0]["resources"], json!(["configmaps"]));
     assert_eq!(rules[1]["apiGroups"], json!(["apps"]));
     assert_eq!(rules[1]["resources"], json!(["deployments", "deployments/scale"]));
+    let managed = p["spec"]["matchConditions"][1]["expression"].as_str().unwrap();
+    assert!(
+        managed.starts_with(r#"(request.?subResource.orValue('') == 'scale' && request.namespace + '/' + request.name in ["shop/web"]) ||"#),
+        "only the releases' scales: {managed}"
+    );
     let conditions: Vec<&str> =
         p["spec"]["matchConditions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
@@ -89,7 +95,10 @@ fn every_kind_covers_every_resource_and_its_scale() {
 #[test]
 fn service_accounts_are_let_through_unless_judged() {
     let first = |s: &GuardSpec| s.policy()["spec"]["matchConditions"][0]["expression"].as_str().unwrap().to_string();
-    assert_eq!(first(&spec(Mode::Warn)), "!request.userInfo.username.startsWith('system:')");
+    assert_eq!(
+        first(&spec(Mode::Warn)),
+        "!request.userInfo.username.startsWith('system:') || request.userInfo.username == 'system:admin'"
+    );
     let judged = first(&GuardSpec { service_accounts: true, ..spec(Mode::Warn) });
     assert!(judged.contains("startsWith('system:serviceaccount:') && !request.userInfo.username.startsWith('system:serviceaccount:kube-system:')"), "{judged}");
 }

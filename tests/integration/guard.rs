@@ -49,6 +49,11 @@ helm_matrix! {
         edited.stderr_has(WARNED).stderr_has("(field manager kubectl-edit)");
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
         env.kubectl(&["scale", "deployment", "web-web", "--replicas", "3"]).success().stderr_has("the scale of web-web");
+        // A Deployment no release has is scaled without a word (a Scale has no labels: the
+        // guard knows the releases' own by name).
+        env.kubectl(&["create", "deployment", "by-hand", "--image", "example.invalid/x"]).success();
+        let other = env.kubectl(&["scale", "deployment", "by-hand", "--replicas", "2"]).success();
+        assert!(!other.stderr().contains(WARNED), "{}", other.dump());
         env.kubectl(&["label", "service", "web-web", "team=x"]).success().stderr_has(WARNED);
 
         // What Helm and helm-drift write as the release wants passes without a word.
@@ -164,7 +169,9 @@ fn allowed_writers_write_without_a_word() {
     let bot = format!("system:serviceaccount:{}:ci-bot", env.ns);
     let controller = "system:serviceaccount:kube-system:replicaset-controller";
     let hpa = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
-    for (name, user) in [("ci-bot", bot.as_str()), ("kube-system-controller", controller), ("hpa", hpa)] {
+    let users =
+        [("ci-bot", bot.as_str()), ("kube-system-controller", controller), ("hpa", hpa), ("k3s-admin", "system:admin")];
+    for (name, user) in users {
         env.kubectl(&["create", "rolebinding", name, "--clusterrole", "edit", "--user", user]).success();
     }
     let config = env.home().join("argo.yaml");
@@ -177,6 +184,7 @@ fn allowed_writers_write_without_a_word() {
     env.drift(&["guard", "install", "--all", "--config", config]).success();
     eventually("the guard to answer the admin again", Duration::from_secs(30), || guard_answers(&env));
     assert!(!warned_as(&env, &bot, "kubectl-patch"), "a service account is let through by default");
+    assert!(warned_as(&env, "system:admin", "kubectl-patch"), "system:admin (k3s, OpenShift) is a person");
     let judged = ["guard", "install", "--all", "--config", config, "--judge-service-accounts"];
     env.drift(&judged).success();
     eventually("the service account to be judged", Duration::from_secs(30), || warned_as(&env, &bot, "kubectl-patch"));

@@ -75,6 +75,11 @@ pub struct GuardSpec {
 /// `kubectl rollout restart` (an expected change).
 pub const DEFAULT_MANAGERS: [&str; 3] = ["helm", "helm-controller", "kubectl-rollout"];
 
+/// The namespace of the release an object belongs to: Helm's annotation, else the request's
+/// (a scale has no annotations; a cluster-scoped request has no namespace).
+const RELEASE_NAMESPACE: &str =
+    "oldObject.metadata.?annotations[?'meta.helm.sh/release-namespace'].orValue(request.?namespace.orValue(''))";
+
 /// Kinds whose `scale` subresource a person uses (`kubectl scale`).
 const SCALABLE: [(&str, &str); 4] =
     [("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("", "replicationcontrollers")];
@@ -137,6 +142,12 @@ impl GuardSpec {
             // An object being deleted is going away: its finalizers are let go by their owners.
             json!({"name": "not-being-deleted", "expression": "!has(oldObject.metadata.deletionTimestamp)"}),
         ];
+        // A namespace's guard: its releases' objects, cluster-scoped ones included (a binding's
+        // namespace selector never skips a cluster-scoped object: without this, every release's
+        // ClusterRoles would be judged by every namespace's guard).
+        if let Some(ns) = &self.namespace {
+            conditions.push(json!({"name": "a-release-of-the-namespace", "expression": format!("{RELEASE_NAMESPACE} in {}", cel_list(std::slice::from_ref(ns)))}));
+        }
         if !self.releases.is_empty() {
             conditions.push(json!({"name": "a-guarded-release", "expression": format!(
                 "request.?subResource.orValue('') == 'scale' || oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('') in {}",
@@ -151,11 +162,12 @@ impl GuardSpec {
             )}));
         }
         let release = "oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('')";
+        let release_ns = RELEASE_NAMESPACE;
         let what = format!(
             "(request.?subResource.orValue('') == 'scale' ? 'the scale of ' + request.name + ', managed by Helm' : 'managed by Helm release ' + {release})"
         );
         let message = format!(
-            "{what} + ' (namespace ' + request.namespace + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm drift check ' + (request.?subResource.orValue('') == 'scale' ? '--all' : {release}) + ' -n ' + request.namespace + ' --explain names the helm upgrade --set line), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
+            "{what} + ' (namespace ' + {release_ns} + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm drift check ' + (request.?subResource.orValue('') == 'scale' ? '--all' : {release}) + ' -n ' + {release_ns} + ' --explain names the helm upgrade --set line), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
         );
         let allowed = format!("request.options.?fieldManager.orValue('') in {}", cel_list(&self.managers));
         // Deletions are never refused (helm uninstall deletes as its user does): warned in warn
@@ -175,7 +187,7 @@ impl GuardSpec {
                 "matchConditions": conditions,
                 "validations": validations,
                 "auditAnnotations": [
-                    {"key": "release", "valueExpression": format!("request.namespace + '/' + {release}")},
+                    {"key": "release", "valueExpression": format!("{release_ns} + '/' + {release}")},
                     {"key": "writer", "valueExpression": "request.userInfo.username + ' (' + request.options.?fieldManager.orValue('none') + ')'"},
                 ],
             },

@@ -32,9 +32,21 @@ fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
         p["spec"]["matchConditions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
         conditions,
-        ["not-the-control-plane", "managed-by-helm", "not-being-deleted", "a-guarded-release", "not-an-allowed-writer"]
+        [
+            "not-the-control-plane",
+            "managed-by-helm",
+            "not-being-deleted",
+            "a-release-of-the-namespace",
+            "a-guarded-release",
+            "not-an-allowed-writer"
+        ]
     );
-    let releases = p["spec"]["matchConditions"][3]["expression"].as_str().unwrap();
+    let ours = p["spec"]["matchConditions"][3]["expression"].as_str().unwrap();
+    assert_eq!(
+        ours,
+        r#"oldObject.metadata.?annotations[?'meta.helm.sh/release-namespace'].orValue(request.?namespace.orValue('')) in ["shop"]"#
+    );
+    let releases = p["spec"]["matchConditions"][4]["expression"].as_str().unwrap();
     assert!(releases.ends_with(r#"in ["web","it's"]"#), "{releases}");
     let check = p["spec"]["validations"][0]["expression"].as_str().unwrap();
     assert_eq!(
@@ -108,7 +120,7 @@ fn service_accounts_are_let_through_unless_judged() {
 fn names_stay_inside_their_cel_strings() {
     let hostile =
         GuardSpec { releases: vec![r#"a" || true || ""#.into(), "b\\".into(), "c'".into()], ..spec(Mode::Deny) };
-    let e = hostile.policy()["spec"]["matchConditions"][3]["expression"].as_str().unwrap().to_string();
+    let e = hostile.policy()["spec"]["matchConditions"][4]["expression"].as_str().unwrap().to_string();
     assert!(e.ends_with(r#"in ["a\" || true || \"","b\\","c'"]"#), "{e}");
 }
 

@@ -341,13 +341,20 @@ pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
     if let (true, Some(Method::ReadOnly { reason })) = (style.verbose, &o.engine) {
         out.push((None, format!("engine: read-only client-side comparison ({reason})")));
     }
-    let show = |path: &FieldPath, pointer: Option<String>, v: &Value| {
-        shown(&secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets))
+    let full = |path: &FieldPath, pointer: Option<String>, v: &Value| {
+        whole(&secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets))
     };
+    let show = |path: &FieldPath, pointer: Option<String>, v: &Value| around_the_change(&full(path, pointer, v), "").0;
     for f in &o.fields {
         let (r, l) = (|v| show(&f.path, f.path.recorded_pointer(), v), |v| show(&f.path, f.path.live_pointer(), v));
         let mut line = match (&f.recorded, &f.live) {
-            (Some(rv), Some(lv)) => format!("~ {}: {} -> {}", f.path, r(rv), l(lv)),
+            (Some(rv), Some(lv)) => {
+                let (r, l) = around_the_change(
+                    &full(&f.path, f.path.recorded_pointer(), rv),
+                    &full(&f.path, f.path.live_pointer(), lv),
+                );
+                format!("~ {}: {r} -> {l}", f.path)
+            }
             (Some(rv), None) => format!("- {}: {} (removed)", f.path, r(rv)),
             (None, Some(lv)) => format!("+ {}: {} (not in the release)", f.path, l(lv)),
             (None, None) => continue,
@@ -407,15 +414,34 @@ fn age(by: &Attribution, style: &Style) -> String {
 
 /// A value as shown to people: compact JSON, cut when long; the secret marker bare.
 fn shown(v: &Value) -> String {
+    around_the_change(&whole(v), "").0
+}
+
+/// A value as shown to people, whole.
+fn whole(v: &Value) -> String {
     if v.as_str() == Some(secret::HIDDEN) {
         return secret::HIDDEN.to_string();
     }
-    let text = v.to_string();
-    if text.chars().count() > VALUE_WIDTH {
-        format!("{}...", text.chars().take(VALUE_WIDTH).collect::<String>())
-    } else {
-        text
-    }
+    v.to_string()
+}
+
+/// How much of what two long values share is kept before the first difference.
+const LEAD: usize = 24;
+
+/// Two values as shown side by side: each cut to [`VALUE_WIDTH`], starting a little before
+/// where they first differ when that is further in (`...` marks what is left out), so that an
+/// argument appended to a long list or a tag changed in a long image reference stays in sight.
+fn around_the_change(recorded: &str, live: &str) -> (String, String) {
+    let (r, l): (Vec<char>, Vec<char>) = (recorded.chars().collect(), live.chars().collect());
+    let first = r.iter().zip(&l).take_while(|(a, b)| a == b).count();
+    let start = if r.len().max(l.len()) > VALUE_WIDTH && first > LEAD + 3 { first - LEAD } else { 0 };
+    let cut = |text: &[char]| {
+        let lead = if start > 0 { "..." } else { "" };
+        let rest = &text[start.min(text.len())..];
+        let tail = if rest.len() > VALUE_WIDTH { "..." } else { "" };
+        format!("{lead}{}{tail}", rest.iter().take(VALUE_WIDTH).collect::<String>())
+    };
+    (cut(&r), cut(&l))
 }
 
 fn objects(n: usize) -> String {
@@ -424,6 +450,25 @@ fn objects(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Long values are shown from a little before where they first differ.
+    #[test]
+    fn long_values_are_shown_around_the_change() {
+        let args = |extra: &str| {
+            let mut a: Vec<String> = (0..12).map(|i| format!("--flag-number-{i}=value")).collect();
+            if !extra.is_empty() {
+                a.push(extra.into());
+            }
+            serde_json::to_string(&a).unwrap()
+        };
+        let (r, l) = super::around_the_change(&args(""), &args("--v=5"));
+        assert!(l.contains("--v=5") && l.starts_with("...") && r.starts_with("..."), "{r} -> {l}");
+        assert!(l.chars().count() <= super::VALUE_WIDTH + 6, "{l}");
+        let digest = format!("\"registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:{}\"", "5".repeat(64));
+        let (r, l) = super::around_the_change(&digest, "\"registry.k8s.io/ingress-nginx/controller:v1.0.0\"");
+        assert!(r.contains("v1.15.1") && l.ends_with("v1.0.0\""), "{r} -> {l}");
+        assert_eq!(super::around_the_change("\"short\"", "\"shirt\""), ("\"short\"".into(), "\"shirt\"".into()));
+    }
+
     use super::*;
     use crate::model::{FieldDiff, Foreign, ObjectId, Verdict};
     use serde_json::json;

@@ -321,5 +321,18 @@ fn many_kinds_and_writers_stay_within_the_cel_cost_limits() {
             .stderr()
             .contains("ValidatingAdmissionPolicy")
     });
+    // A cluster-scoped object of the release is guarded, with the release's namespace in the
+    // message; the same release name's ClusterRole from another namespace is not this guard's.
+    let warned = |name: &str| {
+        let out = env.kubectl(&["label", "clusterrole", name, "probe=1", "--overwrite", "--dry-run=server"]).success();
+        out.stderr().to_string()
+    };
+    let own = warned("guard-cost-many-nodes");
+    assert!(own.contains("managed by Helm release many (namespace guard-cost)"), "{own}");
+    assert!(!own.contains("failed expression"), "{own}");
+    let other = Env::new("guard-cost-other");
+    other.install(Helm::V4, "many", "full", &[]);
+    let theirs = warned("guard-cost-other-many-nodes");
+    assert!(!theirs.contains("ValidatingAdmissionPolicy"), "{theirs}");
     env.drift(&["guard", "remove"]).success();
 }

@@ -47,6 +47,7 @@ mod lifecycle;
 mod messages;
 mod pictures;
 mod plugin;
+mod real_charts;
 mod release;
 mod reliability;
 mod repair;

@@ -1,0 +1,60 @@
+//! A real chart (ingress-nginx 4.15.1, tests/charts/ingress-nginx, copied unchanged) installed
+//! with Helm 3 and Helm 4: in sync as installed; the edits people make by hand (scale, a new
+//! image, an argument appended, a ConfigMap key, a label, a Service's traffic policy, a deleted
+//! IngressClass) each reported where they are; repair puts everything back without a new
+//! revision; the next `helm upgrade` goes through and is in sync.
+
+use crate::support::{Env, Helm, chart_path};
+
+helm_matrix! {
+    fn ingress_nginx_edited_by_hand_is_found_and_repaired(helm: Helm) {
+        let env = Env::new(&format!("real-nginx-{}", helm.tag()));
+        let release = format!("nginx-{}", helm.tag());
+        let class = format!("nginx-{}", env.ns);
+        let chart = chart_path("ingress-nginx");
+        let chart = chart.to_str().unwrap();
+        // No admission webhook (its hook Jobs need a kubelet); an IngressClass of its own.
+        let values = [
+            "--set".to_string(), "controller.admissionWebhooks.enabled=false".to_string(),
+            "--set".to_string(), format!("controller.ingressClassResource.name={class}"),
+        ];
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let mut install = vec!["install", release.as_str(), chart];
+        install.extend_from_slice(&values);
+        env.helm(helm, &install).success();
+        env.drift(&["check", &release]).code(0).stdout_has("in sync (9 objects)");
+
+        let deploy = format!("deploy/{release}-ingress-nginx-controller");
+        let name = format!("{release}-ingress-nginx-controller");
+        env.kubectl(&["scale", &deploy, "--replicas", "3"]).success();
+        env.kubectl(&["set", "image", &deploy, "controller=registry.k8s.io/ingress-nginx/controller:v1.0.0"]).success();
+        let arg = r#"[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--v=5"}]"#;
+        env.kubectl(&["patch", "deployment", &name, "--type", "json", "-p", arg]).success();
+        env.merge_patch("configmap", &name, r#"{"data":{"use-forwarded-headers":"true"}}"#);
+        env.kubectl(&["label", "service", &name, "team=x"]).success();
+        env.merge_patch("service", &name, r#"{"spec":{"externalTrafficPolicy":"Local"}}"#);
+        env.kubectl(&["delete", "ingressclass", &class]).success();
+
+        let found = env.drift(&["check", &release]).code(2);
+        found
+            .stdout_has("4 of 9 objects drifted")
+            .stdout_has(&format!("missing  IngressClass {class}"))
+            .stdout_has("~ spec.replicas: 1 -> 3  (kubectl)")
+            // A long list shown around the change: the argument appended is in sight.
+            .stdout_has(r#"-controller","--v=5"]  (kubectl-patch"#)
+            .stdout_has(r#"controller:v1.0.0"  (kubectl-set"#)
+            .stdout_has(r#"+ data: {"use-forwarded-headers":"true"} (added by kubectl-patch"#)
+            .stdout_has(r#"+ metadata.labels.team: "x" (added by kubectl-label"#)
+            .stdout_has(r#"+ spec.externalTrafficPolicy: "Local" (added by kubectl-patch"#);
+
+        env.drift(&["repair", &release, "--remove-foreign"]).success().stdout_has("in sync (9 objects)");
+        env.drift(&["check", &release]).code(0).stdout_has("revision 1 deployed");
+        assert_eq!(env.get("deployment", &name, "{.spec.replicas}"), "1");
+
+        let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2"];
+        upgrade.extend_from_slice(&values);
+        env.helm(helm, &upgrade).success();
+        env.drift(&["check", &release]).code(0).stdout_has("revision 2 deployed");
+        env.helm(helm, &["uninstall", &release]).success();
+    }
+}

@@ -5,6 +5,7 @@
 //! its shape; renders that fail or lose the field are split in halves until each value is
 //! tried, within a bound in renders and time.
 
+mod extension;
 mod shape;
 mod values;
 
@@ -45,6 +46,7 @@ pub async fn explain(
         .collect();
     let mut search = Search { helm, release, files, cluster, values: &values, leaves: &leaves, renders: 0 };
     search.run(&mut fields).await?;
+    search.grown(&mut fields).await?;
     Ok(conclude(fields, &values, &leaves))
 }
 
@@ -62,6 +64,9 @@ struct Field<'a> {
     /// How often its candidates were rendered together again (a shape seen without all of them).
     regroups: u8,
     found: Option<Found>,
+    /// A list that only grew, explained by an empty value the chart fills it from: the value's
+    /// key, the form of its items, and the value that writes the items added.
+    grown: Option<(Key, String, Value)>,
 }
 
 /// What a render showed of a field.
@@ -97,6 +102,7 @@ impl<'a> Field<'a> {
             trouble: Vec::new(),
             regroups: 0,
             found: None,
+            grown: None,
         })
     }
 
@@ -189,15 +195,60 @@ impl Search<'_> {
         Ok(())
     }
 
+    /// Lists that only grew and no value explains: the chart's empty values (`extraArgs: {}`)
+    /// each get a probe, rendered together (in halves when a render fails, within the bound);
+    /// the one whose probe shows in the list, in a form every added item fits, explains it.
+    async fn grown(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
+        if !fields.iter().any(|f| f.found.is_none() && extension::added(&f.recorded, &f.live).is_some()) {
+            return Ok(());
+        }
+        let empties = extension::empties(self.values);
+        let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
+        let mut queue: VecDeque<Vec<usize>> = VecDeque::from([(0..empties.len()).collect::<Vec<usize>>()]);
+        while let Some(group) = queue.pop_front() {
+            if group.is_empty() || self.renders >= MAX_RENDERS {
+                continue;
+            }
+            let mut tree = self.values.clone();
+            for &n in &group {
+                let empty = values::get(self.values, &empties[n]).cloned().unwrap_or(Value::Null);
+                values::set(&mut tree, &empties[n], extension::probe(n, &empty));
+            }
+            let Ok(objects) = self.render_tree(&tree, &dir).await else {
+                if group.len() > 1 {
+                    let (a, b) = group.split_at(group.len() / 2);
+                    queue.push_front(b.to_vec());
+                    queue.push_front(a.to_vec());
+                }
+                continue;
+            };
+            for f in fields.iter_mut().filter(|f| f.found.is_none() && f.grown.is_none()) {
+                let Some(added) = extension::added(&f.recorded, &f.live) else { continue };
+                let Some(rendered) = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at)) else { continue };
+                let form = group.iter().filter_map(|&n| extension::Form::in_list(n, rendered)).find_map(|form| {
+                    let value = form.value_for(&added)?;
+                    Some((empties[form.empty].clone(), form.shape(), value))
+                });
+                f.grown = form;
+            }
+        }
+        Ok(())
+    }
+
     /// The chart rendered with the probes in place of their values.
     async fn render(&mut self, probes: &[(usize, Value)], dir: &tempfile::TempDir) -> Result<Vec<DesiredObject>> {
         let mut tree = self.values.clone();
         for (n, p) in probes {
             values::set(&mut tree, &self.leaves[*n].0, p.clone());
         }
+        self.render_tree(&tree, dir).await
+    }
+
+    /// The chart rendered with these values.
+    async fn render_tree(&mut self, tree: &Value, dir: &tempfile::TempDir) -> Result<Vec<DesiredObject>> {
         self.renders += 1;
         let path = dir.path().join(format!("probe-{}.json", self.renders));
-        std::fs::write(&path, serde_json::to_vec(&tree)?)?;
+        std::fs::write(&path, serde_json::to_vec(tree)?)?;
         let extra = ["--values".to_string(), path.display().to_string()];
         let text = self.helm.template(self.release, self.files, self.cluster, &extra).await?;
         Ok(desired::parse_manifest(&text).into_iter().flatten().collect())
@@ -328,6 +379,7 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
     for f in fields {
         let name = |n: usize| leaves[n].0.to_string();
         let place = format!("{} {}", f.object.id, f.path);
+        let mut grown_keys: Vec<Key> = Vec::new();
         let (cause, changed) = match f.found {
             Some(Found::Transformed(n)) => (
                 Cause::Values(Built {
@@ -372,6 +424,12 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
                 }
                 (Cause::Values(Built { keys, shape, set: Vec::new(), misfit }), changed)
             }
+            None if f.grown.is_some() => {
+                let (key, shape, value) = f.grown.clone().expect("checked");
+                values::set(&mut wanted, &key, value);
+                grown_keys.push(key.clone());
+                (Cause::Values(Built { keys: vec![key.to_string()], shape, set: Vec::new(), misfit: None }), Vec::new())
+            }
             None if f.trouble.is_empty() => (Cause::HardCoded(f.object.source.clone()), Vec::new()),
             None => {
                 let mut trouble = f.trouble;
@@ -379,7 +437,9 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
                 (Cause::NotFound(trouble.join("; ")), Vec::new())
             }
         };
-        changes.push(changed.into_iter().map(|(n, _)| leaves[n].0.clone()).collect::<Vec<Key>>());
+        let mut keys: Vec<Key> = changed.into_iter().map(|(n, _)| leaves[n].0.clone()).collect();
+        keys.append(&mut grown_keys);
+        changes.push(keys);
         out.push(Explanation { object: f.object.id.clone(), path: f.path, live: f.live, cause });
     }
     for (e, keys) in out.iter_mut().zip(changes) {

@@ -1,8 +1,9 @@
 //! A real chart (ingress-nginx 4.15.1, tests/charts/ingress-nginx, copied unchanged) installed
 //! with Helm 3 and Helm 4: in sync as installed; the edits people make by hand (scale, a new
 //! image, an argument appended, a ConfigMap key, a label, a Service's traffic policy, a deleted
-//! IngressClass) each reported where they are; repair puts everything back without a new
-//! revision; the next `helm upgrade` goes through and is in sync.
+//! IngressClass) each reported where they are, `--explain` naming the values (the argument as an
+//! entry of the chart's empty `extraArgs`); repair puts everything back without a new revision;
+//! the next `helm upgrade` with those values goes through and is in sync.
 
 use crate::support::{Env, Helm, chart_path};
 
@@ -47,14 +48,27 @@ helm_matrix! {
             .stdout_has(r#"+ metadata.labels.team: "x" (added by kubectl-label"#)
             .stdout_has(r#"+ spec.externalTrafficPolicy: "Local" (added by kubectl-patch"#);
 
+        // --explain names the values: the replicas, and the argument as an entry of the map the
+        // chart leaves empty for extra arguments.
+        let bin = env.helm_bin(helm);
+        env.drift(&["check", &release, "--explain"])
+            .env("HELM_BIN", &bin)
+            .code(2)
+            .stdout_has("--set-json 'controller.replicaCount=3'")
+            .stdout_has(r#"from values controller.extraArgs as "--{KEY}={VALUE}": --set-json 'controller.extraArgs={"v":"5"}'"#);
+
         env.drift(&["repair", &release, "--remove-foreign"]).success().stdout_has("in sync (9 objects)");
         env.drift(&["check", &release]).code(0).stdout_has("revision 1 deployed");
         assert_eq!(env.get("deployment", &name, "{.spec.replicas}"), "1");
 
-        let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2"];
+        // The upgrade with what --explain said writes the argument as the hand edit did.
+        let extra = r#"controller.extraArgs={"v":"5"}"#;
+        let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2", "--set-json", extra];
         upgrade.extend_from_slice(&values);
         env.helm(helm, &upgrade).success();
         env.drift(&["check", &release]).code(0).stdout_has("revision 2 deployed");
+        let args = env.get("deployment", &name, "{.spec.template.spec.containers[0].args}");
+        assert!(args.ends_with(r#"-controller","--v=5"]"#), "{args}");
         env.helm(helm, &["uninstall", &release]).success();
     }
 }

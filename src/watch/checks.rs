@@ -6,6 +6,7 @@ use super::*;
 impl Watcher<'_> {
     /// Every selected release, evaluated again; releases gone from storage are forgotten.
     pub(super) async fn full_check(&mut self) -> Result<()> {
+        self.guards_read = None;
         let selection = &self.options.selection;
         let scope = self.scope();
         let storage = &self.session.storage;
@@ -106,8 +107,12 @@ impl Watcher<'_> {
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
-        if !indexes.is_empty() {
+        // Read again at each full check, and between them at most every GUARDS_EVERY (a storm
+        // of edits must not add a LIST per batch).
+        let stale = self.guards_read.is_none_or(|at| at.elapsed() >= GUARDS_EVERY);
+        if !indexes.is_empty() && stale {
             self.read_guards().await;
+            self.guards_read = Some(Instant::now());
         }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
@@ -249,6 +254,9 @@ impl Watcher<'_> {
         self.tracker.forget(key);
     }
 }
+
+/// How often the admission guards are read again between full checks.
+const GUARDS_EVERY: Duration = Duration::from_secs(10);
 
 /// Releases per batch of a full check, per concurrent evaluation.
 const BATCH_PER_WORKER: usize = 4;

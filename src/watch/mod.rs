@@ -230,6 +230,8 @@ struct Watcher<'a> {
     admission: Option<Vec<crate::guard::GuardInfo>>,
     /// Whether the last read of the guards failed (said once in the log).
     guards_unreadable: bool,
+    /// When the guards were last read.
+    guards_read: Option<Instant>,
 }
 
 impl<'a> Watcher<'a> {
@@ -312,6 +314,7 @@ impl<'a> Watcher<'a> {
             guard,
             admission: None,
             guards_unreadable: false,
+            guards_read: None,
         })
     }
 

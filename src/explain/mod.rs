@@ -12,7 +12,7 @@ mod values;
 use crate::compare::subset::scalar_equal;
 use crate::desired::{self, DesiredObject};
 use crate::helm::{Capabilities, ChartFiles, HelmBinary};
-use crate::model::{Built, Cause, DriftReport, Explanation, FieldPath, ObjectDrift};
+use crate::model::{Built, Cause, DriftReport, Explanation, FieldPath, ObjectDrift, Segment};
 use crate::release::Release;
 use anyhow::Result;
 use base64::Engine as _;
@@ -44,6 +44,7 @@ pub async fn explain(
         .flat_map(|o| o.fields.iter().map(move |f| (o, f)))
         .filter_map(|(o, f)| Field::new(o, &f.path, f.recorded.as_ref()?, f.live.as_ref()?, &leaves))
         .collect();
+    fields.extend(added_fields(report));
     let mut search = Search { helm, release, files, cluster, values: &values, leaves: &leaves, renders: 0 };
     search.run(&mut fields).await?;
     search.grown(&mut fields).await?;
@@ -67,6 +68,9 @@ struct Field<'a> {
     /// A list that only grew, explained by an empty value the chart fills it from: the value's
     /// key, the form of its items, and the value that writes the items added.
     grown: Option<(Key, String, Value)>,
+    /// A list or map that fields added outside Helm made grow (explained only when an empty
+    /// value of the chart fills it).
+    added: bool,
 }
 
 /// What a render showed of a field.
@@ -103,12 +107,77 @@ impl<'a> Field<'a> {
             regroups: 0,
             found: None,
             grown: None,
+            added: false,
         })
     }
 
     fn open(&self) -> bool {
         self.found.is_none() && !self.untried.is_empty()
     }
+}
+
+/// The lists and maps that fields added outside Helm made grow (an item appended, an entry
+/// added, a map the chart leaves out added whole), one field each: live as it is, recorded as
+/// it is without what was added. Secrets are left out.
+fn added_fields(report: &DriftReport) -> Vec<Field<'_>> {
+    let mut out = Vec::new();
+    for o in report.objects.iter().filter(|o| !o.id.is_secret()) {
+        let Some(live) = &o.live else { continue };
+        // Each addition's list or map: its parent, or itself when a whole map was added.
+        let owner = |a: &crate::model::Foreign| {
+            let whole = a.value.is_object() && matches!(a.path.0.last(), Some(Segment::Field(_)));
+            if whole { a.path.clone() } else { FieldPath(a.path.0[..a.path.0.len().saturating_sub(1)].to_vec()) }
+        };
+        let mut owners: Vec<FieldPath> = Vec::new();
+        for a in &o.added {
+            let p = owner(a);
+            if !owners.contains(&p) && !p.0.is_empty() {
+                owners.push(p);
+            }
+        }
+        for path in owners {
+            let Some(pointer) = path.live_pointer() else { continue };
+            let Some(now) = live.pointer(&pointer) else { continue };
+            let mine: Vec<&crate::model::Foreign> = o.added.iter().filter(|a| owner(a) == path).collect();
+            let recorded = match now {
+                Value::Array(items) => {
+                    let mut left = items.clone();
+                    for a in &mine {
+                        if let Some(at) = left.iter().position(|i| *i == a.value) {
+                            left.remove(at);
+                        }
+                    }
+                    Value::Array(left)
+                }
+                Value::Object(m) if mine.iter().any(|a| a.path == path) => Value::Object(Default::default()),
+                Value::Object(m) => {
+                    let mut left = m.clone();
+                    for a in &mine {
+                        if let Some(Segment::Field(k)) = a.path.0.last() {
+                            left.remove(k);
+                        }
+                    }
+                    Value::Object(left)
+                }
+                _ => continue,
+            };
+            let at = path.recorded_pointer().unwrap_or(pointer);
+            out.push(Field {
+                object: o,
+                path,
+                at,
+                recorded,
+                live: now.clone(),
+                untried: BTreeSet::new(),
+                trouble: Vec::new(),
+                regroups: 0,
+                found: None,
+                grown: None,
+                added: true,
+            });
+        }
+    }
+    out
 }
 
 /// Whether a value of the release could be what a template writes into a field holding
@@ -199,7 +268,7 @@ impl Search<'_> {
     /// each get a probe, rendered together (in halves when a render fails, within the bound);
     /// the one whose probe shows in the list, in a form every added item fits, explains it.
     async fn grown(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
-        if !fields.iter().any(|f| f.found.is_none() && extension::added(&f.recorded, &f.live).is_some()) {
+        if !fields.iter().any(|f| f.found.is_none() && extension::growth(&f.recorded, &f.live).is_some()) {
             return Ok(());
         }
         let empties = extension::empties(self.values);
@@ -223,10 +292,10 @@ impl Search<'_> {
                 continue;
             };
             for f in fields.iter_mut().filter(|f| f.found.is_none() && f.grown.is_none()) {
-                let Some(added) = extension::added(&f.recorded, &f.live) else { continue };
+                let Some(grown) = extension::growth(&f.recorded, &f.live) else { continue };
                 let Some(rendered) = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at)) else { continue };
-                let form = group.iter().filter_map(|&n| extension::Form::in_list(n, rendered)).find_map(|form| {
-                    let value = form.value_for(&added)?;
+                let form = group.iter().filter_map(|&n| extension::Form::of(n, rendered)).find_map(|form| {
+                    let value = form.value_for(&grown)?;
                     Some((empties[form.empty].clone(), form.shape(), value))
                 });
                 f.grown = form;
@@ -430,6 +499,8 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
                 grown_keys.push(key.clone());
                 (Cause::Values(Built { keys: vec![key.to_string()], shape, set: Vec::new(), misfit: None }), Vec::new())
             }
+            // An addition no empty value of the chart explains: nothing to say of it.
+            None if f.added => continue,
             None if f.trouble.is_empty() => (Cause::HardCoded(f.object.source.clone()), Vec::new()),
             None => {
                 let mut trouble = f.trouble;

@@ -2,7 +2,8 @@
 //! with Helm 3 and Helm 4: in sync as installed; the edits people make by hand (scale, a new
 //! image, an argument appended, a ConfigMap key, a label, a Service's traffic policy, a deleted
 //! IngressClass) each reported where they are, `--explain` naming the values (the argument as an
-//! entry of the chart's empty `extraArgs`); repair puts everything back without a new revision;
+//! entry of the chart's empty `extraArgs`, the variable and the ConfigMap key as its
+//! `extraEnvs` and `config`); repair puts everything back without a new revision;
 //! the next `helm upgrade` with those values goes through and is in sync.
 
 use crate::support::{Env, Helm, chart_path};
@@ -31,6 +32,7 @@ helm_matrix! {
         env.kubectl(&["set", "image", &deploy, "controller=registry.k8s.io/ingress-nginx/controller:v1.0.0"]).success();
         let arg = r#"[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--v=5"}]"#;
         env.kubectl(&["patch", "deployment", &name, "--type", "json", "-p", arg]).success();
+        env.kubectl(&["set", "env", &deploy, "DEBUG=1"]).success();
         env.merge_patch("configmap", &name, r#"{"data":{"use-forwarded-headers":"true"}}"#);
         env.kubectl(&["label", "service", &name, "team=x"]).success();
         env.merge_patch("service", &name, r#"{"spec":{"externalTrafficPolicy":"Local"}}"#);
@@ -55,20 +57,33 @@ helm_matrix! {
             .env("HELM_BIN", &bin)
             .code(2)
             .stdout_has("--set-json 'controller.replicaCount=3'")
-            .stdout_has(r#"from values controller.extraArgs as "--{KEY}={VALUE}": --set-json 'controller.extraArgs={"v":"5"}'"#);
+            .stdout_has(r#"from values controller.extraArgs as "--{KEY}={VALUE}": --set-json 'controller.extraArgs={"v":"5"}'"#)
+            // Added by hand where the chart leaves an empty value to fill: named too.
+            .stdout_has(r#"data: from values controller.config as "{KEY}: {VALUE}": --set-json 'controller.config={"use-forwarded-headers":"true"}'"#)
+            .stdout_has(r#"env: from values controller.extraEnvs as "{ITEM}": --set-json 'controller.extraEnvs=[{"name":"DEBUG","value":"1"}]'"#);
 
         env.drift(&["repair", &release, "--remove-foreign"]).success().stdout_has("in sync (9 objects)");
         env.drift(&["check", &release]).code(0).stdout_has("revision 1 deployed");
         assert_eq!(env.get("deployment", &name, "{.spec.replicas}"), "1");
 
         // The upgrade with what --explain said writes the argument as the hand edit did.
-        let extra = r#"controller.extraArgs={"v":"5"}"#;
-        let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2", "--set-json", extra];
+        let explained = [
+            r#"controller.extraArgs={"v":"5"}"#,
+            r#"controller.config={"use-forwarded-headers":"true"}"#,
+            r#"controller.extraEnvs=[{"name":"DEBUG","value":"1"}]"#,
+        ];
+        let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2"];
+        for set in &explained {
+            upgrade.extend(["--set-json", set]);
+        }
         upgrade.extend_from_slice(&values);
         env.helm(helm, &upgrade).success();
         env.drift(&["check", &release]).code(0).stdout_has("revision 2 deployed");
         let args = env.get("deployment", &name, "{.spec.template.spec.containers[0].args}");
         assert!(args.ends_with(r#"-controller","--v=5"]"#), "{args}");
+        assert_eq!(env.get("configmap", &name, "{.data.use-forwarded-headers}"), "true");
+        let debug = env.get("deployment", &name, "{.spec.template.spec.containers[0].env[?(@.name=='DEBUG')].value}");
+        assert_eq!(debug, "1");
         env.helm(helm, &["uninstall", &release]).success();
     }
 }

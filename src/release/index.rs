@@ -27,9 +27,9 @@ impl ReleaseIndex {
     }
 
     /// Whether Helm is in the middle of an operation on the release (its newest record is
-    /// `pending-*`): an install, upgrade or rollback under way.
+    /// `pending-*` or `uninstalling`): an install, upgrade, rollback or uninstall under way.
     pub fn in_progress(&self) -> bool {
-        self.newest().is_some_and(|r| r.status.starts_with("pending-"))
+        self.newest().is_some_and(|r| r.status.starts_with("pending-") || r.status == "uninstalling")
     }
 
     /// The highest `deployed` revision.
@@ -101,6 +101,7 @@ mod tests {
     fn a_pending_newest_record_is_an_operation_in_progress() {
         assert!(index(&[(1, "deployed"), (2, "pending-upgrade")]).in_progress());
         assert!(index(&[(1, "pending-install")]).in_progress());
+        assert!(index(&[(1, "superseded"), (2, "uninstalling")]).in_progress(), "helm uninstall under way");
         assert!(!index(&[(1, "superseded"), (2, "deployed")]).in_progress());
         assert!(!index(&[(1, "deployed"), (2, "failed")]).in_progress());
     }

@@ -187,6 +187,25 @@ fn no_rollback_during_a_pending_upgrade(helm: Helm) {
     let _ = helm_run.wait();
 }
 
+/// `helm uninstall` under way (Helm marks the record `uninstalling`, then deletes the objects):
+/// the watcher with self-healing on neither recreates what is being deleted nor counts an error.
+#[test]
+fn nothing_recreated_or_counted_during_an_uninstall() {
+    let env = Env::new("hostile-uninstalling");
+    env.install(Helm::V3, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    env.install(Helm::V3, "other", "basic", &[]);
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"];
+    let w = Watching::start(&env, &args).ready();
+    // What Helm does first, then the deletions it goes on with.
+    env.kubectl(&["label", "secret", "sh.helm.release.v1.web.v1", "status=uninstalling", "--overwrite"]).success();
+    env.kubectl(&["delete", "configmap", "web-config"]).success();
+    checks_later(&w, 6.0);
+    assert!(!exists(&env, &["configmap", "web-config"]), "recreated during the uninstall\n{}", w.logs_text());
+    assert_eq!(w.sample("helm_drift_errors_total{reason=\"evaluate\"}"), Some(0.0), "{}", w.logs_text());
+    assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}"), Some(0.0), "{}", w.logs_text());
+    w.stop();
+}
+
 #[test]
 fn no_rollback_during_a_pending_upgrade_helm3() {
     no_rollback_during_a_pending_upgrade(Helm::V3);

@@ -48,6 +48,7 @@ pub async fn explain(
     let mut search = Search { helm, release, files, cluster, values: &values, leaves: &leaves, renders: 0 };
     search.run(&mut fields).await?;
     search.grown(&mut fields).await?;
+    search.tails(&mut fields).await?;
     Ok(conclude(fields, &values, &leaves))
 }
 
@@ -71,6 +72,9 @@ struct Field<'a> {
     /// A list or map that fields added outside Helm made grow (explained only when an empty
     /// value of the chart fills it).
     added: bool,
+    /// The values that give the live value when it lacks the shape's last part (verified by a
+    /// render).
+    fitted: Option<Vec<(usize, Value)>>,
 }
 
 /// What a render showed of a field.
@@ -108,6 +112,7 @@ impl<'a> Field<'a> {
             found: None,
             grown: None,
             added: false,
+            fitted: None,
         })
     }
 
@@ -174,6 +179,7 @@ fn added_fields(report: &DriftReport) -> Vec<Field<'_>> {
                 found: None,
                 grown: None,
                 added: true,
+                fitted: None,
             });
         }
     }
@@ -299,6 +305,39 @@ impl Search<'_> {
                     Some((empties[form.empty].clone(), form.shape(), value))
                 });
                 f.grown = form;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fields whose live value lacks the shape's last part (an image without the digest the
+    /// shape ends with): the shape without it, that value emptied, is rendered once and kept
+    /// when the template then writes the live value.
+    async fn tails(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
+        let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
+        let current = |n: usize| self.leaves[n].1.clone();
+        let mut guesses = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let Some(Found::Pieces(pieces)) = &f.found else { continue };
+            if shape::fit(pieces, &f.live, &current).is_none()
+                && let Some(parts) = shape::fit_without_tail(pieces, &f.live, &current)
+            {
+                guesses.push((i, parts));
+            }
+        }
+        for (i, parts) in guesses {
+            if self.renders >= MAX_RENDERS {
+                break;
+            }
+            let mut tree = self.values.clone();
+            for (n, v) in &parts {
+                values::set(&mut tree, &self.leaves[*n].0, v.clone());
+            }
+            let Ok(objects) = self.render_tree(&tree, &dir).await else { continue };
+            let f = &mut fields[i];
+            let rendered = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at));
+            if rendered.is_some_and(|r| scalar_equal(r, &f.live, &f.path)) {
+                f.fitted = Some(parts);
             }
         }
         Ok(())
@@ -470,7 +509,7 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
                 }
                 let shape = shape::shape(&pieces, &name);
                 let current = |n: usize| leaves[n].1.clone();
-                let (changed, misfit) = match shape::fit(&pieces, &f.live, &current) {
+                let (changed, misfit) = match shape::fit(&pieces, &f.live, &current).or(f.fitted.clone()) {
                     None => (
                         Vec::new(),
                         Some("the live value does not have the template's shape (change the chart)".into()),

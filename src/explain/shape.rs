@@ -141,6 +141,25 @@ pub fn fit(pieces: &[Piece], live: &Value, current: &dyn Fn(usize) -> Value) -> 
         })
 }
 
+/// When the live value lacks the shape's last part (`{tag}@{digest}` where the live image has
+/// no digest): the fit of the shape without its last separator and value, with that value
+/// emptied (templates often write `@{digest}` only when there is one). Only a guess, to be
+/// verified by a render.
+pub fn fit_without_tail(
+    pieces: &[Piece],
+    live: &Value,
+    current: &dyn Fn(usize) -> Value,
+) -> Option<Vec<(usize, Value)>> {
+    let [head @ .., Piece::Text(_), Piece::Value(n)] = pieces else { return None };
+    let emptiable = matches!(current(*n), Value::String(s) if !s.is_empty());
+    if !emptiable || head.contains(&Piece::Value(*n)) || head.is_empty() {
+        return None;
+    }
+    let mut parts = fit(head, live, current)?;
+    parts.push((*n, Value::String(String::new())));
+    Some(parts)
+}
+
 /// At most this many ways to split a live value are weighed.
 const MAX_SPLITS: usize = 256;
 
@@ -234,5 +253,19 @@ mod tests {
         assert_eq!(letters(27, &json!("")), Some(json!("zqbbx")));
         assert_eq!(letters(3, &json!(1)), None);
         assert_eq!(printed(&json!((NUMBER_PROBES + MAX_PROBES as i64) as f64)), "96000");
+    }
+
+    #[test]
+    fn a_live_value_without_the_last_part_empties_that_value() {
+        use serde_json::json;
+        let pieces =
+            vec![Piece::Value(0), Piece::Text(":".into()), Piece::Value(1), Piece::Text("@".into()), Piece::Value(2)];
+        let current = |n: usize| [json!("nginx"), json!("1.15"), json!("sha256:abc")][n].clone();
+        assert_eq!(fit(&pieces, &json!("nginx:1.0"), &current), None);
+        let mut parts = fit_without_tail(&pieces, &json!("nginx:1.0"), &current).unwrap();
+        parts.sort_by_key(|(n, _)| *n);
+        assert_eq!(parts, vec![(0, json!("nginx")), (1, json!("1.0")), (2, json!(""))]);
+        let no_digest = |n: usize| [json!("nginx"), json!("1.15"), json!("")][n].clone();
+        assert_eq!(fit_without_tail(&pieces, &json!("nginx:1.0"), &no_digest), None, "nothing to empty");
     }
 }

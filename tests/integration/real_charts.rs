@@ -58,6 +58,8 @@ helm_matrix! {
             .code(2)
             .stdout_has("--set-json 'controller.replicaCount=3'")
             .stdout_has(r#"from values controller.extraArgs as "--{KEY}={VALUE}": --set-json 'controller.extraArgs={"v":"5"}'"#)
+            // An image without the digest the template's shape ends with: the digest emptied.
+            .stdout_has(r#"--set-json 'controller.image.digest=""' --set-json 'controller.image.tag="v1.0.0"'"#)
             // Added by hand where the chart leaves an empty value to fill: named too.
             .stdout_has(r#"data: from values controller.config as "{KEY}: {VALUE}": --set-json 'controller.config={"use-forwarded-headers":"true"}'"#)
             .stdout_has(r#"env: from values controller.extraEnvs as "{ITEM}": --set-json 'controller.extraEnvs=[{"name":"DEBUG","value":"1"}]'"#);
@@ -71,6 +73,8 @@ helm_matrix! {
             r#"controller.extraArgs={"v":"5"}"#,
             r#"controller.config={"use-forwarded-headers":"true"}"#,
             r#"controller.extraEnvs=[{"name":"DEBUG","value":"1"}]"#,
+            r#"controller.image.digest="""#,
+            r#"controller.image.tag="v1.0.0""#,
         ];
         let mut upgrade = vec!["upgrade", release.as_str(), chart, "--set", "controller.replicaCount=2"];
         for set in &explained {
@@ -82,6 +86,8 @@ helm_matrix! {
         let args = env.get("deployment", &name, "{.spec.template.spec.containers[0].args}");
         assert!(args.ends_with(r#"-controller","--v=5"]"#), "{args}");
         assert_eq!(env.get("configmap", &name, "{.data.use-forwarded-headers}"), "true");
+        let image = env.get("deployment", &name, "{.spec.template.spec.containers[0].image}");
+        assert_eq!(image, "registry.k8s.io/ingress-nginx/controller:v1.0.0");
         let debug = env.get("deployment", &name, "{.spec.template.spec.containers[0].env[?(@.name=='DEBUG')].value}");
         assert_eq!(debug, "1");
         env.helm(helm, &["uninstall", &release]).success();

@@ -5,7 +5,8 @@
 # put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
 # shown as "owned elsewhere", not counted as drift), runs `helm drift check`, `helm drift repair`,
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
-# restart`) and `check --explain` (also on an image built from three values), all through helm; then
+# restart`) and `check --explain` (also on an image built from three values, and on a real chart,
+# ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in, and refuses a forged release record that asks for cluster-admin; `helm drift guard` warns
 # a hand edit at the prompt; it ends with Markdown for a pull request and the HTML report of the
@@ -142,6 +143,17 @@ say "An image built from three values (podinfo's shape): --explain traces the fi
 "$kubectl" -n demo set image deployment/shop-shaped podinfo=registry.example/team/podinfo:6.6.0
 "$helm" drift check shop -n demo --explain || true
 "$helm" uninstall shop --namespace demo
+
+say "A real chart (ingress-nginx): an argument and a variable added by hand; --explain names the chart's extraArgs and extraEnvs"
+"$helm" install edge "$root/tests/charts/ingress-nginx" --namespace demo \
+  --set controller.admissionWebhooks.enabled=false --set controller.ingressClassResource.name=demo-nginx >/dev/null
+"$kubectl" -n demo set env deployment/edge-ingress-nginx-controller DEBUG=1
+"$kubectl" -n demo patch deployment edge-ingress-nginx-controller --type json \
+  -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--v=5"}]'
+"$helm" drift check edge -n demo --explain >"$state/edge.txt" 2>/dev/null || [ $? = 2 ]
+sed -n '/explain:/,$p' "$state/edge.txt"
+grep -q "controller.extraEnvs" "$state/edge.txt"
+"$helm" uninstall edge --namespace demo >/dev/null
 
 say "helm drift watch: always on (metrics, an Event once per drift, self-healing for releases that opt in)"
 "$helm" install healed "$root/tests/charts/basic" --namespace demo --labels helm-drift.io/repair=true >/dev/null

@@ -38,7 +38,7 @@ pub(super) fn added_fields(report: &DriftReport) -> Vec<Field<'_>> {
                     }
                     Value::Array(left)
                 }
-                Value::Object(m) if mine.iter().any(|a| a.path == path) => Value::Object(Default::default()),
+                Value::Object(_) if mine.iter().any(|a| a.path == path) => Value::Object(Default::default()),
                 Value::Object(m) => {
                     let mut left = m.clone();
                     for a in &mine {

@@ -192,6 +192,11 @@ impl Watcher<'_> {
         let report = &evaluated.report;
         let key: ReleaseKey = ReleaseKey::of(report);
         self.metrics.record(report, took.as_secs_f64());
+        if self.admission.is_none() {
+            // Whether a guard covers it is not known (the guards cannot be read): no series,
+            // rather than a `none` that would not be true.
+            self.metrics.forget_guard(&report.namespace, &report.release);
+        }
         if let Some(board) = &self.health.board {
             let now = k8s_openapi::jiff::Timestamp::now();
             let entry = crate::model::BoardRelease::of(report, format!("{now:.0}"));

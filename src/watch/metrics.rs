@@ -220,6 +220,12 @@ impl Metrics {
         for (word, _) in DriftKind::all() {
             self.objects.remove(&object_labels(&labels, word));
         }
+        self.forget_guard(namespace, release);
+    }
+
+    /// Drops a release's guard series (whether a guard covers it is not known).
+    pub fn forget_guard(&self, namespace: &str, release: &str) {
+        let labels = release_labels(namespace, release);
         for word in GUARD_MODES {
             self.guarded.remove(&guard_labels(&labels, word));
         }
@@ -315,6 +321,8 @@ mod tests {
         let text = m.encode();
         assert!(text.contains(r#"helm_drift_release_guard{namespace="apps",release="web",mode="deny"} 1"#), "{text}");
         assert!(!text.contains(r#"mode="none""#), "one mode at a time: {text}");
+        m.forget_guard("apps", "web");
+        assert!(!m.encode().contains("helm_drift_release_guard{"), "not known: no series");
         m.forget("apps", "web");
         assert!(!m.encode().contains(r#"release="web""#));
     }

@@ -336,3 +336,21 @@ fn many_kinds_and_writers_stay_within_the_cel_cost_limits() {
     assert!(!theirs.contains("ValidatingAdmissionPolicy"), "{theirs}");
     env.drift(&["guard", "remove"]).success();
 }
+
+/// A watcher whose identity may not list ValidatingAdmissionPolicies (a namespace's admin, as the
+/// chart's namespaced Role) does not know whether a guard covers a release: no guard series,
+/// rather than a `none` that would not be true; everything else goes on.
+#[test]
+fn a_watcher_that_cannot_read_the_guards_exports_no_guard_series() {
+    let env = Env::new("guard-blind");
+    env.install(Helm::V3, "web", "basic", &[]);
+    let user = "guard-blind-admin";
+    env.kubectl(&["create", "rolebinding", "blind", "--clusterrole", "admin", "--user", user]).success();
+    env.wait_until_allowed(user, "list", "secrets", false);
+    let w = Watching::start_with(&env, &["web"], &[("HELM_KUBEASUSER", user)]).ready();
+    w.wait_for(&Watching::drifted(&env.ns, "web"), 0.0);
+    let metrics = w.metrics();
+    assert!(!metrics.contains("helm_drift_release_guard{"), "{metrics}");
+    assert!(w.logs_text().contains("the admission guards cannot be read"), "{}", w.logs_text());
+    w.stop();
+}

@@ -117,5 +117,7 @@ mod tests {
             e,
             "release \"web\" in namespace \"apps\" has no deployed revision (newest is revision 1, status uninstalled)"
         );
+        let e = index(&[(1, "superseded"), (2, "uninstalling")]).choose(None, "secrets").unwrap_err().to_string();
+        assert!(e.ends_with("status uninstalling): helm uninstall is under way, or was interrupted (helm uninstall again finishes it)"), "{e}");
     }
 }

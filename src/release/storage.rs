@@ -14,13 +14,24 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
 use std::collections::BTreeMap;
 
+/// What a release without a deployed revision is in the middle of, and what ends it.
+fn not_deployed_hint(status: &str) -> &'static str {
+    match status {
+        "uninstalling" => ": helm uninstall is under way, or was interrupted (helm uninstall again finishes it)",
+        "pending-install" => ": helm install is under way, or was interrupted (helm uninstall clears it)",
+        "failed" => ": its install failed (compare that revision with --revision N)",
+        _ => "",
+    }
+}
+
 /// Why no release could be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("release {release:?} not found in namespace {namespace:?} (storage driver: {driver}){hint}")]
     NotFound { release: String, namespace: String, driver: &'static str, hint: String },
     #[error(
-        "release {release:?} in namespace {namespace:?} has no deployed revision (newest is revision {revision}, status {status})"
+        "release {release:?} in namespace {namespace:?} has no deployed revision (newest is revision {revision}, status {status}){}",
+        not_deployed_hint(status)
     )]
     NotDeployed { release: String, namespace: String, revision: u32, status: String },
     #[error(

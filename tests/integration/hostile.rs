@@ -204,6 +204,10 @@ fn nothing_recreated_or_counted_during_an_uninstall() {
     assert_eq!(w.sample("helm_drift_errors_total{reason=\"evaluate\"}"), Some(0.0), "{}", w.logs_text());
     assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}"), Some(0.0), "{}", w.logs_text());
     w.stop();
+    // check, a gate, says what the release is in the middle of.
+    env.drift(&["check", "web"]).code(1).stderr_has(
+        "status uninstalling): helm uninstall is under way, or was interrupted (helm uninstall again finishes it)",
+    );
 }
 
 #[test]

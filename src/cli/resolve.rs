@@ -90,7 +90,7 @@ fn one_context(contexts: &[String]) -> Result<Option<String>> {
 
 /// The comparison options from the flags and the config file.
 pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
-    let config = crate::policy::config::load(crate::policy::config::path(a.config.as_deref()).as_deref())?;
+    let config = crate::policy::config::from_flag(a.config.as_deref())?;
     let mut rules = config.rules;
     let imported = config.imported;
     for text in &a.ignore {

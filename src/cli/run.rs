@@ -213,7 +213,7 @@ pub fn guard(g: &Global, a: GuardArgs, printer: &mut Terminal) -> Result<ExitSta
         GuardAction::Install => {
             let selection = a.select.selection("guard", None)?;
             let mode = crate::guard::Mode::parse(&a.mode).expect("clap checks the mode");
-            let config = crate::policy::config::load(crate::policy::config::path(a.config.as_deref()).as_deref())?;
+            let config = crate::policy::config::from_flag(a.config.as_deref())?;
             let (mut managers, notes) = crate::guard::config_managers(&config.rules, &config.expected);
             for note in notes {
                 printer.warning(&note);

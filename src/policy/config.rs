@@ -58,6 +58,11 @@ pub fn path(flag: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
+/// Reads the config file `--config` names, else the default one (see [`path`]).
+pub fn from_flag(flag: Option<&Path>) -> Result<Config, ConfigError> {
+    load(path(flag).as_deref())
+}
+
 /// Reads the config file at `path` (the built-in rules alone without one).
 pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     let Some(path) = path else {

@@ -192,11 +192,10 @@ impl Watcher<'_> {
         let report = &evaluated.report;
         let key: ReleaseKey = ReleaseKey::of(report);
         self.metrics.record(report, took.as_secs_f64());
-        if self.admission.is_none() {
-            // Whether a guard covers it is not known (the guards cannot be read): no series,
-            // rather than a `none` that would not be true.
-            self.metrics.forget_guard(&report.namespace, &report.release);
-        }
+        // Whether a guard covers it is known only while the guards can be read: otherwise no
+        // series, rather than a `none` that would not be true.
+        let mode = self.admission.as_ref().map(|_| report.guard.as_deref().unwrap_or("none"));
+        self.metrics.guard(&report.namespace, &report.release, mode);
         if let Some(board) = &self.health.board {
             let now = k8s_openapi::jiff::Timestamp::now();
             let entry = crate::model::BoardRelease::of(report, format!("{now:.0}"));

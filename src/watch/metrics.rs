@@ -200,10 +200,15 @@ impl Metrics {
         let now = k8s_openapi::jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
         self.last_check.get_or_create(&labels).set(now);
         self.duration.observe(seconds);
-        let mode = report.guard.as_deref().unwrap_or("none");
+    }
+
+    /// The admission guard covering a release: 1 for its mode (`none` when no guard covers it);
+    /// no series when that is not known (`None`: the guards cannot be read).
+    pub fn guard(&self, namespace: &str, release: &str, mode: Option<&str>) {
+        let labels = release_labels(namespace, release);
         for word in GUARD_MODES {
             let l = guard_labels(&labels, word);
-            if word == mode {
+            if Some(word) == mode {
                 self.guarded.get_or_create(&l).set(1);
             } else {
                 self.guarded.remove(&l);
@@ -220,15 +225,7 @@ impl Metrics {
         for (word, _) in DriftKind::all() {
             self.objects.remove(&object_labels(&labels, word));
         }
-        self.forget_guard(namespace, release);
-    }
-
-    /// Drops a release's guard series (whether a guard covers it is not known).
-    pub fn forget_guard(&self, namespace: &str, release: &str) {
-        let labels = release_labels(namespace, release);
-        for word in GUARD_MODES {
-            self.guarded.remove(&guard_labels(&labels, word));
-        }
+        self.guard(namespace, release, None);
     }
 
     /// Drops every release series (a replica that lost the lease).
@@ -315,13 +312,12 @@ mod tests {
         assert!(text.contains("helm_drift_check_duration_seconds_count 1"), "{text}");
         m.record(&report(Verdict::InSync), 0.2);
         assert!(m.encode().contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 0"#));
-        let mut guarded = report(Verdict::InSync);
-        guarded.guard = Some("deny".into());
-        m.record(&guarded, 0.1);
+        m.guard("apps", "web", Some("none"));
+        m.guard("apps", "web", Some("deny"));
         let text = m.encode();
         assert!(text.contains(r#"helm_drift_release_guard{namespace="apps",release="web",mode="deny"} 1"#), "{text}");
         assert!(!text.contains(r#"mode="none""#), "one mode at a time: {text}");
-        m.forget_guard("apps", "web");
+        m.guard("apps", "web", None);
         assert!(!m.encode().contains("helm_drift_release_guard{"), "not known: no series");
         m.forget("apps", "web");
         assert!(!m.encode().contains(r#"release="web""#));
@@ -356,6 +352,7 @@ mod dashboard {
         let m = Metrics::new();
         let o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Missing);
         m.record(&DriftReport::sample("apps", "web", vec![o]), 0.1);
+        m.guard("apps", "web", Some("none"));
         let exported: Vec<String> = m
             .encode()
             .lines()

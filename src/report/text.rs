@@ -341,17 +341,17 @@ pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
     if let (true, Some(Method::ReadOnly { reason })) = (style.verbose, &o.engine) {
         out.push((None, format!("engine: read-only client-side comparison ({reason})")));
     }
-    let full = |path: &FieldPath, pointer: Option<String>, v: &Value| {
-        whole(&secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets))
+    let masked = |path: &FieldPath, pointer: Option<String>, v: &Value| {
+        secret::mask(&o.id, &pointer.unwrap_or_else(|| path.pointer()), v, style.show_secrets)
     };
-    let show = |path: &FieldPath, pointer: Option<String>, v: &Value| around_the_change(&full(path, pointer, v), "").0;
+    let show = |path: &FieldPath, pointer: Option<String>, v: &Value| shown(&masked(path, pointer, v));
     for f in &o.fields {
         let (r, l) = (|v| show(&f.path, f.path.recorded_pointer(), v), |v| show(&f.path, f.path.live_pointer(), v));
         let mut line = match (&f.recorded, &f.live) {
             (Some(rv), Some(lv)) => {
                 let (r, l) = around_the_change(
-                    &full(&f.path, f.path.recorded_pointer(), rv),
-                    &full(&f.path, f.path.live_pointer(), lv),
+                    &whole(&masked(&f.path, f.path.recorded_pointer(), rv)),
+                    &whole(&masked(&f.path, f.path.live_pointer(), lv)),
                 );
                 format!("~ {}: {r} -> {l}", f.path)
             }

@@ -129,6 +129,7 @@ impl GuardSpec {
             format!("!{user}.startsWith('system:') || {user} == 'system:admin'")
         };
         let scale = "request.?subResource.orValue('') == 'scale'";
+        let release = "oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('')";
         // A scale of the releases' objects (by name; with every kind, any scale).
         let helms_scale = if self.resources.is_empty() {
             scale.to_string()
@@ -138,7 +139,7 @@ impl GuardSpec {
         let mut conditions = vec![
             json!({"name": "not-the-control-plane", "expression": not_system}),
             // An object Helm manages: its label, or Helm's ownership annotation.
-            json!({"name": "managed-by-helm", "expression": format!("{helms_scale} || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm' || oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('') != ''")}),
+            json!({"name": "managed-by-helm", "expression": format!("{helms_scale} || oldObject.metadata.?labels[?'app.kubernetes.io/managed-by'].orValue('') == 'Helm' || {release} != ''")}),
             // An object being deleted is going away: its finalizers are let go by their owners.
             json!({"name": "not-being-deleted", "expression": "!has(oldObject.metadata.deletionTimestamp)"}),
         ];
@@ -150,7 +151,7 @@ impl GuardSpec {
         }
         if !self.releases.is_empty() {
             conditions.push(json!({"name": "a-guarded-release", "expression": format!(
-                "request.?subResource.orValue('') == 'scale' || oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('') in {}",
+                "{scale} || {release} in {}",
                 cel_list(&self.releases)
             )}));
         }
@@ -161,13 +162,12 @@ impl GuardSpec {
                 cel_list(&self.groups)
             )}));
         }
-        let release = "oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('')";
         let release_ns = RELEASE_NAMESPACE;
         let what = format!(
-            "(request.?subResource.orValue('') == 'scale' ? 'the scale of ' + request.name + ', managed by Helm' : 'managed by Helm release ' + {release})"
+            "({scale} ? 'the scale of ' + request.name + ', managed by Helm' : 'managed by Helm release ' + {release})"
         );
         let message = format!(
-            "{what} + ' (namespace ' + {release_ns} + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm drift check ' + (request.?subResource.orValue('') == 'scale' ? '--all' : {release}) + ' -n ' + {release_ns} + ' --explain names the helm upgrade --set line), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
+            "{what} + ' (namespace ' + {release_ns} + '): this ' + (request.operation == 'DELETE' ? 'deletion' : 'change') + ' by ' + request.userInfo.username + ' (field manager ' + request.options.?fieldManager.orValue('none') + ') will be reported as drift by helm drift check and undone by helm drift repair; change the release instead (helm drift check ' + ({scale} ? '--all' : {release}) + ' -n ' + {release_ns} + ' --explain names the helm upgrade --set line), or record it as accepted (helm drift accept)' + (request.operation == 'DELETE' ? '; ignore this during helm uninstall' : '')"
         );
         let allowed = format!("request.options.?fieldManager.orValue('') in {}", cel_list(&self.managers));
         // Deletions are never refused (helm uninstall deletes as its user does): warned in warn

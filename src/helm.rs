@@ -37,15 +37,15 @@ impl HelmBinary {
     ) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("template")
-            .arg(&release.name)
+            .arg(release.name())
             .arg(&files.chart)
-            .args(["--namespace", &release.namespace, "--no-hooks", "--kube-version", &cluster.kube_version])
+            .args(["--namespace", release.namespace(), "--no-hooks", "--kube-version", &cluster.kube_version])
             .arg("--api-versions")
             .arg(cluster.api_versions.join(","))
             .arg("--values")
             .arg(&files.values);
         // Revision 1 was rendered by an install; later revisions by an upgrade (or rollback).
-        if release.version > 1 {
+        if release.revision() > 1 {
             cmd.arg("--is-upgrade");
         }
         cmd.args(extra);
@@ -62,9 +62,9 @@ impl HelmBinary {
     pub async fn upgrade(&self, release: &Release, files: &ChartFiles, dry_run: bool) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
-            .arg(&release.name)
+            .arg(release.name())
             .arg(&files.chart)
-            .args(["--namespace", &release.namespace, "--reset-values", "--values"])
+            .args(["--namespace", release.namespace(), "--reset-values", "--values"])
             .arg(&files.values);
         if dry_run {
             cmd.arg("--dry-run=client");
@@ -86,9 +86,9 @@ impl HelmBinary {
     pub async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
-            .arg(&release.name)
+            .arg(release.name())
             .arg(&files.chart)
-            .args(["--namespace", &release.namespace, "--reset-values", "--values"])
+            .args(["--namespace", release.namespace(), "--reset-values", "--values"])
             .arg(&files.values)
             .args(["--dry-run=server", "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
@@ -148,7 +148,7 @@ pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("Chart.yaml"), serde_yaml::to_string(&chart.metadata)?)?;
-    let values = chart.values.clone().filter(|v| !v.is_null()).unwrap_or_else(|| serde_json::json!({}));
+    let values = chart.default_values().context("the chart's values")?;
     std::fs::write(dir.join("values.yaml"), serde_yaml::to_string(&values)?)?;
     if let Some(schema) = &chart.schema {
         use base64::Engine;
@@ -173,7 +173,7 @@ pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
 /// Writes the release's user-supplied values (`helm install -f/--set`) to `dir/user-values.yaml`.
 pub fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
     let values = dir.join("user-values.yaml");
-    let user = release.config.clone().filter(|c| !c.is_null()).unwrap_or_else(|| serde_json::json!({}));
+    let user = release.user_values().context("the release's values")?;
     std::fs::write(&values, serde_yaml::to_string(&user)?)?;
     Ok(values)
 }

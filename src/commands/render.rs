@@ -32,9 +32,9 @@ pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderR
     let rendered = request.helm.template(release, &files, &cluster, &[]).await?;
     let (documents, diffs) = desired::diff_documents(&release.manifest, &rendered);
     Ok(RenderReport {
-        release: release.name.clone(),
-        namespace: release.namespace.clone(),
-        revision: release.version,
+        release: release.name().to_string(),
+        namespace: release.namespace().to_string(),
+        revision: release.revision(),
         kube_version: cluster.kube_version,
         documents,
         diffs,

@@ -39,9 +39,9 @@ pub async fn run(settings: &Settings, request: &UpgradeRequest) -> Result<Upgrad
         Some(evaluate(&session, settings, &index, None).await?.report)
     };
     Ok(UpgradeReport {
-        release: release.name.clone(),
-        namespace: release.namespace.clone(),
-        from_revision: release.version,
+        release: release.name().to_string(),
+        namespace: release.namespace().to_string(),
+        from_revision: release.revision(),
         helm_output,
         dry_run: request.dry_run,
         after,

@@ -52,7 +52,7 @@ pub fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>
     let mut out = Vec::new();
     // One budget for the whole record: hundreds of documents each under a per-document limit
     // would otherwise add up without bound.
-    let mut budget = super::yaml::MAX_NODES;
+    let mut budget = super::yaml::Budget::for_manifest(manifest.len());
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
         let value = match super::yaml::to_json_within(doc.body, &mut budget) {

@@ -11,6 +11,25 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 /// Most nodes one release record's documents may expand to, all together (aliases included):
 /// hundreds of small documents are bounded like one large one.
 pub const MAX_NODES: usize = 1_000_000;
+/// What a node costs in the bytes budget beside its text (a JSON value in memory).
+const NODE_BYTES: usize = 16;
+
+/// What a record's documents may expand to, all together: [`MAX_NODES`] nodes, and bytes in
+/// proportion to the manifest's own size (aliases may repeat a value, not multiply the text by
+/// thousands: go-yaml refuses "excessive aliasing" the same way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    /// The budget of a manifest of `len` bytes ([`crate::release::expansion`], what a record
+    /// reserves of the process's memory before it is decoded).
+    pub fn for_manifest(len: usize) -> Budget {
+        Budget { nodes: MAX_NODES, bytes: crate::release::expansion(len) }
+    }
+}
 /// Deepest nesting of one document.
 pub const MAX_DEPTH: usize = 256;
 
@@ -25,6 +44,10 @@ pub enum YamlError {
     NotFinite { line: usize, value: String },
     #[error("more than {MAX_NODES} nodes after alias expansion (all documents of the record together)")]
     TooLarge,
+    #[error(
+        "expands to more than {} KiB (all documents of the record together, aliases expanded; eight times the manifest and 1 MiB)", .0 / 1024
+    )]
+    TooManyBytes(usize),
     #[error("nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
     #[error("more than one YAML document")]
@@ -36,16 +59,25 @@ pub enum YamlError {
 /// Converts one YAML document to JSON (`Null` for an empty document).
 #[cfg(test)]
 pub fn to_json(text: &str) -> Result<Value, YamlError> {
-    let mut budget = MAX_NODES;
+    let mut budget = Budget::for_manifest(text.len());
     to_json_within(text, &mut budget)
 }
 
-/// [`to_json`] within a node budget shared by several documents (what is left is written back).
-pub fn to_json_within(text: &str, budget: &mut usize) -> Result<Value, YamlError> {
-    let mut loader = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), nodes: 0, limit: *budget };
+/// [`to_json`] within a budget shared by several documents (what is left is written back).
+pub fn to_json_within(text: &str, budget: &mut Budget) -> Result<Value, YamlError> {
+    let mut loader =
+        Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), used: Used::default(), limit: *budget };
     let result = loader.document();
-    *budget = budget.saturating_sub(loader.nodes);
+    budget.nodes = budget.nodes.saturating_sub(loader.used.nodes);
+    budget.bytes = budget.bytes.saturating_sub(loader.used.bytes);
     result
+}
+
+/// What a document has used of its budget so far.
+#[derive(Default)]
+struct Used {
+    nodes: usize,
+    bytes: usize,
 }
 
 impl Loader<'_> {
@@ -73,8 +105,8 @@ impl Loader<'_> {
 struct Loader<'a> {
     parser: Parser<std::str::Chars<'a>>,
     anchors: HashMap<usize, Value>,
-    nodes: usize,
-    limit: usize,
+    used: Used,
+    limit: Budget,
 }
 
 impl Loader<'_> {
@@ -84,16 +116,28 @@ impl Loader<'_> {
             .map_err(|e| YamlError::Syntax { line: e.marker().line(), message: e.info().to_string() })
     }
 
-    fn count(&mut self, n: usize) -> Result<(), YamlError> {
-        self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > self.limit { Err(YamlError::TooLarge) } else { Ok(()) }
+    /// Counts `nodes` nodes holding `text` bytes of strings.
+    fn count(&mut self, nodes: usize, text: usize) -> Result<(), YamlError> {
+        self.used.nodes = self.used.nodes.saturating_add(nodes);
+        self.used.bytes = self.used.bytes.saturating_add(nodes.saturating_mul(NODE_BYTES)).saturating_add(text);
+        if self.used.nodes > self.limit.nodes {
+            Err(YamlError::TooLarge)
+        } else if self.used.bytes > self.limit.bytes {
+            Err(YamlError::TooManyBytes(self.limit.bytes))
+        } else {
+            Ok(())
+        }
     }
 
     fn node(&mut self, event: Event, mark: Marker, depth: usize) -> Result<Value, YamlError> {
         if depth > MAX_DEPTH {
             return Err(YamlError::TooDeep);
         }
-        self.count(1)?;
+        let text_len = match &event {
+            Event::Scalar(text, ..) => text.len(),
+            _ => 0,
+        };
+        self.count(1, text_len)?;
         let (value, anchor) = match event {
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|t| t.suffix);
@@ -101,7 +145,8 @@ impl Loader<'_> {
             }
             Event::Alias(id) => {
                 let v = self.anchors.get(&id).cloned().ok_or(YamlError::UnknownAlias { line: mark.line() })?;
-                self.count(size(&v))?;
+                let (nodes, text) = size(&v);
+                self.count(nodes, text)?;
                 return Ok(v);
             }
             Event::SequenceStart(anchor, _) => {
@@ -167,12 +212,14 @@ impl Loader<'_> {
     }
 }
 
-/// How many nodes a value holds.
-fn size(v: &Value) -> usize {
+/// How many nodes a value holds, and the bytes of its strings (keys included).
+fn size(v: &Value) -> (usize, usize) {
+    let add = |(n, b): (usize, usize), (m, c): (usize, usize)| (n.saturating_add(m), b.saturating_add(c));
     match v {
-        Value::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
-        Value::Object(m) => 1 + m.values().map(size).sum::<usize>(),
-        _ => 1,
+        Value::Array(a) => a.iter().map(size).fold((1, 0), add),
+        Value::Object(m) => m.iter().map(|(k, v)| add(size(v), (1, k.len()))).fold((1, 0), add),
+        Value::String(s) => (1, s.len()),
+        _ => (1, 0),
     }
 }
 
@@ -340,7 +387,12 @@ mod tests {
                 p = i - 1
             ));
         }
-        assert_eq!(to_json(&bomb), Err(YamlError::TooLarge));
+        assert!(matches!(to_json(&bomb), Err(YamlError::TooLarge | YamlError::TooManyBytes(_))));
+        // A long string repeated through aliases is bounded by bytes, whatever its node count.
+        let long = format!("s: &s \"{}\"\nl: [{}]\n", "x".repeat(1 << 20), ["*s"; 20].join(", "));
+        assert!(matches!(to_json(&long), Err(YamlError::TooManyBytes(_))), "{:?}", to_json(&long).map(|_| ()));
+        let few = format!("s: &s \"{}\"\nl: [{}]\n", "x".repeat(1 << 20), ["*s"; 6].join(", "));
+        assert!(to_json(&few).is_ok(), "a value repeated a few times is fine");
         let deep = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
         assert!(matches!(to_json(&deep), Err(YamlError::TooDeep) | Err(YamlError::Syntax { .. })));
         assert!(matches!(to_json("a: .inf"), Err(YamlError::NotFinite { line: 1, .. })));

@@ -74,8 +74,8 @@ pub fn name_replacements(
         {
             reason.push_str(&format!(
                 "; it serves {served} {kind} instead: the record still names the removed version (the mapkubeapis plugin rewrites it: helm mapkubeapis {} -n {})",
-                release.name,
-                release.namespace,
+                release.name(),
+                release.namespace(),
                 kind = o.kind
             ));
         }
@@ -128,10 +128,10 @@ pub fn report(
     let chart =
         release.chart.as_ref().map(|c| format!("{}-{}", c.metadata.name, c.metadata.version)).unwrap_or_default();
     DriftReport {
-        release: release.name.clone(),
-        namespace: release.namespace.clone(),
-        revision: release.version,
-        status: release.info.status.clone(),
+        release: release.name().to_string(),
+        namespace: release.namespace().to_string(),
+        revision: release.revision(),
+        status: release.status().to_string(),
         chart,
         record: selected.record.clone(),
         newest: selected.newest.clone(),
@@ -151,11 +151,10 @@ mod tests {
     use kube::api::{ApiResource, GroupVersionKind};
 
     fn release(manifest: &str) -> Release {
-        serde_json::from_value(serde_json::json!({
+        Release::for_tests(serde_json::json!({
             "name": "web", "namespace": "apps", "version": 3, "info": {"status": "deployed"},
             "manifest": manifest, "hooks": [{"name": "h"}]
         }))
-        .unwrap()
     }
 
     fn at(plural: &str, namespace: Option<&str>) -> Option<Location> {

@@ -51,10 +51,15 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
     let mut locations = Vec::with_capacity(objects.len());
     for (i, obj) in objects.iter_mut().enumerate() {
         if i < from_manifest {
-            metadata::add_release_metadata(obj, &release.name, &release.namespace);
+            metadata::add_release_metadata(obj, release.name(), release.namespace());
         }
-        let at =
-            live::locate(&session.discovery, &obj.api_version, &obj.kind, obj.namespace.as_deref(), &release.namespace);
+        let at = live::locate(
+            &session.discovery,
+            &obj.api_version,
+            &obj.kind,
+            obj.namespace.as_deref(),
+            release.namespace(),
+        );
         if let Some(at) = &at {
             metadata::place(obj, at.namespace.as_deref());
         }
@@ -74,7 +79,7 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
             options: &settings.compare,
             scaled: &scaled,
             server_side: release.apply_method.as_deref() == Some("ssa"),
-            release: &release.name,
+            release: release.name(),
         },
     };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(

@@ -15,7 +15,7 @@ use crate::desired::{self, DesiredObject};
 use crate::helm::{Capabilities, ChartFiles, HelmBinary};
 use crate::model::{Built, Cause, DriftReport, Explanation, FieldPath, ObjectDrift, Segment};
 use crate::release::Release;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use base64::Engine as _;
 use serde_json::Value;
 use shape::Piece;
@@ -37,7 +37,9 @@ pub async fn explain(
     cluster: &Capabilities,
     report: &DriftReport,
 ) -> Result<Vec<Explanation>> {
-    let values = values::merged(release.chart.as_ref().and_then(|c| c.values.as_ref()), release.config.as_ref());
+    let defaults = release.chart.as_ref().map(|c| c.default_values()).transpose().context("the chart's values")?;
+    let user = release.user_values().context("the release's values")?;
+    let values = values::merged(defaults.as_ref(), Some(&user));
     let leaves = values::leaves(&values);
     let mut fields: Vec<Field> = report
         .objects

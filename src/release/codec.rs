@@ -1,6 +1,9 @@
 //! Decodes a stored release: Helm's base64 text → gzip (only when the magic bytes say so) → JSON.
+//! The size a record decodes to is known before it is decoded ([`Encoded::size`], from gzip's
+//! own trailer), so the caller can reserve it from a budget first; a record that decompresses
+//! past what it declares is refused at that point.
 
-use super::Release;
+use super::record::Claimed;
 use base64::Engine;
 use std::io::Read;
 
@@ -20,26 +23,60 @@ pub enum DecodeError {
     Gzip(std::io::Error),
     #[error("the record decompresses to more than {} MiB", MAX_DECOMPRESSED / 1024 / 1024)]
     TooLarge,
+    #[error("the record decompresses to more than the {0} bytes its gzip trailer declares")]
+    Undeclared(usize),
     #[error("bad release JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
 
 /// Decodes Helm's encoded release text (the value of a Secret's or ConfigMap's `release` key,
 /// after Kubernetes' own base64 layer is removed).
-pub fn decode(encoded: &[u8]) -> Result<Release, DecodeError> {
-    let text: Vec<u8> = encoded.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
-    if text.is_empty() {
-        return Err(DecodeError::Empty);
-    }
-    let raw = base64::engine::general_purpose::STANDARD.decode(&text)?;
-    let json = if raw.starts_with(&GZIP_MAGIC) { inflate(&raw)? } else { raw };
-    Ok(serde_json::from_slice(&json)?)
+pub fn decode(encoded: &[u8]) -> Result<Claimed, DecodeError> {
+    Encoded::new(encoded)?.decode()
 }
 
-/// Gunzips at most [`MAX_DECOMPRESSED`] bytes, growing the buffer to that cap and never past it
-/// (doubling would hold twice the cap for a record that decompresses just over it).
-fn inflate(raw: &[u8]) -> Result<Vec<u8>, DecodeError> {
-    let cap = MAX_DECOMPRESSED as usize;
+/// A record's bytes with Helm's base64 layer removed, not yet decompressed.
+pub struct Encoded {
+    raw: Vec<u8>,
+}
+
+impl Encoded {
+    pub fn new(encoded: &[u8]) -> Result<Encoded, DecodeError> {
+        let text: Vec<u8> = encoded.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+        if text.is_empty() {
+            return Err(DecodeError::Empty);
+        }
+        Ok(Encoded { raw: base64::engine::general_purpose::STANDARD.decode(&text)? })
+    }
+
+    fn gzipped(&self) -> bool {
+        self.raw.starts_with(&GZIP_MAGIC)
+    }
+
+    /// The bytes of JSON it decodes to, as declared (gzip's ISIZE trailer) and enforced by
+    /// [`Encoded::decode`]; over [`MAX_DECOMPRESSED`] is an error before anything is inflated.
+    pub fn size(&self) -> Result<usize, DecodeError> {
+        let size = match self.raw.len() {
+            n if self.gzipped() && n >= 18 => {
+                u32::from_le_bytes(self.raw[n - 4..].try_into().expect("four bytes")) as usize
+            }
+            n => n,
+        };
+        if size as u64 > MAX_DECOMPRESSED { Err(DecodeError::TooLarge) } else { Ok(size) }
+    }
+
+    /// The record's JSON as it claims itself.
+    pub fn decode(self) -> Result<Claimed, DecodeError> {
+        let size = self.size()?;
+        let json = if self.gzipped() { inflate(&self.raw, size)? } else { self.raw };
+        Ok(serde_json::from_slice(&json)?)
+    }
+}
+
+/// Gunzips at most `declared` bytes (what the trailer says, at most [`MAX_DECOMPRESSED`]),
+/// growing the buffer to that cap and never past it.
+fn inflate(raw: &[u8], declared: usize) -> Result<Vec<u8>, DecodeError> {
+    let cap = declared;
     let mut decoder = flate2::read::GzDecoder::new(raw);
     let mut out: Vec<u8> = Vec::with_capacity(raw.len().saturating_mul(4).min(cap));
     let mut chunk = vec![0u8; 64 * 1024];
@@ -49,7 +86,7 @@ fn inflate(raw: &[u8]) -> Result<Vec<u8>, DecodeError> {
             return Ok(out);
         }
         if out.len() + n > cap {
-            return Err(DecodeError::TooLarge);
+            return Err(DecodeError::Undeclared(declared));
         }
         if out.capacity() - out.len() < n {
             let grown = (out.capacity() * 2).max(out.len() + n).min(cap);
@@ -62,6 +99,7 @@ fn inflate(raw: &[u8]) -> Result<Vec<u8>, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::record::Stored;
     use flate2::{Compression, write::GzEncoder};
     use std::io::Write;
 
@@ -75,18 +113,58 @@ mod tests {
 
     #[test]
     fn decodes_gzipped_helm3_record() {
-        let r = decode(encode(HELM3).as_bytes()).unwrap();
-        assert_eq!((r.name.as_str(), r.namespace.as_str(), r.version), ("web", "apps", 3));
-        assert_eq!(r.info.status, "deployed");
+        let r = decode(encode(HELM3).as_bytes()).unwrap()._bind(stored("web", 3, "deployed")).unwrap();
+        assert_eq!((r.name(), r.namespace(), r.revision()), ("web", "apps", 3));
+        assert_eq!(r.status(), "deployed");
         assert!(r.manifest.contains("ConfigMap"));
         assert_eq!(r.apply_method, None);
+        assert_eq!(r.user_values().unwrap(), serde_json::json!({"replicas": 2}));
+        assert_eq!(Encoded::new(encode(HELM3).as_bytes()).unwrap().size().unwrap(), HELM3.len());
+    }
+
+    impl Claimed {
+        fn _bind(self, s: Stored<'_>) -> Result<crate::release::Release, crate::release::record::Mismatch> {
+            self.bind(s, crate::release::budget::Reserved::none())
+        }
+    }
+
+    fn stored(name: &str, revision: u32, status: &'static str) -> Stored<'static> {
+        let object = Box::leak(format!("sh.helm.release.v1.{name}.v{revision}").into_boxed_str());
+        let name = Box::leak(name.to_string().into_boxed_str());
+        Stored { namespace: "apps", object, name, revision, status }
+    }
+
+    #[test]
+    fn a_record_speaks_only_for_its_storage_object() {
+        let claimed = || decode(encode(HELM3).as_bytes()).unwrap();
+        let wrong = |s: Stored<'static>| claimed()._bind(s).unwrap_err();
+        let e = wrong(Stored { namespace: "tenant", ..stored("web", 3, "deployed") });
+        assert_eq!(e.to_string(), "the record says namespace \"apps\", but its storage object says \"tenant\"");
+        assert_eq!(wrong(stored("web", 7, "deployed")).field, "revision");
+        assert_eq!(wrong(stored("web", 3, "superseded")).field, "status");
+        assert_eq!(wrong(stored("db", 3, "deployed")).field, "name");
+        let misnamed = Stored { object: "sh.helm.release.v1.web.v4", ..stored("web", 3, "deployed") };
+        assert_eq!(wrong(misnamed).field, "storage name");
+    }
+
+    #[test]
+    fn a_record_that_inflates_past_its_declared_size_is_refused() {
+        let mut raw = base64::engine::general_purpose::STANDARD.decode(encode(HELM3)).unwrap();
+        let n = raw.len();
+        raw[n - 4..].copy_from_slice(&10u32.to_le_bytes());
+        let text = base64::engine::general_purpose::STANDARD.encode(&raw);
+        assert!(matches!(decode(text.as_bytes()), Err(DecodeError::Undeclared(10))));
+        raw[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+        let text = base64::engine::general_purpose::STANDARD.encode(&raw);
+        assert!(matches!(Encoded::new(text.as_bytes()).unwrap().size(), Err(DecodeError::TooLarge)));
     }
 
     #[test]
     fn decodes_plain_json_and_helm4_fields() {
         let json = r#"{"name":"a","namespace":"b","version":1,"info":{"status":"deployed"},"manifest":"","apply_method":"ssa","chart":{"metadata":{"name":"a"},"schemamodtime":"2026-01-01T00:00:00Z"}}"#;
         let text = base64::engine::general_purpose::STANDARD.encode(json);
-        let r = decode(text.as_bytes()).unwrap();
+        let r =
+            decode(text.as_bytes()).unwrap()._bind(Stored { namespace: "b", ..stored("a", 1, "deployed") }).unwrap();
         assert_eq!(r.apply_method.as_deref(), Some("ssa"));
     }
 
@@ -109,7 +187,12 @@ mod tests {
         let full = encode(HELM3);
         let raw = base64::engine::general_purpose::STANDARD.decode(&full).unwrap();
         let truncated = base64::engine::general_purpose::STANDARD.encode(&raw[..raw.len() / 2]);
-        assert!(matches!(decode(truncated.as_bytes()), Err(DecodeError::Gzip(_))));
+        // A cut stream ends in bytes that are not its trailer: refused by size or by gzip.
+        let cut = decode(truncated.as_bytes());
+        assert!(
+            matches!(cut, Err(DecodeError::Gzip(_) | DecodeError::TooLarge | DecodeError::Undeclared(_))),
+            "{cut:?}"
+        );
         assert!(matches!(decode(encode("{not json").as_bytes()), Err(DecodeError::Json(_))));
         let missing = encode(r#"{"namespace":"b","version":1}"#);
         let err = decode(missing.as_bytes()).unwrap_err().to_string();

@@ -1,6 +1,7 @@
 //! The release source: Helm's stored release records (Secrets, ConfigMaps or SQL), decoded into
 //! [`Release`].
 
+mod budget;
 mod codec;
 mod driver;
 mod index;
@@ -9,6 +10,7 @@ mod sql;
 mod sql_tls;
 mod storage;
 
+pub use budget::expansion;
 pub use codec::{DecodeError, decode};
 pub use driver::{Driver, RECORDS, records_selector, release_of};
 #[cfg(test)]

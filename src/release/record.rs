@@ -1,28 +1,175 @@
-//! The release record as Helm 3 and Helm 4 write it (JSON); unknown fields are tolerated.
+//! The release record as Helm 3 and Helm 4 write it (JSON); unknown fields are tolerated. What a
+//! record says of itself is a [`Claimed`] until [`Claimed::bind`] has checked it against the
+//! storage object it was read from: only then is it a [`Release`], the one type the rest of the
+//! code compares, reports and repairs with.
 
+use super::budget::Reserved;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
-/// One revision of a release, as stored by Helm.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Release {
-    pub name: String,
-    pub namespace: String,
-    pub version: u32,
+/// What a record's JSON says, before its identity is checked against its storage object.
+#[derive(Debug, Deserialize)]
+pub struct Claimed {
+    name: String,
+    namespace: String,
+    version: u32,
     #[serde(default)]
-    pub info: Info,
+    info: Info,
+    // The content's fields, spelled out (serde's `flatten` cannot hold a `RawValue`).
     #[serde(default)]
+    chart: Option<Chart>,
+    #[serde(default)]
+    config: Option<Box<RawValue>>,
+    #[serde(default)]
+    manifest: String,
+    #[serde(default)]
+    hooks: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    apply_method: Option<String>,
+}
+
+impl Claimed {
+    fn content(&mut self) -> Content {
+        Content {
+            chart: self.chart.take(),
+            config: self.config.take(),
+            manifest: std::mem::take(&mut self.manifest),
+            hooks: std::mem::take(&mut self.hooks),
+            apply_method: self.apply_method.take(),
+        }
+    }
+}
+
+/// A release record's content: what to compare, once the identity is bound.
+#[derive(Clone, Debug)]
+pub struct Content {
     pub chart: Option<Chart>,
-    /// The user-supplied values (`helm install -f/--set`).
-    #[serde(default)]
-    pub config: Option<serde_json::Value>,
-    #[serde(default)]
+    /// The user-supplied values (`helm install -f/--set`), kept as the record's JSON text: read
+    /// only by the commands that render (a large hostile value is never a tree in memory).
+    pub config: Option<Box<RawValue>>,
     pub manifest: String,
     /// Hooks are counted, never compared (they are not expected to exist).
-    #[serde(default)]
     pub hooks: Vec<serde::de::IgnoredAny>,
     /// Helm 4: `ssa`, `csa`, or absent (client-side apply).
-    #[serde(default)]
     pub apply_method: Option<String>,
+}
+
+/// Where a record was read from, as the storage says (the object's namespace and name, its
+/// `name`, `version` and `status` labels or SQL columns).
+#[derive(Clone, Copy, Debug)]
+pub struct Stored<'a> {
+    pub namespace: &'a str,
+    pub object: &'a str,
+    pub name: &'a str,
+    pub revision: u32,
+    pub status: &'a str,
+}
+
+/// A record whose JSON says something else than its storage object: which field, and both.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the record says {field} {claimed:?}, but its storage object says {stored:?}")]
+pub struct Mismatch {
+    pub field: &'static str,
+    pub claimed: String,
+    pub stored: String,
+}
+
+impl Claimed {
+    /// The release, when the record's name, namespace, revision and status are those of its
+    /// storage object (and the object is named as Helm names it): a record speaks only for the
+    /// namespace it is stored in.
+    pub fn bind(mut self, stored: Stored<'_>, reserved: Reserved) -> Result<Release, Mismatch> {
+        let key = format!("sh.helm.release.v1.{}.v{}", stored.name, stored.revision);
+        let checks = [
+            ("name", self.name.clone(), stored.name.to_string()),
+            ("namespace", self.namespace.clone(), stored.namespace.to_string()),
+            ("revision", self.version.to_string(), stored.revision.to_string()),
+            ("status", self.info.status.clone(), stored.status.to_string()),
+            ("storage name", key, stored.object.to_string()),
+        ];
+        if let Some((field, claimed, stored)) = checks.into_iter().find(|(_, c, s)| c != s) {
+            return Err(Mismatch { field, claimed, stored });
+        }
+        let content = self.content();
+        Ok(Release {
+            name: self.name,
+            namespace: self.namespace,
+            version: self.version,
+            content,
+            info: self.info,
+            _reserved: reserved,
+        })
+    }
+}
+
+/// One revision of a release, as stored by Helm, whose identity was checked against its storage
+/// object ([`Claimed::bind`] is the only way to make one outside tests).
+#[derive(Clone, Debug)]
+pub struct Release {
+    name: String,
+    namespace: String,
+    version: u32,
+    info: Info,
+    content: Content,
+    /// Its share of the process's memory budget, held as long as a copy of it lives.
+    _reserved: Reserved,
+}
+
+impl Release {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+    pub fn revision(&self) -> u32 {
+        self.version
+    }
+    pub fn status(&self) -> &str {
+        &self.info.status
+    }
+
+    /// A release from its JSON, identity unchecked: for tests only.
+    #[cfg(test)]
+    pub fn for_tests(json: serde_json::Value) -> Release {
+        let mut claimed: Claimed = serde_json::from_value(json).expect("a release record");
+        let content = claimed.content();
+        Release {
+            content,
+            name: claimed.name,
+            namespace: claimed.namespace,
+            version: claimed.version,
+            info: claimed.info,
+            _reserved: Reserved::none(),
+        }
+    }
+
+    /// The user-supplied values as a tree (`{}` when there are none).
+    pub fn user_values(&self) -> Result<serde_json::Value, serde_json::Error> {
+        raw_tree(self.content.config.as_deref())
+    }
+}
+
+impl std::ops::Deref for Release {
+    type Target = Content;
+    fn deref(&self) -> &Content {
+        &self.content
+    }
+}
+
+impl std::ops::DerefMut for Release {
+    fn deref_mut(&mut self) -> &mut Content {
+        &mut self.content
+    }
+}
+
+/// A values text as a tree; absent and `null` are `{}`.
+fn raw_tree(raw: Option<&RawValue>) -> Result<serde_json::Value, serde_json::Error> {
+    let tree = match raw {
+        Some(raw) => serde_json::from_str(raw.get())?,
+        None => serde_json::Value::Null,
+    };
+    Ok(if tree.is_null() { serde_json::json!({}) } else { tree })
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -40,9 +187,9 @@ pub struct Chart {
     /// Every other file of the chart (`crds/...`, `files/...`), data base64-encoded.
     #[serde(default)]
     pub files: Option<Vec<ChartFile>>,
-    /// The chart's default values.
+    /// The chart's default values, as the record's JSON text (see [`Content::config`]).
     #[serde(default)]
-    pub values: Option<serde_json::Value>,
+    pub values: Option<Box<RawValue>>,
     /// `values.schema.json`, base64-encoded.
     #[serde(default)]
     pub schema: Option<String>,
@@ -55,6 +202,13 @@ pub struct ChartFile {
     /// Base64 (Go's `[]byte` in JSON).
     #[serde(default)]
     pub data: Option<String>,
+}
+
+impl Chart {
+    /// The chart's default values as a tree (`{}` when there are none).
+    pub fn default_values(&self) -> Result<serde_json::Value, serde_json::Error> {
+        raw_tree(self.values.as_deref())
+    }
 }
 
 impl ChartFile {

@@ -2,10 +2,12 @@
 //! the cluster, or Helm's SQL tables. Lists records by Helm's labels, picks the revision to
 //! compare against by Helm's own rule, and decodes only that one.
 
+use super::codec::Encoded;
 use super::driver::{self, DEPLOYED, Driver, RECORDS};
 use super::index::{Record, ReleaseIndex};
+use super::record::Stored;
 use super::sql::{SqlError, SqlStorage};
-use super::{DecodeError, Release, decode};
+use super::{DecodeError, Release};
 use crate::api::ApiError;
 use crate::api::retry;
 use k8s_openapi::NamespaceResourceScope;
@@ -42,8 +44,8 @@ pub enum SourceError {
     Corrupt { record: String, source: DecodeError },
     #[error("{record}: no `release` key in its data")]
     NoData { record: String },
-    #[error("{record}: the record is for release {found:?}, not {wanted:?}")]
-    Mismatch { record: String, found: String, wanted: String },
+    #[error("{record}: {source}: a record speaks only for its own storage object, so it is not compared")]
+    Mismatch { record: String, source: super::record::Mismatch },
     #[error("{what}: {source}{hint}")]
     Api { what: String, source: ApiError, hint: &'static str },
     #[error(transparent)]
@@ -189,7 +191,15 @@ impl Storage {
             source: ApiError::from_kube(&e, "list", driver.name()),
             hint: "",
         })?;
-        self.prefetched.lock().expect("prefetch lock").extend(found);
+        let mut prefetched = self.prefetched.lock().expect("prefetch lock");
+        let mut held: usize = prefetched.values().map(Vec::len).sum();
+        for (key, data) in found {
+            // Past the total, records are read one at a time when checked.
+            if held + data.len() <= PREFETCH_TOTAL {
+                held += data.len();
+                prefetched.insert(key, data);
+            }
+        }
         Ok(())
     }
 
@@ -221,10 +231,23 @@ impl Storage {
             })?,
         };
         let data = data.ok_or_else(|| SourceError::NoData { record: record.clone() })?;
-        let release = decode(&data).map_err(|source| SourceError::Corrupt { record: record.clone(), source })?;
-        if release.name != index.name {
-            return Err(SourceError::Mismatch { record, found: release.name, wanted: index.name.clone() });
-        }
+        let corrupt = |source| SourceError::Corrupt { record: record.clone(), source };
+        let encoded = Encoded::new(&data).map_err(corrupt)?;
+        drop(data);
+        // What it will hold decoded is reserved from the process's budget before it is inflated.
+        let size = encoded.size().map_err(corrupt)?;
+        let reserved = super::budget::reserve(size).await;
+        let claimed = encoded.decode().map_err(corrupt)?;
+        let stored = Stored {
+            namespace: &index.namespace,
+            object: &chosen.object,
+            name: &index.name,
+            revision: chosen.revision,
+            status: &chosen.status,
+        };
+        let release = claimed
+            .bind(stored, reserved)
+            .map_err(|source| SourceError::Mismatch { record: record.clone(), source })?;
         Ok(Selected { release, record, newest })
     }
 
@@ -274,6 +297,8 @@ async fn list_metadata<K: RecordObject>(
 /// read one at a time when their release is checked, so that a namespace full of large (forged)
 /// records never sits in memory at once.
 const PREFETCH_MAX: usize = 256 * 1024;
+/// The most record data (compressed) the prefetch keeps, all records together.
+const PREFETCH_TOTAL: usize = 32 * 1024 * 1024;
 /// Records not prefetched (large ones) read and decoded at once, at most.
 const LARGE_AT_ONCE: usize = 4;
 /// Records per page of the prefetch LIST (fewer with a smaller `--chunk-size`): a page of
@@ -300,6 +325,9 @@ async fn list_data<K: RecordObject>(
             let (meta, data) = obj.into_parts();
             let key = (meta.namespace.unwrap_or_default(), meta.name.unwrap_or_default());
             found.extend(data.filter(|d| d.len() <= PREFETCH_MAX).map(|d| (key, d)));
+            if found.iter().map(|(_, d)| d.len()).sum::<usize>() > PREFETCH_TOTAL {
+                return Ok(found);
+            }
         }
         match next {
             Some(token) => page = page.continue_token(&token),

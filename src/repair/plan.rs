@@ -120,11 +120,10 @@ mod tests {
     /// A release of five objects: deleted, edited (a changed field and a field added outside
     /// Helm), in sync but owned elsewhere, of a kind not served, excluded.
     fn evaluated(apply_method: Option<&str>) -> Evaluated {
-        let release: crate::release::Release = serde_json::from_value(json!({
+        let release = crate::release::Release::for_tests(json!({
             "name": "web", "namespace": "apps", "version": 1, "info": {"status": "deployed"},
             "manifest": MANIFEST, "apply_method": apply_method
-        }))
-        .unwrap();
+        }));
         let objects = crate::desired::from_manifest(MANIFEST).unwrap();
         let id = |kind: &str, name: &str| ObjectId::new("v1", kind, Some("apps"), name);
         let path = FieldPath::from_pointer;

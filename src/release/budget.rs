@@ -1,0 +1,69 @@
+//! The memory the decoded release records of the whole process may hold at once, in bytes: a
+//! record reserves what it decodes to (its JSON, and what its manifest may expand to) before it
+//! is inflated, and gives it back when the last copy of its [`Release`](super::Release) is
+//! dropped. Many small records share the budget; a few large (or hostile) ones wait their turn
+//! instead of adding up past the process's memory limit.
+
+use std::sync::Arc;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// The budget's unit: reservations are counted in KiB.
+const UNIT: usize = 1024;
+/// The whole process's budget for decoded records (well under the chart's 256 MiB limit).
+pub const TOTAL: usize = 128 * 1024 * 1024;
+
+static BUDGET: Semaphore = Semaphore::const_new(TOTAL / UNIT);
+
+/// A reservation of the budget, shared by the copies of one release.
+#[derive(Clone, Debug)]
+pub struct Reserved(#[allow(dead_code)] Option<Arc<SemaphorePermit<'static>>>);
+
+impl Reserved {
+    /// No reservation (tests).
+    #[cfg(test)]
+    pub fn none() -> Reserved {
+        Reserved(None)
+    }
+}
+
+/// What a record of `size` bytes of JSON costs decoded: the JSON held as text, and the bytes its
+/// manifest may expand to (`desired::yaml::Budget`), at most the whole budget.
+pub fn cost(size: usize) -> usize {
+    size.saturating_add(expansion(size)).min(TOTAL)
+}
+
+/// The most bytes a manifest of `len` bytes may expand to when parsed (aliases included): eight
+/// times its text and one MiB, at most 64 MiB.
+pub fn expansion(len: usize) -> usize {
+    len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
+}
+
+/// Waits until a record of `size` bytes fits the budget, and reserves it.
+pub async fn reserve(size: usize) -> Reserved {
+    let units = cost(size).div_ceil(UNIT) as u32;
+    Reserved(BUDGET.acquire_many(units).await.ok().map(Arc::new))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_costs_its_text_and_its_expansion_at_most_the_whole_budget() {
+        assert_eq!(cost(0), 1 << 20);
+        assert_eq!(cost(1000), 1000 + 8000 + (1 << 20));
+        assert_eq!(cost(usize::MAX), TOTAL);
+    }
+
+    #[tokio::test]
+    async fn reservations_are_returned_when_the_last_copy_goes() {
+        let before = BUDGET.available_permits();
+        let r = reserve(4 << 20).await;
+        let copy = r.clone();
+        assert!(BUDGET.available_permits() < before);
+        drop(r);
+        assert!(BUDGET.available_permits() < before, "a copy still holds it");
+        drop(copy);
+        assert_eq!(BUDGET.available_permits(), before);
+    }
+}

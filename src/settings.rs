@@ -47,4 +47,38 @@ pub struct CompareOptions {
     pub warnings: Vec<String>,
     /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
     pub gitops: Vec<(String, String)>,
+    /// The watcher's trust rule: a record outside these namespaces is compared only for the
+    /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
+    /// read, they may compare.
+    pub confined: Option<Trust>,
+}
+
+/// The namespaces whose release records the operator trusts as their own (`--trust-namespace`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trust {
+    namespaces: Vec<String>,
+}
+
+impl Trust {
+    pub fn new(namespaces: Vec<String>) -> Trust {
+        Trust { namespaces }
+    }
+
+    /// Whether the records of `namespace` speak beyond it.
+    pub fn trusts(&self, namespace: &str) -> bool {
+        self.namespaces.iter().any(|n| n == "*" || n == namespace)
+    }
+
+    /// Why an object of a record of `release_ns` living in `object_ns` (`None`: cluster-scoped)
+    /// is not compared, or `None` when it may be. The reason never depends on the object itself,
+    /// so it says nothing of whether it exists.
+    pub fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<String> {
+        if object_ns == Some(release_ns) || self.trusts(release_ns) {
+            return None;
+        }
+        Some(format!(
+            "not compared: outside the record's namespace {release_ns} (a release record speaks only for its own \
+             namespace; --trust-namespace {release_ns} trusts its records as the operator's)"
+        ))
+    }
 }

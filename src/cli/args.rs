@@ -344,11 +344,12 @@ pub struct WatchArgs {
     /// server decides what a repair may write, as Flux's --default-service-account
     #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing")]
     pub repair_service_account: Option<String>,
-    /// Let the releases of this namespace repair objects outside it (cluster-scoped objects,
-    /// other namespaces); without it self-healing writes only in the release's namespace
-    /// (repeatable)
-    #[arg(long, value_name = "NAMESPACE", requires = "repair", help_heading = "Self-healing")]
-    pub repair_trust_namespace: Vec<String>,
+    /// Trust the release records of this namespace as the operator's own (repeatable; `*`:
+    /// every namespace): they are compared wherever their objects live and self-healing writes
+    /// for them as the watcher itself. A record elsewhere speaks only for objects in its own
+    /// namespace, and is repaired only as --repair-service-account
+    #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace", help_heading = "Watch")]
+    pub trust_namespace: Vec<String>,
     /// The Secret (in the watcher's namespace) holding the key of drift signatures; created
     /// with a random key when absent
     #[arg(long, value_name = "NAME", default_value = "helm-drift-signature-key", help_heading = "Watch")]

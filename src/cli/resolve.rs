@@ -108,6 +108,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
         gitops: imported.describes,
+        confined: None,
     })
 }
 

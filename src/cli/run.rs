@@ -170,7 +170,9 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
             "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
         );
     }
-    let settings = comparing(g, &a.compare, Baseline::Flag(a.baseline), printer)?;
+    let mut settings = comparing(g, &a.compare, Baseline::Flag(a.baseline), printer)?;
+    let trust = crate::settings::Trust::new(a.trust_namespace);
+    settings.compare.confined = Some(trust.clone());
     let options = watch::WatchOptions {
         selection,
         resync: a.resync,
@@ -188,7 +190,7 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
             selector: a.repair_selector,
             remove_foreign: a.remove_foreign,
             service_account: a.repair_service_account,
-            trusted_namespaces: a.repair_trust_namespace,
+            trust,
             policy: watch::Policy {
                 cooldown: a.repair_cooldown,
                 fight_limit: a.fight_limit.max(1),

@@ -69,7 +69,7 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
     let scaled = if settings.compare.check_hpa_replicas {
         Vec::new()
     } else {
-        hpa_scaled(session, &locations, &mut notes).await
+        hpa_scaled(session, &locations, release.namespace(), settings, &mut notes).await
     };
     let listed = decide::shared_lists(&locations);
     let ctx = Judge {
@@ -80,6 +80,7 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
             scaled: &scaled,
             server_side: release.apply_method.as_deref() == Some("ssa"),
             release: release.name(),
+            namespace: release.namespace(),
         },
     };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(
@@ -98,8 +99,21 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
 }
 
 /// Every workload an HPA scales, in the namespaces the release's objects live in.
-async fn hpa_scaled(session: &Session, locations: &[Option<Location>], notes: &mut Vec<String>) -> Vec<Scaled> {
-    let namespaces: BTreeSet<&str> = locations.iter().flatten().filter_map(|at| at.namespace.as_deref()).collect();
+/// A confined release (the watcher's trust rule) reads them in its own namespace only.
+async fn hpa_scaled(
+    session: &Session,
+    locations: &[Option<Location>],
+    release_ns: &str,
+    settings: &Settings,
+    notes: &mut Vec<String>,
+) -> Vec<Scaled> {
+    let confined = settings.compare.confined.as_ref();
+    let namespaces: BTreeSet<&str> = locations
+        .iter()
+        .flatten()
+        .filter_map(|at| at.namespace.as_deref())
+        .filter(|ns| confined.is_none_or(|t| t.outside(release_ns, Some(ns)).is_none()))
+        .collect();
     let mut out = Vec::new();
     for ns in namespaces {
         match session.live.hpa_targets(&session.cluster.client, ns).await {

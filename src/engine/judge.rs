@@ -30,6 +30,8 @@ pub struct Policy<'a> {
     pub server_side: bool,
     /// The release's name (rules imported from GitOps tools apply to one release).
     pub release: &'a str,
+    /// The release's namespace (where its record is stored).
+    pub namespace: &'a str,
 }
 
 /// The verdict for one object; `listed` reads it from the shared LIST of its kind. A pipeline
@@ -43,6 +45,11 @@ pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>
             Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
         return drift;
     };
+    if let Some(reason) = ctx.options.confined.as_ref().and_then(|t| t.outside(ctx.namespace, at.namespace.as_deref()))
+    {
+        drift.verdict = Verdict::Excluded { reason };
+        return drift;
+    }
     let live = match judge.cache.get(judge.client, at, &obj.name, listed).await {
         LiveState::Present(v) => v,
         LiveState::Absent => {
@@ -82,12 +89,8 @@ fn conclude(
     attribute(&live, &mut drift);
     leave_managers(ctx, me, &mut drift);
     if !ctx.options.strict {
-        // Only the read-only engine can mistake Helm's own request, changed at admission, for
-        // drift: the exact engine's dry-run passed the same admission.
-        let read_only = matches!(engine, Method::ReadOnly { .. });
         let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
-        (drift.fields, drift.added, drift.expected) =
-            expected::set_aside(&ctx.options.expected, me, fields, added, read_only);
+        (drift.fields, drift.added, drift.expected) = expected::set_aside(&ctx.options.expected, me, fields, added);
     }
     // Values as recorded but owned elsewhere: only an upgrade that changes those fields
     // conflicts, so it is its own verdict, drift only with --strict.
@@ -246,7 +249,7 @@ mod tests {
     }
 
     fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Policy<'a> {
-        Policy { options, scaled, server_side: false, release: "web" }
+        Policy { options, scaled, server_side: false, release: "web", namespace: "apps" }
     }
 
     /// The read-only engine end to end, without a cluster: rules, the client-side comparison,

@@ -35,8 +35,8 @@ pub const BUILT_IN: [(&str, &str, &[&str], &str, &str); 3] = [
     ),
 ];
 
-/// Why Helm's own request may differ from the record without anyone changing it.
-pub const MUTATED_AT_ADMISSION: &str = "mutated at admission: the live value is what the API server made of Helm's own request (a mutating webhook or a default), and Helm is still its last writer";
+/// What a rule's reason adds when Helm's own field manager wrote the value the rule covers.
+pub const MUTATED_AT_ADMISSION: &str = "Helm's own request, as mutated at admission";
 
 /// One expected-change rule.
 #[derive(Clone, Debug)]
@@ -129,15 +129,15 @@ pub fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreErr
 }
 
 /// Takes the expected changes out of the differences: fields added outside Helm (or not in the
-/// release) that a rule expects from their writer, and, unless the engine asked the server,
-/// values Helm itself last wrote (its request was mutated at admission). A field the chart sets
-/// and someone else changed stays drift.
+/// release) that a rule expects from their writer, and changed values a rule of the config file
+/// names (its path, kind and writer: a registry mirror rewriting images as Helm's own request is
+/// admitted). Whoever wrote it, a value that differs from the record is otherwise drift: a field
+/// manager is whatever the client says, so Helm's name alone excuses nothing.
 pub fn set_aside(
     rules: &[Rule],
     o: &ObjectRef,
     fields: Vec<FieldDiff>,
     added: Vec<Foreign>,
-    trust_helm_writes: bool,
 ) -> (Vec<FieldDiff>, Vec<Foreign>, Vec<Expected>) {
     let mut expected = Vec::new();
     let rule_for = |pointer: &str, manager: &str| rules.iter().find(|r| r.matches(o, pointer, manager));
@@ -156,17 +156,17 @@ pub fn set_aside(
     let mut keep_fields = Vec::new();
     for f in fields {
         let writer = f.changed_by.as_ref().map_or("", |c| c.manager.as_str());
-        let rule = f.recorded.is_none().then(|| rule_for(&f.path.pointer(), writer)).flatten();
-        let reason = match rule {
-            Some(r) => Some(reason(r, writer)),
-            None if trust_helm_writes
-                && f.recorded.is_some()
-                && f.live.is_some()
-                && HELM_MANAGERS.contains(&writer) =>
-            {
-                Some(MUTATED_AT_ADMISSION.to_string())
-            }
-            None => None,
+        let pointer = f.path.pointer();
+        let reason = match (&f.recorded, &f.live) {
+            (None, _) => rule_for(&pointer, writer).map(|r| reason(r, writer)),
+            // A value the chart sets: only a rule the operator wrote covers it.
+            (Some(_), Some(_)) => rules.iter().find(|r| !r.built_in() && r.matches(o, &pointer, writer)).map(|r| {
+                match HELM_MANAGERS.contains(&writer) {
+                    true => format!("{} ({MUTATED_AT_ADMISSION})", reason(r, writer)),
+                    false => reason(r, writer),
+                }
+            }),
+            (Some(_), None) => None,
         };
         match (reason, &f.live) {
             (Some(reason), Some(value)) => {
@@ -239,10 +239,10 @@ mod tests {
     fn rollout_restart_is_expected_other_edits_are_not() {
         let rules = rules(Vec::new(), "built-in").unwrap();
         let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/x", "kubectl-label")];
-        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, false);
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added);
         assert_eq!(kept.len(), 1);
         assert_eq!(expected[0].reason, "kubectl rollout restart (kubectl-rollout)");
-        let (_, kept, _) = set_aside(&rules, &deployment(), Vec::new(), vec![foreign(RESTART, "argo-rollouts")], false);
+        let (_, kept, _) = set_aside(&rules, &deployment(), Vec::new(), vec![foreign(RESTART, "argo-rollouts")]);
         assert_eq!(kept.len(), 1, "another writer than kubectl is not the rule's");
     }
 
@@ -255,7 +255,7 @@ mod tests {
         let rules = rules(specs, "cfg").unwrap();
         assert!(!rules.iter().any(|r| r.name == "rollout-restart"));
         let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/team", "kubectl-label")];
-        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, false);
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added);
         assert_eq!((kept.len(), expected.len()), (1, 1));
         assert_eq!(expected[0].reason, "team labels (kubectl-label)");
         let bad: Vec<RuleSpec> = serde_yaml::from_str("- {paths: [spec]}").unwrap();
@@ -267,7 +267,7 @@ mod tests {
         const LAST: &str = "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
         let built_in = rules(Vec::new(), "built-in").unwrap();
         let (_, kept, expected) =
-            set_aside(&built_in, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], false);
+            set_aside(&built_in, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")]);
         assert!(kept.is_empty(), "kubectl apply's record is expected");
         assert_eq!(expected[0].reason, "kubectl apply's record of what it applied (kubectl-client-side-apply)");
         // A rule named like a built-in one replaces it: here, only for ConfigMaps.
@@ -278,7 +278,7 @@ mod tests {
         let replaced = rules(specs, "cfg").unwrap();
         assert_eq!(replaced.iter().filter(|r| r.name == "last-applied").count(), 1);
         let (_, kept, _) =
-            set_aside(&replaced, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], false);
+            set_aside(&replaced, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")]);
         assert_eq!(kept.len(), 1, "the replaced rule no longer covers Deployments");
     }
 
@@ -287,16 +287,25 @@ mod tests {
     }
 
     #[test]
-    fn helm_as_last_writer_means_mutated_at_admission_for_the_read_only_engine() {
+    fn a_changed_value_is_drift_whoever_wrote_it_unless_a_config_rule_names_it() {
         let mut image =
             FieldDiff::new(FieldPath::from_pointer("/spec/image"), Some(&json!("web:1")), Some(&json!("mirror/web:1")));
         image.changed_by = by("helm");
         let mut edited = image.clone();
         edited.changed_by = by("kubectl-edit");
-        let (kept, _, expected) = set_aside(&[], &deployment(), vec![image.clone(), edited.clone()], Vec::new(), true);
-        assert_eq!(kept, vec![edited.clone()]);
-        assert_eq!(expected[0].reason, MUTATED_AT_ADMISSION);
-        let (kept, _, _) = set_aside(&[], &deployment(), vec![image, edited], Vec::new(), false);
-        assert_eq!(kept.len(), 2, "the exact engine already asked the server");
+        let built_in = rules(Vec::new(), "test").unwrap();
+        let (kept, _, expected) = set_aside(&built_in, &deployment(), vec![image.clone(), edited.clone()], Vec::new());
+        assert_eq!((kept.len(), expected.len()), (2, 0), "Helm's name excuses nothing");
+        let mirror = RuleSpec {
+            paths: vec!["/spec/image".into()],
+            manager: Some("helm".into()),
+            reason: Some("the registry mirror".into()),
+            ..Default::default()
+        };
+        let with_rule = rules(vec![mirror], "test").unwrap();
+        let (kept, _, expected) = set_aside(&with_rule, &deployment(), vec![image, edited.clone()], Vec::new());
+        assert_eq!(kept, vec![edited]);
+        assert!(expected[0].reason.contains("the registry mirror"), "{}", expected[0].reason);
+        assert!(expected[0].reason.contains(MUTATED_AT_ADMISSION), "{}", expected[0].reason);
     }
 }

@@ -1,9 +1,10 @@
 //! The authority a self-healing repair acts within. A release record can be written by anyone who
 //! may create a Secret in its namespace, so the watcher never lets it do more than that
-//! namespace could: no write outside the release's namespace (unless the operator trusts the
-//! namespace, or every write goes through a ServiceAccount of the namespace, which the API server
-//! then authorises), and never a change to a live object Helm's ownership metadata does not give
-//! to this release (Helm's own adoption rule).
+//! namespace could: it writes on a record's word only as a ServiceAccount of the record's
+//! namespace (impersonated: the API server then authorises each write), or as itself when the
+//! operator trusts the namespace (`--trust-namespace`); otherwise nothing is written. And never
+//! a change to a live object Helm's ownership metadata does not give to this release (Helm's own
+//! adoption rule).
 
 use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
 use crate::model::{Action, ObjectId};
@@ -15,8 +16,8 @@ pub struct Authority {
     /// The release's namespace and name.
     pub namespace: String,
     pub release: String,
-    /// The operator trusts this namespace's releases beyond their namespace
-    /// (`--repair-trust-namespace`): cluster-scoped objects and other namespaces are written.
+    /// The operator trusts this namespace's records as their own (`--trust-namespace`): the
+    /// watcher writes for them as itself, cluster-scoped objects and other namespaces included.
     pub trusted: bool,
     /// Every write impersonates this ServiceAccount of the release's namespace
     /// (`--repair-service-account`): the API server decides what it may do.
@@ -38,15 +39,22 @@ impl Authority {
         namespace: Option<&str>,
         live: Option<&Value>,
     ) -> Option<String> {
-        if namespace != Some(self.namespace.as_str()) && !self.trusted && self.service_account.is_none() {
+        if !self.trusted && self.service_account.is_none() {
+            return Some(format!(
+                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
+                 ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
+                 the watcher where the operator trusts the namespace (--trust-namespace {ns})",
+                ns = self.namespace
+            ));
+        }
+        if !self.trusted && namespace != Some(self.namespace.as_str()) {
             let place = match namespace {
                 None => "a cluster-scoped object".to_string(),
                 Some(ns) => format!("an object in namespace {ns}"),
             };
             return Some(format!(
-                "outside the release's namespace: {object} is {place}, and self-healing writes only in namespace {} \
-                 (trust the namespace with --repair-trust-namespace {}, or repair as one of its ServiceAccounts with \
-                 --repair-service-account)",
+                "outside the release's namespace: {object} is {place}, and a record of the untrusted namespace {} \
+                 speaks only for its own namespace (--trust-namespace {} trusts it)",
                 self.namespace, self.namespace
             ));
         }
@@ -90,25 +98,29 @@ mod tests {
     }
 
     #[test]
-    fn writes_outside_the_namespace_are_refused_unless_trusted_or_impersonated() {
+    fn an_untrusted_record_writes_only_as_a_service_account_of_its_namespace() {
         let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
         let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
-        for (id, ns) in [(&crb, None), (&cm, Some("kube-system"))] {
+        let own = ObjectId::new("v1", "ResourceQuota", Some("tenant"), "q");
+        for (id, ns) in [(&crb, None), (&cm, Some("kube-system")), (&own, Some("tenant"))] {
             let why = authority(false, None).refusal(id, &Action::Recreate, ns, None).unwrap();
-            assert!(why.contains("outside the release's namespace"), "{why}");
-            assert!(why.contains("--repair-trust-namespace tenant"), "{why}");
+            assert!(why.contains("namespace tenant is not trusted"), "{why}");
+            assert!(why.contains("--trust-namespace tenant"), "{why}");
             assert_eq!(authority(true, None).refusal(id, &Action::Recreate, ns, None), None);
-            assert_eq!(authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
         }
-        assert!(
-            authority(false, None).refusal(&crb, &Action::Recreate, None, None).unwrap().contains("cluster-scoped")
-        );
+        // Impersonated, it writes in its own namespace; elsewhere only when trusted.
+        assert_eq!(authority(false, Some("fixer")).refusal(&own, &Action::Recreate, Some("tenant"), None), None);
+        for (id, ns) in [(&crb, None), (&cm, Some("kube-system"))] {
+            let why = authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None).unwrap();
+            assert!(why.contains("outside the release's namespace"), "{why}");
+            assert_eq!(authority(true, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
+        }
     }
 
     #[test]
     fn only_objects_owned_by_the_release_are_changed() {
         let id = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
-        let a = authority(false, None);
+        let a = authority(true, None);
         assert_eq!(a.refusal(&id, &repair(), Some("tenant"), Some(&owned("web", "tenant"))), None);
         let other = a.refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).unwrap();
         assert!(other.contains("it belongs to release tenant/db"), "{other}");

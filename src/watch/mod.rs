@@ -81,8 +81,8 @@ pub struct RepairOptions {
     pub policy: Policy,
     /// Repair as this ServiceAccount of the release's namespace (impersonated).
     pub service_account: Option<String>,
-    /// Namespaces whose releases may repair objects outside them.
-    pub trusted_namespaces: Vec<String>,
+    /// The namespaces whose records the operator trusts (`--trust-namespace`).
+    pub trust: crate::settings::Trust,
 }
 
 impl RepairOptions {
@@ -91,7 +91,7 @@ impl RepairOptions {
         crate::repair::Authority {
             namespace: namespace.to_string(),
             release: release.to_string(),
-            trusted: self.trusted_namespaces.iter().any(|n| n == namespace),
+            trusted: self.trust.trusts(namespace),
             service_account: self.service_account.clone(),
         }
     }

@@ -5,6 +5,7 @@
 
 use crate::admission::Step;
 use crate::support::{Env, Helm};
+use crate::watching::Watching;
 
 helm_matrix! {
     fn rollout_restart_is_expected_and_strict_counts_it(helm: Helm) {
@@ -98,22 +99,34 @@ fn config_rules_extend_and_disable_the_built_in_ones() {
 }
 
 helm_matrix! {
-    /// A value Helm itself wrote last differs from the record: the API server changed Helm's
-    /// request (a registry-mirror webhook, simulated by a write as field manager `helm`). The
-    /// read-only engine says in sync, with the evidence under `-v`; a later edit by someone else is
-    /// drift again.
-    fn helm_request_mutated_at_admission_is_not_drift(helm: Helm) {
+    /// A value written as field manager `helm` differs from the record: whoever chose that
+    /// name, it is drift for both engines (a hand edit under Helm's name, issue 34), in check and
+    /// in the watcher. A registry mirror that rewrites Helm's own request is expected only where
+    /// the operator's rule names its path and writer; a later edit by someone else is drift again.
+    fn a_value_written_under_helms_name_is_drift_unless_a_rule_names_it(helm: Helm) {
         let env = Env::new(&format!("exp-admission-{}", helm.tag()));
         env.install(helm, "app", "repairable", &[]);
         let mirror =
             r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"mirror.example/web:1.0"}]}}}}"#;
         env.kubectl(&["patch", "deployment", "app-web", "-p", mirror, "--field-manager", "helm"]).success();
-        env.drift_as_viewer(&["check", "app", "-v"])
+        env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("spec.template.spec.containers[name=web].image");
+        env.drift(&["check", "app"]).code(2).stdout_has("spec.template.spec.containers[name=web].image");
+        let w = Watching::start(&env, &["--all", "--read-only"]).ready();
+        w.wait_for(&Watching::drifted(&env.ns, "app"), 1.0);
+        w.stop();
+        let config = env.home().join("mirror.yaml");
+        std::fs::write(
+            &config,
+            "expected:\n  - paths: [/spec/template/spec/containers/*/image]\n    target: {kind: Deployment}\n    manager: helm\n    reason: the registry mirror\n",
+        )
+        .unwrap();
+        let cfg = config.to_str().unwrap();
+        env.drift_as_viewer(&["check", "app", "-v", "--config", cfg])
             .code(0)
-            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: mutated at admission");
-        env.drift_as_viewer(&["check", "app", "--strict"]).code(2);
+            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: the registry mirror");
+        env.drift_as_viewer(&["check", "app", "--strict", "--config", cfg]).code(2);
         env.kubectl(&["set", "image", "deployment/app-web", "web=mirror.example/web:2.0"]).success();
-        env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("(kubectl-set");
+        env.drift_as_viewer(&["check", "app", "--config", cfg]).code(2).stdout_has("(kubectl-set");
     }
 }
 
@@ -133,9 +146,10 @@ fn mirror(request: &serde_json::Value) -> Vec<serde_json::Value> {
 }
 
 helm_matrix! {
-    /// Helm's own request changed at admission is in sync for both engines (the exact engine's
-    /// dry-run passes the same webhook; the read-only one sees Helm as the last writer); a later
-    /// edit by someone else is drift for both.
+    /// Helm's own request changed at admission is in sync for both engines: the exact engine's
+    /// dry-run passes the same webhook; the read-only one needs the operator's rule for the path
+    /// (it cannot tell the webhook from a hand edit under Helm's name). A later edit by someone
+    /// else is drift for both.
     fn a_registry_mirror_webhook_is_not_drift_for_either_engine(helm: Helm) {
         let hook = testcluster::webhook::start(mirror).expect("the webhook server");
         let env = Env::new(&format!("exp-mirror-{}", helm.tag()));
@@ -157,9 +171,13 @@ helm_matrix! {
             .stdout();
         assert_eq!(image, "mirror.example/web:1.0", "the webhook rewrote Helm's request");
         env.drift(&["check", "app"]).code(0);
-        env.drift_as_viewer(&["check", "app", "-v"])
+        env.drift_as_viewer(&["check", "app"]).code(2);
+        let config = env.home().join("mirror.yaml");
+        std::fs::write(&config, "expected:\n  - {paths: [/spec/template/spec/containers/*/image], manager: helm, reason: mirror}\n")
+            .unwrap();
+        env.drift_as_viewer(&["check", "app", "-v", "--config", config.to_str().unwrap()])
             .code(0)
-            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: mutated at admission");
+            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: mirror");
         env.kubectl(&["set", "image", "deployment/app-web", "web=other.example/web:2.0"]).success();
         env.drift(&["check", "app"]).code(2).stdout_has("~ spec.template.spec.containers[name=web].image: ");
         env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("(kubectl-set");

@@ -41,3 +41,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "helm-drift.signatureKey" -}}
 {{- default (printf "%s-signature-key" (include "helm-drift.fullname" .)) .Values.signatureKey.secretName }}
 {{- end }}
+
+{{/* The namespaces whose records are trusted: trustNamespaces and the deprecated repair.trustNamespaces. */}}
+{{- define "helm-drift.trustNamespaces" -}}
+{{- concat (.Values.trustNamespaces | default list) (.Values.repair.trustNamespaces | default list) | uniq | toJson -}}
+{{- end }}
+
+{{/* "true" when the watcher itself may write: repair on, no impersonation, trusted namespaces named. */}}
+{{- define "helm-drift.writesItself" -}}
+{{- if and .Values.repair.enabled (not .Values.repair.serviceAccount) (include "helm-drift.trustNamespaces" . | fromJsonArray) -}}
+true
+{{- end -}}
+{{- end }}

@@ -22,7 +22,7 @@ pub fn event(
         metadata: ObjectMeta { name: Some(name), namespace: Some(namespace.to_string()), ..Default::default() },
         involved_object: involved,
         reason: Some(reason.to_string()),
-        message: Some(message.to_string()),
+        message: Some(fit(message)),
         type_: Some(if warning { "Warning" } else { "Normal" }.to_string()),
         source: Some(EventSource { component: Some("helm-drift".into()), ..Default::default() }),
         reporting_component: Some("helm-drift".into()),
@@ -34,6 +34,23 @@ pub fn event(
         count: Some(1),
         ..Default::default()
     }
+}
+
+/// The most bytes an Event's message may hold (the API server refuses more: "can have at most
+/// 1024 characters", counted in bytes).
+pub const MESSAGE_MAX: usize = 1024;
+
+/// `message` cut to fit an Event, at a character boundary, saying how much was left out.
+pub fn fit(message: &str) -> String {
+    if message.len() <= MESSAGE_MAX {
+        return message.to_string();
+    }
+    let left_out = |kept: usize| format!(" … ({} more bytes)", message.len() - kept);
+    let mut cut = MESSAGE_MAX - left_out(0).len();
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{}", &message[..cut], left_out(cut))
 }
 
 /// Where an Event about an object in `namespace` is recorded: its namespace, or `default` for a
@@ -66,4 +83,20 @@ pub async fn record_event(
     let event = event(involved, namespace, unique, reason, message, false, "Repair");
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
     api.create(&Default::default(), &event).await.map(|_| ()).map_err(|e| ApiError::from_kube(&e, "create", "events"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_fit_an_event_and_say_what_was_left_out() {
+        assert_eq!(fit("short"), "short");
+        for long in ["x".repeat(5000), "é".repeat(3000), format!("a{}", "日本".repeat(800))] {
+            let cut = fit(&long);
+            assert!(cut.len() <= MESSAGE_MAX, "{}", cut.len());
+            let kept = cut.split(" … (").next().unwrap().len();
+            assert!(cut.ends_with(&format!("({} more bytes)", long.len() - kept)), "{cut}");
+        }
+    }
 }

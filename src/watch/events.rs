@@ -155,22 +155,21 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
-    let list = |reason: &str| {
+    let list = |reason: &'static str| {
         let api = api.clone();
-        let lp = ListParams::default().fields(&format!("reason={reason}"));
-        async move { crate::api::list_all(&api, &lp).await.map_err(|e| ApiError::from_kube(&e, "list", "events")) }
+        async move { seen(&api, reason).await.map_err(|e| ApiError::from_kube(&e, "list", "events")) }
     };
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let mut rejected = 0;
-    let mut newest = |events: &[Event]| {
+    let mut newest = |events: &[Seen]| {
         let mut out: HashMap<super::tracker::Key, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
-        for e in events {
-            let Some((id, sig)) = taken(e) else {
+        for (taken, at) in events {
+            let Some((id, sig)) = taken else {
                 rejected += 1;
                 continue;
             };
-            if out.get(&id).is_none_or(|(t, _)| last(e) >= *t) {
-                out.insert(id, (last(e), sig));
+            if out.get(id).is_none_or(|(t, _)| at >= t) {
+                out.insert(id.clone(), (*at, sig.clone()));
             }
         }
         out
@@ -186,12 +185,56 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     Ok(Earlier { unresolved, rejected })
 }
 
-/// The release, object and signature of an Event helm-drift wrote, `None` for anything else.
+/// What is kept of one Event read at start: what [`taken`] found in it, and when it last
+/// happened. Nothing else (its message may be a megabyte) outlives its page.
+type Seen = (Option<(super::tracker::Key, String)>, Option<k8s_openapi::jiff::Timestamp>);
+
+/// Events per page at start: an Event may hold up to about a megabyte (anyone who may create
+/// Events can write one), so a page is a few tens of MiB at most, and only [`Seen`] is kept.
+const EVENT_PAGE: u32 = 25;
+/// The most Events of one reason read at start; the rest are not read (they only seed what was
+/// already reported: a drift they would have named is announced again).
+const MOST_EVENTS: usize = 200_000;
+
+/// The Events of `reason`, a page at a time, each reduced to [`Seen`] before the next is read.
+/// An expired continue token starts the list again (paged: what was seen twice is the same).
+async fn seen(api: &Api<Event>, reason: &str) -> Result<Vec<Seen>, kube::Error> {
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    let mut restarted = false;
+    loop {
+        let mut lp = ListParams::default().fields(&format!("reason={reason}")).limit(EVENT_PAGE);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = match crate::api::retry(|| api.list(&lp)).await {
+            Ok(page) => page,
+            Err(kube::Error::Api(s)) if s.code == 410 && token.is_some() && !restarted => {
+                (token, restarted) = (None, true);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+        out.extend(page.items.iter().map(|e| (taken(e), last(e))));
+        if token.is_none() || out.len() >= MOST_EVENTS {
+            return Ok(out);
+        }
+    }
+}
+
+/// The release, object and signature of an Event helm-drift wrote, `None` for anything else
+/// (another component's, malformed, or stored in another namespace than its object's Events).
 fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
     if !ours(e, None) {
         return None;
     }
     let o = &e.involved_object;
+    // The API server keeps an Event in its object's namespace; one that is not was written to
+    // speak for objects its writer has no say over.
+    if e.metadata.namespace.as_deref() != Some(crate::live::event_namespace(o.namespace.as_deref())) {
+        return None;
+    }
     let annotations = e.metadata.annotations.as_ref()?;
     let sig = annotations.get(SIGNATURE)?;
     if !super::signature::well_formed(sig) {
@@ -246,6 +289,10 @@ mod tests {
         let mut unreleased = event(COMPONENT, &sig);
         unreleased.metadata.annotations.as_mut().unwrap().remove(RELEASE);
         assert!(taken(&unreleased).is_none());
+        // Stored in another namespace than its object's Events: speaks for what it may not.
+        let mut elsewhere = event(COMPONENT, &sig);
+        elsewhere.metadata.namespace = Some("tenant".into());
+        assert!(taken(&elsewhere).is_none());
         assert!(ours(&event(COMPONENT, &sig), Some(&sig)));
         assert!(!ours(&event(COMPONENT, &sig), Some(&"cd".repeat(32))));
     }

@@ -154,10 +154,15 @@ where
     Err(format!("{last} (after {ATTEMPTS} attempts)"))
 }
 
-/// A receiver's URL for logs: scheme, host and port only (webhook paths are secrets).
+/// A receiver's URL for logs: scheme, host and port only (webhook paths and `user:pass@` are
+/// secrets).
 fn redact(url: &str) -> String {
     match url.parse::<http::Uri>() {
-        Ok(u) => format!("{}://{}/…", u.scheme_str().unwrap_or("?"), u.authority().map_or("?", |a| a.as_str())),
+        Ok(u) => {
+            let host = u.host().unwrap_or("?");
+            let port = u.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{}://{host}{port}/…", u.scheme_str().unwrap_or("?"))
+        }
         Err(_) => "(invalid URL)".into(),
     }
 }
@@ -165,6 +170,13 @@ fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logged_urls_keep_neither_credentials_nor_paths() {
+        assert_eq!(redact("https://bot:s3cret@hooks.example:8443/T0/B1/xyz"), "https://hooks.example:8443/…");
+        assert_eq!(redact("http://[::1]/a"), "http://[::1]/…");
+        assert_eq!(redact("not a url at all"), "(invalid URL)");
+    }
 
     /// A receiver that never answers fills the queue; what does not fit is dropped and counted,
     /// and `send` never waits.

@@ -294,6 +294,11 @@ pub struct WatchArgs {
     /// Wait this long after a change for more before checking again
     #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch")]
     pub debounce: std::time::Duration,
+    /// Watch at most this many releases of one namespace (the first by name); the rest are
+    /// counted as rejected records and named in the log (whoever may create Secrets in a
+    /// namespace could otherwise make thousands of releases, each with its series)
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Watch")]
+    pub max_releases_per_namespace: usize,
     /// Where /metrics, /healthz and /readyz are served (loopback by default; the chart serves on
     /// every interface of the pod)
     #[arg(long, default_value = "127.0.0.1:8080", help_heading = "Watch")]

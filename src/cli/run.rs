@@ -177,6 +177,7 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
         selection,
         resync: a.resync,
         debounce: a.debounce,
+        max_releases_per_namespace: a.max_releases_per_namespace.max(1),
         metrics_address: a.metrics_address,
         notify: a.notify,
         notify_format: match a.notify_format {

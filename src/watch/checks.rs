@@ -12,6 +12,18 @@ impl Watcher<'_> {
         let storage = &self.session.storage;
         let (mut found, missing) = crate::engine::select(storage, selection, scope.as_deref()).await?;
         self.say_missing(missing);
+        for (namespace, (count, names)) in self.refused.bound(&mut found, self.options.max_releases_per_namespace) {
+            self.metrics.rejected("record", count as u64);
+            self.log.warn(
+                "more releases in the namespace than --max-releases-per-namespace: the rest are not watched",
+                &[
+                    ("namespace", &namespace),
+                    ("left_out", &count),
+                    ("max", &self.options.max_releases_per_namespace),
+                    ("first", &names.join(" ")),
+                ],
+            );
+        }
         self.metrics.selected.set(found.len() as i64);
         crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(r) = &self.options.repair {
@@ -52,7 +64,8 @@ impl Watcher<'_> {
         // Each release's history, read `concurrency` at once (a storm of edits touches many).
         let storage = &self.session.storage;
         let concurrency = self.options.selection.concurrency.max(1);
-        let histories: Vec<_> = futures::stream::iter(batch.into_iter().map(|key| async move {
+        let batch = batch.into_iter().filter(|k| !self.refused.is_crowded(k));
+        let histories: Vec<_> = futures::stream::iter(batch.map(|key| async move {
             let read = storage.history(&key.namespace, &key.name).await;
             (key, read)
         }))
@@ -160,6 +173,7 @@ impl Watcher<'_> {
             let key = ReleaseKey::new(&index.namespace, &index.name);
             match result {
                 Ok(mut verdicts) => {
+                    self.refused.clear(&key);
                     let r = &mut verdicts.report;
                     r.guard =
                         self.admission.as_deref().and_then(|g| crate::guard::covering(g, &r.namespace, &r.release));
@@ -176,7 +190,16 @@ impl Watcher<'_> {
                     let bad = e.downcast_ref::<SourceError>().is_some_and(SourceError::is_bad_record)
                         || e.downcast_ref::<crate::engine::TooManyObjects>().is_some();
                     if bad {
-                        self.metrics.rejected("record", 1);
+                        // Input, not an outage: counted and said once per revision, never judged.
+                        let revision = index.deployed().map_or(0, |r| r.revision);
+                        if self.refused.record(&key, revision) {
+                            self.metrics.rejected("record", 1);
+                            self.log.warn(
+                                "release record rejected: not compared",
+                                &[("release", &key), ("error", &crate::errors::chain(&e))],
+                            );
+                        }
+                        continue;
                     }
                     self.metrics.error("evaluate");
                     self.log

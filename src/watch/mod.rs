@@ -21,6 +21,7 @@ mod log;
 mod looping;
 mod metrics;
 mod notify;
+mod refused;
 mod server;
 mod signature;
 mod sources;
@@ -56,6 +57,8 @@ pub struct WatchOptions {
     pub selection: Selection,
     pub resync: Duration,
     pub debounce: Duration,
+    /// `--max-releases-per-namespace`.
+    pub max_releases_per_namespace: usize,
     pub metrics_address: String,
     pub notify: Vec<String>,
     pub notify_format: Format,
@@ -232,6 +235,9 @@ struct Watcher<'a> {
     guards_unreadable: bool,
     /// When the guards were last read.
     guards_read: Option<Instant>,
+    /// What the watcher refuses to look at (bad records, releases past a namespace's bound),
+    /// each said once.
+    refused: refused::Refused,
 }
 
 impl<'a> Watcher<'a> {
@@ -315,6 +321,7 @@ impl<'a> Watcher<'a> {
             admission: None,
             guards_unreadable: false,
             guards_read: None,
+            refused: Default::default(),
         })
     }
 

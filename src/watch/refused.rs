@@ -1,0 +1,101 @@
+//! What the watcher refuses to look at, and says so once: release records that are not what
+//! they claim (bad records) and releases past a namespace's bound. Each is counted in
+//! `helm_drift_rejected_inputs_total{input="record"}` when it is first refused, logged once,
+//! never judged, never an Event; it is refused again only after it was let go.
+
+use super::tracker::ReleaseKey;
+use crate::release::ReleaseIndex;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The refusals in force.
+#[derive(Debug, Default)]
+pub struct Refused {
+    /// Releases whose record was refused, with the record's revision.
+    records: HashMap<ReleaseKey, u32>,
+    /// Releases past their namespace's bound.
+    crowded: HashSet<ReleaseKey>,
+}
+
+/// Releases left out by [`Refused::bound`], by namespace: how many, and the first few names.
+pub type Crowded = BTreeMap<String, (usize, Vec<String>)>;
+
+impl Refused {
+    /// Whether a bad record of `key` at `revision` is news (not refused before).
+    pub fn record(&mut self, key: &ReleaseKey, revision: u32) -> bool {
+        self.records.insert(key.clone(), revision) != Some(revision)
+    }
+
+    /// A release judged (or gone): its record is no longer refused.
+    pub fn clear(&mut self, key: &ReleaseKey) {
+        self.records.remove(key);
+    }
+
+    /// Whether `key` is left out for its namespace's bound.
+    pub fn is_crowded(&self, key: &ReleaseKey) -> bool {
+        self.crowded.contains(key)
+    }
+
+    /// Keeps at most `max` releases of each namespace (the first by name, as listed) and
+    /// returns the namespaces where releases were newly left out.
+    pub fn bound(&mut self, found: &mut Vec<ReleaseIndex>, max: usize) -> Crowded {
+        let mut per: HashMap<String, usize> = HashMap::new();
+        let mut left_out = HashSet::new();
+        found.retain(|i| {
+            let n = per.entry(i.namespace.clone()).or_default();
+            *n += 1;
+            let keep = *n <= max;
+            if !keep {
+                left_out.insert(ReleaseKey::new(&i.namespace, &i.name));
+            }
+            keep
+        });
+        let mut news = Crowded::new();
+        for key in left_out.iter().filter(|k| !self.crowded.contains(*k)) {
+            let (count, names) = news.entry(key.namespace.clone()).or_default();
+            *count += 1;
+            names.push(key.name.clone());
+        }
+        for (_, names) in news.values_mut() {
+            names.sort();
+            names.truncate(5);
+        }
+        self.crowded = left_out;
+        news
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(ns: &str, name: &str) -> ReleaseIndex {
+        ReleaseIndex { namespace: ns.into(), name: name.into(), records: Vec::new() }
+    }
+
+    #[test]
+    fn a_namespace_keeps_its_first_releases_and_the_rest_are_said_once() {
+        let mut r = Refused::default();
+        let all = || vec![index("a", "1"), index("a", "2"), index("a", "3"), index("b", "1")];
+        let mut found = all();
+        let news = r.bound(&mut found, 2);
+        assert_eq!(found.len(), 3);
+        assert_eq!(news.get("a"), Some(&(1, vec!["3".to_string()])));
+        assert!(r.is_crowded(&ReleaseKey::new("a", "3")));
+        let mut again = all();
+        assert!(r.bound(&mut again, 2).is_empty(), "said once");
+        let mut fewer = vec![index("a", "1"), index("a", "3")];
+        r.bound(&mut fewer, 2);
+        assert!(!r.is_crowded(&ReleaseKey::new("a", "3")), "let go when it fits");
+    }
+
+    #[test]
+    fn a_bad_record_is_news_once_per_revision() {
+        let mut r = Refused::default();
+        let key = ReleaseKey::new("t", "web");
+        assert!(r.record(&key, 7));
+        assert!(!r.record(&key, 7));
+        assert!(r.record(&key, 8));
+        r.clear(&key);
+        assert!(r.record(&key, 8));
+    }
+}

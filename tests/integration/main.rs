@@ -29,6 +29,7 @@ macro_rules! helm_matrix {
 
 mod admission;
 mod support;
+mod tenancy;
 
 mod baseline;
 mod chart;

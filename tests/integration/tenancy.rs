@@ -1,0 +1,168 @@
+//! A release record speaks only for its own namespace: whoever may write a Secret in a namespace
+//! `T` gains neither the watcher's eyes nor its hands. The watcher runs as the chart's
+//! ServiceAccount (the RBAC it renders, a TokenRequest token), with Helm 3 and Helm 4 writing
+//! the real releases; the tenant's records are written by hand, as a tenant would.
+
+use crate::support::{Env, Helm, eventually, repo_root};
+use crate::watching::{Watching, events};
+use std::time::Duration;
+
+/// A Secret in `env`'s namespace shaped as Helm's record of revision `revision` of `release`
+/// (its labels and name as Helm writes them), holding `json` as the record.
+fn plant(env: &Env, release: &str, revision: u32, json: serde_json::Value, labels: &str) {
+    use base64::Engine;
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(json.to_string().as_bytes()).unwrap();
+    let helm_text = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());
+    let data = base64::engine::general_purpose::STANDARD.encode(helm_text);
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.{release}.v{revision}\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"{revision}\", {labels}}}\ndata:\n  release: \"{data}\"\n"
+    );
+    env.apply_yaml(&format!("planted-{release}-{revision}"), &secret);
+}
+
+fn record(name: &str, namespace: &str, revision: u32, manifest: &str) -> serde_json::Value {
+    serde_json::json!({"name": name, "namespace": namespace, "version": revision,
+        "info": {"status": "deployed"}, "chart": {"metadata": {"name": name, "version": "1.0.0"}},
+        "manifest": manifest})
+}
+
+fn exists(env: &Env, args: &[&str]) -> bool {
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    env.kubectl(&all).output().out.status.success()
+}
+
+/// The series of `metrics` about one release, its name replaced by `RELEASE`, timings left out.
+fn series_of(metrics: &str, release: &str) -> Vec<String> {
+    let mut lines: Vec<String> = metrics
+        .lines()
+        .filter(|l| l.contains(&format!("release=\"{release}\"")) && !l.contains("seconds") && !l.contains("timestamp"))
+        .map(|l| l.replace(release, "RELEASE"))
+        .collect();
+    lines.sort();
+    lines
+}
+
+helm_matrix! {
+    /// The four ways a tenant's record reached past its namespace, each refused: a record that
+    /// claims another namespace is rejected (no Event there, no second release in check -A); a
+    /// forged release that opts in to repair writes nothing with the watcher's identity (a quota
+    /// raised, a RoleBinding to the watcher's own ClusterRole); a record naming another
+    /// namespace's Secret learns nothing of it (a right and a wrong guess read the same, and
+    /// nothing is read); a value written under Helm's field manager is drift. Then the operator
+    /// trusts the platform's namespace, and only its release heals as the watcher.
+    fn a_record_speaks_only_for_its_own_namespace(helm: Helm) {
+        let tag = helm.tag();
+        let (p, t) = (Env::new(&format!("ten-p-{tag}")), Env::new(&format!("ten-t-{tag}")));
+        let w = Env::new(&format!("ten-w-{tag}"));
+        let select = format!("tenancy={tag}");
+        let labels = format!("tenancy: {tag}, helm-drift.io/repair: \"true\"");
+        p.install(helm, "web", "basic", &["--labels", &format!("{select},helm-drift.io/repair=true")]);
+        p.kubectl(&["create", "secret", "generic", "db", "--from-literal=password=right"]).success();
+
+        // 1. A record in T that claims to be revision 7 of P/web.
+        let forged_web = "---\n# Source: basic/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  greeting: forged\n";
+        plant(&t, "web", 7, record("web", &p.ns, 7, forged_web), &labels);
+        // 2. A forged platform release in T: a quota of 1000 pods and a RoleBinding that gives
+        // T's default ServiceAccount the watcher's ClusterRole.
+        let chart_release = format!("drift-ten-{tag}");
+        let role = format!("{chart_release}-helm-drift");
+        let hands = format!(
+            "---\n# Source: q/templates/quota.yaml\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"1000\"\n---\n# Source: q/templates/rb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: borrowed\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {role}\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {}\n",
+            t.ns
+        );
+        plant(&t, "quota", 2, record("quota", &t.ns, 2, &hands), &labels);
+        // 3. Two records naming P's Secret with a guessed password, one right, one wrong.
+        for (name, guess) in [("guess-right", "right"), ("guess-wrong", "wrong")] {
+            let eyes = format!(
+                "---\n# Source: g/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: {}\nstringData:\n  password: {guess}\n",
+                p.ns
+            );
+            plant(&t, name, 1, record(name, &t.ns, 1, &eyes), &labels);
+        }
+
+        // The chart with repair on and nothing trusted: the watcher may not write for itself.
+        let chart = repo_root().join("charts/helm-drift");
+        w.helm(helm, &["install", &chart_release, chart.to_str().unwrap(), "--set", "repair.enabled=true"]).success();
+        let sa = format!("system:serviceaccount:{}:{role}", w.ns);
+        let can = |verb: &str, what: &str, ns: &str| {
+            w.kubectl(&["auth", "can-i", verb, what, "-n", ns, "--as", &sa]).output().stdout().trim() == "yes"
+        };
+        assert!(!can("patch", "configmaps", &p.ns) && !can("create", "resourcequotas", &t.ns), "no write verb");
+        let token = w.kubectl(&["create", "token", &role, "--duration", "1h"]).success().stdout().trim().to_string();
+        let key = format!("{role}-signature-key");
+        let base = ["-A", "-l", &select, "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--signature-key-secret", &key];
+        let mut args = base.to_vec();
+        args.push("--read-only"); // as the chart runs it without a write verb
+        let watcher = Watching::start_with(&w, &args, &[("HELM_KUBETOKEN", &token)]).ready();
+
+        eventually("the forged record rejected", Duration::from_secs(30), || {
+            watcher.sample("helm_drift_rejected_inputs_total{input=\"record\"}").is_some_and(|n| n >= 1.0)
+        });
+        eventually("the forged repairs refused", Duration::from_secs(30), || {
+            events(&t, "DriftRepairRefused")
+                .iter()
+                .any(|e| e["message"].as_str().is_some_and(|m| m.contains("is not trusted")))
+        });
+        eventually("the guesses compared", Duration::from_secs(30), || {
+            watcher.sample(&Watching::drifted(&t.ns, "guess-wrong")).is_some()
+                && watcher.sample(&Watching::drifted(&t.ns, "guess-right")).is_some()
+        });
+        let before = watcher.checks();
+        eventually("two more checks", Duration::from_secs(30), || watcher.checks() >= before + 8.0);
+        let logs = watcher.logs_text();
+        // 1. Nothing said about P/web on the word of T's record.
+        assert!(events(&p, "DriftDetected").is_empty(), "an Event in P\n{logs}");
+        assert_eq!(p.get("configmap", "web-config", "{.data.greeting}"), "hello");
+        assert_eq!(watcher.sample(&Watching::drifted(&t.ns, "web")), None, "the forged record is not a release");
+        assert!(logs.contains("release record rejected") && logs.contains("the record says namespace"), "{logs}");
+        assert_eq!(logs.matches("release record rejected").count(), 1, "said once\n{logs}");
+        // 2. Nothing written for the forged platform release.
+        assert!(!exists(&t, &["resourcequota", "pods"]), "the quota was written\n{logs}");
+        assert!(!exists(&t, &["rolebinding", "borrowed"]), "the RoleBinding was written\n{logs}");
+        assert!(watcher.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 1.0));
+        // 3. The right guess and the wrong one read the same, and say "not compared".
+        let metrics = watcher.metrics();
+        assert_eq!(series_of(&metrics, "guess-right"), series_of(&metrics, "guess-wrong"), "{metrics}");
+        assert_eq!(watcher.sample(&Watching::drifted(&t.ns, "guess-right")), Some(0.0));
+        assert!(events(&t, "DriftDetected").iter().all(|e| e["involvedObject"]["name"] != "db"));
+        // 6. A value changed under Helm's field manager is drift, for the read-only engine too.
+        p.kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", r#"{"data":{"greeting":"mine"}}"#, "--field-manager", "helm"]).success();
+        watcher.wait_for(&Watching::drifted(&p.ns, "web"), 1.0);
+        eventually("P's own repair refused too (nothing trusted)", Duration::from_secs(30), || {
+            events(&p, "DriftRepairRefused").iter().any(|e| e["message"].as_str().is_some_and(|m| m.contains("is not trusted")))
+        });
+        assert_eq!(p.get("configmap", "web-config", "{.data.greeting}"), "mine");
+        watcher.stop();
+
+        // check -A, as a person: P/web once, T's forged one an error naming its record.
+        let out = p.drift(&["check", "-A", "-l", &select, "-o", "json"]).code(1);
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+        let text = doc.to_string();
+        let releases = doc["releases"].as_array().unwrap();
+        let at = |ns: &str| releases.iter().filter(|r| r["name"] == "web" && r["namespace"] == ns).count();
+        assert_eq!((at(&p.ns), at(&t.ns)), (1, 1), "P/web once, T's record for itself\n{text}");
+        let forged = releases.iter().find(|r| r["name"] == "web" && r["namespace"] == t.ns.as_str()).unwrap();
+        assert_eq!(forged["verdict"], "error", "{text}");
+        let error = forged["error"].as_str().unwrap();
+        assert!(error.contains(&format!("Secret {}/sh.helm.release.v1.web.v7", t.ns)), "{error}");
+        assert!(error.contains("the record says namespace"), "{error}");
+
+        // The operator trusts P: patch is granted and P's release heals as the watcher; T's
+        // forged release is still refused.
+        let trusted = format!("trustNamespaces={{{}}}", p.ns);
+        w.helm(helm, &["upgrade", &chart_release, chart.to_str().unwrap(), "--set", "repair.enabled=true", "--set", &trusted]).success();
+        eventually("patch granted", Duration::from_secs(20), || can("patch", "configmaps", &p.ns));
+        let mut args = base.to_vec();
+        args.extend(["--trust-namespace", p.ns.as_str()]);
+        let watcher = Watching::start_with(&w, &args, &[("HELM_KUBETOKEN", &token)]).ready();
+        eventually("P's release healed", Duration::from_secs(30), || p.get("configmap", "web-config", "{.data.greeting}") == "hello");
+        let before = watcher.checks();
+        eventually("more checks", Duration::from_secs(30), || watcher.checks() >= before + 8.0);
+        assert!(!exists(&t, &["resourcequota", "pods"]), "the quota was written\n{}", watcher.logs_text());
+        assert!(!exists(&t, &["rolebinding", "borrowed"]), "the RoleBinding was written");
+        watcher.stop();
+    }
+}

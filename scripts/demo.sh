@@ -165,7 +165,13 @@ record=$(printf '{"name":"intruder","namespace":"demo","version":1,"info":{"stat
 "$kubectl" -n demo label secret sh.helm.release.v1.intruder.v1 owner=helm name=intruder status=deployed version=1 helm-drift.io/repair=true >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 get() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port$1" 2>/dev/null; }
-"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s --ui >"$state/watch.log" 2>&1 &
+echo "$ kubectl -n demo create serviceaccount healer; kubectl -n demo create rolebinding healer --clusterrole=edit ..."
+echo "  (a record in an untrusted namespace is repaired only as one of its ServiceAccounts)"
+"$kubectl" -n demo create serviceaccount healer >/dev/null
+"$kubectl" -n demo create rolebinding healer --clusterrole=edit --serviceaccount=demo:healer >/dev/null
+echo "$ helm drift watch -n demo --all --repair --repair-service-account healer --ui"
+"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
+  --repair-service-account healer --ui >"$state/watch.log" 2>&1 &
 watcher=$!
 deadline=$(( $(date +%s) + 60 ))
 until get /readyz >/dev/null; do
@@ -177,7 +183,7 @@ echo "$ kubectl -n demo patch configmap healed-config ... greeting=edited   (rel
 deadline=$(( $(date +%s) + 60 ))
 until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ] \
   && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1' \
-  && get /metrics | grep -q 'helm_drift_repairs_total{result="refused"} [1-9]'; do
+  && get /metrics | grep -q 'release="intruder",verdict="excluded"} 1'; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
   sleep 0.2
 done
@@ -185,12 +191,14 @@ echo "--- the watcher's log"
 cat "$state/watch.log"
 echo "--- its metrics (curl http://127.0.0.1:$port/metrics)"
 get /metrics | grep -E '^helm_drift_(release_drifted|repairs_total|events_total)'
+get /metrics | grep -E '^helm_drift_objects.*release="intruder"'
 echo "--- the Events"
 "$kubectl" -n demo get events --field-selector reason!=Scheduled -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message | grep -E 'REASON|Drift'
 if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; then
   echo "the forged record's ClusterRoleBinding exists" >&2; exit 1
 fi
-echo "--- no ClusterRoleBinding demo-intruder-is-admin: the forged record was refused (see Security in the README)"
+echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for its own namespace, so the"
+echo "    forged record's cluster-scoped object was not even compared, let alone written (Security in the README)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
 kill "$watcher"; wait "$watcher" 2>/dev/null || true

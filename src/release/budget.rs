@@ -19,6 +19,17 @@ static BUDGET: Semaphore = Semaphore::const_new(TOTAL / UNIT);
 pub struct Reserved(#[allow(dead_code)] Option<Arc<SemaphorePermit<'static>>>);
 
 impl Reserved {
+    /// Gives back what is reserved past `bytes` (once the record is decoded and its manifest's
+    /// size known: [`cost_decoded`]); nothing when the reservation is shared already.
+    pub fn shrink_to(&mut self, bytes: usize) {
+        let keep = units(bytes) as usize;
+        if let Some(permit) = self.0.as_mut().and_then(Arc::get_mut)
+            && permit.num_permits() > keep
+        {
+            drop(permit.split(permit.num_permits() - keep));
+        }
+    }
+
     /// No reservation (tests).
     #[cfg(test)]
     pub fn none() -> Reserved {
@@ -38,10 +49,18 @@ pub fn expansion(len: usize) -> usize {
     len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
 }
 
+/// What a decoded record of `size` bytes of JSON whose manifest is `manifest` bytes costs.
+pub fn cost_decoded(size: usize, manifest: usize) -> usize {
+    size.saturating_add(expansion(manifest)).min(TOTAL)
+}
+
+fn units(bytes: usize) -> u32 {
+    bytes.div_ceil(UNIT).max(1) as u32
+}
+
 /// Waits until a record of `size` bytes fits the budget, and reserves it.
 pub async fn reserve(size: usize) -> Reserved {
-    let units = cost(size).div_ceil(UNIT) as u32;
-    Reserved(BUDGET.acquire_many(units).await.ok().map(Arc::new))
+    Reserved(BUDGET.acquire_many(units(cost(size))).await.ok().map(Arc::new))
 }
 
 #[cfg(test)]
@@ -57,6 +76,12 @@ mod tests {
 
     #[tokio::test]
     async fn reservations_are_returned_when_the_last_copy_goes() {
+        let mut shrunk = reserve(8 << 20).await;
+        let held = |r: &Reserved| r.0.as_ref().map_or(0, |p| p.num_permits());
+        assert_eq!(held(&shrunk), cost(8 << 20) / UNIT);
+        shrunk.shrink_to(cost_decoded(8 << 20, 1000));
+        assert_eq!(held(&shrunk), cost_decoded(8 << 20, 1000).div_ceil(UNIT), "values are not a manifest");
+        drop(shrunk);
         let before = BUDGET.available_permits();
         let r = reserve(4 << 20).await;
         let copy = r.clone();

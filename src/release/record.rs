@@ -29,6 +29,11 @@ pub struct Claimed {
 }
 
 impl Claimed {
+    /// The bytes of its manifest (what parsing it may expand).
+    pub fn manifest_len(&self) -> usize {
+        self.manifest.len()
+    }
+
     fn content(&mut self) -> Content {
         Content {
             chart: self.chart.take(),

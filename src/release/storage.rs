@@ -236,8 +236,9 @@ impl Storage {
         drop(data);
         // What it will hold decoded is reserved from the process's budget before it is inflated.
         let size = encoded.size().map_err(corrupt)?;
-        let reserved = super::budget::reserve(size).await;
+        let mut reserved = super::budget::reserve(size).await;
         let claimed = encoded.decode().map_err(corrupt)?;
+        reserved.shrink_to(super::budget::cost_decoded(size, claimed.manifest_len()));
         let stored = Stored {
             namespace: &index.namespace,
             object: &chosen.object,

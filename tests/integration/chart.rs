@@ -141,14 +141,34 @@ helm_matrix! {
         assert!(args.contains(&"--read-only"), "no patch verb: the read-only engine, not a refused dry-run");
         assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
 
+        // Repair on and nothing trusted: safe with no other setting. No write verb for the
+        // watcher's own identity (it refuses every repair, saying why), the read-only engine.
+        let writes_itself = |docs: &[Value]| {
+            find(docs, "ClusterRole")["rules"].as_sequence().unwrap().iter().any(|r| {
+                r["resources"][0] == "*" && r["verbs"].as_sequence().unwrap().iter().any(|v| v == "patch")
+            })
+        };
+        let arg_list = |docs: &[Value]| -> Vec<String> {
+            let c = &find(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+            c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+        };
         let repair = template(&env, helm, &["--set", "repair.enabled=true"]);
-        assert!(verbs(&repair).contains(&"patch".to_string()));
-        let c = &find(&repair, "Deployment")["spec"]["template"]["spec"]["containers"][0];
-        assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair"));
-        assert!(
-            !c["args"].as_sequence().unwrap().iter().any(|a| a == "--read-only"),
-            "patch granted: the exact engine"
-        );
+        assert!(!writes_itself(&repair), "no patch or create without trustNamespaces");
+        assert!(arg_list(&repair).contains(&"--repair".to_string()));
+        assert!(arg_list(&repair).contains(&"--read-only".to_string()));
+        assert!(!arg_list(&repair).iter().any(|a| a.starts_with("--trust-namespace")));
+        // Trusted namespaces (and the deprecated repair.trustNamespaces): the watcher writes for
+        // their records, patch granted, the exact engine.
+        let trusted = template(&env, helm, &["--set", "repair.enabled=true,trustNamespaces={kube-system,infra}"]);
+        assert!(writes_itself(&trusted));
+        let args = arg_list(&trusted);
+        assert!(!args.contains(&"--read-only".to_string()), "patch granted: the exact engine");
+        assert!(args.contains(&"--trust-namespace=kube-system".to_string()) && args.contains(&"--trust-namespace=infra".to_string()), "{args:?}");
+        let old = template(&env, helm, &["--set", "repair.enabled=true,repair.trustNamespaces={infra}"]);
+        assert!(writes_itself(&old) && arg_list(&old).contains(&"--trust-namespace=infra".to_string()));
+        // Trust without repair lends only the eyes: no write verb.
+        let eyes = template(&env, helm, &["--set", "trustNamespaces={infra}"]);
+        assert!(!writes_itself(&eyes) && arg_list(&eyes).contains(&"--trust-namespace=infra".to_string()));
 
         let operator = template(&env, helm, &["--api-versions", "monitoring.coreos.com/v1"]);
         let rule = find(&operator, "PrometheusRule");
@@ -196,6 +216,9 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
         "rbac-test",
         "--signature-key-secret",
         &key,
+        // Trusted, so that the repair is tried as the watcher and refused by the API server.
+        "--trust-namespace",
+        &env.ns,
     ];
     let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
     let drifted = Watching::drifted(&env.ns, &app);
@@ -216,7 +239,8 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
     assert!(!lease.stdout().is_empty());
     w.stop();
 
-    env.helm(helm, &["upgrade", &release, &chart(), "--set", "repair.enabled=true"]).success();
+    let trust = format!("trustNamespaces={{{}}}", env.ns);
+    env.helm(helm, &["upgrade", &release, &chart(), "--set", "repair.enabled=true", "--set", &trust]).success();
     let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
     eventually("the drift repaired", Duration::from_secs(30), || greeting() == "hello");
     eventually("the DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);

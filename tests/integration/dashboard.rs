@@ -110,7 +110,11 @@ fn every_panel_has_series_for_a_drifted_release() {
     env.install(Helm::V4, "healed", "basic", &["--labels", "helm-drift.io/repair=true"]);
     env.install(Helm::V3, "left", "basic", &[]);
     let hook = Receiver::start();
-    let w = Watching::start(&env, &["--all", "--repair", "--repair-cooldown", "1s", "--notify", &hook.url]).ready();
+    let w = Watching::start(
+        &env,
+        &["--all", "--repair", "--repair-cooldown", "1s", "--notify", &hook.url, "--trust-namespace", env.ns.as_str()],
+    )
+    .ready();
     let prometheus = Prometheus::start(&env, &w.address, "kind-dashboard");
     // Counters read from their first scrape on: the drift comes after it.
     eventually("Prometheus to scrape the watcher", Duration::from_secs(60), || {

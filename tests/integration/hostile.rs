@@ -26,8 +26,10 @@ fn checks_later(w: &Watching, n: f64) {
 
 /// A forged record that opts in to self-healing and holds a ClusterRoleBinding to cluster-admin,
 /// a ConfigMap in kube-system (record `evil`) and another release's ConfigMap (record `thief`):
-/// nothing of it is written, with or without impersonation, while the namespace's real release
-/// still heals.
+/// nothing of it is written. Without trust or impersonation nothing is written at all, each
+/// refusal said with its rule; objects outside the record's namespace are not even compared;
+/// impersonating a ServiceAccount of the namespace, the real release heals and the thief is
+/// refused by Helm's ownership rule.
 fn forged_records_cannot_escalate(helm: Helm) {
     let env = Env::new(&format!("hostile-rec-{}", helm.tag()));
     let (ns, crb, planted) = (&env.ns, format!("{}-is-admin", env.ns), format!("{}-planted", env.ns));
@@ -44,53 +46,52 @@ fn forged_records_cannot_escalate(helm: Helm) {
         assert_ne!(greeting(&env, "web-config"), "pwned", "another release's object was taken");
     };
 
-    // Without impersonation: nothing outside the namespace, nothing another release owns.
+    // Neither trusted nor impersonated: nothing is written, each refusal said once.
     let hook = Receiver::start();
     let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--notify", &hook.url];
     let w = Watching::start(&env, &args).ready();
-    let refused = || {
-        let refused = events(&env, "DriftRepairRefused");
-        let said = |text: &str| refused.iter().any(|e| e["message"].as_str().unwrap_or_default().contains(text));
-        said("outside the release's namespace") && said("not owned by release")
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    let refused = |release: &str| {
+        events(&env, "DriftRepairRefused").iter().any(|e| {
+            e.pointer("/metadata/annotations/helm-drift.io~1release").and_then(|r| r.as_str())
+                == Some(&format!("{ns}/{release}"))
+                && e["message"].as_str().unwrap_or_default().contains("is not trusted")
+        })
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !refused() {
-        assert!(std::time::Instant::now() < deadline, "both forged repairs refused\n{}", w.logs_text());
+    while !(refused("web") && refused("thief")) {
+        assert!(std::time::Instant::now() < deadline, "the repairs refused\n{}", w.logs_text());
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 2.0));
     eventually("the refusals notified with their rule", Duration::from_secs(20), || {
         let notes = hook.received();
-        let refusals: Vec<_> = notes.iter().filter(|n| n["event"] == "DriftRepairRefused").collect();
-        refusals.iter().any(|n| n["message"].as_str().is_some_and(|m| m.contains("outside the release's namespace")))
-            && refusals.iter().any(|n| n["message"].as_str().is_some_and(|m| m.contains("not owned by release")))
+        notes.iter().any(|n| {
+            n["event"] == "DriftRepairRefused" && n["message"].as_str().is_some_and(|m| m.contains("--trust-namespace"))
+        })
     });
-    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
-    eventually("the real release healed", Duration::from_secs(30), || greeting(&env, "web-config") == "hello");
     checks_later(&w, 6.0);
     untouched(&w);
+    assert_eq!(greeting(&env, "web-config"), "edited", "nothing written without trust");
     let settled = hook.count("DriftRepairRefused");
     checks_later(&w, 4.0);
     assert_eq!(hook.count("DriftRepairRefused"), settled, "a refusal is notified once, not at every resync");
     let logs = w.logs_text();
-    assert!(logs.contains("ClusterRoleBinding") && logs.contains("--repair-trust-namespace"), "{logs}");
+    assert!(!logs.contains(&crb), "objects outside the record's namespace are not even compared\n{logs}");
     w.stop();
 
-    // Impersonating a ServiceAccount that may edit the namespace: the API server refuses the
-    // rest, and in-namespace drift still heals as that ServiceAccount.
+    // Impersonating a ServiceAccount that may edit the namespace: the real release heals as it,
+    // the thief is refused by Helm's ownership rule, the rest is still not compared.
     env.kubectl(&["create", "serviceaccount", "fixer"]).success();
     let subject = format!("--serviceaccount={ns}:fixer");
     env.kubectl(&["create", "rolebinding", "fixer-edit", "--clusterrole=edit", &subject]).success();
     let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--repair-service-account", "fixer"];
     let w = Watching::start(&env, &args).ready();
-    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited again"}}"#);
     eventually("healed as the ServiceAccount", Duration::from_secs(30), || greeting(&env, "web-config") == "hello");
-    eventually("the ClusterRoleBinding refused by the server", Duration::from_secs(30), || {
-        w.log_lines().iter().any(|l| {
-            l["msg"] == "repair"
-                && l["result"] == "refused"
-                && l["reason"].as_str().is_some_and(|r| r.contains(&format!("system:serviceaccount:{ns}:fixer")))
-        })
+    eventually("the thief refused by ownership", Duration::from_secs(30), || {
+        events(&env, "DriftRepairRefused")
+            .iter()
+            .any(|e| e["message"].as_str().unwrap_or_default().contains("not owned by release"))
     });
     checks_later(&w, 6.0);
     untouched(&w);
@@ -168,7 +169,7 @@ fn no_rollback_during_a_pending_upgrade(helm: Helm) {
     env.install(helm, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
     // In sync and checked at every resync: the proof that resyncs go on.
     env.install(helm, "other", "basic", &[]);
-    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"];
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--trust-namespace", env.ns.as_str()];
     let w = Watching::start(&env, &args).ready();
     let chart = crate::support::chart_path("basic");
     let upgrade = ["upgrade", "web", chart.to_str().unwrap(), "--reuse-values", "--set", "greeting=upgraded"];
@@ -194,7 +195,7 @@ fn nothing_recreated_or_counted_during_an_uninstall() {
     let env = Env::new("hostile-uninstalling");
     env.install(Helm::V3, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
     env.install(Helm::V3, "other", "basic", &[]);
-    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"];
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--trust-namespace", env.ns.as_str()];
     let w = Watching::start(&env, &args).ready();
     // What Helm does first, then the deletions it goes on with.
     env.kubectl(&["label", "secret", "sh.helm.release.v1.web.v1", "status=uninstalling", "--overwrite"]).success();

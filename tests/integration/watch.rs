@@ -130,7 +130,18 @@ fn heals_and_gives_up_on_a_fight(helm: Helm) {
     env.install(helm, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
     env.install(helm, "other", "basic", &[]);
     let hook = Receiver::start();
-    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--fight-limit", "3", "--notify", &hook.url];
+    let args = [
+        "--all",
+        "--repair",
+        "--repair-cooldown",
+        "1s",
+        "--fight-limit",
+        "3",
+        "--notify",
+        &hook.url,
+        "--trust-namespace",
+        env.ns.as_str(),
+    ];
     let w = Watching::start(&env, &args).ready();
     let greeting = |name: &str| env.get("configmap", name, "{.data.greeting}");
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
@@ -347,7 +358,9 @@ fn changes_within_the_debounce_are_compared_once() {
 #[test]
 fn a_release_that_opts_in_while_watching_heals() {
     let env = Env::new("watch-opt-in");
-    let w = Watching::start(&env, &["--all", "--repair", "--repair-cooldown", "1s"]).ready();
+    let w =
+        Watching::start(&env, &["--all", "--repair", "--repair-cooldown", "1s", "--trust-namespace", env.ns.as_str()])
+            .ready();
     env.install(Helm::V3, "late", "basic", &["--labels", "helm-drift.io/repair=true"]);
     w.wait_for(&Watching::drifted(&env.ns, "late"), 0.0);
     env.merge_patch("configmap", "late-config", r#"{"data":{"greeting":"edited"}}"#);

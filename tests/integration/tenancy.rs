@@ -166,3 +166,51 @@ helm_matrix! {
         watcher.stop();
     }
 }
+
+/// A 20 KB record whose manifest repeats a 4 MB string through YAML aliases: an error naming the
+/// record's document, not gigabytes of memory and an abort; a record whose values are 4 million
+/// zeros is compared as any other (its values are never a tree).
+#[test]
+fn small_records_that_expand_are_bounded_errors() {
+    let env = Env::new("ten-expand");
+    let big = "x".repeat(4 * 1024 * 1024);
+    let aliases: String = (0..64).map(|i| format!("  k{i}: *s\n")).collect();
+    let manifest = format!(
+        "---\n# Source: bomb/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  s: &s \"{big}\"\n{aliases}"
+    );
+    plant(&env, "bomb", 1, record("bomb", &env.ns, 1, &manifest), "scan: \"yes\"");
+    let mut zeros = record(
+        "zeros",
+        &env.ns,
+        1,
+        "---\n# Source: z/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: zeros\ndata:\n  a: b\n",
+    );
+    zeros["config"] = serde_json::json!({"zeros": vec![0; 4_000_000]});
+    plant(&env, "zeros", 1, zeros, "scan: \"yes\"");
+    let out = env.drift(&["check", "bomb"]).output();
+    let code = out.out.status.code();
+    assert!(matches!(code, Some(1) | Some(2)), "a clean exit, not an abort: {code:?}\n{}", out.dump());
+    assert!(
+        out.stdout().contains("bomb/templates/cm.yaml") && out.stdout().contains("expands to more than"),
+        "{}",
+        out.dump()
+    );
+    env.drift(&["check", "zeros"]).code(2).stdout_has("zeros: 1 of 1 object drifted");
+}
+
+/// A drift with many paths still gets its Event: the message is cut to the API server's 1,024
+/// bytes, saying how much was left out (it used to be refused, 422, and the drift had none).
+#[test]
+fn a_drift_with_many_paths_gets_its_event() {
+    let env = Env::new("ten-long-event");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let w = Watching::start(&env, &["--all"]).ready();
+    let keys: serde_json::Map<String, serde_json::Value> =
+        (0..120).map(|i| (format!("a-rather-long-key-added-by-hand-number-{i:03}"), "v".into())).collect();
+    let patch = serde_json::json!({"data": keys}).to_string();
+    env.kubectl(&["patch", "configmap", "web-config", "--type", "merge", "-p", &patch]).success();
+    eventually("the DriftDetected Event", Duration::from_secs(30), || !events(&env, "DriftDetected").is_empty());
+    let message = events(&env, "DriftDetected")[0]["message"].as_str().unwrap().to_string();
+    assert!(message.len() <= 1024 && message.ends_with("more bytes)"), "{message}");
+    assert!(!w.logs_text().contains("cannot record the Event"), "{}", w.logs_text());
+}

@@ -58,41 +58,14 @@ proc = subprocess.Popen([binary, "watch", "-n", ns, "--all", "--metrics-address"
                          "--log-format", "json", "--resync", "10m"], stdout=subprocess.DEVNULL, stderr=log)
 
 
-def get(path):
-    return probe.get(base, path)
-
-
-def memory():
-    return probe.memory(proc.pid)
-
-
-def sample(text, series):
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
-deadline = time.monotonic() + 300
-while get("/readyz")[0] != 200:
-    if proc.poll() is not None or time.monotonic() > deadline:
-        print(json.dumps({"error": "the watcher was not ready", "exit": proc.poll()}))
-        sys.exit(1)
-    time.sleep(0.05)
-ready = time.monotonic() - started
-time.sleep(10)
-alive = proc.poll() is None and get("/readyz")[0] == 200
-metrics = get("/metrics")[1]
-rss, peak = memory()
-proc.terminate()
-proc.wait(timeout=30)
+ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 300)
 print(json.dumps({
     "records": count,
     "write_s": round(written, 1),
     "ready_s": round(ready, 3),
     "serving_after_10s": alive,
-    "rejected_records": sample(metrics, 'helm_drift_rejected_inputs_total{input="record"}'),
-    "releases_checked": sample(metrics, "helm_drift_check_duration_seconds_count"),
+    "rejected_records": probe.sample(metrics, 'helm_drift_rejected_inputs_total{input="record"}'),
+    "releases_checked": probe.sample(metrics, "helm_drift_check_duration_seconds_count"),
     "rss_mib": round(rss, 1),
     "peak_rss_mib": round(peak, 1),
 }))

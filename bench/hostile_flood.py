@@ -37,12 +37,9 @@ def secret(name, release, data=None):
             "data": {"release": value}}
 
 
-def release(name, manifest, namespace=None, config=None):
-    r = {"name": name, "namespace": namespace or ns, "version": 1, "info": {"status": "deployed"},
-         "manifest": manifest}
-    if config is not None:
-        r["config"] = config
-    return r
+def release(name, manifest, namespace=None):
+    return {"name": name, "namespace": namespace or ns, "version": 1, "info": {"status": "deployed"},
+            "manifest": manifest}
 
 
 def cm(name):
@@ -53,8 +50,6 @@ big = "x" * (4 * 1024 * 1024)
 aliases = "\n".join(f"  k{i}: *s" for i in range(64))
 kinds = {
     "claims": lambda n: release(n, cm(n), namespace="kube-system"),
-    "aliases": lambda n: release(n, f"---\n# Source: f/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {n}\ndata:\n  s: &s \"{big}\"\n{aliases}\n"),
-    "values": lambda n: release(n, cm(n), config={"zeros": [0] * 4_000_000}),
     "hands": lambda n: release(n, f"---\n# Source: f/templates/q.yaml\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: {n}\nspec:\n  hard:\n    pods: \"1000\"\n---\n# Source: f/templates/rb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: {n}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {ns}\n"),
     "eyes": lambda n: release(n, f"---\n# Source: f/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: kube-system\nstringData:\n  password: guess{n}\n"),
 }
@@ -84,7 +79,7 @@ prefixed = {
     "aliases": Prefixed('{"manifest": ' + json.dumps(f"---\n# Source: f/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  s: &s \"{big}\"\n{aliases}\n") + ", "),
     "values": Prefixed('{"config": ' + json.dumps({"zeros": [0] * 4_000_000}) + ', "manifest": ' + json.dumps(cm("v")) + ", "),
 }
-for kind, make in kinds.items():
+for kind in [*kinds, *prefixed]:
     for start in range(0, count, 50):
         items = []
         for i in range(start, min(count, start + 50)):
@@ -92,7 +87,7 @@ for kind, make in kinds.items():
             if kind in prefixed:
                 items.append(secret(name, None, prefixed[kind].record(tail(name))))
             else:
-                items.append(secret(name, make(name)))
+                items.append(secret(name, kinds[kind](name)))
         kube("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}).encode())
 message = "m" * (900 * 1024)
 for start in range(0, events, 5):
@@ -113,39 +108,20 @@ proc = subprocess.Popen([binary, "watch", "-n", ns, "--all", "--repair", "--metr
                         stdout=subprocess.DEVNULL, stderr=log)
 
 
-def sample(text, series):
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
-deadline = time.monotonic() + 600
-while probe.get(base, "/readyz")[0] != 200:
-    if proc.poll() is not None or time.monotonic() > deadline:
-        print(json.dumps({"error": "the watcher was not ready", "exit": proc.poll()}))
-        sys.exit(1)
-    time.sleep(0.1)
-ready = time.monotonic() - started
-time.sleep(10)
-alive = proc.poll() is None and probe.get(base, "/readyz")[0] == 200
-metrics = probe.get(base, "/metrics")[1]
-rss, peak = probe.memory(proc.pid)
-proc.terminate()
-proc.wait(timeout=30)
+ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 600)
 written_objects = subprocess.run([kubectl, "-n", ns, "get", "resourcequota,rolebinding", "-o", "name"],
                                  capture_output=True, text=True).stdout.split()
 print(json.dumps({
     "per_kind": count,
-    "kinds": list(kinds),
+    "kinds": [*kinds, *prefixed],
     "events": events,
     "write_s": round(written, 1),
     "ready_s": round(ready, 3),
     "serving_after_10s": alive,
-    "rejected_records": sample(metrics, 'helm_drift_rejected_inputs_total{input="record"}'),
-    "rejected_events": sample(metrics, 'helm_drift_rejected_inputs_total{input="event"}'),
-    "refused_repairs": sample(metrics, 'helm_drift_repairs_total{result="refused"}'),
-    "releases_checked": sample(metrics, "helm_drift_check_duration_seconds_count"),
+    "rejected_records": probe.sample(metrics, 'helm_drift_rejected_inputs_total{input="record"}'),
+    "rejected_events": probe.sample(metrics, 'helm_drift_rejected_inputs_total{input="event"}'),
+    "refused_repairs": probe.sample(metrics, 'helm_drift_repairs_total{result="refused"}'),
+    "releases_checked": probe.sample(metrics, "helm_drift_check_duration_seconds_count"),
     "objects_written_for_forged_records": len(written_objects),
     "rss_mib": round(rss, 1),
     "peak_rss_mib": round(peak, 1),

@@ -93,35 +93,7 @@ f4() {
 
 if [ "${BENCH_ONLY:-}" = f4 ]; then
   f4
-  echo "Hostile flood: ${BENCH_HOSTILE_COUNT:-1000} records of each hostile kind and ${BENCH_HOSTILE_EVENTS:-300} Events of 900 KB in one namespace" >&2
-WATCH_LOG="$state/hostile.log" python3 "$root/bench/hostile_flood.py" "$root/target/release/helm-drift" "$tools/kubectl" hostile \
-  "${BENCH_HOSTILE_COUNT:-1000}" "${BENCH_HOSTILE_EVENTS:-300}" >"$state/hostile.json"
-python3 - "$root/bench/RESULTS.md" "$state/hostile.json" <<'PY'
-import sys, json, datetime
-path, f = sys.argv[1], json.load(open(sys.argv[2]))
-text = open(path).read().split("\n## Hostile flood")[0].rstrip("\n")
-text += f'''
-
-## Hostile flood (issue 34)
-
-Measured {datetime.date.today()} by `bench/hostile_flood.py` (`BENCH_ONLY=flood scripts/bench.sh`): {f['per_kind']} records of
-each kind in one namespace ({', '.join(f['kinds'])}: {f['per_kind'] * len(f['kinds'])} records, all opting in to repair) and
-{f['events']} Events of helm-drift's reason with 900 KB messages, as anyone who may create Secrets and
-Events there could write them; `helm-drift watch -n hostile --all --repair`, the release build.
-
-| measure | value | goal |
-|---|---|---|
-| time to ready (first full check) | {f['ready_s']:.3f} s | |
-| serving 10 s later (/readyz 200) | {'yes' if f['serving_after_10s'] else 'no'} | yes |
-| records rejected | {int(f['rejected_records'])} | the {f['per_kind']} claiming another namespace, and those past --max-releases-per-namespace |
-| Events rejected | {int(f['rejected_events'])} | |
-| repairs refused (namespace not trusted) | {int(f['refused_repairs'])} | |
-| objects written for the forged records | {f['objects_written_for_forged_records']} | 0 |
-| RSS (peak) | {f['rss_mib']} MiB ({f['peak_rss_mib']} MiB) | < 256 MiB (the chart's limit) |
-'''
-open(path, "w").write(text + "\n")
-PY
-cat "$root/bench/RESULTS.md"
+  cat "$root/bench/RESULTS.md"
   exit 0
 fi
 

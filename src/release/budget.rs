@@ -20,7 +20,7 @@ pub struct Reserved(#[allow(dead_code)] Option<Arc<SemaphorePermit<'static>>>);
 
 impl Reserved {
     /// Gives back what is reserved past `bytes` (once the record is decoded and its manifest's
-    /// size known: [`cost_decoded`]); nothing when the reservation is shared already.
+    /// size known: [`cost`]); nothing when the reservation is shared already.
     pub fn shrink_to(&mut self, bytes: usize) {
         let keep = units(bytes) as usize;
         if let Some(permit) = self.0.as_mut().and_then(Arc::get_mut)
@@ -37,10 +37,11 @@ impl Reserved {
     }
 }
 
-/// What a record of `size` bytes of JSON costs decoded: the JSON held as text, and the bytes its
-/// manifest may expand to (`desired::yaml::Budget`), at most the whole budget.
-pub fn cost(size: usize) -> usize {
-    size.saturating_add(expansion(size)).min(TOTAL)
+/// What a record of `size` bytes of JSON whose manifest is `manifest` bytes costs decoded: the
+/// JSON held as text, and the bytes its manifest may expand to (`desired::yaml::Budget`), at most
+/// the whole budget. Before decoding, the manifest may be the whole record: `cost(size, size)`.
+pub fn cost(size: usize, manifest: usize) -> usize {
+    size.saturating_add(expansion(manifest)).min(TOTAL)
 }
 
 /// The most bytes a manifest of `len` bytes may expand to when parsed (aliases included): eight
@@ -49,18 +50,13 @@ pub fn expansion(len: usize) -> usize {
     len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
 }
 
-/// What a decoded record of `size` bytes of JSON whose manifest is `manifest` bytes costs.
-pub fn cost_decoded(size: usize, manifest: usize) -> usize {
-    size.saturating_add(expansion(manifest)).min(TOTAL)
-}
-
 fn units(bytes: usize) -> u32 {
     bytes.div_ceil(UNIT).max(1) as u32
 }
 
 /// Waits until a record of `size` bytes fits the budget, and reserves it.
 pub async fn reserve(size: usize) -> Reserved {
-    Reserved(BUDGET.acquire_many(units(cost(size))).await.ok().map(Arc::new))
+    Reserved(BUDGET.acquire_many(units(cost(size, size))).await.ok().map(Arc::new))
 }
 
 #[cfg(test)]
@@ -69,18 +65,19 @@ mod tests {
 
     #[test]
     fn a_record_costs_its_text_and_its_expansion_at_most_the_whole_budget() {
-        assert_eq!(cost(0), 1 << 20);
-        assert_eq!(cost(1000), 1000 + 8000 + (1 << 20));
-        assert_eq!(cost(usize::MAX), TOTAL);
+        assert_eq!(cost(0, 0), 1 << 20);
+        assert_eq!(cost(1000, 1000), 1000 + 8000 + (1 << 20));
+        assert_eq!(cost(1000, 10), 1000 + 80 + (1 << 20));
+        assert_eq!(cost(usize::MAX, usize::MAX), TOTAL);
     }
 
     #[tokio::test]
     async fn reservations_are_returned_when_the_last_copy_goes() {
         let mut shrunk = reserve(8 << 20).await;
         let held = |r: &Reserved| r.0.as_ref().map_or(0, |p| p.num_permits());
-        assert_eq!(held(&shrunk), cost(8 << 20) / UNIT);
-        shrunk.shrink_to(cost_decoded(8 << 20, 1000));
-        assert_eq!(held(&shrunk), cost_decoded(8 << 20, 1000).div_ceil(UNIT), "values are not a manifest");
+        assert_eq!(held(&shrunk), cost(8 << 20, 8 << 20) / UNIT);
+        shrunk.shrink_to(cost(8 << 20, 1000));
+        assert_eq!(held(&shrunk), cost(8 << 20, 1000).div_ceil(UNIT), "values are not a manifest");
         drop(shrunk);
         let before = BUDGET.available_permits();
         let r = reserve(4 << 20).await;

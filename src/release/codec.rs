@@ -86,10 +86,9 @@ impl Encoded {
     }
 }
 
-/// Gunzips at most `declared` bytes (what the trailer says, at most [`MAX_DECOMPRESSED`]),
+/// Gunzips at most `cap` bytes (what the trailer says, at most [`MAX_DECOMPRESSED`]),
 /// growing the buffer to that cap and never past it.
-fn inflate(raw: &[u8], declared: usize) -> Result<Vec<u8>, DecodeError> {
-    let cap = declared;
+fn inflate(raw: &[u8], cap: usize) -> Result<Vec<u8>, DecodeError> {
     let mut decoder = flate2::read::GzDecoder::new(raw);
     let mut out: Vec<u8> = Vec::with_capacity(raw.len().saturating_mul(4).min(cap));
     let mut chunk = vec![0u8; 64 * 1024];
@@ -99,7 +98,7 @@ fn inflate(raw: &[u8], declared: usize) -> Result<Vec<u8>, DecodeError> {
             return Ok(out);
         }
         if out.len() + n > cap {
-            return Err(DecodeError::Undeclared(declared));
+            return Err(DecodeError::Undeclared(cap));
         }
         if out.capacity() - out.len() < n {
             let grown = (out.capacity() * 2).max(out.len() + n).min(cap);

@@ -34,13 +34,22 @@ impl Claimed {
         self.manifest.len()
     }
 
-    fn content(&mut self) -> Content {
-        Content {
-            chart: self.chart.take(),
-            config: self.config.take(),
-            manifest: std::mem::take(&mut self.manifest),
-            hooks: std::mem::take(&mut self.hooks),
-            apply_method: self.apply_method.take(),
+    /// The release it claims to be, unchecked: [`Claimed::bind`] (and tests) only.
+    fn into_release(self, reserved: Reserved) -> Release {
+        let content = Content {
+            chart: self.chart,
+            config: self.config,
+            manifest: self.manifest,
+            hooks: self.hooks,
+            apply_method: self.apply_method,
+        };
+        Release {
+            name: self.name,
+            namespace: self.namespace,
+            version: self.version,
+            info: self.info,
+            content,
+            _reserved: reserved,
         }
     }
 }
@@ -83,7 +92,7 @@ impl Claimed {
     /// The release, when the record's name, namespace, revision and status are those of its
     /// storage object (and the object is named as Helm names it): a record speaks only for the
     /// namespace it is stored in.
-    pub fn bind(mut self, stored: Stored<'_>, reserved: Reserved) -> Result<Release, Mismatch> {
+    pub fn bind(self, stored: Stored<'_>, reserved: Reserved) -> Result<Release, Mismatch> {
         let key = format!("sh.helm.release.v1.{}.v{}", stored.name, stored.revision);
         let checks = [
             ("name", self.name.clone(), stored.name.to_string()),
@@ -95,15 +104,7 @@ impl Claimed {
         if let Some((field, claimed, stored)) = checks.into_iter().find(|(_, c, s)| c != s) {
             return Err(Mismatch { field, claimed, stored });
         }
-        let content = self.content();
-        Ok(Release {
-            name: self.name,
-            namespace: self.namespace,
-            version: self.version,
-            content,
-            info: self.info,
-            _reserved: reserved,
-        })
+        Ok(self.into_release(reserved))
     }
 }
 
@@ -137,16 +138,8 @@ impl Release {
     /// A release from its JSON, identity unchecked: for tests only.
     #[cfg(test)]
     pub fn for_tests(json: serde_json::Value) -> Release {
-        let mut claimed: Claimed = serde_json::from_value(json).expect("a release record");
-        let content = claimed.content();
-        Release {
-            content,
-            name: claimed.name,
-            namespace: claimed.namespace,
-            version: claimed.version,
-            info: claimed.info,
-            _reserved: Reserved::none(),
-        }
+        let claimed: Claimed = serde_json::from_value(json).expect("a release record");
+        claimed.into_release(Reserved::none())
     }
 
     /// The user-supplied values as a tree (`{}` when there are none).

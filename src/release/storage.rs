@@ -238,7 +238,7 @@ impl Storage {
         let size = encoded.size().map_err(corrupt)?;
         let mut reserved = super::budget::reserve(size).await;
         let claimed = encoded.decode().map_err(corrupt)?;
-        reserved.shrink_to(super::budget::cost_decoded(size, claimed.manifest_len()));
+        reserved.shrink_to(super::budget::cost(size, claimed.manifest_len()));
         let stored = Stored {
             namespace: &index.namespace,
             object: &chosen.object,

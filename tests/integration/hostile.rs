@@ -88,6 +88,18 @@ fn forged_records_cannot_escalate(helm: Helm) {
     let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--repair-service-account", "fixer"];
     let w = Watching::start(&env, &args).ready();
     eventually("healed as the ServiceAccount", Duration::from_secs(30), || greeting(&env, "web-config") == "hello");
+    let by_ownership = || {
+        w.log_lines().iter().any(|l| {
+            l["msg"] == "repair"
+                && l["result"] == "refused"
+                && l["reason"].as_str().is_some_and(|r| r.contains("not owned by release"))
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !by_ownership() {
+        assert!(std::time::Instant::now() < deadline, "the thief refused by ownership\n{}", w.logs_text());
+        std::thread::sleep(Duration::from_millis(200));
+    }
     checks_later(&w, 6.0);
     untouched(&w);
 }

@@ -199,10 +199,11 @@ pub fn slack(notification: &Value) -> Value {
     let cluster = notification["cluster"].as_str().map_or(String::new(), |c| format!("[{c}] "));
     // A repair not made says why (the rule that refused it, the manager that fights).
     if let Some(message) = notification["message"].as_str() {
-        return json!({"text": format!("{cluster}{}: {message}", notification["event"].as_str().unwrap_or_default())});
+        let text = format!("{cluster}{}: {message}", notification["event"].as_str().unwrap_or_default());
+        return json!({"text": mrkdwn(&text)});
     }
     let ns = o["namespace"].as_str().map_or(String::new(), |n| format!("{n}/"));
-    json!({"text": format!(
+    json!({"text": mrkdwn(&format!(
         "{cluster}{} {} {}{} of release {}/{} (revision {}), {}{at}",
         notification["event"].as_str().unwrap_or_default(),
         o["kind"].as_str().unwrap_or_default(),
@@ -212,7 +213,13 @@ pub fn slack(notification: &Value) -> Value {
         r["name"].as_str().unwrap_or_default(),
         r["revision"],
         o["verdict"].as_str().unwrap_or_default(),
-    )})
+    ))})
+}
+
+/// Text for Slack's mrkdwn, as Slack asks: `&`, `<` and `>` escaped, so that no name or path
+/// from the cluster becomes a mention (`<!channel>`) or a link (`<url|text>`).
+fn mrkdwn(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 fn object(o: &ObjectDrift, show_secrets: bool) -> Value {

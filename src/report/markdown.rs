@@ -139,7 +139,7 @@ fn release(blocks: &mut Vec<Block>, r: &DriftReport, style: &Style, deeper: &str
         verdict(r),
         code(&r.namespace),
         r.revision,
-        r.status,
+        cell(&r.status),
         if r.chart.is_empty() { String::new() } else { format!(", chart `{}`", code(&r.chart)) }
     );
     for f in &r.findings {

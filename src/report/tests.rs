@@ -272,6 +272,12 @@ fn watch_notifications() {
     refused["message"] = "helm-drift did not repair it: outside the release's namespace".into();
     let text = json::slack(&refused)["text"].as_str().unwrap().to_string();
     assert_eq!(text, "DriftRepairRefused: helm-drift did not repair it: outside the release's namespace");
+    // Names and paths from a record or the cluster never become a mention or a link.
+    let mut hostile = note.clone();
+    hostile["object"]["name"] = "<!channel> <https://evil.example|click> & more".into();
+    let text = json::slack(&hostile)["text"].as_str().unwrap().to_string();
+    assert!(text.contains("&lt;!channel&gt; &lt;https://evil.example|click&gt; &amp; more"), "{text}");
+    assert!(!text.contains('<') && !text.contains('>'), "{text}");
     for o in report.objects.iter().filter(|o| o.id.is_secret() && o.is_drift()) {
         let body = json::notification("DriftDetected", report, "abc", Some(o), &o.id).to_string();
         for f in &o.fields {
@@ -419,6 +425,7 @@ fn markup_from_the_cluster_stays_text() {
     let mut run = fixture();
     let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!() };
     r.release = "web<script>alert(1)</script>|x".into();
+    r.status = "deployed<img src=x onerror=alert(1)>".into(); // an SQL row says what it likes
     let web = r.objects.iter_mut().find(|o| o.id.name == "web").unwrap();
     web.fields.push(FieldDiff::new(
         FieldPath::from_pointer("/metadata/annotations/note"),

@@ -47,7 +47,8 @@ fn unescaped(json: bool, time: &str, level: &str, msg: &str, fields: &[(&str, &d
     let mut out = format!("{time} {level:<5} {msg}");
     for (k, v) in fields {
         let v = v.to_string();
-        if v.is_empty() || v.contains([' ', '"', '=']) {
+        // Quoted (and so escaped) when it could read as more than one field or line.
+        if v.is_empty() || v.contains([' ', '"', '=']) || v.chars().any(char::is_control) {
             out.push_str(&format!(" {k}={v:?}"));
         } else {
             out.push_str(&format!(" {k}={v}"));
@@ -82,5 +83,10 @@ mod tests {
         }
         let j: Value = serde_json::from_str(&line(true, "T", "info", "m", &fields)).unwrap();
         assert_eq!(j["path"], "x\u{1b}]0;t\u{7}\u{9b}2J", "JSON keeps the value");
+        // A newline in a value cannot start a forged line of its own.
+        let forged: [(&str, &dyn ToString); 1] = [("status", &"deployed\nT info  repair result=applied")];
+        for json in [true, false] {
+            assert_eq!(line(json, "T", "info", "m", &forged).lines().count(), 1);
+        }
     }
 }

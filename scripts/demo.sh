@@ -8,7 +8,8 @@
 # restart`) and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
-# in, and refuses a forged release record that asks for cluster-admin; `helm drift guard` warns
+# in (as a ServiceAccount of its namespace), while a forged release record that asks for
+# cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
 # a hand edit at the prompt; it ends with Markdown for a pull request and the HTML report of the
 # whole cluster, printing where it is.
 #

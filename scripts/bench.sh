@@ -187,7 +187,7 @@ stops at the 16 MiB cap; an evaluation's record and desired objects are let go a
 open(path, "w").write(text + "\n")
 PY
 echo "Hostile flood: ${BENCH_HOSTILE_COUNT:-1000} records of each hostile kind and ${BENCH_HOSTILE_EVENTS:-300} Events of 900 KB in one namespace" >&2
-WATCH_LOG="$state/hostile.log" python3 "$root/bench/hostile_flood.py" "$root/target/release/helm-drift" "$tools/kubectl" hostile \
+WATCH_LOG="${BENCH_HOSTILE_LOG:-$state/hostile.log}" python3 "$root/bench/hostile_flood.py" "$root/target/release/helm-drift" "$tools/kubectl" hostile \
   "${BENCH_HOSTILE_COUNT:-1000}" "${BENCH_HOSTILE_EVENTS:-300}" >"$state/hostile.json"
 python3 - "$root/bench/RESULTS.md" "$state/hostile.json" <<'PY'
 import sys, json, datetime

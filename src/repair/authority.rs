@@ -30,6 +30,19 @@ impl Authority {
         self.service_account.as_ref().map(|sa| format!("system:serviceaccount:{}:{sa}", self.namespace))
     }
 
+    /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
+    /// ServiceAccount to write as), or `None`.
+    pub fn refuses_all(&self) -> Option<String> {
+        (!self.trusted && self.service_account.is_none()).then(|| {
+            format!(
+                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
+                 ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
+                 the watcher where the operator trusts the namespace (--trust-namespace {ns})",
+                ns = self.namespace
+            )
+        })
+    }
+
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
     /// server holds it, absent when deleted) is refused, or `None` when it may go ahead.
     pub fn refusal(
@@ -39,13 +52,8 @@ impl Authority {
         namespace: Option<&str>,
         live: Option<&Value>,
     ) -> Option<String> {
-        if !self.trusted && self.service_account.is_none() {
-            return Some(format!(
-                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
-                 ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
-                 the watcher where the operator trusts the namespace (--trust-namespace {ns})",
-                ns = self.namespace
-            ));
+        if let Some(why) = self.refuses_all() {
+            return Some(why);
         }
         if !self.trusted && namespace != Some(self.namespace.as_str()) {
             let place = match namespace {

@@ -26,6 +26,21 @@ impl Watcher<'_> {
         if decision.repair.is_empty() {
             return;
         }
+        // Nothing such a record asks is written: refused as it stands, without reading the release
+        // again (a namespace full of forged records costs no more than their first check).
+        let options = self.options.repair.as_ref().expect("healing needs repair options");
+        if let Some(why) = options.authority(&key.namespace, &key.name).refuses_all() {
+            if let Some(h) = self.healer.as_mut() {
+                h.repaired(report, &[], Instant::now());
+            }
+            self.metrics.repair("refused");
+            let wanted =
+                |o: &&crate::model::ObjectDrift| decision.repair.contains(&format!("{}/{}", o.id.kind, o.id.name));
+            for o in report.objects.iter().filter(|o| o.is_drift()).filter(wanted) {
+                self.refused(report, &o.id, &why).await;
+            }
+            return;
+        }
         let Some((fresh, request, writer)) = self.prepare(report, decision.repair).await else { return };
         if !self.leading("repair").await {
             return;
@@ -119,14 +134,15 @@ impl Watcher<'_> {
             let result = s.status.word();
             let mut fields: Vec<(&str, &dyn ToString)> =
                 vec![("release", &release), ("object", &s.object), ("result", &result)];
-            if let StepStatus::Refused(why) | StepStatus::Failed(why) = &s.status {
-                fields.push(("reason", why));
+            match &s.status {
+                StepStatus::Refused(why) => {
+                    self.refused(report, &s.object, why).await;
+                    continue;
+                }
+                StepStatus::Failed(why) => fields.push(("reason", why)),
+                _ => {}
             }
             self.log.info("repair", &fields);
-            if let StepStatus::Refused(why) = &s.status {
-                let message = format!("helm-drift did not repair {} of release {release}: {why}", s.object);
-                self.announce_repair(report, &s.object, events::REFUSED, &message).await;
-            }
         }
         if let Some(after) = &repair.after {
             self.metrics.record(after, 0.0);
@@ -138,6 +154,16 @@ impl Watcher<'_> {
                 self.announce(after, t).await;
             }
         }
+    }
+
+    /// A step refused: logged, and announced (Event, notification) as the rule that refused it.
+    async fn refused(&self, report: &DriftReport, object: &ObjectId, why: &str) {
+        let release = ReleaseKey::of(report).to_string();
+        let fields: [(&str, &dyn ToString); 4] =
+            [("release", &release), ("object", object), ("result", &"refused"), ("reason", &why)];
+        self.log.info("repair", &fields);
+        let message = format!("helm-drift did not repair {object} of release {release}: {why}");
+        self.announce_repair(report, object, events::REFUSED, &message).await;
     }
 
     /// The client repairs write through: the watcher's own, or one impersonating the release

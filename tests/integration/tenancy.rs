@@ -214,3 +214,39 @@ fn a_drift_with_many_paths_gets_its_event() {
     assert!(message.len() <= 1024 && message.ends_with("more bytes)"), "{message}");
     assert!(!w.logs_text().contains("cannot record the Event"), "{}", w.logs_text());
 }
+
+/// Events of helm-drift's reason with 900 KB messages, written by someone else: read 25 at a time
+/// whatever the chunk size (the whole kind in one response held them all), each reduced before
+/// the next page; the watcher starts and counts every one it did not take.
+#[test]
+fn a_flood_of_large_events_is_read_a_page_at_a_time() {
+    let env = Env::new("ten-events");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let message = "m".repeat(900 * 1024);
+    let items: Vec<serde_json::Value> = (0..30)
+        .map(|i| {
+            serde_json::json!({"apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": format!("flood{i}.drift"), "namespace": env.ns,
+                    "annotations": {"helm-drift.io/signature": "ab".repeat(32), "helm-drift.io/release": format!("{}/web", env.ns)}},
+                "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "name": format!("x{i}"), "namespace": env.ns},
+                "reason": "DriftDetected", "message": message, "type": "Warning",
+                "source": {"component": "someone"}, "reportingComponent": "someone"})
+        })
+        .collect();
+    let file = env.home().join("events.json");
+    std::fs::write(&file, serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()).unwrap();
+    env.kubectl(&["create", "-f", file.to_str().unwrap()]).success();
+    let mark = env.audit_mark();
+    let w = Watching::start(&env, &["--all", "--chunk-size", "0"]).ready();
+    // Of helm-drift's reason, written by another component: not taken, each counted.
+    assert_eq!(w.sample("helm_drift_rejected_inputs_total{input=\"event\"}"), Some(30.0), "{}", w.logs_text());
+    let lists: Vec<String> = crate::support::by_drift(&env.audit_since(mark), "list")
+        .iter()
+        .filter_map(|e| e["requestURI"].as_str())
+        .filter(|u| u.contains("/events?") && u.contains("DriftDetected"))
+        .map(str::to_string)
+        .collect();
+    assert!(lists.iter().all(|u| u.contains("limit=25")), "{lists:#?}");
+    assert!(lists.iter().any(|u| u.contains("continue=")), "read past the first page: {lists:#?}");
+    w.stop();
+}

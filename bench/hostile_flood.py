@@ -109,6 +109,11 @@ proc = subprocess.Popen([binary, "watch", "-n", ns, "--all", "--repair", "--metr
 
 
 ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 600)
+# A person's check of the same namespace: its peak RSS, measured alone (a process of its own).
+check_rss = subprocess.run([sys.executable, "-c",
+    "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+    "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+    binary, "check", "-n", ns, "--all", "-o", "json"], capture_output=True, text=True).stdout.split()
 written_objects = subprocess.run([kubectl, "-n", ns, "get", "resourcequota,rolebinding", "-o", "name"],
                                  capture_output=True, text=True).stdout.split()
 print(json.dumps({
@@ -123,6 +128,8 @@ print(json.dumps({
     "refused_repairs": probe.sample(metrics, 'helm_drift_repairs_total{result="refused"}'),
     "releases_checked": probe.sample(metrics, "helm_drift_check_duration_seconds_count"),
     "objects_written_for_forged_records": len(written_objects),
+    "check_exit": int(check_rss[0]),
+    "check_peak_rss_mib": round(int(check_rss[1]) / 1024, 1),
     "rss_mib": round(rss, 1),
     "peak_rss_mib": round(peak, 1),
 }))

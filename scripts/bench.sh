@@ -211,6 +211,7 @@ Events there could write them; `helm-drift watch -n hostile --all --repair`, the
 | repairs refused (namespace not trusted) | {int(f['refused_repairs'])} | |
 | objects written for the forged records | {f['objects_written_for_forged_records']} | 0 |
 | RSS (peak) | {f['rss_mib']} MiB ({f['peak_rss_mib']} MiB) | < 256 MiB (the chart's limit) |
+| `helm drift check -n hostile --all` afterwards: peak RSS (exit) | {f['check_peak_rss_mib']} MiB ({f['check_exit']}) | |
 '''
 open(path, "w").write(text + "\n")
 PY

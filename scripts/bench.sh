@@ -212,6 +212,13 @@ Events there could write them; `helm-drift watch -n hostile --all --repair`, the
 | objects written for the forged records | {f['objects_written_for_forged_records']} | 0 |
 | RSS (peak) | {f['rss_mib']} MiB ({f['peak_rss_mib']} MiB) | < 256 MiB (the chart's limit) |
 | `helm drift check -n hostile --all` afterwards: peak RSS (exit) | {f['check_peak_rss_mib']} MiB ({f['check_exit']}) | |
+
+What bounds it: each record reserves its decoded size and its manifest's expansion from one
+128 MiB budget before it is inflated (the alias records, 4 MiB of manifest each, about 37 MiB,
+three at a time); values stay JSON text; Events are read 25 at a time and reduced to their
+signature. The time to ready is spent writing the Events the forged drift gets (two to four per
+forged release, one request at a time, about 30 ms each here); an untrusted release's repair is
+refused as it stands, without judging it again (before that, 297 s).
 '''
 open(path, "w").write(text + "\n")
 PY

@@ -250,3 +250,42 @@ fn a_flood_of_large_events_is_read_a_page_at_a_time() {
     assert!(lists.iter().any(|u| u.contains("continue=")), "read past the first page: {lists:#?}");
     w.stop();
 }
+
+/// Thousands of tiny records in one namespace would each bring their series: a namespace gets
+/// at most --max-releases-per-namespace releases watched (the first by name), the rest counted
+/// and named once.
+#[test]
+fn a_namespace_gets_at_most_its_share_of_releases() {
+    let env = Env::new("ten-share");
+    for name in ["ra", "rb", "rc", "rd", "re"] {
+        let manifest = format!(
+            "---\n# Source: f/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
+        );
+        env.forge_record(name, &manifest, "");
+    }
+    let w = Watching::start(&env, &["--all", "--max-releases-per-namespace", "2", "--resync", "2s"]).ready();
+    let before = w.checks();
+    eventually("a resync", Duration::from_secs(30), || w.checks() >= before + 2.0);
+    assert_eq!(w.sample("helm_drift_selected_releases"), Some(2.0), "{}", w.metrics());
+    assert_eq!(w.sample("helm_drift_rejected_inputs_total{input=\"record\"}"), Some(3.0), "counted once");
+    for (name, watched) in [("ra", true), ("rb", true), ("rc", false), ("re", false)] {
+        assert_eq!(w.sample(&Watching::drifted(&env.ns, name)).is_some(), watched, "{name}\n{}", w.metrics());
+    }
+    let logs = w.logs_text();
+    assert_eq!(logs.matches("more releases in the namespace").count(), 1, "said once\n{logs}");
+    assert!(logs.contains("rc rd re"), "{logs}");
+}
+
+/// A receiver's URL with credentials: the watcher's log names its host, never the user, the
+/// password or the path.
+#[test]
+fn receiver_credentials_never_reach_the_log() {
+    let env = Env::new("ten-url");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let url = format!("http://bot:s3cret@{}/T0/hook-token", crate::support::REFUSED);
+    let w = Watching::start(&env, &["web", "--notify", &url]).ready();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    eventually("the failed notification logged", Duration::from_secs(60), || w.logs_text().contains("127.0.0.1:1/…"));
+    let logs = w.logs_text();
+    assert!(!logs.contains("s3cret") && !logs.contains("bot:") && !logs.contains("hook-token"), "{logs}");
+}

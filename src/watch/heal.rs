@@ -29,6 +29,11 @@ pub struct Decision {
     pub abandoned: Vec<(ObjectId, String)>,
 }
 
+/// How a repair names an object to repair (`Kind/name`, as `repair --only` takes it).
+pub fn only(id: &ObjectId) -> String {
+    format!("{}/{}", id.kind, id.name)
+}
+
 pub struct Healer {
     policy: Policy,
     last: HashMap<ReleaseKey, Instant>,
@@ -67,7 +72,7 @@ impl Healer {
                 d.abandoned.push((o.id.clone(), other_manager(o)));
                 continue;
             }
-            d.repair.push(format!("{}/{}", o.id.kind, o.id.name));
+            d.repair.push(only(&o.id));
         }
         if !d.repair.is_empty()
             && let Some(at) = self.last.get(&key).map(|t| *t + self.policy.cooldown).filter(|at| *at > now)

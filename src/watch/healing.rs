@@ -34,8 +34,7 @@ impl Watcher<'_> {
                 h.repaired(report, &[], Instant::now());
             }
             self.metrics.repair("refused");
-            let wanted =
-                |o: &&crate::model::ObjectDrift| decision.repair.contains(&format!("{}/{}", o.id.kind, o.id.name));
+            let wanted = |o: &&crate::model::ObjectDrift| decision.repair.contains(&heal::only(&o.id));
             for o in report.objects.iter().filter(|o| o.is_drift()).filter(wanted) {
                 self.refused(report, &o.id, &why).await;
             }

@@ -15,6 +15,32 @@ pub fn is_person(manager: &str) -> bool {
     PERSON_TOOLS.iter().any(|t| m == *t || m.starts_with(&format!("{t}-")) || m.starts_with(&format!("{t}/")))
 }
 
+/// Who made the object, when Helm never wrote it: it was deleted and created again outside Helm
+/// (a backup restored, `kubectl create -f` of its own `get -o yaml`). The earliest writer that
+/// is not the control plane, when no entry of its managedFields is Helm's.
+pub fn recreated(live: &Value) -> Option<Attribution> {
+    let entries = live.pointer("/metadata/managedFields")?.as_array()?;
+    if entries.iter().any(|e| super::managed::HELM_MANAGERS.contains(&manager_of(e))) {
+        return None;
+    }
+    let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
+    let creator = entries.iter().filter(|e| !super::managed::is_system_entry(e)).min_by_key(|e| time(e))?;
+    Some(attribution(creator))
+}
+
+/// A managedFields entry as who wrote and when.
+fn attribution(entry: &Value) -> Attribution {
+    let text = |k: &str| entry.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let manager = manager_of(entry).to_string();
+    Attribution {
+        person: is_person(&manager),
+        manager,
+        operation: text("operation").unwrap_or_default(),
+        subresource: text("subresource"),
+        time: text("time"),
+    }
+}
+
 /// The last writer of the field at `path` of `live`, from its managedFields; `None` when no
 /// entry holds it (a removed field is only attributed when a whole parent, such as an atomic
 /// list, was written).
@@ -25,15 +51,7 @@ pub fn of(live: &Value, path: &FieldPath) -> Option<Attribution> {
         .iter()
         .filter(|e| e.get("fieldsV1").is_some_and(|f| holds(f, live, &path.0)))
         .max_by_key(|e| time(e))?;
-    let text = |k: &str| writer.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let manager = manager_of(writer).to_string();
-    Some(Attribution {
-        person: is_person(&manager),
-        manager,
-        operation: text("operation").unwrap_or_default(),
-        subresource: text("subresource"),
-        time: text("time"),
-    })
+    Some(attribution(writer))
 }
 
 /// Whether a field set holds the path (or a whole ancestor of it).

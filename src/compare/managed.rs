@@ -20,9 +20,21 @@ pub fn is_system_entry(entry: &Value) -> bool {
     SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
 }
 
-/// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`.
-pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
-    let mut out: Vec<Foreign> = Vec::new();
+/// Fields another manager owns that the chart does not set: those whose live value is what the
+/// server holds for Helm's object (`held`, from [`super::defaults::held`]) apart from the others.
+#[derive(Debug, Default, PartialEq)]
+pub struct Found {
+    /// Added outside Helm.
+    pub added: Vec<Foreign>,
+    /// The server's defaults (or chosen values) for Helm's object, owned by another manager: a
+    /// restored or re-created object's, ownership rather than content.
+    pub defaults: Vec<Foreign>,
+}
+
+/// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`; those
+/// `held` holds with their live value are [`Found::defaults`].
+pub fn foreign(desired: &Value, held: &Value, live: &Value) -> Found {
+    let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
         let manager = manager_of(entry);
@@ -31,58 +43,93 @@ pub fn foreign(desired: &Value, live: &Value) -> Vec<Foreign> {
         }
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
-            walk(fields, Some(desired), live, &FieldPath::root(), &mut found);
-            for (path, value) in found {
-                if !out.iter().any(|f| f.path == path) {
-                    out.push(Foreign { path, value, manager: manager.to_string(), changed_by: None });
+            walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
+            for (path, value, default) in found {
+                if !out.added.iter().chain(&out.defaults).any(|f| f.path == path) {
+                    let f = Foreign { path, value, manager: manager.to_string(), changed_by: None };
+                    if default { out.defaults.push(f) } else { out.added.push(f) }
                 }
             }
         }
     }
-    out.sort_by_cached_key(|f| f.path.pointer());
+    out.added.sort_by_cached_key(|f| f.path.pointer());
+    out.defaults.sort_by_cached_key(|f| f.path.pointer());
     out
 }
 
+/// Where a walk is in what the chart set and in what the server would hold for it.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    desired: Option<&'a Value>,
+    held: Option<&'a Value>,
+}
+
+impl<'a> Sides<'a> {
+    fn field(self, name: &str) -> Sides<'a> {
+        let get = |v: Option<&'a Value>| v.and_then(|d| d.get(name)).filter(|d| !d.is_null());
+        Sides { desired: get(self.desired), held: get(self.held) }
+    }
+}
+
+/// Each owned field found: its path, live value and whether it is the server's (held) value.
 fn walk(
     fields: &Map<String, Value>,
-    desired: Option<&Value>,
+    at: Sides<'_>,
     live: &Value,
     path: &FieldPath,
-    out: &mut Vec<(FieldPath, Value)>,
+    out: &mut Vec<(FieldPath, Value, bool)>,
 ) {
     for (k, child) in fields {
         let children = child.as_object().filter(|c| !c.is_empty());
         if let Some(name) = k.strip_prefix("f:") {
             let Some(lv) = live.get(name) else { continue };
-            let at = path.field(name);
-            match desired.and_then(|d| d.get(name)).filter(|d| !d.is_null()) {
-                None => out.push((at, lv.clone())),
-                Some(dv) => {
+            let here = path.field(name);
+            let sides = at.field(name);
+            match (sides.desired, sides.held) {
+                (Some(_), _) => {
                     if let Some(c) = children {
-                        walk(c, Some(dv), lv, &at, out);
+                        walk(c, sides, lv, &here, out);
                     }
                 }
+                (None, Some(held)) if super::defaults::holds(lv, held) => out.push((here, lv.clone(), true)),
+                (None, Some(_)) if children.is_some() && lv.is_object() => {
+                    walk(children.expect("checked"), sides, lv, &here, out)
+                }
+                (None, _) => out.push((here, lv.clone(), false)),
             }
         } else if let Some(key) = k.strip_prefix("k:") {
             let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { continue };
             let Some((i, lv)) = find_item(live, &key) else { continue };
-            let in_desired = desired.and_then(|d| find_item(d, &key));
+            // Items are found in what the server would hold (a port's `protocol: TCP` filled
+            // in), at the same index in what the chart set.
+            let in_held = at.held.and_then(|d| find_item(d, &key));
+            let in_desired = match in_held {
+                Some((j, _)) => at.desired.and_then(|d| d.get(j)).map(|d| (j, d)),
+                None => at.desired.and_then(|d| find_item(d, &key)),
+            };
             let item_key = ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)));
-            let at = path.item(in_desired.map(|(j, _)| j), Some(i), Some(item_key));
+            let here = path.item(in_desired.map(|(j, _)| j), Some(i), Some(item_key));
             match in_desired {
-                None => out.push((at, lv.clone())),
+                None => out.push((here, lv.clone(), false)),
                 Some((_, dv)) => {
                     if let Some(c) = children {
-                        walk(c, Some(dv), lv, &at, out);
+                        walk(
+                            c,
+                            Sides { desired: Some(dv), held: in_held.map(|(_, h)| h).or(Some(dv)) },
+                            lv,
+                            &here,
+                            out,
+                        );
                     }
                 }
             }
         } else if let Some(v) = k.strip_prefix("v:") {
             let Ok(value) = serde_json::from_str::<Value>(v) else { continue };
-            let in_desired = desired.and_then(Value::as_array).is_some_and(|d| d.contains(&value));
+            let within = |side: Option<&Value>| side.and_then(Value::as_array).is_some_and(|d| d.contains(&value));
             let live_index = live.as_array().and_then(|l| l.iter().position(|x| *x == value));
-            if let (false, Some(i)) = (in_desired, live_index) {
-                out.push((path.item(None, Some(i), None), value));
+            if let (false, Some(i)) = (within(at.desired), live_index) {
+                let default = within(at.held);
+                out.push((path.item(None, Some(i), None), value, default));
             }
         }
     }
@@ -121,7 +168,8 @@ mod tests {
             {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:annotations": {}}}},
             {"manager": "kubectl-edit", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
         ]);
-        let got: Vec<(String, String, Value, String)> = foreign(&desired, &live(managed))
+        let got: Vec<(String, String, Value, String)> = foreign(&desired, &desired, &live(managed))
+            .added
             .into_iter()
             .map(|f| (f.path.pointer(), f.path.to_string(), f.value, f.manager))
             .collect();
@@ -143,7 +191,7 @@ mod tests {
     fn fields_the_chart_declares_are_not_foreign() {
         let desired = json!({"metadata": {"labels": {"app": "web", "team": "x"}}});
         let managed = json!([{"manager": "kubectl-label", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
-        assert!(foreign(&desired, &live(managed)).is_empty());
+        assert!(foreign(&desired, &desired, &live(managed)).added.is_empty());
     }
 
     #[test]
@@ -151,6 +199,6 @@ mod tests {
         let desired = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}});
         let live = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}, "metadata": {"managedFields": [
             {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:automountServiceAccountToken": {}, "f:replicas": {}}}}]}});
-        assert!(foreign(&desired, &live).is_empty());
+        assert!(foreign(&desired, &desired, &live).added.is_empty());
     }
 }

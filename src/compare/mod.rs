@@ -9,6 +9,7 @@
 //! - [`attribution`]: who last wrote a field.
 
 pub mod attribution;
+pub mod defaults;
 pub mod exact;
 pub mod managed;
 pub mod merge_keys;

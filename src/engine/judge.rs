@@ -3,11 +3,12 @@
 
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
-use crate::compare::{self, attribution, exact, managed, ownership, subset};
+use crate::compare::managed::Found;
+use crate::compare::{self, attribution, defaults, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Foreign, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::expected;
 use crate::policy::ignore::{self, ObjectRef};
 use crate::settings::CompareOptions;
@@ -69,8 +70,8 @@ pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>
             return drift;
         }
     };
-    let (fields, added, engine) = differences(judge, obj, at, &live, &ignores).await;
-    conclude(ctx, obj, &me, live, &ignores, (fields, added, engine), drift)
+    let (fields, found, engine) = differences(judge, obj, at, &live, &ignores).await;
+    conclude(ctx, obj, &me, live, &ignores, (fields, found, engine), drift)
 }
 
 /// The verdict from the differences found (client-side or by the dry-run): ignored paths set
@@ -81,10 +82,17 @@ fn conclude(
     me: &ObjectRef,
     live: Value,
     ignores: &[IgnorePrefix],
-    (fields, added, engine): (Vec<FieldDiff>, Vec<Foreign>, Method),
+    (fields, found, engine): (Vec<FieldDiff>, Found, Method),
     mut drift: ObjectDrift,
 ) -> ObjectDrift {
-    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, added, ignores);
+    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, found.added, ignores);
+    // The server's own values for Helm's object, written by whoever re-created it: ownership,
+    // not content (and nothing --remove-foreign would remove).
+    drift.ignored.extend(found.defaults.into_iter().map(|d| Ignored {
+        reason: format!("the server's value for the recorded object, owned by {}", d.manager),
+        path: d.path,
+    }));
+    drift.recreated = attribution::recreated(&live);
     ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, &mut drift);
     leave_managers(ctx, me, &mut drift);
@@ -144,26 +152,34 @@ fn rules(ctx: &Policy<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) ->
 }
 
 /// The differences and the engine that found them: client-side first, then the server's
-/// dry-run for an object that differs client-side (unless read-only or refused).
+/// dry-run for an object that differs client-side (unless read-only or refused). Fields another
+/// manager owns are judged against what the server would hold for Helm's object (its defaults,
+/// a CRD's schema defaults, the values it chooses).
 async fn differences(
     judge: &Judge<'_>,
     obj: &DesiredObject,
     at: &Location,
     live: &Value,
     ignores: &[IgnorePrefix],
-) -> (Vec<FieldDiff>, Vec<Foreign>, Method) {
+) -> (Vec<FieldDiff>, Found, Method) {
     let desired = subset::comparable(&obj.object);
-    let fields = subset::differences(&desired, live);
-    let added = managed::foreign(&desired, live);
+    let fields = subset::differences(&defaults::without_empty_choices(obj.group(), &obj.kind, &desired), live);
+    let mut found = managed::foreign(&desired, &defaults::held(obj.group(), &obj.kind, &desired, None), live);
+    if !found.added.is_empty()
+        && !defaults::is_built_in(obj.group())
+        && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
+    {
+        found = managed::foreign(&desired, &defaults::held(obj.group(), &obj.kind, &desired, Some(&schema)), live);
+    }
     if judge.policy.options.read_only {
-        return (fields, added, Method::ReadOnly { reason: "--read-only".into() });
+        return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
     }
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
-        return (fields, added, Method::Exact);
+        return (fields, found, Method::Exact);
     }
     match live::apply_dry_run(judge.client, at, &obj.name, &obj.object).await {
-        Ok(after) => (exact::differences(&after, live), added, Method::Exact),
-        Err(e) => (fields, added, Method::ReadOnly { reason: fallback_reason(&e) }),
+        Ok(after) => (exact::differences(&after, live), found, Method::Exact),
+        Err(e) => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
     }
 }
 
@@ -181,7 +197,9 @@ fn ownership(ctx: &Policy<'_>, obj: &DesiredObject, live: &Value, ignores: &[Ign
                 under(&at, &diff) || under(&diff, &at)
             })
     });
-    if ctx.server_side {
+    // A re-created object's fields are owned elsewhere whatever the apply method: Helm never
+    // wrote it.
+    if ctx.server_side || drift.recreated.is_some() {
         drift.disowned = disowned;
         return;
     }
@@ -262,7 +280,8 @@ mod tests {
             Err(Excluded(reason)) => return ObjectDrift::new(obj.id(), None, Verdict::Excluded { reason }),
         };
         let desired = subset::comparable(&obj.object);
-        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &live), Method::Exact);
+        let held = defaults::held(obj.group(), &obj.kind, &desired, None);
+        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &held, &live), Method::Exact);
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }
 

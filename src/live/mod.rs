@@ -164,6 +164,8 @@ type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
 pub struct LiveCache {
     lists: Cells<ListKey, Shared>,
     hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
+    /// CRD schemas (`openAPIV3Schema` of a served version), by group, version and plural.
+    schemas: Cells<(String, String, String), Option<std::sync::Arc<Value>>>,
     /// List namespaced kinds across every namespace at once (a run over many namespaces: one
     /// LIST per kind instead of one per kind and namespace).
     wide: std::sync::atomic::AtomicBool,
@@ -219,6 +221,15 @@ impl LiveCache {
         }
     }
 
+    /// The schema of the CRD that serves `at`'s custom resources at its version, read once per
+    /// run; `None` when it cannot be read (not a CRD, or not readable by whoever runs).
+    pub async fn crd_schema(&self, client: &kube::Client, at: &Location) -> Option<std::sync::Arc<Value>> {
+        let r = &at.resource;
+        let key = (r.group.clone(), r.version.clone(), r.plural.clone());
+        let cell = self.schemas.lock().expect("cache lock").entry(key).or_default().clone();
+        cell.get_or_init(|| crd_schema(client, &r.group, &r.version, &r.plural)).await.clone()
+    }
+
     /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
     pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, ApiError> {
         let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
@@ -226,6 +237,17 @@ impl LiveCache {
         let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;
         all.clone().map(|found| found.into_iter().filter(|s| s.namespace == namespace).collect())
     }
+}
+
+/// The `openAPIV3Schema` of version `version` of the CRD `plural.group`.
+async fn crd_schema(client: &kube::Client, group: &str, version: &str, plural: &str) -> Option<std::sync::Arc<Value>> {
+    let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions");
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let crd = api.get_opt(&format!("{plural}.{group}")).await.ok()??;
+    let versions = crd.data.pointer("/spec/versions")?.as_array()?;
+    let served = versions.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
+    served.pointer("/schema/openAPIV3Schema").cloned().map(std::sync::Arc::new)
 }
 
 /// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name

@@ -247,6 +247,9 @@ pub struct ObjectDrift {
     /// Fields the chart sets that another manager owns instead of Helm (server-side applied
     /// releases only).
     pub disowned: Vec<Ownership>,
+    /// Who created the live object when Helm never wrote it (deleted and created again outside
+    /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
+    pub recreated: Option<Attribution>,
     /// Routine changes outside Helm, not counted as drift.
     pub expected: Vec<Expected>,
     /// Drift the baseline accepted, not counted.
@@ -268,6 +271,7 @@ impl ObjectDrift {
             fields: Vec::new(),
             added: Vec::new(),
             disowned: Vec::new(),
+            recreated: None,
             expected: Vec::new(),
             accepted: Vec::new(),
             ignored: Vec::new(),

@@ -242,6 +242,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager, "changedBy": changed_by(&a.changed_by)})
         }).collect::<Vec<_>>(),
         "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
+        "recreatedBy": changed_by(&o.recreated),
         "expected": o.expected.iter().map(|e| {
             let at = e.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &e.value, show_secrets), "reason": e.reason, "changedBy": changed_by(&e.changed_by)})

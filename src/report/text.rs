@@ -369,12 +369,35 @@ pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
         let value = show(&a.path, a.path.live_pointer(), &a.value);
         out.push((Some(Tone::Note), format!("+ {}: {value} (added by {}{when})", a.path, a.manager)));
     }
-    for d in &o.disowned {
+    // A re-created object tells its own short story; its fields one by one only with -v.
+    if let Some(by) = &o.recreated {
+        let when = age(by, style);
+        let when = when.strip_prefix(", ").map_or(String::new(), |w| format!(" ({w})"));
+        let values = if o.fields.is_empty() && o.added.is_empty() { ", values as recorded" } else { "" };
+        out.push((Some(Tone::Warn), format!("re-created by {}{when}{values}", by.manager)));
+    }
+    let listed = o.recreated.is_none() || style.verbose;
+    for d in o.disowned.iter().filter(|_| listed) {
         let owner = if d.shared { "shared by Helm with" } else { "owned by" };
         let helm = if d.shared { "" } else { ", not by Helm" };
         out.push((Some(Tone::Warn), format!("! {}: {owner} {}{helm} (the value is the release's)", d.path, d.manager)));
     }
-    if !o.disowned.is_empty() {
+    if !listed && !o.disowned.is_empty() {
+        let owners = o.disowned.iter().fold(Vec::<&str>::new(), |mut seen, d| {
+            if !seen.contains(&d.manager.as_str()) {
+                seen.push(&d.manager);
+            }
+            seen
+        });
+        out.push((
+            None,
+            format!(
+                "the {} recorded field(s) are owned by {}, not by Helm: a helm upgrade (server-side apply) that changes them will conflict; helm drift repair gives them back to Helm (-v lists them)",
+                o.disowned.len(),
+                owners.join(", ")
+            ),
+        ));
+    } else if !o.disowned.is_empty() {
         out.push((
             None,
             "a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm".into(),

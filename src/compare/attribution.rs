@@ -154,4 +154,20 @@ mod tests {
             assert!(!is_person(m), "{m}");
         }
     }
+
+    #[test]
+    fn an_object_helm_never_wrote_was_recreated_by_its_first_writer() {
+        let entry = |m: &str, t: &str| json!({"manager": m, "operation": "Update", "time": t, "fieldsV1": {}});
+        let live = |entries: Vec<Value>| json!({"metadata": {"managedFields": entries}});
+        let restored = live(vec![
+            entry("kube-controller-manager", "2026-11-30T08:00:00Z"),
+            entry("kubectl-scale", "2026-11-30T10:00:00Z"),
+            entry("velero-server", "2026-11-30T09:00:00Z"),
+        ]);
+        let by = recreated(&restored).expect("re-created");
+        assert_eq!((by.manager.as_str(), by.time.as_deref()), ("velero-server", Some("2026-11-30T09:00:00Z")));
+        assert_eq!(recreated(&live(vec![entry("helm", "x"), entry("kubectl-create", "y")])), None, "Helm wrote it");
+        assert_eq!(recreated(&live(vec![entry("kube-controller-manager", "x")])), None, "only the control plane");
+        assert_eq!(recreated(&json!({"metadata": {}})), None, "no managedFields kept: nothing known");
+    }
 }

@@ -86,11 +86,12 @@ fn walk(
             let here = path.field(name);
             let sides = at.field(name);
             match (sides.desired, sides.held) {
-                (Some(_), _) => {
-                    if let Some(c) = children {
-                        walk(c, sides, lv, &here, out);
-                    }
-                }
+                (Some(dv), held) => match children {
+                    Some(c) => walk(c, sides, lv, &here, out),
+                    // A whole value owned (an atomic map or list: a Service's selector): what
+                    // it holds beyond the chart's is added.
+                    None => extras(held.unwrap_or(dv), lv, &here, out),
+                },
                 (None, Some(held)) if super::defaults::holds(lv, held) => out.push((here, lv.clone(), true)),
                 (None, Some(_)) if children.is_some() && lv.is_object() => {
                     walk(children.expect("checked"), sides, lv, &here, out)
@@ -132,6 +133,29 @@ fn walk(
                 out.push((path.item(None, Some(i), None), value, default));
             }
         }
+    }
+}
+
+/// The entries of an atomic `live` value beyond what the server would hold (`held`): maps
+/// compared key by key, lists of equal length item by item (a list of another length differs
+/// from the chart's, which the comparison reports).
+fn extras(held: &Value, live: &Value, path: &FieldPath, out: &mut Vec<(FieldPath, Value, bool)>) {
+    match (held, live) {
+        (Value::Object(h), Value::Object(l)) => {
+            for (k, lv) in l {
+                match h.get(k).filter(|h| !h.is_null()) {
+                    None => out.push((path.field(k), lv.clone(), false)),
+                    Some(hv) if hv.as_str() == Some(super::defaults::CHOSEN) => {}
+                    Some(hv) => extras(hv, lv, &path.field(k), out),
+                }
+            }
+        }
+        (Value::Array(h), Value::Array(l)) if h.len() == l.len() => {
+            for (i, (hv, lv)) in h.iter().zip(l).enumerate() {
+                extras(hv, lv, &path.item(Some(i), Some(i), None), out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -200,5 +224,46 @@ mod tests {
         let live = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}, "metadata": {"managedFields": [
             {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:automountServiceAccountToken": {}, "f:replicas": {}}}}]}});
         assert!(foreign(&desired, &desired, &live).added.is_empty());
+    }
+
+    /// A Service re-created from its own `get -o json` (Helm's request: a port without protocol).
+    fn restored_service(selector: Value) -> Value {
+        json!({"metadata": {"managedFields": [{"manager": "velero-server", "operation": "Update", "fieldsV1": {"f:spec": {
+                "f:clusterIP": {}, "f:type": {}, "f:sessionAffinity": {}, "f:selector": {},
+                "f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}}}}}}]},
+            "spec": {"clusterIP": "10.0.0.8", "type": "ClusterIP", "sessionAffinity": "None", "selector": selector,
+                "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}]}})
+    }
+
+    #[test]
+    fn the_servers_values_owned_elsewhere_are_defaults_not_additions() {
+        let desired = json!({"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+        let held = super::super::defaults::held("", "Service", &desired, None);
+        let found = foreign(&desired, &held, &restored_service(json!({"app": "web"})));
+        assert!(found.added.is_empty(), "{:?}", found.added);
+        let defaults: Vec<String> = found.defaults.iter().map(|d| d.path.to_string()).collect();
+        assert_eq!(
+            defaults,
+            [
+                "spec.clusterIP",
+                "spec.ports[port=80,protocol=TCP].protocol",
+                "spec.ports[port=80,protocol=TCP].targetPort",
+                "spec.sessionAffinity",
+                "spec.type"
+            ]
+        );
+        // Without what the server holds, the same fields read as added outside Helm.
+        assert_eq!(foreign(&desired, &desired, &restored_service(json!({"app": "web"}))).added.len(), 4);
+    }
+
+    #[test]
+    fn what_an_atomic_value_holds_beyond_the_chart_is_added() {
+        let desired = json!({"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+        let held = super::super::defaults::held("", "Service", &desired, None);
+        let mut live = restored_service(json!({"app": "web", "tier": "x"}));
+        live["spec"]["type"] = json!("NodePort");
+        let found = foreign(&desired, &held, &live);
+        let added: Vec<(String, Value)> = found.added.into_iter().map(|a| (a.path.to_string(), a.value)).collect();
+        assert_eq!(added, [("spec.selector.tier".to_string(), json!("x")), ("spec.type".into(), json!("NodePort"))]);
     }
 }

@@ -93,6 +93,7 @@ fn conclude(
         path: d.path,
     }));
     drift.recreated = attribution::recreated(&live);
+    drift.server_side = ctx.server_side;
     ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, &mut drift);
     leave_managers(ctx, me, &mut drift);
@@ -361,5 +362,28 @@ mod tests {
         assert_eq!(d.expected.len(), 1, "shown as expected: {d:?}");
         let strict = CompareOptions { strict: true, ..options };
         assert_eq!(read_only(&policy(&strict, &[]), &object(DEPLOYMENT), restarted).verdict, Verdict::Modified);
+    }
+
+    #[test]
+    fn a_recreated_object_with_the_recorded_values_is_owned_elsewhere_and_drift_only_when_strict() {
+        let created = json!([{"manager": "kubectl-create", "operation": "Update", "time": "2026-11-30T10:00:00Z",
+            "fieldsV1": {"f:spec": {"f:replicas": {}, "f:revisionHistoryLimit": {}, "f:template": {"f:spec": {
+                "f:dnsPolicy": {}, "f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:name": {}, "f:image": {}, "f:imagePullPolicy": {}}}}}}}}]);
+        let mut restored = live(2, created);
+        restored["spec"]["revisionHistoryLimit"] = json!(10);
+        restored["spec"]["template"]["spec"]["dnsPolicy"] = json!("ClusterFirst");
+        restored["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = json!("Always");
+        let options = CompareOptions::default();
+        let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), restored.clone());
+        assert_eq!(d.verdict, Verdict::InSync, "{d:?}");
+        assert_eq!(d.drift_kind(), crate::model::DriftKind::OwnedElsewhere);
+        assert_eq!(d.recreated.as_ref().map(|r| r.manager.as_str()), Some("kubectl-create"));
+        assert!(d.added.is_empty() && d.ignored.iter().any(|i| i.path.pointer() == "/spec/revisionHistoryLimit"));
+        let strict = CompareOptions { strict: true, ..CompareOptions::default() };
+        assert!(read_only(&policy(&strict, &[]), &object(DEPLOYMENT), restored.clone()).is_drift());
+        // A value the server would not hold is still drift, named.
+        restored["spec"]["revisionHistoryLimit"] = json!(3);
+        let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), restored);
+        assert_eq!(d.added.iter().map(|a| a.path.pointer()).collect::<Vec<_>>(), ["/spec/revisionHistoryLimit"]);
     }
 }

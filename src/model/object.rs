@@ -250,6 +250,9 @@ pub struct ObjectDrift {
     /// Who created the live object when Helm never wrote it (deleted and created again outside
     /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
     pub recreated: Option<Attribution>,
+    /// The release is applied server-side (Helm 4): a field owned elsewhere makes an upgrade
+    /// that changes it conflict.
+    pub server_side: bool,
     /// Routine changes outside Helm, not counted as drift.
     pub expected: Vec<Expected>,
     /// Drift the baseline accepted, not counted.
@@ -272,6 +275,7 @@ impl ObjectDrift {
             added: Vec::new(),
             disowned: Vec::new(),
             recreated: None,
+            server_side: false,
             expected: Vec::new(),
             accepted: Vec::new(),
             ignored: Vec::new(),

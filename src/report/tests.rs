@@ -26,6 +26,14 @@ fn recreated() -> ObjectDrift {
             shared: false,
         });
     }
+    cm.server_side = true;
+    cm.recreated = Some(crate::model::Attribution {
+        manager: "kubectl-create".into(),
+        operation: "Update".into(),
+        subresource: None,
+        time: Some("2026-11-30T09:00:00Z".into()),
+        person: true,
+    });
     cm
 }
 

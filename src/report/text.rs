@@ -389,19 +389,26 @@ pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
             }
             seen
         });
+        let next = if o.server_side {
+            "a helm upgrade (server-side apply) that changes them will conflict; helm drift repair gives them back to Helm"
+        } else {
+            "the release is applied client-side, so the next helm upgrade writes them without a conflict"
+        };
         out.push((
             None,
             format!(
-                "the {} recorded field(s) are owned by {}, not by Helm: a helm upgrade (server-side apply) that changes them will conflict; helm drift repair gives them back to Helm (-v lists them)",
+                "the {} recorded field(s) are owned by {}, not by Helm: {next} (-v lists them)",
                 o.disowned.len(),
                 owners.join(", ")
             ),
         ));
     } else if !o.disowned.is_empty() {
-        out.push((
-            None,
-            "a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm".into(),
-        ));
+        let next = if o.server_side {
+            "a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm"
+        } else {
+            "the release is applied client-side, so the next helm upgrade writes these fields without a conflict"
+        };
+        out.push((None, next.into()));
     }
     for a in &o.accepted {
         out.push((Some(Tone::Dim), format!("✓ {} (accepted: {})", a.path, a.change)));

@@ -79,11 +79,16 @@ const HTTP: &str = r#"{"scheme":"HTTP"}"#;
 const FIELD_REF: &str = r#"{"apiVersion":"v1"}"#;
 const MODE: &str = r#"{"defaultMode":420}"#;
 
-/// What the API server and the control plane fill in for a Pod itself (admission included).
+/// What the API server and the control plane fill in for a Pod itself (admission included: the
+/// `default` ServiceAccount, the not-ready and unreachable tolerations). Never "chosen" where a
+/// different value gives more power: a Pod re-created with another ServiceAccount or toleration
+/// is drift.
 const POD: &[Rule] = &[(
     "/spec",
     Json(
-        r#"{"enableServiceLinks":true,"nodeName":"@chosen","priority":"@chosen","preemptionPolicy":"@chosen","serviceAccountName":"@chosen","serviceAccount":"@chosen","tolerations":"@chosen"}"#,
+        r#"{"enableServiceLinks":true,"nodeName":"@chosen","priority":"@chosen","preemptionPolicy":"@chosen","serviceAccountName":"default","tolerations":[
+            {"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
+            {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]}"#,
     ),
     Always,
 )];
@@ -475,6 +480,18 @@ fn schema_defaults(v: &mut Value, schema: &Value) {
     }
 }
 
+/// `held` without the values the server chooses: what holds for a field whose owner did not
+/// create the object (a node port owned by `kubectl edit` was changed by it, not chosen).
+pub fn without_chosen(held: &Value) -> Value {
+    match held {
+        Value::Object(o) => Value::Object(
+            o.iter().filter(|(_, v)| v.as_str() != Some(CHOSEN)).map(|(k, v)| (k.clone(), without_chosen(v))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_chosen).collect()),
+        v => v.clone(),
+    }
+}
+
 /// Whether `live` is what the server holds where it would hold `held` (a value of [`held`]):
 /// every field of `live` as held, [`CHOSEN`] matching anything.
 pub fn holds(live: &Value, held: &Value) -> bool {
@@ -579,5 +596,18 @@ mod tests {
         );
         assert_eq!(held("test.helm-drift.io", "Widget", &cr, None), cr);
         assert!(is_built_in("apps") && !is_built_in("test.helm-drift.io"));
+    }
+
+    #[test]
+    fn a_pod_holds_the_default_service_account_never_any() {
+        let pod = json!({"spec": {"containers": [{"name": "c", "image": "busybox:1"}]}});
+        let h = held("", "Pod", &pod, None);
+        assert_eq!(
+            (h["spec"]["serviceAccountName"].as_str(), h["spec"]["serviceAccount"].as_str()),
+            (Some("default"), Some("default"))
+        );
+        assert!(!holds(&json!("admin"), &h["spec"]["serviceAccountName"]));
+        assert_eq!(h["spec"]["tolerations"].as_array().map(Vec::len), Some(2));
+        assert_eq!(without_chosen(&h)["spec"].get("nodeName"), None, "a chosen value only for the object's creator");
     }
 }

@@ -165,12 +165,14 @@ async fn differences(
 ) -> (Vec<FieldDiff>, Found, Method) {
     let desired = subset::comparable(&obj.object);
     let fields = subset::differences(&defaults::without_empty_choices(obj.group(), &obj.kind, &desired), live);
-    let mut found = managed::foreign(&desired, &defaults::held(obj.group(), &obj.kind, &desired, None), live);
+    let creator = attribution::recreated(live).map(|by| by.manager);
+    let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
+    let mut found = managed::foreign(&desired, &held(None), creator.as_deref(), live);
     if !found.added.is_empty()
         && !defaults::is_built_in(obj.group())
         && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
     {
-        found = managed::foreign(&desired, &defaults::held(obj.group(), &obj.kind, &desired, Some(&schema)), live);
+        found = managed::foreign(&desired, &held(Some(&schema)), creator.as_deref(), live);
     }
     if judge.policy.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
@@ -282,7 +284,9 @@ mod tests {
         };
         let desired = subset::comparable(&obj.object);
         let held = defaults::held(obj.group(), &obj.kind, &desired, None);
-        let found = (subset::differences(&desired, &live), managed::foreign(&desired, &held, &live), Method::Exact);
+        let creator = attribution::recreated(&live).map(|by| by.manager);
+        let found = managed::foreign(&desired, &held, creator.as_deref(), &live);
+        let found = (subset::differences(&desired, &live), found, Method::Exact);
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }
 

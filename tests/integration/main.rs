@@ -54,6 +54,7 @@ mod reliability;
 mod repair;
 mod repair_cases;
 mod restart;
+mod restore;
 mod scan;
 mod storage;
 mod watch;

@@ -255,6 +255,22 @@ fn pod_specs(group: &str, kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// A rule placed for a kind: its path as tokens.
+type Placed = (Vec<String>, Fill, When);
+
+/// The rules of a kind, placed once per process.
+fn placed(group: &str, kind: &str) -> &'static [Placed] {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static PLACED: LazyLock<Mutex<HashMap<(String, String), &'static [Placed]>>> = LazyLock::new(Default::default);
+    let mut all = PLACED.lock().expect("defaults lock");
+    all.entry((group.to_string(), kind.to_string())).or_insert_with(|| {
+        let rules: Vec<Placed> =
+            rules_for(group, kind).into_iter().map(|(at, fill, when)| (tokens(&at), fill, when)).collect();
+        Box::leak(rules.into_boxed_slice())
+    })
+}
+
 /// The rules of a kind, with pod-spec rules placed at each of its pod specs.
 fn rules_for(group: &str, kind: &str) -> Vec<(String, Fill, When)> {
     let own: &[Rule] = match (group, kind) {
@@ -313,8 +329,8 @@ enum Mode {
 /// [`CHOSEN`].
 pub fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) -> Value {
     let mut out = desired.clone();
-    for (at, rule, when) in rules_for(group, kind) {
-        apply(&mut out, &tokens(&at), rule, when, Mode::Held);
+    for (at, rule, when) in placed(group, kind) {
+        apply(&mut out, at, *rule, *when, Mode::Held);
     }
     if let Some(schema) = schema {
         schema_defaults(&mut out, schema);
@@ -326,9 +342,21 @@ pub fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) ->
 /// `nodePort: 0`, `imagePullPolicy: ""`...) replaced: by the value the server fills in, or by
 /// `null` where it picks one. Borrowed when there is none.
 pub fn without_empty_choices<'a>(group: &str, kind: &str, desired: &'a Value) -> std::borrow::Cow<'a, Value> {
+    fn has_empty(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.is_empty(),
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::Object(o) => o.values().any(has_empty),
+            Value::Array(a) => a.iter().any(has_empty),
+            _ => false,
+        }
+    }
+    if !has_empty(desired) {
+        return std::borrow::Cow::Borrowed(desired);
+    }
     let mut out = desired.clone();
-    for (at, rule, when) in rules_for(group, kind) {
-        apply(&mut out, &tokens(&at), rule, when, Mode::Empties);
+    for (at, rule, when) in placed(group, kind) {
+        apply(&mut out, at, *rule, *when, Mode::Empties);
     }
     if out == *desired { std::borrow::Cow::Borrowed(desired) } else { std::borrow::Cow::Owned(out) }
 }
@@ -374,14 +402,18 @@ fn apply(v: &mut Value, path: &[String], fill: Fill, when: When, mode: Mode) {
 /// The value a rule fills in, `sibling` the value it copies.
 fn rule_value(fill: Fill, sibling: Option<Value>) -> Option<Value> {
     match fill {
-        Json(text) => Some(parse(text)),
+        Json(text) => Some(parse(text).clone()),
         ChosenWhenAbsent => Some(Value::String(CHOSEN.into())),
         PullPolicy | Sibling(_) => sibling.filter(|s| !is_unset(s)),
     }
 }
 
-/// A rule's JSON with `"@chosen"` as [`CHOSEN`].
-fn parse(text: &str) -> Value {
+/// A rule's JSON with `"@chosen"` as [`CHOSEN`], parsed once per process (the rules are a
+/// fixed set of constants).
+fn parse(text: &'static str) -> &'static Value {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static PARSED: LazyLock<Mutex<HashMap<usize, &'static Value>>> = LazyLock::new(Default::default);
     fn chosen(v: &mut Value) {
         match v {
             Value::String(s) if s == "@chosen" => *s = CHOSEN.into(),
@@ -390,16 +422,19 @@ fn parse(text: &str) -> Value {
             _ => {}
         }
     }
-    let mut v: Value = serde_json::from_str(text).expect("built-in defaults are JSON");
-    chosen(&mut v);
-    v
+    let mut parsed = PARSED.lock().expect("defaults lock");
+    parsed.entry(text.as_ptr() as usize).or_insert_with(|| {
+        let mut v: Value = serde_json::from_str(text).expect("built-in defaults are JSON");
+        chosen(&mut v);
+        Box::leak(Box::new(v))
+    })
 }
 
 /// Merges a rule's value into a value Helm sent.
 fn merge_rule(v: &mut Value, fill: Fill, mode: Mode, sibling: Option<Value>) {
     match fill {
         ChosenWhenAbsent => {}
-        Json(text) => merge(v, &parse(text), mode),
+        Json(text) => merge(v, parse(text), mode),
         PullPolicy | Sibling(_) => {
             if is_unset(v)
                 && let Some(s) = rule_value(fill, sibling)

@@ -20,6 +20,13 @@ pub fn is_system_entry(entry: &Value) -> bool {
     SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
 }
 
+/// Whether a manager other than Helm and the control plane owns fields of `live` (only then can
+/// anything be foreign).
+pub fn owned_besides_helm(live: &Value) -> bool {
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
+    entries.into_iter().flatten().any(|e| !HELM_MANAGERS.contains(&manager_of(e)) && !is_system_entry(e))
+}
+
 /// Fields another manager owns that the chart does not set: those whose live value is what the
 /// server holds for Helm's object (`held`, from [`super::defaults::held`]) apart from the others.
 #[derive(Debug, Default, PartialEq)]

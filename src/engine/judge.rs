@@ -167,7 +167,10 @@ async fn differences(
     let fields = subset::differences(&defaults::without_empty_choices(obj.group(), &obj.kind, &desired), live);
     let creator = attribution::recreated(live).map(|by| by.manager);
     let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
-    let mut found = managed::foreign(&desired, &held(None), creator.as_deref(), live);
+    let mut found = Found::default();
+    if managed::owned_besides_helm(live) {
+        found = managed::foreign(&desired, &held(None), creator.as_deref(), live);
+    }
     if !found.added.is_empty()
         && !defaults::is_built_in(obj.group())
         && let Some(schema) = judge.cache.crd_schema(judge.client, at).await

@@ -28,6 +28,21 @@ pub fn recreated(live: &Value) -> Option<Attribution> {
     Some(attribution(creator))
 }
 
+/// The managers (not Helm, not the control plane) that wrote the object when it was created and
+/// not since (their entry's time is its creation's, to the second): what they own they set as
+/// the object was made, such as the values a restore kept from the backup.
+pub fn creators(live: &Value) -> Vec<String> {
+    use k8s_openapi::jiff::Timestamp;
+    let at = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
+    let Some(created) = at(live.pointer("/metadata/creationTimestamp")) else { return Vec::new() };
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten();
+    entries
+        .filter(|e| !super::managed::HELM_MANAGERS.contains(&manager_of(e)) && !super::managed::is_system_entry(e))
+        .filter(|e| at(e.get("time")).is_some_and(|t| (t.as_second() - created.as_second()).abs() <= 1))
+        .map(|e| manager_of(e).to_string())
+        .collect()
+}
+
 /// A managedFields entry as who wrote and when.
 fn attribution(entry: &Value) -> Attribution {
     let text = |k: &str| entry.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
@@ -169,5 +184,15 @@ mod tests {
         assert_eq!(recreated(&live(vec![entry("helm", "x"), entry("kubectl-create", "y")])), None, "Helm wrote it");
         assert_eq!(recreated(&live(vec![entry("kube-controller-manager", "x")])), None, "only the control plane");
         assert_eq!(recreated(&json!({"metadata": {}})), None, "no managedFields kept: nothing known");
+    }
+
+    #[test]
+    fn the_creators_are_who_wrote_at_creation_and_not_since() {
+        let entry = |m: &str, t: &str| json!({"manager": m, "operation": "Update", "time": t, "fieldsV1": {}});
+        let live = json!({"metadata": {"creationTimestamp": "2026-11-30T09:00:00Z", "managedFields": [
+            entry("velero-server", "2026-11-30T09:00:01Z"), entry("helm", "2026-11-30T09:05:00Z"),
+            entry("kubectl-edit", "2026-11-30T09:10:00Z"), entry("kube-controller-manager", "2026-11-30T09:00:00Z")]}});
+        assert_eq!(creators(&live), ["velero-server"]);
+        assert!(creators(&json!({"metadata": {"managedFields": []}})).is_empty());
     }
 }

@@ -40,9 +40,9 @@ pub struct Found {
 
 /// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`; those
 /// `held` holds with their live value are [`Found::defaults`]. The values the server chooses (a
-/// cluster IP, a node port) are the server's only when owned by the object's `creator` (it
-/// re-created the object with them); another owner changed them.
-pub fn foreign(desired: &Value, held: &Value, creator: Option<&str>, live: &Value) -> Found {
+/// cluster IP, a node port) are the server's only when owned by one of the object's `creators`
+/// (it made the object with them: a restore); another owner changed them.
+pub fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value) -> Found {
     let fixed = super::defaults::without_chosen(held);
     let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
@@ -53,7 +53,7 @@ pub fn foreign(desired: &Value, held: &Value, creator: Option<&str>, live: &Valu
         }
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
-            let held = if creator == Some(manager) { held } else { &fixed };
+            let held = if creators.iter().any(|c| c == manager) { held } else { &fixed };
             walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
             for (path, value, default) in found {
                 if !out.added.iter().chain(&out.defaults).any(|f| f.path == path) {
@@ -203,7 +203,7 @@ mod tests {
             {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:annotations": {}}}},
             {"manager": "kubectl-edit", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
         ]);
-        let got: Vec<(String, String, Value, String)> = foreign(&desired, &desired, None, &live(managed))
+        let got: Vec<(String, String, Value, String)> = foreign(&desired, &desired, &[], &live(managed))
             .added
             .into_iter()
             .map(|f| (f.path.pointer(), f.path.to_string(), f.value, f.manager))
@@ -226,7 +226,7 @@ mod tests {
     fn fields_the_chart_declares_are_not_foreign() {
         let desired = json!({"metadata": {"labels": {"app": "web", "team": "x"}}});
         let managed = json!([{"manager": "kubectl-label", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
-        assert!(foreign(&desired, &desired, None, &live(managed)).added.is_empty());
+        assert!(foreign(&desired, &desired, &[], &live(managed)).added.is_empty());
     }
 
     #[test]
@@ -234,7 +234,7 @@ mod tests {
         let desired = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}});
         let live = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}, "metadata": {"managedFields": [
             {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:automountServiceAccountToken": {}, "f:replicas": {}}}}]}});
-        assert!(foreign(&desired, &desired, None, &live).added.is_empty());
+        assert!(foreign(&desired, &desired, &[], &live).added.is_empty());
     }
 
     /// A Service re-created from its own `get -o json` (Helm's request: a port without protocol).
@@ -250,7 +250,7 @@ mod tests {
     fn the_servers_values_owned_elsewhere_are_defaults_not_additions() {
         let desired = json!({"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
         let held = super::super::defaults::held("", "Service", &desired, None);
-        let found = foreign(&desired, &held, Some("velero-server"), &restored_service(json!({"app": "web"})));
+        let found = foreign(&desired, &held, &["velero-server".into()], &restored_service(json!({"app": "web"})));
         assert!(found.added.is_empty(), "{:?}", found.added);
         let defaults: Vec<String> = found.defaults.iter().map(|d| d.path.to_string()).collect();
         assert_eq!(
@@ -264,10 +264,10 @@ mod tests {
             ]
         );
         // Without what the server holds, the same fields read as added outside Helm.
-        assert_eq!(foreign(&desired, &desired, None, &restored_service(json!({"app": "web"}))).added.len(), 4);
+        assert_eq!(foreign(&desired, &desired, &[], &restored_service(json!({"app": "web"}))).added.len(), 4);
         // A chosen value (the cluster IP) owned by someone who did not create the object was
         // changed by them.
-        let edited = foreign(&desired, &held, None, &restored_service(json!({"app": "web"})));
+        let edited = foreign(&desired, &held, &[], &restored_service(json!({"app": "web"})));
         assert_eq!(edited.added.iter().map(|a| a.path.to_string()).collect::<Vec<_>>(), ["spec.clusterIP"]);
     }
 
@@ -277,7 +277,7 @@ mod tests {
         let held = super::super::defaults::held("", "Service", &desired, None);
         let mut live = restored_service(json!({"app": "web", "tier": "x"}));
         live["spec"]["type"] = json!("NodePort");
-        let found = foreign(&desired, &held, Some("velero-server"), &live);
+        let found = foreign(&desired, &held, &["velero-server".into()], &live);
         let added: Vec<(String, Value)> = found.added.into_iter().map(|a| (a.path.to_string(), a.value)).collect();
         assert_eq!(added, [("spec.selector.tier".to_string(), json!("x")), ("spec.type".into(), json!("NodePort"))]);
     }

@@ -88,10 +88,7 @@ fn conclude(
     (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, found.added, ignores);
     // The server's own values for Helm's object, written by whoever re-created it: ownership,
     // not content (and nothing --remove-foreign would remove).
-    drift.ignored.extend(found.defaults.into_iter().map(|d| Ignored {
-        reason: format!("the server's value for the recorded object, owned by {}", d.manager),
-        path: d.path,
-    }));
+    drift.server_values = found.defaults;
     drift.recreated = attribution::recreated(&live);
     drift.server_side = ctx.server_side;
     ownership(ctx, obj, &live, ignores, &mut drift);
@@ -163,19 +160,22 @@ async fn differences(
     live: &Value,
     ignores: &[IgnorePrefix],
 ) -> (Vec<FieldDiff>, Found, Method) {
-    let desired = subset::comparable(&obj.object);
-    let fields = subset::differences(&defaults::without_empty_choices(obj.group(), &obj.kind, &desired), live);
-    let creator = attribution::recreated(live).map(|by| by.manager);
+    let comparable = subset::comparable(&obj.object);
+    // An empty value that lets the server choose (`nodePort: 0`) sets nothing: not compared,
+    // and whoever changes the value the server chose owns a field the chart does not set.
+    let desired = defaults::without_empty_choices(obj.group(), &obj.kind, &comparable);
+    let fields = subset::differences(&desired, live);
+    let creators = attribution::creators(live);
     let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
     let mut found = Found::default();
     if managed::owned_besides_helm(live) {
-        found = managed::foreign(&desired, &held(None), creator.as_deref(), live);
+        found = managed::foreign(&desired, &held(None), &creators, live);
     }
     if !found.added.is_empty()
         && !defaults::is_built_in(obj.group())
         && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
     {
-        found = managed::foreign(&desired, &held(Some(&schema)), creator.as_deref(), live);
+        found = managed::foreign(&desired, &held(Some(&schema)), &creators, live);
     }
     if judge.policy.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
@@ -287,8 +287,7 @@ mod tests {
         };
         let desired = subset::comparable(&obj.object);
         let held = defaults::held(obj.group(), &obj.kind, &desired, None);
-        let creator = attribution::recreated(&live).map(|by| by.manager);
-        let found = managed::foreign(&desired, &held, creator.as_deref(), &live);
+        let found = managed::foreign(&desired, &held, &attribution::creators(&live), &live);
         let found = (subset::differences(&desired, &live), found, Method::Exact);
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }
@@ -385,7 +384,7 @@ mod tests {
         assert_eq!(d.verdict, Verdict::InSync, "{d:?}");
         assert_eq!(d.drift_kind(), crate::model::DriftKind::OwnedElsewhere);
         assert_eq!(d.recreated.as_ref().map(|r| r.manager.as_str()), Some("kubectl-create"));
-        assert!(d.added.is_empty() && d.ignored.iter().any(|i| i.path.pointer() == "/spec/revisionHistoryLimit"));
+        assert!(d.added.is_empty() && d.server_values.iter().any(|i| i.path.pointer() == "/spec/revisionHistoryLimit"));
         let strict = CompareOptions { strict: true, ..CompareOptions::default() };
         assert!(read_only(&policy(&strict, &[]), &object(DEPLOYMENT), restored.clone()).is_drift());
         // A value the server would not hold is still drift, named.

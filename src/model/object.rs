@@ -247,6 +247,10 @@ pub struct ObjectDrift {
     /// Fields the chart sets that another manager owns instead of Helm (server-side applied
     /// releases only).
     pub disowned: Vec<Ownership>,
+    /// Fields another manager owns whose live value is what the server holds for the recorded
+    /// object (its defaults, the values it chose: a restore's): ownership, not content, and
+    /// nothing a repair removes or sets.
+    pub server_values: Vec<Foreign>,
     /// Who created the live object when Helm never wrote it (deleted and created again outside
     /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
     pub recreated: Option<Attribution>,
@@ -274,6 +278,7 @@ impl ObjectDrift {
             fields: Vec::new(),
             added: Vec::new(),
             disowned: Vec::new(),
+            server_values: Vec::new(),
             recreated: None,
             server_side: false,
             expected: Vec::new(),

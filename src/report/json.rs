@@ -243,6 +243,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         }).collect::<Vec<_>>(),
         "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
         "recreatedBy": changed_by(&o.recreated),
+        "serverValues": o.server_values.iter().map(|v| json!({"path": v.path.pointer(), "manager": v.manager})).collect::<Vec<_>>(),
         "expected": o.expected.iter().map(|e| {
             let at = e.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &e.value, show_secrets), "reason": e.reason, "changedBy": changed_by(&e.changed_by)})

@@ -419,6 +419,12 @@ pub fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, String)> {
             let value = show(&e.path, e.path.live_pointer(), &e.value);
             out.push((Some(Tone::Dim), format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason)));
         }
+        for v in &o.server_values {
+            out.push((
+                Some(Tone::Dim),
+                format!("= {}: the server's value for the recorded object (owned by {})", v.path, v.manager),
+            ));
+        }
         for i in &o.ignored {
             out.push((Some(Tone::Dim), format!("= {} ignored ({})", i.path, i.reason)));
         }

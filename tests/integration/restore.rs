@@ -172,6 +172,20 @@ helm_matrix! {
         env.helm(helm, &["upgrade", "app", crate::support::chart_path("restorable").to_str().unwrap(), "--set", "replicas=3"]).success();
         assert_eq!(env.get("deployment", "app-web", "{.spec.replicas}"), "3");
         env.drift(&["check", "app"]).code(0);
+
+        // A value the server chose, changed later by someone else, is theirs: drift.
+        let port: u32 = env.get("service", "app-node", "{.spec.ports[0].nodePort}").parse().unwrap();
+        let moved = if port < 32000 { port + 700 } else { port - 700 };
+        let patch = format!(r#"[{{"op":"replace","path":"/spec/ports/0/nodePort","value":{moved}}}]"#);
+        env.kubectl(&["patch", "service", "app-node", "--type", "json", "-p", &patch]).success();
+        for engine in ENGINES {
+            let mut args = vec!["check", "app", "-o", "json"];
+            args.extend_from_slice(engine);
+            let found = objects(&env.drift(&args).code(2).stdout());
+            let node = &found.iter().find(|(id, _)| id == "Service/app-node").unwrap().1;
+            assert_eq!(node["addedOutsideHelm"][0]["path"], "/spec/ports/0/nodePort", "{engine:?}: {node:#}");
+            assert_eq!(node["addedOutsideHelm"][0]["manager"], "kubectl-patch");
+        }
     }
 }
 

@@ -262,7 +262,8 @@ type Placed = (Vec<String>, Fill, When);
 fn placed(group: &str, kind: &str) -> &'static [Placed] {
     use std::collections::HashMap;
     use std::sync::{LazyLock, Mutex};
-    static PLACED: LazyLock<Mutex<HashMap<(String, String), &'static [Placed]>>> = LazyLock::new(Default::default);
+    type ByKind = HashMap<(String, String), &'static [Placed]>;
+    static PLACED: LazyLock<Mutex<ByKind>> = LazyLock::new(Default::default);
     let mut all = PLACED.lock().expect("defaults lock");
     all.entry((group.to_string(), kind.to_string())).or_insert_with(|| {
         let rules: Vec<Placed> =

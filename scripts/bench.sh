@@ -6,6 +6,7 @@
 #
 #   scripts/bench.sh [RUNS]        results go to bench/RESULTS.md (default 5 runs per case)
 #   BENCH_ONLY=flood scripts/bench.sh   only the record flood (its section of bench/RESULTS.md)
+#   BENCH_ONLY=restore scripts/bench.sh only the restored fleet (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f4 scripts/bench.sh      only F4, 40,000 and 25,000 objects (its section; about
 #                                       half an hour, BENCH_F4_RUNS runs per case, default 3)
 set -euo pipefail
@@ -90,6 +91,62 @@ f4() {
   runs=$keep
   python3 "$root/bench/f4.py" "$root/bench/RESULTS.md" "$out" "$state/watch4.json" "${BENCH_F4_RUNS:-3}"
 }
+
+# A fleet restored as Velero restores it: the check before and after, its own section.
+restored() {
+  echo "Restored fleet: 500 releases x 20 objects in 50 namespaces, every object re-created as velero-server" >&2
+  "$fleet" rs 500 50 20 1 >&2
+  measure "R clean -A, before the restore" 0 "$helm" drift check -A -l fleet=rs
+  python3 "$root/bench/restore.py" "$tools/kubectl" rs 50 >"$state/restore.json"
+  measure "R restored -A" 0 "$helm" drift check -A -l fleet=rs
+  "$root/target/release/helm-drift" check -A -l fleet=rs -o json >"$state/restored.json"
+  python3 - "$root/bench/RESULTS.md" "$out" "$state/restore.json" "$state/restored.json" "$runs" <<'PY'
+import sys, json, statistics, datetime, collections
+path, tsv, restore, report, runs = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3])), json.load(open(sys.argv[4])), sys.argv[5]
+rows = collections.OrderedDict()
+for line in open(tsv):
+    case, kind, value = line.rstrip("\n").split("\t")
+    if not case.startswith("R "):
+        continue
+    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
+    if kind == "time":
+        t, rss = value.split()
+        rows[case]["times"].append(float(t)); rows[case]["rss"].append(int(rss))
+    else:
+        rows[case]["requests"] = value
+verdicts = collections.Counter(o["verdict"] for r in report["releases"] for o in r["objects"])
+added = sum(len(o["addedOutsideHelm"]) for r in report["releases"] for o in r["objects"])
+server = sum(len(o["serverValues"]) for r in report["releases"] for o in r["objects"])
+text = open(path).read().split("\n## Restored fleet")[0].rstrip("\n")
+text += f"""
+
+## Restored fleet (issue 35)
+
+Measured {datetime.date.today()} (`BENCH_ONLY=restore scripts/bench.sh {runs}`): 500 releases x 20 objects in 50
+namespaces, then every one of their {restore['objects']} objects read with `kubectl get -o json`, stripped of
+what the server writes, deleted and created again as `velero-server` (by `bench/restore.py`, in
+{restore['seconds']} s). Then `helm drift check -A` through helm, the release build.
+
+| case | median wall | min - max | peak RSS (max) | API requests in one run |
+|---|---|---|---|---|
+"""
+for case, r in rows.items():
+    t = r["times"]
+    text += f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | {max(r['rss']) / 1024:.1f} MiB | {r['requests']} |\n"
+text += f"""
+After the restore: verdicts {', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))}; fields added outside Helm
+{added} (before issue 35, every restored Deployment and Service listed the server's defaults as
+added: exit 2); fields holding the server's value for the record, owned by velero-server, {server}.
+"""
+open(path, "w").write(text)
+PY
+}
+
+if [ "${BENCH_ONLY:-}" = restore ]; then
+  restored
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
 
 if [ "${BENCH_ONLY:-}" = f4 ]; then
   f4

@@ -340,8 +340,8 @@ pub fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) ->
 }
 
 /// `desired` with the empty values that mean "let the server choose" (`clusterIP: ""`,
-/// `nodePort: 0`, `imagePullPolicy: ""`...) replaced: by the value the server fills in, or by
-/// `null` where it picks one. Borrowed when there is none.
+/// `nodePort: 0`, `imagePullPolicy: ""`...) as `null`: they set nothing, like a `null` in a
+/// chart. Borrowed when there is none.
 pub fn without_empty_choices<'a>(group: &str, kind: &str, desired: &'a Value) -> std::borrow::Cow<'a, Value> {
     fn has_empty(v: &Value) -> bool {
         match v {
@@ -436,6 +436,11 @@ fn merge_rule(v: &mut Value, fill: Fill, mode: Mode, sibling: Option<Value>) {
     match fill {
         ChosenWhenAbsent => {}
         Json(text) => merge(v, parse(text), mode),
+        PullPolicy | Sibling(_) if mode == Mode::Empties => {
+            if is_unset(v) {
+                *v = Value::Null;
+            }
+        }
         PullPolicy | Sibling(_) => {
             if is_unset(v)
                 && let Some(s) = rule_value(fill, sibling)
@@ -467,8 +472,10 @@ fn merge(v: &mut Value, default: &Value, mode: Mode) {
                 have.insert(k.clone(), d.clone());
             }
             None | Some(Value::Null) => {}
+            // An empty value sent sets nothing: the server fills in its default, which may
+            // depend on more than this field (`externalTrafficPolicy` only for node ports).
             Some(Value::String(s)) if s.is_empty() && !d.is_object() && !d.is_array() => {
-                have.insert(k.clone(), if mode == Mode::Empties && chosen { Value::Null } else { d.clone() });
+                have.insert(k.clone(), if mode == Mode::Empties { Value::Null } else { d.clone() });
             }
             Some(Value::Number(n)) if chosen && n.as_f64() == Some(0.0) => {
                 have.insert(k.clone(), if mode == Mode::Empties { Value::Null } else { d.clone() });
@@ -602,8 +609,19 @@ mod tests {
         let got = without_empty_choices("", "Service", &svc).into_owned();
         assert_eq!(
             got,
-            json!({"spec": {"type": "NodePort", "clusterIP": null, "sessionAffinity": "None",
-                "ports": [{"port": 80, "nodePort": null, "targetPort": 80, "protocol": "TCP"}]}})
+            json!({"spec": {"type": "NodePort", "clusterIP": null, "sessionAffinity": null,
+                "ports": [{"port": 80, "nodePort": null, "targetPort": null, "protocol": null}]}})
+        );
+        let cluster_ip = json!({"spec": {"type": "ClusterIP", "externalTrafficPolicy": ""}});
+        assert_eq!(
+            without_empty_choices("", "Service", &cluster_ip).into_owned(),
+            json!({"spec": {"type": "ClusterIP", "externalTrafficPolicy": null}}),
+            "not the default of node-port Services"
+        );
+        let held = held("", "Service", &got, None);
+        assert_eq!(
+            (held["spec"]["sessionAffinity"].as_str(), held["spec"]["ports"][0]["targetPort"].as_i64()),
+            (Some("None"), Some(80))
         );
         let pvc = json!({"spec": {"volumeName": "", "storageClassName": ""}});
         assert_eq!(

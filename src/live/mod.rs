@@ -227,7 +227,7 @@ impl LiveCache {
         let r = &at.resource;
         let key = (r.group.clone(), r.version.clone(), r.plural.clone());
         let cell = self.schemas.lock().expect("cache lock").entry(key).or_default().clone();
-        cell.get_or_init(|| crd_schema(client, &r.group, &r.version, &r.plural)).await.clone()
+        cell.get_or_init(|| crd_schema(client, r)).await.clone()
     }
 
     /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
@@ -239,15 +239,38 @@ impl LiveCache {
     }
 }
 
-/// The `openAPIV3Schema` of version `version` of the CRD `plural.group`.
-async fn crd_schema(client: &kube::Client, group: &str, version: &str, plural: &str) -> Option<std::sync::Arc<Value>> {
+/// The `openAPIV3Schema` of version `version` of the CRD `plural.group` of kind `kind`: from the
+/// CRD, or, for an identity that may not read CRDs (a namespaced watcher), from the API server's
+/// OpenAPI v3 document of the group version, which every authenticated user may read.
+async fn crd_schema(client: &kube::Client, at: &ApiResource) -> Option<std::sync::Arc<Value>> {
     let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions");
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let crd = api.get_opt(&format!("{plural}.{group}")).await.ok()??;
-    let versions = crd.data.pointer("/spec/versions")?.as_array()?;
-    let served = versions.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
+    let Ok(crd) = api.get_opt(&format!("{}.{}", at.plural, at.group)).await else {
+        return published_schema(client, at).await;
+    };
+    let versions = crd?.data.pointer("/spec/versions")?.as_array()?.clone();
+    let served = versions.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(&at.version))?;
     served.pointer("/schema/openAPIV3Schema").cloned().map(std::sync::Arc::new)
+}
+
+/// The schema of `at`'s kind in the OpenAPI v3 document the API server publishes for its group
+/// version (the one whose `x-kubernetes-group-version-kind` names it).
+async fn published_schema(client: &kube::Client, at: &ApiResource) -> Option<std::sync::Arc<Value>> {
+    let path = format!("/openapi/v3/apis/{}/{}", at.group, at.version);
+    let request = http::Request::get(path).body(Vec::new()).ok()?;
+    let doc: Value = client.request(request).await.ok()?;
+    let names = |s: &Value| {
+        s.get("x-kubernetes-group-version-kind").and_then(Value::as_array).is_some_and(|gvks| {
+            gvks.iter().any(|g| {
+                g.get("group").and_then(Value::as_str) == Some(&at.group)
+                    && g.get("version").and_then(Value::as_str) == Some(&at.version)
+                    && g.get("kind").and_then(Value::as_str) == Some(&at.kind)
+            })
+        })
+    };
+    let schemas = doc.pointer("/components/schemas")?.as_object()?;
+    schemas.values().find(|s| names(s)).cloned().map(std::sync::Arc::new)
 }
 
 /// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name

@@ -120,6 +120,19 @@ helm_matrix! {
             strict.push("--strict");
             env.drift(&strict).code(2);
         }
+        // An identity that reads only this namespace (a namespaced watcher) cannot read the
+        // CRD: the custom resource's schema defaults come from the published OpenAPI document.
+        let viewer = format!("restore-viewer-{}", helm.tag());
+        env.kubectl(&["create", "role", &viewer, "--verb=get,list,watch", "--resource=*.*"]).success();
+        env.kubectl(&["create", "rolebinding", &viewer, "--role", &viewer, "--user", &viewer]).success();
+        env.wait_until_allowed(&viewer, "list", "secrets", false);
+        let crd = env.kubectl(&["get", "customresourcedefinition", "widgets.test.helm-drift.io", "--as", &viewer]).output();
+        assert!(crd.stderr().contains("forbidden"), "{}", crd.stderr());
+        let mine = env.drift(&["check", "app", "-o", "json"]).env("HELM_KUBEASUSER", &viewer).code(0).stdout();
+        for (id, o) in objects(&mine) {
+            assert_eq!(o["verdict"], "owned-elsewhere", "{id} as {viewer}: {o:#}");
+        }
+
         let text = env.drift(&["check", "app"]).code(0).stdout();
         assert!(text.contains("owned elsewhere Deployment"), "{text}");
         assert!(text.contains("re-created by velero-server") && text.contains("values as recorded"), "{text}");

@@ -33,7 +33,11 @@ for i in range(namespaces):
             o["metadata"].pop(field, None)
         o.pop("status", None)
     backup = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}).encode()
-    kube("delete", KINDS, "-n", ns, "-l", "app.kubernetes.io/managed-by=Helm", "--wait=true")
+    kube("delete", KINDS, "-n", ns, "-l", "app.kubernetes.io/managed-by=Helm", "--wait=false")
+    deadline = time.time() + 300
+    while kube("get", KINDS, "-n", ns, "-l", "app.kubernetes.io/managed-by=Helm", "-o", "name").strip():
+        assert time.time() < deadline, f"the objects of {ns} are not gone"
+        time.sleep(0.5)
     kube("create", "-f", "-", "--field-manager=velero-server", stdin=backup)
     restored += len(items)
 print(json.dumps({"objects": restored, "seconds": round(time.time() - start, 1)}))

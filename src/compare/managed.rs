@@ -1,7 +1,7 @@
 //! Changes made outside Helm: fields of the live object that another field manager set and the
 //! chart does not declare, read from `metadata.managedFields`.
 
-use crate::model::{FieldPath, Foreign, ItemKey};
+use crate::model::{FieldPath, Foreign, ItemKey, ServerValue};
 use serde_json::{Map, Value};
 
 /// Managers that are Helm itself.
@@ -35,7 +35,7 @@ pub struct Found {
     pub added: Vec<Foreign>,
     /// The server's defaults (or chosen values) for Helm's object, owned by another manager: a
     /// restored or re-created object's, ownership rather than content.
-    pub defaults: Vec<Foreign>,
+    pub defaults: Vec<ServerValue>,
 }
 
 /// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`; those
@@ -56,9 +56,15 @@ pub fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value)
             let held = if creators.iter().any(|c| c == manager) { held } else { &fixed };
             walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
             for (path, value, default) in found {
-                if !out.added.iter().chain(&out.defaults).any(|f| f.path == path) {
-                    let f = Foreign { path, value, manager: manager.to_string(), changed_by: None };
-                    if default { out.defaults.push(f) } else { out.added.push(f) }
+                let known =
+                    |p: &FieldPath| out.added.iter().any(|f| f.path == *p) || out.defaults.iter().any(|d| d.path == *p);
+                if known(&path) {
+                    continue;
+                }
+                let manager = manager.to_string();
+                match default {
+                    true => out.defaults.push(ServerValue { path, manager }),
+                    false => out.added.push(Foreign { path, value, manager, changed_by: None }),
                 }
             }
         }
@@ -103,7 +109,7 @@ fn walk(
                     // it holds beyond the chart's is added.
                     None => extras(held.unwrap_or(dv), lv, &here, out),
                 },
-                (None, Some(held)) if super::defaults::holds(lv, held) => out.push((here, lv.clone(), true)),
+                (None, Some(held)) if super::defaults::holds(lv, held) => out.push((here, Value::Null, true)),
                 (None, Some(_)) if children.is_some() && lv.is_object() => {
                     walk(children.expect("checked"), sides, lv, &here, out)
                 }

@@ -20,7 +20,7 @@ pub use exit::ExitStatus;
 pub use fleet::{ClusterReport, FleetRepair, FleetReport};
 pub use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HIDDEN, Ignored, Method, ObjectDrift, ObjectId,
-    Ownership, SECRET_POINTERS, Verdict,
+    Ownership, SECRET_POINTERS, ServerValue, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use progress::{Phase, Progress, Tick};

@@ -112,6 +112,14 @@ pub struct Ownership {
     pub shared: bool,
 }
 
+/// A field another manager owns whose live value is what the server holds for the recorded
+/// object (a default, a value it chose): ownership, not content.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerValue {
+    pub path: FieldPath,
+    pub manager: String,
+}
+
 /// A change outside Helm that is routine (an expected-change rule, or Helm's own request mutated
 /// at admission): shown, not counted as drift.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,7 +258,7 @@ pub struct ObjectDrift {
     /// Fields another manager owns whose live value is what the server holds for the recorded
     /// object (its defaults, the values it chose: a restore's): ownership, not content, and
     /// nothing a repair removes or sets.
-    pub server_values: Vec<Foreign>,
+    pub server_values: Vec<ServerValue>,
     /// Who created the live object when Helm never wrote it (deleted and created again outside
     /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
     pub recreated: Option<Attribution>,

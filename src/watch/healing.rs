@@ -16,11 +16,7 @@ impl Watcher<'_> {
         if let Some(at) = decision.later {
             self.metrics.repair("rate-limited");
             self.log.info("repair postponed (rate limit)", &[("release", &key)]);
-            let tx = self.sink.tx.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep_until(at.into()).await;
-                let _ = tx.send(Touch::Release(key));
-            });
+            self.schedule.later(key, at.into());
             return;
         }
         if decision.repair.is_empty() {

@@ -33,17 +33,8 @@ impl Watcher<'_> {
             self.metrics.watches.inc();
         }
 
-        let mut resync =
-            tokio::time::interval_at(tokio::time::Instant::now() + self.options.resync, self.options.resync);
-        let mut dirty: BTreeSet<ReleaseKey> = BTreeSet::new();
-        let mut deadline: Option<tokio::time::Instant> = None;
+        self.schedule.resync_from_now();
         loop {
-            let wait = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 _ = &mut shutdown => {
                     self.log.info("stopping", &[]);
@@ -51,33 +42,31 @@ impl Watcher<'_> {
                     return Ok(());
                 }
                 Some((touch, seen)) = self.touches.recv() => {
-                    dirty.extend(self.releases_of(&touch));
-                    self.metrics.pending.set(dirty.len() as i64);
-                    // The debounce counts from when the first change was seen: changes that
-                    // waited while a batch was compared are not made to wait again.
-                    if !dirty.is_empty() && deadline.is_none() {
-                        deadline = Some(seen + self.options.debounce);
-                    }
+                    let keys = self.releases_of(&touch);
+                    self.schedule.touched(keys, seen);
+                    self.metrics.pending.set(self.schedule.pending() as i64);
                 }
-                _ = wait => {
-                    deadline = None;
-                    // Changes already queued join this batch (they would only wait for the next).
-                    while let Ok((touch, _)) = self.touches.try_recv() {
-                        dirty.extend(self.releases_of(&touch));
+                due = self.schedule.next() => match due {
+                    scheduler::Due::Batch => {
+                        // Changes already queued join this batch (they would only wait for the next).
+                        while let Ok((touch, _)) = self.touches.try_recv() {
+                            let keys = self.releases_of(&touch);
+                            self.schedule.join(keys);
+                        }
+                        let batch = self.schedule.take();
+                        self.evaluate(batch).await;
+                        self.metrics.pending.set(self.schedule.pending() as i64);
                     }
-                    let batch = std::mem::take(&mut dirty);
-                    self.evaluate(batch).await;
-                    self.metrics.pending.set(0);
-                }
-                _ = resync.tick() => {
-                    let at = k8s_openapi::jiff::Timestamp::now();
-                    let checked = self.full_check().await;
-                    self.reconcile_watches(at);
-                    if let Err(e) = checked {
-                        self.metrics.error("resync");
-                        self.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
+                    scheduler::Due::Resync => {
+                        let at = k8s_openapi::jiff::Timestamp::now();
+                        let checked = self.full_check().await;
+                        self.reconcile_watches(at);
+                        if let Err(e) = checked {
+                            self.metrics.error("resync");
+                            self.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
+                        }
                     }
-                }
+                },
             }
         }
     }

@@ -22,6 +22,7 @@ mod looping;
 mod metrics;
 mod notify;
 mod refused;
+mod scheduler;
 mod server;
 mod signature;
 mod sources;
@@ -221,6 +222,8 @@ struct Watcher<'a> {
     /// Touches with the moment each was seen; coalesced into a set of releases (one entry per
     /// release however many changes) as soon as the loop reads them.
     touches: tokio::sync::mpsc::UnboundedReceiver<(Touch, tokio::time::Instant)>,
+    /// When what is compared: batches, resyncs, postponed repairs.
+    schedule: scheduler::Scheduler<ReleaseKey>,
     healer: Option<heal::Healer>,
     /// Releases that opted in to self-healing (read at each full check).
     healing: HashSet<ReleaseKey>,
@@ -314,6 +317,7 @@ impl<'a> Watcher<'a> {
             storage: None,
             sink,
             touches,
+            schedule: scheduler::Scheduler::new(options.debounce, options.resync),
             healer,
             healing: HashSet::new(),
             writers: HashMap::new(),

@@ -76,16 +76,16 @@ impl Elected {
 /// go on acting while a standby has taken over. Reads the Lease itself; unreadable means not
 /// leading.
 #[derive(Clone)]
-pub struct Guard {
+pub struct LeaseCheck {
     api: Api<Lease>,
     name: String,
     identity: String,
 }
 
-impl Guard {
-    pub fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> Guard {
+impl LeaseCheck {
+    pub fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> LeaseCheck {
         let namespace = options.namespace.as_deref().unwrap_or(namespace);
-        Guard {
+        LeaseCheck {
             api: Api::namespaced(client.clone(), namespace),
             name: options.name.clone(),
             identity: options.identity.clone(),

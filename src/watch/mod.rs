@@ -142,8 +142,9 @@ pub async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
             Some(s) => s,
             None => Session::open(settings).await?,
         };
-        let guard = leader::Guard::new(&s.cluster.client, lease, &s.namespace);
-        let mut watcher = Watcher::new(s, settings, &options, metrics.clone(), health.clone(), Some(guard)).await?;
+        let lease_check = leader::LeaseCheck::new(&s.cluster.client, lease, &s.namespace);
+        let mut watcher =
+            Watcher::new(s, settings, &options, metrics.clone(), health.clone(), Some(lease_check)).await?;
         tokio::select! {
             r = watcher.run(&mut shutdown) => {
                 elected.resign().await;
@@ -230,7 +231,7 @@ struct Watcher<'a> {
     /// Clients that impersonate a ServiceAccount for repairs, by user.
     writers: HashMap<String, kube::Client>,
     /// With leader election: checked right before each write and notification.
-    guard: Option<leader::Guard>,
+    lease: Option<leader::LeaseCheck>,
     /// The admission guards written (`helm drift guard`, the chart's), read again before each
     /// round of comparisons; `None` while they cannot be read.
     admission: Option<Vec<crate::guard::GuardInfo>>,
@@ -250,7 +251,7 @@ impl<'a> Watcher<'a> {
         options: &'a WatchOptions,
         metrics: Arc<Metrics>,
         health: Arc<Health>,
-        guard: Option<leader::Guard>,
+        lease: Option<leader::LeaseCheck>,
     ) -> Result<Watcher<'a>> {
         let log = options.log;
         let client = session.cluster.client.clone();
@@ -321,7 +322,7 @@ impl<'a> Watcher<'a> {
             healer,
             healing: HashSet::new(),
             writers: HashMap::new(),
-            guard,
+            lease,
             admission: None,
             guards_unreadable: false,
             guards_read: None,
@@ -332,8 +333,8 @@ impl<'a> Watcher<'a> {
     /// Whether this replica may act now: always without leader election, else only while it
     /// holds the Lease (read again: a leader cut off from the API server must not write).
     async fn leading(&self, what: &str) -> bool {
-        let Some(guard) = &self.guard else { return true };
-        if guard.holds().await {
+        let Some(lease) = &self.lease else { return true };
+        if lease.holds().await {
             return true;
         }
         self.metrics.error("not-leading");

@@ -3,25 +3,15 @@ and the watcher's figures, replacing an earlier F4 section and keeping every oth
 
     python3 bench/f4.py RESULTS.md ROWS.tsv WATCH.json RUNS
 """
-import collections
 import datetime
 import json
 import statistics
 import sys
 
+import rows as timed
+
 path, rows_path, watch_path, runs = sys.argv[1:5]
-rows = collections.OrderedDict()
-for line in open(rows_path):
-    case, kind, value = line.rstrip("\n").split("\t")
-    if not case.startswith("F4"):
-        continue
-    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
-    if kind == "time":
-        t, rss = value.split()
-        rows[case]["times"].append(float(t))
-        rows[case]["rss"].append(int(rss))
-    else:
-        rows[case]["requests"] = value
+rows = timed.read(rows_path, lambda case: case.startswith("F4"))
 w = json.load(open(watch_path))
 
 
@@ -38,13 +28,8 @@ lines = [
     "releases x 5 objects in 100 namespaces. `LIST-paged` counts the LISTs sent with `limit` (pages",
     "of `--chunk-size`, 500 by default).",
     "",
-    "| case | median wall | min - max | peak RSS (max) | API requests in one run |",
-    "|---|---|---|---|---|",
+    *timed.table(rows),
 ]
-for case, r in rows.items():
-    t = r["times"]
-    lines.append(f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | "
-                 f"{max(r['rss']) / 1024:.1f} MiB | {r['requests']} |")
 ratio = median("F4 clean -A") / median("F4 floor (kubectl)")
 ratio_b = median("F4b clean -A (5,000 x 5)") / median("F4b floor (kubectl)")
 lines += [

@@ -100,46 +100,7 @@ restored() {
   python3 "$root/bench/restore.py" "$tools/kubectl" rs 50 >"$state/restore.json"
   measure "R restored -A" 0 "$helm" drift check -A -l fleet=rs
   "$root/target/release/helm-drift" check -A -l fleet=rs -o json >"$state/restored.json"
-  python3 - "$root/bench/RESULTS.md" "$out" "$state/restore.json" "$state/restored.json" "$runs" <<'PY'
-import sys, json, statistics, datetime, collections
-path, tsv, restore, report, runs = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3])), json.load(open(sys.argv[4])), sys.argv[5]
-rows = collections.OrderedDict()
-for line in open(tsv):
-    case, kind, value = line.rstrip("\n").split("\t")
-    if not case.startswith("R "):
-        continue
-    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
-    if kind == "time":
-        t, rss = value.split()
-        rows[case]["times"].append(float(t)); rows[case]["rss"].append(int(rss))
-    else:
-        rows[case]["requests"] = value
-verdicts = collections.Counter(o["verdict"] for r in report["releases"] for o in r["objects"])
-added = sum(len(o["addedOutsideHelm"]) for r in report["releases"] for o in r["objects"])
-server = sum(len(o["serverValues"]) for r in report["releases"] for o in r["objects"])
-text = open(path).read().split("\n## Restored fleet")[0].rstrip("\n")
-text += f"""
-
-## Restored fleet (issue 35)
-
-Measured {datetime.date.today()} (`BENCH_ONLY=restore scripts/bench.sh {runs}`): 500 releases x 20 objects in 50
-namespaces, then every one of their {restore['objects']} objects read with `kubectl get -o json`, stripped of
-what the server writes, deleted and created again as `velero-server` (by `bench/restore.py`, in
-{restore['seconds']} s). Then `helm drift check -A` through helm, the release build.
-
-| case | median wall | min - max | peak RSS (max) | API requests in one run |
-|---|---|---|---|---|
-"""
-for case, r in rows.items():
-    t = r["times"]
-    text += f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | {max(r['rss']) / 1024:.1f} MiB | {r['requests']} |\n"
-text += f"""
-After the restore: verdicts {', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))}; fields added outside Helm
-{added} (before issue 35, every restored Deployment and Service listed the server's defaults as
-added: exit 2); fields holding the server's value for the record, owned by velero-server, {server}.
-"""
-open(path, "w").write(text)
-PY
+  python3 "$root/bench/restored.py" "$root/bench/RESULTS.md" "$out" "$state/restore.json" "$state/restored.json" "$runs"
 }
 
 if [ "${BENCH_ONLY:-}" = restore ]; then
@@ -174,28 +135,16 @@ WATCH_LOG="$state/watch.log" python3 "$root/bench/watch.py" "$root/target/releas
 "$fleet" f3 500 50 20 3 0.05 >&2
 measure "F3 5% drifted -A" 2 "$helm" drift check -A -l fleet=f3
 
-python3 - "$out" "$runs" "$state/watch.json" >"$root/bench/RESULTS.md" <<'PY'
-import sys, statistics, collections, datetime, subprocess, json
-rows = collections.OrderedDict()
-for line in open(sys.argv[1]):
-    case, kind, value = line.rstrip("\n").split("\t")
-    if case.startswith("F4"):
-        continue
-    rows.setdefault(case, {"times": [], "rss": [], "requests": ""})
-    if kind == "time":
-        t, rss = value.split()
-        rows[case]["times"].append(float(t)); rows[case]["rss"].append(int(rss))
-    else:
-        rows[case]["requests"] = value
+python3 - "$out" "$runs" "$state/watch.json" "$root/bench" >"$root/bench/RESULTS.md" <<'PY'
+import sys, datetime, subprocess, json
+sys.path.insert(0, sys.argv[4])
+import rows as timed
+rows = timed.read(sys.argv[1], lambda case: not case.startswith("F4") and not case.startswith("R "))
 print("# Benchmark results\n")
 print(f"Measured {datetime.date.today()} on this project's 2-core machine, against the local control plane")
 print("(etcd + kube-apiserver + kube-controller-manager, audit log on), with the release build.")
 print(f"Reproduce: `scripts/bench.sh {sys.argv[2]}` ({sys.argv[2]} runs per case, each a new process).\n")
-print("| case | median wall | min - max | peak RSS (max) | API requests in one run |")
-print("|---|---|---|---|---|")
-for case, r in rows.items():
-    t = r["times"]
-    print(f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | {max(r['rss'])/1024:.1f} MiB | {r['requests']} |")
+print("\n".join(timed.table(rows)))
 w = json.load(open(sys.argv[3]))
 print("\n## helm-drift watch on F3 (500 releases x 20 objects, 50 namespaces)\n")
 print("Measured by `bench/watch.py` in the same run: the release build as a local process, `watch -A`,")

@@ -24,7 +24,7 @@ pub fn recreated(live: &Value) -> Option<Attribution> {
         return None;
     }
     let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
-    let creator = entries.iter().filter(|e| !super::managed::is_system_entry(e)).min_by_key(|e| time(e))?;
+    let creator = entries.iter().filter(|e| super::managed::is_other_writer(e)).min_by_key(|e| time(e))?;
     Some(attribution(creator))
 }
 
@@ -37,7 +37,7 @@ pub fn creators(live: &Value) -> Vec<String> {
     let Some(created) = at(live.pointer("/metadata/creationTimestamp")) else { return Vec::new() };
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten();
     entries
-        .filter(|e| !super::managed::HELM_MANAGERS.contains(&manager_of(e)) && !super::managed::is_system_entry(e))
+        .filter(|e| super::managed::is_other_writer(e))
         .filter(|e| at(e.get("time")).is_some_and(|t| (t.as_second() - created.as_second()).abs() <= 1))
         .map(|e| manager_of(e).to_string())
         .collect()

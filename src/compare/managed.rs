@@ -20,11 +20,16 @@ pub fn is_system_entry(entry: &Value) -> bool {
     SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
 }
 
+/// Whether a managedFields entry is neither Helm's nor the control plane's: what another writer
+/// (a person, a tool, a restore) owns.
+pub fn is_other_writer(entry: &Value) -> bool {
+    !HELM_MANAGERS.contains(&manager_of(entry)) && !is_system_entry(entry)
+}
+
 /// Whether a manager other than Helm and the control plane owns fields of `live` (only then can
 /// anything be foreign).
 pub fn owned_besides_helm(live: &Value) -> bool {
-    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
-    entries.into_iter().flatten().any(|e| !HELM_MANAGERS.contains(&manager_of(e)) && !is_system_entry(e))
+    live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().any(is_other_writer)
 }
 
 /// Fields another manager owns that the chart does not set: those whose live value is what the
@@ -47,10 +52,10 @@ pub fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value)
     let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
-        let manager = manager_of(entry);
-        if HELM_MANAGERS.contains(&manager) || is_system_entry(entry) {
+        if !is_other_writer(entry) {
             continue;
         }
+        let manager = manager_of(entry);
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
             let held = if creators.iter().any(|c| c == manager) { held } else { &fixed };

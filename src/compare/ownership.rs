@@ -2,7 +2,7 @@
 //! releases, a field another manager owns (alone, or shared with Helm) makes a `helm upgrade`
 //! that changes it fail with a conflict; [`reclaimed`] gives such fields back to Helm.
 
-use super::managed::{HELM_MANAGERS, find_item as find, is_system_entry, manager_of};
+use super::managed::{HELM_MANAGERS, find_item as find, is_other_writer, is_system_entry, manager_of};
 use crate::model::{FieldPath, ItemKey, Ownership};
 use serde_json::{Map, Value};
 
@@ -22,7 +22,7 @@ pub fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
     let helm: Vec<FieldPath> =
         entries.iter().filter(|e| HELM_MANAGERS.contains(&manager_of(e))).flat_map(|e| leaves(e)).collect();
     let mut out: Vec<Ownership> = Vec::new();
-    for entry in entries.iter().filter(|e| !HELM_MANAGERS.contains(&manager_of(e)) && !is_system_entry(e)) {
+    for entry in entries.iter().filter(|e| is_other_writer(e)) {
         for path in leaves(entry) {
             if !out.iter().any(|o| o.path == path) {
                 let shared = helm.contains(&path);

@@ -165,17 +165,19 @@ async fn differences(
     // and whoever changes the value the server chose owns a field the chart does not set.
     let desired = defaults::without_empty_choices(obj.group(), &obj.kind, &comparable);
     let fields = subset::differences(&desired, live);
-    let creators = attribution::creators(live);
-    let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
+    // Only another writer's fields can be foreign (or the server's values in its hands): for
+    // the objects no one else touched, nothing is worked out.
     let mut found = Found::default();
     if managed::owned_besides_helm(live) {
+        let creators = attribution::creators(live);
+        let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
         found = managed::foreign(&desired, &held(None), &creators, live);
-    }
-    if !found.added.is_empty()
-        && !defaults::is_built_in(obj.group())
-        && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
-    {
-        found = managed::foreign(&desired, &held(Some(&schema)), &creators, live);
+        if !found.added.is_empty()
+            && !defaults::is_built_in(obj.group())
+            && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
+        {
+            found = managed::foreign(&desired, &held(Some(&schema)), &creators, live);
+        }
     }
     if judge.policy.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });

@@ -181,8 +181,8 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
         metrics_address: a.metrics_address,
         notify: a.notify,
         notify_format: match a.notify_format {
-            NotifyFormat::Slack => watch::Format::Slack,
-            NotifyFormat::Json => watch::Format::Json,
+            NotifyFormat::Slack => watch::Payload::Slack,
+            NotifyFormat::Json => watch::Payload::Json,
         },
         cluster: a.cluster.filter(|c| !c.is_empty()),
         ui: a.ui,
@@ -192,7 +192,7 @@ pub fn watch(g: &Global, a: WatchArgs, printer: &mut Terminal) -> Result<ExitSta
             remove_foreign: a.remove_foreign,
             service_account: a.repair_service_account,
             trust,
-            policy: watch::Policy {
+            policy: watch::HealPolicy {
                 cooldown: a.repair_cooldown,
                 fight_limit: a.fight_limit.max(1),
                 window: a.fight_window,

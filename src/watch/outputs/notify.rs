@@ -23,7 +23,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The body a receiver gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Payload {
     /// The `-o json` object shape.
     Json,
     /// `{"text": ...}` for Slack-compatible incoming webhooks.
@@ -35,7 +35,7 @@ pub enum Format {
 pub struct Notifier {
     tx: Option<mpsc::Sender<Bytes>>,
     metrics: Arc<Metrics>,
-    format: Format,
+    format: Payload,
     cluster: Option<String>,
     /// Bytes queued and not yet sent to every receiver.
     queued: Arc<AtomicUsize>,
@@ -47,7 +47,7 @@ impl Notifier {
     /// notification.
     pub fn start(
         urls: Vec<String>,
-        format: Format,
+        format: Payload,
         cluster: Option<String>,
         metrics: Arc<Metrics>,
         log: Log,
@@ -57,7 +57,7 @@ impl Notifier {
 
     fn with_budget(
         urls: Vec<String>,
-        format: Format,
+        format: Payload,
         cluster: Option<String>,
         metrics: Arc<Metrics>,
         log: Log,
@@ -107,8 +107,8 @@ impl Notifier {
             map.insert("cluster".into(), cluster.clone().into());
         }
         let body = Bytes::from(match self.format {
-            Format::Json => payload.to_string(),
-            Format::Slack => crate::report::json::slack(&payload).to_string(),
+            Payload::Json => payload.to_string(),
+            Payload::Slack => crate::report::json::slack(&payload).to_string(),
         });
         drop(payload);
         let len = body.len();
@@ -185,7 +185,7 @@ mod tests {
         let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", hanging.local_addr().unwrap());
         let metrics = Arc::new(Metrics::new());
-        let notifier = Notifier::start(vec![url], Format::Json, None, metrics.clone(), Log { json: true }).unwrap();
+        let notifier = Notifier::start(vec![url], Payload::Json, None, metrics.clone(), Log { json: true }).unwrap();
         let started = std::time::Instant::now();
         for i in 0..QUEUE + 10 {
             notifier.send(serde_json::json!({"n": i}));
@@ -204,7 +204,7 @@ mod tests {
         let url = format!("http://{}/hook", hanging.local_addr().unwrap());
         let metrics = Arc::new(Metrics::new());
         let log = Log { json: true };
-        let notifier = Notifier::with_budget(vec![url], Format::Json, None, metrics.clone(), log, 10_000).unwrap();
+        let notifier = Notifier::with_budget(vec![url], Payload::Json, None, metrics.clone(), log, 10_000).unwrap();
         let big = "x".repeat(3_000);
         for i in 0..10 {
             notifier.send(serde_json::json!({"n": i, "diff": big}));

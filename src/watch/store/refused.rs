@@ -3,8 +3,8 @@
 //! `helm_drift_rejected_inputs_total{input="record"}` when it is first refused, logged once,
 //! never judged, never an Event; it is refused again only after it was let go.
 
-use super::tracker::ReleaseKey;
 use crate::release::ReleaseIndex;
+use crate::watch::keys::ReleaseKey;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The refusals in force.

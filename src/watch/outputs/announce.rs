@@ -1,11 +1,17 @@
 //! Announcing: a drift transition or a repair not made becomes an Event (once per drift
 //! signature, only while leading), a log line and a notification.
 
-use super::*;
+use super::Outputs;
+use super::drift_events as events;
+use crate::model::{DriftReport, ObjectDrift, ObjectId};
+use crate::watch::keys::ReleaseKey;
+use crate::watch::store::signature::{self, Signer};
+use crate::watch::store::tracker::Transition;
+use std::collections::BTreeSet;
 
-impl Watcher<'_> {
+impl Outputs {
     /// Records the Event for a transition and, when it is news, notifies.
-    pub(super) async fn announce(&self, report: &crate::model::DriftReport, t: &Transition) {
+    pub(crate) async fn announce(&self, report: &DriftReport, t: &Transition) {
         let key = ReleaseKey::of(report);
         let (reason, id, signature, drifted): (&str, _, _, Option<&ObjectDrift>) = match t {
             Transition::Detected { object, signature } => (events::DETECTED, &object.id, signature, Some(object)),
@@ -35,9 +41,9 @@ impl Watcher<'_> {
     /// Records the Event about `id` (only while leading) and says whether it is news: anything but
     /// an Event helm-drift itself already recorded for this signature (one it could not record, or
     /// one of that name someone else wrote, is news all the same).
-    pub(super) async fn record(
+    pub(crate) async fn record(
         &self,
-        report: &crate::model::DriftReport,
+        report: &DriftReport,
         id: &ObjectId,
         reason: &str,
         signature: &str,
@@ -47,7 +53,7 @@ impl Watcher<'_> {
             return false;
         }
         let key = ReleaseKey::of(report);
-        let client = &self.session.cluster.client;
+        let client = &self.events;
         match events::record(client, &subject(report, id), &key, reason, signature, message).await {
             Ok(events::Recorded::Created) => {
                 self.metrics.event(reason);
@@ -72,16 +78,17 @@ impl Watcher<'_> {
 
     /// An Event and a notification about a repair not made (abandoned, refused), once per drift
     /// signature of the object.
-    pub(super) async fn announce_repair(
+    pub(crate) async fn announce_repair(
         &self,
-        report: &crate::model::DriftReport,
+        report: &DriftReport,
         id: &ObjectId,
         reason: &str,
         message: &str,
+        signer: &Signer,
     ) {
         let key = ReleaseKey::of(report);
         let object = report.objects.iter().find(|o| &o.id == id);
-        let signature = object.and_then(|o| self.tracker.signer().of(&key, o)).unwrap_or_else(|| "0".repeat(64));
+        let signature = object.and_then(|o| signer.of(&key, o)).unwrap_or_else(|| "0".repeat(64));
         if !self.record(report, id, reason, &signature, message).await {
             return;
         }
@@ -95,7 +102,7 @@ impl Watcher<'_> {
 /// release's namespace, else the release's storage record, so that a record (which anyone who
 /// may write Secrets there can forge) never makes the watcher write Events into other
 /// namespaces. The message names the object either way.
-pub(super) fn subject(report: &crate::model::DriftReport, id: &ObjectId) -> ObjectId {
+fn subject(report: &DriftReport, id: &ObjectId) -> ObjectId {
     if id.namespace.as_deref() == Some(report.namespace.as_str()) {
         return id.clone();
     }
@@ -109,7 +116,7 @@ pub(super) fn subject(report: &crate::model::DriftReport, id: &ObjectId) -> Obje
 }
 
 /// The Event message of a new drift: the verdict, the paths and who changed them (no values).
-pub(super) fn detected_message(report: &crate::model::DriftReport, o: &ObjectDrift) -> String {
+pub(crate) fn detected_message(report: &DriftReport, o: &ObjectDrift) -> String {
     let paths = signature::paths(o);
     let by: BTreeSet<&str> = o.writers().map(|a| a.manager.as_str()).collect();
     let by = if by.is_empty() {

@@ -359,7 +359,7 @@ mod dashboard {
             .filter(|l| !l.starts_with('#'))
             .map(|l| l.split(['{', ' ']).next().unwrap().to_string())
             .collect();
-        let json = include_str!("../../charts/helm-drift/dashboards/helm-drift.json");
+        let json = include_str!("../../../charts/helm-drift/dashboards/helm-drift.json");
         let used = regex::Regex::new(r"helm_drift_[a-z_]+").unwrap();
         let names: std::collections::BTreeSet<&str> = used.find_iter(json).map(|m| m.as_str()).collect();
         assert!(names.len() >= 12, "{names:?}");

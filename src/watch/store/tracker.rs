@@ -4,32 +4,8 @@
 
 use super::signature::Signer;
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
+use crate::watch::keys::{ReleaseKey, ReleaseObject};
 use std::collections::HashMap;
-
-/// A release: its namespace and name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ReleaseKey {
-    pub namespace: String,
-    pub name: String,
-}
-
-impl ReleaseKey {
-    pub fn new(namespace: &str, name: &str) -> ReleaseKey {
-        ReleaseKey { namespace: namespace.to_string(), name: name.to_string() }
-    }
-
-    /// The release a report is about.
-    pub fn of(report: &DriftReport) -> ReleaseKey {
-        ReleaseKey::new(&report.namespace, &report.release)
-    }
-}
-
-/// `namespace/name`.
-impl std::fmt::Display for ReleaseKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
 
 /// A change worth an Event and a notification.
 #[derive(Clone, Debug)]
@@ -43,18 +19,15 @@ pub enum Transition {
 pub struct Tracker {
     /// Reported signature of each object of each release (an object two records claim is
     /// tracked for each: one's verdict never resolves the other's drift).
-    reported: HashMap<Key, String>,
+    reported: HashMap<ReleaseObject, String>,
     /// Signatures earlier watchers reported (from their Events), not yet matched to a verdict.
-    seeds: HashMap<Key, String>,
+    seeds: HashMap<ReleaseObject, String>,
     signer: Signer,
 }
 
-/// A release and one of its objects.
-pub type Key = (ReleaseKey, ObjectId);
-
 impl Tracker {
     /// Starts from what earlier watchers reported and never resolved.
-    pub fn seeded(seeds: HashMap<Key, String>, signer: Signer) -> Tracker {
+    pub fn seeded(seeds: HashMap<ReleaseObject, String>, signer: Signer) -> Tracker {
         Tracker { reported: HashMap::new(), seeds, signer }
     }
 
@@ -92,7 +65,7 @@ impl Tracker {
             }
         }
         // Objects the new revision no longer has: their drift is over.
-        let gone: Vec<Key> = self
+        let gone: Vec<ReleaseObject> = self
             .reported
             .keys()
             .filter(|(r, id)| *r == release && !report.objects.iter().any(|o| &o.id == id))

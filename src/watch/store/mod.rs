@@ -2,20 +2,15 @@
 //! it placed), which releases own each object, and the watches that follow from them. No I/O:
 //! the loop feeds it verdicts and touches and acts on what it answers.
 
-use super::sources::{Touch, WatchKey};
-use super::tracker::ReleaseKey;
+pub(crate) mod refused;
+pub(crate) mod signature;
+pub(crate) mod signing_key;
+pub(crate) mod tracker;
+
 use crate::live::Location;
+use crate::watch::keys::{ObjectKey, ReleaseKey, Touch, WatchKey};
 use kube::api::ApiResource;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// One object a release placed, as a change to it is seen: group, plural, namespace, name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ObjectKey {
-    pub group: String,
-    pub plural: String,
-    pub namespace: Option<String>,
-    pub name: String,
-}
 
 /// What the watcher knows about one release.
 struct Watched {

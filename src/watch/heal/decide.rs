@@ -2,54 +2,54 @@
 //! now, a rate limit per release, and fight detection: an object that drifts again soon after
 //! each of K repairs is abandoned (something insists) until it is in sync again.
 
-use super::tracker::ReleaseKey;
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
 use crate::release::ReleaseIndex;
+use crate::watch::keys::ReleaseKey;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// How self-healing behaves.
 #[derive(Clone, Debug)]
-pub struct Policy {
+pub(crate) struct HealPolicy {
     /// At least this long between two repairs of one release.
-    pub cooldown: Duration,
+    pub(crate) cooldown: Duration,
     /// Repairs of one object within `window` after which a new drift abandons it.
-    pub fight_limit: usize,
-    pub window: Duration,
+    pub(crate) fight_limit: usize,
+    pub(crate) window: Duration,
 }
 
 /// What to do about a release now.
 #[derive(Debug, Default, PartialEq)]
-pub struct Decision {
+pub(super) struct Decision {
     /// Objects to repair (`Kind/name`, for `repair --only`).
-    pub repair: Vec<String>,
+    pub(super) repair: Vec<String>,
     /// Rate limited: look again at this time.
-    pub later: Option<Instant>,
+    pub(super) later: Option<Instant>,
     /// Objects abandoned now, with the field manager that keeps changing them.
-    pub abandoned: Vec<(ObjectId, String)>,
+    pub(super) abandoned: Vec<(ObjectId, String)>,
 }
 
 /// How a repair names an object to repair (`Kind/name`, as `repair --only` takes it).
-pub fn only(id: &ObjectId) -> String {
+pub(super) fn only(id: &ObjectId) -> String {
     format!("{}/{}", id.kind, id.name)
 }
 
-pub struct Healer {
-    policy: Policy,
+pub(super) struct Healer {
+    policy: HealPolicy,
     last: HashMap<ReleaseKey, Instant>,
     repairs: HashMap<ObjectId, VecDeque<Instant>>,
     abandoned: HashSet<ObjectId>,
 }
 
 impl Healer {
-    pub fn new(policy: Policy) -> Healer {
+    pub(super) fn new(policy: HealPolicy) -> Healer {
         Healer { policy, last: HashMap::new(), repairs: HashMap::new(), abandoned: HashSet::new() }
     }
 
     /// Takes in a release's latest verdicts, in sync or not: an object seen in sync after it
     /// was abandoned is repaired again when it drifts later, and its earlier repairs no longer
     /// count (an object in sync right after its repair keeps them: that is how a fight looks).
-    pub fn observe(&mut self, report: &DriftReport) {
+    pub(super) fn observe(&mut self, report: &DriftReport) {
         for o in report.objects.iter().filter(|o| !o.is_drift() && !o.is_error()) {
             if self.abandoned.remove(&o.id) {
                 self.repairs.remove(&o.id);
@@ -58,7 +58,7 @@ impl Healer {
     }
 
     /// Decides for a release's latest verdicts.
-    pub fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
+    pub(super) fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
         let key = ReleaseKey::of(report);
         let mut d = Decision::default();
         for o in report.objects.iter().filter(|o| o.is_drift()) {
@@ -85,7 +85,7 @@ impl Healer {
 
     /// Remembers a repair attempt of a release (for the rate limit) and the objects it changed
     /// (for fight detection: a refused or failed repair changed nothing, so nothing fought it).
-    pub fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
+    pub(super) fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
         self.last.insert(ReleaseKey::of(report), now);
         for id in applied {
             self.repairs.entry(id.clone()).or_default().push_back(now);
@@ -101,7 +101,7 @@ impl Healer {
 /// Why a release judged at revision `judged` must not be repaired now, from its history read
 /// again right before: Helm is in the middle of an operation (the newest record is pending), or
 /// the deployed revision is no longer the one judged. Repairing then would undo an upgrade.
-pub fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<String> {
+pub(super) fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<String> {
     if let Some(newest) = fresh.newest()
         && fresh.in_progress()
     {
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn rate_limited_then_abandoned_after_k_repairs_and_back_after_sync() {
-        let policy = Policy { cooldown: Duration::from_secs(10), fight_limit: 2, window: Duration::from_secs(600) };
+        let policy = HealPolicy { cooldown: Duration::from_secs(10), fight_limit: 2, window: Duration::from_secs(600) };
         let mut h = Healer::new(policy);
         let t0 = Instant::now();
         let r = report(true);
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn refused_or_failed_repairs_are_not_fights() {
-        let policy = Policy { cooldown: Duration::ZERO, fight_limit: 1, window: Duration::from_secs(600) };
+        let policy = HealPolicy { cooldown: Duration::ZERO, fight_limit: 1, window: Duration::from_secs(600) };
         let mut h = Healer::new(policy);
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {

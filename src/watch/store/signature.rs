@@ -23,7 +23,7 @@ impl Signer {
 
     /// The signature of a drifted object of a release (hex, 64 characters); `None` when it does
     /// not count as drift.
-    pub fn of(&self, release: &super::tracker::ReleaseKey, object: &ObjectDrift) -> Option<String> {
+    pub fn of(&self, release: &crate::watch::keys::ReleaseKey, object: &ObjectDrift) -> Option<String> {
         signature(self, release, object)
     }
 
@@ -50,7 +50,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn signature(signer: &Signer, release: &super::tracker::ReleaseKey, object: &ObjectDrift) -> Option<String> {
+fn signature(signer: &Signer, release: &crate::watch::keys::ReleaseKey, object: &ObjectDrift) -> Option<String> {
     if !object.is_drift() {
         return None;
     }
@@ -96,7 +96,7 @@ mod tests {
     }
 
     fn of(o: &ObjectDrift) -> Option<String> {
-        Signer::new(b"0123456789abcdef0123456789abcdef").of(&crate::watch::tracker::ReleaseKey::new("ns", "web"), o)
+        Signer::new(b"0123456789abcdef0123456789abcdef").of(&crate::watch::keys::ReleaseKey::new("ns", "web"), o)
     }
 
     #[test]
@@ -109,10 +109,10 @@ mod tests {
     #[test]
     fn another_key_another_signature() {
         let other = Signer::new(b"another key, another install....")
-            .of(&crate::watch::tracker::ReleaseKey::new("ns", "web"), &drifted(3));
+            .of(&crate::watch::keys::ReleaseKey::new("ns", "web"), &drifted(3));
         assert_ne!(of(&drifted(3)), other);
         let release = Signer::new(b"0123456789abcdef0123456789abcdef")
-            .of(&crate::watch::tracker::ReleaseKey::new("ns", "db"), &drifted(3));
+            .of(&crate::watch::keys::ReleaseKey::new("ns", "db"), &drifted(3));
         assert_ne!(of(&drifted(3)), release, "another release's drift is another drift");
     }
 

@@ -35,7 +35,7 @@ pub enum Recorded {
 pub async fn record(
     client: &kube::Client,
     object: &ObjectId,
-    release: &super::tracker::ReleaseKey,
+    release: &crate::watch::keys::ReleaseKey,
     reason: &str,
     signature: &str,
     message: &str,
@@ -141,7 +141,7 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
 #[derive(Debug, Default)]
 pub struct Earlier {
     /// Drift signatures recorded and not resolved, by release and object.
-    pub unresolved: HashMap<super::tracker::Key, String>,
+    pub unresolved: HashMap<crate::watch::keys::ReleaseObject, String>,
     /// Events of helm-drift's reasons that were not taken: another component wrote them, or
     /// their signature or object reference is malformed.
     pub rejected: usize,
@@ -162,7 +162,8 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
     let (detected, resolved) = futures::try_join!(list(DETECTED), list(RESOLVED))?;
     let mut rejected = 0;
     let mut newest = |events: &[Seen]| {
-        let mut out: HashMap<super::tracker::Key, (Option<k8s_openapi::jiff::Timestamp>, String)> = HashMap::new();
+        let mut out: HashMap<crate::watch::keys::ReleaseObject, (Option<k8s_openapi::jiff::Timestamp>, String)> =
+            HashMap::new();
         for (taken, at) in events {
             let Some((id, sig)) = taken else {
                 rejected += 1;
@@ -187,7 +188,7 @@ pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Resul
 
 /// What is kept of one Event read at start: what [`taken`] found in it, and when it last
 /// happened. Nothing else (its message may be a megabyte) outlives its page.
-type Seen = (Option<(super::tracker::Key, String)>, Option<k8s_openapi::jiff::Timestamp>);
+type Seen = (Option<(crate::watch::keys::ReleaseObject, String)>, Option<k8s_openapi::jiff::Timestamp>);
 
 /// Events per page at start: an Event may hold up to about a megabyte (anyone who may create
 /// Events can write one), so a page is a few tens of MiB at most, and only [`Seen`] is kept.
@@ -225,7 +226,7 @@ async fn seen(api: &Api<Event>, reason: &str) -> Result<Vec<Seen>, kube::Error> 
 
 /// The release, object and signature of an Event helm-drift wrote, `None` for anything else
 /// (another component's, malformed, or stored in another namespace than its object's Events).
-fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
+fn taken(e: &Event) -> Option<(crate::watch::keys::ReleaseObject, String)> {
     if !ours(e, None) {
         return None;
     }
@@ -237,7 +238,7 @@ fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
     }
     let annotations = e.metadata.annotations.as_ref()?;
     let sig = annotations.get(SIGNATURE)?;
-    if !super::signature::well_formed(sig) {
+    if !crate::watch::store::signature::well_formed(sig) {
         return None;
     }
     let (release_ns, release) = annotations.get(RELEASE)?.split_once('/')?;
@@ -249,7 +250,7 @@ fn taken(e: &Event) -> Option<(super::tracker::Key, String)> {
         return None;
     }
     let id = ObjectId::new(api_version, kind, o.namespace.as_deref(), name);
-    Some(((super::tracker::ReleaseKey::new(release_ns, release), id), sig.clone()))
+    Some(((crate::watch::keys::ReleaseKey::new(release_ns, release), id), sig.clone()))
 }
 
 #[cfg(test)]

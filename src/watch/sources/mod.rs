@@ -3,10 +3,12 @@
 //! after expiry, backoff while the API server is away), metadata only. Each turns changes into
 //! [`Touch`]es: what to evaluate again.
 
-use super::log::Log;
-use super::metrics::Metrics;
-use super::tracker::ReleaseKey;
+pub(crate) mod watches;
+
 use crate::release::{Driver, RECORDS, records_selector, release_of};
+use crate::watch::keys::{ObjectKey, ReleaseKey, Touch, WatchKey};
+use crate::watch::outputs::log::Log;
+use crate::watch::outputs::metrics::Metrics;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,24 +21,6 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// Something changed that may change a verdict.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Touch {
-    /// A release's storage records changed.
-    Release(ReleaseKey),
-    /// An object of a watched kind changed.
-    Object(super::state::ObjectKey),
-}
-
-/// One watch: a kind, in one namespace or cluster-wide.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WatchKey {
-    pub group: String,
-    pub version: String,
-    pub plural: String,
-    pub namespace: Option<String>,
-}
 
 /// Sends touches to the loop, each with the moment it was seen (the debounce counts from there,
 /// not from when a busy loop gets to it).
@@ -97,7 +81,7 @@ pub fn kind(
     };
     let (group, plural) = (resource.group.clone(), resource.plural.clone());
     let touch = move |m: &ObjectMeta| {
-        Some(Touch::Object(super::state::ObjectKey {
+        Some(Touch::Object(ObjectKey {
             group: group.clone(),
             plural: plural.clone(),
             namespace: m.namespace.clone(),

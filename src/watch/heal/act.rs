@@ -1,0 +1,264 @@
+//! The act of healing: a drifted release of an opted-in release repaired within its authority
+//! (only while leading, only at the revision judged), each step logged, refusals and abandoned
+//! objects announced, and the verdicts after the repair taken in.
+
+use super::Healing;
+use super::decide::{Decision, only, superseded};
+use crate::engine::Session;
+use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
+use crate::release::ReleaseIndex;
+use crate::repair::{Authority, RepairRequest};
+use crate::settings::Settings;
+use crate::watch::keys::ReleaseKey;
+use crate::watch::outputs::Outputs;
+use crate::watch::outputs::drift_events as events;
+use crate::watch::store::tracker::Tracker;
+use std::time::Instant;
+
+/// What healing acts with: the watcher's session (its writes), settings, outputs and tracker.
+pub(crate) struct Hands<'a> {
+    pub(crate) session: &'a mut Session,
+    pub(crate) settings: &'a Settings,
+    pub(crate) outputs: &'a Outputs,
+    pub(crate) tracker: &'a mut Tracker,
+}
+
+/// What one decision comes to, before anything is written.
+#[derive(Debug, PartialEq)]
+enum Plan {
+    /// Nothing to repair now.
+    Nothing,
+    /// The rate limit holds: look again then.
+    Later(Instant),
+    /// The release's authority allows no write: each of these objects is refused, for this reason.
+    Refuse(String, Vec<String>),
+    /// Repair these objects (`Kind/name`).
+    Repair(Vec<String>),
+}
+
+/// The plan for a decision, given whether the release's authority refuses every write.
+fn plan(decision: &Decision, refusal: Option<String>) -> Plan {
+    if let Some(at) = decision.later {
+        return Plan::Later(at);
+    }
+    if decision.repair.is_empty() {
+        return Plan::Nothing;
+    }
+    match refusal {
+        Some(why) => Plan::Refuse(why, decision.repair.clone()),
+        None => Plan::Repair(decision.repair.clone()),
+    }
+}
+
+impl Healing {
+    /// Heals a drifted release of an opted-in release; the moment to look again when the rate
+    /// limit postpones it.
+    pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
+        let key: ReleaseKey = ReleaseKey::of(report);
+        let decision = self.healer.decide(report, Instant::now());
+        for (id, manager) in &decision.abandoned {
+            self.abandon(report, id, manager, &hands).await;
+        }
+        let refusal = self.options.authority(&key.namespace, &key.name).refuses_all();
+        match plan(&decision, refusal) {
+            Plan::Nothing => None,
+            Plan::Later(at) => {
+                hands.outputs.metrics.repair("rate-limited");
+                hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
+                Some(at.into())
+            }
+            Plan::Refuse(why, objects) => {
+                self.healer.repaired(report, &[], Instant::now());
+                hands.outputs.metrics.repair("refused");
+                for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&only(&o.id))) {
+                    refused(report, &o.id, &why, &hands).await;
+                }
+                None
+            }
+            Plan::Repair(objects) => {
+                self.repair(report, objects, hands).await;
+                None
+            }
+        }
+    }
+
+    async fn repair(&mut self, report: &DriftReport, objects: Vec<String>, hands: Hands<'_>) {
+        let key = ReleaseKey::of(report);
+        let Some((fresh, request, writer)) = self.prepare(report, objects, &hands).await else { return };
+        if !hands.outputs.leading("repair").await {
+            return;
+        }
+        hands.session.forget_live();
+        let result = crate::repair::execute_as(hands.session, hands.settings, &fresh, &request, &writer).await;
+        let applied: Vec<ObjectId> = match &result {
+            Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        self.healer.repaired(report, &applied, Instant::now());
+        match result {
+            Ok(repair) => self.repaired(report, &repair, hands).await,
+            Err(e) => {
+                hands.outputs.metrics.repair("failed");
+                hands.outputs.log.error("repair failed", &[("release", &key), ("error", &crate::errors::chain(&e))]);
+            }
+        }
+    }
+
+    async fn abandon(&self, report: &DriftReport, id: &ObjectId, manager: &str, hands: &Hands<'_>) {
+        let release = ReleaseKey::of(report).to_string();
+        hands.outputs.metrics.repair("abandoned");
+        let message = format!(
+            "helm-drift stopped repairing {id} of release {release}: it drifted again after each of {} repairs; {manager} keeps changing it",
+            self.options.policy.fight_limit
+        );
+        hands.outputs.log.warn(
+            "repair abandoned: something keeps changing the object",
+            &[("release", &release), ("object", id), ("manager", &manager)],
+        );
+        hands.outputs.announce_repair(report, id, events::ABANDONED, &message, hands.tracker.signer()).await;
+    }
+
+    /// The release's history read again, the repair request and the client to write with; `None`
+    /// (said) when the release changed since it was judged or no writer can be made.
+    async fn prepare(
+        &mut self,
+        report: &DriftReport,
+        only: Vec<String>,
+        hands: &Hands<'_>,
+    ) -> Option<(ReleaseIndex, RepairRequest, kube::Client)> {
+        let key: ReleaseKey = ReleaseKey::of(report);
+        let failed = |e: &dyn std::fmt::Display| {
+            hands.outputs.metrics.repair("failed");
+            hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e.to_string())]);
+        };
+        let fresh = match hands.session.storage.history(&key.namespace, &key.name).await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                failed(&e);
+                return None;
+            }
+        };
+        if let Some(why) = superseded(&fresh, report.revision) {
+            hands.outputs.metrics.repair("superseded");
+            hands.outputs.log.info(
+                "repair skipped: the release changed since it was checked",
+                &[("release", &key), ("reason", &why)],
+            );
+            return None;
+        }
+        let authority = self.options.authority(&key.namespace, &key.name);
+        let writer = match self.writer(&authority, hands).await {
+            Ok(w) => w,
+            Err(e) => {
+                failed(&crate::errors::chain(&e));
+                return None;
+            }
+        };
+        let request = RepairRequest {
+            release: report.release.clone(),
+            only,
+            remove_foreign: self.options.remove_foreign,
+            dry_run: false,
+            authority: Some(authority),
+            progress: Default::default(),
+        };
+        Some((fresh, request, writer))
+    }
+
+    async fn repaired(&mut self, report: &DriftReport, repair: &RepairReport, hands: Hands<'_>) {
+        hands.outputs.metrics.repair(repair_result(&repair.steps.iter().map(|s| &s.status).collect::<Vec<_>>()));
+        let release = ReleaseKey::of(report).to_string();
+        for s in &repair.steps {
+            let result = s.status.word();
+            let mut fields: Vec<(&str, &dyn ToString)> =
+                vec![("release", &release), ("object", &s.object), ("result", &result)];
+            match &s.status {
+                StepStatus::Refused(why) => {
+                    refused(report, &s.object, why, &hands).await;
+                    continue;
+                }
+                StepStatus::Failed(why) => fields.push(("reason", why)),
+                _ => {}
+            }
+            hands.outputs.log.info("repair", &fields);
+        }
+        if let Some(after) = &repair.after {
+            hands.outputs.metrics.record(after, 0.0);
+            self.healer.observe(after);
+            for t in &hands.tracker.update(after) {
+                hands.outputs.announce(after, t).await;
+            }
+        }
+    }
+
+    /// The client a repair writes with: the watcher's own, or one impersonating the release's
+    /// ServiceAccount (made once per user).
+    async fn writer(&mut self, authority: &Authority, hands: &Hands<'_>) -> anyhow::Result<kube::Client> {
+        let Some(user) = authority.impersonated_user() else { return Ok(hands.session.cluster.client.clone()) };
+        if let Some(c) = self.writers.get(&user) {
+            return Ok(c.clone());
+        }
+        let mut connection = hands.settings.connection.clone();
+        connection.as_user = Some(user.clone());
+        connection.as_groups = Vec::new();
+        let client = crate::api::connect(&connection).await?.client;
+        self.writers.insert(user, client.clone());
+        Ok(client)
+    }
+}
+
+async fn refused(report: &DriftReport, object: &ObjectId, why: &str, hands: &Hands<'_>) {
+    let release = ReleaseKey::of(report).to_string();
+    let fields: [(&str, &dyn ToString); 4] =
+        [("release", &release), ("object", object), ("result", &"refused"), ("reason", &why)];
+    hands.outputs.log.info("repair", &fields);
+    let message = format!("helm-drift did not repair {object} of release {release}: {why}");
+    hands.outputs.announce_repair(report, object, events::REFUSED, &message, hands.tracker.signer()).await;
+}
+
+/// A repair's outcome for the metric: a refusal outranks a failure, which outranks success.
+fn repair_result(steps: &[&StepStatus]) -> &'static str {
+    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
+        "refused"
+    } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
+        "failed"
+    } else {
+        "applied"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_outranks_a_failure_which_outranks_success() {
+        let failed = StepStatus::Failed("conflict".into());
+        let refused = StepStatus::Refused("outside its namespace".into());
+        assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
+        assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
+        assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");
+        assert_eq!(repair_result(&[&failed, &refused]), "refused");
+        assert_eq!(repair_result(&[]), "applied");
+    }
+
+    fn decision(repair: &[&str], later: Option<Instant>) -> Decision {
+        Decision { repair: repair.iter().map(|s| s.to_string()).collect(), later, abandoned: Vec::new() }
+    }
+
+    #[test]
+    fn a_rate_limited_release_waits_even_when_its_authority_would_refuse() {
+        let at = Instant::now();
+        assert_eq!(plan(&decision(&[], Some(at)), None), Plan::Later(at));
+        assert_eq!(plan(&decision(&[], Some(at)), Some("untrusted".into())), Plan::Later(at));
+    }
+
+    #[test]
+    fn an_authority_that_allows_no_write_refuses_each_object_and_repairs_none() {
+        let d = decision(&["Deployment/web", "Service/web"], None);
+        let why = "the record is in an untrusted namespace".to_string();
+        assert_eq!(plan(&d, Some(why.clone())), Plan::Refuse(why, d.repair.clone()));
+        assert_eq!(plan(&d, None), Plan::Repair(d.repair.clone()));
+        assert_eq!(plan(&decision(&[], None), Some("x".into())), Plan::Nothing, "nothing drifted: nothing refused");
+    }
+}

@@ -1,0 +1,86 @@
+//! Self-healing (`watch --repair`): which releases opt in, the decision for each drifted release
+//! (`decide`: rate limit, fights), and the act (`act`: a repair within the release's authority,
+//! reported as it went).
+
+mod act;
+mod decide;
+
+pub(crate) use act::Hands;
+pub(crate) use decide::HealPolicy;
+
+use crate::watch::keys::ReleaseKey;
+use decide::Healer;
+use std::collections::{HashMap, HashSet};
+
+/// `--repair`: which releases heal themselves, and how.
+#[derive(Clone, Debug)]
+pub(crate) struct RepairOptions {
+    /// A label selector on the releases' storage records; the releases it matches opt in.
+    pub(crate) selector: String,
+    pub(crate) remove_foreign: bool,
+    pub(crate) policy: HealPolicy,
+    /// Repair as this ServiceAccount of the release's namespace (impersonated).
+    pub(crate) service_account: Option<String>,
+    /// The namespaces whose records the operator trusts (`--trust-namespace`).
+    pub(crate) trust: crate::settings::Trust,
+}
+
+impl RepairOptions {
+    /// The authority a repair of a release in `namespace` acts within.
+    fn authority(&self, namespace: &str, release: &str) -> crate::repair::Authority {
+        crate::repair::Authority {
+            namespace: namespace.to_string(),
+            release: release.to_string(),
+            trusted: self.trust.trusts(namespace),
+            service_account: self.service_account.clone(),
+        }
+    }
+}
+
+/// The healing part of a watcher: its options, what it remembers of earlier repairs, the
+/// releases that opted in, and the clients that impersonate a ServiceAccount, by user.
+pub(crate) struct Healing {
+    options: RepairOptions,
+    healer: Healer,
+    opted: HashSet<ReleaseKey>,
+    writers: HashMap<String, kube::Client>,
+}
+
+impl Healing {
+    pub(crate) fn new(options: &RepairOptions) -> Healing {
+        Healing {
+            options: options.clone(),
+            healer: Healer::new(options.policy.clone()),
+            opted: HashSet::new(),
+            writers: HashMap::new(),
+        }
+    }
+
+    /// The label selector of the releases that opt in.
+    pub(crate) fn selector(&self) -> &str {
+        &self.options.selector
+    }
+
+    /// The releases that opt in now (read at each full check).
+    pub(crate) fn opted(&mut self, releases: impl IntoIterator<Item = ReleaseKey>) {
+        self.opted = releases.into_iter().collect();
+    }
+
+    /// Whether one release opts in now (read when a change touches it).
+    pub(crate) fn opts(&mut self, release: ReleaseKey, opts_in: bool) {
+        if opts_in {
+            self.opted.insert(release);
+        } else {
+            self.opted.remove(&release);
+        }
+    }
+
+    pub(crate) fn opts_in(&self, release: &ReleaseKey) -> bool {
+        self.opted.contains(release)
+    }
+
+    /// Takes in a release's latest verdicts (an abandoned object seen in sync is healed again).
+    pub(crate) fn observe(&mut self, report: &crate::model::DriftReport) {
+        self.healer.observe(report);
+    }
+}

@@ -1,0 +1,30 @@
+//! How `watch` runs, as the command resolved it.
+
+use crate::engine::Selection;
+use crate::watch::heal::RepairOptions;
+use crate::watch::lease::LeaderOptions;
+use crate::watch::outputs::log::Log;
+use crate::watch::outputs::notify::Payload;
+use std::time::Duration;
+
+/// How `watch` runs.
+#[derive(Clone, Debug)]
+pub(crate) struct WatchOptions {
+    pub(crate) selection: Selection,
+    pub(crate) resync: Duration,
+    pub(crate) debounce: Duration,
+    /// `--max-releases-per-namespace`.
+    pub(crate) max_releases_per_namespace: usize,
+    pub(crate) metrics_address: String,
+    pub(crate) notify: Vec<String>,
+    pub(crate) notify_format: Payload,
+    /// The cluster's name, put on every notification (`--cluster`).
+    pub(crate) cluster: Option<String>,
+    /// `--ui`: the page at `/`.
+    pub(crate) ui: bool,
+    pub(crate) log: Log,
+    pub(crate) repair: Option<RepairOptions>,
+    pub(crate) leader: Option<LeaderOptions>,
+    /// The Secret (in the watcher's namespace) holding the key of drift signatures.
+    pub(crate) signature_key_secret: String,
+}

@@ -9,33 +9,21 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest layer first (as `lib.rs` lists them).
 const LAYERS: &[&str] = &[
     "errors", "random", "model", "api", "live", "compare", "policy", "guard", "baseline", "release", "settings",
-    "desired", "helm", "explain", "engine", "repair", "report", "watch", "commands", "cli",
+    "desired", "helm", "explain", "engine", "repair", "report", "watch", "cli", "commands",
 ];
 
 /// What is still to mend, by the check that finds it; a check fails on anything else, and on an
 /// entry here it no longer finds (the list only shrinks).
 const PENDING: &[&str] = &[
     "baseline: mod -> store",
-    "cli: args -> resolve",
-    "cli: complete -> mod",
-    "cli: mod -> run",
     "explain: mod -> passes",
     "release: index -> storage",
     "release: index -> storage -> sql",
-    "report: html -> mod",
-    "report: json -> mod",
-    "report: junit -> mod",
-    "report: markdown -> mod",
-    "report: mod -> render",
-    "report: mod -> repair",
-    "report: mod -> text",
     "compare/defaults.rs: 549 lines",
     "explain/mod.rs: 426 lines",
     "model/object.rs: 402 lines",
-    "report/text.rs: 485 lines",
     "guard/mod.rs:99 policy (97 lines)",
     "report/html.rs:27 page (82 lines)",
-    "report/text.rs:336 evidence (98 lines)",
     "watch/outputs/metrics.rs:94 new (96 lines)",
     "baseline/store.rs",
     "explain/passes.rs",

@@ -13,21 +13,22 @@
 //!    [`guard`]: the admission guard's policy (what to write, what a written one says).
 //! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
 //!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
-//! 5. [`settings`]: everything a run needs, resolved once; [`desired`]: the objects Helm
+//! 5. [`settings`]: what a run needs, resolved once; [`desired`]: the objects Helm
 //!    applied, from a record's manifest; [`helm`]: runs the helm binary (render, upgrade,
 //!    explain); [`explain`]: which values wrote a drifted field.
 //! 6. [`engine`]: a session (client, caches), the evaluation of a release and scans; [`repair`]:
 //!    plans and guarded changes, judged by the engine.
 //! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit); [`watch`]: the
 //!    long-running watcher (its output is its metrics, Events, notifications and JSON log
-//!    lines, written by `watch::log`).
-//! 8. [`commands`]: check, repair, render, upgrade, accept over the engine; [`cli`]: the only
-//!    clap user, resolves settings and dispatches.
+//!    lines, written by `watch::outputs`).
+//! 8. [`cli`]: clap only (the commands' arguments, flags, help); [`commands`]: each command in
+//!    one home, its `XxxSettings::resolve` (every rule about its flags) and its run over the
+//!    engine; `commands::main` parses, dispatches and sets the exit code.
 
 pub(crate) mod api;
 pub(crate) mod baseline;
-pub mod cli;
-pub(crate) mod commands;
+pub(crate) mod cli;
+pub mod commands;
 pub(crate) mod compare;
 pub(crate) mod desired;
 pub(crate) mod engine;

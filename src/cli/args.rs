@@ -1,11 +1,11 @@
 //! The command line as clap sees it: the commands, one args struct each, and Helm's global
 //! connection flags. Flag groups several commands share and the value enums are in
-//! [`super::flags`], help texts in [`super::help`]. Nothing here acts: [`super::resolve`] turns
-//! these into settings and [`super::run`] runs them.
+//! [`super::flags`], help texts in [`super::help`]. Nothing here acts: each command's
+//! `XxxSettings::resolve` (in `commands`) turns these into settings.
 
-pub use super::flags::{ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, OutputFormat, SelectionArgs};
+use super::flags::parse_duration;
+pub use super::flags::{ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs};
 use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
-use super::resolve::parse_duration;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 

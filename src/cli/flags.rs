@@ -2,6 +2,7 @@
 //! closed sets of values.
 
 use crate::engine::Selection;
+use crate::report::Format;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -88,8 +89,8 @@ pub struct CompareArgs {
 pub struct OutputArgs {
     /// Output format: text, json, junit; for check also markdown (kept under 64 KiB, a
     /// GitHub comment) and html (one self-contained page)
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output: OutputFormat,
+    #[arg(short, long, value_parser = output_format(), default_value = "text")]
+    pub output: Format,
     /// Lines of context around each change in diffs
     #[arg(long, default_value_t = 3)]
     pub context: usize,
@@ -109,14 +110,12 @@ pub enum ColorChoice {
     Never,
 }
 
-/// `-o/--output`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    Text,
-    Json,
-    Junit,
-    Markdown,
-    Html,
+/// `-o/--output`: the report's formats, by name.
+fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
+    let names = Format::ALL.map(|f| f.writer().name);
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name: String| {
+        Format::named(&name).expect("one of the names")
+    })
 }
 
 /// `--notify-format`.
@@ -131,4 +130,36 @@ pub enum NotifyFormat {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
+    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: must be more than zero"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5 weeks").is_err());
+    }
 }

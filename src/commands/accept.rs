@@ -1,26 +1,55 @@
 //! `accept`: records the current drift of a release in its baseline, so that `check` fails only
 //! on new or changed drift.
 
+use super::runtime::runtime;
+use super::settings::{Baseline, baseline_store, complete};
 use crate::baseline::{self, Store};
+use crate::cli::{AcceptArgs, Global};
 use crate::engine::{Session, evaluate};
-use crate::model::AcceptReport;
+use crate::model::{AcceptReport, ExitStatus};
+use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::Result;
 
-/// What `accept` asks for.
-#[derive(Clone, Debug)]
-pub struct AcceptRequest {
-    pub release: String,
-    /// `KIND/NAME` filters; every drifted object when empty.
-    pub only: Vec<String>,
-    /// Only drift at or under these pointers; all when empty.
-    pub paths: Vec<String>,
-    /// Drop the release's entries whose drift is gone.
-    pub prune: bool,
-    pub store: Store,
+/// `accept`, resolved.
+pub(crate) struct AcceptSettings {
+    settings: Settings,
+    request: AcceptRequest,
 }
 
-pub async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptReport> {
+impl AcceptSettings {
+    pub(crate) fn resolve(g: &Global, a: AcceptArgs) -> Result<AcceptSettings> {
+        let AcceptArgs { release, only, path, prune, baseline, compare } = a;
+        let settings = complete(g, &compare, Baseline::None)?;
+        let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
+        Ok(AcceptSettings { settings, request: AcceptRequest { release, only, paths: path, prune, store } })
+    }
+}
+
+/// Runs `accept` and prints what it wrote.
+pub(crate) fn execute(s: AcceptSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    for w in &s.settings.compare.warnings {
+        printer.warning(w);
+    }
+    let report = runtime()?.block_on(run(&s.settings, &s.request))?;
+    printer.accept(&report);
+    Ok(ExitStatus::InSync)
+}
+
+/// What `accept` asks for.
+#[derive(Clone, Debug)]
+struct AcceptRequest {
+    release: String,
+    /// `KIND/NAME` filters; every drifted object when empty.
+    only: Vec<String>,
+    /// Only drift at or under these pointers; all when empty.
+    paths: Vec<String>,
+    /// Drop the release's entries whose drift is gone.
+    prune: bool,
+    store: Store,
+}
+
+async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptReport> {
     let session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     let report = evaluate(&session, settings, &index, None).await?.report;

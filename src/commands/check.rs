@@ -2,18 +2,125 @@
 //! each release produced every modified field; with `--rerender`, also compare the chart as it
 //! renders now with the cluster; over several clusters at once, a fleet.
 
+use super::runtime::runtime;
+use super::settings::{Baseline, Shown, complete, per_context};
+use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::model::{ClusterReport, DriftReport, FleetReport, Outcome, Progress, Rerender, RunReport};
+use crate::model::{ClusterReport, DriftReport, ExitStatus, FleetReport, Outcome, Progress, Rerender, RunReport};
 use crate::release::Selected;
+use crate::report::{Format, Summary, Terminal};
 use crate::settings::Settings;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
+
+/// `check`, resolved: what to check, where, and how to report it.
+pub(crate) struct CheckSettings {
+    settings: Settings,
+    selection: Selection,
+    /// `--explain` / `--rerender`.
+    rendering: Option<Rendering>,
+    /// Several clusters: one settings per kubeconfig context.
+    fleet: Option<Vec<(String, Settings)>>,
+    summary_file: Option<PathBuf>,
+    shown: Shown,
+}
+
+impl CheckSettings {
+    pub(crate) fn resolve(g: &Global, a: CheckArgs) -> Result<CheckSettings> {
+        let CheckArgs {
+            select,
+            revision,
+            explain,
+            rerender,
+            chart,
+            all_contexts,
+            summary_file,
+            baseline,
+            compare,
+            output,
+        } = a;
+        let selection = select.selection("check", revision)?;
+        let shown = Shown::resolve(&compare, &output);
+        let several = all_contexts || g.kube_context.len() > 1;
+        if several && (explain || rerender) {
+            bail!("--explain and --rerender check one cluster at a time: give one --kube-context");
+        }
+        if !several && chart.is_some() && !explain && !rerender {
+            bail!("--chart is for --explain and --rerender");
+        }
+        let one = Global { kube_context: Vec::new(), ..g.clone() };
+        let settings = complete(if several { &one } else { g }, &compare, Baseline::Flag(baseline))?;
+        let fleet = match several {
+            false => None,
+            true if all_contexts => {
+                let contexts = crate::api::context_names(&settings.connection)?;
+                if contexts.is_empty() {
+                    bail!("--all-contexts: the kubeconfig has no context");
+                }
+                Some(per_context(&settings, contexts))
+            }
+            true => Some(per_context(&settings, g.kube_context.clone())),
+        };
+        let rendering =
+            (explain || rerender).then(|| Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
+        Ok(CheckSettings { settings, selection, rendering, fleet, summary_file, shown })
+    }
+}
+
+/// Runs `check` and prints its report; the exit status the report calls for.
+pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    for w in &s.settings.compare.warnings {
+        printer.warning(w);
+    }
+    s.shown.apply(&mut printer.style);
+    if let Some(clusters) = &s.fleet {
+        let fleet = runtime()?.block_on(fleet(clusters, &s.selection));
+        printer.fleet(&fleet);
+        if let Some(path) = &s.summary_file {
+            printer.summary_file(path, Summary::Fleet(&fleet))?;
+        }
+        return Ok(fleet.exit_status());
+    }
+    let settings = &s.settings;
+    let progress = crate::report::progress(&printer.style);
+    let started = std::time::Instant::now();
+    let report = match runtime()?.block_on(run(settings, &s.selection, s.rendering.as_ref(), &progress)) {
+        Ok(report) => report,
+        // A machine output (and the summary file) is a document on every path: what could not
+        // be checked, and why.
+        Err(e) if s.shown.format != Format::Text || s.summary_file.is_some() => {
+            let selection = &s.selection;
+            let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
+            let report = RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e));
+            if let Some(path) = &s.summary_file {
+                printer.summary_file(path, Summary::Run(&report))?;
+            }
+            if s.shown.format == Format::Text {
+                return Err(e);
+            }
+            printer.check(&report);
+            return Ok(report.exit_status());
+        }
+        Err(e) => return Err(e),
+    };
+    if settings.debug {
+        printer.debug(&debug_summary(settings, &report, started.elapsed()));
+    }
+    for w in unmatched_gitops(settings, &report) {
+        printer.warning(&w);
+    }
+    printer.check(&report);
+    if let Some(path) = &s.summary_file {
+        printer.summary_file(path, Summary::Run(&report))?;
+    }
+    Ok(report.exit_status())
+}
 
 /// What runs the chart again: `--explain` and `--rerender`.
 #[derive(Clone, Debug)]
-pub struct Rendering {
+pub(crate) struct Rendering {
     pub helm: HelmBinary,
     /// The chart's source, for charts with subcharts (which Helm does not store).
     pub chart: Option<PathBuf>,
@@ -22,7 +129,7 @@ pub struct Rendering {
 }
 
 /// Checks every release `selection` names; `progress` is told as releases finish.
-pub async fn run(
+async fn run(
     settings: &Settings,
     selection: &Selection,
     rendering: Option<&Rendering>,
@@ -132,4 +239,45 @@ async fn rerender(
     now.newest = None;
     let against_live: DriftReport = evaluate_selected(session, settings, now).await?.report;
     Ok(Rerender { documents, changed, against_live })
+}
+
+/// When no Flux HelmRelease or Argo CD Application of the config file describes a release this
+/// run checked, each says so: its rules apply to nothing (an Application named unlike its
+/// release, without `spec.source.helm.releaseName`, is the common cause).
+fn unmatched_gitops(settings: &Settings, run: &RunReport) -> Vec<String> {
+    let checked: Vec<&str> = run
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Checked(r) => Some(r.release.as_str()),
+            Outcome::Failed(_) => None,
+        })
+        .collect();
+    let docs = &settings.compare.gitops;
+    if checked.is_empty() || docs.iter().any(|(_, release)| checked.contains(&release.as_str())) {
+        return Vec::new();
+    }
+    docs.iter()
+        .map(|(what, release)| {
+            format!("{what} describes release {release:?}, which this run did not check: its rules apply to nothing (name the release in spec.source.helm.releaseName or spec.releaseName)")
+        })
+        .collect()
+}
+
+/// What `--debug` / `HELM_DEBUG` adds on stderr: where the run looked and what it found
+/// (never credentials).
+fn debug_summary(settings: &Settings, run: &RunReport, took: std::time::Duration) -> String {
+    let c = &settings.connection;
+    format!(
+        "kubeconfig {:?}, context {}, API server {}, auth {}, namespace {}, driver {}; {} release(s), {} object(s) in {:.3}s",
+        c.kubeconfig,
+        c.context.as_deref().unwrap_or("(current)"),
+        c.api_server.as_deref().unwrap_or("(from kubeconfig)"),
+        if c.token.is_some() { "bearer token (hidden)" } else { "kubeconfig user" },
+        settings.namespace.as_deref().unwrap_or("(context default)"),
+        settings.driver.name(),
+        run.outcomes.len(),
+        run.objects(),
+        took.as_secs_f64()
+    )
 }

@@ -3,18 +3,87 @@
 //! namespace), in a mode. Nothing half written: a binding that cannot be written takes its
 //! policy back with it.
 
+use super::runtime::runtime;
+use super::settings::settings;
 use crate::api::ApiError;
+use crate::cli::{Global, GuardAction, GuardArgs};
 use crate::engine::{Selection, Session, scan};
 use crate::guard::{GuardInfo, GuardSpec, MANAGER, Mode};
 use crate::live::admission::{bindings, policies};
-use crate::model::{Outcome, Progress};
+use crate::model::{ExitStatus, Outcome, Progress};
+use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
 use kube::api::{DeleteParams, Patch, PatchParams};
 
+/// `guard`, resolved: what to do, and for `install` what to write.
+pub(crate) struct GuardSettings {
+    settings: Settings,
+    action: Action,
+    /// What the config file's rules and expected changes said about their managers.
+    notes: Vec<String>,
+}
+
+enum Action {
+    Install { request: GuardRequest, dry_run: bool },
+    Status,
+    Remove { all_namespaces: bool },
+}
+
+impl GuardSettings {
+    pub(crate) fn resolve(g: &Global, a: GuardArgs) -> Result<GuardSettings> {
+        let settings = settings(g)?;
+        let (action, notes) = match a.action {
+            GuardAction::Install => {
+                let selection = a.select.selection("guard", None)?;
+                let mode = Mode::parse(&a.mode).expect("clap checks the mode");
+                let config = crate::policy::config::from_flag(a.config.as_deref())?;
+                let (mut managers, notes) = crate::guard::config_managers(&config.rules, &config.expected);
+                managers.extend(a.allow_manager);
+                let request = GuardRequest {
+                    selection,
+                    mode,
+                    users: a.allow_user,
+                    groups: a.allow_group,
+                    managers,
+                    every_kind: a.every_kind,
+                    service_accounts: a.judge_service_accounts,
+                };
+                (Action::Install { request, dry_run: a.dry_run }, notes)
+            }
+            GuardAction::Status => (Action::Status, Vec::new()),
+            GuardAction::Remove => (Action::Remove { all_namespaces: a.select.all_namespaces }, Vec::new()),
+        };
+        Ok(GuardSettings { settings, action, notes })
+    }
+}
+
+/// Writes, shows or removes the guard, and says what it did.
+pub(crate) fn execute(s: GuardSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    for note in &s.notes {
+        printer.warning(note);
+    }
+    let settings = &s.settings;
+    match s.action {
+        Action::Install { request, dry_run } => match runtime()?.block_on(install(settings, &request, dry_run))? {
+            Installed::Written(info) => printer.guard(&[info], "guard written"),
+            Installed::Planned(spec) => printer.text(&crate::guard::documents(&spec)),
+        },
+        Action::Status => {
+            let infos = runtime()?.block_on(status(settings))?;
+            printer.guard(&infos, "guards");
+        }
+        Action::Remove { all_namespaces } => match runtime()?.block_on(remove(settings, all_namespaces))? {
+            Some(name) => printer.text(&format!("removed {name} (its policy and binding)\n")),
+            None => printer.text("no guard to remove here\n"),
+        },
+    }
+    Ok(ExitStatus::InSync)
+}
+
 /// What `guard install` asks for.
 #[derive(Clone, Debug)]
-pub struct GuardRequest {
+struct GuardRequest {
     pub selection: Selection,
     pub mode: Mode,
     pub users: Vec<String>,
@@ -121,7 +190,7 @@ async fn kinds_of(
 }
 
 /// What `guard install` did.
-pub enum Installed {
+enum Installed {
     /// The guard written, as its policy says.
     Written(GuardInfo),
     /// `--dry-run`: the guard it would write.
@@ -129,7 +198,7 @@ pub enum Installed {
 }
 
 /// Writes the guard the request asks for (`dry_run`: only says what it would write).
-pub async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> Result<Installed> {
+async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> Result<Installed> {
     let session = Session::open(settings).await?;
     if !dry_run {
         served(&session)?;
@@ -156,7 +225,7 @@ pub async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool)
 }
 
 /// Every guard written, as its policy says.
-pub async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
+async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
     let session = Session::open(settings).await?;
     served(&session)?;
     let list = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL)
@@ -167,7 +236,7 @@ pub async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
 
 /// Removes the guard of the namespace (or of every namespace): binding first, then policy.
 /// Returns the name removed, `None` when there was none.
-pub async fn remove(settings: &Settings, all_namespaces: bool) -> Result<Option<String>> {
+async fn remove(settings: &Settings, all_namespaces: bool) -> Result<Option<String>> {
     let session = Session::open(settings).await?;
     served(&session)?;
     let name = crate::guard::name((!all_namespaces).then_some(session.namespace.as_str()));

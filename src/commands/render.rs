@@ -2,26 +2,57 @@
 //! to find documents whose rendering changed since Helm stored the release (`lookup`, random
 //! functions, `.Capabilities`).
 
+use super::runtime::runtime;
+use super::settings::{Shown, settings};
+use crate::cli::{CompareArgs, Global, RenderArgs};
 use crate::desired;
 use crate::engine::Session;
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::model::RenderReport;
+use crate::model::{ExitStatus, RenderReport};
+use crate::report::Terminal;
 use crate::settings::Settings;
-use anyhow::Result;
+use anyhow::{Result, bail};
 use std::path::PathBuf;
+
+/// `render`, resolved.
+pub(crate) struct RenderSettings {
+    settings: Settings,
+    request: RenderRequest,
+    shown: Shown,
+}
+
+impl RenderSettings {
+    pub(crate) fn resolve(g: &Global, a: RenderArgs) -> Result<RenderSettings> {
+        let RenderArgs { release, revision, chart, show_secrets, output } = a;
+        if output.output.writer().render.is_none() {
+            bail!("render writes text or json (-o {} is a report of check)", output.output.writer().name);
+        }
+        let shown = Shown::resolve(&CompareArgs { show_secrets, ..CompareArgs::default() }, &output);
+        let request = RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };
+        Ok(RenderSettings { settings: settings(g)?, request, shown })
+    }
+}
+
+/// Runs `render` and prints its report.
+pub(crate) fn execute(s: RenderSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    s.shown.apply(&mut printer.style);
+    let report = runtime()?.block_on(run(&s.settings, &s.request))?;
+    printer.render(&report);
+    Ok(report.exit_status())
+}
 
 /// What `render` asks for.
 #[derive(Clone, Debug)]
-pub struct RenderRequest {
-    pub release: String,
-    pub revision: Option<u32>,
+struct RenderRequest {
+    release: String,
+    revision: Option<u32>,
     /// The chart's source, for charts with subcharts (which Helm does not store).
-    pub chart: Option<PathBuf>,
-    pub helm: HelmBinary,
+    chart: Option<PathBuf>,
+    helm: HelmBinary,
 }
 
 /// Renders the release's chart again and compares it with the stored manifest.
-pub async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderReport> {
+async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderReport> {
     let session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     let selected = session.storage.select(&index, request.revision).await?;

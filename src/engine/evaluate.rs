@@ -3,7 +3,7 @@
 
 use super::Session;
 use super::decide::{self, Desired};
-use super::judge::{Judge, Policy, judge};
+use super::judge::{Grounds, Judge, judge};
 use crate::desired::{DesiredObject, metadata};
 use crate::live::{self, Location, Scaled};
 use crate::model::{DriftReport, ObjectDrift};
@@ -75,7 +75,7 @@ pub async fn evaluate_selected(session: &Session, settings: &Settings, selected:
     let ctx = Judge {
         client: &session.cluster.client,
         cache: &session.live,
-        policy: Policy {
+        grounds: Grounds {
             options: &settings.compare,
             scaled: &scaled,
             server_side: release.apply_method.as_deref() == Some("ssa"),

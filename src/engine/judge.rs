@@ -14,16 +14,16 @@ use crate::policy::ignore::{self, ObjectRef};
 use crate::settings::CompareOptions;
 use serde_json::Value;
 
-/// What judging an object needs from the run: where to read, and the [`Policy`].
+/// What judging an object needs from the run: where to read, and the [`Grounds`].
 pub struct Judge<'a> {
     pub client: &'a kube::Client,
     pub cache: &'a LiveCache,
-    pub policy: Policy<'a>,
+    pub grounds: Grounds<'a>,
 }
 
 /// The run's rules for judging, as data: every decision after the reads is a pure function of
 /// these, the object and what was read.
-pub struct Policy<'a> {
+pub struct Grounds<'a> {
     pub options: &'a CompareOptions,
     pub scaled: &'a [Scaled],
     /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
@@ -39,7 +39,7 @@ pub struct Policy<'a> {
 /// of small steps over the object's evidence: read live, rules, compare, ownership, attribution,
 /// managers the rules leave alone, expected changes, verdict.
 pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
-    let ctx = &judge.policy;
+    let ctx = &judge.grounds;
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
     let Some(at) = at else {
         drift.verdict =
@@ -77,7 +77,7 @@ pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>
 /// The verdict from the differences found (client-side or by the dry-run): ignored paths set
 /// aside, ownership, who wrote what, managers the rules leave alone, expected changes.
 fn conclude(
-    ctx: &Policy<'_>,
+    ctx: &Grounds<'_>,
     obj: &DesiredObject,
     me: &ObjectRef,
     live: Value,
@@ -130,7 +130,7 @@ struct Excluded(String);
 
 /// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it
 /// is excluded altogether.
-fn rules(ctx: &Policy<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, Excluded> {
+fn rules(ctx: &Grounds<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, Excluded> {
     // The chart's annotations opt out; the live object's only when trusted: whoever made the
     // drift could otherwise hide it (and the annotation is then reported like any edit).
     let trusted = ctx.options.trust_live_annotations;
@@ -179,7 +179,7 @@ async fn differences(
             found = managed::foreign(&desired, &held(Some(&schema)), &creators, live);
         }
     }
-    if judge.policy.options.read_only {
+    if judge.grounds.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
     }
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
@@ -193,7 +193,7 @@ async fn differences(
 
 /// Fields the chart sets that another manager owns while Helm owns none: drift for server-side
 /// applied releases; for client-side applied ones a note (their upgrade overwrites them).
-fn ownership(ctx: &Policy<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
+fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
     // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
     let mut disowned = ownership::disowned(&obj.object, live);
     // A field whose value differs is reported as modified; ignored paths are left alone.
@@ -231,7 +231,7 @@ fn attribute(live: &Value, drift: &mut ObjectDrift) {
 }
 
 /// What the managers the rules name wrote is left alone (Argo CD's managedFieldsManagers).
-fn leave_managers(ctx: &Policy<'_>, me: &ObjectRef, drift: &mut ObjectDrift) {
+fn leave_managers(ctx: &Grounds<'_>, me: &ObjectRef, drift: &mut ObjectDrift) {
     let managers = ignore::managers_for(&ctx.options.rules, me, ctx.release);
     if managers.is_empty() {
         return;
@@ -274,13 +274,13 @@ mod tests {
         crate::desired::from_manifest(yaml).unwrap().remove(0)
     }
 
-    fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Policy<'a> {
-        Policy { options, scaled, server_side: false, release: "web", namespace: "apps" }
+    fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Grounds<'a> {
+        Grounds { options, scaled, server_side: false, release: "web", namespace: "apps" }
     }
 
     /// The read-only engine end to end, without a cluster: rules, the client-side comparison,
     /// the verdict.
-    fn read_only(ctx: &Policy<'_>, obj: &DesiredObject, live: Value) -> ObjectDrift {
+    fn read_only(ctx: &Grounds<'_>, obj: &DesiredObject, live: Value) -> ObjectDrift {
         let drift = ObjectDrift::new(obj.id(), None, Verdict::InSync);
         let me = object_ref(obj);
         let ignores = match rules(ctx, obj, &me, &live) {

@@ -5,20 +5,20 @@
 //! report; everything read from the cluster is escaped.
 
 use super::junit::esc;
-use super::text::{evidence, object_diff, worth_showing};
-use super::{Style, plural};
+use super::present::{evidence, object_diff, plural, upgrade_command, worth_showing};
+use super::style::Style;
 use crate::model::{
     BoardRelease, DriftKind, DriftReport, ExitStatus, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport,
 };
 use std::fmt::Write;
 
 /// One run's page.
-pub fn run(run: &RunReport, style: &Style) -> String {
+pub(crate) fn run(run: &RunReport, style: &Style) -> String {
     page(&[(None, run)], style)
 }
 
 /// A fleet's page: each cluster's releases under its name.
-pub fn fleet(fleet: &FleetReport, style: &Style) -> String {
+pub(crate) fn fleet(fleet: &FleetReport, style: &Style) -> String {
     let runs: Vec<(Option<&str>, &RunReport)> =
         fleet.clusters.iter().map(|c| (Some(c.cluster.as_str()), &c.run)).collect();
     page(&runs, style)
@@ -30,7 +30,7 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
         let (a, b, c) = run.counts();
         (in_sync, drifted, errors) = (in_sync + a, drifted + b, errors + c);
     }
-    let verdict = super::run_verdict(errors, drifted);
+    let verdict = super::present::run_verdict(errors, drifted);
     // Objects shown, by verdict: the filters offered.
     let mut kinds: Vec<(DriftKind, usize)> = Vec::new();
     for r in runs.iter().flat_map(|(_, run)| checked(run)) {
@@ -110,11 +110,11 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
 /// The watcher's page (`watch --ui`): every release with its verdict, revision and last check,
 /// and per release its objects worth a look with their paths, verdicts and writers; never a
 /// value. The browser refreshes it every 10 seconds; no script.
-pub fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
+pub(crate) fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
     let drifted = releases.iter().filter(|r| r.verdict == "drifted").count();
     let errors = releases.iter().filter(|r| r.verdict == "error").count();
     let verdict =
-        if ready { super::run_verdict(errors, drifted) } else { "starting: the first full check is not done" };
+        if ready { super::present::run_verdict(errors, drifted) } else { "starting: the first full check is not done" };
     let mut out = String::with_capacity(8 * 1024);
     let _ = write!(
         out,
@@ -243,7 +243,7 @@ fn release(out: &mut String, r: &DriftReport, style: &Style) {
     for o in r.objects.iter().filter(|o| worth_showing(o, style)) {
         object(out, o, style);
     }
-    if let Some(line) = super::text::upgrade_command(r, style) {
+    if let Some(line) = upgrade_command(r, style) {
         let _ = writeln!(
             out,
             "<p>To make the live state the desired state:</p>\n<pre class=\"command\">{}</pre>",

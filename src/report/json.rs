@@ -5,14 +5,20 @@
 
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift, Outcome, ReleaseVerdict,
-    RunReport,
+    Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift, Outcome,
+    ReleaseVerdict, RenderReport, RunReport,
 };
 use serde_json::{Value, json};
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-pub fn run(run: &RunReport, show_secrets: bool) -> String {
+/// `check -o json`.
+pub(crate) fn run(run: &RunReport, style: &super::style::Style) -> String {
+    document(run, style.show_secrets)
+}
+
+/// The JSON document of a run.
+pub(crate) fn document(run: &RunReport, show_secrets: bool) -> String {
     let doc = json!({
         "schemaVersion": SCHEMA_VERSION,
         "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
@@ -24,10 +30,11 @@ pub fn run(run: &RunReport, show_secrets: bool) -> String {
 
 /// The schema version of a fleet's document: version 1's fields, each release with its
 /// `cluster`, and a `clusters` list (a reader of version 1 still reads it).
-pub const FLEET_SCHEMA_VERSION: u32 = 2;
+pub(crate) const FLEET_SCHEMA_VERSION: u32 = 2;
 
 /// `-o json` of a fleet check: every release of every cluster, with its cluster.
-pub fn fleet(fleet: &FleetReport, show_secrets: bool) -> String {
+pub(crate) fn fleet(fleet: &FleetReport, style: &super::style::Style) -> String {
+    let show_secrets = style.show_secrets;
     let mut all = Vec::new();
     let clusters: Vec<Value> = fleet
         .clusters
@@ -88,7 +95,7 @@ fn releases(run: &RunReport, show_secrets: bool) -> Vec<Value> {
 }
 
 /// Pretty JSON with a final newline.
-pub fn pretty(doc: &Value) -> String {
+pub(crate) fn pretty(doc: &Value) -> String {
     let mut text = serde_json::to_string_pretty(doc).unwrap_or_default();
     text.push('\n');
     text
@@ -110,7 +117,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "findings": r.findings,
         "guard": r.guard,
         "explanations": r.explanations.iter().map(|e| explanation(e, show_secrets)).collect::<Vec<_>>(),
-        "upgradeCommand": super::text::upgrade_command(r, &style(show_secrets)),
+        "upgradeCommand": super::present::upgrade_command(r, &style(show_secrets)),
         "rerender": r.rerender.as_ref().map(|now| json!({
             "documents": now.documents,
             "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),
@@ -125,7 +132,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
 /// One explained field: its values (`valueKeys`, `shape`), the `--set-json` pairs that make it
 /// live, or why none (`reason`), or the template that writes it.
 fn explanation(e: &Explanation, show_secrets: bool) -> Value {
-    let sets = super::text::set_pairs(e, &style(show_secrets));
+    let sets = super::present::set_pairs(e, &style(show_secrets));
     let (keys, shape, reason, template) = match &e.cause {
         Cause::Values(b) => (b.keys.clone(), Some(b.shape.clone()).filter(|s| !s.is_empty()), b.misfit.clone(), None),
         Cause::HardCoded(t) => (Vec::new(), None, None, t.clone()),
@@ -144,7 +151,7 @@ fn engine(e: &Method) -> Value {
 }
 
 /// The style the shared text helpers need.
-fn style(show_secrets: bool) -> super::Style {
+fn style(show_secrets: bool) -> super::style::Style {
     super::Style { show_secrets, ..Default::default() }
 }
 
@@ -163,7 +170,7 @@ fn pointer(f: &FieldDiff) -> String {
 
 /// A `watch` notification: the event, the release, the drift signature and the object in the
 /// shape of `-o json` (secret values hidden). A resolved drift carries the object's identity.
-pub fn notification(
+pub(crate) fn notification(
     event: &str,
     release: &DriftReport,
     signature: &str,
@@ -186,7 +193,7 @@ pub fn notification(
 }
 
 /// The same notification for a Slack-compatible incoming webhook: one line of text.
-pub fn slack(notification: &Value) -> Value {
+pub(crate) fn slack(notification: &Value) -> Value {
     let o = &notification["object"];
     let r = &notification["release"];
     let mut paths: Vec<&str> = ["differences", "addedOutsideHelm", "ownedElsewhere"]
@@ -251,4 +258,33 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
     })
+}
+
+/// The `render` report: which documents render differently from the stored manifest.
+pub(crate) fn render(r: &RenderReport, style: &super::style::Style) -> String {
+    let show = style.show_secrets;
+    let docs: Vec<_> = r
+        .diffs
+        .iter()
+        .map(|d| {
+            let (stored, rendered) = super::present::sides(&d.change, show);
+            let mut doc = serde_json::json!({"source": d.source, "change": d.change.word()});
+            if !matches!(d.change, DocChange::OnlyRendered(_)) {
+                doc["stored"] = stored.into();
+            }
+            if !matches!(d.change, DocChange::OnlyStored(_)) {
+                doc["rendered"] = rendered.into();
+            }
+            doc
+        })
+        .collect();
+    pretty(&serde_json::json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "release": r.release,
+        "namespace": r.namespace,
+        "revision": r.revision,
+        "kubeVersion": r.kube_version,
+        "documents": r.documents,
+        "differences": docs,
+    }))
 }

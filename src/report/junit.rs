@@ -1,7 +1,8 @@
 //! `-o junit`: a test suite per release, a test case per object, a failure per drifted object.
 //! In a fleet check, each suite and class name starts with the release's cluster.
 
-use super::{Style, text};
+use super::style::Style;
+use super::text;
 use crate::model::{DriftKind, FleetReport, Outcome, RunReport};
 use std::fmt::Write;
 
@@ -23,14 +24,14 @@ impl Suites {
     }
 }
 
-pub fn run(run: &RunReport, style: &Style) -> String {
+pub(crate) fn run(run: &RunReport, style: &Style) -> String {
     let mut suites = Suites::default();
     add(&mut suites, run, style, "");
     suites.document()
 }
 
 /// A fleet: every cluster's suites, named `cluster/namespace/release`.
-pub fn fleet(fleet: &FleetReport, style: &Style) -> String {
+pub(crate) fn fleet(fleet: &FleetReport, style: &Style) -> String {
     let mut suites = Suites::default();
     for c in &fleet.clusters {
         add(&mut suites, &c.run, style, &format!("{}/", c.cluster));

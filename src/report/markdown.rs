@@ -4,15 +4,15 @@
 //! (GitHub's 64 KiB for a comment, 1 MiB for a step summary) by leaving out the longest diffs
 //! first, then the last objects, each time with a note of what was left out.
 
-use super::text::{evidence, object_diff, worth_showing};
-use super::{Style, plural};
+use super::present::{evidence, object_diff, plural, upgrade_command, worth_showing};
+use super::style::Style;
 use crate::model::{DriftReport, FleetReport, ObjectDrift, Outcome, ReleaseVerdict, RunReport};
 use std::fmt::Write;
 
 /// GitHub's limit for a comment (65,536 characters; bytes are at least as many).
-pub const COMMENT_LIMIT: usize = 65_536;
+pub(crate) const COMMENT_LIMIT: usize = 65_536;
 /// GitHub's limit for a job's step summary.
-pub const SUMMARY_LIMIT: usize = 1 << 20;
+pub(crate) const SUMMARY_LIMIT: usize = 1 << 20;
 
 /// A piece of the document; the diff of an object's details is the first thing to go.
 struct Block {
@@ -40,14 +40,26 @@ impl Block {
 const LEFT_OUT: &str = "_diff left out to keep the report under the size limit: `helm drift check` shows it_";
 
 /// One run's report in at most `limit` bytes.
-pub fn run(run: &RunReport, style: &Style, limit: usize) -> String {
+/// `check -o markdown`: kept under a GitHub comment's size.
+pub(crate) fn run(run: &RunReport, style: &Style) -> String {
+    run_within(run, style, COMMENT_LIMIT)
+}
+
+/// `fleet -o markdown`.
+pub(crate) fn fleet(fleet: &FleetReport, style: &Style) -> String {
+    fleet_within(fleet, style, COMMENT_LIMIT)
+}
+
+/// A run in at most `limit` bytes.
+pub(crate) fn run_within(run: &RunReport, style: &Style, limit: usize) -> String {
     let mut blocks = vec![Block::plain(format!("{}\n\n", headline(run.counts(), run.drifted_objects())))];
     releases(&mut blocks, run, style, "");
     fit(blocks, limit)
 }
 
 /// A fleet's report in at most `limit` bytes: the fleet's verdict, then each cluster's.
-pub fn fleet(fleet: &FleetReport, style: &Style, limit: usize) -> String {
+/// A fleet in at most `limit` bytes.
+pub(crate) fn fleet_within(fleet: &FleetReport, style: &Style, limit: usize) -> String {
     let drifted = fleet.clusters.iter().map(|c| c.run.drifted_objects()).sum();
     let mut head = format!("{}\n\n", headline(fleet.counts(), drifted));
     let _ = writeln!(head, "| Cluster | Releases | In sync | Drifted | Errors |\n|---|---:|---:|---:|---:|");
@@ -67,7 +79,7 @@ pub fn fleet(fleet: &FleetReport, style: &Style, limit: usize) -> String {
 /// `**helm drift: drift found** (1 of 3 releases drifted, 2 in sync, 0 errors; 2 objects)`.
 fn headline((in_sync, drifted, errors): (usize, usize, usize), objects: usize) -> String {
     let total = in_sync + drifted + errors;
-    let verdict = super::run_verdict(errors, drifted);
+    let verdict = super::present::run_verdict(errors, drifted);
     let objects = if drifted > 0 { format!("; {objects} drifted object{}", plural(objects)) } else { String::new() };
     format!(
         "**helm drift: {verdict}**: {drifted} of {total} release{} drifted, {in_sync} in sync, {errors} error{}{objects}",
@@ -163,7 +175,7 @@ fn release(blocks: &mut Vec<Block>, r: &DriftReport, style: &Style, deeper: &str
         }
         text.push('\n');
     }
-    if let Some(line) = super::text::upgrade_command(r, style) {
+    if let Some(line) = upgrade_command(r, style) {
         let _ = write!(text, "To make the live state the desired state:\n\n{}", fenced(&line, "sh"));
     }
     blocks.push(Block::plain(text));

@@ -1,9 +1,10 @@
 //! Snapshot tests of every format for one representative run, and of a printer's two writers.
 
+use super::printer::Printer;
 use super::*;
 use crate::model::{
     Attribution, DriftReport, Expected, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, Method, ObjectDrift, ObjectId,
-    Ownership, ReleaseError, Verdict,
+    Outcome, Ownership, ReleaseError, RunReport, Verdict,
 };
 use serde_json::json;
 
@@ -173,7 +174,7 @@ fn ages_of_changes() {
         web.fields[0].changed_by.as_mut().unwrap().time = Some("2026-11-29T09:48:00Z".into());
     }
     let mut out = String::new();
-    text::run(&mut out, &run, &Style { now, ..Style::default() });
+    out.push_str(&text::run(&run, &Style { now, ..Style::default() }));
     assert!(out.contains("~ spec.replicas: 2 -> 5  (kubectl, 12 min ago)"), "{out}");
 }
 
@@ -185,17 +186,17 @@ fn text_report_verbose_and_summary() {
 
 #[test]
 fn json_report() {
-    let doc = json::run(&fixture(), false);
+    let doc = json::document(&fixture(), false);
     assert!(!doc.contains("bmV3") && !doc.contains("b2xk"), "secret values are masked");
     insta::assert_snapshot!("json", doc);
-    assert!(json::run(&fixture(), true).contains("bmV3"));
+    assert!(json::document(&fixture(), true).contains("bmV3"));
 }
 
 /// Every `path` in JSON resolves in the object it describes: the recorded object for removed
 /// values, the live one otherwise.
 #[test]
 fn json_paths_resolve() {
-    let doc: serde_json::Value = serde_json::from_str(&json::run(&fixture(), true)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json::document(&fixture(), true)).unwrap();
     let web = &doc["releases"][0]["objects"][2];
     let live = fixture_live();
     for d in web["differences"].as_array().unwrap() {
@@ -400,7 +401,7 @@ fn readme_json_example_has_the_keys_of_the_output_in_order() {
         .collect::<Vec<_>>()
         .join("\n");
     let example: Ordered = serde_json::from_str(&without_comments).expect("the example is JSON");
-    let real: serde_json::Value = serde_json::from_str(&json::run(&fixture(), false)).unwrap();
+    let real: serde_json::Value = serde_json::from_str(&json::document(&fixture(), false)).unwrap();
     let exact = ["", "/summary", "/releases/0", "/releases/0/counts", "/releases/0/objects/0"];
     let mut problems = Vec::new();
     same_keys(&example, &real, "", &exact, &mut problems);
@@ -409,7 +410,7 @@ fn readme_json_example_has_the_keys_of_the_output_in_order() {
 
 #[test]
 fn markdown_report() {
-    let doc = markdown::run(&fixture(), &Style::default(), markdown::COMMENT_LIMIT);
+    let doc = markdown::run_within(&fixture(), &Style::default(), markdown::COMMENT_LIMIT);
     assert!(!doc.contains("bmV3") && !doc.contains("b2xk"), "secret values are masked");
     insta::assert_snapshot!("markdown", doc);
     let (out, _) = printed(Style { format: Format::Markdown, ..Style::default() });
@@ -442,7 +443,7 @@ fn markup_from_the_cluster_stays_text() {
     ));
     web.live.as_mut().unwrap()["metadata"]["annotations"] =
         json!({"note": "```\n</details><img src=x onerror=alert(1)>"});
-    let md = markdown::run(&run, &Style::default(), markdown::COMMENT_LIMIT);
+    let md = markdown::run_within(&run, &Style::default(), markdown::COMMENT_LIMIT);
     assert!(md.contains("web&lt;script&gt;alert(1)&lt;/script&gt;\\|x"), "{md}");
     // Markup only inside fences (code, shown as is), each longer than any backtick run in it.
     let mut fence: Option<&str> = None;
@@ -476,15 +477,15 @@ fn markdown_stays_under_its_limit() {
     let r = DriftReport::sample("apps", "many", vec![big("small", 3), big("large", 2000), big("medium", 400)]);
     let run = RunReport { outcomes: vec![Outcome::Checked(r)] };
     let style = Style { context: 100_000, ..Style::default() };
-    let whole = markdown::run(&run, &style, usize::MAX);
+    let whole = markdown::run_within(&run, &style, usize::MAX);
     assert!(!whole.contains("left out"));
     let limit = whole.len() - 1000;
-    let cut = markdown::run(&run, &style, limit);
+    let cut = markdown::run_within(&run, &style, limit);
     assert!(cut.len() <= limit, "{} > {limit}", cut.len());
     assert_eq!(cut.matches("_diff left out").count(), 1, "only the longest: {cut}");
     assert!(cut.contains("key00399") && !cut.contains("key01999"), "the large one went");
     assert!(cut.contains("1 diff (the longest) and 0 object details"), "{cut}");
-    let tiny = markdown::run(&run, &style, 1500);
+    let tiny = markdown::run_within(&run, &style, 1500);
     assert!(tiny.len() <= 1500, "{}", tiny.len());
     assert!(tiny.contains("3 diffs (the longest) and 1 object detail;"), "{tiny}");
 }
@@ -499,10 +500,10 @@ fn markdown_of_many_releases_lists_what_needs_a_look() {
         r.chart = "quiet-0.1.0".into();
         run.outcomes.push(Outcome::Checked(r));
     }
-    let md = markdown::run(&run, &Style::default(), markdown::COMMENT_LIMIT);
+    let md = markdown::run_within(&run, &Style::default(), markdown::COMMENT_LIMIT);
     assert!(!md.contains("quiet-000") && md.contains("201 more releases in sync (not listed)."), "{md}");
     assert!(md.contains("| web | apps | 3 | web-1.2.0 | **5 of 8 drifted** |"), "{md}");
-    let verbose = markdown::run(&run, &Style { verbose: true, ..Style::default() }, 4096);
+    let verbose = markdown::run_within(&run, &Style { verbose: true, ..Style::default() }, 4096);
     assert!(verbose.len() <= 4096 && verbose.ends_with("`helm drift check` shows everything._\n"), "{verbose}");
 }
 

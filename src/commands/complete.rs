@@ -47,7 +47,7 @@ pub async fn complete(settings: &Settings, words: &[String]) -> String {
 /// The words a flag of subcommand `sub` takes (`-o`/`--output`: text, json, junit), read from
 /// the CLI's own definition; `None` for flags without a fixed set of values.
 fn flag_values(sub: &str, flag: &str) -> Option<Vec<String>> {
-    let cli = super::Cli::command();
+    let cli = crate::cli::Cli::command();
     let command = cli.find_subcommand(sub)?;
     let arg = command.get_arguments().chain(cli.get_arguments()).find(|a| {
         flag.strip_prefix("--").is_some_and(|long| a.get_long() == Some(long))

@@ -1,8 +1,9 @@
-//! Raw flags and Helm's environment turned into resolved [`Settings`] once: connection,
-//! storage driver, config file and ignore rules. Core code never sees clap.
+//! What every command resolves alike: Helm's environment and the connection flags into
+//! [`Settings`], the comparison flags and config file, the baseline, how the report is shown.
+//! Each command's own rules are in its `XxxSettings::resolve`; core code never sees clap.
 
-use super::args::{CompareArgs, Global};
 use crate::api::Connection;
+use crate::cli::{CompareArgs, Global, OutputArgs};
 use crate::policy::ignore::Rule;
 use crate::release::Driver;
 use crate::settings::{CompareOptions, Settings};
@@ -10,7 +11,7 @@ use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 /// Where a command's accepted drift comes from.
-pub enum Baseline {
+pub(crate) enum Baseline {
     /// None (repair, accept: accept writes to its own store).
     None,
     /// `--baseline FILE|cluster`, else `./.helm-drift-baseline.yaml` when it exists.
@@ -19,7 +20,7 @@ pub enum Baseline {
 
 /// Complete settings for a command that compares: [`settings`], the comparison options from
 /// its flags and config file, and its baseline.
-pub fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result<Settings> {
+pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result<Settings> {
     let mut settings = settings(g)?;
     settings.compare = compare_options(compare)?;
     settings.baseline = match baseline {
@@ -34,7 +35,7 @@ pub fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result
 
 /// The settings every command shares: connection, storage driver, debug; default comparison
 /// options and no baseline (see [`complete`]).
-pub fn settings(g: &Global) -> Result<Settings> {
+pub(crate) fn settings(g: &Global) -> Result<Settings> {
     let driver = match g.driver.as_deref().unwrap_or("") {
         "" | "secret" | "secrets" => Driver::Secrets,
         "configmap" | "configmaps" => Driver::ConfigMaps,
@@ -89,7 +90,7 @@ fn one_context(contexts: &[String]) -> Result<Option<String>> {
 }
 
 /// The comparison options from the flags and the config file.
-pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
+pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
     let config = crate::policy::config::from_flag(a.config.as_deref())?;
     let mut rules = config.rules;
     let imported = config.imported;
@@ -114,7 +115,7 @@ pub fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
 
 /// `--baseline FILE|cluster`; without it, `./.helm-drift-baseline.yaml` when `default_file` says
 /// so (always for `accept`, which creates it; when present for `check`).
-pub fn baseline_store(flag: Option<&str>, default_file: bool) -> Option<crate::baseline::Store> {
+pub(crate) fn baseline_store(flag: Option<&str>, default_file: bool) -> Option<crate::baseline::Store> {
     use crate::baseline::{DEFAULT_FILE, Store};
     match flag.map(str::trim).filter(|f| !f.is_empty()) {
         Some("cluster") => Some(Store::Cluster),
@@ -122,24 +123,6 @@ pub fn baseline_store(flag: Option<&str>, default_file: bool) -> Option<crate::b
         None if default_file => Some(Store::File(PathBuf::from(DEFAULT_FILE))),
         None => None,
     }
-}
-
-/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
-    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
-    let seconds = match unit {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
-    };
-    if !(seconds > 0.0 && seconds.is_finite()) {
-        return Err(format!("{text:?}: must be more than zero"));
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// A number from a flag or Helm's environment (empty = unset).
@@ -159,16 +142,53 @@ fn flag(name: &str, value: &Option<String>) -> Result<bool> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// How a command's report is shown, from its output and comparison flags.
+#[derive(Clone, Debug)]
+pub(crate) struct Shown {
+    verbose: bool,
+    show_secrets: bool,
+    context: usize,
+    quiet: bool,
+    summary: bool,
+    pub(crate) format: crate::report::Format,
+}
 
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
-        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("5 weeks").is_err());
+impl Shown {
+    pub(crate) fn resolve(compare: &CompareArgs, output: &OutputArgs) -> Shown {
+        Shown {
+            verbose: compare.verbose,
+            show_secrets: compare.show_secrets,
+            context: output.context,
+            quiet: output.quiet,
+            summary: output.summary,
+            format: output.output,
+        }
     }
+
+    /// The report style these ask for (no colour but in text).
+    pub(crate) fn apply(&self, style: &mut crate::report::Style) {
+        style.verbose = self.verbose;
+        style.show_secrets = self.show_secrets;
+        style.context = self.context;
+        style.quiet = self.quiet;
+        style.summary = self.summary;
+        style.format = self.format;
+        if style.format != crate::report::Format::Text {
+            style.color = false;
+        }
+    }
+}
+
+/// One settings per kubeconfig context (each named once, in the order given) for a fleet run.
+pub(crate) fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec<(String, Settings)> {
+    let mut seen = std::collections::HashSet::new();
+    contexts.retain(|c| !c.is_empty() && seen.insert(c.clone()));
+    contexts
+        .into_iter()
+        .map(|context| {
+            let mut settings = settings.clone();
+            settings.connection.context = Some(context.clone());
+            (context, settings)
+        })
+        .collect()
 }

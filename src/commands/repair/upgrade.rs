@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
-pub struct UpgradeRequest {
+pub(super) struct UpgradeRequest {
     pub release: String,
     /// The chart's source, for charts with subcharts (which Helm does not store).
     pub chart: Option<PathBuf>,
@@ -17,7 +17,7 @@ pub struct UpgradeRequest {
     pub dry_run: bool,
 }
 
-pub async fn run(settings: &Settings, request: &UpgradeRequest) -> Result<UpgradeReport> {
+pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result<UpgradeReport> {
     let session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     if let Some(pending) = index.newest().filter(|r| r.status.starts_with("pending")) {

@@ -1,13 +1,13 @@
 //! The `repair` and `repair --upgrade` reports: the drift the plan started from, each step and
 //! how far it got, and the check afterwards.
 
-use super::Style;
-use super::color::{Tone, paint};
-use super::text;
 use crate::model::{Action, FieldPath, RepairReport, Skip, StepStatus, UpgradeReport};
+use crate::report::color::{Tone, paint};
+use crate::report::style::Style;
+use crate::report::text;
 use std::fmt::Write;
 
-pub fn repair(r: &RepairReport, style: &Style) -> String {
+pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
     let on = style.color;
     let mut out = String::new();
     text::release(&mut out, &r.before, style);
@@ -74,7 +74,7 @@ pub fn repair(r: &RepairReport, style: &Style) -> String {
 
 /// One cluster's part of a fleet repair: a heading with the cluster and how it ended, then its
 /// report (`None`: the repair could not run there; the error is on stderr).
-pub fn in_cluster(cluster: &str, report: Option<&RepairReport>, style: &Style) -> String {
+pub(crate) fn in_cluster(cluster: &str, report: Option<&RepairReport>, style: &Style) -> String {
     let (tone, how) = match report.map(RepairReport::exit_status) {
         Some(crate::model::ExitStatus::InSync) => (Tone::Good, "in sync"),
         Some(crate::model::ExitStatus::Drift) if report.is_some_and(|r| r.dry_run) => (Tone::Warn, "would change"),
@@ -94,7 +94,7 @@ fn list(paths: &[FieldPath]) -> String {
     paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
-pub fn upgrade(r: &UpgradeReport, style: &Style) -> String {
+pub(crate) fn upgrade(r: &UpgradeReport, style: &Style) -> String {
     let mut out = format!(
         "repair through helm upgrade of {} (namespace {}, from revision {}){}:\n",
         r.release,

@@ -1,0 +1,94 @@
+//! `repair`: puts drifted objects back to the recorded revision without a new Helm revision.
+//! Plans from the same verdicts as `check`; the repair stage validates, applies and checks again.
+
+mod upgrade;
+
+use super::runtime::runtime;
+use super::settings::{Baseline, Shown, complete, per_context};
+use crate::cli::{Global, RepairArgs};
+use crate::engine::Session;
+use crate::helm::HelmBinary;
+use crate::model::{ExitStatus, FleetRepair, RepairReport};
+use crate::repair::RepairRequest;
+use crate::report::{Format, Terminal};
+use crate::settings::Settings;
+use anyhow::{Result, bail};
+
+/// `repair`, resolved: which release, how (in place or through `helm upgrade`), where.
+pub(crate) struct RepairSettings {
+    settings: Settings,
+    request: RepairRequest,
+    /// `--upgrade`: through a real `helm upgrade` of the stored chart and values.
+    upgrade: Option<upgrade::UpgradeRequest>,
+    /// Several clusters: one settings per kubeconfig context.
+    fleet: Option<Vec<(String, Settings)>>,
+    shown: Shown,
+}
+
+impl RepairSettings {
+    pub(crate) fn resolve(g: &Global, a: RepairArgs) -> Result<RepairSettings> {
+        let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, compare, output } = a;
+        if output.output != Format::Text {
+            bail!("repair writes a text report only (-o {} is for check and render)", output.output.writer().name);
+        }
+        let several = g.kube_context.len() > 1;
+        if several && upgrade {
+            bail!("--upgrade runs helm against one cluster: give one --kube-context");
+        }
+        let one = Global { kube_context: Vec::new(), ..g.clone() };
+        let settings = complete(if several { &one } else { g }, &compare, Baseline::None)?;
+        let fleet = several.then(|| per_context(&settings, g.kube_context.clone()));
+        let upgrade = upgrade.then(|| upgrade::UpgradeRequest {
+            release: release.clone(),
+            chart,
+            helm: HelmBinary::from_env(),
+            dry_run,
+        });
+        let request =
+            RepairRequest { release, only, remove_foreign, dry_run, authority: None, progress: Default::default() };
+        Ok(RepairSettings { settings, request, upgrade, fleet, shown: Shown::resolve(&compare, &output) })
+    }
+}
+
+/// Runs `repair` (or `repair --upgrade`) and prints its report.
+pub(crate) fn execute(s: RepairSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    for w in &s.settings.compare.warnings {
+        printer.warning(w);
+    }
+    s.shown.apply(&mut printer.style);
+    if let Some(request) = &s.upgrade {
+        let report = runtime()?.block_on(upgrade::run(&s.settings, request))?;
+        printer.upgrade(&report);
+        return Ok(report.exit_status());
+    }
+    let request = RepairRequest { progress: crate::report::progress(&printer.style), ..s.request };
+    if let Some(clusters) = &s.fleet {
+        let fleet = runtime()?.block_on(fleet(clusters, &request));
+        drop(request);
+        printer.repair_fleet(&fleet);
+        return Ok(fleet.exit_status());
+    }
+    let report = runtime()?.block_on(run(&s.settings, &request))?;
+    drop(request); // the progress line, if any, is cleared before the report
+    printer.repair(&report);
+    Ok(report.exit_status())
+}
+
+/// Plans, validates and (unless a dry run) applies the repair of one release.
+async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairReport> {
+    let mut session = Session::open(settings).await?;
+    let index = session.history(&request.release).await?;
+    crate::repair::execute(&mut session, settings, &index, request).await
+}
+
+/// Repairs the one named release in each cluster (`(name, settings)`), one cluster after the
+/// other (a repair writes; its report is read cluster by cluster). A cluster where it cannot run
+/// is an error for that cluster only; the others are still repaired.
+async fn fleet(clusters: &[(String, Settings)], request: &RepairRequest) -> FleetRepair {
+    let mut out = FleetRepair::default();
+    for (cluster, settings) in clusters {
+        let report = run(settings, request).await.map_err(|e| crate::errors::chain(&e));
+        out.clusters.push((cluster.clone(), report));
+    }
+    out
+}

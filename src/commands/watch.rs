@@ -1,0 +1,83 @@
+//! `watch`: the long-running watcher, resolved from its flags and run until stopped.
+
+use super::runtime::runtime;
+use super::settings::{Baseline, complete};
+use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
+use crate::model::ExitStatus;
+use crate::report::Terminal;
+use crate::settings::{Settings, Trust};
+use crate::watch::{HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions};
+use anyhow::{Result, bail};
+
+/// `watch`, resolved.
+pub(crate) struct WatchSettings {
+    settings: Settings,
+    options: WatchOptions,
+}
+
+impl WatchSettings {
+    pub(crate) fn resolve(g: &Global, a: WatchArgs) -> Result<WatchSettings> {
+        let selection = a.select.selection("watch", None)?;
+        if a.compare.verbose || a.compare.show_secrets {
+            bail!(
+                "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
+            );
+        }
+        let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
+        let trust = Trust::new(a.trust_namespace);
+        settings.compare.confined = Some(trust.clone());
+        let options = WatchOptions {
+            selection,
+            resync: a.resync,
+            debounce: a.debounce,
+            max_releases_per_namespace: a.max_releases_per_namespace.max(1),
+            metrics_address: a.metrics_address,
+            notify: a.notify,
+            notify_format: match a.notify_format {
+                NotifyFormat::Slack => Payload::Slack,
+                NotifyFormat::Json => Payload::Json,
+            },
+            cluster: a.cluster.filter(|c| !c.is_empty()),
+            ui: a.ui,
+            log: Log { json: a.log_format == LogFormat::Json },
+            repair: a.repair.then(|| RepairOptions {
+                selector: a.repair_selector,
+                remove_foreign: a.remove_foreign,
+                service_account: a.repair_service_account,
+                trust,
+                policy: HealPolicy {
+                    cooldown: a.repair_cooldown,
+                    fight_limit: a.fight_limit.max(1),
+                    window: a.fight_window,
+                },
+            }),
+            signature_key_secret: a.signature_key_secret,
+            leader: a.leader_elect.then(|| LeaderOptions {
+                name: a.lease_name,
+                namespace: a.lease_namespace,
+                identity: identity(),
+                duration: a.lease_duration.as_secs().max(2),
+            }),
+        };
+        Ok(WatchSettings { settings, options })
+    }
+}
+
+/// Watches until SIGINT or SIGTERM.
+pub(crate) fn execute(s: WatchSettings, printer: &mut Terminal) -> Result<ExitStatus> {
+    for w in &s.settings.compare.warnings {
+        printer.warning(w);
+    }
+    runtime()?.block_on(crate::watch::run(&s.settings, s.options))?;
+    Ok(ExitStatus::InSync)
+}
+
+/// This replica's name in a Lease: the pod's (host) name and the process id.
+fn identity() -> String {
+    let host = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .unwrap_or_else(|| "helm-drift".into());
+    format!("{host}-{}", std::process::id())
+}

@@ -17,14 +17,10 @@ const LAYERS: &[&str] = &[
 const PENDING: &[&str] = &[
     "baseline: mod -> store",
     "explain: mod -> passes",
-    "release: index -> storage",
-    "release: index -> storage -> sql",
     "compare/defaults.rs: 549 lines",
     "explain/mod.rs: 426 lines",
     "model/object.rs: 402 lines",
     "guard/mod.rs:99 policy (97 lines)",
-    "report/html.rs:27 page (82 lines)",
-    "watch/outputs/metrics.rs:94 new (96 lines)",
     "baseline/store.rs",
     "explain/passes.rs",
 ];

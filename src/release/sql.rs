@@ -1,24 +1,10 @@
 //! Helm's SQL storage driver (PostgreSQL): table `releases_v1`, custom labels in
 //! `custom_labels_v1`, bodies encoded as in Secrets.
 
+pub(crate) use super::error::SqlError;
 use super::index::{Record, ReleaseIndex};
 use std::collections::BTreeMap;
 use tokio_postgres::NoTls;
-
-/// Why the SQL storage could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum SqlError {
-    #[error("the sql driver needs HELM_DRIVER_SQL_CONNECTION_STRING")]
-    NoConnectionString,
-    #[error("cannot connect to the SQL storage: {0}")]
-    Connect(tokio_postgres::Error),
-    #[error("HELM_DRIVER_SQL_CONNECTION_STRING: {0}")]
-    Tls(#[from] super::sql_tls::TlsSettingsError),
-    #[error("{what}: {source}")]
-    Query { what: String, source: tokio_postgres::Error },
-    #[error("label selector {0:?}: the sql driver supports only key=value terms")]
-    Selector(String),
-}
 
 /// A connection to Helm's SQL storage.
 pub struct SqlStorage {

@@ -2,12 +2,13 @@
 //! the cluster, or Helm's SQL tables. Lists records by Helm's labels, picks the revision to
 //! compare against by Helm's own rule, and decodes only that one.
 
+use super::Release;
 use super::codec::Encoded;
 use super::driver::{self, DEPLOYED, Driver, RECORDS};
+use super::error::SourceError;
 use super::index::{Record, ReleaseIndex};
 use super::record::Stored;
-use super::sql::{SqlError, SqlStorage};
-use super::{DecodeError, Release};
+use super::sql::SqlStorage;
 use crate::api::ApiError;
 use crate::api::retry;
 use k8s_openapi::NamespaceResourceScope;
@@ -15,50 +16,6 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
 use std::collections::BTreeMap;
-
-/// What a release without a deployed revision is in the middle of, and what ends it.
-fn not_deployed_hint(status: &str) -> &'static str {
-    match status {
-        "uninstalling" => ": helm uninstall is under way, or was interrupted (helm uninstall again finishes it)",
-        "pending-install" => ": helm install is under way, or was interrupted (helm uninstall clears it)",
-        "failed" => ": its install failed (compare that revision with --revision N)",
-        _ => "",
-    }
-}
-
-/// Why no release could be read.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error("release {release:?} not found in namespace {namespace:?} (storage driver: {driver}){hint}")]
-    NotFound { release: String, namespace: String, driver: &'static str, hint: String },
-    #[error(
-        "release {release:?} in namespace {namespace:?} has no deployed revision (newest is revision {revision}, status {status}){}",
-        not_deployed_hint(status)
-    )]
-    NotDeployed { release: String, namespace: String, revision: u32, status: String },
-    #[error(
-        "revision {revision} of release {release:?} not found in namespace {namespace:?} (storage driver: {driver})"
-    )]
-    NoSuchRevision { release: String, namespace: String, revision: u32, driver: &'static str },
-    #[error("{record}: {source}")]
-    Corrupt { record: String, source: DecodeError },
-    #[error("{record}: no `release` key in its data")]
-    NoData { record: String },
-    #[error("{record}: {source}: a record speaks only for its own storage object, so it is not compared")]
-    Mismatch { record: String, source: super::record::Mismatch },
-    #[error("{what}: {source}{hint}")]
-    Api { what: String, source: ApiError, hint: &'static str },
-    #[error(transparent)]
-    Sql(#[from] SqlError),
-}
-
-impl SourceError {
-    /// Whether the record itself is unusable (undecodable, over a limit, not what it claims):
-    /// input to reject, not an outage.
-    pub fn is_bad_record(&self) -> bool {
-        matches!(self, SourceError::Corrupt { .. } | SourceError::NoData { .. } | SourceError::Mismatch { .. })
-    }
-}
 
 /// Where the records are.
 enum Backend {

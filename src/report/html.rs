@@ -31,17 +31,7 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
         (in_sync, drifted, errors) = (in_sync + a, drifted + b, errors + c);
     }
     let verdict = super::present::run_verdict(errors, drifted);
-    // Objects shown, by verdict: the filters offered.
-    let mut kinds: Vec<(DriftKind, usize)> = Vec::new();
-    for r in runs.iter().flat_map(|(_, run)| checked(run)) {
-        for o in r.objects.iter().filter(|o| worth_showing(o, style)) {
-            match kinds.iter_mut().find(|(k, _)| *k == o.drift_kind()) {
-                Some((_, n)) => *n += 1,
-                None => kinds.push((o.drift_kind(), 1)),
-            }
-        }
-    }
-    kinds.sort_by_key(|(k, _)| DriftKind::all().position(|(_, each)| each == *k));
+    let kinds = shown_kinds(runs, style);
     let mut out = String::with_capacity(16 * 1024);
     let title = format!("helm drift: {verdict}");
     let _ = write!(
@@ -75,16 +65,41 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
         out.push_str("</nav>\n");
     }
     out.push_str("</header>\n<main>\n");
+    body(&mut out, runs, style);
+    let code = runs.iter().map(|(_, r)| r.exit_status()).fold(ExitStatus::InSync, ExitStatus::max).code();
+    let _ = write!(
+        out,
+        "</main>\n<footer>helm-drift {}: exit code {code} (0 in sync, 2 drift, 1 error).</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+    );
+    out
+}
+
+/// Objects shown, by verdict, in the order of the verdicts: the filters offered.
+fn shown_kinds(runs: &[(Option<&str>, &RunReport)], style: &Style) -> Vec<(DriftKind, usize)> {
+    let mut kinds: Vec<(DriftKind, usize)> = Vec::new();
+    for r in runs.iter().flat_map(|(_, run)| checked(run)) {
+        for o in r.objects.iter().filter(|o| worth_showing(o, style)) {
+            match kinds.iter_mut().find(|(k, _)| *k == o.drift_kind()) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((o.drift_kind(), 1)),
+            }
+        }
+    }
+    kinds.sort_by_key(|(k, _)| DriftKind::all().position(|(_, each)| each == *k));
+    kinds
+}
+
+/// Each cluster's table of releases, then each release worth showing and each error.
+fn body(out: &mut String, runs: &[(Option<&str>, &RunReport)], style: &Style) {
     for (cluster, run) in runs {
         if let Some(c) = cluster {
             let _ = writeln!(out, "<h2 class=\"cluster\">Cluster {}</h2>", esc(c));
         }
-        releases_table(&mut out, run);
+        releases_table(out, run);
         for o in &run.outcomes {
             match o {
-                Outcome::Checked(r) if r.verdict() != ReleaseVerdict::InSync || style.verbose => {
-                    release(&mut out, r, style)
-                }
+                Outcome::Checked(r) if r.verdict() != ReleaseVerdict::InSync || style.verbose => release(out, r, style),
                 Outcome::Checked(_) => {}
                 Outcome::Failed(e) => {
                     let _ = writeln!(
@@ -98,13 +113,6 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
             }
         }
     }
-    let code = runs.iter().map(|(_, r)| r.exit_status()).fold(ExitStatus::InSync, ExitStatus::max).code();
-    let _ = write!(
-        out,
-        "</main>\n<footer>helm-drift {}: exit code {code} (0 in sync, 2 drift, 1 error).</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION"),
-    );
-    out
 }
 
 /// The watcher's page (`watch --ui`): every release with its verdict, revision and last check,

@@ -114,6 +114,14 @@ impl Metrics {
             pending: Gauge::default(),
             registry: Registry::default(),
         };
+        m.register(&mut registry);
+        m.seed();
+        Metrics { registry, ..m }
+    }
+
+    /// Every series family, named and described.
+    fn register(&self, registry: &mut Registry) {
+        let m = self;
         registry.register(
             "release_drifted",
             "Whether the release has drifted from its deployed revision (1) or not (0)",
@@ -167,8 +175,12 @@ impl Metrics {
             m.selected.clone(),
         );
         registry.register("watches", "Watches open on the API server", m.watches.clone());
-        // Every known label value starts at 0, so that a dashboard's increase() sees the first
-        // repair, notification, Event or error, and its panels have series from the start.
+    }
+
+    /// Every known label value starts at 0, so that a dashboard's increase() sees the first
+    /// repair, notification, Event or error, and its panels have series from the start.
+    fn seed(&self) {
+        let m = self;
         for result in REPAIR_RESULTS {
             let _ = m.repairs.get_or_create(&ResultLabels { result: result.into() });
         }
@@ -185,7 +197,6 @@ impl Metrics {
         for input in ["event", "record"] {
             let _ = m.rejected.get_or_create(&InputLabels { input: input.into() });
         }
-        Metrics { registry, ..m }
     }
 
     /// A release's verdicts, after each comparison.

@@ -79,25 +79,17 @@ fn sources() -> Vec<Source> {
 /// (`super::{a, b::C}` in `watch::heal` gives `watch::a` and `watch::b::C`).
 fn paths(source: &Source) -> Vec<Vec<String>> {
     let code = without_comments_and_strings(&source.code);
-    let bytes: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let start_ok = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
-        let rest: String = bytes[i..bytes.len().min(i + 6)].iter().collect();
-        let root = ["crate::", "super::", "self::"].into_iter().find(|r| rest.starts_with(&r[..r.len().min(6)]));
-        if start_ok && let Some(root) = root {
-            let tail: String = bytes[i..].iter().collect();
-            if tail.starts_with(root) {
-                let (found, used) = expand(&tail);
-                for path in found {
-                    out.push(absolute(&source.module, &path));
-                }
-                i += used.max(1);
-                continue;
-            }
+    let mut at = 0;
+    while let Some(c) = code[at..].chars().next() {
+        let starts = !code[..at].ends_with(|p: char| p.is_alphanumeric() || p == '_' || p == ':');
+        if starts && ["crate::", "super::", "self::"].iter().any(|r| code[at..].starts_with(r)) {
+            let (found, used) = expand(&code[at..]);
+            out.extend(found.iter().map(|path| absolute(&source.module, path)));
+            at += code[at..].chars().take(used.max(1)).map(char::len_utf8).sum::<usize>();
+            continue;
         }
-        i += 1;
+        at += c.len_utf8();
     }
     out
 }

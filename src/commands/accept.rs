@@ -2,7 +2,7 @@
 //! on new or changed drift.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, baseline_store, complete};
+use super::settings::{Baseline, baseline_store, complete, say_warnings};
 use crate::baseline::{self, Store};
 use crate::cli::{AcceptArgs, Global};
 use crate::engine::{Session, evaluate};
@@ -28,9 +28,7 @@ impl AcceptSettings {
 
 /// Runs `accept` and prints what it wrote.
 pub(crate) fn execute(s: AcceptSettings, printer: &mut Terminal) -> Result<ExitStatus> {
-    for w in &s.settings.compare.warnings {
-        printer.warning(w);
-    }
+    say_warnings(&s.settings, printer);
     let report = runtime()?.block_on(run(&s.settings, &s.request))?;
     printer.accept(&report);
     Ok(ExitStatus::InSync)

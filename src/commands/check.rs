@@ -3,7 +3,7 @@
 //! renders now with the cluster; over several clusters at once, a fleet.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, Shown, complete, per_context};
+use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
 use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
@@ -71,9 +71,7 @@ impl CheckSettings {
 
 /// Runs `check` and prints its report; the exit status the report calls for.
 pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitStatus> {
-    for w in &s.settings.compare.warnings {
-        printer.warning(w);
-    }
+    say_warnings(&s.settings, printer);
     s.shown.apply(&mut printer.style);
     if let Some(clusters) = &s.fleet {
         let fleet = runtime()?.block_on(fleet(clusters, &s.selection));

@@ -18,6 +18,13 @@ pub(crate) enum Baseline {
     Flag(Option<String>),
 }
 
+/// The config file's warnings, said once on stderr before the command runs.
+pub(crate) fn say_warnings(settings: &Settings, printer: &mut crate::report::Terminal) {
+    for w in &settings.compare.warnings {
+        printer.warning(w);
+    }
+}
+
 /// Complete settings for a command that compares: [`settings`], the comparison options from
 /// its flags and config file, and its baseline.
 pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result<Settings> {

@@ -1,7 +1,7 @@
 //! `watch`: the long-running watcher, resolved from its flags and run until stopped.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, complete};
+use super::settings::{Baseline, complete, say_warnings};
 use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
@@ -65,9 +65,7 @@ impl WatchSettings {
 
 /// Watches until SIGINT or SIGTERM.
 pub(crate) fn execute(s: WatchSettings, printer: &mut Terminal) -> Result<ExitStatus> {
-    for w in &s.settings.compare.warnings {
-        printer.warning(w);
-    }
+    say_warnings(&s.settings, printer);
     runtime()?.block_on(crate::watch::run(&s.settings, s.options))?;
     Ok(ExitStatus::InSync)
 }

@@ -4,7 +4,7 @@
 mod upgrade;
 
 use super::runtime::runtime;
-use super::settings::{Baseline, Shown, complete, per_context};
+use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
 use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
@@ -52,9 +52,7 @@ impl RepairSettings {
 
 /// Runs `repair` (or `repair --upgrade`) and prints its report.
 pub(crate) fn execute(s: RepairSettings, printer: &mut Terminal) -> Result<ExitStatus> {
-    for w in &s.settings.compare.warnings {
-        printer.warning(w);
-    }
+    say_warnings(&s.settings, printer);
     s.shown.apply(&mut printer.style);
     if let Some(request) = &s.upgrade {
         let report = runtime()?.block_on(upgrade::run(&s.settings, request))?;

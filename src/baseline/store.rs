@@ -1,26 +1,7 @@
 //! Where a baseline is kept: a YAML file (`./.helm-drift-baseline.yaml` by default) or a
 //! ConfigMap next to each release; read, parsed, rendered and written here, judged in the parent.
 
-use super::*;
-
-/// Parses a baseline document; `at` names it in errors.
-pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
-    if text.trim().is_empty() {
-        return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
-    }
-    serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
-}
-
-/// The document as written to a file or a ConfigMap.
-pub fn render(b: &Baseline) -> String {
-    let mut b = b.clone();
-    b.api_version = api_version();
-    b.kind = kind();
-    b.entries.sort_by(|x, y| {
-        (&x.namespace, &x.release, &x.object, &x.path).cmp(&(&y.namespace, &y.release, &y.object, &y.path))
-    });
-    serde_yaml::to_string(&b).unwrap_or_default()
-}
+use super::document::{Baseline, BaselineError, CONFIGMAP_KEY, CONFIGMAP_LABEL, CONFIGMAP_PREFIX, parse, render};
 
 /// Reads a baseline file (an empty baseline when it does not exist).
 pub fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {

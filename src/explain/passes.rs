@@ -3,7 +3,14 @@
 //! the shape's last part (an image without its digest) fitted with that value emptied. Each is
 //! verified by a render.
 
-use super::*;
+use super::field::{Field, Found};
+use super::search::{MAX_RENDERS, Search, find};
+use super::{extension, shape, values};
+use crate::compare::subset::scalar_equal;
+use crate::model::{DriftReport, FieldPath, Segment};
+use anyhow::Result;
+use serde_json::Value;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The lists and maps that fields added outside Helm made grow (an item appended, an entry
 /// added, a map the chart leaves out added whole), one field each: live as it is, recorded as

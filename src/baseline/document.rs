@@ -1,0 +1,165 @@
+//! The baseline document: its shape on disk and in a ConfigMap (parsed and rendered here), and
+//! its entries, whose Secret values are hashed salted and slow.
+
+use serde::{Deserialize, Serialize};
+use std::num::NonZeroU32;
+
+/// PBKDF2 iterations for a Secret's value.
+const PBKDF2_ITERATIONS: u32 = 100_000;
+/// How a salted, slow hash starts: `pbkdf2-sha256$ITERATIONS$SALT$HASH` (hex).
+const PBKDF2: &str = "pbkdf2-sha256";
+
+/// The file `check` reads when present and `accept` writes by default.
+pub const DEFAULT_FILE: &str = ".helm-drift-baseline.yaml";
+/// ConfigMaps holding a release's baseline: `helm-drift-baseline.<release>`, labelled.
+pub const CONFIGMAP_PREFIX: &str = "helm-drift-baseline.";
+pub const CONFIGMAP_LABEL: &str = "helm-drift.io/baseline";
+/// The key of the baseline in its ConfigMap.
+pub const CONFIGMAP_KEY: &str = "baseline.yaml";
+
+/// Where a baseline is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Store {
+    File(std::path::PathBuf),
+    /// A ConfigMap in each release's namespace.
+    Cluster,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("cannot read baseline {at}: {why}")]
+    Read { at: String, why: String },
+    #[error("cannot write baseline {at}: {why}")]
+    Write { at: String, why: String },
+}
+
+/// A baseline document.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Baseline {
+    #[serde(default = "api_version")]
+    pub api_version: String,
+    #[serde(default = "kind")]
+    pub kind: String,
+    #[serde(default)]
+    pub entries: Vec<Entry>,
+}
+
+fn api_version() -> String {
+    "helm-drift.io/v1".into()
+}
+
+fn kind() -> String {
+    "Baseline".into()
+}
+
+/// One accepted drift.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Entry {
+    pub release: String,
+    pub namespace: String,
+    /// `apiVersion Kind namespace/name`.
+    pub object: String,
+    /// RFC 6901 pointer; empty for the whole object.
+    pub path: String,
+    /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
+    pub change: String,
+    /// SHA-256 of the path and the live value (canonical JSON).
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
+    /// A Secret's drift found now: what its salted hash is made of (never written).
+    #[serde(skip)]
+    pub(super) secret: Option<String>,
+}
+
+impl Entry {
+    /// Whether this (stored) entry accepts `found`, a drift found now.
+    pub(super) fn same_drift(&self, found: &Entry) -> bool {
+        let same = (&self.release, &self.namespace, &self.object, &self.path, &self.change)
+            == (&found.release, &found.namespace, &found.object, &found.path, &found.change);
+        same && match (self.sha256.starts_with(PBKDF2), &found.secret) {
+            (true, Some(input)) => verify(&self.sha256, input),
+            (true, None) => false,
+            (false, _) => self.sha256 == found.sha256,
+        }
+    }
+
+    /// The entry as written: a Secret's value hashed salted and slow.
+    pub(super) fn into_stored(mut self) -> Entry {
+        if let Some(input) = self.secret.take() {
+            self.sha256 = salted(&input, &crate::random::bytes::<16>());
+        }
+        self
+    }
+}
+
+/// `pbkdf2-sha256$ITERATIONS$SALT$HASH` of `input`.
+fn salted(input: &str, salt: &[u8]) -> String {
+    let mut out = [0u8; 32];
+    let iterations = NonZeroU32::new(PBKDF2_ITERATIONS).expect("non-zero");
+    ring::pbkdf2::derive(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, salt, input.as_bytes(), &mut out);
+    format!("{PBKDF2}${PBKDF2_ITERATIONS}${}${}", hex(salt), hex(&out))
+}
+
+/// Whether `stored` (a [`salted`] hash) is the hash of `input`; anything malformed is not.
+fn verify(stored: &str, input: &str) -> bool {
+    let parts: Vec<&str> = stored.split('$').collect();
+    let [PBKDF2, iterations, salt, hash] = parts.as_slice() else { return false };
+    let (Some(iterations), Some(salt), Some(hash)) =
+        (iterations.parse().ok().and_then(NonZeroU32::new), unhex(salt), unhex(hash))
+    else {
+        return false;
+    };
+    // A forged file must not make every check slow: at most ten times the iterations we write.
+    if iterations.get() > PBKDF2_ITERATIONS * 10 {
+        return false;
+    }
+    ring::pbkdf2::verify(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, &salt, input.as_bytes(), &hash).is_ok()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || text.is_empty() {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// Parses a baseline document; `at` names it in errors.
+pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
+    if text.trim().is_empty() {
+        return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
+    }
+    serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
+}
+
+/// The document as written to a file or a ConfigMap.
+pub fn render(b: &Baseline) -> String {
+    let mut b = b.clone();
+    b.api_version = api_version();
+    b.kind = kind();
+    b.entries.sort_by(|x, y| {
+        (&x.namespace, &x.release, &x.object, &x.path).cmp(&(&y.namespace, &y.release, &y.object, &y.path))
+    });
+    serde_yaml::to_string(&b).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_or_too_costly_hashes_accept_nothing() {
+        let input = "/data/password\n\"bmV3\"";
+        assert!(verify(&salted(input, b"0123456789abcdef"), input));
+        for bad in ["pbkdf2-sha256$x$00$00", "pbkdf2-sha256$100000000$00$00", "pbkdf2-sha256$1$zz$00", "pbkdf2-sha256"]
+        {
+            assert!(!verify(bad, input), "{bad}");
+        }
+    }
+}

@@ -14,11 +14,7 @@ const LAYERS: &[&str] = &[
 
 /// What is still to mend, by the check that finds it; a check fails on anything else, and on an
 /// entry here it no longer finds (the list only shrinks).
-const PENDING: &[&str] = &[
-    "compare/defaults.rs: 549 lines",
-    "model/object.rs: 402 lines",
-    "guard/mod.rs:99 policy (97 lines)",
-];
+const PENDING: &[&str] = &["guard/mod.rs:99 policy (97 lines)"];
 
 /// Fails on what `found` holds beyond [`PENDING`], and on a pending entry of this check's kind
 /// (`is_mine`) that it no longer finds.

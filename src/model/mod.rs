@@ -6,6 +6,7 @@ mod accept;
 mod board;
 mod exit;
 mod fleet;
+mod id;
 mod object;
 pub mod path;
 mod progress;
@@ -18,9 +19,10 @@ pub use accept::AcceptReport;
 pub use board::BoardRelease;
 pub use exit::ExitStatus;
 pub use fleet::{ClusterReport, FleetRepair, FleetReport};
+pub use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub use object::{
-    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HIDDEN, Ignored, Method, ObjectDrift, ObjectId,
-    Ownership, SECRET_POINTERS, ServerValue, Verdict,
+    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,
+    ServerValue, Verdict,
 };
 pub use path::{FieldPath, ItemKey, Segment};
 pub use progress::{Phase, Progress, Tick};

@@ -89,6 +89,11 @@ pub fn scalable(group: &str, plural: &str) -> bool {
     SCALABLE.contains(&(group, plural))
 }
 
+/// CEL: whether the request is to a scale subresource.
+const SCALE: &str = "request.?subResource.orValue('') == 'scale'";
+/// CEL: the Helm release an object belongs to (its ownership annotation), or empty.
+const RELEASE_NAME: &str = "oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('')";
+
 impl GuardSpec {
     /// The name of its policy and binding.
     pub fn name(&self) -> String {
@@ -97,6 +102,25 @@ impl GuardSpec {
 
     /// The ValidatingAdmissionPolicy.
     pub fn policy(&self) -> Value {
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": self.name(), "labels": self.labels(), "annotations": self.annotations()},
+            "spec": {
+                "failurePolicy": "Ignore",
+                "matchConstraints": {"resourceRules": self.resource_rules()},
+                "matchConditions": self.match_conditions(),
+                "validations": [self.validation()],
+                "auditAnnotations": [
+                    {"key": "release", "valueExpression": format!("{RELEASE_NAMESPACE} + '/' + {RELEASE_NAME}")},
+                    {"key": "writer", "valueExpression": "request.userInfo.username + ' (' + request.options.?fieldManager.orValue('none') + ')'"},
+                ],
+            },
+        })
+    }
+
+    /// The kinds it judges, by group (with their scale subresource where they have one).
+    fn resource_rules(&self) -> Vec<Value> {
         let mut by_group: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
         for (group, resource) in &self.resources {
             let list = by_group.entry(group.as_str()).or_default();
@@ -108,14 +132,18 @@ impl GuardSpec {
         if by_group.is_empty() {
             by_group.insert("*", vec!["*".into(), "*/scale".into()]);
         }
-        let rules: Vec<Value> = by_group
+        by_group
             .into_iter()
             .map(|(group, mut resources)| {
                 resources.sort();
                 resources.dedup();
                 json!({"apiGroups": [group], "apiVersions": ["*"], "operations": ["UPDATE", "DELETE"], "resources": resources, "scope": "*"})
             })
-            .collect();
+            .collect()
+    }
+
+    /// Which requests it judges: people's, to objects of the guarded releases, not being deleted.
+    fn match_conditions(&self) -> Vec<Value> {
         // The control plane's own writers (controllers writing status, an HPA's scale, garbage
         // collection, namespace deletion; nodes; the API server) are `system:` users; so are
         // service accounts, which are let through too unless asked (then only kube-system's).
@@ -128,8 +156,7 @@ impl GuardSpec {
         } else {
             format!("!{user}.startsWith('system:') || {user} == 'system:admin'")
         };
-        let scale = "request.?subResource.orValue('') == 'scale'";
-        let release = "oldObject.metadata.?annotations[?'meta.helm.sh/release-name'].orValue('')";
+        let (scale, release) = (SCALE, RELEASE_NAME);
         // A scale of the releases' objects (by name; with every kind, any scale).
         let helms_scale = if self.resources.is_empty() {
             scale.to_string()
@@ -162,7 +189,13 @@ impl GuardSpec {
                 cel_list(&self.groups)
             )}));
         }
-        let release_ns = RELEASE_NAMESPACE;
+        conditions
+    }
+
+    /// What it allows: the expected field managers (and deletions in deny mode), with the
+    /// message a refused writer reads.
+    fn validation(&self) -> Value {
+        let (scale, release, release_ns) = (SCALE, RELEASE_NAME, RELEASE_NAMESPACE);
         let what = format!(
             "({scale} ? 'the scale of ' + request.name + ', managed by Helm' : 'managed by Helm release ' + {release})"
         );
@@ -176,22 +209,7 @@ impl GuardSpec {
             Mode::Deny => format!("request.operation == 'DELETE' || {allowed}"),
             _ => format!("request.operation == 'UPDATE' && {allowed}"),
         };
-        let validations = vec![json!({"expression": check, "messageExpression": message, "reason": "Forbidden"})];
-        json!({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": self.name(), "labels": self.labels(), "annotations": self.annotations()},
-            "spec": {
-                "failurePolicy": "Ignore",
-                "matchConstraints": {"resourceRules": rules},
-                "matchConditions": conditions,
-                "validations": validations,
-                "auditAnnotations": [
-                    {"key": "release", "valueExpression": format!("{release_ns} + '/' + {release}")},
-                    {"key": "writer", "valueExpression": "request.userInfo.username + ' (' + request.options.?fieldManager.orValue('none') + ')'"},
-                ],
-            },
-        })
+        json!({"expression": check, "messageExpression": message, "reason": "Forbidden"})
     }
 
     /// The binding: the mode's actions, in its namespace (or every namespace).

@@ -2,7 +2,7 @@
 //! their source themselves, and a chain would print it again).
 
 /// `outer: cause: root cause`, leaving out a cause whose text the line already holds.
-pub fn one_line(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn one_line(err: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -17,7 +17,7 @@ pub fn one_line(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// [`one_line`] for an `anyhow` error (its context layers first).
-pub fn chain(err: &anyhow::Error) -> String {
+pub(crate) fn chain(err: &anyhow::Error) -> String {
     let mut msg = String::new();
     for cause in err.chain() {
         let text = cause.to_string();

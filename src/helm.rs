@@ -8,18 +8,18 @@ use std::path::{Component, Path, PathBuf};
 
 /// What `helm template` is told of the cluster (`.Capabilities`).
 #[derive(Clone, Debug)]
-pub struct Capabilities {
-    pub kube_version: String,
-    pub api_versions: Vec<String>,
+pub(crate) struct Capabilities {
+    pub(crate) kube_version: String,
+    pub(crate) api_versions: Vec<String>,
 }
 
 /// The helm binary to run.
 #[derive(Clone, Debug)]
-pub struct HelmBinary(PathBuf);
+pub(crate) struct HelmBinary(PathBuf);
 
 impl HelmBinary {
     /// `HELM_BIN` when run by Helm, else `helm` from PATH.
-    pub fn from_env() -> HelmBinary {
+    pub(crate) fn from_env() -> HelmBinary {
         HelmBinary(
             std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from),
         )
@@ -28,7 +28,7 @@ impl HelmBinary {
     /// `helm template` of the release's chart with its stored values, as the cluster would see
     /// it (its Kubernetes version and served API versions), `--is-upgrade` after revision 1;
     /// `extra` arguments come last (`--set-json key=value`).
-    pub async fn template(
+    pub(crate) async fn template(
         &self,
         release: &Release,
         files: &ChartFiles,
@@ -59,7 +59,7 @@ impl HelmBinary {
     /// `helm upgrade` of the release to its own chart and stored values (a new revision);
     /// `--force-conflicts` for server-side applied releases (take back fields others edited).
     /// Returns what helm printed.
-    pub async fn upgrade(&self, release: &Release, files: &ChartFiles, dry_run: bool) -> Result<String> {
+    pub(crate) async fn upgrade(&self, release: &Release, files: &ChartFiles, dry_run: bool) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
             .arg(release.name())
@@ -83,7 +83,7 @@ impl HelmBinary {
     /// The manifest a `helm upgrade` of the release to its own chart and stored values would
     /// apply now: `--dry-run=server`, so that `lookup` is answered by the cluster. Nothing is
     /// changed.
-    pub async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
+    pub(crate) async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
             .arg(release.name())
@@ -115,16 +115,16 @@ impl HelmBinary {
 
 /// A chart directory and a values file for helm, in a temporary directory that lives as long as
 /// this value.
-pub struct ChartFiles {
-    pub chart: PathBuf,
-    pub values: PathBuf,
+pub(crate) struct ChartFiles {
+    pub(crate) chart: PathBuf,
+    pub(crate) values: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl ChartFiles {
     /// The release's chart (rebuilt from the record unless `chart` points at its source) and its
     /// user-supplied values. `record` names the storage record in errors.
-    pub fn write(release: &Release, record: &str, chart: Option<&Path>) -> Result<ChartFiles> {
+    pub(crate) fn write(release: &Release, record: &str, chart: Option<&Path>) -> Result<ChartFiles> {
         let dir = tempfile::Builder::new().prefix("helm-drift-").tempdir()?;
         let chart = match chart {
             Some(c) => c.to_path_buf(),
@@ -138,7 +138,7 @@ impl ChartFiles {
 
 /// Writes the stored chart (metadata, values, schema, templates, files) as a chart directory.
 /// Charts with subcharts cannot be rebuilt: Helm does not store them with the release.
-pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
     let Some(chart) = &release.chart else { bail!("the record holds no chart") };
     if chart.metadata.has_dependencies() {
         bail!(
@@ -171,7 +171,7 @@ pub fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
 }
 
 /// Writes the release's user-supplied values (`helm install -f/--set`) to `dir/user-values.yaml`.
-pub fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
     let values = dir.join("user-values.yaml");
     let user = release.user_values().context("the release's values")?;
     std::fs::write(&values, serde_yaml::to_string(&user)?)?;

@@ -48,8 +48,15 @@ pub(crate) mod watch;
 
 /// What the fuzz targets (`fuzz/`) call: the parsers of untrusted input, and nothing else.
 pub mod fuzzing {
-    pub use crate::desired::from_manifest;
-    pub use crate::release::decode;
+    /// Splits and parses a manifest as `check` does; whether it was accepted.
+    pub fn from_manifest(manifest: &str) -> bool {
+        crate::desired::from_manifest(manifest).is_ok()
+    }
+
+    /// Decodes a release record's payload as `check` does; whether it was accepted.
+    pub fn decode(encoded: &[u8]) -> bool {
+        crate::release::decode(encoded).is_ok()
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use ring::rand::{SecureRandom, SystemRandom};
 
 /// `N` random bytes.
-pub fn bytes<const N: usize>() -> [u8; N] {
+pub(crate) fn bytes<const N: usize>() -> [u8; N] {
     let mut out = [0u8; N];
     // Without the system's generator there is no key or salt worth having: not an input error.
     SystemRandom::new().fill(&mut out).expect("the system random number generator failed");

@@ -5,74 +5,74 @@ use crate::release::Driver;
 
 /// Everything a `check` needs, resolved.
 #[derive(Clone, Debug)]
-pub struct Settings {
-    pub connection: Connection,
+pub(crate) struct Settings {
+    pub(crate) connection: Connection,
     /// The namespace given by `-n` / `HELM_NAMESPACE`; `None` means the kubeconfig context's.
-    pub namespace: Option<String>,
-    pub driver: Driver,
+    pub(crate) namespace: Option<String>,
+    pub(crate) driver: Driver,
     /// `HELM_DRIVER_SQL_CONNECTION_STRING`, for the SQL driver.
-    pub sql_connection: Option<String>,
-    pub debug: bool,
-    pub compare: CompareOptions,
+    pub(crate) sql_connection: Option<String>,
+    pub(crate) debug: bool,
+    pub(crate) compare: CompareOptions,
     /// Where accepted drift is kept (`--baseline`), if anywhere.
-    pub baseline: Option<crate::baseline::Store>,
+    pub(crate) baseline: Option<crate::baseline::Store>,
 }
 
 /// The default of `--max-objects`.
-pub const MAX_OBJECTS: usize = 10_000;
+pub(crate) const MAX_OBJECTS: usize = 10_000;
 
 /// How objects are compared.
 #[derive(Clone, Debug, Default)]
-pub struct CompareOptions {
+pub(crate) struct CompareOptions {
     /// Never ask for a server-side dry-run (`--read-only`).
-    pub read_only: bool,
-    pub rules: Vec<crate::policy::ignore::Rule>,
+    pub(crate) read_only: bool,
+    pub(crate) rules: Vec<crate::policy::ignore::Rule>,
     /// Report `/spec/replicas` drift even when an HPA manages the workload.
-    pub check_hpa_replicas: bool,
+    pub(crate) check_hpa_replicas: bool,
     /// Also check the CRDs of the chart's `crds/` folder.
-    pub include_crds: bool,
+    pub(crate) include_crds: bool,
     /// Expected-change rules (built-in and from the config file).
-    pub expected: Vec<crate::policy::expected::Rule>,
+    pub(crate) expected: Vec<crate::policy::expected::Rule>,
     /// Count expected changes and fields owned elsewhere as drift (`--strict`).
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):
     /// whoever edits the object could then hide their own drift.
-    pub trust_live_annotations: bool,
+    pub(crate) trust_live_annotations: bool,
     /// Most objects one release record may hold (`--max-objects`; 0: [`MAX_OBJECTS`]).
-    pub max_objects: usize,
+    pub(crate) max_objects: usize,
     /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
     /// disabled`), with the reason.
-    pub disabled_releases: Vec<(String, String)>,
+    pub(crate) disabled_releases: Vec<(String, String)>,
     /// What the config file held that was not understood (printed, never silently dropped).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
-    pub gitops: Vec<(String, String)>,
+    pub(crate) gitops: Vec<(String, String)>,
     /// The watcher's trust rule: a record outside these namespaces is compared only for the
     /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
     /// read, they may compare.
-    pub confined: Option<Trust>,
+    pub(crate) confined: Option<Trust>,
 }
 
 /// The namespaces whose release records the operator trusts as their own (`--trust-namespace`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Trust {
+pub(crate) struct Trust {
     namespaces: Vec<String>,
 }
 
 impl Trust {
-    pub fn new(namespaces: Vec<String>) -> Trust {
+    pub(crate) fn new(namespaces: Vec<String>) -> Trust {
         Trust { namespaces }
     }
 
     /// Whether the records of `namespace` speak beyond it.
-    pub fn trusts(&self, namespace: &str) -> bool {
+    pub(crate) fn trusts(&self, namespace: &str) -> bool {
         self.namespaces.iter().any(|n| n == "*" || n == namespace)
     }
 
     /// Why an object of a record of `release_ns` living in `object_ns` (`None`: cluster-scoped)
     /// is not compared, or `None` when it may be. The reason never depends on the object itself,
     /// so it says nothing of whether it exists.
-    pub fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<String> {
+    pub(crate) fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<String> {
         if object_ns == Some(release_ns) || self.trusts(release_ns) {
             return None;
         }

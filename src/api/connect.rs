@@ -7,28 +7,28 @@ use std::path::PathBuf;
 
 /// How to reach the cluster, as Helm hands it to a plugin (`HELM_*` variables) or as flags.
 #[derive(Clone, Debug, Default)]
-pub struct Connection {
+pub(crate) struct Connection {
     /// Paths of kubeconfig files (a `KUBECONFIG` path list), empty for the default.
-    pub kubeconfig: Vec<PathBuf>,
-    pub context: Option<String>,
-    pub api_server: Option<String>,
-    pub token: Option<String>,
-    pub as_user: Option<String>,
-    pub as_groups: Vec<String>,
-    pub ca_file: Option<PathBuf>,
-    pub insecure_skip_tls_verify: bool,
-    pub tls_server_name: Option<String>,
-    pub qps: Option<f32>,
-    pub burst: Option<u32>,
+    pub(crate) kubeconfig: Vec<PathBuf>,
+    pub(crate) context: Option<String>,
+    pub(crate) api_server: Option<String>,
+    pub(crate) token: Option<String>,
+    pub(crate) as_user: Option<String>,
+    pub(crate) as_groups: Vec<String>,
+    pub(crate) ca_file: Option<PathBuf>,
+    pub(crate) insecure_skip_tls_verify: bool,
+    pub(crate) tls_server_name: Option<String>,
+    pub(crate) qps: Option<f32>,
+    pub(crate) burst: Option<u32>,
     /// Per-request timeout (`--timeout`).
-    pub timeout: Option<std::time::Duration>,
+    pub(crate) timeout: Option<std::time::Duration>,
     /// Objects per page of each LIST (`--chunk-size`; 0: unpaginated); applies to the process.
-    pub chunk_size: u32,
+    pub(crate) chunk_size: u32,
 }
 
 /// Why no client could be built.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     #[error("cannot read kubeconfig {path}: {source}")]
     Kubeconfig { path: String, source: kube::config::KubeconfigError },
     #[error("no usable kubeconfig: {0}")]
@@ -44,14 +44,14 @@ pub enum ConnectError {
 }
 
 /// A connected client and the namespace of the chosen kubeconfig context (or `default`).
-pub struct Cluster {
-    pub client: kube::Client,
-    pub default_namespace: String,
-    pub server: String,
+pub(crate) struct Cluster {
+    pub(crate) client: kube::Client,
+    pub(crate) default_namespace: String,
+    pub(crate) server: String,
 }
 
 /// Builds the client for `conn`. No request is sent yet.
-pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
+pub(crate) async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
     super::set_chunk_size(conn.chunk_size);
     let kubeconfig = read_kubeconfig(conn)?;
     let options = KubeConfigOptions { context: conn.context.clone(), ..Default::default() };
@@ -83,22 +83,22 @@ pub async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
     Ok(Cluster { client, default_namespace, server })
 }
 
-pub mod requests {
+pub(crate) mod requests {
     //! Requests sent to the API server in this process, by verb (for `watch`'s metrics).
 
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// The verbs counted, in the order of [`counts`].
-    pub const VERBS: [&str; 8] = ["get", "list", "watch", "create", "update", "patch", "delete", "other"];
+    pub(crate) const VERBS: [&str; 8] = ["get", "list", "watch", "create", "update", "patch", "delete", "other"];
     static COUNTS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
 
     /// Counts one request.
-    pub fn count(method: &http::Method, uri: &http::Uri) {
+    pub(crate) fn count(method: &http::Method, uri: &http::Uri) {
         COUNTS[verb(method, uri)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// How many requests of each verb (in the order of [`VERBS`]) were sent so far.
-    pub fn counts() -> [u64; 8] {
+    pub(crate) fn counts() -> [u64; 8] {
         std::array::from_fn(|i| COUNTS[i].load(Ordering::Relaxed))
     }
 
@@ -166,7 +166,7 @@ fn in_cluster() -> bool {
 
 /// The kubeconfig files named by the settings, merged in order; `None` when none exist.
 /// The names of the kubeconfig's contexts, in its order (`check --all-contexts`).
-pub fn context_names(conn: &Connection) -> Result<Vec<String>, ConnectError> {
+pub(crate) fn context_names(conn: &Connection) -> Result<Vec<String>, ConnectError> {
     Ok(read_kubeconfig(conn)?.map(|kc| kc.contexts.into_iter().map(|c| c.name).collect()).unwrap_or_default())
 }
 

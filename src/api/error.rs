@@ -3,7 +3,7 @@
 
 /// A failed request to the API server.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// HTTP 403: the identity lacks an RBAC verb.
     #[error("forbidden: the identity may not {verb} {resource} ({message})")]
     Forbidden { verb: String, resource: String, message: String },
@@ -26,7 +26,7 @@ pub enum ApiError {
 
 impl ApiError {
     /// Translates kube's error for a request that tried to `verb` `resource`.
-    pub fn from_kube(e: &kube::Error, verb: &str, resource: &str) -> ApiError {
+    pub(crate) fn from_kube(e: &kube::Error, verb: &str, resource: &str) -> ApiError {
         match e {
             kube::Error::Api(s) => {
                 let reason = if s.reason.is_empty() { "Error".to_string() } else { s.reason.clone() };
@@ -61,7 +61,7 @@ impl ApiError {
     }
 
     /// One word for the failure (a metric label).
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self {
             ApiError::Forbidden { .. } => "forbidden",
             ApiError::NotFound { .. } => "not-found",
@@ -72,7 +72,7 @@ impl ApiError {
         }
     }
 
-    pub fn is_forbidden(&self) -> bool {
+    pub(crate) fn is_forbidden(&self) -> bool {
         matches!(self, ApiError::Forbidden { .. })
     }
 }

@@ -8,7 +8,7 @@ mod error;
 mod pages;
 mod retry;
 
-pub use connect::{Cluster, Connection, connect, context_names, requests};
-pub use error::ApiError;
-pub use pages::{DEFAULT_CHUNK_SIZE, Page, all_pages, chunk_size, list_all, list_all_metadata, set_chunk_size};
-pub use retry::retry;
+pub(crate) use connect::{Cluster, Connection, connect, context_names, requests};
+pub(crate) use error::ApiError;
+pub(crate) use pages::{DEFAULT_CHUNK_SIZE, Page, all_pages, chunk_size, list_all, list_all_metadata, set_chunk_size};
+pub(crate) use retry::retry;

@@ -8,31 +8,31 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Objects per page unless `--chunk-size` says otherwise (kubectl's default).
-pub const DEFAULT_CHUNK_SIZE: u32 = 500;
+pub(crate) const DEFAULT_CHUNK_SIZE: u32 = 500;
 
 static CHUNK_SIZE: AtomicU32 = AtomicU32::new(DEFAULT_CHUNK_SIZE);
 
 /// Sets the page size of every LIST this process sends; 0 lists each kind in one response.
-pub fn set_chunk_size(objects: u32) {
+pub(crate) fn set_chunk_size(objects: u32) {
     CHUNK_SIZE.store(objects, Ordering::Relaxed);
 }
 
 /// The page size of LISTs (`None`: unpaginated).
-pub fn chunk_size() -> Option<u32> {
+pub(crate) fn chunk_size() -> Option<u32> {
     Some(CHUNK_SIZE.load(Ordering::Relaxed)).filter(|n| *n > 0)
 }
 
 /// One page: its items (already taken from the response, which is dropped) and the token of the
 /// next page, if any.
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub next: Option<String>,
+pub(crate) struct Page<T> {
+    pub(crate) items: Vec<T>,
+    pub(crate) next: Option<String>,
 }
 
 /// Every item of a LIST. `fetch(limit, continue)` sends one request and returns its page; it is
 /// called with the configured page size and each continue token in turn, and with
 /// `(None, None)` when a token expired and the list starts again unpaginated.
-pub async fn all_pages<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, kube::Error>
+pub(crate) async fn all_pages<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, kube::Error>
 where
     F: FnMut(Option<u32>, Option<String>) -> Fut,
     Fut: std::future::Future<Output = Result<Page<T>, kube::Error>>,
@@ -79,7 +79,7 @@ where
 }
 
 /// Every object of a typed LIST, in pages, each request retried ([`super::retry`]).
-pub async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
+pub(crate) async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
 where
     K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
@@ -87,7 +87,7 @@ where
 }
 
 /// The metadata of every object of a LIST, in pages, each request retried.
-pub async fn list_all_metadata<K>(
+pub(crate) async fn list_all_metadata<K>(
     api: &kube::Api<K>,
     lp: &kube::api::ListParams,
 ) -> Result<Vec<kube::core::PartialObjectMeta<K>>, kube::Error>

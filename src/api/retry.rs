@@ -6,7 +6,7 @@ const ATTEMPTS: u32 = 6;
 /// Whether a failed request may succeed if tried again: the connection failed or was cut (an
 /// API server restarting), a timeout, or the server said it is busy or failing (429, 5xx).
 /// Certificate errors are not transient.
-pub fn transient(e: &kube::Error) -> bool {
+pub(crate) fn transient(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
         kube::Error::HyperError(_) | kube::Error::Service(_) => {
@@ -19,7 +19,7 @@ pub fn transient(e: &kube::Error) -> bool {
 
 /// Runs an idempotent request, retrying transient failures with backoff (250 ms doubling, about
 /// 8 s in all: long enough to ride out an API server restart).
-pub async fn retry<T, F, Fut>(mut request: F) -> Result<T, kube::Error>
+pub(crate) async fn retry<T, F, Fut>(mut request: F) -> Result<T, kube::Error>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, kube::Error>>,

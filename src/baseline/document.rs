@@ -10,23 +10,23 @@ const PBKDF2_ITERATIONS: u32 = 100_000;
 const PBKDF2: &str = "pbkdf2-sha256";
 
 /// The file `check` reads when present and `accept` writes by default.
-pub const DEFAULT_FILE: &str = ".helm-drift-baseline.yaml";
+pub(crate) const DEFAULT_FILE: &str = ".helm-drift-baseline.yaml";
 /// ConfigMaps holding a release's baseline: `helm-drift-baseline.<release>`, labelled.
-pub const CONFIGMAP_PREFIX: &str = "helm-drift-baseline.";
-pub const CONFIGMAP_LABEL: &str = "helm-drift.io/baseline";
+pub(crate) const CONFIGMAP_PREFIX: &str = "helm-drift-baseline.";
+pub(crate) const CONFIGMAP_LABEL: &str = "helm-drift.io/baseline";
 /// The key of the baseline in its ConfigMap.
-pub const CONFIGMAP_KEY: &str = "baseline.yaml";
+pub(crate) const CONFIGMAP_KEY: &str = "baseline.yaml";
 
 /// Where a baseline is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Store {
+pub(crate) enum Store {
     File(std::path::PathBuf),
     /// A ConfigMap in each release's namespace.
     Cluster,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum BaselineError {
+pub(crate) enum BaselineError {
     #[error("cannot read baseline {at}: {why}")]
     Read { at: String, why: String },
     #[error("cannot write baseline {at}: {why}")]
@@ -36,13 +36,13 @@ pub enum BaselineError {
 /// A baseline document.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     #[serde(default = "api_version")]
-    pub api_version: String,
+    pub(crate) api_version: String,
     #[serde(default = "kind")]
-    pub kind: String,
+    pub(crate) kind: String,
     #[serde(default)]
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
 }
 
 fn api_version() -> String {
@@ -56,19 +56,19 @@ fn kind() -> String {
 /// One accepted drift.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Entry {
-    pub release: String,
-    pub namespace: String,
+pub(crate) struct Entry {
+    pub(crate) release: String,
+    pub(crate) namespace: String,
     /// `apiVersion Kind namespace/name`.
-    pub object: String,
+    pub(crate) object: String,
     /// RFC 6901 pointer; empty for the whole object.
-    pub path: String,
+    pub(crate) path: String,
     /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
-    pub change: String,
+    pub(crate) change: String,
     /// SHA-256 of the path and the live value (canonical JSON).
-    pub sha256: String,
+    pub(crate) sha256: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accepted_at: Option<String>,
+    pub(crate) accepted_at: Option<String>,
     /// A Secret's drift found now: what its salted hash is made of (never written).
     #[serde(skip)]
     pub(super) secret: Option<String>,
@@ -131,7 +131,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// Parses a baseline document; `at` names it in errors.
-pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
+pub(crate) fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
     if text.trim().is_empty() {
         return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
     }
@@ -139,7 +139,7 @@ pub fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
 }
 
 /// The document as written to a file or a ConfigMap.
-pub fn render(b: &Baseline) -> String {
+pub(crate) fn render(b: &Baseline) -> String {
     let mut b = b.clone();
     b.api_version = api_version();
     b.kind = kind();

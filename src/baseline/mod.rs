@@ -14,10 +14,10 @@ use sha2::{Digest, Sha256};
 mod document;
 mod store;
 
-pub use document::{Baseline, DEFAULT_FILE, Entry, Store};
+pub(crate) use document::{Baseline, DEFAULT_FILE, Entry, Store};
 #[cfg(test)]
 use document::{parse, render};
-pub use store::{configmap_name, configmaps, read_configmap, read_file, write_configmap, write_file};
+pub(crate) use store::{configmap_name, configmaps, read_configmap, read_file, write_configmap, write_file};
 
 /// Which piece of evidence of an object a drift is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +81,7 @@ fn digest(pointer: &str, value: &Value) -> String {
 
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.
-pub fn apply(report: &mut DriftReport, baseline: &Baseline) {
+pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline) {
     let mine: Vec<&Entry> =
         baseline.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).collect();
     if mine.is_empty() {
@@ -137,7 +137,7 @@ fn drifts_count(o: &ObjectDrift) -> usize {
 /// Adds the report's current drift (of the objects `only` selects, under the `paths` given) to
 /// the baseline; with `prune`, drops the release's entries whose drift is gone. Returns how many
 /// entries were added and how many dropped.
-pub fn accept(
+pub(crate) fn accept(
     baseline: &mut Baseline,
     report: &DriftReport,
     only: &[String],

@@ -4,7 +4,7 @@
 use super::document::{Baseline, BaselineError, CONFIGMAP_KEY, CONFIGMAP_LABEL, CONFIGMAP_PREFIX, parse, render};
 
 /// Reads a baseline file (an empty baseline when it does not exist).
-pub fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
+pub(crate) fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
     match std::fs::read_to_string(path) {
         Ok(text) => parse(&text, &path.display().to_string()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => parse("", ""),
@@ -13,7 +13,7 @@ pub fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
 }
 
 /// Writes a baseline file (through a temporary file, so a reader never sees half of it).
-pub fn write_file(path: &std::path::Path, b: &Baseline) -> Result<(), BaselineError> {
+pub(crate) fn write_file(path: &std::path::Path, b: &Baseline) -> Result<(), BaselineError> {
     let err = |e: std::io::Error| BaselineError::Write { at: path.display().to_string(), why: e.to_string() };
     let tmp = path.with_extension("yaml.tmp");
     std::fs::write(&tmp, render(b)).map_err(err)?;
@@ -21,12 +21,16 @@ pub fn write_file(path: &std::path::Path, b: &Baseline) -> Result<(), BaselineEr
 }
 
 /// The name of the ConfigMap holding a release's baseline.
-pub fn configmap_name(release: &str) -> String {
+pub(crate) fn configmap_name(release: &str) -> String {
     format!("{CONFIGMAP_PREFIX}{release}")
 }
 
 /// Reads a release's baseline from its ConfigMap (an empty baseline when there is none).
-pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &str) -> Result<Baseline, BaselineError> {
+pub(crate) async fn read_configmap(
+    client: &kube::Client,
+    namespace: &str,
+    release: &str,
+) -> Result<Baseline, BaselineError> {
     use k8s_openapi::api::core::v1::ConfigMap;
     let name = configmap_name(release);
     let at = format!("ConfigMap {namespace}/{name}");
@@ -41,7 +45,7 @@ pub async fn read_configmap(client: &kube::Client, namespace: &str, release: &st
 
 /// The releases (`(namespace, release)`) that have a baseline ConfigMap in scope (one
 /// namespace, or every one); empty when they cannot be listed.
-pub async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(String, String)> {
+pub(crate) async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(String, String)> {
     use k8s_openapi::api::core::v1::ConfigMap;
     let api: kube::Api<ConfigMap> = match namespace {
         Some(ns) => kube::Api::namespaced(client.clone(), ns),
@@ -59,7 +63,7 @@ pub async fn configmaps(client: &kube::Client, namespace: Option<&str>) -> Vec<(
 
 /// Writes a release's baseline to its ConfigMap (server-side apply as `helm-drift`), labelled so
 /// that it is found, and never one of Helm's own records.
-pub async fn write_configmap(
+pub(crate) async fn write_configmap(
     client: &kube::Client,
     namespace: &str,
     release: &str,

@@ -10,27 +10,27 @@ use std::path::PathBuf;
 /// Which releases `check` and `watch` look at.
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Selection")]
-pub struct SelectionArgs {
+pub(crate) struct SelectionArgs {
     /// Releases (in the namespace, or in every namespace with -A)
-    pub releases: Vec<String>,
+    pub(crate) releases: Vec<String>,
     /// Every release in the namespace
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Releases in every namespace
     #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
+    pub(crate) all_namespaces: bool,
     /// Only releases whose storage labels match this selector (like `helm list -l`)
     #[arg(short = 'l', long)]
-    pub selector: Option<String>,
+    pub(crate) selector: Option<String>,
     /// How many releases to check at once (latency-bound: more in flight is faster, at some
     /// memory and API server load)
     #[arg(long, default_value_t = 32)]
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
 }
 
 impl SelectionArgs {
     /// The selection, refusing an empty one (`what`: check, watch).
-    pub fn selection(self, what: &str, revision: Option<u32>) -> Result<Selection> {
+    pub(crate) fn selection(self, what: &str, revision: Option<u32>) -> Result<Selection> {
         let SelectionArgs { releases, all, all_namespaces, selector, concurrency } = self;
         if releases.is_empty() && !all && !all_namespaces && selector.is_none() {
             bail!("name a release to {what}, or use --all (this namespace), -A (every namespace) or -l SELECTOR");
@@ -45,66 +45,66 @@ impl SelectionArgs {
 /// How objects are compared and reported.
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Comparison")]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Never ask the server for a dry-run: compare client-side only (get/list rights suffice)
     #[arg(long)]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Ignore a JSON pointer: [group=RE,version=RE,kind=RE,name=RE,namespace=RE:]/pointer[,/pointer]
     #[arg(long = "ignore", value_name = "RULE")]
-    pub ignore: Vec<String>,
+    pub(crate) ignore: Vec<String>,
     /// Config file with ignore rules [default: $HELM_DRIFT_CONFIG, else ./.helm-drift.yaml if present]
     #[arg(long, env = "HELM_DRIFT_CONFIG")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Report replica drift even when a HorizontalPodAutoscaler manages the workload
     #[arg(long)]
-    pub check_hpa_replicas: bool,
+    pub(crate) check_hpa_replicas: bool,
     /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
     #[arg(long)]
-    pub include_crds: bool,
+    pub(crate) include_crds: bool,
     /// Count expected changes (rollout restarts, injected CA bundles, Helm's own request
     /// mutated at admission) and fields owned by another manager with the recorded values as
     /// drift
     #[arg(long)]
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// Honour opt-out annotations (helm-drift.io/ignore, helm-drift.io/disabled, Flux's
     /// driftDetection) added to live objects, as Flux does; by default only the chart's count and
     /// a live-only one is reported as drift
     #[arg(long)]
-    pub trust_live_annotations: bool,
+    pub(crate) trust_live_annotations: bool,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)
     #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS)]
-    pub max_objects: usize,
+    pub(crate) max_objects: usize,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long, help_heading = "Output")]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Show secret values in differences (hidden by default)
     #[arg(long, help_heading = "Output")]
-    pub show_secrets: bool,
+    pub(crate) show_secrets: bool,
 }
 
 /// How the report is written.
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Output")]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Output format: text, json, junit; for check also markdown (kept under 64 KiB, a
     /// GitHub comment) and html (one self-contained page)
     #[arg(short, long, value_parser = output_format(), default_value = "text")]
-    pub output: Format,
+    pub(crate) output: Format,
     /// Lines of context around each change in diffs
     #[arg(long, default_value_t = 3)]
-    pub context: usize,
+    pub(crate) context: usize,
     /// Print nothing; only the exit code tells (errors still go to stderr)
     #[arg(short, long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Print only the verdict line of each release
     #[arg(long)]
-    pub summary: bool,
+    pub(crate) summary: bool,
 }
 
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
@@ -120,14 +120,14 @@ fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
 
 /// `--notify-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NotifyFormat {
+pub(crate) enum NotifyFormat {
     Json,
     Slack,
 }
 
 /// `--log-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }

@@ -1,6 +1,6 @@
 //! The examples and exit codes at the end of each command's `--help`.
 
-pub const CHECK_HELP: &str = "\
+pub(crate) const CHECK_HELP: &str = "\
 Examples:
   helm drift check web                     # one release in the current namespace
   helm drift check -A -o junit > drift.xml # every release, as a CI report
@@ -11,7 +11,7 @@ Exit codes:
   2  drift found
   1  error (bad input, release not found, cluster unreachable, forbidden); an error outranks drift";
 
-pub const REPAIR_HELP: &str = "\
+pub(crate) const REPAIR_HELP: &str = "\
 Examples:
   helm drift repair web --dry-run          # the plan, validated by server dry-runs
   helm drift repair web --only Deployment/web-api
@@ -23,7 +23,7 @@ Exit codes:
   2  drift remains (or, with --dry-run, something would change)
   1  error: a step was refused or failed (see which were applied)";
 
-pub const RENDER_HELP: &str = "\
+pub(crate) const RENDER_HELP: &str = "\
 Examples:
   helm drift render web                    # does the stored chart still render the same?
   helm drift render web --chart ./charts/web --revision 3
@@ -33,7 +33,7 @@ Exit codes:
   2  some documents render differently
   1  error";
 
-pub const ACCEPT_HELP: &str = "\
+pub(crate) const ACCEPT_HELP: &str = "\
 Examples:
   helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
   helm drift accept web --only Deployment/web --path /spec/replicas
@@ -43,7 +43,7 @@ Exit codes:
   0  recorded
   1  error";
 
-pub const GUARD_HELP: &str = "\
+pub(crate) const GUARD_HELP: &str = "\
 Examples:
   helm drift guard install --all -n shop           # warn on hand edits of shop's releases
   helm drift guard install web -n shop --mode deny --allow-group platform-admins
@@ -55,7 +55,7 @@ Exit codes:
   0  done
   1  error (nothing half written)";
 
-pub const WATCH_HELP: &str = "\
+pub(crate) const WATCH_HELP: &str = "\
 Examples:
   helm drift watch -A                              # every release, metrics on :8080
   helm drift watch -A --notify https://hooks.slack.com/services/... --notify-format slack
@@ -65,7 +65,7 @@ Examples:
 Endpoints: /metrics (OpenMetrics), /healthz, /readyz (after the first full check).
 Runs until SIGINT or SIGTERM; exits 0 then, 1 on an error at start.";
 
-pub const TOP_HELP: &str = "\
+pub(crate) const TOP_HELP: &str = "\
 Examples:
   helm drift check web
   helm drift check -A --summary

@@ -119,11 +119,11 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
 /// What runs the chart again: `--explain` and `--rerender`.
 #[derive(Clone, Debug)]
 pub(crate) struct Rendering {
-    pub helm: HelmBinary,
+    pub(crate) helm: HelmBinary,
     /// The chart's source, for charts with subcharts (which Helm does not store).
-    pub chart: Option<PathBuf>,
-    pub explain: bool,
-    pub rerender: bool,
+    pub(crate) chart: Option<PathBuf>,
+    pub(crate) explain: bool,
+    pub(crate) rerender: bool,
 }
 
 /// Checks every release `selection` names; `progress` is told as releases finish.
@@ -172,7 +172,7 @@ const FLEET_AT_ONCE: usize = 4;
 /// Checks `selection` in each cluster (`(name, settings)`, in that order), a few at once. A
 /// cluster that cannot be checked (unreachable, forbidden, its storage unreadable) is an error
 /// for that cluster only.
-pub async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> FleetReport {
+pub(crate) async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> FleetReport {
     use futures::StreamExt;
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
         let run = match run(settings, selection, None, &Progress::none()).await {

@@ -9,7 +9,7 @@ const NO_FILE_COMPLETION: &str = ":4\n";
 
 /// Release names for `check`/`render`/`repair`/`accept` arguments, one per line, then the directive.
 /// Errors (no cluster, no rights) give no candidates rather than noise in the shell.
-pub async fn complete(settings: &Settings, words: &[String]) -> String {
+pub(crate) async fn complete(settings: &Settings, words: &[String]) -> String {
     let (Some(sub), Some(word)) = (words.first(), words.last()) else { return NO_FILE_COMPLETION.into() };
     if let Some(values) = words.len().checked_sub(2).and_then(|i| flag_values(sub, &words[i])) {
         let mut out: String =

@@ -84,16 +84,16 @@ pub(crate) fn execute(s: GuardSettings, printer: &mut Terminal) -> Result<ExitSt
 /// What `guard install` asks for.
 #[derive(Clone, Debug)]
 struct GuardRequest {
-    pub selection: Selection,
-    pub mode: Mode,
-    pub users: Vec<String>,
-    pub groups: Vec<String>,
+    pub(crate) selection: Selection,
+    pub(crate) mode: Mode,
+    pub(crate) users: Vec<String>,
+    pub(crate) groups: Vec<String>,
     /// Field managers besides Helm's and `kubectl rollout restart`'s.
-    pub managers: Vec<String>,
+    pub(crate) managers: Vec<String>,
     /// Every kind (and later ones), not only those the releases contain now.
-    pub every_kind: bool,
+    pub(crate) every_kind: bool,
     /// Judge service accounts outside kube-system as people.
-    pub service_accounts: bool,
+    pub(crate) service_accounts: bool,
 }
 
 /// Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes 1.30).

@@ -10,7 +10,7 @@ const PERSON_TOOLS: [&str; 8] =
     ["kubectl", "k9s", "lens", "openlens", "headlamp", "kubernetes-dashboard", "dashboard", "mozilla"];
 
 /// Whether a manager name looks like a person at a terminal or a UI rather than a controller.
-pub fn is_person(manager: &str) -> bool {
+pub(crate) fn is_person(manager: &str) -> bool {
     let m = manager.to_ascii_lowercase();
     PERSON_TOOLS.iter().any(|t| m == *t || m.starts_with(&format!("{t}-")) || m.starts_with(&format!("{t}/")))
 }
@@ -18,7 +18,7 @@ pub fn is_person(manager: &str) -> bool {
 /// Who made the object, when Helm never wrote it: it was deleted and created again outside Helm
 /// (a backup restored, `kubectl create -f` of its own `get -o yaml`). The earliest writer that
 /// is not the control plane, when no entry of its managedFields is Helm's.
-pub fn recreated(live: &Value) -> Option<Attribution> {
+pub(crate) fn recreated(live: &Value) -> Option<Attribution> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
     if entries.iter().any(|e| super::managed::HELM_MANAGERS.contains(&manager_of(e))) {
         return None;
@@ -31,7 +31,7 @@ pub fn recreated(live: &Value) -> Option<Attribution> {
 /// The managers (not Helm, not the control plane) that wrote the object when it was created and
 /// not since (their entry's time is its creation's, to the second): what they own they set as
 /// the object was made, such as the values a restore kept from the backup.
-pub fn creators(live: &Value) -> Vec<String> {
+pub(crate) fn creators(live: &Value) -> Vec<String> {
     use k8s_openapi::jiff::Timestamp;
     let at = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
     let Some(created) = at(live.pointer("/metadata/creationTimestamp")) else { return Vec::new() };
@@ -59,7 +59,7 @@ fn attribution(entry: &Value) -> Attribution {
 /// The last writer of the field at `path` of `live`, from its managedFields; `None` when no
 /// entry holds it (a removed field is only attributed when a whole parent, such as an atomic
 /// list, was written).
-pub fn of(live: &Value, path: &FieldPath) -> Option<Attribution> {
+pub(crate) fn of(live: &Value, path: &FieldPath) -> Option<Attribution> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
     let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
     let writer = entries

@@ -12,7 +12,7 @@ const SERVER_METADATA: [&str; 6] =
 const CONTROLLER_ANNOTATIONS: [&str; 2] = ["deployment.kubernetes.io/revision", "kubectl.kubernetes.io/restartedAt"];
 
 /// Removes `status` and server-owned metadata in place.
-pub fn strip_server_fields(obj: &mut Value) {
+pub(crate) fn strip_server_fields(obj: &mut Value) {
     let Some(map) = obj.as_object_mut() else { return };
     map.remove("status");
     if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -31,7 +31,7 @@ pub fn strip_server_fields(obj: &mut Value) {
 }
 
 /// Every path where `recorded` (what applying the release would produce) and `live` differ.
-pub fn differences(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
+pub(crate) fn differences(recorded: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut r = recorded.clone();
     let mut l = live.clone();
     strip_server_fields(&mut r);

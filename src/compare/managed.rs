@@ -5,49 +5,49 @@ use crate::model::{FieldPath, Foreign, ItemKey, ServerValue};
 use serde_json::{Map, Value};
 
 /// Managers that are Helm itself.
-pub const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
+pub(crate) const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
 /// Managers of the control plane whose writes are not user drift.
 const SYSTEM_MANAGERS: [&str; 5] =
     ["kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "before-first-apply"];
 
 /// The manager of a managedFields entry.
-pub fn manager_of(entry: &Value) -> &str {
+pub(crate) fn manager_of(entry: &Value) -> &str {
     entry.get("manager").and_then(Value::as_str).unwrap_or("")
 }
 
 /// Whether a managedFields entry is the control plane's (a system manager, or a status write).
-pub fn is_system_entry(entry: &Value) -> bool {
+pub(crate) fn is_system_entry(entry: &Value) -> bool {
     SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
 }
 
 /// Whether a managedFields entry is neither Helm's nor the control plane's: what another writer
 /// (a person, a tool, a restore) owns.
-pub fn is_other_writer(entry: &Value) -> bool {
+pub(crate) fn is_other_writer(entry: &Value) -> bool {
     !HELM_MANAGERS.contains(&manager_of(entry)) && !is_system_entry(entry)
 }
 
 /// Whether a manager other than Helm and the control plane owns fields of `live` (only then can
 /// anything be foreign).
-pub fn owned_besides_helm(live: &Value) -> bool {
+pub(crate) fn owned_besides_helm(live: &Value) -> bool {
     live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().any(is_other_writer)
 }
 
 /// Fields another manager owns that the chart does not set: those whose live value is what the
 /// server holds for Helm's object (`held`, from [`super::defaults::held`]) apart from the others.
 #[derive(Debug, Default, PartialEq)]
-pub struct Found {
+pub(crate) struct Found {
     /// Added outside Helm.
-    pub added: Vec<Foreign>,
+    pub(crate) added: Vec<Foreign>,
     /// The server's defaults (or chosen values) for Helm's object, owned by another manager: a
     /// restored or re-created object's, ownership rather than content.
-    pub defaults: Vec<ServerValue>,
+    pub(crate) defaults: Vec<ServerValue>,
 }
 
 /// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`; those
 /// `held` holds with their live value are [`Found::defaults`]. The values the server chooses (a
 /// cluster IP, a node port) are the server's only when owned by one of the object's `creators`
 /// (it made the object with them: a restore); another owner changed them.
-pub fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value) -> Found {
+pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value) -> Found {
     let fixed = super::defaults::without_chosen(held);
     let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
@@ -182,7 +182,7 @@ fn extras(held: &Value, live: &Value, path: &FieldPath, out: &mut Vec<(FieldPath
 }
 
 /// The element of list `v` whose fields match every field of `key`.
-pub fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
+pub(crate) fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(usize, &'a Value)> {
     v.as_array()?.iter().enumerate().find(|(_, e)| {
         key.iter()
             .all(|(k, want)| e.get(k).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root())))

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The identity of an item of the list held by `field` (a container's `name`, a volumeMount's
 /// `mountPath`, a port's number and protocol), or `None` for lists compared by position.
-pub fn element_key(field: &str, element: &Value) -> Option<ItemKey> {
+pub(crate) fn element_key(field: &str, element: &Value) -> Option<ItemKey> {
     let obj = element.as_object()?;
     let one = |k: &'static str| obj.get(k).map(|v| ItemKey::from_fields([(k, v)]));
     match field {
@@ -27,7 +27,7 @@ pub fn element_key(field: &str, element: &Value) -> Option<ItemKey> {
 }
 
 /// Keys for every element, or `None` when any element has none (then the list is positional).
-pub fn keys(field: &str, list: &[Value]) -> Option<Vec<ItemKey>> {
+pub(crate) fn keys(field: &str, list: &[Value]) -> Option<Vec<ItemKey>> {
     list.iter().map(|e| element_key(field, e)).collect()
 }
 
@@ -35,7 +35,7 @@ pub fn keys(field: &str, list: &[Value]) -> Option<Vec<ItemKey>> {
 /// and the same rank among the items with that key. Kubernetes accepts a key twice (two env
 /// entries named `MODE`, with a warning): the first `MODE` pairs with the first, the second with
 /// the second. Returns the partner in `b` of each item of `a`, and the items of `b` left alone.
-pub fn pair(a: &[ItemKey], b: &[ItemKey]) -> (Vec<Option<usize>>, Vec<usize>) {
+pub(crate) fn pair(a: &[ItemKey], b: &[ItemKey]) -> (Vec<Option<usize>>, Vec<usize>) {
     let mut in_b: std::collections::HashMap<&ItemKey, std::collections::VecDeque<usize>> = Default::default();
     for (j, key) in b.iter().enumerate() {
         in_b.entry(key).or_default().push_back(j);
@@ -48,7 +48,7 @@ pub fn pair(a: &[ItemKey], b: &[ItemKey]) -> (Vec<Option<usize>>, Vec<usize>) {
 }
 
 /// Whether a desired value means "nothing" (the server omits such fields when empty).
-pub fn is_empty(v: &Value) -> bool {
+pub(crate) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Bool(b) => !b,

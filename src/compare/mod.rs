@@ -8,28 +8,28 @@
 //! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases);
 //! - [`attribution`]: who last wrote a field.
 
-pub mod attribution;
-pub mod defaults;
-pub mod exact;
-pub mod managed;
-pub mod merge_keys;
-pub mod ownership;
-pub mod quantity;
-pub mod subset;
+pub(crate) mod attribution;
+pub(crate) mod defaults;
+pub(crate) mod exact;
+pub(crate) mod managed;
+pub(crate) mod merge_keys;
+pub(crate) mod ownership;
+pub(crate) mod quantity;
+pub(crate) mod subset;
 
 use crate::model::path::under;
 use crate::model::{FieldDiff, Foreign, Ignored};
 
 /// An ignore prefix (JSON pointer) and why it applies.
-pub type IgnorePrefix = (String, String);
+pub(crate) type IgnorePrefix = (String, String);
 
 /// Whether an ignore prefix covers this difference (by its pointer).
-pub fn is_ignored(pointer: &str, ignore: &[IgnorePrefix]) -> bool {
+pub(crate) fn is_ignored(pointer: &str, ignore: &[IgnorePrefix]) -> bool {
     ignore.iter().any(|(prefix, _)| under(pointer, prefix))
 }
 
 /// Applies ignore prefixes to differences, returning the verdict's evidence.
-pub fn set_aside(
+pub(crate) fn set_aside(
     fields: Vec<FieldDiff>,
     added: Vec<Foreign>,
     ignore: &[IgnorePrefix],

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// Fields of `desired` owned by another (non-Helm, non-system) manager, with that manager and
 /// whether Helm shares them (a server-side apply that changes a field conflicts with every other
 /// owner, shared or not).
-pub fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
+pub(crate) fn disowned(desired: &Value, live: &Value) -> Vec<Ownership> {
     let entries: Vec<&Value> =
         live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().collect();
     let leaves = |entry: &Value| {
@@ -74,7 +74,7 @@ fn owned_leaves(
 /// `live`'s managedFields with every field that Helm's server-side apply entry owns taken away
 /// from the other non-system entries (Helm's own `Update` entry included), so that Helm alone
 /// owns what it applies; `None` when nothing changes.
-pub fn reclaimed(live: &Value) -> Option<Value> {
+pub(crate) fn reclaimed(live: &Value) -> Option<Value> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
     let is_helm_apply = |e: &Value| {
         HELM_MANAGERS.contains(&manager_of(e)) && e.get("operation").and_then(Value::as_str) == Some("Apply")

@@ -93,7 +93,7 @@ fn scaled(q: Quantity) -> Option<(i128, i32)> {
 }
 
 /// Whether two quantity strings denote the same amount (`0.5` = `500m`, `1Gi` = `1024Mi`).
-pub fn equal(a: &str, b: &str) -> bool {
+pub(crate) fn equal(a: &str, b: &str) -> bool {
     match (parse(a).and_then(scaled), parse(b).and_then(scaled)) {
         (Some(x), Some(y)) => x == y,
         _ => false,

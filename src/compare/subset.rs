@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Differences between what the chart set (`desired`, as made [`comparable`]) and the live
 /// object.
-pub fn differences(desired: &Value, live: &Value) -> Vec<FieldDiff> {
+pub(crate) fn differences(desired: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut out = Vec::new();
     walk(desired, Some(live), &mut FieldPath::root(), "", &mut out);
     out
@@ -17,7 +17,7 @@ pub fn differences(desired: &Value, live: &Value) -> Vec<FieldDiff> {
 
 /// The desired object as the server stores it, where that is known without asking: a Secret's
 /// `stringData` is folded into `data` (base64). Borrowed unchanged for everything else.
-pub fn comparable(desired: &Value) -> std::borrow::Cow<'_, Value> {
+pub(crate) fn comparable(desired: &Value) -> std::borrow::Cow<'_, Value> {
     use base64::Engine;
     use std::borrow::Cow;
     let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret");
@@ -86,7 +86,7 @@ fn walk(desired: &Value, live: Option<&Value>, path: &mut FieldPath, field: &str
 
 /// Scalars equal by meaning: same JSON, same number, number vs numeric string (int-or-string),
 /// or, under resource quantities, the same amount.
-pub fn scalar_equal(d: &Value, l: &Value, path: &FieldPath) -> bool {
+pub(crate) fn scalar_equal(d: &Value, l: &Value, path: &FieldPath) -> bool {
     if d == l {
         return true;
     }

@@ -20,7 +20,7 @@ fn documents(manifest: &str) -> Vec<(String, String)> {
 }
 
 /// The number of stored documents and every document that renders differently.
-pub fn diff_documents(stored: &str, rendered: &str) -> (usize, Vec<DocDiff>) {
+pub(crate) fn diff_documents(stored: &str, rendered: &str) -> (usize, Vec<DocDiff>) {
     let a = documents(stored);
     let b = documents(rendered);
     let mut diffs = Vec::new();

@@ -2,15 +2,15 @@
 
 /// One YAML document of a manifest.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Document<'a> {
+pub(crate) struct Document<'a> {
     /// The template it was rendered from (`# Source: chart/templates/x.yaml`), if recorded.
-    pub source: Option<&'a str>,
-    pub body: &'a str,
+    pub(crate) source: Option<&'a str>,
+    pub(crate) body: &'a str,
 }
 
 /// Splits on lines starting with `---` (Helm 3's `(?:^|\s*\n)---\s*` and Helm 4's
 /// `(?m)^---[ \t]*` agree on these), dropping documents that hold only comments or whitespace.
-pub fn split(manifest: &str) -> Vec<Document<'_>> {
+pub(crate) fn split(manifest: &str) -> Vec<Document<'_>> {
     let mut docs = Vec::new();
     let mut start = 0;
     let mut offset = 0;

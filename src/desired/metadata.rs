@@ -4,12 +4,12 @@
 use super::DesiredObject;
 use serde_json::{Map, Value};
 
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-pub const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
-pub const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+pub(crate) const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub(crate) const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
+pub(crate) const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
 
 /// Adds the managed-by label and the release annotations, as Helm does before sending.
-pub fn add_release_metadata(obj: &mut DesiredObject, release: &str, release_namespace: &str) {
+pub(crate) fn add_release_metadata(obj: &mut DesiredObject, release: &str, release_namespace: &str) {
     let Some(meta) = obj.object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
     child(meta, "labels").insert(MANAGED_BY_LABEL.into(), "Helm".into());
     let ann = child(meta, "annotations");
@@ -19,7 +19,7 @@ pub fn add_release_metadata(obj: &mut DesiredObject, release: &str, release_name
 
 /// Places the object: namespaced objects without a namespace get `namespace` (Helm's rule);
 /// cluster-scoped objects carry none.
-pub fn place(obj: &mut DesiredObject, namespace: Option<&str>) {
+pub(crate) fn place(obj: &mut DesiredObject, namespace: Option<&str>) {
     obj.namespace = namespace.map(str::to_string);
     let Some(meta) = obj.object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
     match namespace {

@@ -2,10 +2,10 @@
 
 mod documents;
 mod manifest;
-pub mod metadata;
+pub(crate) mod metadata;
 mod object;
-pub mod yaml;
+pub(crate) mod yaml;
 
-pub use documents::diff_documents;
-pub use manifest::split;
-pub use object::{DesiredError, DesiredObject, crds, from_manifest, parse_manifest};
+pub(crate) use documents::diff_documents;
+pub(crate) use manifest::split;
+pub(crate) use object::{DesiredError, DesiredObject, crds, from_manifest, parse_manifest};

@@ -4,7 +4,7 @@ use super::manifest;
 
 /// A manifest document that could not be turned into an object.
 #[derive(Debug, thiserror::Error)]
-pub enum DesiredError {
+pub(crate) enum DesiredError {
     #[error("{at}: invalid YAML: {source}")]
     Yaml { at: String, source: super::yaml::YamlError },
     #[error("{at}: not a Kubernetes object (missing {field})")]
@@ -13,42 +13,42 @@ pub enum DesiredError {
 
 /// One object as Helm sent it to the API server.
 #[derive(Clone, Debug)]
-pub struct DesiredObject {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
+pub(crate) struct DesiredObject {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
     /// As written in the manifest; the release namespace is filled in by discovery later.
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// The template path from `# Source:`.
-    pub source: Option<String>,
-    pub object: serde_json::Value,
+    pub(crate) source: Option<String>,
+    pub(crate) object: serde_json::Value,
 }
 
 impl DesiredObject {
     /// API group (empty for the core group).
-    pub fn group(&self) -> &str {
+    pub(crate) fn group(&self) -> &str {
         self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
     }
 
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         self.api_version.rsplit_once('/').map_or(self.api_version.as_str(), |(_, v)| v)
     }
 
     /// Its identity in reports.
-    pub fn id(&self) -> crate::model::ObjectId {
+    pub(crate) fn id(&self) -> crate::model::ObjectId {
         crate::model::ObjectId::new(&self.api_version, &self.kind, self.namespace.as_deref(), &self.name)
     }
 }
 
 /// Parses every document of a manifest; `kind: List` documents are expanded into their items.
 /// Fails on the first document that is not an object.
-pub fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError> {
+pub(crate) fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, DesiredError> {
     parse_manifest(manifest).into_iter().collect()
 }
 
 /// Like [`from_manifest`], but one result per object or broken document, so that one bad
 /// document does not stop the others from being checked.
-pub fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
+pub(crate) fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
     let mut out = Vec::new();
     // One budget for the whole record: hundreds of documents each under a per-document limit
     // would otherwise add up without bound.
@@ -79,7 +79,7 @@ pub fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>
 
 impl DesiredError {
     /// The document at fault (template path or position).
-    pub fn at(&self) -> &str {
+    pub(crate) fn at(&self) -> &str {
         match self {
             DesiredError::Yaml { at, .. } | DesiredError::NotAnObject { at, .. } => at,
         }
@@ -88,7 +88,7 @@ impl DesiredError {
 
 /// The CRDs of the chart's `crds/` folder (stored in the chart's files, not in the manifest),
 /// as Helm creates them: without release metadata.
-pub fn crds(chart: &crate::release::Chart) -> Result<Vec<DesiredObject>, DesiredError> {
+pub(crate) fn crds(chart: &crate::release::Chart) -> Result<Vec<DesiredObject>, DesiredError> {
     let mut out = Vec::new();
     for file in chart.files.iter().flatten() {
         let is_crd_file =

@@ -10,7 +10,7 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Most nodes one release record's documents may expand to, all together (aliases included):
 /// hundreds of small documents are bounded like one large one.
-pub const MAX_NODES: usize = 1_000_000;
+pub(crate) const MAX_NODES: usize = 1_000_000;
 /// What a node costs in the bytes budget beside its text (a JSON value in memory).
 const NODE_BYTES: usize = 16;
 
@@ -18,7 +18,7 @@ const NODE_BYTES: usize = 16;
 /// proportion to the manifest's own size (aliases may repeat a value, not multiply the text by
 /// thousands: go-yaml refuses "excessive aliasing" the same way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     nodes: usize,
     bytes: usize,
 }
@@ -26,16 +26,16 @@ pub struct Budget {
 impl Budget {
     /// The budget of a manifest of `len` bytes ([`crate::release::expansion`], what a record
     /// reserves of the process's memory before it is decoded).
-    pub fn for_manifest(len: usize) -> Budget {
+    pub(crate) fn for_manifest(len: usize) -> Budget {
         Budget { nodes: MAX_NODES, bytes: crate::release::expansion(len) }
     }
 }
 /// Deepest nesting of one document.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// Why a document could not be converted.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum YamlError {
+pub(crate) enum YamlError {
     #[error("line {line}: {message}")]
     Syntax { line: usize, message: String },
     #[error("line {line}: unknown alias")]
@@ -58,13 +58,13 @@ pub enum YamlError {
 
 /// Converts one YAML document to JSON (`Null` for an empty document).
 #[cfg(test)]
-pub fn to_json(text: &str) -> Result<Value, YamlError> {
+pub(crate) fn to_json(text: &str) -> Result<Value, YamlError> {
     let mut budget = Budget::for_manifest(text.len());
     to_json_within(text, &mut budget)
 }
 
 /// [`to_json`] within a budget shared by several documents (what is left is written back).
-pub fn to_json_within(text: &str, budget: &mut Budget) -> Result<Value, YamlError> {
+pub(crate) fn to_json_within(text: &str, budget: &mut Budget) -> Result<Value, YamlError> {
     let mut loader =
         Loader { parser: Parser::new_from_str(text), anchors: HashMap::new(), used: Used::default(), limit: *budget };
     let result = loader.document();

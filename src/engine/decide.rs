@@ -13,22 +13,22 @@ use std::collections::HashMap;
 /// A release record holding more objects than `--max-objects`.
 #[derive(Debug, thiserror::Error)]
 #[error("{record} holds {objects} objects, more than --max-objects {limit}: not checked")]
-pub struct TooManyObjects {
-    pub record: String,
-    pub objects: usize,
-    pub limit: usize,
+pub(crate) struct TooManyObjects {
+    pub(crate) record: String,
+    pub(crate) objects: usize,
+    pub(crate) limit: usize,
 }
 
 /// The objects a record yields: its manifest's (the first `from_manifest`), then with
 /// `--include-crds` the chart's `crds/`; documents that are not objects apart.
-pub struct Desired {
-    pub objects: Vec<DesiredObject>,
-    pub from_manifest: usize,
-    pub broken: Vec<DesiredError>,
+pub(crate) struct Desired {
+    pub(crate) objects: Vec<DesiredObject>,
+    pub(crate) from_manifest: usize,
+    pub(crate) broken: Vec<DesiredError>,
 }
 
 /// The objects of `release` (read from `record`), refusing more than `--max-objects`.
-pub fn desired_objects(release: &Release, record: &str, options: &CompareOptions) -> Result<Desired> {
+pub(crate) fn desired_objects(release: &Release, record: &str, options: &CompareOptions) -> Result<Desired> {
     let (mut objects, mut broken) = (Vec::new(), Vec::new());
     for parsed in desired::parse_manifest(&release.manifest) {
         match parsed {
@@ -51,7 +51,7 @@ pub fn desired_objects(release: &Release, record: &str, options: &CompareOptions
 
 /// Which objects are read with a shared LIST: those of a kind with several objects in one
 /// namespace (one LIST beats a GET each).
-pub fn shared_lists(locations: &[Option<Location>]) -> Vec<bool> {
+pub(crate) fn shared_lists(locations: &[Option<Location>]) -> Vec<bool> {
     let group = |at: &Location| (at.resource.plural.clone() + "." + &at.resource.group, at.namespace.clone());
     let mut per_group: HashMap<(String, Option<String>), usize> = HashMap::new();
     for at in locations.iter().flatten() {
@@ -62,7 +62,7 @@ pub fn shared_lists(locations: &[Option<Location>]) -> Vec<bool> {
 
 /// A kind no longer served at the recorded version: the reason names the version that replaced
 /// it (`served(apiVersion, kind)`, from discovery) and the plugin that rewrites the record.
-pub fn name_replacements(
+pub(crate) fn name_replacements(
     verdicts: &mut [ObjectDrift],
     objects: &[DesiredObject],
     release: &Release,
@@ -84,7 +84,7 @@ pub fn name_replacements(
 
 /// Helm installs `crds/` once and never upgrades them: each drifted one (after the first
 /// `from_manifest` objects) is a finding of its own.
-pub fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Vec<String> {
+pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Vec<String> {
     verdicts
         .iter()
         .skip(from_manifest)
@@ -99,7 +99,7 @@ pub fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Vec<Strin
 }
 
 /// Documents that are not objects: an error verdict each (the others are still checked).
-pub fn broken_documents(broken: Vec<DesiredError>, record: &str) -> Vec<ObjectDrift> {
+pub(crate) fn broken_documents(broken: Vec<DesiredError>, record: &str) -> Vec<ObjectDrift> {
     broken
         .into_iter()
         .map(|e| {
@@ -110,7 +110,7 @@ pub fn broken_documents(broken: Vec<DesiredError>, record: &str) -> Vec<ObjectDr
 }
 
 /// The notes of a release: hooks are not checked.
-pub fn notes(release: &Release) -> Vec<String> {
+pub(crate) fn notes(release: &Release) -> Vec<String> {
     if release.hooks.is_empty() {
         return Vec::new();
     }
@@ -118,7 +118,7 @@ pub fn notes(release: &Release) -> Vec<String> {
 }
 
 /// The report of one release's verdicts.
-pub fn report(
+pub(crate) fn report(
     selected: &Selected,
     objects: Vec<ObjectDrift>,
     notes: Vec<String>,

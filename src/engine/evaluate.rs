@@ -17,18 +17,18 @@ use std::collections::BTreeSet;
 const CONCURRENCY: usize = 16;
 
 /// A release compared with the cluster: the report, and what a repair needs.
-pub struct Evaluated {
-    pub report: DriftReport,
-    pub release: Release,
+pub(crate) struct Evaluated {
+    pub(crate) report: DriftReport,
+    pub(crate) release: Release,
     /// The objects as Helm applied them (release metadata and namespace added), in the order of
     /// `report.objects`.
-    pub objects: Vec<DesiredObject>,
+    pub(crate) objects: Vec<DesiredObject>,
     /// Where each object lives (`None` when its kind is not served).
-    pub locations: Vec<Option<Location>>,
+    pub(crate) locations: Vec<Option<Location>>,
 }
 
 /// Reads one release, rebuilds its objects and compares them with the cluster.
-pub async fn evaluate(
+pub(crate) async fn evaluate(
     session: &Session,
     settings: &Settings,
     index: &ReleaseIndex,
@@ -44,7 +44,7 @@ pub async fn evaluate(
 
 /// Compares a release record already read (or one whose manifest was rendered again) with the
 /// cluster.
-pub async fn evaluate_selected(session: &Session, settings: &Settings, selected: Selected) -> Result<Evaluated> {
+pub(crate) async fn evaluate_selected(session: &Session, settings: &Settings, selected: Selected) -> Result<Evaluated> {
     let Desired { mut objects, from_manifest, broken } =
         decide::desired_objects(&selected.release, &selected.record, &settings.compare)?;
     let release = &selected.release;

@@ -15,30 +15,30 @@ use crate::settings::CompareOptions;
 use serde_json::Value;
 
 /// What judging an object needs from the run: where to read, and the [`Grounds`].
-pub struct Judge<'a> {
-    pub client: &'a kube::Client,
-    pub cache: &'a LiveCache,
-    pub grounds: Grounds<'a>,
+pub(crate) struct Judge<'a> {
+    pub(crate) client: &'a kube::Client,
+    pub(crate) cache: &'a LiveCache,
+    pub(crate) grounds: Grounds<'a>,
 }
 
 /// The run's rules for judging, as data: every decision after the reads is a pure function of
 /// these, the object and what was read.
-pub struct Grounds<'a> {
-    pub options: &'a CompareOptions,
-    pub scaled: &'a [Scaled],
+pub(crate) struct Grounds<'a> {
+    pub(crate) options: &'a CompareOptions,
+    pub(crate) scaled: &'a [Scaled],
     /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
     /// fields decides whether the next upgrade conflicts.
-    pub server_side: bool,
+    pub(crate) server_side: bool,
     /// The release's name (rules imported from GitOps tools apply to one release).
-    pub release: &'a str,
+    pub(crate) release: &'a str,
     /// The release's namespace (where its record is stored).
-    pub namespace: &'a str,
+    pub(crate) namespace: &'a str,
 }
 
 /// The verdict for one object; `listed` reads it from the shared LIST of its kind. A pipeline
 /// of small steps over the object's evidence: read live, rules, compare, ownership, attribution,
 /// managers the rules leave alone, expected changes, verdict.
-pub async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
+pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
     let ctx = &judge.grounds;
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
     let Some(at) = at else {

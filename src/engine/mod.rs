@@ -10,9 +10,9 @@ mod judge;
 mod scan;
 mod session;
 
-pub use decide::TooManyObjects;
-pub use evaluate::{Evaluated, evaluate, evaluate_selected};
-pub use scan::{
+pub(crate) use decide::TooManyObjects;
+pub(crate) use evaluate::{Evaluated, evaluate, evaluate_selected};
+pub(crate) use scan::{
     Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan, select,
 };
-pub use session::Session;
+pub(crate) use session::Session;

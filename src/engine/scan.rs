@@ -19,7 +19,7 @@ const WIDE_AT: usize = 4;
 
 /// Reads every deployed record in scope with one LIST when there are enough releases for it to
 /// beat a GET each.
-pub async fn prefetch_records(
+pub(crate) async fn prefetch_records(
     storage: &crate::release::Storage,
     releases: usize,
     namespace: Option<&str>,
@@ -32,28 +32,28 @@ pub async fn prefetch_records(
 }
 
 /// Whether a run over these releases should list kinds across every namespace.
-pub fn lists_every_namespace(selection: &Selection, indexes: &[ReleaseIndex]) -> bool {
+pub(crate) fn lists_every_namespace(selection: &Selection, indexes: &[ReleaseIndex]) -> bool {
     let namespaces: std::collections::BTreeSet<&str> = indexes.iter().map(|i| i.namespace.as_str()).collect();
     selection.all_namespaces && namespaces.len() >= WIDE_AT
 }
 
 /// Which releases a run looks at.
 #[derive(Clone, Debug, Default)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// Release names; empty means every release in scope (`--all`, `-A` or `-l`).
-    pub releases: Vec<String>,
-    pub all_namespaces: bool,
+    pub(crate) releases: Vec<String>,
+    pub(crate) all_namespaces: bool,
     /// A label selector on the storage records (`helm list -l`).
-    pub selector: Option<String>,
+    pub(crate) selector: Option<String>,
     /// This revision instead of the latest deployed one.
-    pub revision: Option<u32>,
+    pub(crate) revision: Option<u32>,
     /// How many releases are evaluated at once.
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
 }
 
 /// Evaluates one release and applies its baseline: `file` when one was read for the run, else
 /// the release's ConfigMap when the settings ask for the cluster store.
-pub async fn evaluate_with_baseline(
+pub(crate) async fn evaluate_with_baseline(
     session: &Session,
     settings: &Settings,
     index: &ReleaseIndex,
@@ -75,7 +75,7 @@ pub async fn evaluate_with_baseline(
 }
 
 /// The baseline file the settings name, read once for a run (`None` for the cluster store).
-pub fn file_baseline(settings: &Settings) -> Result<Option<Baseline>> {
+pub(crate) fn file_baseline(settings: &Settings) -> Result<Option<Baseline>> {
     Ok(match &settings.baseline {
         Some(Store::File(path)) => Some(baseline::read_file(path)?),
         _ => None,
@@ -85,7 +85,7 @@ pub fn file_baseline(settings: &Settings) -> Result<Option<Baseline>> {
 /// The releases a selection names in `namespace` (every namespace: `None`): one listing,
 /// narrowed by `-l`, when it names none; else one per name (`name=N` on the server). Names that
 /// match no release are returned apart, for the caller to say so. Shared by `check` and `watch`.
-pub async fn select(
+pub(crate) async fn select(
     storage: &crate::release::Storage,
     selection: &Selection,
     namespace: Option<&str>,
@@ -109,7 +109,7 @@ pub async fn select(
 }
 
 /// Evaluates every release `selection` names; `progress` is told as releases finish.
-pub async fn scan(
+pub(crate) async fn scan(
     session: &Session,
     settings: &Settings,
     selection: &Selection,

@@ -7,18 +7,18 @@ use crate::release::{ReleaseIndex, Storage};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
 
-pub struct Session {
-    pub cluster: cluster::Cluster,
-    pub storage: Storage,
-    pub discovery: kube::Discovery,
+pub(crate) struct Session {
+    pub(crate) cluster: cluster::Cluster,
+    pub(crate) storage: Storage,
+    pub(crate) discovery: kube::Discovery,
     /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Live objects read for this run.
-    pub live: live::LiveCache,
+    pub(crate) live: live::LiveCache,
 }
 
 impl Session {
-    pub async fn open(settings: &Settings) -> Result<Session> {
+    pub(crate) async fn open(settings: &Settings) -> Result<Session> {
         let cluster = cluster::connect(&settings.connection).await?;
         let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
         let storage =
@@ -31,7 +31,7 @@ impl Session {
     }
 
     /// The stored revisions of one release in the session's namespace.
-    pub async fn history(&self, release: &str) -> Result<ReleaseIndex> {
+    pub(crate) async fn history(&self, release: &str) -> Result<ReleaseIndex> {
         self.storage
             .history(&self.namespace, release)
             .await
@@ -40,7 +40,7 @@ impl Session {
 
     /// The cluster as `helm template` should see it: its version and every served API version
     /// (and `group/version/Kind`).
-    pub async fn capabilities(&self) -> Result<crate::helm::Capabilities> {
+    pub(crate) async fn capabilities(&self) -> Result<crate::helm::Capabilities> {
         let kube_version = self
             .cluster
             .client
@@ -63,7 +63,7 @@ impl Session {
     }
 
     /// Forgets the live objects read so far (to read repaired objects afresh).
-    pub fn forget_live(&mut self) {
+    pub(crate) fn forget_live(&mut self) {
         self.live = Default::default();
     }
 }

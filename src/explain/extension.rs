@@ -7,7 +7,7 @@ use super::values::{self, Key};
 use serde_json::{Map, Value};
 
 /// Every empty map or list among the values, with its key.
-pub fn empties(values: &Value) -> Vec<Key> {
+pub(crate) fn empties(values: &Value) -> Vec<Key> {
     let mut out = Vec::new();
     walk(values, &mut Vec::new(), &mut out);
     out
@@ -29,7 +29,7 @@ fn walk(v: &Value, at: &mut Vec<values::Step>, out: &mut Vec<Key>) {
 }
 
 /// The probe put in empty value `n`: a map of one entry, or a list of one item.
-pub fn probe(n: usize, empty: &Value) -> Value {
+pub(crate) fn probe(n: usize, empty: &Value) -> Value {
     let (key, value) = marks(n);
     if empty.is_object() {
         Value::Object(Map::from_iter([(key, Value::String(value))]))
@@ -46,14 +46,14 @@ fn marks(n: usize) -> (String, String) {
 
 /// What grew: items appended to a list, or entries added to a map.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Growth {
+pub(crate) enum Growth {
     Items(Vec<Value>),
     Entries(Map<String, Value>),
 }
 
 /// What `live` holds beyond `recorded`, when it holds all of `recorded` (each recorded item
 /// matched once; each recorded entry with its value): a list or a map that only grew.
-pub fn growth(recorded: &Value, live: &Value) -> Option<Growth> {
+pub(crate) fn growth(recorded: &Value, live: &Value) -> Option<Growth> {
     match (recorded, live) {
         (Value::Array(recorded), Value::Array(live)) => {
             let mut left: Vec<&Value> = live.iter().collect();
@@ -79,8 +79,8 @@ pub fn growth(recorded: &Value, live: &Value) -> Option<Growth> {
 /// as text around the entry's key and value (`--`, `=`, ``), as the item itself, or into a map
 /// as its entries.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Form {
-    pub empty: usize,
+pub(crate) struct Form {
+    pub(crate) empty: usize,
     kind: FormKind,
 }
 
@@ -96,7 +96,7 @@ enum FormKind {
 
 impl Form {
     /// The form of empty value `n`'s probe in a rendered list or map, if it shows there.
-    pub fn of(n: usize, rendered: &Value) -> Option<Form> {
+    pub(crate) fn of(n: usize, rendered: &Value) -> Option<Form> {
         let (key, value) = marks(n);
         let kind = match rendered {
             Value::Object(m) => {
@@ -137,7 +137,7 @@ impl Form {
     }
 
     /// The value that makes the template write what grew (everything must fit the form).
-    pub fn value_for(&self, grown: &Growth) -> Option<Value> {
+    pub(crate) fn value_for(&self, grown: &Growth) -> Option<Value> {
         match (&self.kind, grown) {
             (FormKind::Entry, Growth::Entries(m)) => Some(Value::Object(m.clone())),
             (FormKind::Item, Growth::Items(items)) => Some(Value::Array(items.clone())),
@@ -157,7 +157,7 @@ impl Form {
     }
 
     /// The form in words: `--{KEY}={VALUE}`, `{ITEM}`, `{KEY}: {VALUE}`.
-    pub fn shape(&self) -> String {
+    pub(crate) fn shape(&self) -> String {
         match &self.kind {
             FormKind::Text { before, between: Some(sep), after } => format!("{before}{{KEY}}{sep}{{VALUE}}{after}"),
             FormKind::Text { before, between: None, after } => format!("{before}{{VALUE}}{after}"),

@@ -23,7 +23,7 @@ use shape::Piece;
 use values::Key;
 
 /// Explains the modified fields of a report.
-pub async fn explain(
+pub(crate) async fn explain(
     helm: &HelmBinary,
     release: &Release,
     files: &ChartFiles,

@@ -10,11 +10,11 @@ use serde_json::Value;
 /// without an exponent (values are floats).
 const NUMBER_PROBES: i64 = 86_000;
 /// At most this many candidates get a probe of their own in one render.
-pub const MAX_PROBES: usize = 10_000;
+pub(crate) const MAX_PROBES: usize = 10_000;
 
 /// The probe of candidate `n` whose current value is `v`: a string keeps its value as a prefix
 /// (so `6.5.0` stays a version: `6.5.0-zq3x`), a number becomes `86000 + n`, a boolean flips.
-pub fn probe(n: usize, v: &Value) -> Value {
+pub(crate) fn probe(n: usize, v: &Value) -> Value {
     match v {
         Value::String(s) if s.is_empty() => Value::String(format!("zq{n}x")),
         Value::String(s) => Value::String(format!("{s}-zq{n}x")),
@@ -26,7 +26,7 @@ pub fn probe(n: usize, v: &Value) -> Value {
 
 /// A second probe for a text value the chart refused with the first (a template that checks
 /// it with a pattern of letters): letters only, `infozqdx`.
-pub fn letters(n: usize, v: &Value) -> Option<Value> {
+pub(crate) fn letters(n: usize, v: &Value) -> Option<Value> {
     let Value::String(s) = v else { return None };
     let (mut n, mut tag) = (n, String::new());
     loop {
@@ -41,14 +41,14 @@ pub fn letters(n: usize, v: &Value) -> Option<Value> {
 
 /// A piece of a field: text the template writes, or candidate `n`'s value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     Text(String),
     Value(usize),
 }
 
 /// The pieces of a rendered field, given the probes of that render (`(n, probe)`); `None` when
 /// no probe shows in it.
-pub fn read(rendered: &Value, probes: &[(usize, Value)]) -> Option<Vec<Piece>> {
+pub(crate) fn read(rendered: &Value, probes: &[(usize, Value)]) -> Option<Vec<Piece>> {
     let text = match rendered {
         Value::String(s) => s.as_str(),
         Value::Number(_) => {
@@ -98,7 +98,7 @@ pub fn read(rendered: &Value, probes: &[(usize, Value)]) -> Option<Vec<Piece>> {
 }
 
 /// The shape of a field, each value written `{name}`.
-pub fn shape(pieces: &[Piece], name: &dyn Fn(usize) -> String) -> String {
+pub(crate) fn shape(pieces: &[Piece], name: &dyn Fn(usize) -> String) -> String {
     pieces
         .iter()
         .map(|p| match p {
@@ -111,7 +111,7 @@ pub fn shape(pieces: &[Piece], name: &dyn Fn(usize) -> String) -> String {
 /// The values (candidate, new value) that make the template write `live`, given each
 /// candidate's current value; of several ways to split it, the one that keeps most values as
 /// they are. `None` when the live value does not have the shape.
-pub fn fit(pieces: &[Piece], live: &Value, current: &dyn Fn(usize) -> Value) -> Option<Vec<(usize, Value)>> {
+pub(crate) fn fit(pieces: &[Piece], live: &Value, current: &dyn Fn(usize) -> Value) -> Option<Vec<(usize, Value)>> {
     if let [Piece::Value(n)] = pieces {
         return Some(vec![(*n, typed(&current(*n), live)?)]);
     }
@@ -145,7 +145,7 @@ pub fn fit(pieces: &[Piece], live: &Value, current: &dyn Fn(usize) -> Value) -> 
 /// no digest): the fit of the shape without its last separator and value, with that value
 /// emptied (templates often write `@{digest}` only when there is one). Only a guess, to be
 /// verified by a render.
-pub fn fit_without_tail(
+pub(crate) fn fit_without_tail(
     pieces: &[Piece],
     live: &Value,
     current: &dyn Fn(usize) -> Value,

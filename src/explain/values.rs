@@ -7,14 +7,14 @@ use std::fmt;
 
 /// One step of a key: a map key or a list position.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Step {
+pub(crate) enum Step {
     Key(String),
     Index(usize),
 }
 
 /// A value's place in the values tree.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Key(pub Vec<Step>);
+pub(crate) struct Key(pub Vec<Step>);
 
 impl fmt::Display for Key {
     /// As `--set` spells it: `a.b[0].c`, dots inside a key escaped (`a\.b`).
@@ -32,19 +32,19 @@ impl fmt::Display for Key {
 
 impl Key {
     /// The part of the key `--set-json` can set without losing list items: up to the first list.
-    pub fn settable(&self) -> Key {
+    pub(crate) fn settable(&self) -> Key {
         let end = self.0.iter().position(|s| matches!(s, Step::Index(_))).unwrap_or(self.0.len());
         Key(self.0[..end].to_vec())
     }
 
     /// The last map key (`initialDelaySeconds` of `probes.liveness.initialDelaySeconds`).
-    pub fn last_name(&self) -> &str {
+    pub(crate) fn last_name(&self) -> &str {
         self.0.iter().rev().find_map(|s| if let Step::Key(k) = s { Some(k.as_str()) } else { None }).unwrap_or("")
     }
 }
 
 /// The chart's default values with the user's on top (what the templates saw).
-pub fn merged(defaults: Option<&Value>, user: Option<&Value>) -> Value {
+pub(crate) fn merged(defaults: Option<&Value>, user: Option<&Value>) -> Value {
     let mut values = defaults.cloned().unwrap_or(Value::Null);
     if let Some(user) = user {
         merge(&mut values, user);
@@ -64,7 +64,7 @@ fn merge(base: &mut Value, top: &Value) {
 }
 
 /// Every scalar (not null) with its key, in key order; keys `--set` cannot spell are left out.
-pub fn leaves(values: &Value) -> Vec<(Key, Value)> {
+pub(crate) fn leaves(values: &Value) -> Vec<(Key, Value)> {
     let mut out = Vec::new();
     walk(values, &mut Vec::new(), &mut out);
     out
@@ -96,7 +96,7 @@ fn walk_map(m: &Map<String, Value>, at: &mut Vec<Step>, out: &mut Vec<(Key, Valu
 }
 
 /// The value at `key`.
-pub fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
+pub(crate) fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
     key.0.iter().try_fold(values, |v, step| match step {
         Step::Key(k) => v.get(k),
         Step::Index(i) => v.get(i),
@@ -104,7 +104,7 @@ pub fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
 }
 
 /// Replaces the value at `key` (which exists).
-pub fn set(values: &mut Value, key: &Key, value: Value) {
+pub(crate) fn set(values: &mut Value, key: &Key, value: Value) {
     let slot = key.0.iter().try_fold(values, |v, step| match step {
         Step::Key(k) => v.get_mut(k),
         Step::Index(i) => v.get_mut(i),
@@ -116,7 +116,7 @@ pub fn set(values: &mut Value, key: &Key, value: Value) {
 
 /// The `--set-json` pairs that give each changed key its new value in `values` (already
 /// changed): one pair per settable key, lists whole.
-pub fn set_pairs(values: &Value, changed: &[Key]) -> Vec<(String, Value)> {
+pub(crate) fn set_pairs(values: &Value, changed: &[Key]) -> Vec<(String, Value)> {
     let mut roots: Vec<Key> = changed.iter().map(Key::settable).collect();
     roots.sort();
     roots.dedup();
@@ -125,7 +125,7 @@ pub fn set_pairs(values: &Value, changed: &[Key]) -> Vec<(String, Value)> {
 
 /// How Helm's templates print a value (`{{ .Values.x }}`): numbers from a values file are
 /// floats, printed without a fraction when whole.
-pub fn printed(v: &Value) -> String {
+pub(crate) fn printed(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Number(n) => match n.as_f64() {

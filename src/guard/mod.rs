@@ -6,13 +6,13 @@
 use serde_json::{Value, json};
 
 /// Label on every object the guard writes.
-pub const LABEL: &str = "helm-drift.io/guard";
+pub(crate) const LABEL: &str = "helm-drift.io/guard";
 /// The field manager of the guard's writes.
-pub const MANAGER: &str = "helm-drift";
+pub(crate) const MANAGER: &str = "helm-drift";
 
 /// How a drifting write is met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// A warning to the writer, and an audit annotation.
     Warn,
     /// An audit annotation only.
@@ -23,7 +23,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Mode::Warn => "warn",
             Mode::Audit => "audit",
@@ -31,7 +31,7 @@ impl Mode {
         }
     }
 
-    pub fn parse(word: &str) -> Option<Mode> {
+    pub(crate) fn parse(word: &str) -> Option<Mode> {
         [Mode::Warn, Mode::Audit, Mode::Deny].into_iter().find(|m| m.word() == word)
     }
 
@@ -46,34 +46,34 @@ impl Mode {
 
 /// What a guard covers and who may write without a word.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GuardSpec {
+pub(crate) struct GuardSpec {
     /// The namespace it covers (`None`: every namespace).
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// The releases it covers (empty: every release in its namespaces).
-    pub releases: Vec<String>,
+    pub(crate) releases: Vec<String>,
     /// `(group, resource)` of the kinds the releases contain (empty: every kind, and the
     /// `scale` of every kind, so that kinds a later upgrade adds are covered too).
-    pub resources: Vec<(String, String)>,
-    pub mode: Mode,
+    pub(crate) resources: Vec<(String, String)>,
+    pub(crate) mode: Mode,
     /// Field managers whose writes are the release's own or expected (Helm, repairs, rollout
     /// restarts, listed controllers).
-    pub managers: Vec<String>,
+    pub(crate) managers: Vec<String>,
     /// Users and groups that may write without a word.
-    pub users: Vec<String>,
-    pub groups: Vec<String>,
+    pub(crate) users: Vec<String>,
+    pub(crate) groups: Vec<String>,
     /// Judge the writes of service accounts outside kube-system as a person's (by default they
     /// are controllers, operators and pipelines, and are let through like the control plane).
-    pub service_accounts: bool,
+    pub(crate) service_accounts: bool,
     /// `namespace/name` of the releases' objects with a `scale` (a Scale carries no labels of
     /// its own: these names say which scales are Helm's). Unused with every kind, where every
     /// scale in the namespaces is matched.
-    pub scaled: Vec<String>,
+    pub(crate) scaled: Vec<String>,
 }
 
 /// Field managers that write as the release wants: Helm (3 and 4; helm drift repair writes as
 /// Helm), Flux's helm-controller (Helm's library names its writes after the program), and
 /// `kubectl rollout restart` (an expected change).
-pub const DEFAULT_MANAGERS: [&str; 3] = ["helm", "helm-controller", "kubectl-rollout"];
+pub(crate) const DEFAULT_MANAGERS: [&str; 3] = ["helm", "helm-controller", "kubectl-rollout"];
 
 /// The namespace of the release an object belongs to: Helm's annotation, else the request's
 /// (a scale has no annotations; a cluster-scoped request has no namespace).
@@ -85,7 +85,7 @@ const SCALABLE: [(&str, &str); 4] =
     [("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("", "replicationcontrollers")];
 
 /// Whether a person scales objects of this resource (`kubectl scale`).
-pub fn scalable(group: &str, plural: &str) -> bool {
+pub(crate) fn scalable(group: &str, plural: &str) -> bool {
     SCALABLE.contains(&(group, plural))
 }
 
@@ -96,12 +96,12 @@ const RELEASE_NAME: &str = "oldObject.metadata.?annotations[?'meta.helm.sh/relea
 
 impl GuardSpec {
     /// The name of its policy and binding.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         name(self.namespace.as_deref())
     }
 
     /// The ValidatingAdmissionPolicy.
-    pub fn policy(&self) -> Value {
+    pub(crate) fn policy(&self) -> Value {
         json!({
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicy",
@@ -213,7 +213,7 @@ impl GuardSpec {
     }
 
     /// The binding: the mode's actions, in its namespace (or every namespace).
-    pub fn binding(&self) -> Value {
+    pub(crate) fn binding(&self) -> Value {
         let mut spec = json!({"policyName": self.name(), "validationActions": self.mode.actions()});
         if let Some(ns) = &self.namespace {
             spec["matchResources"] = json!({"namespaceSelector": {"matchExpressions": [
@@ -243,41 +243,41 @@ impl GuardSpec {
 }
 
 /// The policy and binding as YAML documents (`guard install --dry-run`).
-pub fn documents(spec: &GuardSpec) -> String {
+pub(crate) fn documents(spec: &GuardSpec) -> String {
     let yaml = |v: &Value| serde_yaml::to_string(v).expect("JSON values serialize");
     format!("---\n{}---\n{}", yaml(&spec.policy()), yaml(&spec.binding()))
 }
 
 /// The name of the guard's policy and binding: one guard per namespace (`None`: the guard of
 /// every namespace).
-pub fn name(namespace: Option<&str>) -> String {
+pub(crate) fn name(namespace: Option<&str>) -> String {
     format!("helm-drift-guard-{}", namespace.unwrap_or("all-namespaces"))
 }
 
 /// A written guard as `status` shows it, from its annotations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GuardInfo {
-    pub name: String,
-    pub mode: String,
-    pub namespace: String,
-    pub releases: String,
+pub(crate) struct GuardInfo {
+    pub(crate) name: String,
+    pub(crate) mode: String,
+    pub(crate) namespace: String,
+    pub(crate) releases: String,
     /// How many kinds (and subresources) it covers; `None`: every kind.
-    pub kinds: Option<usize>,
+    pub(crate) kinds: Option<usize>,
 }
 
 impl GuardInfo {
     /// Whether it covers release `name` in `namespace`.
-    pub fn covers(&self, namespace: &str, name: &str) -> bool {
+    pub(crate) fn covers(&self, namespace: &str, name: &str) -> bool {
         (self.namespace == "*" || self.namespace.split(',').any(|n| n == namespace))
             && (self.releases == "*" || self.releases.split(',').any(|r| r == name))
     }
 
     /// The guards these policies are.
-    pub fn all(policies: &[Value]) -> Vec<GuardInfo> {
+    pub(crate) fn all(policies: &[Value]) -> Vec<GuardInfo> {
         policies.iter().map(GuardInfo::of).collect()
     }
 
-    pub fn of(policy: &Value) -> GuardInfo {
+    pub(crate) fn of(policy: &Value) -> GuardInfo {
         let a = &policy["metadata"]["annotations"];
         let word = |k: &str| a[k].as_str().unwrap_or("?").to_string();
         let rules = policy["spec"]["matchConstraints"]["resourceRules"].as_array().cloned().unwrap_or_default();
@@ -296,7 +296,7 @@ impl GuardInfo {
 
 /// The mode of the strongest guard covering release `name` in `namespace` (deny, then warn,
 /// then audit), if any.
-pub fn covering(guards: &[GuardInfo], namespace: &str, name: &str) -> Option<String> {
+pub(crate) fn covering(guards: &[GuardInfo], namespace: &str, name: &str) -> Option<String> {
     let strength = |mode: &str| ["audit", "warn", "deny"].iter().position(|m| *m == mode);
     guards.iter().filter(|g| g.covers(namespace, name)).max_by_key(|g| strength(&g.mode)).map(|g| g.mode.clone())
 }
@@ -304,7 +304,7 @@ pub fn covering(guards: &[GuardInfo], namespace: &str, name: &str) -> Option<Str
 /// The field managers the config file names as expected writers, to let through too: Argo CD's
 /// `managedFieldsManagers` and the managers of expected-change rules, when a rule names one
 /// manager (a regex matching many is not a name, and is said so in the notes).
-pub fn config_managers(
+pub(crate) fn config_managers(
     rules: &[crate::policy::ignore::Rule],
     expected: &[crate::policy::expected::Rule],
 ) -> (Vec<String>, Vec<String>) {

@@ -5,11 +5,11 @@ use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
 
-pub fn policies(client: &kube::Client) -> Api<DynamicObject> {
+pub(crate) fn policies(client: &kube::Client) -> Api<DynamicObject> {
     admission(client, "ValidatingAdmissionPolicy", "validatingadmissionpolicies")
 }
 
-pub fn bindings(client: &kube::Client) -> Api<DynamicObject> {
+pub(crate) fn bindings(client: &kube::Client) -> Api<DynamicObject> {
     admission(client, "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings")
 }
 
@@ -26,7 +26,7 @@ fn admission(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObje
 
 /// The policies carrying `label=true` (the guards written, by `helm drift guard` or the chart),
 /// as JSON.
-pub async fn guards(client: &kube::Client, label: &str) -> Result<Vec<serde_json::Value>, ApiError> {
+pub(crate) async fn guards(client: &kube::Client, label: &str) -> Result<Vec<serde_json::Value>, ApiError> {
     let list = policies(client)
         .list(&ListParams::default().labels(&format!("{label}=true")))
         .await

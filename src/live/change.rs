@@ -7,11 +7,11 @@ use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
 /// The field manager Helm uses; dry-runs and repairs apply as Helm would.
-pub const FIELD_MANAGER: &str = "helm";
+pub(crate) const FIELD_MANAGER: &str = "helm";
 
 /// A change to make to one object, as Helm would make it.
 #[derive(Clone, Debug)]
-pub enum Change {
+pub(crate) enum Change {
     /// Server-side apply of the whole object (field manager `helm`, forced).
     Apply(Value),
     /// Create the object (field manager `helm`), for client-side applied releases.
@@ -21,7 +21,7 @@ pub enum Change {
 }
 
 /// Makes (or, with `dry_run`, only validates) one change; returns the object the server made.
-pub async fn change(
+pub(crate) async fn change(
     client: &kube::Client,
     at: &Location,
     name: &str,
@@ -66,7 +66,7 @@ pub async fn change(
 
 /// What the object would look like after Helm applied `desired` (server-side apply, field
 /// manager `helm`, forced, `dryRun=All`): nothing is changed in the cluster.
-pub async fn apply_dry_run(
+pub(crate) async fn apply_dry_run(
     client: &kube::Client,
     at: &Location,
     name: &str,

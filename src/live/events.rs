@@ -6,7 +6,7 @@ use kube::api::Api;
 use serde_json::Value;
 
 /// A core/v1 Event by helm-drift about `involved`, named `name` in `namespace`.
-pub fn event(
+pub(crate) fn event(
     involved: k8s_openapi::api::core::v1::ObjectReference,
     namespace: &str,
     name: String,
@@ -38,10 +38,10 @@ pub fn event(
 
 /// The most bytes an Event's message may hold (the API server refuses more: "can have at most
 /// 1024 characters", counted in bytes).
-pub const MESSAGE_MAX: usize = 1024;
+pub(crate) const MESSAGE_MAX: usize = 1024;
 
 /// `message` cut to fit an Event, at a character boundary, saying how much was left out.
-pub fn fit(message: &str) -> String {
+pub(crate) fn fit(message: &str) -> String {
     if message.len() <= MESSAGE_MAX {
         return message.to_string();
     }
@@ -56,12 +56,12 @@ pub fn fit(message: &str) -> String {
 /// Where an Event about an object in `namespace` is recorded: its namespace, or `default` for a
 /// cluster-scoped object (the API server requires an Event's namespace to match its object's, and
 /// takes cluster-scoped objects' Events in `default`, as kubectl and controllers record them).
-pub fn event_namespace(namespace: Option<&str>) -> &str {
+pub(crate) fn event_namespace(namespace: Option<&str>) -> &str {
     namespace.unwrap_or("default")
 }
 
 /// Records a Kubernetes Event about `object` (best effort: the error is returned for a warning).
-pub async fn record_event(
+pub(crate) async fn record_event(
     client: &kube::Client,
     namespace: &str,
     object: &Value,

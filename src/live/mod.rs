@@ -2,12 +2,12 @@
 //! namespace, or a GET), finds the HorizontalPodAutoscalers that own replica counts, and makes
 //! changes as Helm would ([`change`]). Every failure is a typed [`ApiError`].
 
-pub mod admission;
+pub(crate) mod admission;
 mod change;
 mod events;
 
-pub use change::{Change, apply_dry_run, change};
-pub use events::{event, event_namespace, record_event};
+pub(crate) use change::{Change, apply_dry_run, change};
+pub(crate) use events::{event, event_namespace, record_event};
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -17,15 +17,15 @@ use serde_json::Value;
 
 /// Where a desired object lives: its served resource and effective namespace.
 #[derive(Clone, Debug)]
-pub struct Location {
-    pub resource: ApiResource,
+pub(crate) struct Location {
+    pub(crate) resource: ApiResource,
     /// `None` for cluster-scoped kinds.
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
 }
 
 /// What the cluster holds for one desired object.
 #[derive(Debug)]
-pub enum LiveState {
+pub(crate) enum LiveState {
     Present(Value),
     Absent,
     /// The lookup failed (forbidden, ...).
@@ -33,7 +33,7 @@ pub enum LiveState {
 }
 
 /// Runs discovery once for the run.
-pub async fn discover(client: &kube::Client) -> Result<Discovery, ApiError> {
+pub(crate) async fn discover(client: &kube::Client) -> Result<Discovery, ApiError> {
     crate::api::retry(|| Discovery::new(client.clone()).run_aggregated())
         .await
         .map_err(|e| ApiError::from_kube(&e, "discover", "API groups"))
@@ -41,7 +41,7 @@ pub async fn discover(client: &kube::Client) -> Result<Discovery, ApiError> {
 
 /// Resolves `api_version`/`kind` to a served resource and the object's namespace (namespaced
 /// objects without one get `release_namespace`). `None` when the kind is not served.
-pub fn locate(
+pub(crate) fn locate(
     discovery: &Discovery,
     api_version: &str,
     kind: &str,
@@ -68,7 +68,7 @@ const GROUP_MOVES: [(&str, &str, &str); 5] = [
 
 /// A served `apiVersion` for a kind whose recorded `api_version` is no longer served: the
 /// group's preferred version that has the kind, else the group the kind moved to.
-pub fn served_replacement(discovery: &Discovery, api_version: &str, kind: &str) -> Option<String> {
+pub(crate) fn served_replacement(discovery: &Discovery, api_version: &str, kind: &str) -> Option<String> {
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     let moved = GROUP_MOVES.iter().filter(|(from, k, _)| *from == group && *k == kind).map(|(_, _, to)| *to);
     for g in std::iter::once(group).chain(moved) {
@@ -93,7 +93,7 @@ fn api(client: &kube::Client, at: &Location) -> Api<DynamicObject> {
 }
 
 /// GETs one object (parsed once, straight into JSON).
-pub async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState {
+pub(crate) async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState {
     let api = api(client, at);
     let request = kube::core::Request::new(api.resource_url());
     let result = crate::api::retry(|| async {
@@ -110,16 +110,16 @@ pub async fn get(client: &kube::Client, at: &Location, name: &str) -> LiveState 
 
 /// A workload whose replica count an HPA manages.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scaled {
-    pub namespace: String,
-    pub group: String,
-    pub kind: String,
-    pub name: String,
-    pub hpa: String,
+pub(crate) struct Scaled {
+    pub(crate) namespace: String,
+    pub(crate) group: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) hpa: String,
 }
 
 /// The scale targets of every HorizontalPodAutoscaler in `namespace` (every namespace: `None`).
-pub async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<Scaled>, ApiError> {
+pub(crate) async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<Scaled>, ApiError> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("autoscaling", "v2", "HorizontalPodAutoscaler"),
         "horizontalpodautoscalers",
@@ -161,7 +161,7 @@ type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
 /// is read with one LIST (made once, whoever asks first), single objects with a GET; HPAs are
 /// listed once per namespace. Requests grow with kinds and namespaces, not with objects.
 #[derive(Default)]
-pub struct LiveCache {
+pub(crate) struct LiveCache {
     lists: Cells<ListKey, Shared>,
     hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
     /// CRD schemas (`openAPIV3Schema` of a served version), by group, version and plural.
@@ -176,7 +176,7 @@ const EVERY_NAMESPACE: &str = "*";
 
 impl LiveCache {
     /// From now on, namespaced kinds are listed across every namespace at once.
-    pub fn list_every_namespace(&self) {
+    pub(crate) fn list_every_namespace(&self) {
         self.wide.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -186,7 +186,7 @@ impl LiveCache {
 
     /// The live object; `listed` reads it from the LIST of its kind in its namespace (in a wide
     /// cache, every namespaced object comes from the LIST of its kind in every namespace).
-    pub async fn get(&self, client: &kube::Client, at: &Location, name: &str, listed: bool) -> LiveState {
+    pub(crate) async fn get(&self, client: &kube::Client, at: &Location, name: &str, listed: bool) -> LiveState {
         let wide = self.is_wide() && at.namespace.is_some();
         if !listed && !wide {
             return get(client, at, name).await;
@@ -223,7 +223,7 @@ impl LiveCache {
 
     /// The schema of the CRD that serves `at`'s custom resources at its version, read once per
     /// run; `None` when it cannot be read (not a CRD, or not readable by whoever runs).
-    pub async fn crd_schema(&self, client: &kube::Client, at: &Location) -> Option<std::sync::Arc<Value>> {
+    pub(crate) async fn crd_schema(&self, client: &kube::Client, at: &Location) -> Option<std::sync::Arc<Value>> {
         let r = &at.resource;
         let key = (r.group.clone(), r.version.clone(), r.plural.clone());
         let cell = self.schemas.lock().expect("cache lock").entry(key).or_default().clone();
@@ -231,7 +231,7 @@ impl LiveCache {
     }
 
     /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
-    pub async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, ApiError> {
+    pub(crate) async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, ApiError> {
         let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
         let cell = self.hpas.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
         let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;

@@ -2,14 +2,14 @@
 
 /// Drift recorded as accepted for one release.
 #[derive(Clone, Debug)]
-pub struct AcceptReport {
-    pub release: String,
+pub(crate) struct AcceptReport {
+    pub(crate) release: String,
     /// The file or ConfigMap written.
-    pub location: String,
+    pub(crate) location: String,
     /// Entries added (or renewed) from the current drift.
-    pub accepted: usize,
+    pub(crate) accepted: usize,
     /// Stale entries dropped (`--prune`).
-    pub dropped: usize,
+    pub(crate) dropped: usize,
     /// The release's entries now in the baseline.
-    pub entries: usize,
+    pub(crate) entries: usize,
 }

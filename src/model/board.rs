@@ -5,32 +5,32 @@ use super::{DriftKind, DriftReport};
 
 /// One release as the page shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BoardRelease {
-    pub namespace: String,
-    pub release: String,
-    pub revision: u32,
+pub(crate) struct BoardRelease {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    pub(crate) revision: u32,
     /// The release's verdict word (`in-sync`, `drifted`, `error`).
-    pub verdict: &'static str,
-    pub objects: usize,
+    pub(crate) verdict: &'static str,
+    pub(crate) objects: usize,
     /// When it was compared (RFC 3339).
-    pub checked: String,
+    pub(crate) checked: String,
     /// Objects worth a look (not in sync, excluded or expected).
-    pub shown: Vec<BoardObject>,
+    pub(crate) shown: Vec<BoardObject>,
 }
 
 /// One object worth a look: no value, only where and who.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BoardObject {
-    pub id: String,
+pub(crate) struct BoardObject {
+    pub(crate) id: String,
     /// The verdict's word, as in `-o json`.
-    pub verdict: &'static str,
-    pub label: &'static str,
-    pub paths: Vec<String>,
-    pub managers: Vec<String>,
+    pub(crate) verdict: &'static str,
+    pub(crate) label: &'static str,
+    pub(crate) paths: Vec<String>,
+    pub(crate) managers: Vec<String>,
 }
 
 impl BoardRelease {
-    pub fn of(report: &DriftReport, checked: String) -> BoardRelease {
+    pub(crate) fn of(report: &DriftReport, checked: String) -> BoardRelease {
         let shown = report
             .objects
             .iter()

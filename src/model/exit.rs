@@ -2,7 +2,7 @@
 
 /// What the exit code tells a CI gate: 0 in sync, 2 drift found, 1 error (an error outranks drift).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitStatus {
+pub(crate) enum ExitStatus {
     /// Nothing drifted (or nothing left to repair).
     InSync,
     /// Drift found (or, for a dry run, something would change).
@@ -13,7 +13,7 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// The exit code: 0, 2 or 1.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             ExitStatus::InSync => 0,
             ExitStatus::Error => 1,
@@ -22,7 +22,7 @@ impl ExitStatus {
     }
 
     /// The more serious of two statuses (error > drift > in sync).
-    pub fn max(self, other: ExitStatus) -> ExitStatus {
+    pub(crate) fn max(self, other: ExitStatus) -> ExitStatus {
         let rank = |s: ExitStatus| match s {
             ExitStatus::InSync => 0,
             ExitStatus::Drift => 1,

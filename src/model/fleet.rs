@@ -6,31 +6,31 @@ use super::{ExitStatus, RepairReport, RunReport};
 
 /// One cluster's part of a fleet check.
 #[derive(Clone, Debug)]
-pub struct ClusterReport {
+pub(crate) struct ClusterReport {
     /// The kubeconfig context the cluster was reached through.
-    pub cluster: String,
-    pub run: RunReport,
+    pub(crate) cluster: String,
+    pub(crate) run: RunReport,
 }
 
 /// Every cluster's report, in the order the clusters were named.
 #[derive(Clone, Debug, Default)]
-pub struct FleetReport {
-    pub clusters: Vec<ClusterReport>,
+pub(crate) struct FleetReport {
+    pub(crate) clusters: Vec<ClusterReport>,
 }
 
 impl FleetReport {
     /// The worst of every cluster's: an unreachable cluster is an error, whatever the others say.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         self.clusters.iter().map(|c| c.run.exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
     }
 
     /// Releases in sync, drifted, in error, over every cluster.
-    pub fn counts(&self) -> (usize, usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize, usize) {
         self.clusters.iter().map(|c| c.run.counts()).fold((0, 0, 0), |(a, b, c), (x, y, z)| (a + x, b + y, c + z))
     }
 
     /// Releases over every cluster.
-    pub fn releases(&self) -> usize {
+    pub(crate) fn releases(&self) -> usize {
         self.clusters.iter().map(|c| c.run.outcomes.len()).sum()
     }
 }
@@ -38,13 +38,13 @@ impl FleetReport {
 /// A repair of one release in each of several clusters, in the order they were named; a cluster
 /// where the repair could not run holds why.
 #[derive(Clone, Debug, Default)]
-pub struct FleetRepair {
-    pub clusters: Vec<(String, Result<RepairReport, String>)>,
+pub(crate) struct FleetRepair {
+    pub(crate) clusters: Vec<(String, Result<RepairReport, String>)>,
 }
 
 impl FleetRepair {
     /// The worst of every cluster's.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         self.clusters
             .iter()
             .map(|(_, r)| r.as_ref().map_or(ExitStatus::Error, RepairReport::exit_status))

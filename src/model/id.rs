@@ -5,16 +5,16 @@ use std::fmt;
 
 /// Which object: as Helm sent it (`apiVersion`, `kind`, namespace after placement, name).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectId {
-    pub api_version: String,
-    pub kind: String,
+pub(crate) struct ObjectId {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
     /// `None` for cluster-scoped objects.
-    pub namespace: Option<String>,
-    pub name: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: String,
 }
 
 impl ObjectId {
-    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> ObjectId {
+    pub(crate) fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> ObjectId {
         ObjectId {
             api_version: api_version.to_string(),
             kind: kind.to_string(),
@@ -24,23 +24,23 @@ impl ObjectId {
     }
 
     /// A core `Secret`, whose data is never shown unless asked.
-    pub fn is_secret(&self) -> bool {
+    pub(crate) fn is_secret(&self) -> bool {
         self.kind == "Secret" && self.api_version == "v1"
     }
 
     /// Whether the value at `pointer` of this object is (or holds) secret data: a core Secret's
     /// `data` and `stringData`, and the annotations in which `kubectl apply`, kapp and Rancher
     /// copy them.
-    pub fn is_secret_path(&self, pointer: &str) -> bool {
+    pub(crate) fn is_secret_path(&self, pointer: &str) -> bool {
         self.is_secret() && SECRET_POINTERS.iter().any(|p| under(pointer, p) || under(p, pointer))
     }
 }
 
 /// What is shown instead of a secret value.
-pub const HIDDEN: &str = "(hidden)";
+pub(crate) const HIDDEN: &str = "(hidden)";
 
 /// Pointers whose values (and everything under them) are secret in a core Secret.
-pub const SECRET_POINTERS: [&str; 5] = [
+pub(crate) const SECRET_POINTERS: [&str; 5] = [
     "/data",
     "/stringData",
     // kubectl apply's copy of the whole object.

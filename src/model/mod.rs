@@ -8,25 +8,27 @@ mod exit;
 mod fleet;
 mod id;
 mod object;
-pub mod path;
+pub(crate) mod path;
 mod progress;
 mod release;
 mod render;
 mod repair;
 mod upgrade;
 
-pub use accept::AcceptReport;
-pub use board::BoardRelease;
-pub use exit::ExitStatus;
-pub use fleet::{ClusterReport, FleetRepair, FleetReport};
-pub use id::{HIDDEN, ObjectId, SECRET_POINTERS};
-pub use object::{
+pub(crate) use accept::AcceptReport;
+pub(crate) use board::BoardRelease;
+pub(crate) use exit::ExitStatus;
+pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
+pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
+pub(crate) use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,
     ServerValue, Verdict,
 };
-pub use path::{FieldPath, ItemKey, Segment};
-pub use progress::{Phase, Progress, Tick};
-pub use release::{Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport};
-pub use render::{DocChange, DocDiff, RenderReport};
-pub use repair::{Action, RepairReport, Skip, Step, StepStatus};
-pub use upgrade::UpgradeReport;
+pub(crate) use path::{FieldPath, ItemKey, Segment};
+pub(crate) use progress::{Phase, Progress, Tick};
+pub(crate) use release::{
+    Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport,
+};
+pub(crate) use render::{DocChange, DocDiff, RenderReport};
+pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
+pub(crate) use upgrade::UpgradeReport;

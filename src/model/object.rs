@@ -6,94 +6,94 @@ use serde_json::Value;
 
 /// Who last wrote a field, as `metadata.managedFields` tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attribution {
-    pub manager: String,
+pub(crate) struct Attribution {
+    pub(crate) manager: String,
     /// `Apply` or `Update`.
-    pub operation: String,
+    pub(crate) operation: String,
     /// `scale`, `status`... for writes through a subresource.
-    pub subresource: Option<String>,
+    pub(crate) subresource: Option<String>,
     /// When that manager last wrote the object (RFC 3339), when recorded.
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
     /// Whether the writer looks like a person's tool (kubectl, k9s, Lens, a dashboard) rather
     /// than a controller.
-    pub person: bool,
+    pub(crate) person: bool,
 }
 
 /// One field that differs: where, the recorded value and the live value (`None` when absent on
 /// that side), and who changed it when that is known.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FieldDiff {
-    pub path: FieldPath,
-    pub recorded: Option<Value>,
-    pub live: Option<Value>,
-    pub changed_by: Option<Attribution>,
+pub(crate) struct FieldDiff {
+    pub(crate) path: FieldPath,
+    pub(crate) recorded: Option<Value>,
+    pub(crate) live: Option<Value>,
+    pub(crate) changed_by: Option<Attribution>,
 }
 
 impl FieldDiff {
-    pub fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
+    pub(crate) fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
         FieldDiff { path, recorded: recorded.cloned(), live: live.cloned(), changed_by: None }
     }
 }
 
 /// A field another field manager added to a Helm-owned object.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Foreign {
-    pub path: FieldPath,
-    pub value: Value,
-    pub manager: String,
-    pub changed_by: Option<Attribution>,
+pub(crate) struct Foreign {
+    pub(crate) path: FieldPath,
+    pub(crate) value: Value,
+    pub(crate) manager: String,
+    pub(crate) changed_by: Option<Attribution>,
 }
 
 /// A field the chart sets that another field manager owns while Helm owns none of it (on a
 /// server-side applied release: the next `helm upgrade` conflicts on it).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Ownership {
-    pub path: FieldPath,
-    pub manager: String,
+pub(crate) struct Ownership {
+    pub(crate) path: FieldPath,
+    pub(crate) manager: String,
     /// Helm owns it too (a server-side apply that changes it still conflicts).
-    pub shared: bool,
+    pub(crate) shared: bool,
 }
 
 /// A field another manager owns whose live value is what the server holds for the recorded
 /// object (a default, a value it chose): ownership, not content.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ServerValue {
-    pub path: FieldPath,
-    pub manager: String,
+pub(crate) struct ServerValue {
+    pub(crate) path: FieldPath,
+    pub(crate) manager: String,
 }
 
 /// A change outside Helm that is routine (an expected-change rule, or Helm's own request mutated
 /// at admission): shown, not counted as drift.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Expected {
-    pub path: FieldPath,
+pub(crate) struct Expected {
+    pub(crate) path: FieldPath,
     /// The live value.
-    pub value: Value,
-    pub reason: String,
-    pub changed_by: Option<Attribution>,
+    pub(crate) value: Value,
+    pub(crate) reason: String,
+    pub(crate) changed_by: Option<Attribution>,
 }
 
 /// A drift recorded in the release's baseline (`helm drift accept`): shown, not counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     /// The field (the whole object for a missing one).
-    pub path: FieldPath,
+    pub(crate) path: FieldPath,
     /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
-    pub change: String,
+    pub(crate) change: String,
 }
 
 /// A difference that an ignore rule set aside.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Ignored {
-    pub path: FieldPath,
-    pub reason: String,
+pub(crate) struct Ignored {
+    pub(crate) path: FieldPath,
+    pub(crate) reason: String,
 }
 
 /// The comparison method that produced a verdict: the exact engine (a server-side apply
 /// dry-run) or the read-only one (client-side). Not the `engine` module, which runs
 /// evaluations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// Server-side apply dry-run (only for objects the client-side pass found different).
     Exact,
     /// Client-side comparison, with the reason it was used.
@@ -102,7 +102,7 @@ pub enum Method {
 
 /// The verdict for one desired object.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     InSync,
     /// Deleted from the cluster.
     Missing,
@@ -124,7 +124,7 @@ pub enum Verdict {
 
 /// The verdict as people and programs name it: the one table of verdict words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DriftKind {
+pub(crate) enum DriftKind {
     InSync,
     Missing,
     Modified,
@@ -158,7 +158,7 @@ impl DriftKind {
     ];
 
     /// Every verdict with its machine word.
-    pub fn all() -> impl Iterator<Item = (&'static str, DriftKind)> {
+    pub(crate) fn all() -> impl Iterator<Item = (&'static str, DriftKind)> {
         Self::WORDS.iter().map(|(k, w, _)| (*w, *k))
     }
 
@@ -167,60 +167,60 @@ impl DriftKind {
     }
 
     /// The machine word (JSON `verdict`, JUnit failure message).
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         self.entry().1
     }
 
     /// The word shown in the text report.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         self.entry().2
     }
 
     /// Whether this verdict is drift (counts towards exit code 2); fields owned elsewhere are
     /// drift only with `--strict` (see [`ObjectDrift::is_drift`]).
-    pub fn is_drift(self) -> bool {
+    pub(crate) fn is_drift(self) -> bool {
         matches!(self, DriftKind::Missing | DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::Unknown)
     }
 }
 
 /// One object's verdict with its identity and evidence.
 #[derive(Clone, Debug)]
-pub struct ObjectDrift {
-    pub id: ObjectId,
+pub(crate) struct ObjectDrift {
+    pub(crate) id: ObjectId,
     /// The template it came from (`# Source:`).
-    pub source: Option<String>,
-    pub verdict: Verdict,
+    pub(crate) source: Option<String>,
+    pub(crate) verdict: Verdict,
     /// Fields whose live value differs from the record.
-    pub fields: Vec<FieldDiff>,
+    pub(crate) fields: Vec<FieldDiff>,
     /// Fields another field manager added (changed outside Helm).
-    pub added: Vec<Foreign>,
+    pub(crate) added: Vec<Foreign>,
     /// Fields the chart sets that another manager owns instead of Helm (server-side applied
     /// releases only).
-    pub disowned: Vec<Ownership>,
+    pub(crate) disowned: Vec<Ownership>,
     /// Fields another manager owns whose live value is what the server holds for the recorded
     /// object (its defaults, the values it chose: a restore's): ownership, not content, and
     /// nothing a repair removes or sets.
-    pub server_values: Vec<ServerValue>,
+    pub(crate) server_values: Vec<ServerValue>,
     /// Who created the live object when Helm never wrote it (deleted and created again outside
     /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
-    pub recreated: Option<Attribution>,
+    pub(crate) recreated: Option<Attribution>,
     /// The release is applied server-side (Helm 4): a field owned elsewhere makes an upgrade
     /// that changes it conflict.
-    pub server_side: bool,
+    pub(crate) server_side: bool,
     /// Routine changes outside Helm, not counted as drift.
-    pub expected: Vec<Expected>,
+    pub(crate) expected: Vec<Expected>,
     /// Drift the baseline accepted, not counted.
-    pub accepted: Vec<Accepted>,
-    pub ignored: Vec<Ignored>,
-    pub engine: Option<Method>,
+    pub(crate) accepted: Vec<Accepted>,
+    pub(crate) ignored: Vec<Ignored>,
+    pub(crate) engine: Option<Method>,
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
     /// a diff.
-    pub live: Option<Value>,
+    pub(crate) live: Option<Value>,
 }
 
 impl ObjectDrift {
     /// A verdict with no evidence yet.
-    pub fn new(id: ObjectId, source: Option<&str>, verdict: Verdict) -> ObjectDrift {
+    pub(crate) fn new(id: ObjectId, source: Option<&str>, verdict: Verdict) -> ObjectDrift {
         ObjectDrift {
             id,
             source: source.map(str::to_string),
@@ -241,7 +241,7 @@ impl ObjectDrift {
 
     /// What the verdict is called in reports: the verdict refined by what was found (only added
     /// fields, only expected changes, accepted...). Not the Kubernetes kind (`id.kind`).
-    pub fn drift_kind(&self) -> DriftKind {
+    pub(crate) fn drift_kind(&self) -> DriftKind {
         match &self.verdict {
             Verdict::InSync if !self.disowned.is_empty() => DriftKind::OwnedElsewhere,
             Verdict::InSync if !self.accepted.is_empty() => DriftKind::Accepted,
@@ -258,7 +258,7 @@ impl ObjectDrift {
     }
 
     /// Why: the reason of an unknown or excluded object, the message of an error.
-    pub fn reason(&self) -> Option<&str> {
+    pub(crate) fn reason(&self) -> Option<&str> {
         match &self.verdict {
             Verdict::Unknown { reason } | Verdict::Excluded { reason } => Some(reason),
             Verdict::Error { message } => Some(message),
@@ -267,13 +267,13 @@ impl ObjectDrift {
     }
 
     /// Who last wrote the differing and added fields, as managedFields tell it (in field order).
-    pub fn writers(&self) -> impl Iterator<Item = &Attribution> {
+    pub(crate) fn writers(&self) -> impl Iterator<Item = &Attribution> {
         let fields = self.fields.iter().filter_map(|f| f.changed_by.as_ref());
         fields.chain(self.added.iter().filter_map(|a| a.changed_by.as_ref()))
     }
 
     /// Every path that differs, is added outside Helm or is owned elsewhere, in that order.
-    pub fn drifted_paths(&self) -> Vec<String> {
+    pub(crate) fn drifted_paths(&self) -> Vec<String> {
         let fields = self.fields.iter().map(|f| f.path.to_string());
         let added = self.added.iter().map(|a| a.path.to_string());
         fields.chain(added).chain(self.disowned.iter().map(|d| d.path.to_string())).collect()
@@ -281,7 +281,7 @@ impl ObjectDrift {
 
     /// The field managers that last wrote what differs, was added or is owned elsewhere, each
     /// once, in field order.
-    pub fn managers(&self) -> Vec<&str> {
+    pub(crate) fn managers(&self) -> Vec<&str> {
         let mut seen: Vec<&str> = Vec::new();
         let added = self.added.iter().map(|a| a.manager.as_str());
         let owners = self.disowned.iter().map(|d| d.manager.as_str());
@@ -295,14 +295,14 @@ impl ObjectDrift {
 
     /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
     /// elsewhere, which the comparison then marks modified.
-    pub fn is_drift(&self) -> bool {
+    pub(crate) fn is_drift(&self) -> bool {
         self.drift_kind().is_drift()
             || (self.drift_kind() == DriftKind::OwnedElsewhere && self.verdict == Verdict::Modified)
     }
 
     /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object
     /// (every object when `only` is empty).
-    pub fn selected_by(&self, only: &[String]) -> bool {
+    pub(crate) fn selected_by(&self, only: &[String]) -> bool {
         only.is_empty()
             || only.iter().any(|f| match f.split_once('/') {
                 Some((kind, name)) => kind.eq_ignore_ascii_case(&self.id.kind) && name == self.id.name,
@@ -313,7 +313,7 @@ impl ObjectDrift {
     /// List items whose key changed (a changed port, a renamed container or env var): each
     /// recorded item missing live, paired with a live-only item of the same list that took its
     /// place, in list order.
-    pub fn replaced_items(&self) -> Vec<(&FieldPath, &FieldPath)> {
+    pub(crate) fn replaced_items(&self) -> Vec<(&FieldPath, &FieldPath)> {
         use super::Segment;
         let list = |p: &FieldPath| FieldPath(p.0[..p.0.len().saturating_sub(1)].to_vec()).live_pointer();
         let mut lost: Vec<&FieldPath> = self
@@ -338,7 +338,7 @@ impl ObjectDrift {
         pairs
     }
 
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.drift_kind() == DriftKind::Error
     }
 }

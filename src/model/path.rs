@@ -8,11 +8,11 @@ use std::fmt;
 
 /// The identity of a keyed list item: its merge-key fields and their values, as shown.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ItemKey(pub Vec<(String, String)>);
+pub(crate) struct ItemKey(pub Vec<(String, String)>);
 
 impl ItemKey {
     /// A key from merge-key fields and their JSON values (strings shown without quotes).
-    pub fn from_fields<'a>(fields: impl IntoIterator<Item = (&'a str, &'a Value)>) -> ItemKey {
+    pub(crate) fn from_fields<'a>(fields: impl IntoIterator<Item = (&'a str, &'a Value)>) -> ItemKey {
         ItemKey(fields.into_iter().map(|(k, v)| (k.to_string(), scalar_text(v))).collect())
     }
 }
@@ -34,13 +34,13 @@ impl fmt::Display for ItemKey {
 }
 
 /// A JSON scalar as text: strings bare, everything else as JSON.
-pub fn scalar_text(v: &Value) -> String {
+pub(crate) fn scalar_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
 /// One step from a parent value to a child.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// A map key.
     Field(String),
     /// A list item: its index in the recorded and in the live list (`None` on the side that
@@ -50,22 +50,22 @@ pub enum Segment {
 
 /// A path from an object's root to one field.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FieldPath(pub Vec<Segment>);
+pub(crate) struct FieldPath(pub Vec<Segment>);
 
 impl FieldPath {
-    pub fn root() -> FieldPath {
+    pub(crate) fn root() -> FieldPath {
         FieldPath(Vec::new())
     }
 
     /// This path with a map key appended.
-    pub fn field(&self, name: &str) -> FieldPath {
+    pub(crate) fn field(&self, name: &str) -> FieldPath {
         let mut next = self.clone();
         next.0.push(Segment::Field(name.to_string()));
         next
     }
 
     /// This path with a list item appended.
-    pub fn item(&self, recorded: Option<usize>, live: Option<usize>, key: Option<ItemKey>) -> FieldPath {
+    pub(crate) fn item(&self, recorded: Option<usize>, live: Option<usize>, key: Option<ItemKey>) -> FieldPath {
         let mut next = self.clone();
         next.0.push(Segment::Item { recorded, live, key });
         next
@@ -74,7 +74,7 @@ impl FieldPath {
     /// A path from a plain pointer (`/spec/replicas`, `/rules/0`); numeric tokens are list
     /// positions, the same on both sides.
     #[cfg(test)]
-    pub fn from_pointer(pointer: &str) -> FieldPath {
+    pub(crate) fn from_pointer(pointer: &str) -> FieldPath {
         FieldPath(
             tokens(pointer)
                 .into_iter()
@@ -87,7 +87,7 @@ impl FieldPath {
     }
 
     /// The pointer in the live object, `None` when some item of the path is not live.
-    pub fn live_pointer(&self) -> Option<String> {
+    pub(crate) fn live_pointer(&self) -> Option<String> {
         self.pointer_by(|recorded, live| {
             let _ = recorded;
             live
@@ -95,18 +95,18 @@ impl FieldPath {
     }
 
     /// The pointer in the recorded object, `None` when some item of the path is not recorded.
-    pub fn recorded_pointer(&self) -> Option<String> {
+    pub(crate) fn recorded_pointer(&self) -> Option<String> {
         self.pointer_by(|recorded, _| recorded)
     }
 
     /// The pointer in the object that holds the value: the live one, else the recorded one.
-    pub fn pointer(&self) -> String {
+    pub(crate) fn pointer(&self) -> String {
         self.live_pointer().or_else(|| self.recorded_pointer()).unwrap_or_default()
     }
 
     /// The pointer of the parent in the live object and, for an item missing live, `-` (append)
     /// as the last token: where a JSON patch adds a value back.
-    pub fn live_insert_pointer(&self) -> Option<String> {
+    pub(crate) fn live_insert_pointer(&self) -> Option<String> {
         match self.0.split_last() {
             Some((Segment::Item { live: None, .. }, parent)) => {
                 Some(format!("{}/-", FieldPath(parent.to_vec()).live_pointer()?))
@@ -118,7 +118,7 @@ impl FieldPath {
     /// A sort key that follows the path and orders list positions by number (`10` after `9`;
     /// the live position, else the recorded one): sorted descending, removals of list items
     /// never shift one another.
-    pub fn order(&self) -> Vec<(String, usize)> {
+    pub(crate) fn order(&self) -> Vec<(String, usize)> {
         self.0
             .iter()
             .map(|s| match s {
@@ -164,36 +164,36 @@ fn plain_name(k: &str) -> bool {
 }
 
 /// Appends one reference token to a pointer, escaping `~` and `/`.
-pub fn join(path: &str, token: &str) -> String {
+pub(crate) fn join(path: &str, token: &str) -> String {
     format!("{path}/{}", token.replace('~', "~0").replace('/', "~1"))
 }
 
 /// Whether `path` is `prefix` or lies under it.
-pub fn under(path: &str, prefix: &str) -> bool {
+pub(crate) fn under(path: &str, prefix: &str) -> bool {
     path == prefix || (path.starts_with(prefix) && path[prefix.len()..].starts_with('/'))
 }
 
 /// Whether `path` lies at or under a pointer `pattern` whose `*` tokens match any one token
 /// (`/webhooks/*/clientConfig/caBundle`).
-pub fn under_pattern(path: &str, pattern: &str) -> bool {
+pub(crate) fn under_pattern(path: &str, pattern: &str) -> bool {
     let (p, q) = (tokens(path), tokens(pattern));
     p.len() >= q.len() && q.iter().zip(&p).all(|(want, got)| want == "*" || want == got)
 }
 
 /// Whether a pointer `pattern` (with `*` tokens) names something strictly under `path`.
-pub fn reaches_below(pattern: &str, path: &str) -> bool {
+pub(crate) fn reaches_below(pattern: &str, path: &str) -> bool {
     let (q, p) = (tokens(pattern), tokens(path));
     q.len() > p.len() && q.iter().zip(&p).all(|(want, got)| want == "*" || want == got)
 }
 
 /// The unescaped reference tokens of a pointer.
-pub fn tokens(path: &str) -> Vec<String> {
+pub(crate) fn tokens(path: &str) -> Vec<String> {
     path.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
 }
 
 /// Sets the value at a pointer, creating objects on the way; `-` or an index past the end
 /// appends to a list.
-pub fn set(root: &mut Value, path: &str, value: Value) {
+pub(crate) fn set(root: &mut Value, path: &str, value: Value) {
     let tokens = tokens(path);
     let Some((last, parents)) = tokens.split_last() else {
         *root = value;
@@ -223,7 +223,7 @@ pub fn set(root: &mut Value, path: &str, value: Value) {
 }
 
 /// Removes the value at a pointer (nothing when it does not resolve).
-pub fn remove(root: &mut Value, path: &str) {
+pub(crate) fn remove(root: &mut Value, path: &str) {
     let tokens = tokens(path);
     let Some((last, parents)) = tokens.split_last() else { return };
     let mut cur = root;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 /// One step forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tick {
+pub(crate) enum Tick {
     /// `done` of `total` releases checked; `objects` in the one just checked.
     Release { done: usize, total: usize, objects: usize },
     /// `done` of `total` repair steps through `phase`.
@@ -14,7 +14,7 @@ pub enum Tick {
 
 /// The phases of a repair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Each step's server dry-run.
     Validating,
     /// Each step made.
@@ -23,18 +23,18 @@ pub enum Phase {
 
 /// Where ticks go; [`Progress::none`] drops them.
 #[derive(Clone)]
-pub struct Progress(Option<Arc<dyn Fn(Tick) + Send + Sync>>);
+pub(crate) struct Progress(Option<Arc<dyn Fn(Tick) + Send + Sync>>);
 
 impl Progress {
-    pub fn new(f: impl Fn(Tick) + Send + Sync + 'static) -> Progress {
+    pub(crate) fn new(f: impl Fn(Tick) + Send + Sync + 'static) -> Progress {
         Progress(Some(Arc::new(f)))
     }
 
-    pub fn none() -> Progress {
+    pub(crate) fn none() -> Progress {
         Progress(None)
     }
 
-    pub fn tell(&self, tick: Tick) {
+    pub(crate) fn tell(&self, tick: Tick) {
         if let Some(f) = &self.0 {
             f(tick);
         }

@@ -4,49 +4,49 @@ use super::{ExitStatus, Method, ObjectDrift};
 
 /// All verdicts for one release.
 #[derive(Clone, Debug, Default)]
-pub struct DriftReport {
-    pub release: String,
-    pub namespace: String,
-    pub revision: u32,
-    pub status: String,
-    pub chart: String,
+pub(crate) struct DriftReport {
+    pub(crate) release: String,
+    pub(crate) namespace: String,
+    pub(crate) revision: u32,
+    pub(crate) status: String,
+    pub(crate) chart: String,
     /// The storage object the revision was read from.
-    pub record: String,
+    pub(crate) record: String,
     /// The newest revision when it is not the one checked (e.g. a failed upgrade).
-    pub newest: Option<(u32, String)>,
-    pub objects: Vec<ObjectDrift>,
+    pub(crate) newest: Option<(u32, String)>,
+    pub(crate) objects: Vec<ObjectDrift>,
     /// Things worth saying about the run (hooks not checked, HPAs not readable...).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Baseline entries of this release that match no drift: `(object, path, changed)`, where
     /// `changed` says the path drifts again with another value (else its drift is gone).
-    pub stale: Vec<(String, String, bool)>,
+    pub(crate) stale: Vec<(String, String, bool)>,
     /// Release-level findings, always shown (a chart CRD that Helm will never upgrade...).
-    pub findings: Vec<String>,
+    pub(crate) findings: Vec<String>,
     /// Where each modified field comes from in the chart (`check --explain`).
-    pub explanations: Vec<Explanation>,
+    pub(crate) explanations: Vec<Explanation>,
     /// The chart as it renders now, against the cluster (`check --rerender`).
-    pub rerender: Option<Box<Rerender>>,
+    pub(crate) rerender: Option<Box<Rerender>>,
     /// The mode of the admission guard (`helm drift guard`) that covers the release, when one
     /// does and the guards could be read.
-    pub guard: Option<String>,
+    pub(crate) guard: Option<String>,
 }
 
 /// The chart rebuilt from the record, rendered now with its stored values (`lookup` answered by
 /// the cluster): what it would produce differently, and what a `helm upgrade` with the same
 /// values would change in the cluster.
 #[derive(Clone, Debug)]
-pub struct Rerender {
+pub(crate) struct Rerender {
     /// Documents of the stored manifest.
-    pub documents: usize,
+    pub(crate) documents: usize,
     /// Render drift: documents that render differently now.
-    pub changed: Vec<super::DocDiff>,
+    pub(crate) changed: Vec<super::DocDiff>,
     /// The objects as rendered now, compared with the live ones.
-    pub against_live: DriftReport,
+    pub(crate) against_live: DriftReport,
 }
 
 impl Rerender {
     /// Whether a `helm upgrade` with the same values would change anything.
-    pub fn would_change(&self) -> bool {
+    pub(crate) fn would_change(&self) -> bool {
         !self.changed.is_empty() || self.against_live.drifted() > 0
     }
 }
@@ -54,16 +54,16 @@ impl Rerender {
 /// Which value of the release produced a modified field, and the value that would make the live
 /// state the desired state.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Explanation {
-    pub object: super::ObjectId,
-    pub path: super::FieldPath,
+pub(crate) struct Explanation {
+    pub(crate) object: super::ObjectId,
+    pub(crate) path: super::FieldPath,
     /// The live value.
-    pub live: serde_json::Value,
-    pub cause: Cause,
+    pub(crate) live: serde_json::Value,
+    pub(crate) cause: Cause,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// The template builds the field from these values.
     Values(Built),
     /// Every value that could produce it was changed and the field stayed: the template
@@ -75,21 +75,21 @@ pub enum Cause {
 
 /// A field built from values: `image: {{ .Values.image.repository }}:{{ .Values.image.tag }}`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Built {
+pub(crate) struct Built {
     /// The value keys, in the order the field shows them (`image.repository`, `image.tag`).
-    pub keys: Vec<String>,
+    pub(crate) keys: Vec<String>,
     /// The field with each value written `{key}` (`{image.repository}:{image.tag}`).
-    pub shape: String,
+    pub(crate) shape: String,
     /// `--set-json` pairs that make the template write the live value (the keys whose value
     /// changes; a key inside a list sets the whole list).
-    pub set: Vec<(String, serde_json::Value)>,
+    pub(crate) set: Vec<(String, serde_json::Value)>,
     /// Why no value gives the live value (it does not have the template's shape...).
-    pub misfit: Option<String>,
+    pub(crate) misfit: Option<String>,
 }
 
 /// A release's verdict as a whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReleaseVerdict {
+pub(crate) enum ReleaseVerdict {
     InSync,
     Drifted,
     /// Some object (or the release itself) could not be checked; outranks drift.
@@ -98,7 +98,7 @@ pub enum ReleaseVerdict {
 
 impl ReleaseVerdict {
     /// The machine word (JSON `verdict`).
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             ReleaseVerdict::InSync => "in-sync",
             ReleaseVerdict::Drifted => "drifted",
@@ -106,7 +106,7 @@ impl ReleaseVerdict {
         }
     }
 
-    pub fn exit_status(self) -> ExitStatus {
+    pub(crate) fn exit_status(self) -> ExitStatus {
         match self {
             ReleaseVerdict::InSync => ExitStatus::InSync,
             ReleaseVerdict::Drifted => ExitStatus::Drift,
@@ -116,23 +116,23 @@ impl ReleaseVerdict {
 }
 
 impl DriftReport {
-    pub fn drifted(&self) -> usize {
+    pub(crate) fn drifted(&self) -> usize {
         self.objects.iter().filter(|o| o.is_drift()).count()
     }
 
     /// Objects whose values are as recorded but owned by another field manager (not drift
     /// unless `--strict`).
-    pub fn owned_elsewhere(&self) -> usize {
+    pub(crate) fn owned_elsewhere(&self) -> usize {
         self.objects.iter().filter(|o| !o.is_drift() && o.drift_kind() == super::DriftKind::OwnedElsewhere).count()
     }
 
-    pub fn errors(&self) -> usize {
+    pub(crate) fn errors(&self) -> usize {
         self.objects.iter().filter(|o| o.is_error()).count()
     }
 
     /// The release's verdict: error if any object could not be checked, else drifted if any
     /// drifted.
-    pub fn verdict(&self) -> ReleaseVerdict {
+    pub(crate) fn verdict(&self) -> ReleaseVerdict {
         if self.errors() > 0 {
             ReleaseVerdict::Error
         } else if self.drifted() > 0 || self.rerender.as_ref().is_some_and(|r| r.would_change()) {
@@ -143,7 +143,7 @@ impl DriftReport {
     }
 
     /// The engine summary: exact unless some object fell back to the read-only comparison.
-    pub fn engine(&self) -> Method {
+    pub(crate) fn engine(&self) -> Method {
         self.objects
             .iter()
             .find_map(|o| match &o.engine {
@@ -156,7 +156,7 @@ impl DriftReport {
     /// A deployed revision 1 of `namespace/release` with these verdicts and nothing else (for
     /// tests of what consumes reports).
     #[cfg(test)]
-    pub fn sample(namespace: &str, release: &str, objects: Vec<ObjectDrift>) -> DriftReport {
+    pub(crate) fn sample(namespace: &str, release: &str, objects: Vec<ObjectDrift>) -> DriftReport {
         DriftReport {
             release: release.into(),
             namespace: namespace.into(),
@@ -176,7 +176,7 @@ impl DriftReport {
     }
 
     /// The same release header with other objects (e.g. those a repair selected).
-    pub fn with_objects(&self, objects: Vec<ObjectDrift>) -> DriftReport {
+    pub(crate) fn with_objects(&self, objects: Vec<ObjectDrift>) -> DriftReport {
         DriftReport {
             release: self.release.clone(),
             namespace: self.namespace.clone(),
@@ -198,23 +198,23 @@ impl DriftReport {
 
 /// A release that could not be checked (corrupt record, forbidden, not found...).
 #[derive(Clone, Debug)]
-pub struct ReleaseError {
-    pub namespace: String,
-    pub release: String,
+pub(crate) struct ReleaseError {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
     /// One line, each cause said once.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// One release's outcome (one per release, moved once: the size difference does not matter).
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Checked(DriftReport),
     Failed(ReleaseError),
 }
 
 impl Outcome {
-    pub fn verdict(&self) -> ReleaseVerdict {
+    pub(crate) fn verdict(&self) -> ReleaseVerdict {
         match self {
             Outcome::Checked(r) => r.verdict(),
             Outcome::Failed(_) => ReleaseVerdict::Error,
@@ -222,7 +222,7 @@ impl Outcome {
     }
 
     /// `(namespace, release)`, the order of a run's report.
-    pub fn key(&self) -> (&str, &str) {
+    pub(crate) fn key(&self) -> (&str, &str) {
         match self {
             Outcome::Checked(r) => (&r.namespace, &r.release),
             Outcome::Failed(e) => (&e.namespace, &e.release),
@@ -232,14 +232,14 @@ impl Outcome {
 
 /// Everything one run found, releases sorted by namespace and name.
 #[derive(Clone, Debug, Default)]
-pub struct RunReport {
-    pub outcomes: Vec<Outcome>,
+pub(crate) struct RunReport {
+    pub(crate) outcomes: Vec<Outcome>,
 }
 
 impl RunReport {
     /// A run that could not check anything (the cluster or the storage unreachable, say): one
     /// error per release named, or one for the whole selection (release `*`) when none was.
-    pub fn unchecked(releases: &[String], namespace: &str, message: &str) -> RunReport {
+    pub(crate) fn unchecked(releases: &[String], namespace: &str, message: &str) -> RunReport {
         let error = |release: &str| {
             Outcome::Failed(ReleaseError {
                 namespace: namespace.to_string(),
@@ -252,23 +252,23 @@ impl RunReport {
     }
 
     /// Error if anything failed (an error outranks drift), drift if anything drifted.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         self.outcomes.iter().map(|o| o.verdict().exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
     }
 
     /// How many releases are in sync, drifted, in error.
-    pub fn counts(&self) -> (usize, usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize, usize) {
         let count = |v| self.outcomes.iter().filter(|o| o.verdict() == v).count();
         (count(ReleaseVerdict::InSync), count(ReleaseVerdict::Drifted), count(ReleaseVerdict::Error))
     }
 
     /// Drifted objects over every release.
-    pub fn drifted_objects(&self) -> usize {
+    pub(crate) fn drifted_objects(&self) -> usize {
         self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.drifted() } else { 0 }).sum()
     }
 
     /// Objects checked over every release.
-    pub fn objects(&self) -> usize {
+    pub(crate) fn objects(&self) -> usize {
         self.outcomes.iter().map(|o| if let Outcome::Checked(r) = o { r.objects.len() } else { 0 }).sum()
     }
 }

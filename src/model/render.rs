@@ -4,7 +4,7 @@ use super::ExitStatus;
 
 /// How one document differs between the stored manifest and the new rendering.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DocChange {
+pub(crate) enum DocChange {
     Changed { stored: String, rendered: String },
     OnlyStored(String),
     OnlyRendered(String),
@@ -12,7 +12,7 @@ pub enum DocChange {
 
 impl DocChange {
     /// The word reports use for it (text and JSON `change`).
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             DocChange::Changed { .. } => "changed",
             DocChange::OnlyStored(_) => "gone",
@@ -22,25 +22,25 @@ impl DocChange {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocDiff {
+pub(crate) struct DocDiff {
     /// `# Source:` path (with `#N` when a template renders several documents).
-    pub source: String,
-    pub change: DocChange,
+    pub(crate) source: String,
+    pub(crate) change: DocChange,
 }
 
 #[derive(Clone, Debug)]
-pub struct RenderReport {
-    pub release: String,
-    pub namespace: String,
-    pub revision: u32,
-    pub kube_version: String,
-    pub documents: usize,
-    pub diffs: Vec<DocDiff>,
+pub(crate) struct RenderReport {
+    pub(crate) release: String,
+    pub(crate) namespace: String,
+    pub(crate) revision: u32,
+    pub(crate) kube_version: String,
+    pub(crate) documents: usize,
+    pub(crate) diffs: Vec<DocDiff>,
 }
 
 impl RenderReport {
     /// Drift when some document renders differently.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         if self.diffs.is_empty() { ExitStatus::InSync } else { ExitStatus::Drift }
     }
 }

@@ -4,7 +4,7 @@ use super::{DriftReport, ExitStatus, FieldPath, ObjectId, ReleaseVerdict};
 
 /// What one step does to one object: everything that object needs, in one change.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Create the deleted object again.
     Recreate,
     /// Put an existing object back as recorded.
@@ -22,7 +22,7 @@ pub enum Action {
 
 /// How far one step got.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     Planned,
     /// Its server-side dry-run failed, so nothing was applied (the server's reason).
     Refused(String),
@@ -34,7 +34,7 @@ pub enum StepStatus {
 
 impl StepStatus {
     /// One word for logs and metrics.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             StepStatus::Planned => "planned",
             StepStatus::Refused(_) => "refused",
@@ -47,15 +47,15 @@ impl StepStatus {
 
 /// One change to one object.
 #[derive(Clone, Debug)]
-pub struct Step {
-    pub object: ObjectId,
-    pub action: Action,
-    pub status: StepStatus,
+pub(crate) struct Step {
+    pub(crate) object: ObjectId,
+    pub(crate) action: Action,
+    pub(crate) status: StepStatus,
 }
 
 /// A drifted object that gets no step, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// Fields added outside Helm are kept without `--remove-foreign`.
     ForeignKept,
     /// The object cannot be repaired (kind not served, could not be checked).
@@ -63,22 +63,22 @@ pub enum Skip {
 }
 
 #[derive(Clone, Debug)]
-pub struct RepairReport {
+pub(crate) struct RepairReport {
     /// The verdicts the plan came from (only the objects selected by `--only`).
-    pub before: DriftReport,
-    pub steps: Vec<Step>,
-    pub skipped: Vec<(ObjectId, Skip)>,
+    pub(crate) before: DriftReport,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) skipped: Vec<(ObjectId, Skip)>,
     /// The check after applying (not on dry runs or failures).
-    pub after: Option<DriftReport>,
+    pub(crate) after: Option<DriftReport>,
     /// Repaired objects whose `DriftRepaired` Event could not be recorded, and why.
-    pub events_not_recorded: Vec<(ObjectId, String)>,
-    pub dry_run: bool,
+    pub(crate) events_not_recorded: Vec<(ObjectId, String)>,
+    pub(crate) dry_run: bool,
 }
 
 impl RepairReport {
     /// Error if a step was refused or failed; else (after applying) drift unless in sync but for
     /// the fields added outside Helm it kept; a dry run is drift when anything would change.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         if self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_) | StepStatus::Failed(_))) {
             return ExitStatus::Error;
         }
@@ -104,11 +104,11 @@ impl RepairReport {
             && self.skipped.iter().any(|(id, s)| *id == o.id && matches!(s, Skip::ForeignKept))
     }
 
-    pub fn refused(&self) -> bool {
+    pub(crate) fn refused(&self) -> bool {
         self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_)))
     }
 
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.steps.iter().any(|s| matches!(s.status, StepStatus::Failed(_)))
     }
 }

@@ -3,19 +3,19 @@
 use super::{DriftReport, ExitStatus};
 
 #[derive(Clone, Debug)]
-pub struct UpgradeReport {
-    pub release: String,
-    pub namespace: String,
-    pub from_revision: u32,
+pub(crate) struct UpgradeReport {
+    pub(crate) release: String,
+    pub(crate) namespace: String,
+    pub(crate) from_revision: u32,
     /// What helm printed.
-    pub helm_output: String,
-    pub dry_run: bool,
+    pub(crate) helm_output: String,
+    pub(crate) dry_run: bool,
     /// The check of the new revision.
-    pub after: Option<DriftReport>,
+    pub(crate) after: Option<DriftReport>,
 }
 
 impl UpgradeReport {
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         self.after.as_ref().map_or(ExitStatus::InSync, |r| r.verdict().exit_status())
     }
 }

@@ -9,11 +9,11 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The default config file, looked for in the current directory.
-pub const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
+pub(crate) const DEFAULT_CONFIG: &str = ".helm-drift.yaml";
 
 /// Why the config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
     Read { path: String, source: std::io::Error },
     #[error("invalid config file {path}: {why}")]
@@ -36,19 +36,19 @@ struct File {
 
 /// What the config file says.
 #[derive(Default)]
-pub struct Config {
+pub(crate) struct Config {
     /// Its ignore rules, then those of the GitOps documents.
-    pub rules: Vec<Rule>,
-    pub check_hpa_replicas: bool,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) check_hpa_replicas: bool,
     /// The built-in expected-change rules with the file's.
-    pub expected: Vec<expected::Rule>,
+    pub(crate) expected: Vec<expected::Rule>,
     /// What the Flux and Argo CD documents said besides their rules.
-    pub imported: Imported,
+    pub(crate) imported: Imported,
 }
 
 /// The config file to read: `flag` (an empty one means none), else the default file when it
 /// exists.
-pub fn path(flag: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn path(flag: Option<&Path>) -> Option<PathBuf> {
     match flag {
         Some(p) if !p.as_os_str().is_empty() => Some(p.to_path_buf()),
         _ => {
@@ -59,12 +59,12 @@ pub fn path(flag: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// Reads the config file `--config` names, else the default one (see [`path`]).
-pub fn from_flag(flag: Option<&Path>) -> Result<Config, ConfigError> {
+pub(crate) fn from_flag(flag: Option<&Path>) -> Result<Config, ConfigError> {
     load(path(flag).as_deref())
 }
 
 /// Reads the config file at `path` (the built-in rules alone without one).
-pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+pub(crate) fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     let Some(path) = path else {
         return Ok(Config { expected: expected::rules(Vec::new(), "config")?, ..Config::default() });
     };
@@ -74,7 +74,7 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
 }
 
 /// The config file's text, read from `at`.
-pub fn parse(text: &str, at: &str) -> Result<Config, ConfigError> {
+pub(crate) fn parse(text: &str, at: &str) -> Result<Config, ConfigError> {
     let invalid = |e: &dyn std::fmt::Display| ConfigError::Invalid { path: at.to_string(), why: e.to_string() };
     let mut file = File::default();
     let mut imported = Imported::default();

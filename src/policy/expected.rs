@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 /// The built-in rules: `(name, kind regex, pointer patterns, manager regex, reason)`.
-pub const BUILT_IN: [(&str, &str, &[&str], &str, &str); 3] = [
+pub(crate) const BUILT_IN: [(&str, &str, &[&str], &str, &str); 3] = [
     (
         "rollout-restart",
         "Deployment|StatefulSet|DaemonSet",
@@ -36,27 +36,27 @@ pub const BUILT_IN: [(&str, &str, &[&str], &str, &str); 3] = [
 ];
 
 /// What a rule's reason adds when Helm's own field manager wrote the value the rule covers.
-pub const MUTATED_AT_ADMISSION: &str = "Helm's own request, as mutated at admission";
+pub(crate) const MUTATED_AT_ADMISSION: &str = "Helm's own request, as mutated at admission";
 
 /// One expected-change rule.
 #[derive(Clone, Debug)]
-pub struct Rule {
-    pub name: String,
-    pub paths: Vec<String>,
+pub(crate) struct Rule {
+    pub(crate) name: String,
+    pub(crate) paths: Vec<String>,
     target: Selector,
     manager: Option<Regex>,
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl Rule {
     /// The manager regex as written (without the anchors added to it).
-    pub fn manager_pattern(&self) -> Option<&str> {
+    pub(crate) fn manager_pattern(&self) -> Option<&str> {
         let m = self.manager.as_ref()?.as_str();
         Some(m.strip_prefix("^(?:").and_then(|m| m.strip_suffix(")$")).unwrap_or(m))
     }
 
     /// Whether it is a built-in rule as built in (not replaced by the config file).
-    pub fn built_in(&self) -> bool {
+    pub(crate) fn built_in(&self) -> bool {
         BUILT_IN.iter().any(|b| b.0 == self.name && b.4 == self.reason && Some(b.3) == self.manager_pattern())
     }
 }
@@ -65,21 +65,21 @@ impl Rule {
 /// writer and the reason.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RuleSpec {
+pub(crate) struct RuleSpec {
     /// Replaces (or, with `disabled: true`, removes) the built-in rule of that name.
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[serde(default)]
-    pub paths: Vec<String>,
+    pub(crate) paths: Vec<String>,
     #[serde(default)]
-    pub target: TargetSpec,
+    pub(crate) target: TargetSpec,
     /// Only writes by managers matching this regex (anchored); any when absent.
     #[serde(default)]
-    pub manager: Option<String>,
+    pub(crate) manager: Option<String>,
     #[serde(default)]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     #[serde(default)]
-    pub disabled: bool,
+    pub(crate) disabled: bool,
 }
 
 impl Rule {
@@ -91,7 +91,7 @@ impl Rule {
 }
 
 /// The built-in rules with the config file's applied; `origin` names the file in errors.
-pub fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreError> {
+pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreError> {
     let mut rules: Vec<Rule> = BUILT_IN
         .iter()
         .map(|(name, kind, paths, manager, reason)| Rule {
@@ -133,7 +133,7 @@ pub fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreErr
 /// names (its path, kind and writer: a registry mirror rewriting images as Helm's own request is
 /// admitted). Whoever wrote it, a value that differs from the record is otherwise drift: a field
 /// manager is whatever the client says, so Helm's name alone excuses nothing.
-pub fn set_aside(
+pub(crate) fn set_aside(
     rules: &[Rule],
     o: &ObjectRef,
     fields: Vec<FieldDiff>,

@@ -9,17 +9,17 @@ use std::sync::Arc;
 
 /// What one document contributes.
 #[derive(Debug, Default)]
-pub struct Imported {
-    pub rules: Vec<Rule>,
+pub(crate) struct Imported {
+    pub(crate) rules: Vec<Rule>,
     /// Releases whose drift detection is off, with the reason.
-    pub disabled: Vec<(String, String)>,
-    pub warnings: Vec<String>,
+    pub(crate) disabled: Vec<(String, String)>,
+    pub(crate) warnings: Vec<String>,
     /// The documents read, `(what, release)`: `("apps.yaml (Application web)", "web")`.
-    pub describes: Vec<(String, String)>,
+    pub(crate) describes: Vec<(String, String)>,
 }
 
 /// Which GitOps object a document is, if any.
-pub fn kind_of(doc: &Value) -> Option<&'static str> {
+pub(crate) fn kind_of(doc: &Value) -> Option<&'static str> {
     let api = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     match doc.get("kind").and_then(Value::as_str) {
         Some("HelmRelease") if api.starts_with("helm.toolkit.fluxcd.io/") => Some("HelmRelease"),
@@ -29,7 +29,7 @@ pub fn kind_of(doc: &Value) -> Option<&'static str> {
 }
 
 /// Reads a Flux HelmRelease or an Argo CD Application; `origin` names the file.
-pub fn import(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
+pub(crate) fn import(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
     match kind_of(doc) {
         Some("HelmRelease") => flux(doc, origin),
         Some("Application") => argo(doc, origin),

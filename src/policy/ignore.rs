@@ -6,14 +6,14 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// Annotation listing pointers to ignore on this object (comma- or newline-separated).
-pub const ANNOTATION_IGNORE: &str = "helm-drift.io/ignore";
+pub(crate) const ANNOTATION_IGNORE: &str = "helm-drift.io/ignore";
 /// Annotation `"true"` opting this object out of drift detection.
-pub const ANNOTATION_DISABLED: &str = "helm-drift.io/disabled";
+pub(crate) const ANNOTATION_DISABLED: &str = "helm-drift.io/disabled";
 /// Flux's opt-out, honoured too: `helm.toolkit.fluxcd.io/driftDetection: disabled`.
-pub const ANNOTATION_FLUX: &str = "helm.toolkit.fluxcd.io/driftDetection";
+pub(crate) const ANNOTATION_FLUX: &str = "helm.toolkit.fluxcd.io/driftDetection";
 
 #[derive(Debug, thiserror::Error)]
-pub enum IgnoreError {
+pub(crate) enum IgnoreError {
     #[error("ignore rule {rule:?}: {why}")]
     Rule { rule: String, why: String },
     #[error("expected-change rule {rule}: {why}")]
@@ -24,7 +24,7 @@ pub enum IgnoreError {
 
 /// Which objects a rule applies to; every set field must match (anchored regexes).
 #[derive(Clone, Debug, Default)]
-pub struct Selector {
+pub(crate) struct Selector {
     group: Option<Regex>,
     version: Option<Regex>,
     kind: Option<Regex>,
@@ -34,52 +34,52 @@ pub struct Selector {
 
 /// Pointers to ignore on the objects a target selects.
 #[derive(Clone, Debug)]
-pub struct Rule {
-    pub paths: Vec<String>,
+pub(crate) struct Rule {
+    pub(crate) paths: Vec<String>,
     target: Selector,
     /// Where the rule came from, shown as the reason.
-    pub origin: String,
+    pub(crate) origin: String,
     /// Only for this release (rules of a Flux HelmRelease or an Argo CD Application).
-    pub release: Option<String>,
+    pub(crate) release: Option<String>,
     /// jq path expressions (Argo CD's `jqPathExpressions`), evaluated on the live object.
-    pub jq: Vec<std::sync::Arc<crate::policy::jq::PathQuery>>,
+    pub(crate) jq: Vec<std::sync::Arc<crate::policy::jq::PathQuery>>,
     /// Differences last written by these managers are ignored (Argo CD's
     /// `managedFieldsManagers`).
-    pub managers: Vec<String>,
+    pub(crate) managers: Vec<String>,
 }
 
 /// The identity of an object, as rules see it.
-pub struct ObjectRef<'a> {
-    pub group: &'a str,
-    pub version: &'a str,
-    pub kind: &'a str,
-    pub name: &'a str,
-    pub namespace: Option<&'a str>,
+pub(crate) struct ObjectRef<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) version: &'a str,
+    pub(crate) kind: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) namespace: Option<&'a str>,
 }
 
 /// The rule file format (also the `ignore:` list of the config file).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RuleSpec {
-    pub paths: Vec<String>,
+pub(crate) struct RuleSpec {
+    pub(crate) paths: Vec<String>,
     #[serde(default)]
-    pub target: TargetSpec,
+    pub(crate) target: TargetSpec,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TargetSpec {
-    pub group: Option<String>,
-    pub version: Option<String>,
-    pub kind: Option<String>,
-    pub name: Option<String>,
-    pub namespace: Option<String>,
+pub(crate) struct TargetSpec {
+    pub(crate) group: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) kind: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) namespace: Option<String>,
 }
 
 impl Rule {
     /// Parses `--ignore [key=regex,...:]/pointer[,/pointer...]`, e.g.
     /// `kind=Deployment,name=web-.*:/spec/replicas`.
-    pub fn parse_flag(text: &str) -> Result<Rule, IgnoreError> {
+    pub(crate) fn parse_flag(text: &str) -> Result<Rule, IgnoreError> {
         let err = |why: &str| IgnoreError::Rule { rule: text.to_string(), why: why.to_string() };
         let (selector, pointers) = match text.find(":/") {
             Some(i) => (&text[..i], &text[i + 1..]),
@@ -107,7 +107,7 @@ impl Rule {
     }
 
     /// Builds a rule from its file form, checking pointers and regexes.
-    pub fn from_spec(spec: RuleSpec, origin: &str) -> Result<Rule, IgnoreError> {
+    pub(crate) fn from_spec(spec: RuleSpec, origin: &str) -> Result<Rule, IgnoreError> {
         if spec.paths.is_empty() {
             return Err(IgnoreError::Rule { rule: origin.into(), why: "no paths".into() });
         }
@@ -120,12 +120,12 @@ impl Rule {
     }
 
     /// A rule for every release, with only pointers.
-    pub fn new(paths: Vec<String>, target: Selector, origin: &str) -> Rule {
+    pub(crate) fn new(paths: Vec<String>, target: Selector, origin: &str) -> Rule {
         Rule { paths, target, origin: origin.to_string(), release: None, jq: Vec::new(), managers: Vec::new() }
     }
 
     /// Whether the rule applies to this object of this release.
-    pub fn matches(&self, o: &ObjectRef) -> bool {
+    pub(crate) fn matches(&self, o: &ObjectRef) -> bool {
         self.target.matches(o)
     }
 
@@ -137,13 +137,18 @@ impl Rule {
 impl Selector {
     /// A selector from its file form (anchored regexes).
     /// A selector of exact values (Argo CD's `group`, `kind`, `name`, `namespace`).
-    pub fn exact(group: Option<&str>, kind: Option<&str>, name: Option<&str>, namespace: Option<&str>) -> Selector {
+    pub(crate) fn exact(
+        group: Option<&str>,
+        kind: Option<&str>,
+        name: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Selector {
         let re =
             |v: Option<&str>| v.map(|v| Regex::new(&format!("^{}$", regex::escape(v))).expect("an escaped literal"));
         Selector { group: re(group), version: None, kind: re(kind), name: re(name), namespace: re(namespace) }
     }
 
-    pub fn from_spec(t: TargetSpec) -> Result<Selector, IgnoreError> {
+    pub(crate) fn from_spec(t: TargetSpec) -> Result<Selector, IgnoreError> {
         let re = |field: &str, v: Option<String>| v.map(|pattern| anchored(field, pattern)).transpose();
         Ok(Selector {
             group: re("group", t.group)?,
@@ -155,7 +160,7 @@ impl Selector {
     }
 
     /// Whether every set field matches the object.
-    pub fn matches(&self, o: &ObjectRef) -> bool {
+    pub(crate) fn matches(&self, o: &ObjectRef) -> bool {
         let ok = |re: &Option<Regex>, v: &str| re.as_ref().is_none_or(|r| r.is_match(v));
         ok(&self.group, o.group)
             && ok(&self.version, o.version)
@@ -166,7 +171,7 @@ impl Selector {
 }
 
 /// An anchored regex (`^(?:pattern)$`); `field` names it in the error.
-pub fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
+pub(crate) fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
     Regex::new(&format!("^(?:{pattern})$")).map_err(|e| IgnoreError::Regex {
         field: field.into(),
         // The regex crate draws the error under the pattern: keep its last line.
@@ -176,7 +181,7 @@ pub fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
 }
 
 /// `(pointer, reason)` for every rule that selects `o`.
-pub fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Value) -> Vec<(String, String)> {
+pub(crate) fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for r in rules.iter().filter(|r| r.applies(o, release)) {
         out.extend(r.paths.iter().map(|p| (p.clone(), r.origin.clone())));
@@ -188,7 +193,7 @@ pub fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Value) -> 
 }
 
 /// `(manager, reason)` for every rule that ignores what a manager writes to `o`.
-pub fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String, String)> {
+pub(crate) fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String, String)> {
     rules
         .iter()
         .filter(|r| r.applies(o, release))
@@ -198,7 +203,7 @@ pub fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String
 
 /// What an object's own annotations (in the chart or added live) say: an opt-out reason, and
 /// pointers to ignore.
-pub fn from_annotations(objects: &[&Value], live_trusted: bool) -> (Option<String>, Vec<(String, String)>) {
+pub(crate) fn from_annotations(objects: &[&Value], live_trusted: bool) -> (Option<String>, Vec<(String, String)>) {
     let mut disabled = None;
     let mut paths = Vec::new();
     for obj in objects {

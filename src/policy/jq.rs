@@ -7,7 +7,7 @@ use jaq_json::Val;
 use serde_json::Value;
 
 /// A compiled `[path(EXPR)]`.
-pub struct PathQuery {
+pub(crate) struct PathQuery {
     expr: String,
     filter: jaq_core::Filter<data::JustLut<Val>>,
 }
@@ -20,7 +20,7 @@ impl std::fmt::Debug for PathQuery {
 
 impl PathQuery {
     /// Compiles a jq path expression; the error is one line.
-    pub fn new(expr: &str) -> Result<PathQuery, String> {
+    pub(crate) fn new(expr: &str) -> Result<PathQuery, String> {
         let code = format!("[path({expr})]");
         let program = File { code: code.as_str(), path: () };
         let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
@@ -38,7 +38,7 @@ impl PathQuery {
 
     /// The JSON pointers the expression selects in `object` (none when it selects nothing or
     /// fails on this object).
-    pub fn pointers(&self, object: &Value) -> Vec<String> {
+    pub(crate) fn pointers(&self, object: &Value) -> Vec<String> {
         let Ok(input) = jaq_json::read::parse_single(object.to_string().as_bytes()) else { return Vec::new() };
         let ctx = Ctx::<data::JustLut<Val>>::new(&self.filter.lut, Vars::new([]));
         let mut out = Vec::new();

@@ -4,8 +4,8 @@
 //! Argo CD `Application`, [`jq`] evaluates Argo CD's jq path expressions, and [`config`] reads
 //! them all from the config file.
 
-pub mod config;
-pub mod expected;
-pub mod gitops;
-pub mod ignore;
-pub mod jq;
+pub(crate) mod config;
+pub(crate) mod expected;
+pub(crate) mod gitops;
+pub(crate) mod ignore;
+pub(crate) mod jq;

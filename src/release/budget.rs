@@ -10,18 +10,18 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// The budget's unit: reservations are counted in KiB.
 const UNIT: usize = 1024;
 /// The whole process's budget for decoded records (well under the chart's 256 MiB limit).
-pub const TOTAL: usize = 128 * 1024 * 1024;
+pub(crate) const TOTAL: usize = 128 * 1024 * 1024;
 
 static BUDGET: Semaphore = Semaphore::const_new(TOTAL / UNIT);
 
 /// A reservation of the budget, shared by the copies of one release.
 #[derive(Clone, Debug)]
-pub struct Reserved(#[allow(dead_code)] Option<Arc<SemaphorePermit<'static>>>);
+pub(crate) struct Reserved(#[allow(dead_code)] Option<Arc<SemaphorePermit<'static>>>);
 
 impl Reserved {
     /// Gives back what is reserved past `bytes` (once the record is decoded and its manifest's
     /// size known: [`cost`]); nothing when the reservation is shared already.
-    pub fn shrink_to(&mut self, bytes: usize) {
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
         let keep = units(bytes) as usize;
         if let Some(permit) = self.0.as_mut().and_then(Arc::get_mut)
             && permit.num_permits() > keep
@@ -32,7 +32,7 @@ impl Reserved {
 
     /// No reservation (tests).
     #[cfg(test)]
-    pub fn none() -> Reserved {
+    pub(crate) fn none() -> Reserved {
         Reserved(None)
     }
 }
@@ -40,13 +40,13 @@ impl Reserved {
 /// What a record of `size` bytes of JSON whose manifest is `manifest` bytes costs decoded: the
 /// JSON held as text, and the bytes its manifest may expand to (`desired::yaml::Budget`), at most
 /// the whole budget. Before decoding, the manifest may be the whole record: `cost(size, size)`.
-pub fn cost(size: usize, manifest: usize) -> usize {
+pub(crate) fn cost(size: usize, manifest: usize) -> usize {
     size.saturating_add(expansion(manifest)).min(TOTAL)
 }
 
 /// The most bytes a manifest of `len` bytes may expand to when parsed (aliases included): eight
 /// times its text and one MiB, at most 64 MiB.
-pub fn expansion(len: usize) -> usize {
+pub(crate) fn expansion(len: usize) -> usize {
     len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
 }
 
@@ -55,7 +55,7 @@ fn units(bytes: usize) -> u32 {
 }
 
 /// Waits until a record of `size` bytes fits the budget, and reserves it.
-pub async fn reserve(size: usize) -> Reserved {
+pub(crate) async fn reserve(size: usize) -> Reserved {
     Reserved(BUDGET.acquire_many(units(cost(size, size))).await.ok().map(Arc::new))
 }
 

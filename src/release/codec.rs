@@ -10,11 +10,11 @@ use std::io::Read;
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 /// The largest release JSON accepted after decompression (a gzip bomb is an error, not an
 /// exhausted machine). Helm's own records are far smaller: a Secret holds at most 1 MiB.
-pub const MAX_DECOMPRESSED: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_DECOMPRESSED: u64 = 16 * 1024 * 1024;
 
 /// What was wrong with a stored record, layer by layer.
 #[derive(Debug, thiserror::Error)]
-pub enum DecodeError {
+pub(crate) enum DecodeError {
     #[error("the record is empty")]
     Empty,
     #[error("bad base64: {0}")]
@@ -31,17 +31,17 @@ pub enum DecodeError {
 
 /// Decodes Helm's encoded release text (the value of a Secret's or ConfigMap's `release` key,
 /// after Kubernetes' own base64 layer is removed).
-pub fn decode(encoded: &[u8]) -> Result<Claimed, DecodeError> {
+pub(crate) fn decode(encoded: &[u8]) -> Result<Claimed, DecodeError> {
     Encoded::new(encoded)?.decode()
 }
 
 /// A record's bytes with Helm's base64 layer removed, not yet decompressed.
-pub struct Encoded {
+pub(crate) struct Encoded {
     raw: Vec<u8>,
 }
 
 impl Encoded {
-    pub fn new(encoded: &[u8]) -> Result<Encoded, DecodeError> {
+    pub(crate) fn new(encoded: &[u8]) -> Result<Encoded, DecodeError> {
         let text: Vec<u8> = encoded.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
         if text.is_empty() {
             return Err(DecodeError::Empty);
@@ -55,7 +55,7 @@ impl Encoded {
 
     /// The bytes of JSON it decodes to, as declared (gzip's ISIZE trailer) and enforced by
     /// [`Encoded::decode`]; over [`MAX_DECOMPRESSED`] is an error before anything is inflated.
-    pub fn size(&self) -> Result<usize, DecodeError> {
+    pub(crate) fn size(&self) -> Result<usize, DecodeError> {
         let size = match self.raw.len() {
             n if self.gzipped() && n >= 18 => {
                 u32::from_le_bytes(self.raw[n - 4..].try_into().expect("four bytes")) as usize
@@ -79,7 +79,7 @@ impl Encoded {
     }
 
     /// The record's JSON as it claims itself.
-    pub fn decode(self) -> Result<Claimed, DecodeError> {
+    pub(crate) fn decode(self) -> Result<Claimed, DecodeError> {
         let size = self.size()?;
         let json = if self.gzipped() { inflate(&self.raw, size)? } else { self.raw };
         Ok(serde_json::from_slice(&json)?)

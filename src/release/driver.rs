@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// Which Helm storage backend holds the release records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Driver {
+pub(crate) enum Driver {
     Secrets,
     ConfigMaps,
     /// PostgreSQL, as Helm's `sql` driver (`HELM_DRIVER_SQL_CONNECTION_STRING`).
@@ -15,7 +15,7 @@ pub enum Driver {
 
 impl Driver {
     /// The name `HELM_DRIVER` gives it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Driver::Secrets => "secrets",
             Driver::ConfigMaps => "configmaps",
@@ -24,7 +24,7 @@ impl Driver {
     }
 
     /// What one record is called in messages (`Secret`, `ConfigMap`, `SQL row`).
-    pub fn record_kind(self) -> &'static str {
+    pub(crate) fn record_kind(self) -> &'static str {
         match self {
             Driver::Secrets => "Secret",
             Driver::ConfigMaps => "ConfigMap",
@@ -34,7 +34,7 @@ impl Driver {
 }
 
 /// The label selector of Helm's records, narrowed by `selector` (`helm list -l`) when given.
-pub fn records_selector(base: &str, selector: Option<&str>) -> String {
+pub(crate) fn records_selector(base: &str, selector: Option<&str>) -> String {
     match selector.filter(|s| !s.trim().is_empty()) {
         Some(s) => format!("{base},{s}"),
         None => base.to_string(),
@@ -42,14 +42,14 @@ pub fn records_selector(base: &str, selector: Option<&str>) -> String {
 }
 
 /// Every record of Helm's: `owner=helm`.
-pub const RECORDS: &str = "owner=helm";
+pub(crate) const RECORDS: &str = "owner=helm";
 
 /// The deployed records: what a check reads.
-pub const DEPLOYED: &str = "owner=helm,status=deployed";
+pub(crate) const DEPLOYED: &str = "owner=helm,status=deployed";
 
 /// The release (namespace, name) a storage object records, from its labels; `None` for an
 /// object that is not Helm's.
-pub fn release_of(meta: &ObjectMeta) -> Option<(String, String)> {
+pub(crate) fn release_of(meta: &ObjectMeta) -> Option<(String, String)> {
     let name = meta.labels.as_ref()?.get("name")?.clone();
     Some((meta.namespace.clone()?, name))
 }

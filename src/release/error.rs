@@ -15,7 +15,7 @@ fn not_deployed_hint(status: &str) -> &'static str {
 
 /// Why no release could be read.
 #[derive(Debug, thiserror::Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     #[error("release {release:?} not found in namespace {namespace:?} (storage driver: {driver}){hint}")]
     NotFound { release: String, namespace: String, driver: &'static str, hint: String },
     #[error(
@@ -42,14 +42,14 @@ pub enum SourceError {
 impl SourceError {
     /// Whether the record itself is unusable (undecodable, over a limit, not what it claims):
     /// input to reject, not an outage.
-    pub fn is_bad_record(&self) -> bool {
+    pub(crate) fn is_bad_record(&self) -> bool {
         matches!(self, SourceError::Corrupt { .. } | SourceError::NoData { .. } | SourceError::Mismatch { .. })
     }
 }
 
 /// Why the SQL storage could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum SqlError {
+pub(crate) enum SqlError {
     #[error("the sql driver needs HELM_DRIVER_SQL_CONNECTION_STRING")]
     NoConnectionString,
     #[error("cannot connect to the SQL storage: {0}")]

@@ -5,41 +5,41 @@ use super::SourceError;
 
 /// One stored revision.
 #[derive(Clone, Debug)]
-pub struct Record {
+pub(crate) struct Record {
     /// The storage object's name (`sh.helm.release.v1.<name>.v<revision>`).
-    pub object: String,
-    pub revision: u32,
-    pub status: String,
+    pub(crate) object: String,
+    pub(crate) revision: u32,
+    pub(crate) status: String,
 }
 
 /// Every stored revision of one release.
 #[derive(Clone, Debug)]
-pub struct ReleaseIndex {
-    pub namespace: String,
-    pub name: String,
-    pub records: Vec<Record>,
+pub(crate) struct ReleaseIndex {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) records: Vec<Record>,
 }
 
 impl ReleaseIndex {
     /// The highest revision in any status.
-    pub fn newest(&self) -> Option<&Record> {
+    pub(crate) fn newest(&self) -> Option<&Record> {
         self.records.iter().max_by_key(|r| r.revision)
     }
 
     /// Whether Helm is in the middle of an operation on the release (its newest record is
     /// `pending-*` or `uninstalling`): an install, upgrade, rollback or uninstall under way.
-    pub fn in_progress(&self) -> bool {
+    pub(crate) fn in_progress(&self) -> bool {
         self.newest().is_some_and(|r| r.status.starts_with("pending-") || r.status == "uninstalling")
     }
 
     /// The highest `deployed` revision.
-    pub fn deployed(&self) -> Option<&Record> {
+    pub(crate) fn deployed(&self) -> Option<&Record> {
         self.records.iter().filter(|r| r.status == "deployed").max_by_key(|r| r.revision)
     }
 
     /// Helm's rule: the given revision, else the highest `deployed` one; also the newest
     /// revision when it is not the chosen one. `driver` names the storage in errors.
-    pub fn choose(
+    pub(crate) fn choose(
         &self,
         revision: Option<u32>,
         driver: &'static str,

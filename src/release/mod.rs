@@ -11,12 +11,12 @@ mod sql;
 mod sql_tls;
 mod storage;
 
-pub use budget::expansion;
-pub use codec::decode;
-pub use driver::{Driver, RECORDS, records_selector, release_of};
-pub use error::SourceError;
+pub(crate) use budget::expansion;
+pub(crate) use codec::decode;
+pub(crate) use driver::{Driver, RECORDS, records_selector, release_of};
+pub(crate) use error::SourceError;
 #[cfg(test)]
-pub use index::Record;
-pub use index::ReleaseIndex;
-pub use record::{Chart, Release};
-pub use storage::{Selected, Storage};
+pub(crate) use index::Record;
+pub(crate) use index::ReleaseIndex;
+pub(crate) use record::{Chart, Release};
+pub(crate) use storage::{Selected, Storage};

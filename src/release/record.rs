@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 /// What a record's JSON says, before its identity is checked against its storage object.
 #[derive(Debug, Deserialize)]
-pub struct Claimed {
+pub(crate) struct Claimed {
     name: String,
     namespace: String,
     version: u32,
@@ -30,7 +30,7 @@ pub struct Claimed {
 
 impl Claimed {
     /// The bytes of its manifest (what parsing it may expand).
-    pub fn manifest_len(&self) -> usize {
+    pub(crate) fn manifest_len(&self) -> usize {
         self.manifest.len()
     }
 
@@ -56,43 +56,43 @@ impl Claimed {
 
 /// A release record's content: what to compare, once the identity is bound.
 #[derive(Clone, Debug)]
-pub struct Content {
-    pub chart: Option<Chart>,
+pub(crate) struct Content {
+    pub(crate) chart: Option<Chart>,
     /// The user-supplied values (`helm install -f/--set`), kept as the record's JSON text: read
     /// only by the commands that render (a large hostile value is never a tree in memory).
-    pub config: Option<Box<RawValue>>,
-    pub manifest: String,
+    pub(crate) config: Option<Box<RawValue>>,
+    pub(crate) manifest: String,
     /// Hooks are counted, never compared (they are not expected to exist).
-    pub hooks: Vec<serde::de::IgnoredAny>,
+    pub(crate) hooks: Vec<serde::de::IgnoredAny>,
     /// Helm 4: `ssa`, `csa`, or absent (client-side apply).
-    pub apply_method: Option<String>,
+    pub(crate) apply_method: Option<String>,
 }
 
 /// Where a record was read from, as the storage says (the object's namespace and name, its
 /// `name`, `version` and `status` labels or SQL columns).
 #[derive(Clone, Copy, Debug)]
-pub struct Stored<'a> {
-    pub namespace: &'a str,
-    pub object: &'a str,
-    pub name: &'a str,
-    pub revision: u32,
-    pub status: &'a str,
+pub(crate) struct Stored<'a> {
+    pub(crate) namespace: &'a str,
+    pub(crate) object: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) revision: u32,
+    pub(crate) status: &'a str,
 }
 
 /// A record whose JSON says something else than its storage object: which field, and both.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("the record says {field} {claimed:?}, but its storage object says {stored:?}")]
-pub struct Mismatch {
-    pub field: &'static str,
-    pub claimed: String,
-    pub stored: String,
+pub(crate) struct Mismatch {
+    pub(crate) field: &'static str,
+    pub(crate) claimed: String,
+    pub(crate) stored: String,
 }
 
 impl Claimed {
     /// The release, when the record's name, namespace, revision and status are those of its
     /// storage object (and the object is named as Helm names it): a record speaks only for the
     /// namespace it is stored in.
-    pub fn bind(self, stored: Stored<'_>, reserved: Reserved) -> Result<Release, Mismatch> {
+    pub(crate) fn bind(self, stored: Stored<'_>, reserved: Reserved) -> Result<Release, Mismatch> {
         let key = format!("sh.helm.release.v1.{}.v{}", stored.name, stored.revision);
         let checks = [
             ("name", self.name.clone(), stored.name.to_string()),
@@ -111,7 +111,7 @@ impl Claimed {
 /// One revision of a release, as stored by Helm, whose identity was checked against its storage
 /// object ([`Claimed::bind`] is the only way to make one outside tests).
 #[derive(Clone, Debug)]
-pub struct Release {
+pub(crate) struct Release {
     name: String,
     namespace: String,
     version: u32,
@@ -122,28 +122,28 @@ pub struct Release {
 }
 
 impl Release {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         &self.namespace
     }
-    pub fn revision(&self) -> u32 {
+    pub(crate) fn revision(&self) -> u32 {
         self.version
     }
-    pub fn status(&self) -> &str {
+    pub(crate) fn status(&self) -> &str {
         &self.info.status
     }
 
     /// A release from its JSON, identity unchecked: for tests only.
     #[cfg(test)]
-    pub fn for_tests(json: serde_json::Value) -> Release {
+    pub(crate) fn for_tests(json: serde_json::Value) -> Release {
         let claimed: Claimed = serde_json::from_value(json).expect("a release record");
         claimed.into_release(Reserved::none())
     }
 
     /// The user-supplied values as a tree (`{}` when there are none).
-    pub fn user_values(&self) -> Result<serde_json::Value, serde_json::Error> {
+    pub(crate) fn user_values(&self) -> Result<serde_json::Value, serde_json::Error> {
         raw_tree(self.content.config.as_deref())
     }
 }
@@ -171,47 +171,47 @@ fn raw_tree(raw: Option<&RawValue>) -> Result<serde_json::Value, serde_json::Err
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-pub struct Info {
+pub(crate) struct Info {
     #[serde(default)]
-    pub status: String,
+    pub(crate) status: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
-pub struct Chart {
-    pub metadata: ChartMetadata,
+pub(crate) struct Chart {
+    pub(crate) metadata: ChartMetadata,
     /// Templates (`templates/...`), data base64-encoded.
     #[serde(default)]
-    pub templates: Option<Vec<ChartFile>>,
+    pub(crate) templates: Option<Vec<ChartFile>>,
     /// Every other file of the chart (`crds/...`, `files/...`), data base64-encoded.
     #[serde(default)]
-    pub files: Option<Vec<ChartFile>>,
+    pub(crate) files: Option<Vec<ChartFile>>,
     /// The chart's default values, as the record's JSON text (see [`Content::config`]).
     #[serde(default)]
-    pub values: Option<Box<RawValue>>,
+    pub(crate) values: Option<Box<RawValue>>,
     /// `values.schema.json`, base64-encoded.
     #[serde(default)]
-    pub schema: Option<String>,
+    pub(crate) schema: Option<String>,
 }
 
 /// A file of a stored chart.
 #[derive(Clone, Debug, Deserialize)]
-pub struct ChartFile {
-    pub name: String,
+pub(crate) struct ChartFile {
+    pub(crate) name: String,
     /// Base64 (Go's `[]byte` in JSON).
     #[serde(default)]
-    pub data: Option<String>,
+    pub(crate) data: Option<String>,
 }
 
 impl Chart {
     /// The chart's default values as a tree (`{}` when there are none).
-    pub fn default_values(&self) -> Result<serde_json::Value, serde_json::Error> {
+    pub(crate) fn default_values(&self) -> Result<serde_json::Value, serde_json::Error> {
         raw_tree(self.values.as_deref())
     }
 }
 
 impl ChartFile {
     /// The file's bytes; `None` when the base64 is invalid.
-    pub fn bytes(&self) -> Option<Vec<u8>> {
+    pub(crate) fn bytes(&self) -> Option<Vec<u8>> {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.decode(self.data.as_deref().unwrap_or("")).ok()
     }
@@ -219,19 +219,19 @@ impl ChartFile {
 
 /// `Chart.yaml` as stored (Helm's metadata fields, camelCase in JSON).
 #[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
-pub struct ChartMetadata {
+pub(crate) struct ChartMetadata {
     #[serde(default)]
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default)]
-    pub version: String,
+    pub(crate) version: String,
     /// Everything else (apiVersion, appVersion, dependencies...), kept to rebuild Chart.yaml.
     #[serde(flatten)]
-    pub rest: serde_json::Map<String, serde_json::Value>,
+    pub(crate) rest: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ChartMetadata {
     /// Whether the chart declares subcharts (which Helm does not store with the release).
-    pub fn has_dependencies(&self) -> bool {
+    pub(crate) fn has_dependencies(&self) -> bool {
         self.rest.get("dependencies").and_then(|d| d.as_array()).is_some_and(|d| !d.is_empty())
     }
 }

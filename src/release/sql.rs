@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use tokio_postgres::NoTls;
 
 /// A connection to Helm's SQL storage.
-pub struct SqlStorage {
+pub(crate) struct SqlStorage {
     client: tokio_postgres::Client,
 }
 
 impl SqlStorage {
     /// Connects, over TLS as the connection string's `sslmode` asks (see [`super::sql_tls`]).
-    pub async fn connect(connection: Option<&str>) -> Result<SqlStorage, SqlError> {
+    pub(crate) async fn connect(connection: Option<&str>) -> Result<SqlStorage, SqlError> {
         let conn = connection.ok_or(SqlError::NoConnectionString)?;
         let (wire, tls) = super::sql_tls::split(conn).map_err(SqlError::Tls)?;
         let client = match super::sql_tls::client_config(&tls).map_err(SqlError::Tls)? {
@@ -33,7 +33,7 @@ impl SqlStorage {
     }
 
     /// Every release in `namespace` (all when `None`) whose labels match `selector`.
-    pub async fn releases(
+    pub(crate) async fn releases(
         &self,
         namespace: Option<&str>,
         selector: Option<&str>,
@@ -76,7 +76,7 @@ impl SqlStorage {
     }
 
     /// The encoded body of one record.
-    pub async fn read(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>, SqlError> {
+    pub(crate) async fn read(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>, SqlError> {
         let row = self
             .client
             .query_opt("SELECT body FROM releases_v1 WHERE key = $1 AND namespace = $2", &[&key, &namespace])

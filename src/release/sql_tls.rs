@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Why a connection string's TLS settings cannot be used.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TlsSettingsError {
+pub(crate) enum TlsSettingsError {
     #[error("sslmode {0:?} is not one of disable, allow, prefer, require, verify-ca, verify-full")]
     SslMode(String),
     #[error("{0}: client certificates are not supported by helm-drift's sql driver")]
@@ -37,7 +37,7 @@ pub enum TlsSettingsError {
 
 /// How much TLS a connection string asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Disable,
     Prefer,
     Require,
@@ -47,14 +47,14 @@ pub enum Mode {
 
 /// The TLS part of a connection string.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tls {
-    pub mode: Mode,
-    pub root_cert: Option<PathBuf>,
+pub(crate) struct Tls {
+    pub(crate) mode: Mode,
+    pub(crate) root_cert: Option<PathBuf>,
 }
 
 /// The connection string for tokio-postgres (verify modes as `require`, `sslrootcert` taken
 /// off) and its TLS settings.
-pub fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
+pub(crate) fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
     let trimmed = conn.trim();
     let url = trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://");
     let pairs = if url { url_pairs(trimmed) } else { keyword_pairs(trimmed)? };
@@ -100,7 +100,7 @@ pub fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
 }
 
 /// The rustls configuration for `tls` (`None` for `disable`).
-pub fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, TlsSettingsError> {
+pub(crate) fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, TlsSettingsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

@@ -28,15 +28,15 @@ enum Backend {
 
 /// The chosen revision, and the newest one when it is not the chosen one (failed, pending...).
 #[derive(Debug)]
-pub struct Selected {
-    pub release: Release,
+pub(crate) struct Selected {
+    pub(crate) release: Release,
     /// The storage object it came from, e.g. `Secret apps/sh.helm.release.v1.web.v3`.
-    pub record: String,
-    pub newest: Option<(u32, String)>,
+    pub(crate) record: String,
+    pub(crate) newest: Option<(u32, String)>,
 }
 
 /// Helm's storage, through one backend.
-pub struct Storage {
+pub(crate) struct Storage {
     backend: Backend,
     /// Record data read ahead by one LIST, keyed by (namespace, object name).
     prefetched: std::sync::Mutex<BTreeMap<(String, String), Vec<u8>>>,
@@ -46,7 +46,7 @@ pub struct Storage {
 
 impl Storage {
     /// Opens the storage; for the SQL driver this connects to the database.
-    pub async fn open(
+    pub(crate) async fn open(
         client: kube::Client,
         driver: Driver,
         sql_connection: Option<&str>,
@@ -58,7 +58,7 @@ impl Storage {
         Ok(Storage { backend, prefetched: Default::default(), large: tokio::sync::Semaphore::new(LARGE_AT_ONCE) })
     }
 
-    pub fn driver(&self) -> Driver {
+    pub(crate) fn driver(&self) -> Driver {
         match &self.backend {
             Backend::Kube { driver, .. } => *driver,
             Backend::Sql(_) => Driver::Sql,
@@ -67,7 +67,7 @@ impl Storage {
 
     /// Every release in `namespace` (all namespaces when `None`) whose storage labels match
     /// `selector`, sorted by namespace and name; only labels are read.
-    pub async fn releases(
+    pub(crate) async fn releases(
         &self,
         namespace: Option<&str>,
         selector: Option<&str>,
@@ -104,7 +104,7 @@ impl Storage {
     }
 
     /// The stored revisions of one release.
-    pub async fn history(&self, namespace: &str, release: &str) -> Result<ReleaseIndex, SourceError> {
+    pub(crate) async fn history(&self, namespace: &str, release: &str) -> Result<ReleaseIndex, SourceError> {
         let found = self.releases(Some(namespace), Some(&format!("name={release}"))).await?;
         match found.into_iter().find(|r| r.name == release) {
             Some(index) => Ok(index),
@@ -120,7 +120,7 @@ impl Storage {
     /// For a release not found in a namespace: where it is instead, as a hint for the error
     /// (`: it is in namespace "shop" (-n shop, or -A for every namespace)`); empty when it is
     /// nowhere, or the identity may not list every namespace.
-    pub async fn elsewhere(&self, release: &str, selector: Option<&str>) -> String {
+    pub(crate) async fn elsewhere(&self, release: &str, selector: Option<&str>) -> String {
         let selector = match selector {
             Some(s) => format!("name={release},{s}"),
             None => format!("name={release}"),
@@ -136,7 +136,11 @@ impl Storage {
 
     /// Reads the data of every `deployed` record in scope with one LIST, so that checking many
     /// releases costs one request instead of one GET each. Nothing to do for SQL.
-    pub async fn prefetch_deployed(&self, namespace: Option<&str>, selector: Option<&str>) -> Result<(), SourceError> {
+    pub(crate) async fn prefetch_deployed(
+        &self,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<(), SourceError> {
         let Backend::Kube { client, driver } = &self.backend else { return Ok(()) };
         let lp = ListParams::default().labels(&driver::records_selector(DEPLOYED, selector));
         let found = match driver {
@@ -161,7 +165,7 @@ impl Storage {
     }
 
     /// Reads and decodes the revision to check: `revision` if given, else the highest `deployed`.
-    pub async fn select(&self, index: &ReleaseIndex, revision: Option<u32>) -> Result<Selected, SourceError> {
+    pub(crate) async fn select(&self, index: &ReleaseIndex, revision: Option<u32>) -> Result<Selected, SourceError> {
         let (chosen, newest) = index.choose(revision, self.driver().name())?;
         let record = format!("{} {}/{}", self.record_kind(), index.namespace, chosen.object);
         let ahead =

@@ -12,27 +12,27 @@ use serde_json::Value;
 
 /// Who a repair acts for, and how far it may reach.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Authority {
+pub(crate) struct Authority {
     /// The release's namespace and name.
-    pub namespace: String,
-    pub release: String,
+    pub(crate) namespace: String,
+    pub(crate) release: String,
     /// The operator trusts this namespace's records as their own (`--trust-namespace`): the
     /// watcher writes for them as itself, cluster-scoped objects and other namespaces included.
-    pub trusted: bool,
+    pub(crate) trusted: bool,
     /// Every write impersonates this ServiceAccount of the release's namespace
     /// (`--repair-service-account`): the API server decides what it may do.
-    pub service_account: Option<String>,
+    pub(crate) service_account: Option<String>,
 }
 
 impl Authority {
     /// The user the writes impersonate (`system:serviceaccount:NS:NAME`), if any.
-    pub fn impersonated_user(&self) -> Option<String> {
+    pub(crate) fn impersonated_user(&self) -> Option<String> {
         self.service_account.as_ref().map(|sa| format!("system:serviceaccount:{}:{sa}", self.namespace))
     }
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
     /// ServiceAccount to write as), or `None`.
-    pub fn refuses_all(&self) -> Option<String> {
+    pub(crate) fn refuses_all(&self) -> Option<String> {
         (!self.trusted && self.service_account.is_none()).then(|| {
             format!(
                 "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
@@ -45,7 +45,7 @@ impl Authority {
 
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
     /// server holds it, absent when deleted) is refused, or `None` when it may go ahead.
-    pub fn refusal(
+    pub(crate) fn refusal(
         &self,
         object: &ObjectId,
         action: &Action,

@@ -14,23 +14,23 @@ use serde_json::{Value, json};
 
 /// What a repair asks for.
 #[derive(Clone, Debug, Default)]
-pub struct RepairRequest {
-    pub release: String,
+pub(crate) struct RepairRequest {
+    pub(crate) release: String,
     /// `KIND/NAME` filters (kind case-insensitive); empty means every drifted object.
-    pub only: Vec<String>,
+    pub(crate) only: Vec<String>,
     /// Also remove fields other field managers added (changed outside Helm).
-    pub remove_foreign: bool,
+    pub(crate) remove_foreign: bool,
     /// Plan and validate only; change nothing.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
     /// credentials decide, as for Helm).
-    pub authority: Option<Authority>,
+    pub(crate) authority: Option<Authority>,
     /// Told as steps are validated and applied.
-    pub progress: Progress,
+    pub(crate) progress: Progress,
 }
 
 /// Plans, validates and (unless a dry run) applies the repair of the release `index` lists.
-pub async fn execute(
+pub(crate) async fn execute(
     session: &mut Session,
     settings: &Settings,
     index: &ReleaseIndex,
@@ -42,7 +42,7 @@ pub async fn execute(
 
 /// [`execute`], with every write (dry-runs included) sent through `writer` (an impersonating
 /// client for self-healing as a ServiceAccount); reads and Events use the session's client.
-pub async fn execute_as(
+pub(crate) async fn execute_as(
     session: &mut Session,
     settings: &Settings,
     index: &ReleaseIndex,

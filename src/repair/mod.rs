@@ -7,6 +7,6 @@ mod execute;
 mod patch;
 mod plan;
 
-pub use authority::Authority;
-pub use execute::{RepairRequest, execute, execute_as};
-pub use plan::{PlannedStep, plan};
+pub(crate) use authority::Authority;
+pub(crate) use execute::{RepairRequest, execute, execute_as};
+pub(crate) use plan::{PlannedStep, plan};

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 /// The desired object with every ignored path set to its live value (or left out when absent
 /// live), so that a server-side apply never touches what the ignore rules protect.
-pub fn keep_ignored(desired: &Value, o: &ObjectDrift) -> Value {
+pub(crate) fn keep_ignored(desired: &Value, o: &ObjectDrift) -> Value {
     let mut body = desired.clone();
     let live = o.live.clone().unwrap_or(Value::Null);
     for i in &o.ignored {
@@ -25,7 +25,7 @@ pub fn keep_ignored(desired: &Value, o: &ObjectDrift) -> Value {
 /// items restored at their recorded position. Operations are ordered so that no index shifts
 /// under a later one: replacements and map fields first, then removals from the last list
 /// position down, then list items from the first position up.
-pub fn repair_ops(o: &ObjectDrift, remove: &[FieldPath]) -> Value {
+pub(crate) fn repair_ops(o: &ObjectDrift, remove: &[FieldPath]) -> Value {
     let live = o.live.clone().unwrap_or(Value::Null);
     let mut ops = Vec::new();
     let mut inserts = Vec::new();

@@ -9,31 +9,31 @@ use crate::model::{Action, DriftReport, FieldPath, ObjectId, Skip, Step, StepSta
 /// A step with the changes that make it, in order. The first is validated by a server dry-run
 /// together with every other step's before anything is applied; the others only take ownership
 /// (their content is the same).
-pub struct PlannedStep {
-    pub step: Step,
+pub(crate) struct PlannedStep {
+    pub(crate) step: Step,
     /// Which object of the evaluation it changes.
-    pub index: usize,
-    pub changes: Vec<Change>,
+    pub(crate) index: usize,
+    pub(crate) changes: Vec<Change>,
     /// After the changes, take the chart's fields away from other managers (server-side apply).
-    pub reclaim: bool,
+    pub(crate) reclaim: bool,
 }
 
-pub struct Plan {
+pub(crate) struct Plan {
     /// The verdicts of the selected objects.
-    pub before: DriftReport,
-    pub steps: Vec<PlannedStep>,
-    pub skipped: Vec<(ObjectId, Skip)>,
+    pub(crate) before: DriftReport,
+    pub(crate) steps: Vec<PlannedStep>,
+    pub(crate) skipped: Vec<(ObjectId, Skip)>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum PlanError {
+pub(crate) enum PlanError {
     #[error("--only {only}: no such object in release {release}")]
     NoSuchObject { only: String, release: String },
 }
 
 impl PlannedStep {
     /// The object's name and where it lives (planned objects are always served).
-    pub fn target<'a>(&self, e: &'a Evaluated) -> Option<(&'a str, &'a Location)> {
+    pub(crate) fn target<'a>(&self, e: &'a Evaluated) -> Option<(&'a str, &'a Location)> {
         Some((e.objects[self.index].name.as_str(), e.locations[self.index].as_ref()?))
     }
 }
@@ -41,7 +41,7 @@ impl PlannedStep {
 /// The steps that undo the drift of the objects `only` selects (`KIND/NAME` or `NAME`; all when
 /// empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
-pub fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
+pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
     let ssa = e.release.apply_method.as_deref() == Some("ssa");
     let mut steps = Vec::new();
     let mut skipped = Vec::new();

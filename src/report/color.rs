@@ -6,7 +6,7 @@ use owo_colors::OwoColorize;
 
 /// What a piece of text means, and so its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     /// In sync, applied: green.
     Good,
     /// Drift: yellow.
@@ -26,7 +26,7 @@ pub enum Tone {
 }
 
 /// `text` in `tone` when `on`, else as is.
-pub fn paint(on: bool, tone: Tone, text: &str) -> String {
+pub(crate) fn paint(on: bool, tone: Tone, text: &str) -> String {
     if !on {
         return text.to_string();
     }
@@ -43,7 +43,7 @@ pub fn paint(on: bool, tone: Tone, text: &str) -> String {
 }
 
 /// The tone of an object verdict.
-pub fn verdict(kind: DriftKind) -> Tone {
+pub(crate) fn verdict(kind: DriftKind) -> Tone {
     match kind {
         DriftKind::InSync => Tone::Good,
         DriftKind::Missing => Tone::Bad,
@@ -55,7 +55,7 @@ pub fn verdict(kind: DriftKind) -> Tone {
 }
 
 /// One line of a unified diff: headers bold, additions green, removals red, hunks cyan.
-pub fn diff_line(on: bool, line: &str) -> String {
+pub(crate) fn diff_line(on: bool, line: &str) -> String {
     let tone = if line.starts_with("+++") || line.starts_with("---") {
         Tone::Strong
     } else if line.starts_with('+') {

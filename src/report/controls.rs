@@ -12,7 +12,7 @@ const PALETTE: [&str; 9] = ["0", "1", "2", "22", "31", "32", "33", "35", "36"];
 const COLOUR_RESET: &str = "39";
 
 /// `text` with every control character escaped but `\n`, `\t` and (when `colour`) our palette.
-pub fn escaped(text: &str, colour: bool) -> Cow<'_, str> {
+pub(crate) fn escaped(text: &str, colour: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// The unified diff (`--- recorded` / `+++ live`) of a drifted object, or `None` when there is
 /// no live object to show.
-pub fn unified(o: &ObjectDrift, context: usize, show_secrets: bool) -> Option<String> {
+pub(crate) fn unified(o: &ObjectDrift, context: usize, show_secrets: bool) -> Option<String> {
     let mut live = o.live.clone()?;
     let mut recorded = recorded_view(o, &live);
     secret::mask_pair(&o.id, &mut recorded, &mut live, show_secrets);

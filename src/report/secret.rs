@@ -7,9 +7,9 @@ use crate::model::ObjectId;
 use crate::model::path::under;
 use serde_json::Value;
 
-pub use crate::model::HIDDEN;
+pub(crate) use crate::model::HIDDEN;
 /// What the live side of a diff shows for a secret value that differs from the record.
-pub const HIDDEN_CHANGED: &str = "(hidden, differs)";
+pub(crate) const HIDDEN_CHANGED: &str = "(hidden, differs)";
 
 use crate::model::SECRET_POINTERS;
 #[cfg(test)]
@@ -20,13 +20,13 @@ const KAPP_ORIGINAL: &str = SECRET_POINTERS[3];
 const RANCHER_APPLIED: &str = SECRET_POINTERS[4];
 
 /// Whether the value at `pointer` in this object is (or holds) secret data.
-pub fn is_secret(id: &ObjectId, pointer: &str) -> bool {
+pub(crate) fn is_secret(id: &ObjectId, pointer: &str) -> bool {
     id.is_secret_path(pointer)
 }
 
 /// The value at `pointer` as it may be shown: secret values replaced by [`HIDDEN`] (a map of
 /// them keeps its keys), everything else unchanged. `show` (`--show-secrets`) shows all.
-pub fn mask(id: &ObjectId, pointer: &str, value: &Value, show: bool) -> Value {
+pub(crate) fn mask(id: &ObjectId, pointer: &str, value: &Value, show: bool) -> Value {
     if show || !is_secret(id, pointer) {
         return value.clone();
     }
@@ -44,7 +44,7 @@ pub fn mask(id: &ObjectId, pointer: &str, value: &Value, show: bool) -> Value {
 
 /// Both sides of a diff of one object with secret values hidden; a value that differs from
 /// the other side reads [`HIDDEN_CHANGED`] on the live side, so the diff still shows it changed.
-pub fn mask_pair(id: &ObjectId, recorded: &mut Value, live: &mut Value, show: bool) {
+pub(crate) fn mask_pair(id: &ObjectId, recorded: &mut Value, live: &mut Value, show: bool) {
     if show || !id.is_secret() {
         return;
     }
@@ -58,7 +58,7 @@ pub fn mask_pair(id: &ObjectId, recorded: &mut Value, live: &mut Value, show: bo
 /// Two versions of one manifest document (stored and rendered; `None` when a side has none) as
 /// they may be shown: a core Secret's values hidden as in every diff (a value that differs reads
 /// [`HIDDEN_CHANGED`] on the rendered side), other documents unchanged. `show` shows all.
-pub fn mask_documents(stored: Option<&str>, rendered: Option<&str>, show: bool) -> (String, String) {
+pub(crate) fn mask_documents(stored: Option<&str>, rendered: Option<&str>, show: bool) -> (String, String) {
     let text = |s: Option<&str>| s.unwrap_or_default().to_string();
     let parse = |s: Option<&str>| s.and_then(|t| serde_yaml::from_str::<Value>(t).ok());
     let (a, b) = (parse(stored), parse(rendered));
@@ -79,7 +79,7 @@ pub fn mask_documents(stored: Option<&str>, rendered: Option<&str>, show: bool) 
 /// What `helm` printed (a dry run's `MANIFEST:` and `HOOKS:` sections hold whole documents)
 /// with the values of every core Secret document hidden, line by line: the text around the
 /// documents (`NOTES:`) is not YAML, so the documents are not parsed. `show` shows all.
-pub fn mask_helm_output(text: &str, show: bool) -> String {
+pub(crate) fn mask_helm_output(text: &str, show: bool) -> String {
     if show {
         return text.to_string();
     }

@@ -9,24 +9,24 @@ use tokio::sync::watch;
 
 /// Which Lease, and who this replica is.
 #[derive(Clone, Debug)]
-pub struct LeaderOptions {
-    pub name: String,
+pub(crate) struct LeaderOptions {
+    pub(crate) name: String,
     /// The Lease's namespace (default: the watcher's namespace).
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// This replica's name in the Lease (default: the host name, a pod's name).
-    pub identity: String,
+    pub(crate) identity: String,
     /// Seconds a leader holds the Lease without renewing it.
-    pub duration: u64,
+    pub(crate) duration: u64,
 }
 
 /// This replica's standing, kept renewed by a task of its own.
-pub struct Elected {
+pub(crate) struct Elected {
     state: watch::Receiver<bool>,
     task: tokio::task::JoinHandle<kube_lease_manager::Result<kube_lease_manager::LeaseManager>>,
 }
 
 /// Joins the election (creating the Lease when there is none).
-pub async fn elect(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> Result<Elected> {
+pub(crate) async fn elect(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> Result<Elected> {
     let namespace = options.namespace.as_deref().unwrap_or(namespace);
     let manager = LeaseManagerBuilder::new(client.clone(), &options.name)
         .with_namespace(namespace)
@@ -43,7 +43,7 @@ pub async fn elect(client: &kube::Client, options: &LeaderOptions, namespace: &s
 
 impl Elected {
     /// Resolves once this replica holds the Lease.
-    pub async fn acquired(&mut self) -> Result<()> {
+    pub(crate) async fn acquired(&mut self) -> Result<()> {
         loop {
             if *self.state.borrow_and_update() {
                 return Ok(());
@@ -53,13 +53,13 @@ impl Elected {
     }
 
     /// Leaves the election, releasing the Lease when held (so a standby takes over at once).
-    pub async fn resign(self) {
+    pub(crate) async fn resign(self) {
         drop(self.state);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await;
     }
 
     /// Resolves when this replica no longer holds the Lease.
-    pub async fn lost(&mut self) {
+    pub(crate) async fn lost(&mut self) {
         loop {
             if !*self.state.borrow_and_update() {
                 return;
@@ -76,14 +76,14 @@ impl Elected {
 /// go on acting while a standby has taken over. Reads the Lease itself; unreadable means not
 /// leading.
 #[derive(Clone)]
-pub struct LeaseCheck {
+pub(crate) struct LeaseCheck {
     api: Api<Lease>,
     name: String,
     identity: String,
 }
 
 impl LeaseCheck {
-    pub fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> LeaseCheck {
+    pub(crate) fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> LeaseCheck {
         let namespace = options.namespace.as_deref().unwrap_or(namespace);
         LeaseCheck {
             api: Api::namespaced(client.clone(), namespace),
@@ -93,7 +93,7 @@ impl LeaseCheck {
     }
 
     /// Whether this replica holds the Lease now (and its last renewal has not expired).
-    pub async fn holds(&self) -> bool {
+    pub(crate) async fn holds(&self) -> bool {
         match self.api.get_opt(&self.name).await {
             Ok(Some(lease)) => held_by(&lease, &self.identity, k8s_openapi::jiff::Timestamp::now()),
             _ => false,

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
 pub(super) struct UpgradeRequest {
-    pub release: String,
+    pub(crate) release: String,
     /// The chart's source, for charts with subcharts (which Helm does not store).
-    pub chart: Option<PathBuf>,
-    pub helm: HelmBinary,
-    pub dry_run: bool,
+    pub(crate) chart: Option<PathBuf>,
+    pub(crate) helm: HelmBinary,
+    pub(crate) dry_run: bool,
 }
 
 pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result<UpgradeReport> {

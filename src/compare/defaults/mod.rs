@@ -17,7 +17,7 @@ use table::When::Present;
 use table::{Fill, When, rules_for};
 
 /// Stands for a value the server (or a controller) chooses: any live value is what it holds.
-pub const CHOSEN: &str = "\u{1}chosen by the server";
+pub(crate) const CHOSEN: &str = "\u{1}chosen by the server";
 
 /// A rule placed for a kind: its path as tokens.
 type Placed = (Vec<String>, Fill, When);
@@ -49,7 +49,7 @@ enum Mode {
 /// `desired` as the server would hold it: built-in defaults, then the CRD `schema`'s
 /// (`openAPIV3Schema` of the served version) for a custom resource. Chosen values are
 /// [`CHOSEN`].
-pub fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) -> Value {
+pub(crate) fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) -> Value {
     let mut out = desired.clone();
     for (at, rule, when) in placed(group, kind) {
         apply(&mut out, at, *rule, *when, Mode::Held);
@@ -63,7 +63,7 @@ pub fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) ->
 /// `desired` with the empty values that mean "let the server choose" (`clusterIP: ""`,
 /// `nodePort: 0`, `imagePullPolicy: ""`...) as `null`: they set nothing, like a `null` in a
 /// chart. Borrowed when there is none.
-pub fn without_empty_choices<'a>(group: &str, kind: &str, desired: &'a Value) -> std::borrow::Cow<'a, Value> {
+pub(crate) fn without_empty_choices<'a>(group: &str, kind: &str, desired: &'a Value) -> std::borrow::Cow<'a, Value> {
     fn has_empty(v: &Value) -> bool {
         match v {
             Value::String(s) => s.is_empty(),
@@ -246,7 +246,7 @@ fn schema_defaults(v: &mut Value, schema: &Value) {
 
 /// `held` without the values the server chooses: what holds for a field whose owner did not
 /// create the object (a node port owned by `kubectl edit` was changed by it, not chosen).
-pub fn without_chosen(held: &Value) -> Value {
+pub(crate) fn without_chosen(held: &Value) -> Value {
     match held {
         Value::Object(o) => Value::Object(
             o.iter().filter(|(_, v)| v.as_str() != Some(CHOSEN)).map(|(k, v)| (k.clone(), without_chosen(v))).collect(),
@@ -258,7 +258,7 @@ pub fn without_chosen(held: &Value) -> Value {
 
 /// Whether `live` is what the server holds where it would hold `held` (a value of [`held`]):
 /// every field of `live` as held, [`CHOSEN`] matching anything.
-pub fn holds(live: &Value, held: &Value) -> bool {
+pub(crate) fn holds(live: &Value, held: &Value) -> bool {
     if held.as_str() == Some(CHOSEN) {
         return true;
     }

@@ -9,10 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, PostParams};
 use std::collections::{BTreeMap, HashMap};
 
-pub const DETECTED: &str = "DriftDetected";
-pub const RESOLVED: &str = "DriftResolved";
-pub const ABANDONED: &str = "DriftRepairAbandoned";
-pub const REFUSED: &str = "DriftRepairRefused";
+pub(crate) const DETECTED: &str = "DriftDetected";
+pub(crate) const RESOLVED: &str = "DriftResolved";
+pub(crate) const ABANDONED: &str = "DriftRepairAbandoned";
+pub(crate) const REFUSED: &str = "DriftRepairRefused";
 /// The component helm-drift's Events name.
 const COMPONENT: &str = "helm-drift";
 const SIGNATURE: &str = "helm-drift.io/signature";
@@ -22,7 +22,7 @@ const AT: &str = "helm-drift.io/last-seen";
 
 /// What became of an Event.
 #[derive(Debug)]
-pub enum Recorded {
+pub(crate) enum Recorded {
     Created,
     /// An Event with this signature exists: recorded before (by this or another watcher).
     Existing,
@@ -32,7 +32,7 @@ pub enum Recorded {
 }
 
 /// Records one Event about `object` (in [`crate::live::event_namespace`]).
-pub async fn record(
+pub(crate) async fn record(
     client: &kube::Client,
     object: &ObjectId,
     release: &crate::watch::keys::ReleaseKey,
@@ -139,18 +139,18 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
 
 /// What [`unresolved`] found.
 #[derive(Debug, Default)]
-pub struct Earlier {
+pub(crate) struct Earlier {
     /// Drift signatures recorded and not resolved, by release and object.
-    pub unresolved: HashMap<crate::watch::keys::ReleaseObject, String>,
+    pub(crate) unresolved: HashMap<crate::watch::keys::ReleaseObject, String>,
     /// Events of helm-drift's reasons that were not taken: another component wrote them, or
     /// their signature or object reference is malformed.
-    pub rejected: usize,
+    pub(crate) rejected: usize,
 }
 
 /// The drift signatures earlier watchers recorded and did not resolve, by object: read from the
 /// Events in `namespace` (every namespace when `None`). Anyone who may create Events can write
 /// one with these reasons: only well-formed Events of helm-drift's component are taken.
-pub async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Result<Earlier, ApiError> {
+pub(crate) async fn unresolved(client: &kube::Client, namespace: Option<&str>) -> Result<Earlier, ApiError> {
     let api: Api<Event> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),

@@ -5,20 +5,20 @@ use std::io::Write;
 
 /// Where and how decisions are written.
 #[derive(Clone, Copy, Debug)]
-pub struct Log {
-    pub json: bool,
+pub(crate) struct Log {
+    pub(crate) json: bool,
 }
 
 impl Log {
-    pub fn info(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+    pub(crate) fn info(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
         self.write("info", msg, fields);
     }
 
-    pub fn warn(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+    pub(crate) fn warn(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
         self.write("warn", msg, fields);
     }
 
-    pub fn error(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
+    pub(crate) fn error(&self, msg: &str, fields: &[(&str, &dyn ToString)]) {
         self.write("error", msg, fields);
     }
 

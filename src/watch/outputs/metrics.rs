@@ -13,47 +13,47 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReleaseLabels {
-    pub namespace: String,
-    pub release: String,
+pub(crate) struct ReleaseLabels {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ObjectLabels {
-    pub namespace: String,
-    pub release: String,
-    pub verdict: String,
+pub(crate) struct ObjectLabels {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    pub(crate) verdict: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct GuardLabels {
-    pub namespace: String,
-    pub release: String,
-    pub mode: String,
+pub(crate) struct GuardLabels {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    pub(crate) mode: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct VerbLabels {
-    pub verb: String,
+pub(crate) struct VerbLabels {
+    pub(crate) verb: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReasonLabels {
-    pub reason: String,
+pub(crate) struct ReasonLabels {
+    pub(crate) reason: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct InputLabels {
-    pub input: String,
+pub(crate) struct InputLabels {
+    pub(crate) input: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResultLabels {
-    pub result: String,
+pub(crate) struct ResultLabels {
+    pub(crate) result: String,
 }
 
 /// Every metric the watcher exports.
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     drifted: Family<ReleaseLabels, Gauge>,
     revision: Family<ReleaseLabels, Gauge>,
@@ -69,13 +69,13 @@ pub struct Metrics {
     notifications: Family<ResultLabels, Counter>,
     events: Family<ReasonLabels, Counter>,
     rejected: Family<InputLabels, Counter>,
-    pub ready: Gauge,
+    pub(crate) ready: Gauge,
     /// Releases the selection matched at the last full check.
-    pub selected: Gauge,
-    pub leader: Gauge,
-    pub watches: Gauge,
+    pub(crate) selected: Gauge,
+    pub(crate) leader: Gauge,
+    pub(crate) watches: Gauge,
     /// Releases changed and waiting for their debounce (a set: changes coalesce).
-    pub pending: Gauge,
+    pub(crate) pending: Gauge,
 }
 
 /// What a self-healing repair can come to.
@@ -91,7 +91,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    pub(crate) fn new() -> Metrics {
         let mut registry = Registry::with_prefix("helm_drift");
         let m = Metrics {
             drifted: Family::default(),
@@ -200,7 +200,7 @@ impl Metrics {
     }
 
     /// A release's verdicts, after each comparison.
-    pub fn record(&self, report: &DriftReport, seconds: f64) {
+    pub(crate) fn record(&self, report: &DriftReport, seconds: f64) {
         let labels = release_labels(&report.namespace, &report.release);
         self.drifted.get_or_create(&labels).set(i64::from(report.drifted() > 0));
         self.revision.get_or_create(&labels).set(i64::from(report.revision));
@@ -215,7 +215,7 @@ impl Metrics {
 
     /// The admission guard covering a release: 1 for its mode (`none` when no guard covers it);
     /// no series when that is not known (`None`: the guards cannot be read).
-    pub fn guard(&self, namespace: &str, release: &str, mode: Option<&str>) {
+    pub(crate) fn guard(&self, namespace: &str, release: &str, mode: Option<&str>) {
         let labels = release_labels(namespace, release);
         for word in GUARD_MODES {
             let l = guard_labels(&labels, word);
@@ -228,7 +228,7 @@ impl Metrics {
     }
 
     /// Drops every series of a release (uninstalled, or no longer selected).
-    pub fn forget(&self, namespace: &str, release: &str) {
+    pub(crate) fn forget(&self, namespace: &str, release: &str) {
         let labels = release_labels(namespace, release);
         self.drifted.remove(&labels);
         self.revision.remove(&labels);
@@ -240,7 +240,7 @@ impl Metrics {
     }
 
     /// Drops every release series (a replica that lost the lease).
-    pub fn forget_all(&self) {
+    pub(crate) fn forget_all(&self) {
         self.drifted.clear();
         self.revision.clear();
         self.last_check.clear();
@@ -248,28 +248,28 @@ impl Metrics {
         self.guarded.clear();
     }
 
-    pub fn error(&self, reason: &str) {
+    pub(crate) fn error(&self, reason: &str) {
         self.errors.get_or_create(&ReasonLabels { reason: reason.into() }).inc();
     }
 
-    pub fn repair(&self, result: &str) {
+    pub(crate) fn repair(&self, result: &str) {
         self.repairs.get_or_create(&ResultLabels { result: result.into() }).inc();
     }
 
-    pub fn notification(&self, result: &str) {
+    pub(crate) fn notification(&self, result: &str) {
         self.notifications.get_or_create(&ResultLabels { result: result.into() }).inc();
     }
 
-    pub fn event(&self, reason: &str) {
+    pub(crate) fn event(&self, reason: &str) {
         self.events.get_or_create(&ReasonLabels { reason: reason.into() }).inc();
     }
 
     /// The exposition text (OpenMetrics).
-    pub fn rejected(&self, input: &str, n: u64) {
+    pub(crate) fn rejected(&self, input: &str, n: u64) {
         self.rejected.get_or_create(&InputLabels { input: input.into() }).inc_by(n);
     }
 
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let counts = requests::counts();
         {
             let mut seen = self.api_seen.lock().expect("metrics lock");

@@ -32,7 +32,7 @@ pub(crate) enum Payload {
 
 /// Hands notifications to the sending task.
 #[derive(Clone)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     tx: Option<mpsc::Sender<Bytes>>,
     metrics: Arc<Metrics>,
     format: Payload,
@@ -45,7 +45,7 @@ pub struct Notifier {
 impl Notifier {
     /// Starts the sending task (nothing when there are no receivers); `cluster` is put on every
     /// notification.
-    pub fn start(
+    pub(crate) fn start(
         urls: Vec<String>,
         format: Payload,
         cluster: Option<String>,
@@ -101,7 +101,7 @@ impl Notifier {
 
     /// Queues one notification (serialized now, so the queue holds bytes it can count); never
     /// waits. Dropped and counted when the queue is full by count or by bytes.
-    pub fn send(&self, mut payload: Value) {
+    pub(crate) fn send(&self, mut payload: Value) {
         let Some(tx) = &self.tx else { return };
         if let (Some(cluster), Some(map)) = (&self.cluster, payload.as_object_mut()) {
             map.insert("cluster".into(), cluster.clone().into());

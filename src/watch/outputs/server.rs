@@ -12,20 +12,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the endpoints read.
-pub struct Health {
-    pub metrics: Arc<Metrics>,
-    pub ready: AtomicBool,
+pub(crate) struct Health {
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) ready: AtomicBool,
     /// Release names asked for that match no release (said in `/readyz`).
-    pub missing: std::sync::Mutex<Vec<String>>,
+    pub(crate) missing: std::sync::Mutex<Vec<String>>,
     /// `--ui`: each release as the page shows it (none kept without `--ui`).
-    pub board: Option<std::sync::Mutex<Board>>,
+    pub(crate) board: Option<std::sync::Mutex<Board>>,
 }
 
 /// The page's releases by namespace and name.
-pub type Board = std::collections::BTreeMap<(String, String), crate::model::BoardRelease>;
+pub(crate) type Board = std::collections::BTreeMap<(String, String), crate::model::BoardRelease>;
 
 /// Binds `address` (so a busy port is an error at start) and serves until the process ends.
-pub async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::net::SocketAddr> {
+pub(crate) async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on --metrics-address {address}: {e}"))?;

@@ -25,25 +25,25 @@ use tokio::sync::mpsc;
 /// Sends touches to the loop, each with the moment it was seen (the debounce counts from there,
 /// not from when a busy loop gets to it).
 #[derive(Clone)]
-pub struct TouchSender(pub mpsc::UnboundedSender<(Touch, tokio::time::Instant)>);
+pub(crate) struct TouchSender(pub mpsc::UnboundedSender<(Touch, tokio::time::Instant)>);
 
 impl TouchSender {
-    pub fn send(&self, touch: Touch) -> Result<(), ()> {
+    pub(crate) fn send(&self, touch: Touch) -> Result<(), ()> {
         self.0.send((touch, tokio::time::Instant::now())).map_err(|_| ())
     }
 }
 
 /// What every watch task shares.
 #[derive(Clone)]
-pub struct Sink {
-    pub tx: TouchSender,
-    pub metrics: Arc<Metrics>,
-    pub log: Log,
+pub(crate) struct Sink {
+    pub(crate) tx: TouchSender,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) log: Log,
 }
 
 /// Watches Helm's release records (narrowed by `selector`) in `namespace` or everywhere; `None`
 /// for the SQL driver, which has nothing to watch.
-pub fn storage(
+pub(crate) fn storage(
     client: &kube::Client,
     driver: Driver,
     namespace: Option<&str>,
@@ -68,7 +68,7 @@ pub fn storage(
 }
 
 /// Watches one kind (metadata only).
-pub fn kind(
+pub(crate) fn kind(
     client: &kube::Client,
     resource: &ApiResource,
     key: &WatchKey,

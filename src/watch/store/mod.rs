@@ -26,7 +26,7 @@ type KindScope = (ApiResource, BTreeSet<Option<String>>);
 
 /// The watched releases and the index from objects to the releases that placed them.
 #[derive(Default)]
-pub struct State {
+pub(crate) struct State {
     releases: HashMap<ReleaseKey, Watched>,
     owners: HashMap<ObjectKey, BTreeSet<ReleaseKey>>,
 }
@@ -36,7 +36,7 @@ impl State {
     /// location, `None` for an object the cluster does not serve). Says whether it is a decision
     /// worth a log line: the verdict changed, a new revision, or a release first seen drifted (one
     /// first seen in sync is only counted in the "ready" line).
-    pub fn absorb(
+    pub(crate) fn absorb(
         &mut self,
         key: &ReleaseKey,
         revision: u32,
@@ -71,18 +71,18 @@ impl State {
     }
 
     /// How many releases are watched, and how many of them drifted.
-    pub fn counts(&self) -> (usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize) {
         (self.releases.len(), self.releases.values().filter(|w| w.drifted).count())
     }
 
     /// Forgets a release (uninstalled, no longer selected); says whether it was watched.
-    pub fn forget(&mut self, key: &ReleaseKey) -> bool {
+    pub(crate) fn forget(&mut self, key: &ReleaseKey) -> bool {
         self.index(key, &[]);
         self.releases.remove(key).is_some()
     }
 
     /// The watched releases not among `found` (gone from storage or from the selection).
-    pub fn gone(&self, found: &BTreeSet<ReleaseKey>) -> Vec<ReleaseKey> {
+    pub(crate) fn gone(&self, found: &BTreeSet<ReleaseKey>) -> Vec<ReleaseKey> {
         let mut gone: Vec<ReleaseKey> = self.releases.keys().filter(|k| !found.contains(*k)).cloned().collect();
         gone.sort();
         gone
@@ -90,7 +90,7 @@ impl State {
 
     /// The releases a change concerns: a release's records when it is selected (`names` empty:
     /// every release), an object's owners.
-    pub fn releases_of(&self, touch: &Touch, names: &[String]) -> Vec<ReleaseKey> {
+    pub(crate) fn releases_of(&self, touch: &Touch, names: &[String]) -> Vec<ReleaseKey> {
         match touch {
             Touch::Release(key) => {
                 if names.is_empty() || names.contains(&key.name) {
@@ -105,7 +105,7 @@ impl State {
 
     /// The watches the releases need: one per kind, in the one namespace all its objects live
     /// in, else cluster-wide.
-    pub fn wanted_watches(&self) -> BTreeMap<WatchKey, ApiResource> {
+    pub(crate) fn wanted_watches(&self) -> BTreeMap<WatchKey, ApiResource> {
         let mut by_kind: BTreeMap<(String, String, String), KindScope> = BTreeMap::new();
         for w in self.releases.values() {
             for (r, ns) in &w.resources {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The refusals in force.
 #[derive(Debug, Default)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// Releases whose record was refused, with the record's revision.
     records: HashMap<ReleaseKey, u32>,
     /// Releases past their namespace's bound.
@@ -17,27 +17,27 @@ pub struct Refused {
 }
 
 /// Releases left out by [`Refused::bound`], by namespace: how many, and the first few names.
-pub type Crowded = BTreeMap<String, (usize, Vec<String>)>;
+pub(crate) type Crowded = BTreeMap<String, (usize, Vec<String>)>;
 
 impl Refused {
     /// Whether a bad record of `key` at `revision` is news (not refused before).
-    pub fn record(&mut self, key: &ReleaseKey, revision: u32) -> bool {
+    pub(crate) fn record(&mut self, key: &ReleaseKey, revision: u32) -> bool {
         self.records.insert(key.clone(), revision) != Some(revision)
     }
 
     /// A release judged (or gone): its record is no longer refused.
-    pub fn clear(&mut self, key: &ReleaseKey) {
+    pub(crate) fn clear(&mut self, key: &ReleaseKey) {
         self.records.remove(key);
     }
 
     /// Whether `key` is left out for its namespace's bound.
-    pub fn is_crowded(&self, key: &ReleaseKey) -> bool {
+    pub(crate) fn is_crowded(&self, key: &ReleaseKey) -> bool {
         self.crowded.contains(key)
     }
 
     /// Keeps at most `max` releases of each namespace (the first by name, as listed) and
     /// returns the namespaces where releases were newly left out.
-    pub fn bound(&mut self, found: &mut Vec<ReleaseIndex>, max: usize) -> Crowded {
+    pub(crate) fn bound(&mut self, found: &mut Vec<ReleaseIndex>, max: usize) -> Crowded {
         let mut per: HashMap<String, usize> = HashMap::new();
         let mut left_out = HashSet::new();
         found.retain(|i| {

@@ -11,19 +11,19 @@ use std::sync::Arc;
 
 /// Computes signatures with one key.
 #[derive(Clone)]
-pub struct Signer {
+pub(crate) struct Signer {
     key: Arc<hmac::Key>,
 }
 
 impl Signer {
     /// A signer keyed with `key` (at least 32 bytes are expected).
-    pub fn new(key: &[u8]) -> Signer {
+    pub(crate) fn new(key: &[u8]) -> Signer {
         Signer { key: Arc::new(hmac::Key::new(hmac::HMAC_SHA256, key)) }
     }
 
     /// The signature of a drifted object of a release (hex, 64 characters); `None` when it does
     /// not count as drift.
-    pub fn of(&self, release: &crate::watch::keys::ReleaseKey, object: &ObjectDrift) -> Option<String> {
+    pub(crate) fn of(&self, release: &crate::watch::keys::ReleaseKey, object: &ObjectDrift) -> Option<String> {
         signature(self, release, object)
     }
 
@@ -41,7 +41,7 @@ impl Signer {
 }
 
 /// Whether `text` has the shape of a signature: 64 lowercase hexadecimal digits.
-pub fn well_formed(text: &str) -> bool {
+pub(crate) fn well_formed(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -73,7 +73,7 @@ fn signature(signer: &Signer, release: &crate::watch::keys::ReleaseKey, object: 
 }
 
 /// The paths an object drifted by, as JSON pointers (for Events and logs: never values).
-pub fn paths(object: &ObjectDrift) -> Vec<String> {
+pub(crate) fn paths(object: &ObjectDrift) -> Vec<String> {
     let mut out: Vec<String> = object.fields.iter().map(|f| f.path.pointer()).collect();
     out.extend(object.added.iter().map(|a| a.path.pointer()));
     out.extend(object.disowned.iter().map(|d| d.path.pointer()));

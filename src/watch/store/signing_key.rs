@@ -14,7 +14,7 @@ const FIELD: &str = "key";
 const MIN_LEN: usize = 32;
 
 /// Where the key came from.
-pub enum Source {
+pub(crate) enum Source {
     /// Read from the Secret, or created there now.
     Secret,
     /// The Secret could not be read or written: a key for this process alone (signatures change
@@ -23,13 +23,13 @@ pub enum Source {
 }
 
 /// A new random key.
-pub fn random() -> Vec<u8> {
+pub(crate) fn random() -> Vec<u8> {
     crate::random::bytes::<MIN_LEN>().to_vec()
 }
 
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the
 /// Secret cannot be used (with the reason).
-pub async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {
+pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {
     match read_or_create(client, namespace, name).await {
         Ok(key) => (key, Source::Secret),
         Err(why) => (random(), Source::Process(why)),

@@ -9,14 +9,14 @@ use std::collections::HashMap;
 
 /// A change worth an Event and a notification.
 #[derive(Clone, Debug)]
-pub enum Transition {
+pub(crate) enum Transition {
     /// The object drifted with a signature not reported before.
     Detected { object: Box<ObjectDrift>, signature: String },
     /// The object no longer drifts; `signature` is the drift that was reported.
     Resolved { object: ObjectId, signature: String },
 }
 
-pub struct Tracker {
+pub(crate) struct Tracker {
     /// Reported signature of each object of each release (an object two records claim is
     /// tracked for each: one's verdict never resolves the other's drift).
     reported: HashMap<ReleaseObject, String>,
@@ -27,17 +27,17 @@ pub struct Tracker {
 
 impl Tracker {
     /// Starts from what earlier watchers reported and never resolved.
-    pub fn seeded(seeds: HashMap<ReleaseObject, String>, signer: Signer) -> Tracker {
+    pub(crate) fn seeded(seeds: HashMap<ReleaseObject, String>, signer: Signer) -> Tracker {
         Tracker { reported: HashMap::new(), seeds, signer }
     }
 
     /// The signer of this watcher's signatures.
-    pub fn signer(&self) -> &Signer {
+    pub(crate) fn signer(&self) -> &Signer {
         &self.signer
     }
 
     /// The transitions a release's new verdicts make, remembered as reported.
-    pub fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
+    pub(crate) fn update(&mut self, report: &DriftReport) -> Vec<Transition> {
         let release: ReleaseKey = ReleaseKey::of(report);
         let mut out = Vec::new();
         for object in &report.objects {
@@ -80,13 +80,13 @@ impl Tracker {
     }
 
     /// Forgets a release (uninstalled): no transitions, its objects are gone with it.
-    pub fn forget(&mut self, release: &ReleaseKey) {
+    pub(crate) fn forget(&mut self, release: &ReleaseKey) {
         self.reported.retain(|(r, _), _| r != release);
     }
 
     /// The signature reported for an object of a release.
     #[cfg(test)]
-    pub fn reported(&self, release: &ReleaseKey, id: &ObjectId) -> Option<&str> {
+    pub(crate) fn reported(&self, release: &ReleaseKey, id: &ObjectId) -> Option<&str> {
         self.reported.get(&(release.clone(), id.clone())).map(String::as_str)
     }
 }

@@ -101,6 +101,37 @@ fn use_color(flag: ColorChoice) -> bool {
 mod tests {
     use super::*;
 
+    /// The rule a command's settings refuse the command line with (`None`: resolved).
+    fn refusal(line: &str) -> Option<String> {
+        let cli = Cli::try_parse_from(std::iter::once("helm-drift").chain(line.split(' '))).expect(line);
+        let g = &cli.global;
+        let refused = match cli.command {
+            Command::Check(a) => check::CheckSettings::resolve(g, a).err(),
+            Command::Repair(a) => repair::RepairSettings::resolve(g, a).err(),
+            Command::Render(a) => render::RenderSettings::resolve(g, a).err(),
+            Command::Watch(a) => watch::WatchSettings::resolve(g, a).err(),
+            _ => unreachable!("{line}"),
+        };
+        refused.map(|e| e.to_string())
+    }
+
+    /// Each command's flag rules are its settings' (refused before anything is read).
+    #[test]
+    fn each_command_refuses_the_flag_combinations_it_cannot_serve() {
+        for (line, said) in [
+            ("check web --kube-context a --kube-context b --explain", "--explain and --rerender check one cluster"),
+            ("check web --chart ./chart", "--chart is for --explain and --rerender"),
+            ("repair web -o json", "repair writes a text report only (-o json is for check and render)"),
+            ("repair web --upgrade --kube-context a --kube-context b", "--upgrade runs helm against one cluster"),
+            ("render web -o html", "render writes text or json (-o html is a report of check)"),
+            ("render web -o markdown", "render writes text or json (-o markdown is a report of check)"),
+            ("watch -A -v", "-v and --show-secrets shape check's report"),
+        ] {
+            let got = refusal(line).unwrap_or_default();
+            assert!(got.starts_with(said), "{line}: {got}");
+        }
+    }
+
     /// One version, one place: plugin.yaml and the chart carry Cargo.toml's version, and the
     /// changelog has its section (scripts/version.sh --set writes them, --check checks a tag).
     #[test]

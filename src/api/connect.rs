@@ -24,6 +24,25 @@ pub(crate) struct Connection {
     pub(crate) timeout: Option<std::time::Duration>,
     /// Objects per page of each LIST (`--chunk-size`; 0: unpaginated); applies to the process.
     pub(crate) chunk_size: u32,
+    /// A kubeconfig read from a cluster inventory (vetted: inline data only), used instead of
+    /// any file.
+    pub(crate) given: Option<Kubeconfig>,
+}
+
+impl Connection {
+    /// How to reach a cluster of an inventory: its own kubeconfig, with this connection's
+    /// request limits (never its server, credentials or impersonation, which are another
+    /// cluster's).
+    pub(crate) fn for_member(&self, kubeconfig: Kubeconfig) -> Connection {
+        Connection {
+            qps: self.qps,
+            burst: self.burst,
+            timeout: self.timeout,
+            chunk_size: self.chunk_size,
+            given: Some(kubeconfig),
+            ..Connection::default()
+        }
+    }
 }
 
 /// Why no client could be built.
@@ -171,6 +190,9 @@ pub(crate) fn context_names(conn: &Connection) -> Result<Vec<String>, ConnectErr
 }
 
 fn read_kubeconfig(conn: &Connection) -> Result<Option<Kubeconfig>, ConnectError> {
+    if let Some(given) = &conn.given {
+        return Ok(Some(given.clone()));
+    }
     if conn.kubeconfig.is_empty() {
         return match Kubeconfig::read() {
             Ok(kc) => Ok(Some(kc)),

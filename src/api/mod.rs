@@ -5,6 +5,7 @@
 
 mod connect;
 mod error;
+pub(crate) mod inventory;
 mod pages;
 mod retry;
 

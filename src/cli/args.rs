@@ -4,7 +4,9 @@
 //! `XxxSettings::resolve` (in `commands`) turns these into settings.
 
 use super::flags::parse_duration;
-pub(crate) use super::flags::{ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs};
+pub(crate) use super::flags::{
+    ClusterSource, ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
+};
 use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -153,6 +155,8 @@ pub(crate) struct CheckArgs {
     /// with the cluster of every release (like several --kube-context)
     #[arg(long, help_heading = "Selection", conflicts_with = "kube_context")]
     pub(crate) all_contexts: bool,
+    #[command(flatten)]
+    pub(crate) inventory: ClustersArgs,
     /// Also append the report as Markdown to FILE (kept under 1 MiB), beside the normal
     /// output: `--summary-file "$GITHUB_STEP_SUMMARY"` in GitHub Actions
     #[arg(long, value_name = "FILE", help_heading = "Output")]

@@ -118,6 +118,28 @@ fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
     })
 }
 
+/// Where a fleet's clusters come from.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Selection")]
+pub(crate) struct ClustersArgs {
+    /// Check every cluster of an inventory the current cluster holds: `capi` (Cluster API
+    /// Clusters with a ready control plane, reached through their <cluster>-kubeconfig Secret)
+    #[arg(long, value_enum, value_name = "SOURCE", conflicts_with_all = ["kube_context", "all_contexts"])]
+    pub(crate) clusters: Option<ClusterSource>,
+    /// With --clusters: read the inventory in this namespace only [default: every namespace]
+    #[arg(long, value_name = "NAMESPACE", requires = "clusters")]
+    pub(crate) clusters_namespace: Option<String>,
+    /// With --clusters: only the inventory entries with these labels (`env=prod,team=a`)
+    #[arg(long, value_name = "SELECTOR", requires = "clusters")]
+    pub(crate) clusters_selector: Option<String>,
+}
+
+/// `--clusters`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ClusterSource {
+    Capi,
+}
+
 /// `--notify-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum NotifyFormat {

@@ -4,7 +4,8 @@
 
 use super::runtime::runtime;
 use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
-use crate::cli::{CheckArgs, Global};
+use crate::api::inventory::{Scope, Source};
+use crate::cli::{CheckArgs, ClusterSource, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
@@ -23,6 +24,8 @@ pub(crate) struct CheckSettings {
     rendering: Option<Rendering>,
     /// Several clusters: one settings per kubeconfig context.
     fleet: Option<Vec<(String, Settings)>>,
+    /// Several clusters: those of an inventory the cluster of `settings` holds (`--clusters`).
+    inventory: Option<(Source, Scope)>,
     summary_file: Option<PathBuf>,
     shown: Shown,
 }
@@ -36,6 +39,7 @@ impl CheckSettings {
             rerender,
             chart,
             all_contexts,
+            inventory,
             summary_file,
             baseline,
             compare,
@@ -43,9 +47,15 @@ impl CheckSettings {
         } = a;
         let selection = select.selection("check", revision)?;
         let shown = Shown::resolve(&compare, &output);
-        let several = all_contexts || g.kube_context.len() > 1;
+        let inventory = inventory.clusters.map(|source| {
+            let source = match source {
+                ClusterSource::Capi => Source::Capi,
+            };
+            (source, Scope { namespace: inventory.clusters_namespace, selector: inventory.clusters_selector })
+        });
+        let several = all_contexts || g.kube_context.len() > 1 || inventory.is_some();
         if several && (explain || rerender) {
-            bail!("--explain and --rerender check one cluster at a time: give one --kube-context");
+            bail!("--explain and --rerender check one cluster at a time: give one --kube-context, without --clusters");
         }
         if !several && chart.is_some() && !explain && !rerender {
             bail!("--chart is for --explain and --rerender");
@@ -54,6 +64,7 @@ impl CheckSettings {
         let settings = complete(if several { &one } else { g }, &compare, Baseline::Flag(baseline))?;
         let fleet = match several {
             false => None,
+            true if inventory.is_some() => None,
             true if all_contexts => {
                 let contexts = crate::api::context_names(&settings.connection)?;
                 if contexts.is_empty() {
@@ -65,7 +76,7 @@ impl CheckSettings {
         };
         let rendering =
             (explain || rerender).then(|| Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
-        Ok(CheckSettings { settings, selection, rendering, fleet, summary_file, shown })
+        Ok(CheckSettings { settings, selection, rendering, fleet, inventory, summary_file, shown })
     }
 }
 
@@ -73,7 +84,11 @@ impl CheckSettings {
 pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitStatus> {
     say_warnings(&s.settings, printer);
     s.shown.apply(&mut printer.style);
-    if let Some(clusters) = &s.fleet {
+    let members = match &s.inventory {
+        Some((source, scope)) => Some(runtime()?.block_on(members(&s.settings, *source, scope, printer))?),
+        None => s.fleet.clone().map(|f| f.into_iter().map(|(name, settings)| (name, Ok(settings))).collect()),
+    };
+    if let Some(clusters) = &members {
         let fleet = runtime()?.block_on(fleet(clusters, &s.selection));
         printer.fleet(&fleet);
         if let Some(path) = &s.summary_file {
@@ -172,14 +187,53 @@ const FLEET_AT_ONCE: usize = 4;
 /// Checks `selection` in each cluster (`(name, settings)`, in that order), a few at once. A
 /// cluster that cannot be checked (unreachable, forbidden, its storage unreadable) is an error
 /// for that cluster only.
-pub(crate) async fn fleet(clusters: &[(String, Settings)], selection: &Selection) -> FleetReport {
+/// The clusters of an inventory, read through the cluster of `settings`; those left out are said
+/// on stderr.
+async fn members(
+    settings: &Settings,
+    source: Source,
+    scope: &Scope,
+    printer: &mut Terminal,
+) -> Result<Vec<(String, Result<Settings, String>)>> {
+    let management = crate::api::connect(&settings.connection).await?;
+    let found = crate::api::inventory::read(&management.client, source, scope)
+        .await
+        .with_context(|| format!("cannot read the cluster inventory (cluster {})", management.server))?;
+    for (name, why) in &found.skipped {
+        printer.warning(&format!("cluster {name} is not checked: {why}"));
+    }
+    if found.members.is_empty() && found.skipped.is_empty() {
+        bail!("--clusters: the inventory at {} holds no cluster (Cluster API Clusters)", management.server);
+    }
+    Ok(found
+        .members
+        .into_iter()
+        .map(|m| {
+            let member = m.kubeconfig.map(|kubeconfig| Settings {
+                connection: settings.connection.for_member(kubeconfig),
+                namespace: settings.namespace.clone(),
+                ..settings.clone()
+            });
+            (m.name, member)
+        })
+        .collect())
+}
+
+pub(crate) async fn fleet(clusters: &[(String, Result<Settings, String>)], selection: &Selection) -> FleetReport {
     use futures::StreamExt;
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
-        let run = match run(settings, selection, None, &Progress::none()).await {
+        let checked = match settings {
+            Ok(settings) => {
+                run(settings, selection, None, &Progress::none()).await.map_err(|e| crate::errors::chain(&e))
+            }
+            Err(why) => Err(why.clone()),
+        };
+        let run = match checked {
             Ok(run) => run,
             Err(e) => {
-                let namespace = if selection.all_namespaces { "" } else { settings.namespace.as_deref().unwrap_or("") };
-                RunReport::unchecked(&selection.releases, namespace, &crate::errors::chain(&e))
+                let asked = settings.as_ref().ok().and_then(|s| s.namespace.as_deref());
+                let namespace = if selection.all_namespaces { "" } else { asked.unwrap_or("") };
+                RunReport::unchecked(&selection.releases, namespace, &e)
             }
         };
         ClusterReport { cluster: cluster.clone(), run }

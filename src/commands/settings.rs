@@ -73,6 +73,7 @@ pub(crate) fn settings(g: &Global) -> Result<Settings> {
             burst: number("--burst-limit (HELM_BURST_LIMIT)", &g.burst_limit)?,
             timeout: Some(g.timeout),
             chunk_size: g.chunk_size,
+            given: None,
         },
         namespace: nonempty(&g.namespace),
         driver,

@@ -44,6 +44,7 @@ mod fleet;
 mod gitops;
 mod guard;
 mod hostile;
+mod inventory;
 mod lifecycle;
 mod messages;
 mod pictures;

@@ -1,0 +1,87 @@
+//! A fleet from an inventory the cluster already holds (`check --clusters capi`): Cluster API
+//! `Cluster` objects (the real CRD, `tests/fixtures/cluster-api`, no controller: the test writes
+//! the objects, their status and their `<cluster>-kubeconfig` Secrets as Cluster API would) are
+//! read from the management cluster; each ready one is checked through its own kubeconfig; one
+//! not ready is left out and said; one whose kubeconfig would run a command or read a local file
+//! is an error for that cluster alone, and its command never runs.
+
+use crate::support::{Env, Helm, repo_root};
+
+/// The Cluster CRD, served once for the whole suite (server-side apply is idempotent).
+fn serve_cluster_crd(env: &Env) {
+    let crd = repo_root().join("tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml");
+    env.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", crd.to_str().unwrap()]).success();
+    env.kubectl(&["wait", "--for=condition=Established", "crd/clusters.cluster.x-k8s.io", "--timeout=60s"]).success();
+}
+
+/// A Cluster API Cluster in the env's namespace, with `labels`, its control plane initialized
+/// or not, and its kubeconfig Secret holding `kubeconfig` (none when `None`).
+fn cluster(env: &Env, name: &str, labels: &str, ready: bool, kubeconfig: Option<&str>) {
+    let doc = format!(
+        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\nspec:\n  controlPlaneRef: {{apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: {name}}}\n"
+    );
+    env.apply_yaml(&format!("cluster-{name}"), &doc);
+    let status = format!(r#"{{"status":{{"initialization":{{"controlPlaneInitialized":{ready}}}}}}}"#);
+    env.kubectl(&["patch", "cluster.cluster.x-k8s.io", name, "--subresource=status", "--type=merge", "-p", &status])
+        .success();
+    if let Some(kubeconfig) = kubeconfig {
+        let file = env.home().join(format!("{name}-kubeconfig"));
+        std::fs::write(&file, kubeconfig).unwrap();
+        let from = format!("--from-file=value={}", file.display());
+        env.kubectl(&["create", "secret", "generic", &format!("{name}-kubeconfig"), &from]).success();
+    }
+}
+
+helm_matrix! {
+    fn a_cluster_api_inventory_is_checked_cluster_by_cluster(helm: Helm) {
+        let env = Env::new(&format!("inventory-{}", helm.tag()));
+        serve_cluster_crd(&env);
+        env.install(helm, "web", "basic", &[]);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited by hand"}}"#);
+        // What Cluster API writes: the kubeconfig with every credential inline.
+        let inline = env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
+        let marker = env.home().join("exec-ran");
+        let exec = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: '{}', insecure-skip-tls-verify: true}}\nusers:\n- name: u\n  user:\n    exec: {{apiVersion: client.authentication.k8s.io/v1, command: touch, args: ['{}'], interactiveMode: Never}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n",
+            env.cp.server(),
+            marker.display()
+        );
+        cluster(&env, "alpha", "fleet: runtime", true, Some(&inline));
+        cluster(&env, "beta", "fleet: runtime", true, Some(&inline));
+        cluster(&env, "gamma", "fleet: runtime", false, Some(&inline));
+        cluster(&env, "delta", "fleet: other", true, Some(&exec));
+        cluster(&env, "epsilon", "fleet: other", true, None);
+        let ns = env.ns.clone();
+        let check = |extra: &[&str]| {
+            let mut args = vec!["check", "web", "--clusters", "capi", "--clusters-namespace", &ns, "-o", "json"];
+            args.extend_from_slice(extra);
+            env.drift(&args)
+        };
+
+        // The runtime's clusters: both checked through their own kubeconfig, the one not ready
+        // left out and said.
+        let done = check(&["--clusters-selector", "fleet=runtime"]).code(2);
+        done.stderr_has(&format!("cluster {ns}/gamma is not checked: its control plane is not ready"));
+        let doc: serde_json::Value = serde_json::from_str(&done.stdout()).unwrap();
+        let clusters: Vec<String> = doc["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {}", r["cluster"].as_str().unwrap(), r["verdict"].as_str().unwrap()))
+            .collect();
+        assert_eq!(clusters, [format!("{ns}/alpha drifted"), format!("{ns}/beta drifted")], "{}", done.stdout());
+
+        // Every cluster: the hostile kubeconfig and the missing one are errors of their own
+        // clusters, the others still checked; the command never ran.
+        let done = check(&[]).code(1);
+        let text = format!("{}{}", done.stdout(), done.stderr());
+        for (name, said) in [
+            ("delta", format!("Secret {ns}/delta-kubeconfig: the kubeconfig runs a command (exec)")),
+            ("epsilon", format!("Secret {ns}/epsilon-kubeconfig not found")),
+        ] {
+            assert!(text.contains(&said), "{name}: {text}");
+        }
+        assert!(text.contains(&format!("{ns}/alpha")) && text.contains(&format!("{ns}/beta")), "{text}");
+        assert!(!marker.exists(), "a kubeconfig read from the cluster ran its command");
+    }
+}

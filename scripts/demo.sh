@@ -233,6 +233,24 @@ grep -q "re-created by velero-server" "$state/restored.txt"
 echo "exit code 0: owned elsewhere is not drift (--strict counts it); repair --remove-foreign removes none of the server's values"
 "$helm" uninstall restored --namespace demo >/dev/null
 
+say "A fleet from Cluster API: check every ready Cluster through its own kubeconfig Secret (this cluster plays management and workload)"
+"$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" >/dev/null
+for _ in $(seq 300); do  # served within a minute: polled, not waited on blindly
+  "$kubectl" get --raw /apis/cluster.x-k8s.io/v1beta2 >/dev/null 2>&1 && break
+  sleep 0.2
+done
+"$kubectl" create namespace fleet >/dev/null
+"$kubectl" config view --raw --flatten --minify >"$state/workload-kubeconfig"
+for name in eu us; do
+  printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet}\nspec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n' "$name" | "$kubectl" apply -f - >/dev/null
+  "$kubectl" -n fleet patch cluster.cluster.x-k8s.io "$name" --subresource=status --type=merge \
+    -p '{"status":{"initialization":{"controlPlaneInitialized":true}}}' >/dev/null
+  "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/workload-kubeconfig" >/dev/null
+done
+echo "$ helm drift check demo -n demo --clusters capi --clusters-namespace fleet"
+"$helm" drift check demo -n demo --clusters capi --clusters-namespace fleet | tee "$state/fleet.txt" || [ $? = 2 ]
+grep -q "cluster fleet/eu" "$state/fleet.txt" && grep -q "cluster fleet/us" "$state/fleet.txt"
+
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.
 "$helm" drift check demo -n demo -o markdown 2>/dev/null || [ $? = 2 ]

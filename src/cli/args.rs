@@ -153,7 +153,7 @@ pub(crate) struct CheckArgs {
     pub(crate) chart: Option<PathBuf>,
     /// Check in every context of the kubeconfig: a fleet of clusters in one run, one report
     /// with the cluster of every release (like several --kube-context)
-    #[arg(long, help_heading = "Selection", conflicts_with = "kube_context")]
+    #[arg(long, help_heading = "Selection")]
     pub(crate) all_contexts: bool,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,

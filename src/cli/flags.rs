@@ -124,7 +124,7 @@ fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
 pub(crate) struct ClustersArgs {
     /// Check every cluster of an inventory the current cluster holds: `capi` (Cluster API
     /// Clusters with a ready control plane, reached through their <cluster>-kubeconfig Secret)
-    #[arg(long, value_enum, value_name = "SOURCE", conflicts_with_all = ["kube_context", "all_contexts"])]
+    #[arg(long, value_enum, value_name = "SOURCE", conflicts_with = "all_contexts")]
     pub(crate) clusters: Option<ClusterSource>,
     /// With --clusters: read the inventory in this namespace only [default: every namespace]
     #[arg(long, value_name = "NAMESPACE", requires = "clusters")]

@@ -53,6 +53,16 @@ impl CheckSettings {
             };
             (source, Scope { namespace: inventory.clusters_namespace, selector: inventory.clusters_selector })
         });
+        // Helm hands its plugin HELM_KUBECONTEXT even when empty: only a named context counts.
+        let contexts = g.kube_context.iter().filter(|c| !c.is_empty()).count();
+        if all_contexts && contexts > 0 {
+            bail!("--all-contexts checks every context of the kubeconfig: give no --kube-context");
+        }
+        if inventory.is_some() && contexts > 1 {
+            bail!(
+                "--clusters reads the inventory from one cluster: give at most one --kube-context (the management cluster's)"
+            );
+        }
         let several = all_contexts || g.kube_context.len() > 1 || inventory.is_some();
         if several && (explain || rerender) {
             bail!("--explain and --rerender check one cluster at a time: give one --kube-context, without --clusters");
@@ -61,7 +71,8 @@ impl CheckSettings {
             bail!("--chart is for --explain and --rerender");
         }
         let one = Global { kube_context: Vec::new(), ..g.clone() };
-        let settings = complete(if several { &one } else { g }, &compare, Baseline::Flag(baseline))?;
+        let fleet_of_contexts = several && inventory.is_none();
+        let settings = complete(if fleet_of_contexts { &one } else { g }, &compare, Baseline::Flag(baseline))?;
         let fleet = match several {
             false => None,
             true if inventory.is_some() => None,

@@ -126,6 +126,8 @@ mod tests {
             ("render web -o html", "render writes text or json (-o html is a report of check)"),
             ("render web -o markdown", "render writes text or json (-o markdown is a report of check)"),
             ("watch -A -v", "-v and --show-secrets shape check's report"),
+            ("check -A --kube-context a --all-contexts", "--all-contexts checks every context of the kubeconfig"),
+            ("check -A --kube-context a --kube-context b --clusters capi", "--clusters reads the inventory from one"),
         ] {
             let got = refusal(line).unwrap_or_default();
             assert!(got.starts_with(said), "{line}: {got}");

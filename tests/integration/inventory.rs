@@ -5,13 +5,17 @@
 //! not ready is left out and said; one whose kubeconfig would run a command or read a local file
 //! is an error for that cluster alone, and its command never runs.
 
-use crate::support::{Env, Helm, repo_root};
+use crate::support::{Env, Helm, eventually, repo_root};
 
 /// The Cluster CRD, served once for the whole suite (server-side apply is idempotent).
 fn serve_cluster_crd(env: &Env) {
     let crd = repo_root().join("tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml");
     env.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", crd.to_str().unwrap()]).success();
-    env.kubectl(&["wait", "--for=condition=Established", "crd/clusters.cluster.x-k8s.io", "--timeout=60s"]).success();
+    // Served once discovery lists it (a `kubectl wait` right after the create can find no
+    // condition yet).
+    eventually("the Cluster CRD served", std::time::Duration::from_secs(60), || {
+        env.kubectl(&["get", "--raw", "/apis/cluster.x-k8s.io/v1beta2"]).output().out.status.success()
+    });
 }
 
 /// A Cluster API Cluster in the env's namespace, with `labels`, its control plane initialized

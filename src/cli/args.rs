@@ -5,7 +5,7 @@
 
 use super::flags::parse_duration;
 pub(crate) use super::flags::{
-    ClusterSource, ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
+    ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
 };
 use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
 use clap::{Args, Parser, Subcommand};
@@ -153,7 +153,7 @@ pub(crate) struct CheckArgs {
     pub(crate) chart: Option<PathBuf>,
     /// Check in every context of the kubeconfig: a fleet of clusters in one run, one report
     /// with the cluster of every release (like several --kube-context)
-    #[arg(long, help_heading = "Selection")]
+    #[arg(long, help_heading = "Selection", conflicts_with = "clusters")]
     pub(crate) all_contexts: bool,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,
@@ -375,6 +375,12 @@ pub(crate) struct WatchArgs {
     /// How long a leader holds the Lease without renewing it
     #[arg(long, default_value = "15s", value_parser = parse_duration, help_heading = "Leader election")]
     pub(crate) lease_duration: std::time::Duration,
+    #[command(flatten)]
+    pub(crate) inventory: ClustersArgs,
+    /// With --clusters: read the inventory again this often (clusters added or removed,
+    /// kubeconfig Secrets rotated)
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Selection")]
+    pub(crate) clusters_interval: std::time::Duration,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
 }

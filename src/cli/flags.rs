@@ -1,7 +1,9 @@
 //! Flag groups several commands share (selection, comparison, output) and the value enums of
 //! closed sets of values.
 
+use crate::api::inventory::{Scope, Source};
 use crate::engine::Selection;
+pub(crate) use crate::model::parse_duration;
 use crate::report::Format;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -122,9 +124,10 @@ fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Selection")]
 pub(crate) struct ClustersArgs {
-    /// Check every cluster of an inventory the current cluster holds: `capi` (Cluster API
-    /// Clusters with a ready control plane, reached through their <cluster>-kubeconfig Secret)
-    #[arg(long, value_enum, value_name = "SOURCE", conflicts_with = "all_contexts")]
+    /// Every cluster of an inventory the current cluster holds: `capi` (Cluster API Clusters
+    /// with a ready control plane, reached through their <cluster>-kubeconfig Secret) or
+    /// `argocd` (Argo CD's cluster Secrets); only inline credentials are used
+    #[arg(long, value_enum, value_name = "SOURCE")]
     pub(crate) clusters: Option<ClusterSource>,
     /// With --clusters: read the inventory in this namespace only [default: every namespace]
     #[arg(long, value_name = "NAMESPACE", requires = "clusters")]
@@ -138,6 +141,18 @@ pub(crate) struct ClustersArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ClusterSource {
     Capi,
+    Argocd,
+}
+
+impl ClustersArgs {
+    /// The inventory asked for, if any.
+    pub(crate) fn inventory(self) -> Option<(Source, Scope)> {
+        let source = match self.clusters? {
+            ClusterSource::Capi => Source::Capi,
+            ClusterSource::Argocd => Source::Argocd,
+        };
+        Some((source, Scope { namespace: self.clusters_namespace, selector: self.clusters_selector }))
+    }
 }
 
 /// `--notify-format`.
@@ -152,36 +167,4 @@ pub(crate) enum NotifyFormat {
 pub(crate) enum LogFormat {
     Text,
     Json,
-}
-
-/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
-pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
-    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
-    let seconds = match unit {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
-    };
-    if !(seconds > 0.0 && seconds.is_finite()) {
-        return Err(format!("{text:?}: must be more than zero"));
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
-        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("5 weeks").is_err());
-    }
 }

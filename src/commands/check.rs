@@ -5,7 +5,7 @@
 use super::runtime::runtime;
 use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
 use crate::api::inventory::{Scope, Source};
-use crate::cli::{CheckArgs, ClusterSource, Global};
+use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
@@ -47,12 +47,7 @@ impl CheckSettings {
         } = a;
         let selection = select.selection("check", revision)?;
         let shown = Shown::resolve(&compare, &output);
-        let inventory = inventory.clusters.map(|source| {
-            let source = match source {
-                ClusterSource::Capi => Source::Capi,
-            };
-            (source, Scope { namespace: inventory.clusters_namespace, selector: inventory.clusters_selector })
-        });
+        let inventory = inventory.inventory();
         // Helm hands its plugin HELM_KUBECONTEXT even when empty: only a named context counts.
         let contexts = g.kube_context.iter().filter(|c| !c.is_empty()).count();
         if all_contexts && contexts > 0 {
@@ -214,7 +209,7 @@ async fn members(
         printer.warning(&format!("cluster {name} is not checked: {why}"));
     }
     if found.members.is_empty() && found.skipped.is_empty() {
-        bail!("--clusters: the inventory at {} holds no cluster (Cluster API Clusters)", management.server);
+        bail!("--clusters: the inventory at {} holds no cluster ({})", management.server, source.entries());
     }
     Ok(found
         .members

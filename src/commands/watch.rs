@@ -6,7 +6,7 @@ use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
 use crate::settings::{Settings, Trust};
-use crate::watch::{HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions};
+use crate::watch::{FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions};
 use anyhow::{Result, bail};
 
 /// `watch`, resolved.
@@ -21,6 +21,27 @@ impl WatchSettings {
         if a.compare.verbose || a.compare.show_secrets {
             bail!(
                 "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
+            );
+        }
+        let fleet = a.inventory.inventory().map(|(source, scope)| FleetOptions {
+            source,
+            scope,
+            every: a.clusters_interval,
+            home: a.lease_namespace.clone(),
+        });
+        if fleet.is_some() && a.leader_elect {
+            bail!(
+                "--leader-elect with --clusters: several replicas sharing a fleet are not supported yet; run one replica"
+            );
+        }
+        if fleet.is_some() && a.ui {
+            bail!(
+                "--ui shows one cluster; with --clusters the fleet is in /metrics (the cluster label) and the chart's dashboard"
+            );
+        }
+        if fleet.is_some() && g.kube_context.iter().filter(|c| !c.is_empty()).count() > 1 {
+            bail!(
+                "--clusters reads the inventory from one cluster: give at most one --kube-context (the management cluster's)"
             );
         }
         let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
@@ -39,7 +60,7 @@ impl WatchSettings {
             },
             cluster: a.cluster.filter(|c| !c.is_empty()),
             ui: a.ui,
-            log: Log { json: a.log_format == LogFormat::Json },
+            log: Log { json: a.log_format == LogFormat::Json, cluster: None },
             repair: a.repair.then(|| RepairOptions {
                 selector: a.repair_selector,
                 remove_foreign: a.remove_foreign,
@@ -52,6 +73,7 @@ impl WatchSettings {
                 },
             }),
             signature_key_secret: a.signature_key_secret,
+            fleet,
             leader: a.leader_elect.then(|| LeaderOptions {
                 name: a.lease_name,
                 namespace: a.lease_namespace,

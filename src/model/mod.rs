@@ -4,6 +4,7 @@
 
 mod accept;
 mod board;
+mod duration;
 mod exit;
 mod fleet;
 mod id;
@@ -17,6 +18,7 @@ mod upgrade;
 
 pub(crate) use accept::AcceptReport;
 pub(crate) use board::BoardRelease;
+pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;
 pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};

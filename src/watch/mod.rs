@@ -10,8 +10,10 @@
 //! (debounce, resync, repairs postponed by the rate limit), [`reconciler`] (the loop and the
 //! checks that wire the parts, the guard cache), [`heal`] (the decision and the act),
 //! [`outputs`] (Events, notifications, metrics, log, the page), [`lease`] (leader election),
-//! [`keys`] (every key in one place), [`options`]. This file holds the start.
+//! [`keys`] (every key in one place), [`options`]; [`fleet`] runs one watcher per cluster of an
+//! inventory. This file holds the start.
 
+mod fleet;
 mod heal;
 mod keys;
 mod lease;
@@ -25,7 +27,7 @@ mod store;
 
 pub(crate) use heal::{HealPolicy, RepairOptions};
 pub(crate) use lease::LeaderOptions;
-pub(crate) use options::WatchOptions;
+pub(crate) use options::{FleetOptions, WatchOptions};
 pub(crate) use outputs::log::Log;
 pub(crate) use outputs::notify::Payload;
 pub(crate) use shutdown::note_parent;
@@ -41,10 +43,10 @@ use std::sync::atomic::Ordering;
 
 /// Runs until SIGINT or SIGTERM.
 pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
-    let log = options.log;
+    let log = options.log.clone();
     let shutdown = shutdown::requested();
     futures::pin_mut!(shutdown);
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(if options.fleet.is_some() { Metrics::fleet() } else { Metrics::new() });
     let board = options.ui.then(Default::default);
     let health =
         Arc::new(Health { metrics: metrics.clone(), ready: Default::default(), missing: Default::default(), board });
@@ -52,14 +54,20 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
     let serving =
         if options.ui { "serving /, /metrics, /healthz and /readyz" } else { "serving /metrics, /healthz and /readyz" };
     log.info(serving, &[("address", &bound)]);
+    if let Some(fleet) = &options.fleet {
+        return fleet::run(settings, &options, fleet, &metrics, health, shutdown).await;
+    }
     let session = tokio::select! {
         s = Session::open(settings) => s?,
         _ = &mut shutdown => return Ok(()),
     };
     let Some(lease) = &options.leader else {
-        metrics.leader.set(1);
-        let mut watcher =
-            Watcher::new(session, Given { settings, options: &options, metrics, health, lease: None }).await?;
+        metrics.leader(1);
+        let mut watcher = Watcher::new(
+            session,
+            Given { settings, options: &options, metrics, health, lease: None, key: None, proxies: None },
+        )
+        .await?;
         return watcher.run(shutdown).await;
     };
     let mut elected = lease::elect(&session.cluster.client, lease, &session.namespace).await?;
@@ -75,7 +83,7 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
             got = elected.acquired() => got?,
         }
         log.info("leading: acting on drift", &[("lease", &lease.name), ("identity", &lease.identity)]);
-        metrics.leader.set(1);
+        metrics.leader(1);
         health.ready.store(false, Ordering::Relaxed);
         let s = match session.take() {
             Some(s) => s,
@@ -90,6 +98,8 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
                 metrics: metrics.clone(),
                 health: health.clone(),
                 lease: Some(lease_check),
+                key: None,
+                proxies: None,
             },
         )
         .await?;
@@ -101,7 +111,7 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
             _ = elected.lost() => {
                 log.warn("lost the lease: standing by", &[("lease", &lease.name)]);
                 watcher.stop();
-                metrics.leader.set(0);
+                metrics.leader(0);
                 metrics.forget_all();
                 if let Some(Ok(mut b)) = health.board.as_ref().map(|b| b.lock()) {
                     b.clear();

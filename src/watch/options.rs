@@ -1,5 +1,6 @@
 //! How `watch` runs, as the command resolved it.
 
+use crate::api::inventory::{Scope, Source};
 use crate::engine::Selection;
 use crate::watch::heal::RepairOptions;
 use crate::watch::lease::LeaderOptions;
@@ -27,4 +28,16 @@ pub(crate) struct WatchOptions {
     pub(crate) leader: Option<LeaderOptions>,
     /// The Secret (in the watcher's namespace) holding the key of drift signatures.
     pub(crate) signature_key_secret: String,
+    /// `--clusters`: watch every cluster of an inventory the cluster connected to holds.
+    pub(crate) fleet: Option<FleetOptions>,
+}
+
+/// Where a fleet's clusters are listed, and how often the list is read again.
+#[derive(Clone, Debug)]
+pub(crate) struct FleetOptions {
+    pub(crate) source: Source,
+    pub(crate) scope: Scope,
+    pub(crate) every: Duration,
+    /// Where the watcher's own objects live in the management cluster (`--lease-namespace`).
+    pub(crate) home: Option<String>,
 }

@@ -8,7 +8,7 @@
 use crate::support::{Env, Helm, eventually, repo_root};
 
 /// The Cluster CRD, served once for the whole suite (server-side apply is idempotent).
-fn serve_cluster_crd(env: &Env) {
+pub fn serve_cluster_crd(env: &Env) {
     let crd = repo_root().join("tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml");
     env.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", crd.to_str().unwrap()]).success();
     // Served once discovery lists it (a `kubectl wait` right after the create can find no
@@ -20,7 +20,7 @@ fn serve_cluster_crd(env: &Env) {
 
 /// A Cluster API Cluster in the env's namespace, with `labels`, its control plane initialized
 /// or not, and its kubeconfig Secret holding `kubeconfig` (none when `None`).
-fn cluster(env: &Env, name: &str, labels: &str, ready: bool, kubeconfig: Option<&str>) {
+pub fn cluster(env: &Env, name: &str, labels: &str, ready: bool, kubeconfig: Option<&str>) {
     let doc = format!(
         "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\nspec:\n  controlPlaneRef: {{apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: {name}}}\n"
     );

@@ -32,6 +32,7 @@ mod support;
 mod tenancy;
 
 mod baseline;
+mod caaph;
 mod chart;
 mod check_missing;
 mod connection;
@@ -41,6 +42,7 @@ mod drift_engine;
 mod expected;
 mod explain;
 mod fleet;
+mod fleet_watch;
 mod gitops;
 mod guard;
 mod hostile;

@@ -170,7 +170,7 @@ impl Healing {
         let release = ReleaseKey::of(report).to_string();
         for s in &repair.steps {
             let result = s.status.word();
-            let mut fields: Vec<(&str, &dyn ToString)> =
+            let mut fields: Vec<(&str, &(dyn ToString + Sync))> =
                 vec![("release", &release), ("object", &s.object), ("result", &result)];
             match &s.status {
                 StepStatus::Refused(why) => {
@@ -209,7 +209,7 @@ impl Healing {
 
 async fn refused(report: &DriftReport, object: &ObjectId, why: &str, hands: &Hands<'_>) {
     let release = ReleaseKey::of(report).to_string();
-    let fields: [(&str, &dyn ToString); 4] =
+    let fields: [(&str, &(dyn ToString + Sync)); 4] =
         [("release", &release), ("object", object), ("result", &"refused"), ("reason", &why)];
     hands.outputs.log.info("repair", &fields);
     let message = format!("helm-drift did not repair {object} of release {release}: {why}");

@@ -39,11 +39,27 @@ pub(super) struct Healer {
     last: HashMap<ReleaseKey, Instant>,
     repairs: HashMap<ObjectId, VecDeque<Instant>>,
     abandoned: HashSet<ObjectId>,
+    /// Releases whose least time between two repairs is their own (a HelmChartProxy's say).
+    cooldowns: HashMap<ReleaseKey, Duration>,
 }
 
 impl Healer {
     pub(super) fn new(policy: HealPolicy) -> Healer {
-        Healer { policy, last: HashMap::new(), repairs: HashMap::new(), abandoned: HashSet::new() }
+        Healer {
+            policy,
+            last: HashMap::new(),
+            repairs: HashMap::new(),
+            abandoned: HashSet::new(),
+            cooldowns: HashMap::new(),
+        }
+    }
+
+    /// A release's own least time between two repairs (`None`: the policy's).
+    pub(super) fn cooldown(&mut self, release: ReleaseKey, cooldown: Option<Duration>) {
+        match cooldown {
+            Some(c) => self.cooldowns.insert(release, c),
+            None => self.cooldowns.remove(&release),
+        };
     }
 
     /// Takes in a release's latest verdicts, in sync or not: an object seen in sync after it
@@ -75,7 +91,11 @@ impl Healer {
             d.repair.push(only(&o.id));
         }
         if !d.repair.is_empty()
-            && let Some(at) = self.last.get(&key).map(|t| *t + self.policy.cooldown).filter(|at| *at > now)
+            && let Some(at) = self
+                .last
+                .get(&key)
+                .map(|t| *t + self.cooldowns.get(&key).copied().unwrap_or(self.policy.cooldown))
+                .filter(|at| *at > now)
         {
             d.repair.clear();
             d.later = Some(at);

@@ -75,6 +75,11 @@ impl Healing {
         }
     }
 
+    /// A release's own least time between two repairs (`None`: `--repair-cooldown`).
+    pub(crate) fn interval(&mut self, release: &ReleaseKey, interval: Option<std::time::Duration>) {
+        self.healer.cooldown(release.clone(), interval);
+    }
+
     pub(crate) fn opts_in(&self, release: &ReleaseKey) -> bool {
         self.opted.contains(release)
     }

@@ -27,12 +27,12 @@ impl Outputs {
         let paths = drifted.map(signature::paths).unwrap_or_default().join(" ");
         let release = key.to_string();
         let short: String = signature.chars().take(16).collect();
-        let mut fields: Vec<(&str, &dyn ToString)> =
-            vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
-        if drifted.is_some() && !paths.is_empty() {
-            fields.push(("paths", &paths));
-        }
         if self.record(report, id, reason, signature, &message).await {
+            let mut fields: Vec<(&str, &(dyn ToString + Sync))> =
+                vec![("release", &release), ("object", id), ("reason", &reason), ("signature", &short)];
+            if drifted.is_some() && !paths.is_empty() {
+                fields.push(("paths", &paths));
+            }
             self.log.info(if drifted.is_some() { "drift detected" } else { "drift resolved" }, &fields);
             self.notifier.send(crate::report::json::notification(reason, report, signature, drifted, id));
         }
@@ -54,7 +54,8 @@ impl Outputs {
         }
         let key = ReleaseKey::of(report);
         let client = &self.events;
-        match events::record(client, &subject(report, id), &key, reason, signature, message).await {
+        self.on_proxy(&key, reason, signature, message).await;
+        match events::record(client, (&subject(report, id), None), &key, reason, signature, message).await {
             Ok(events::Recorded::Created) => {
                 self.metrics.event(reason);
                 true
@@ -73,6 +74,20 @@ impl Outputs {
                 self.log.warn("cannot record the Event", &[("object", id), ("error", &e)]);
                 true
             }
+        }
+    }
+
+    /// The same Event on the release's HelmReleaseProxy in the management cluster, when CAAPH
+    /// installed it (where the platform team looks; its failure is said, never in the way).
+    async fn on_proxy(&self, key: &ReleaseKey, reason: &str, signature: &str, message: &str) {
+        let Some(proxies) = &self.proxies else { return };
+        match proxies.record(key, reason, signature, message).await {
+            Some(Err(e)) => {
+                self.metrics.error(e.reason());
+                self.log.warn("cannot record the Event on the HelmReleaseProxy", &[("release", key), ("error", &e)]);
+            }
+            Some(Ok(events::Recorded::Foreign)) => self.metrics.rejected("event", 1),
+            _ => {}
         }
     }
 

@@ -13,6 +13,8 @@ pub(crate) const DETECTED: &str = "DriftDetected";
 pub(crate) const RESOLVED: &str = "DriftResolved";
 pub(crate) const ABANDONED: &str = "DriftRepairAbandoned";
 pub(crate) const REFUSED: &str = "DriftRepairRefused";
+/// On a HelmReleaseProxy: the revision deployed on its cluster is not the one CAAPH recorded.
+pub(crate) const UNRECORDED: &str = "RevisionNotRecorded";
 /// The component helm-drift's Events name.
 const COMPONENT: &str = "helm-drift";
 const SIGNATURE: &str = "helm-drift.io/signature";
@@ -34,7 +36,7 @@ pub(crate) enum Recorded {
 /// Records one Event about `object` (in [`crate::live::event_namespace`]).
 pub(crate) async fn record(
     client: &kube::Client,
-    object: &ObjectId,
+    (object, uid): (&ObjectId, Option<&str>),
     release: &crate::watch::keys::ReleaseKey,
     reason: &str,
     signature: &str,
@@ -47,6 +49,7 @@ pub(crate) async fn record(
         kind: Some(object.kind.clone()),
         name: Some(object.name.clone()),
         namespace: object.namespace.clone(),
+        uid: uid.map(str::to_string),
         ..Default::default()
     };
     let warning = reason != RESOLVED;
@@ -130,6 +133,7 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
         DETECTED => "drift",
         RESOLVED => "resolved",
         REFUSED => "refused",
+        UNRECORDED => "revision",
         _ => "abandoned",
     };
     let head: String = object.chars().take(200).collect();

@@ -6,6 +6,7 @@ pub(crate) mod drift_events;
 pub(crate) mod log;
 pub(crate) mod metrics;
 pub(crate) mod notify;
+pub(crate) mod proxies;
 pub(crate) mod server;
 
 use crate::model::DriftReport;
@@ -13,6 +14,7 @@ use crate::watch::keys::ReleaseKey;
 use crate::watch::lease::LeaseCheck;
 use log::Log;
 use metrics::Metrics;
+use proxies::Proxies;
 use server::Health;
 use std::sync::Arc;
 
@@ -25,6 +27,8 @@ pub(crate) struct Outputs {
     notifier: notify::Notifier,
     events: kube::Client,
     lease: Option<LeaseCheck>,
+    /// A fleet member's CAAPH releases.
+    pub(crate) proxies: Option<Arc<Proxies>>,
 }
 
 impl Outputs {
@@ -35,8 +39,9 @@ impl Outputs {
         notifier: notify::Notifier,
         events: kube::Client,
         lease: Option<LeaseCheck>,
+        proxies: Option<Arc<Proxies>>,
     ) -> Outputs {
-        Outputs { metrics, health, log, notifier, events, lease }
+        Outputs { metrics, health, log, notifier, events, lease, proxies }
     }
 
     /// Whether this replica may act now: always without leader election, else only while it

@@ -185,7 +185,9 @@ mod tests {
         let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", hanging.local_addr().unwrap());
         let metrics = Arc::new(Metrics::new());
-        let notifier = Notifier::start(vec![url], Payload::Json, None, metrics.clone(), Log { json: true }).unwrap();
+        let notifier =
+            Notifier::start(vec![url], Payload::Json, None, metrics.clone(), Log { json: true, cluster: None })
+                .unwrap();
         let started = std::time::Instant::now();
         for i in 0..QUEUE + 10 {
             notifier.send(serde_json::json!({"n": i}));
@@ -203,7 +205,7 @@ mod tests {
         let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", hanging.local_addr().unwrap());
         let metrics = Arc::new(Metrics::new());
-        let log = Log { json: true };
+        let log = Log { json: true, cluster: None };
         let notifier = Notifier::with_budget(vec![url], Payload::Json, None, metrics.clone(), log, 10_000).unwrap();
         let big = "x".repeat(3_000);
         for i in 0..10 {

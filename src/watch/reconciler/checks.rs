@@ -32,12 +32,13 @@ impl Watcher<'_> {
                 ],
             );
         }
-        self.outputs.metrics.selected.set(found.len() as i64);
+        self.outputs.metrics.selected(found.len() as i64);
         crate::engine::prefetch_records(storage, found.len(), scope.as_deref(), selection.selector.as_deref()).await?;
         if let Some(healing) = &mut self.healing {
             let opted = storage.releases(scope.as_deref(), Some(healing.selector())).await?;
             healing.opted(opted.into_iter().map(|i| ReleaseKey { namespace: i.namespace, name: i.name }));
         }
+        self.proxied_opt_ins();
         let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| ReleaseKey::new(&i.namespace, &i.name)).collect();
         for k in self.state.gone(&keys) {
             self.forget(&k);
@@ -98,13 +99,14 @@ impl Watcher<'_> {
                 }
             }
         }
+        self.proxied_opt_ins();
     }
 
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
         if !indexes.is_empty() {
-            self.guards.refresh(&self.session.cluster.client, self.outputs.log).await;
+            self.guards.refresh(&self.session.cluster.client, self.outputs.log.clone()).await;
         }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
@@ -139,10 +141,13 @@ impl Watcher<'_> {
         baseline: Option<&crate::baseline::Baseline>,
         concurrency: usize,
     ) {
-        let (session, settings) = (&self.session, self.settings);
+        let (session, settings, proxies) = (&self.session, self.settings, self.outputs.proxies.as_deref());
         let results: Vec<_> = futures::stream::iter(batch.into_iter().map(|index| async move {
             let started = Instant::now();
-            let r = evaluate_with_baseline(session, settings, &index, None, baseline).await.map(Verdicts::from);
+            // CAAPH's release: the revision it recorded is the one judged.
+            let key = ReleaseKey::new(&index.namespace, &index.name);
+            let revision = proxies.and_then(|p| p.of(&key)).and_then(|p| p.revision);
+            let r = evaluate_with_baseline(session, settings, &index, revision, baseline).await.map(Verdicts::from);
             (index, r, started.elapsed())
         }))
         .buffer_unordered(concurrency)
@@ -153,6 +158,7 @@ impl Watcher<'_> {
             match result {
                 Ok(mut verdicts) => {
                     self.refused.clear(&key);
+                    self.unrecorded_revision(&index, verdicts.report.revision).await;
                     let r = &mut verdicts.report;
                     r.guard = self.guards.covering(&r.namespace, &r.release);
                     self.absorb(&verdicts, took).await
@@ -172,7 +178,7 @@ impl Watcher<'_> {
                     }
                     Failure::Outage => {
                         self.outputs.metrics.error("evaluate");
-                        let fields: [(&str, &dyn ToString); 2] =
+                        let fields: [(&str, &(dyn ToString + Sync)); 2] =
                             [("release", &key), ("error", &crate::errors::chain(&e))];
                         self.outputs.log.error("cannot check the release", &fields);
                     }
@@ -390,7 +396,8 @@ mod tests {
             notify_format: crate::watch::Payload::Json,
             cluster: None,
             ui: true,
-            log: crate::watch::Log { json: true },
+            log: crate::watch::Log { json: true, cluster: None },
+            fleet: None,
             repair: None,
             leader: None,
             signature_key_secret: "key".into(),
@@ -418,7 +425,15 @@ mod tests {
                 missing: Default::default(),
                 board,
             });
-            let given = super::super::Given { settings: &settings, options: &options, metrics, health, lease: None };
+            let given = super::super::Given {
+                settings: &settings,
+                options: &options,
+                metrics,
+                health,
+                lease: None,
+                key: None,
+                proxies: None,
+            };
             watchers.push(Watcher::assemble(start, given).unwrap());
         }
         let report = crate::model::DriftReport::sample("apps", "web", Vec::new());

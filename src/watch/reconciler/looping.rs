@@ -23,7 +23,7 @@ impl Watcher<'_> {
             }
         }
         self.outputs.health.ready.store(true, Ordering::Relaxed);
-        self.outputs.metrics.ready.set(1);
+        self.outputs.metrics.ready(1);
         let (releases, drifted) = self.state.counts();
         self.outputs.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
         // The watches start after the first check (records and objects written since it began
@@ -33,7 +33,7 @@ impl Watcher<'_> {
         if !self.watches.watch_storage(self.settings.driver, scope.as_deref(), selector, started) {
             self.outputs.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
         }
-        self.outputs.metrics.watches.set(self.watches.running() as i64);
+        self.outputs.metrics.watches(self.watches.running() as i64);
         self.schedule.resync_from_now();
         loop {
             tokio::select! {
@@ -45,7 +45,7 @@ impl Watcher<'_> {
                 Some((touch, seen)) = self.touches.recv() => {
                     let keys = self.releases_of(&touch);
                     self.schedule.touched(keys, seen);
-                    self.outputs.metrics.pending.set(self.schedule.pending() as i64);
+                    self.outputs.metrics.pending(self.schedule.pending() as i64);
                 }
                 due = self.schedule.next() => self.due(due).await,
             }
@@ -61,7 +61,7 @@ impl Watcher<'_> {
                 self.schedule.join(queued);
                 let batch = self.schedule.take();
                 self.evaluate(batch).await;
-                self.outputs.metrics.pending.set(self.schedule.pending() as i64);
+                self.outputs.metrics.pending(self.schedule.pending() as i64);
             }
             Due::Resync => {
                 let at = Timestamp::now();
@@ -89,7 +89,7 @@ impl Watcher<'_> {
     /// namespaced when all its objects are in one namespace, else cluster-wide.
     pub(super) fn reconcile_watches(&mut self, since: Timestamp) {
         let running = self.watches.reconcile(self.state.wanted_watches(), since);
-        self.outputs.metrics.watches.set(running as i64);
+        self.outputs.metrics.watches(running as i64);
     }
 }
 

@@ -5,6 +5,7 @@
 mod checks;
 mod guards;
 mod looping;
+mod proxied;
 
 use crate::engine::Session;
 use crate::settings::Settings;
@@ -13,6 +14,7 @@ use crate::watch::keys::{ReleaseKey, ReleaseObject, Touch};
 use crate::watch::lease::LeaseCheck;
 use crate::watch::options::WatchOptions;
 use crate::watch::outputs::metrics::Metrics;
+use crate::watch::outputs::proxies::Proxies;
 use crate::watch::outputs::server::Health;
 use crate::watch::outputs::{Outputs, drift_events, notify};
 use crate::watch::scheduler::Scheduler;
@@ -75,24 +77,33 @@ pub(crate) struct Given<'a> {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) health: Arc<Health>,
     pub(crate) lease: Option<LeaseCheck>,
+    /// The key drift signatures are made with, when the runner read it (a fleet's, from its
+    /// management cluster); else it is read from the watched cluster.
+    pub(crate) key: Option<Vec<u8>>,
+    /// A fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
+    pub(crate) proxies: Option<Arc<Proxies>>,
 }
 
 impl<'a> Watcher<'a> {
     /// Connects the watcher's parts to its cluster: the watch client, the earlier Events, the
     /// signature key.
     pub(crate) async fn new(session: Session, given: Given<'a>) -> Result<Watcher<'a>> {
-        let (settings, options, metrics, log) = (given.settings, given.options, &given.metrics, given.options.log);
+        let (settings, options, metrics, log) = (given.settings, given.options, &given.metrics, &given.options.log);
         let client = session.cluster.client.clone();
         // A watch is a request that stays open (the server ends it after about 5 minutes): the
         // per-request --timeout must not cut it.
         let mut long = settings.connection.clone();
         long.timeout = Some(WATCH_READ_TIMEOUT);
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
-        let (streams, earlier, (key, source)) = tokio::join!(
-            crate::api::connect(&long),
-            drift_events::unresolved(&client, scope),
-            signing_key::load(&client, &session.namespace, &options.signature_key_secret)
-        );
+        let given_key = given.key.clone();
+        let key = async {
+            match given_key {
+                Some(key) => (key, signing_key::Source::Secret),
+                None => signing_key::load(&client, &session.namespace, &options.signature_key_secret).await,
+            }
+        };
+        let (streams, earlier, (key, source)) =
+            tokio::join!(crate::api::connect(&long), drift_events::unresolved(&client, scope), key);
         let streams = streams?.client;
         if let signing_key::Source::Process(why) = source {
             log.warn(
@@ -126,23 +137,26 @@ impl<'a> Watcher<'a> {
 
     /// Puts the parts together, reading and starting nothing.
     pub(crate) fn assemble(start: Start, given: Given<'a>) -> Result<Watcher<'a>> {
-        let Given { settings, options, metrics, health, lease } = given;
-        let log = options.log;
+        let Given { settings, options, metrics, health, lease, proxies, .. } = given;
+        let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
             options.notify_format,
             options.cluster.clone(),
             metrics.clone(),
-            log,
+            log.clone(),
         )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
-        let sink = Sink { tx: TouchSender(tx), metrics: metrics.clone(), log };
+        let sink = Sink { tx: TouchSender(tx), metrics: metrics.clone(), log: log.clone() };
         let client = start.session.cluster.client.clone();
+        for (key, p) in proxies.iter().flat_map(|p| p.all()) {
+            metrics.proxy(&key.namespace, &key.name, &p.name, p.chart_proxy.as_deref().unwrap_or(""));
+        }
         Ok(Watcher {
             session: start.session,
             settings,
             options,
-            outputs: Outputs::new(metrics, health, log, notifier, client, lease),
+            outputs: Outputs::new(metrics, health, log.clone(), notifier, client, lease, proxies),
             state: State::default(),
             tracker: Tracker::seeded(start.seeds, Signer::new(&start.key)),
             refused: Refused::default(),

@@ -1,0 +1,156 @@
+//! Cluster API's Helm add-on provider (CAAPH): each `HelmReleaseProxy` names a release CAAPH
+//! installed on a workload cluster (`spec.clusterRef`, `spec.releaseName`, `spec.namespace`)
+//! and the revision it recorded (`status.revision`). The platform team's say on correcting its
+//! drift is read from annotations on it or on the `HelmChartProxy` it was made from
+//! (`helm-drift.io/repair`, `helm-drift.io/repair-interval`). No CAAPH in the management
+//! cluster (its CRDs not served) is no proxy.
+
+use super::entry::{Inventory, Proxy};
+use crate::api::ApiError;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The annotation that opts a proxy's release in to self-healing (`"true"`) or out (`"false"`).
+pub(crate) const REPAIR: &str = "helm-drift.io/repair";
+/// The annotation with the least time between two repairs of a proxy's release (`10m`).
+pub(crate) const REPAIR_INTERVAL: &str = "helm-drift.io/repair-interval";
+/// The label CAAPH puts on a HelmReleaseProxy: its HelmChartProxy.
+const CHART_PROXY_LABEL: &str = "helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name";
+
+fn resource(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "addons.cluster.x-k8s.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "addons.cluster.x-k8s.io/v1alpha1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// Lists `plural` in `namespace` (else everywhere); none when the kind is not served.
+async fn list(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    kind: &str,
+    plural: &str,
+) -> Result<Vec<DynamicObject>, ApiError> {
+    let r = resource(kind, plural);
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &r),
+        None => Api::all_with(client.clone(), &r),
+    };
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
+        Err(e) => Err(ApiError::from_kube(&e, "list", &format!("{plural}.addons.cluster.x-k8s.io"))),
+    }
+}
+
+/// Gives each member of a Cluster API inventory the proxies that name its Cluster.
+pub(super) async fn attach(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    inventory: &mut Inventory,
+) -> Result<(), ApiError> {
+    let (releases, charts) = tokio::join!(
+        list(client, namespace, "HelmReleaseProxy", "helmreleaseproxies"),
+        list(client, namespace, "HelmChartProxy", "helmchartproxies")
+    );
+    let charts: BTreeMap<(String, String), BTreeMap<String, String>> = charts?
+        .into_iter()
+        .filter_map(|c| {
+            let key = (c.metadata.namespace.clone()?, c.metadata.name.clone()?);
+            Some((key, c.metadata.annotations.unwrap_or_default()))
+        })
+        .collect();
+    for object in releases? {
+        let Some((cluster, proxy)) = proxy(&object, &charts) else { continue };
+        if let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) {
+            member.proxies.push(proxy);
+        }
+    }
+    Ok(())
+}
+
+/// A HelmReleaseProxy as a [`Proxy`], with the member (`namespace/name`) it is about; none
+/// until CAAPH has named its release.
+fn proxy(
+    object: &DynamicObject,
+    charts: &BTreeMap<(String, String), BTreeMap<String, String>>,
+) -> Option<(String, Proxy)> {
+    let namespace = object.metadata.namespace.clone()?;
+    let name = object.metadata.name.clone()?;
+    let spec = object.data.get("spec")?;
+    let text = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let cluster_name = text(spec, "/clusterRef/name")?;
+    let cluster_namespace = text(spec, "/clusterRef/namespace").unwrap_or_else(|| namespace.clone());
+    let release = text(spec, "/releaseName")?;
+    let release_namespace = text(spec, "/namespace").unwrap_or_else(|| "default".into());
+    let revision = object.data.pointer("/status/revision").and_then(Value::as_u64).and_then(|r| u32::try_from(r).ok());
+    let chart_proxy = object.metadata.labels.as_ref().and_then(|l| l.get(CHART_PROXY_LABEL)).cloned();
+    let own = object.metadata.annotations.clone().unwrap_or_default();
+    let empty = BTreeMap::new();
+    let chart = chart_proxy.as_ref().and_then(|c| charts.get(&(namespace.clone(), c.clone()))).unwrap_or(&empty);
+    // The proxy's own annotation, else its chart proxy's: one cluster can be set apart.
+    let said = |key: &str| own.get(key).or_else(|| chart.get(key)).map(|v| v.trim().to_string());
+    let repair = said(REPAIR).is_some_and(|v| v == "true");
+    let interval = said(REPAIR_INTERVAL).and_then(|v| crate::model::parse_duration(&v).ok());
+    let proxy = Proxy {
+        namespace,
+        name,
+        uid: object.metadata.uid.clone(),
+        chart_proxy,
+        release_namespace,
+        release,
+        revision,
+        repair,
+        interval,
+    };
+    Some((format!("{cluster_namespace}/{cluster_name}"), proxy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> DynamicObject {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_proxy_names_its_cluster_release_and_revision_and_the_platform_teams_say() {
+        let hrp = object(json!({
+            "apiVersion": "addons.cluster.x-k8s.io/v1alpha1", "kind": "HelmReleaseProxy",
+            "metadata": {"name": "cni-eu-x1", "namespace": "fleet", "uid": "u1",
+                "labels": {CHART_PROXY_LABEL: "cni"}},
+            "spec": {"clusterRef": {"name": "eu"}, "releaseName": "cilium", "namespace": "kube-system",
+                "chartName": "cilium", "repoURL": "https://helm.cilium.io"},
+            "status": {"revision": 3, "status": "deployed"}
+        }));
+        let mut charts = BTreeMap::new();
+        charts.insert(
+            ("fleet".to_string(), "cni".to_string()),
+            BTreeMap::from([(REPAIR.to_string(), "true".to_string()), (REPAIR_INTERVAL.to_string(), "5m".to_string())]),
+        );
+        let (cluster, p) = proxy(&hrp, &charts).unwrap();
+        assert_eq!(cluster, "fleet/eu");
+        assert_eq!((p.release_namespace.as_str(), p.release.as_str(), p.revision), ("kube-system", "cilium", Some(3)));
+        assert!(p.repair);
+        assert_eq!(p.interval, Some(std::time::Duration::from_secs(300)));
+        // Its own annotation wins over its chart proxy's; an unreadable interval is none.
+        let mut own = hrp.clone();
+        own.metadata.annotations =
+            Some(BTreeMap::from([(REPAIR.to_string(), "false".into()), (REPAIR_INTERVAL.to_string(), "soon".into())]));
+        let (_, p) = proxy(&own, &charts).unwrap();
+        assert!(!p.repair && p.interval.is_none());
+        // Without a chart proxy saying anything: not opted in.
+        let (_, p) = proxy(&hrp, &BTreeMap::new()).unwrap();
+        assert!(!p.repair);
+        // Before CAAPH names the release: no proxy.
+        let mut unnamed = hrp.clone();
+        unnamed.data["spec"]["releaseName"] = json!("");
+        assert!(proxy(&unnamed, &charts).is_none());
+    }
+}

@@ -1,0 +1,99 @@
+//! Cluster API's inventory: `Cluster` objects with a ready control plane, each reached through
+//! its `<cluster>-kubeconfig` Secret (key `value`).
+
+use super::entry::{Inventory, Member, Scope};
+use super::vet::vetted;
+use crate::api::ApiError;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::config::Kubeconfig;
+use serde_json::Value;
+
+/// The data key of a Cluster API kubeconfig Secret.
+const KUBECONFIG_KEY: &str = "value";
+
+pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Inventory, ApiError> {
+    let resource = ApiResource {
+        group: "cluster.x-k8s.io".into(),
+        version: "v1beta2".into(),
+        api_version: "cluster.x-k8s.io/v1beta2".into(),
+        kind: "Cluster".into(),
+        plural: "clusters".into(),
+    };
+    let api: Api<DynamicObject> = match &scope.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    let mut params = ListParams::default();
+    if let Some(selector) = &scope.selector {
+        params = params.labels(selector);
+    }
+    let path = format!(
+        "/apis/cluster.x-k8s.io/v1beta2/{}clusters",
+        scope.namespace.as_ref().map_or(String::new(), |n| format!("namespaces/{n}/"))
+    );
+    let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    let mut out = Inventory::default();
+    for cluster in list.items {
+        let (Some(namespace), Some(name)) = (cluster.metadata.namespace.clone(), cluster.metadata.name.clone()) else {
+            continue;
+        };
+        let member = format!("{namespace}/{name}");
+        let status = cluster.data.get("status").cloned().unwrap_or(Value::Null);
+        if !control_plane_ready(&status) {
+            out.skipped.push((member, "its control plane is not ready".into()));
+            continue;
+        }
+        let secret = format!("{name}-kubeconfig");
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+        let kubeconfig = match secrets.get_opt(&secret).await {
+            Ok(Some(s)) => kubeconfig_of(&s, &format!("Secret {namespace}/{secret}")),
+            Ok(None) => Err(format!("Secret {namespace}/{secret} not found: the cluster cannot be reached")),
+            Err(e) => Err(ApiError::from_kube(&e, "get", &format!("Secret {namespace}/{secret}")).to_string()),
+        };
+        out.members.push(Member { name: member, kubeconfig, proxies: Vec::new() });
+    }
+    Ok(out)
+}
+
+/// Whether a Cluster's status says its control plane accepts requests: `v1beta2`'s
+/// `initialization.controlPlaneInitialized`, or its `ControlPlaneInitialized` or
+/// `ControlPlaneAvailable` condition.
+fn control_plane_ready(status: &Value) -> bool {
+    if status.pointer("/initialization/controlPlaneInitialized") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    let conditions = status.get("conditions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    conditions.iter().any(|c| {
+        matches!(c.get("type").and_then(Value::as_str), Some("ControlPlaneInitialized" | "ControlPlaneAvailable"))
+            && c.get("status").and_then(Value::as_str) == Some("True")
+    })
+}
+
+/// The kubeconfig a Secret holds, vetted (`at` names the Secret in errors).
+fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, String> {
+    let data = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(KUBECONFIG_KEY))
+        .ok_or_else(|| format!("{at} has no `{KUBECONFIG_KEY}` key"))?;
+    let text = std::str::from_utf8(&data.0).map_err(|_| format!("{at}: the kubeconfig is not UTF-8 text"))?;
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| format!("{at}: not a kubeconfig: {e}"))?;
+    vetted(kubeconfig, at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_cluster_counts_once_its_control_plane_accepts_requests() {
+        assert!(control_plane_ready(&json!({"initialization": {"controlPlaneInitialized": true}})));
+        assert!(!control_plane_ready(&json!({"initialization": {"controlPlaneInitialized": false}})));
+        assert!(control_plane_ready(&json!({"conditions": [{"type": "ControlPlaneAvailable", "status": "True"}]})));
+        assert!(!control_plane_ready(&json!({"conditions": [{"type": "ControlPlaneAvailable", "status": "False"}]})));
+        assert!(!control_plane_ready(&json!({"conditions": [{"type": "InfrastructureReady", "status": "True"}]})));
+        assert!(!control_plane_ready(&Value::Null), "no status yet");
+    }
+}

@@ -1,0 +1,73 @@
+//! What an inventory holds: where it comes from, which entries are read, and each cluster
+//! with how it is reached.
+
+use kube::config::Kubeconfig;
+
+/// Where a fleet's clusters come from (`--clusters`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Cluster API: `Cluster` objects with a ready control plane, reached through their
+    /// `<cluster>-kubeconfig` Secret.
+    Capi,
+    /// Argo CD: its cluster Secrets (`argocd.argoproj.io/secret-type: cluster`), each holding
+    /// its server and inline credentials.
+    Argocd,
+}
+
+impl Source {
+    /// What the inventory lists, for messages.
+    pub(crate) fn entries(self) -> &'static str {
+        match self {
+            Source::Capi => "Cluster API Clusters",
+            Source::Argocd => "Argo CD cluster Secrets",
+        }
+    }
+}
+
+/// Which inventory entries to read: a namespace (else every one the identity may list) and a
+/// label selector.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    pub(crate) namespace: Option<String>,
+    pub(crate) selector: Option<String>,
+}
+
+/// One cluster of the inventory: its name (`namespace/name`) and how to reach it, or why it
+/// cannot be reached.
+#[derive(Clone, Debug)]
+pub(crate) struct Member {
+    pub(crate) name: String,
+    pub(crate) kubeconfig: Result<Kubeconfig, String>,
+    /// The Helm releases Cluster API's Helm add-on provider (CAAPH) installs on it.
+    pub(crate) proxies: Vec<Proxy>,
+}
+
+/// A CAAPH `HelmReleaseProxy`: the release it names on its workload cluster, the revision CAAPH
+/// recorded, and how the platform team asked for its drift to be corrected (annotations on it
+/// or its `HelmChartProxy`, in the management cluster, which the workload cluster's tenants
+/// cannot write).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Proxy {
+    /// The HelmReleaseProxy (`namespace`, `name`, `uid`) in the management cluster.
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) uid: Option<String>,
+    /// The HelmChartProxy it was made from.
+    pub(crate) chart_proxy: Option<String>,
+    pub(crate) release_namespace: String,
+    pub(crate) release: String,
+    /// `status.revision`: the revision CAAPH installed, the one judged.
+    pub(crate) revision: Option<u32>,
+    /// `helm-drift.io/repair: "true"` (the HelmReleaseProxy's annotation, else its
+    /// HelmChartProxy's).
+    pub(crate) repair: bool,
+    /// `helm-drift.io/repair-interval`: at least this long between two repairs.
+    pub(crate) interval: Option<std::time::Duration>,
+}
+
+/// The clusters to look at, and those left out with the reason (a control plane not ready).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Inventory {
+    pub(crate) members: Vec<Member>,
+    pub(crate) skipped: Vec<(String, String)>,
+}

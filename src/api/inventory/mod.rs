@@ -1,0 +1,31 @@
+//! Cluster inventories that already exist, read from a management cluster: Cluster API's
+//! `Cluster` objects (`cluster.x-k8s.io`) and their `<cluster>-kubeconfig` Secrets ([`capi`]),
+//! with the releases Cluster API's Helm add-on provider installs on them ([`caaph`]), and Argo
+//! CD's cluster Secrets ([`argocd`]). Whoever may
+//! write a Secret in a Cluster's namespace writes the kubeconfig it is reached with, so a
+//! kubeconfig read here may only hold inline data: a command to run (`exec`, an auth provider)
+//! or a local file to read (a token file, a certificate or key path) would give its writer this
+//! process's hands or eyes, and is refused for that cluster alone.
+
+mod argocd;
+mod caaph;
+mod capi;
+
+mod entry;
+mod vet;
+
+pub(crate) use entry::{Inventory, Proxy, Scope, Source};
+
+use super::ApiError;
+
+/// Reads the inventory through `client` (the management cluster).
+pub(crate) async fn read(client: &kube::Client, source: Source, scope: &Scope) -> Result<Inventory, ApiError> {
+    match source {
+        Source::Capi => {
+            let mut found = capi::read(client, scope).await?;
+            caaph::attach(client, scope.namespace.as_deref(), &mut found).await?;
+            Ok(found)
+        }
+        Source::Argocd => argocd::read(client, scope).await,
+    }
+}

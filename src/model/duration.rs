@@ -1,0 +1,33 @@
+//! Durations as people write them in flags and annotations: `500ms`, `30s`, `2m`, `1h`.
+
+/// `500ms`, `30s`, `2m`, `1h` (a plain number is seconds).
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
+    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: must be more than zero"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(std::time::Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5 weeks").is_err());
+    }
+}

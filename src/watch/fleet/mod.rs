@@ -1,0 +1,224 @@
+//! `watch --clusters`: one watcher for a fleet. The inventory (Cluster API's Clusters, Argo
+//! CD's cluster Secrets) is read from the management cluster every `--clusters-interval`; a
+//! cluster that appears gets a [`member`] watcher, one that goes loses it and its series, and
+//! one whose kubeconfig changes (a rotated Secret) is watched again with the new one. Every
+//! member writes the same metrics families under its `cluster` label.
+
+mod member;
+
+use crate::api::inventory::{self, Inventory};
+use crate::settings::Settings;
+use crate::watch::options::{FleetOptions, WatchOptions};
+use crate::watch::outputs::metrics::Metrics;
+use crate::watch::outputs::server::Health;
+use crate::watch::store::signing_key;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+
+/// How long a member's watcher may take to stop before it is cut off.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// A member being watched: what it was started with, and how to stop it.
+struct Running {
+    /// The kubeconfig (or why there is none) it was started with.
+    fingerprint: String,
+    stop: watch::Sender<bool>,
+    /// Resolves when the member's thread is done.
+    done: oneshot::Receiver<()>,
+    metrics: Metrics,
+}
+
+impl Running {
+    /// Stops the member's watcher (cut off after [`STOP_GRACE`]) and drops its series.
+    async fn end(self) {
+        let _ = self.stop.send(true);
+        let _ = self.done.await;
+        self.metrics.forget_cluster();
+    }
+}
+
+/// Runs a member on a thread of its own (with its own runtime: a watcher's future is not
+/// `Send`), until `stop` turns true and its watcher has stopped or [`STOP_GRACE`] has passed.
+fn spawn(member: member::Member, stop: watch::Receiver<bool>) -> oneshot::Receiver<()> {
+    let (done, finished) = oneshot::channel();
+    let name = format!("cluster {}", member.name);
+    let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        if let Ok(runtime) = runtime {
+            let mut told = stop.clone();
+            runtime.block_on(async move {
+                tokio::select! {
+                    _ = member::run(member, stop) => {}
+                    _ = async { let _ = told.wait_for(|s| *s).await; tokio::time::sleep(STOP_GRACE).await } => {}
+                }
+            });
+        }
+        let _ = done.send(());
+    });
+    if spawned.is_err() {
+        let (done, finished) = oneshot::channel();
+        let _ = done.send(());
+        return finished;
+    }
+    finished
+}
+
+/// Watches every cluster of the inventory until `shutdown`.
+pub(crate) async fn run(
+    settings: &Settings,
+    options: &WatchOptions,
+    fleet: &FleetOptions,
+    metrics: &Metrics,
+    health: Arc<Health>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<()> {
+    futures::pin_mut!(shutdown);
+    let log = &options.log;
+    let management = tokio::select! {
+        c = crate::api::connect(&settings.connection) => c.context("cannot reach the management cluster")?,
+        _ = &mut shutdown => return Ok(()),
+    };
+    // The watcher's own objects in the management cluster (its signature key) live in
+    // --lease-namespace, else the namespace of its context (a pod's own): -n names the
+    // releases' namespace on every member.
+    let namespace = fleet.home.clone().unwrap_or_else(|| management.default_namespace.clone());
+    let (key, source) = signing_key::load(&management.client, &namespace, &options.signature_key_secret).await;
+    if let signing_key::Source::Process(why) = source {
+        log.warn(
+            "no signature key in the management cluster: drift signatures hold for this process only",
+            &[("error", &why)],
+        );
+        metrics.error("signature-key");
+    }
+    log.info(
+        "reading the fleet's inventory",
+        &[
+            ("source", &fleet.source.entries()),
+            ("server", &management.server),
+            ("every", &format!("{:?}", fleet.every)),
+        ],
+    );
+    let mut members: BTreeMap<String, Running> = BTreeMap::new();
+    let mut tick = tokio::time::interval(fleet.every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = tick.tick() => {}
+        }
+        let found = tokio::select! {
+            f = inventory::read(&management.client, fleet.source, &fleet.scope) => f,
+            _ = &mut shutdown => break,
+        };
+        match found {
+            Ok(found) => {
+                let start = Start { settings, options, metrics, health: &health, key: &key, every: fleet.every };
+                reconcile(&mut members, found, &start).await;
+                health.ready.store(true, Ordering::Relaxed);
+            }
+            Err(e) => {
+                metrics.error("inventory");
+                log.warn("cannot read the inventory: the clusters known keep being watched", &[("error", &e)]);
+            }
+        }
+    }
+    log.info("stopping", &[("clusters", &members.len())]);
+    futures::future::join_all(members.into_values().map(Running::end)).await;
+    Ok(())
+}
+
+/// What every member is started from.
+struct Start<'a> {
+    settings: &'a Settings,
+    options: &'a WatchOptions,
+    metrics: &'a Metrics,
+    health: &'a Arc<Health>,
+    key: &'a [u8],
+    every: Duration,
+}
+
+/// Starts the members that appeared or changed, stops those gone or changed.
+async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, start: &Start<'_>) {
+    let log = &start.options.log;
+    let mut seen = BTreeMap::new();
+    for (name, why) in found.skipped {
+        seen.insert(name.clone(), ());
+        if let Some(r) = members.remove(&name) {
+            log.info("cluster left the fleet: no longer watched", &[("cluster", &name), ("reason", &why)]);
+            r.end().await;
+        }
+    }
+    for m in found.members {
+        // What the member's watcher is started from: a change (a rotated kubeconfig, a proxy
+        // at a new revision or annotated) starts it again.
+        let fingerprint = match &m.kubeconfig {
+            Ok(k) => format!("{} {:?}", serde_json::to_string(k).unwrap_or_default(), m.proxies),
+            Err(why) => format!("refused: {why}"),
+        };
+        seen.insert(m.name.clone(), ());
+        if members.get(&m.name).is_some_and(|r| r.fingerprint == fingerprint) {
+            continue;
+        }
+        let changed = match members.remove(&m.name) {
+            Some(old) => {
+                old.end().await;
+                true
+            }
+            None => false,
+        };
+        let metrics = start.metrics.member(&m.name);
+        let (stop, stopped) = watch::channel(false);
+        let done = match m.kubeconfig {
+            Ok(kubeconfig) => {
+                let said = if changed {
+                    "cluster's kubeconfig changed: watching it again"
+                } else {
+                    "cluster joined the fleet"
+                };
+                log.info(said, &[("cluster", &m.name)]);
+                let member = member::Member {
+                    name: m.name.clone(),
+                    settings: Settings {
+                        connection: start.settings.connection.for_member(kubeconfig),
+                        ..start.settings.clone()
+                    },
+                    options: WatchOptions {
+                        cluster: Some(m.name.clone()),
+                        log: log.about(&m.name),
+                        ..start.options.clone()
+                    },
+                    metrics: metrics.clone(),
+                    health: start.health.clone(),
+                    key: start.key.to_vec(),
+                    probe: start.every.min(member::PROBE_MAX),
+                    proxies: m.proxies,
+                    management: start.settings.connection.clone(),
+                };
+                spawn(member, stopped)
+            }
+            Err(why) => {
+                metrics.cluster_up(false);
+                metrics.rejected("inventory", 1);
+                log.warn(
+                    "cluster not watched: its inventory entry is refused",
+                    &[("cluster", &m.name), ("reason", &why)],
+                );
+                let (done, finished) = oneshot::channel();
+                let _ = done.send(());
+                finished
+            }
+        };
+        members.insert(m.name, Running { fingerprint, stop, done, metrics });
+    }
+    let gone: Vec<String> = members.keys().filter(|n| !seen.contains_key(*n)).cloned().collect();
+    for name in gone {
+        if let Some(r) = members.remove(&name) {
+            log.info("cluster left the fleet: no longer watched", &[("cluster", &name)]);
+            r.end().await;
+        }
+    }
+}

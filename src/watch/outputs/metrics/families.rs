@@ -1,0 +1,158 @@
+//! The series families a process exports, registered once, shared by the watchers it runs.
+
+use super::labels::{
+    ClusterLabel, GuardLabels, INPUT, ObjectLabels, ProxyLabels, REASON, RESULT, ReleaseLabels, VerbLabels, Word,
+};
+use crate::api::requests;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+type Per<L> = Family<(ClusterLabel, L), Gauge>;
+type Counted<const K: u8> = Family<(ClusterLabel, Word<K>), Counter>;
+type Level = Family<ClusterLabel, Gauge>;
+
+/// Every series family the process exports, shared by the watchers it runs.
+pub(super) struct Families {
+    pub(super) registry: Registry,
+    pub(super) drifted: Per<ReleaseLabels>,
+    pub(super) unknown: Per<ReleaseLabels>,
+    pub(super) revision: Per<ReleaseLabels>,
+    pub(super) objects: Per<ObjectLabels>,
+    pub(super) last_check: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
+    pub(super) guarded: Per<GuardLabels>,
+    pub(super) duration: Histogram,
+    pub(super) api_requests: Family<VerbLabels, Counter>,
+    /// Request counts already added to `api_requests`.
+    pub(super) api_seen: Mutex<[u64; requests::VERBS.len()]>,
+    pub(super) errors: Counted<REASON>,
+    pub(super) repairs: Counted<RESULT>,
+    pub(super) notifications: Counted<RESULT>,
+    pub(super) events: Counted<REASON>,
+    pub(super) rejected: Counted<INPUT>,
+    pub(super) ready: Level,
+    pub(super) selected: Level,
+    pub(super) leader: Level,
+    pub(super) watches: Level,
+    pub(super) pending: Level,
+    pub(super) cluster_up: Family<ClusterLabel, Gauge>,
+    pub(super) proxied: Per<ProxyLabels>,
+    /// The proxies each cluster has series for.
+    pub(super) proxies: Mutex<BTreeMap<ClusterLabel, BTreeSet<ProxyLabels>>>,
+    /// The releases each cluster has series for (to drop or mark them all at once).
+    pub(super) known: Mutex<BTreeMap<ClusterLabel, BTreeSet<(String, String)>>>,
+}
+
+impl Families {
+    pub(super) fn new() -> Families {
+        let mut f = Families {
+            drifted: Family::default(),
+            unknown: Family::default(),
+            revision: Family::default(),
+            objects: Family::default(),
+            last_check: Family::default(),
+            guarded: Family::default(),
+            duration: Histogram::new(exponential_buckets(0.01, 2.0, 12)),
+            api_requests: Family::default(),
+            api_seen: Mutex::new([0; requests::VERBS.len()]),
+            errors: Family::default(),
+            repairs: Family::default(),
+            notifications: Family::default(),
+            events: Family::default(),
+            rejected: Family::default(),
+            ready: Family::default(),
+            selected: Family::default(),
+            leader: Family::default(),
+            watches: Family::default(),
+            pending: Family::default(),
+            cluster_up: Family::default(),
+            proxied: Family::default(),
+            proxies: Mutex::default(),
+            known: Mutex::default(),
+            registry: Registry::with_prefix("helm_drift"),
+        };
+        let mut registry = std::mem::take(&mut f.registry);
+        register(&f, &mut registry);
+        f.registry = registry;
+        f
+    }
+}
+
+/// What a self-healing repair can come to.
+pub(super) const REPAIR_RESULTS: [&str; 6] =
+    ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded"];
+/// Why the watcher counts an error.
+pub(super) const ERROR_REASONS: [&str; 9] =
+    ["watch", "storage", "evaluate", "resync", "baseline", "signature-key", "not-leading", "forbidden", "inventory"];
+pub(super) const NOTIFICATION_RESULTS: [&str; 3] = ["sent", "failed", "dropped"];
+pub(super) const EVENT_REASONS: [&str; 5] =
+    ["DriftDetected", "DriftResolved", "DriftRepaired", "DriftRepairRefused", "DriftRepairAbandoned"];
+pub(super) const INPUTS: [&str; 3] = ["event", "record", "inventory"];
+
+/// Every series family, named and described.
+fn register(m: &Families, registry: &mut Registry) {
+    registry.register(
+        "release_drifted",
+        "Whether the release has drifted from its deployed revision (1) or not (0)",
+        m.drifted.clone(),
+    );
+    registry.register(
+        "release_unknown",
+        "1 while the release's verdict is not known: its cluster's API server does not answer",
+        m.unknown.clone(),
+    );
+    registry.register("release_revision", "The deployed revision the release was compared with", m.revision.clone());
+    registry.register("objects", "Objects of the release by verdict", m.objects.clone());
+    registry.register(
+        "last_check_timestamp_seconds",
+        "When the release was last compared with the cluster (Unix time)",
+        m.last_check.clone(),
+    );
+    registry.register(
+        "release_guard",
+        "The admission guard covering the release (helm drift guard): 1 for its mode (warn, audit, deny, unknown), or for none",
+        m.guarded.clone(),
+    );
+    registry.register("check_duration_seconds", "How long one release's comparison took", m.duration.clone());
+    registry.register("api_requests", "Requests sent to the Kubernetes API server, by verb", m.api_requests.clone());
+    registry.register("errors", "Errors, by reason", m.errors.clone());
+    registry.register("repairs", "Self-healing repairs, by result", m.repairs.clone());
+    registry.register("notifications", "Notifications sent to --notify receivers, by result", m.notifications.clone());
+    registry.register("events", "Kubernetes Events recorded, by reason", m.events.clone());
+    registry.register(
+        "rejected_inputs",
+        "Untrusted input read from the cluster and not acted on (event, record, inventory), by kind",
+        m.rejected.clone(),
+    );
+    registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
+    registry.register(
+        "pending_releases",
+        "Releases changed and waiting for the debounce before their comparison (changes coalesce)",
+        m.pending.clone(),
+    );
+    registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
+    registry.register(
+        "selected_releases",
+        "Releases the selection matched at the last full check (0: nothing is watched)",
+        m.selected.clone(),
+    );
+    registry.register("watches", "Watches open on the API server", m.watches.clone());
+    registry.register(
+        "release_proxy",
+        "A release Cluster API's Helm add-on provider installed: 1, with its HelmReleaseProxy and HelmChartProxy",
+        m.proxied.clone(),
+    );
+    registry.register(
+        "cluster_up",
+        "Whether a fleet member's API server answers (1) or not (0), by cluster",
+        m.cluster_up.clone(),
+    );
+}
+
+/// The values of `release_guard`'s `mode` (a guard's mode, or none).
+pub(super) const GUARD_MODES: [&str; 5] = ["warn", "audit", "deny", "unknown", "none"];

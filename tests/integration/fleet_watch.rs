@@ -1,0 +1,153 @@
+//! `watch --clusters capi`: one watcher, run against a management control plane holding Cluster
+//! API `Cluster` objects and their kubeconfig Secrets (written by the test, as Cluster API
+//! would), watches two other control planes with releases installed by Helm 3 and Helm 4. Each
+//! cluster's series carry its name; a cluster that stops answering is `cluster_up` 0 with its
+//! releases unknown while the other is still watched; a cluster added, removed or whose
+//! kubeconfig Secret is rotated while watching is followed.
+
+use crate::inventory::{cluster, serve_cluster_crd};
+use crate::support::{Env, Helm, eventually};
+use crate::watching::{Watching, events};
+use std::time::Duration;
+
+/// Resumes a frozen API server when dropped (also when the test fails).
+struct Resume(&'static testcluster::ControlPlane);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        self.0.resume_apiserver().ok();
+    }
+}
+
+fn series(metric: &str, cluster: &str, release: Option<&str>) -> String {
+    match release {
+        Some(r) => format!("{metric}{{cluster=\"{cluster}\",namespace=\"fleet-w\",release=\"{r}\"}}"),
+        None => format!("{metric}{{cluster=\"{cluster}\"}}"),
+    }
+}
+
+/// The kubeconfig Cluster API would write for a workload cluster: every credential inline.
+fn kubeconfig_of(env: &Env) -> String {
+    env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout()
+}
+
+#[test]
+fn a_fleet_is_watched_from_its_management_cluster() {
+    let _serial = crate::restart::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mgmt = Env::new("fleet-mgmt");
+    serve_cluster_crd(&mgmt);
+    // Two workload clusters, the same namespace on each (the watcher's -n).
+    let a = Env::disturbable("fleet-w");
+    let b = Env::without_admission_policies("fleet-w");
+    a.install(Helm::V3, "web", "basic", &[]);
+    b.install(Helm::V4, "web", "basic", &[]);
+    a.kubectl(&["label", "secret", "-l", "owner=helm,name=web", "helm-drift.io/repair=true"]).success();
+    cluster(&mgmt, "a", "fleet: runtime", true, Some(&kubeconfig_of(&a)));
+    cluster(&mgmt, "b", "fleet: runtime", true, Some(&kubeconfig_of(&b)));
+    let (ca, cb, cc) = ("fleet-mgmt/a", "fleet-mgmt/b", "fleet-mgmt/c");
+    let args = [
+        "web",
+        "-n",
+        "fleet-w",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        "fleet-mgmt",
+        "--clusters-selector",
+        "fleet=runtime",
+        "--clusters-interval",
+        "1s",
+        "--lease-namespace",
+        "fleet-mgmt",
+        "--repair",
+        "--repair-cooldown",
+        "1s",
+        "--trust-namespace",
+        "fleet-w",
+    ];
+    let w = Watching::start(&mgmt, &args).ready();
+    let drifted = |c: &str| series("helm_drift_release_drifted", c, Some("web"));
+    w.wait_for(&drifted(ca), 0.0);
+    w.wait_for(&drifted(cb), 0.0);
+    w.wait_for(&series("helm_drift_cluster_up", ca, None), 1.0);
+    w.wait_for(&series("helm_drift_cluster_up", cb, None), 1.0);
+
+    // Drift on one cluster is that cluster's: found, and announced where it happened.
+    b.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited on b"}}"#);
+    w.wait_for(&drifted(cb), 1.0);
+    assert_eq!(w.sample(&drifted(ca)), Some(0.0), "{}", w.metrics());
+    eventually("a DriftDetected Event on cluster b", Duration::from_secs(30), || {
+        events(&b, "DriftDetected").len() == 1
+    });
+    // Healed on the cluster whose release opts in, with that cluster's kubeconfig.
+    a.kubectl(&["delete", "configmap", "web-config"]).success();
+    eventually(&format!("web-config put back on cluster a\n{}", w.logs_text()), Duration::from_secs(30), || {
+        a.kubectl(&["get", "configmap", "web-config"]).output().out.status.success()
+    });
+    let records = a.kubectl(&["get", "secret", "-l", "owner=helm,name=web", "-o", "name"]).success().stdout();
+    assert_eq!(records.lines().count(), 1, "a repair made a revision: {records}");
+
+    // Cluster a stops answering: its release is unknown (never in sync), b is still watched.
+    a.cp.pause_apiserver().expect("pause cluster a's API server");
+    let resume = Resume(a.cp);
+    w.wait_for(&series("helm_drift_cluster_up", ca, None), 0.0);
+    w.wait_for(&series("helm_drift_release_unknown", ca, Some("web")), 1.0);
+    assert!(!w.metrics().contains(&drifted(ca)), "an unreachable cluster has no verdict\n{}", w.metrics());
+    b.kubectl(&["delete", "configmap", "web-config"]).success();
+    let missing =
+        format!("helm_drift_objects{{cluster=\"{cb}\",namespace=\"fleet-w\",release=\"web\",verdict=\"missing\"}}");
+    w.wait_for(&missing, 1.0);
+    // ...and comes back (restarted): watched again.
+    drop(resume);
+    a.cp.restart_apiserver().expect("restart cluster a's API server");
+    w.wait_for(&series("helm_drift_cluster_up", ca, None), 1.0);
+    w.wait_for(&drifted(ca), 0.0);
+
+    // A cluster added while watching is watched; one removed leaves no series.
+    cluster(&mgmt, "c", "fleet: runtime", true, Some(&kubeconfig_of(&b)));
+    w.wait_for(&drifted(cc), 1.0);
+    mgmt.kubectl(&["delete", "cluster.cluster.x-k8s.io", "b"]).success();
+    eventually("cluster b's series gone", Duration::from_secs(30), || !w.metrics().contains(&format!("\"{cb}\"")));
+    assert_eq!(w.sample(&drifted(cc)), Some(1.0));
+
+    // Its kubeconfig Secret rotated to one that would run a command: refused for that cluster,
+    // the others still watched; rotated back: watched again.
+    let marker = mgmt.home().join("exec-ran");
+    let exec = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: '{}', insecure-skip-tls-verify: true}}\nusers:\n- name: u\n  user:\n    exec: {{apiVersion: client.authentication.k8s.io/v1, command: touch, args: ['{}'], interactiveMode: Never}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n",
+        b.cp.server(),
+        marker.display()
+    );
+    let rotate = |kubeconfig: &str| {
+        let file = mgmt.home().join("c-rotated");
+        std::fs::write(&file, kubeconfig).unwrap();
+        let yaml = mgmt
+            .kubectl(&[
+                "create",
+                "secret",
+                "generic",
+                "c-kubeconfig",
+                &format!("--from-file=value={}", file.display()),
+                "--dry-run=client",
+                "-o",
+                "yaml",
+            ])
+            .success()
+            .stdout();
+        let path = mgmt.home().join("c-rotated.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        mgmt.kubectl(&["apply", "-f", path.to_str().unwrap()]).success();
+    };
+    rotate(&exec);
+    w.wait_for(&series("helm_drift_cluster_up", cc, None), 0.0);
+    w.wait_for(&series("helm_drift_rejected_inputs_total", cc, None).replace("}", ",input=\"inventory\"}"), 1.0);
+    assert!(!w.metrics().contains(&drifted(cc)), "{}", w.metrics());
+    rotate(&kubeconfig_of(&b));
+    w.wait_for(&drifted(cc), 1.0);
+    assert_eq!(w.sample(&drifted(ca)), Some(0.0));
+    assert!(!marker.exists(), "a kubeconfig read from the inventory ran its command");
+    let logs = w.logs_text();
+    assert!(logs.contains("cluster's kubeconfig changed"), "{logs}");
+    assert!(w.log_lines().iter().any(|l| l["cluster"] == cb && l["msg"] == "drift detected"), "{logs}");
+    w.stop();
+}

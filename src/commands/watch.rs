@@ -29,11 +29,6 @@ impl WatchSettings {
             every: a.clusters_interval,
             home: a.lease_namespace.clone(),
         });
-        if fleet.is_some() && a.leader_elect {
-            bail!(
-                "--leader-elect with --clusters: several replicas sharing a fleet are not supported yet; run one replica"
-            );
-        }
         if fleet.is_some() && a.ui {
             bail!(
                 "--ui shows one cluster; with --clusters the fleet is in /metrics (the cluster label) and the chart's dashboard"

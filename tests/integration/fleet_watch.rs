@@ -151,3 +151,92 @@ fn a_fleet_is_watched_from_its_management_cluster() {
     assert!(w.log_lines().iter().any(|l| l["cluster"] == cb && l["msg"] == "drift detected"), "{logs}");
     w.stop();
 }
+
+/// The clusters whose release `web` this watcher has a verdict for.
+fn watched(w: &Watching) -> Vec<String> {
+    let text = w.metrics();
+    (1..=4)
+        .map(|i| format!("shard-mgmt/c{i}"))
+        .filter(|c| text.contains(&format!("helm_drift_release_drifted{{cluster=\"{c}\",namespace=\"shard-w\"")))
+        .collect()
+}
+
+#[test]
+fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
+    let mgmt = Env::new("shard-mgmt");
+    serve_cluster_crd(&mgmt);
+    let near = Env::new("shard-w");
+    let far = Env::without_admission_policies("shard-w");
+    near.install(Helm::V4, "web", "basic", &[]);
+    far.install(Helm::V3, "web", "basic", &[]);
+    // Four inventory entries, two per control plane.
+    for (name, env) in [("c1", &near), ("c2", &near), ("c3", &far), ("c4", &far)] {
+        cluster(&mgmt, name, "fleet: runtime", true, Some(&kubeconfig_of(env)));
+    }
+    let hook = crate::watching::Receiver::start();
+    let args = [
+        "web",
+        "-n",
+        "shard-w",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        "shard-mgmt",
+        "--clusters-interval",
+        "1s",
+        "--leader-elect",
+        "--lease-name",
+        "fleet",
+        "--lease-namespace",
+        "shard-mgmt",
+        "--lease-duration",
+        "3s",
+        "--notify",
+        &hook.url,
+    ];
+    let one = Watching::start(&mgmt, &args).ready();
+    let two = Watching::start(&mgmt, &args).ready();
+    // Each holds its fair share, two clusters, and no cluster is watched twice.
+    eventually("two clusters each, none twice", Duration::from_secs(60), || {
+        let (a, b) = (watched(&one), watched(&two));
+        a.len() == 2 && b.len() == 2 && a.iter().all(|c| !b.contains(c))
+    });
+    let leases = mgmt.kubectl(&["get", "leases", "-l", "helm-drift.io/role=cluster", "-o", "name"]).success().stdout();
+    assert_eq!(leases.lines().count(), 4, "one Lease per cluster: {leases}");
+
+    // Drift on the far plane: its two entries see the same object, announced once.
+    far.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    eventually("one notification", Duration::from_secs(30), || hook.count("DriftDetected") == 1);
+    assert_eq!(events(&far, "DriftDetected").len(), 1);
+
+    // One replica dies without giving its Leases back: the other takes them once they expire.
+    let killed = std::time::Instant::now();
+    one.kill();
+    eventually("the survivor watches all four", Duration::from_secs(30), || watched(&two).len() == 4);
+    let took = killed.elapsed();
+    let drifted = |c: &str| {
+        format!("helm_drift_release_drifted{{cluster=\"shard-mgmt/{c}\",namespace=\"shard-w\",release=\"web\"}}")
+    };
+    two.wait_for(&drifted("c3"), 1.0);
+    two.wait_for(&drifted("c4"), 1.0);
+    two.wait_for(&drifted("c1"), 0.0);
+    // Nothing announced twice across the hand-over.
+    assert_eq!(hook.count("DriftDetected"), 1, "{:?}", hook.bodies());
+    assert_eq!(events(&far, "DriftDetected").len(), 1);
+    assert!(took < Duration::from_secs(20), "taken over in {took:?}");
+    eprintln!("taken over in {took:?}");
+    two.stop();
+    // A replica that stops gives its Leases back.
+    let held = mgmt
+        .kubectl(&[
+            "get",
+            "leases",
+            "-l",
+            "helm-drift.io/role=cluster",
+            "-o",
+            "jsonpath={.items[*].spec.holderIdentity}",
+        ])
+        .success()
+        .stdout();
+    assert_eq!(held.trim(), "", "Leases still held after a clean stop: {held}");
+}

@@ -89,3 +89,54 @@ helm_matrix! {
         assert!(!marker.exists(), "a kubeconfig read from the cluster ran its command");
     }
 }
+
+/// An Argo CD cluster Secret for `server` with `config` (Argo CD's JSON).
+fn argocd_cluster(env: &Env, name: &str, server: &str, config: &serde_json::Value) {
+    let doc = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": name, "server": server, "config": config.to_string()},
+    });
+    env.apply_yaml(&format!("argocd-{name}"), &doc.to_string());
+}
+
+helm_matrix! {
+    fn an_argo_cd_inventory_is_checked_with_inline_credentials_only(helm: Helm) {
+        let env = Env::new(&format!("argocd-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        env.kubectl(&["delete", "configmap", "web-config"]).success();
+        // Argo CD's config from the test's kubeconfig: its client certificate and CA, inline.
+        let raw = env.kubectl(&["config", "view", "--raw", "--flatten", "--minify", "-o", "json"]).success().stdout();
+        let k: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        let tls = serde_json::json!({
+            "caData": k["clusters"][0]["cluster"]["certificate-authority-data"],
+            "certData": k["users"][0]["user"]["client-certificate-data"],
+            "keyData": k["users"][0]["user"]["client-key-data"],
+        });
+        let server = env.cp.server();
+        let marker = env.home().join("exec-ran");
+        argocd_cluster(&env, "prod", server, &serde_json::json!({"tlsClientConfig": tls}));
+        let exec = serde_json::json!({"execProviderConfig": {"command": "touch", "args": [marker.to_str().unwrap()], "apiVersion": "client.authentication.k8s.io/v1"}, "tlsClientConfig": tls});
+        argocd_cluster(&env, "exec", server, &exec);
+        // Argo CD's in-cluster entry holds no credential: helm-drift would reach it as itself.
+        argocd_cluster(&env, "in-cluster", "https://kubernetes.default.svc", &serde_json::json!({"tlsClientConfig": {"insecure": false}}));
+        let ns = env.ns.clone();
+        let done = env.drift(&["check", "web", "--clusters", "argocd", "--clusters-namespace", &ns, "-o", "json"]).code(1);
+        let doc: serde_json::Value = serde_json::from_str(&done.stdout()).unwrap();
+        let verdicts: Vec<String> = doc["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {}", r["cluster"].as_str().unwrap(), r["verdict"].as_str().unwrap()))
+            .collect();
+        assert!(verdicts.contains(&format!("{ns}/prod drifted")), "{verdicts:?}\n{}", done.stdout());
+        let text = format!("{}{}", done.stdout(), done.stderr());
+        for said in [
+            format!("Argo CD cluster Secret {ns}/exec: the entry runs a command (execProviderConfig)"),
+            format!("Argo CD cluster Secret {ns}/in-cluster: the entry holds no credential of its own"),
+        ] {
+            assert!(text.contains(&said), "{said}: {text}");
+        }
+        assert!(!marker.exists(), "an Argo CD entry ran its command");
+    }
+}

@@ -6,6 +6,7 @@ use crate::api::Connection;
 use crate::api::inventory::Proxy;
 use crate::engine::Session;
 use crate::settings::Settings;
+use crate::watch::lease::{LeaderOptions, LeaseCheck};
 use crate::watch::options::WatchOptions;
 use crate::watch::outputs::metrics::Metrics;
 use crate::watch::outputs::proxies::Proxies;
@@ -36,13 +37,15 @@ pub(super) struct Member {
     /// Its releases installed by CAAPH, and how to reach the management cluster they are in.
     pub(super) proxies: Vec<Proxy>,
     pub(super) management: Connection,
+    /// With several replicas: the Lease of this cluster, checked right before each write.
+    pub(super) lease: Option<LeaderOptions>,
 }
 
 pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
 
 /// Watches the member until `stop` turns true.
 pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
-    let Member { name, settings, options, metrics, health, key, probe: every, proxies, management } = member;
+    let Member { name, settings, options, metrics, health, key, probe: every, proxies, management, lease } = member;
     let log = options.log.clone();
     let mut backoff = Duration::from_secs(1);
     let mut said_down = false;
@@ -72,23 +75,30 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
         metrics.cluster_up(true);
         log.info("cluster reached: watching", &[("server", &session.cluster.server)]);
         let probe = session.cluster.client.clone();
-        let proxies = match (proxies.is_empty(), crate::api::connect(&management).await) {
-            (true, _) => None,
-            (false, Ok(m)) => Some(Arc::new(Proxies::new(m.client, &name, proxies.clone()))),
-            (false, Err(e)) => {
-                log.warn("cannot reach the management cluster: retrying", &[("error", &e)]);
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => continue,
-                    _ = stopped(&mut stop) => return,
+        // The management cluster, for the proxies' Events and this cluster's Lease.
+        let needed = !proxies.is_empty() || lease.is_some();
+        let home = match needed.then(|| crate::api::connect(&management)) {
+            None => None,
+            Some(connecting) => match connecting.await {
+                Ok(m) => Some(m.client),
+                Err(e) => {
+                    log.warn("cannot reach the management cluster: retrying", &[("error", &e)]);
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => continue,
+                        _ = stopped(&mut stop) => return,
+                    }
                 }
-            }
+            },
         };
+        let lease_check = home.as_ref().zip(lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, ""));
+        let proxies = home.filter(|_| !proxies.is_empty()).map(|c| Arc::new(Proxies::new(c, &name, proxies.clone())));
+        metrics.leader(1);
         let given = Given {
             settings: &settings,
             options: &options,
             metrics: Arc::new(metrics.clone()),
             health: health.clone(),
-            lease: None,
+            lease: lease_check,
             key: Some(key.clone()),
             proxies,
         };

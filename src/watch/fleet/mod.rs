@@ -5,9 +5,11 @@
 //! member writes the same metrics families under its `cluster` label.
 
 mod member;
+mod shard;
 
 use crate::api::inventory::{self, Inventory};
 use crate::settings::Settings;
+use crate::watch::lease::LeaderOptions;
 use crate::watch::options::{FleetOptions, WatchOptions};
 use crate::watch::outputs::metrics::Metrics;
 use crate::watch::outputs::server::Health;
@@ -103,7 +105,17 @@ pub(crate) async fn run(
         ],
     );
     let mut members: BTreeMap<String, Running> = BTreeMap::new();
-    let mut tick = tokio::time::interval(fleet.every);
+    // With several replicas: each cluster watched by the replica holding its Lease, renewed
+    // at least three times per Lease duration.
+    let shard = options.leader.as_ref().map(|l| {
+        let at = l.namespace.clone().unwrap_or_else(|| namespace.clone());
+        shard::Shard::new(&management.client, &at, &l.name, &l.identity, Duration::from_secs(l.duration))
+    });
+    let every = match &options.leader {
+        Some(l) => fleet.every.min(Duration::from_secs(l.duration) / 3),
+        None => fleet.every,
+    };
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -115,9 +127,30 @@ pub(crate) async fn run(
             _ = &mut shutdown => break,
         };
         match found {
-            Ok(found) => {
-                let start = Start { settings, options, metrics, health: &health, key: &key, every: fleet.every };
+            Ok(mut found) => {
+                let running = members.keys().cloned().collect();
+                let over = match &shard {
+                    Some(s) => s.narrow(&mut found, &running).await,
+                    None => Vec::new(),
+                };
+                let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));
+                let start = Start {
+                    settings,
+                    options,
+                    metrics,
+                    health: &health,
+                    key: &key,
+                    every,
+                    lease: &lease,
+                    home: &namespace,
+                };
                 reconcile(&mut members, found, &start).await;
+                for name in over {
+                    if let Some(s) = &shard {
+                        log.info("over this replica's share: cluster given back", &[("cluster", &name)]);
+                        s.release(&name).await;
+                    }
+                }
                 health.ready.store(true, Ordering::Relaxed);
             }
             Err(e) => {
@@ -127,7 +160,13 @@ pub(crate) async fn run(
         }
     }
     log.info("stopping", &[("clusters", &members.len())]);
+    let names: Vec<String> = members.keys().cloned().collect();
     futures::future::join_all(members.into_values().map(Running::end)).await;
+    if let Some(s) = &shard {
+        for name in names {
+            s.release(&name).await;
+        }
+    }
     Ok(())
 }
 
@@ -139,6 +178,10 @@ struct Start<'a> {
     health: &'a Arc<Health>,
     key: &'a [u8],
     every: Duration,
+    /// The name of a cluster's Lease, with several replicas.
+    lease: &'a dyn Fn(&str) -> Option<String>,
+    /// Where the watcher's own objects live in the management cluster.
+    home: &'a str,
 }
 
 /// Starts the members that appeared or changed, stops those gone or changed.
@@ -197,6 +240,11 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
                     probe: start.every.min(member::PROBE_MAX),
                     proxies: m.proxies,
                     management: start.settings.connection.clone(),
+                    lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
+                        name,
+                        namespace: Some(l.namespace.unwrap_or_else(|| start.home.to_string())),
+                        ..l
+                    }),
                 };
                 spawn(member, stopped)
             }

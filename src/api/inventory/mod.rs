@@ -14,7 +14,7 @@ mod capi;
 mod entry;
 mod vet;
 
-pub(crate) use entry::{Inventory, Proxy, Scope, Source};
+pub(crate) use entry::{Inventory, Member, Proxy, Scope, Source};
 
 use super::ApiError;
 

@@ -7,7 +7,7 @@
 mod member;
 mod shard;
 
-use crate::api::inventory::{self, Inventory};
+use crate::api::inventory::{self, Inventory, Member};
 use crate::settings::Settings;
 use crate::watch::lease::LeaderOptions;
 use crate::watch::options::{FleetOptions, WatchOptions};
@@ -213,54 +213,9 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
             }
             None => false,
         };
-        let metrics = start.metrics.member(&m.name);
-        let (stop, stopped) = watch::channel(false);
-        let done = match m.kubeconfig {
-            Ok(kubeconfig) => {
-                let said = if changed {
-                    "cluster's kubeconfig changed: watching it again"
-                } else {
-                    "cluster joined the fleet"
-                };
-                log.info(said, &[("cluster", &m.name)]);
-                let member = member::Member {
-                    name: m.name.clone(),
-                    settings: Settings {
-                        connection: start.settings.connection.for_member(kubeconfig),
-                        ..start.settings.clone()
-                    },
-                    options: WatchOptions {
-                        cluster: Some(m.name.clone()),
-                        log: log.about(&m.name),
-                        ..start.options.clone()
-                    },
-                    metrics: metrics.clone(),
-                    health: start.health.clone(),
-                    key: start.key.to_vec(),
-                    probe: start.every.min(member::PROBE_MAX),
-                    proxies: m.proxies,
-                    management: start.settings.connection.clone(),
-                    lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
-                        name,
-                        namespace: Some(l.namespace.unwrap_or_else(|| start.home.to_string())),
-                        ..l
-                    }),
-                };
-                spawn(member, stopped)
-            }
-            Err(why) => {
-                metrics.cluster_up(false);
-                metrics.rejected("inventory", 1);
-                log.warn(
-                    "cluster not watched: its inventory entry is refused",
-                    &[("cluster", &m.name), ("reason", &why)],
-                );
-                let (done, finished) = oneshot::channel();
-                let _ = done.send(());
-                finished
-            }
-        };
-        members.insert(m.name, Running { fingerprint, stop, done, metrics });
+        let said = if changed { "cluster's kubeconfig changed: watching it again" } else { "cluster joined the fleet" };
+        let name = m.name.clone();
+        members.insert(name, started(m, fingerprint, said, start));
     }
     let gone: Vec<String> = members.keys().filter(|n| !seen.contains_key(*n)).cloned().collect();
     for name in gone {
@@ -269,4 +224,49 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
             r.end().await;
         }
     }
+}
+
+/// A member's watcher started (or, for an entry refused, said and counted).
+fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Running {
+    let log = &start.options.log;
+    let metrics = start.metrics.member(&m.name);
+    let (stop, stopped) = watch::channel(false);
+    let done = match m.kubeconfig {
+        Ok(kubeconfig) => {
+            log.info(said, &[("cluster", &m.name)]);
+            let member = member::Member {
+                name: m.name.clone(),
+                settings: Settings {
+                    connection: start.settings.connection.for_member(kubeconfig),
+                    ..start.settings.clone()
+                },
+                options: WatchOptions {
+                    cluster: Some(m.name.clone()),
+                    log: log.about(&m.name),
+                    ..start.options.clone()
+                },
+                metrics: metrics.clone(),
+                health: start.health.clone(),
+                key: start.key.to_vec(),
+                probe: start.every.min(member::PROBE_MAX),
+                proxies: m.proxies,
+                management: start.settings.connection.clone(),
+                lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
+                    name,
+                    namespace: Some(l.namespace.unwrap_or_else(|| start.home.to_string())),
+                    ..l
+                }),
+            };
+            spawn(member, stopped)
+        }
+        Err(why) => {
+            metrics.cluster_up(false);
+            metrics.rejected("inventory", 1);
+            log.warn("cluster not watched: its inventory entry is refused", &[("cluster", &m.name), ("reason", &why)]);
+            let (done, finished) = oneshot::channel();
+            let _ = done.send(());
+            finished
+        }
+    };
+    Running { fingerprint, stop, done, metrics }
 }

@@ -273,3 +273,43 @@ fn installed_chart_rbac_is_enough_to_watch_helm3() {
 fn installed_chart_rbac_is_enough_to_watch_helm4() {
     installed_chart_rbac_is_enough_to_watch(Helm::V4);
 }
+
+helm_matrix! {
+    /// The chart in a management cluster (`clusters.source`): it reads only its inventory, in
+    /// the inventory's namespace (the Clusters and CAAPH's proxies, the kubeconfig Secrets one
+    /// by one, Events on the proxies), nothing of the releases' kinds; Argo CD's cluster Secrets
+    /// for `argocd`; every namespace only when asked, as a ClusterRole.
+    fn the_chart_in_a_management_cluster_reads_only_its_inventory(helm: Helm) {
+        let env = Env::new(&format!("chart-fleet-{}", helm.tag()));
+        env.helm(helm, &["lint", "--strict", &chart(), "--set", "clusters.source=capi,clusters.namespace=fleet"]).success();
+        let capi = template(&env, helm, &["--set", "clusters.source=capi,clusters.namespace=fleet,replicaCount=2"]);
+        assert!(!kinds(&capi).iter().any(|k| k.starts_with("Cluster")), "nothing cluster-wide: {:?}", kinds(&capi));
+        let inventory = capi
+            .iter()
+            .find(|d| d["kind"] == "Role" && d["metadata"]["name"].as_str().unwrap().ends_with("-inventory"))
+            .unwrap();
+        assert_eq!(inventory["metadata"]["namespace"], "fleet");
+        let rules = inventory["rules"].as_sequence().unwrap();
+        let resources: Vec<String> = rules
+            .iter()
+            .flat_map(|r| r["resources"].as_sequence().unwrap().iter().map(|x| x.as_str().unwrap().to_string()))
+            .collect();
+        assert_eq!(resources, ["clusters", "helmreleaseproxies", "helmchartproxies", "secrets", "events"]);
+        let secrets = rules.iter().find(|r| r["resources"][0] == "secrets").unwrap();
+        assert_eq!(secrets["verbs"].as_sequence().unwrap().len(), 1, "Secrets read one by one, never listed");
+        let c = &find(&capi, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<&str> = c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        for arg in ["--clusters=capi", "--clusters-namespace=fleet", "--clusters-interval=30s", "--leader-elect"] {
+            assert!(args.contains(&arg), "{arg}: {args:?}");
+        }
+        let argocd = template(&env, helm, &["--set", "clusters.source=argocd,clusters.namespace=argocd"]);
+        let role = argocd
+            .iter()
+            .find(|d| d["kind"] == "Role" && d["metadata"]["name"].as_str().unwrap().ends_with("-inventory"))
+            .unwrap();
+        assert_eq!(role["rules"][0]["resources"][0], "secrets");
+        assert_eq!(role["rules"].as_sequence().unwrap().len(), 1, "{role:?}");
+        let wide = template(&env, helm, &["--set", "clusters.source=capi"]);
+        assert!(kinds(&wide).contains(&"ClusterRole".to_string()), "every namespace: a ClusterRole, asked for");
+    }
+}

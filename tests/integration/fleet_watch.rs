@@ -5,6 +5,7 @@
 //! releases unknown while the other is still watched; a cluster added, removed or whose
 //! kubeconfig Secret is rotated while watching is followed.
 
+use crate::dashboard::{FLEET_PANELS, Prometheus, as_grafana_sends, dashboard, queries};
 use crate::inventory::{cluster, serve_cluster_crd};
 use crate::support::{Env, Helm, eventually};
 use crate::watching::{Watching, events};
@@ -87,10 +88,28 @@ fn a_fleet_is_watched_from_its_management_cluster() {
     let records = a.kubectl(&["get", "secret", "-l", "owner=helm,name=web", "-o", "name"]).success().stdout();
     assert_eq!(records.lines().count(), 1, "a repair made a revision: {records}");
 
+    // The dashboard's fleet view, from a real Prometheus scraping the watcher: every fleet
+    // panel has series for cluster b, drifted.
+    let prometheus = Prometheus::start(&mgmt, &w.address, None);
+    let fleet_queries: Vec<(String, String)> =
+        queries(&dashboard()).into_iter().filter(|(t, _)| FLEET_PANELS.contains(&t.as_str())).collect();
+    assert_eq!(fleet_queries.len(), 5, "{fleet_queries:?}");
+    eventually("Prometheus to scrape the fleet", Duration::from_secs(60), || {
+        !prometheus.query(&format!("helm_drift_release_drifted{{cluster=\"{cb}\"}} == 1")).is_empty()
+    });
+    for (title, expr) in fleet_queries.iter().filter(|(_, e)| !e.contains("unknown") && !e.contains("proxy")) {
+        let q = as_grafana_sends(expr, cb);
+        assert!(!prometheus.query(&q).is_empty(), "panel {title:?}: no series for {q}");
+    }
+
     // Cluster a stops answering: its release is unknown (never in sync), b is still watched.
     a.cp.pause_apiserver().expect("pause cluster a's API server");
     let resume = Resume(a.cp);
     w.wait_for(&series("helm_drift_cluster_up", ca, None), 0.0);
+    let down = as_grafana_sends(&fleet_queries.iter().find(|(t, _)| t == "Clusters not answering").unwrap().1, ".*");
+    eventually("the dashboard to count one cluster not answering", Duration::from_secs(30), || {
+        prometheus.query(&down).first().is_some_and(|r| r["value"][1] == "1")
+    });
     w.wait_for(&series("helm_drift_release_unknown", ca, Some("web")), 1.0);
     assert!(!w.metrics().contains(&drifted(ca)), "an unreachable cluster has no verdict\n{}", w.metrics());
     b.kubectl(&["delete", "configmap", "web-config"]).success();

@@ -363,6 +363,11 @@ mod dashboard {
         let o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Missing);
         m.record(&DriftReport::sample("apps", "web", vec![o]), 0.1);
         m.guard("apps", "web", Some("none"));
+        // A fleet's series too: a member that answers no longer, a CAAPH release.
+        let member = m.member("fleet/eu");
+        member.record(&DriftReport::sample("apps", "web", Vec::new()), 0.1);
+        member.proxy("apps", "web", "cni-eu", "cni");
+        member.cluster_up(false);
         let exported: Vec<String> = m
             .encode()
             .lines()

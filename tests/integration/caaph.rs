@@ -11,7 +11,7 @@ use crate::support::{Env, Helm, eventually, repo_root};
 use crate::watching::{Watching, events};
 use std::time::Duration;
 
-fn serve_caaph_crds(env: &Env) {
+pub fn serve_caaph_crds(env: &Env) {
     for kind in ["helmchartproxies", "helmreleaseproxies"] {
         let crd = repo_root()
             .join(format!("tests/fixtures/cluster-api-addon-provider-helm/addons.cluster.x-k8s.io_{kind}.yaml"));
@@ -24,11 +24,11 @@ fn serve_caaph_crds(env: &Env) {
     });
 }
 
-/// A HelmReleaseProxy for release `cni` of cluster `cluster`, at `revision`, made from the
+/// A HelmReleaseProxy for release `cni` (in `namespace`) of cluster `cluster`, at `revision`, made from the
 /// HelmChartProxy `runtime`, with `annotations`.
-fn release_proxy(mgmt: &Env, cluster: &str, revision: u32, annotations: &str) {
+pub fn release_proxy(mgmt: &Env, cluster: &str, namespace: &str, revision: u32, annotations: &str) {
     let doc = format!(
-        "apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmReleaseProxy\nmetadata:\n  name: runtime-{cluster}\n  labels: {{helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name: runtime}}\n  annotations: {{{annotations}}}\nspec:\n  clusterRef: {{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, name: {cluster}}}\n  chartName: basic\n  repoURL: oci://registry.invalid/charts\n  releaseName: cni\n  namespace: caaph-w\n"
+        "apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmReleaseProxy\nmetadata:\n  name: runtime-{cluster}\n  labels: {{helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name: runtime}}\n  annotations: {{{annotations}}}\nspec:\n  clusterRef: {{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, name: {cluster}}}\n  chartName: basic\n  repoURL: oci://registry.invalid/charts\n  releaseName: cni\n  namespace: {namespace}\n"
     );
     mgmt.apply_yaml(&format!("hrp-{cluster}"), &doc);
     let status = format!(r#"{{"status":{{"revision":{revision},"status":"deployed"}}}}"#);
@@ -45,7 +45,7 @@ fn release_proxy(mgmt: &Env, cluster: &str, revision: u32, annotations: &str) {
 }
 
 /// Events with `reason` on HelmReleaseProxy `name` (in the management cluster).
-fn on_proxy(mgmt: &Env, reason: &str, name: &str) -> Vec<serde_json::Value> {
+pub fn on_proxy(mgmt: &Env, reason: &str, name: &str) -> Vec<serde_json::Value> {
     events(mgmt, reason)
         .into_iter()
         .filter(|e| e["involvedObject"]["kind"] == "HelmReleaseProxy" && e["involvedObject"]["name"] == name)
@@ -70,8 +70,8 @@ fn caaph_releases_are_judged_announced_and_healed_as_their_proxies_say() {
     }
     let chart_proxy = "apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmChartProxy\nmetadata:\n  name: runtime\n  annotations: {helm-drift.io/repair: \"true\", helm-drift.io/repair-interval: 1s}\nspec:\n  clusterSelector: {matchLabels: {fleet: runtime}}\n  chartName: basic\n  repoURL: oci://registry.invalid/charts\n";
     mgmt.apply_yaml("hcp", chart_proxy);
-    release_proxy(&mgmt, "a", 1, "");
-    release_proxy(&mgmt, "b", 1, "helm-drift.io/repair: \"false\"");
+    release_proxy(&mgmt, "a", "caaph-w", 1, "");
+    release_proxy(&mgmt, "b", "caaph-w", 1, "helm-drift.io/repair: \"false\"");
     let args = [
         "cni",
         "-n",

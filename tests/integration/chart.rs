@@ -313,3 +313,53 @@ helm_matrix! {
         assert!(kinds(&wide).contains(&"ClusterRole".to_string()), "every namespace: a ClusterRole, asked for");
     }
 }
+
+/// The chart installed in a management cluster: its fleet RBAC is enough for `watch --clusters
+/// capi` as its ServiceAccount (the inventory read, the cluster watched through its own
+/// kubeconfig, the drift Event recorded on the HelmReleaseProxy), and nothing is forbidden.
+#[test]
+fn installed_fleet_chart_rbac_is_enough_to_watch_a_fleet() {
+    let env = Env::new("chart-fleet");
+    crate::inventory::serve_cluster_crd(&env);
+    crate::caaph::serve_caaph_crds(&env);
+    let ns = env.ns.clone();
+    env.helm(
+        Helm::V4,
+        &["install", "mgmt", &chart(), "--set", &format!("clusters.source=capi,clusters.namespace={ns}")],
+    )
+    .success();
+    env.install(Helm::V4, "cni", "basic", &[]);
+    let kubeconfig = env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
+    crate::inventory::cluster(&env, "self", "fleet: runtime", true, Some(&kubeconfig));
+    crate::caaph::release_proxy(&env, "self", &ns, 1, "");
+    let sa = "mgmt-helm-drift";
+    let token = env.kubectl(&["create", "token", sa, "--duration", "1h"]).success().stdout().trim().to_string();
+    let args = [
+        "cni",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        &ns,
+        "--clusters-interval",
+        "1s",
+        "--leader-elect",
+        "--lease-name",
+        "mgmt-helm-drift",
+        "--lease-namespace",
+        &ns,
+        "--signature-key-secret",
+        "mgmt-helm-drift-signature-key",
+    ];
+    let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
+    let drifted = format!("helm_drift_release_drifted{{cluster=\"{ns}/self\",namespace=\"{ns}\",release=\"cni\"}}");
+    w.wait_for(&drifted, 0.0);
+    env.merge_patch("configmap", "cni-config", r#"{"data":{"greeting":"edited"}}"#);
+    w.wait_for(&drifted, 1.0);
+    eventually("DriftDetected on the HelmReleaseProxy", Duration::from_secs(30), || {
+        !crate::caaph::on_proxy(&env, "DriftDetected", "runtime-self").is_empty()
+    });
+    let logs = w.logs_text();
+    assert!(!logs.contains("forbidden"), "{logs}");
+    assert!(!logs.contains("no signature key"), "the chart's key is used\n{logs}");
+    w.stop();
+}

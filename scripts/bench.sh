@@ -9,6 +9,8 @@
 #   BENCH_ONLY=restore scripts/bench.sh only the restored fleet (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f4 scripts/bench.sh      only F4, 40,000 and 25,000 objects (its section; about
 #                                       half an hour, BENCH_F4_RUNS runs per case, default 3)
+#   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
+#                                       of 100 releases each (its section; BENCH_F5_SIZES)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-5}
@@ -105,6 +107,16 @@ restored() {
 
 if [ "${BENCH_ONLY:-}" = restore ]; then
   restored
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
+
+if [ "${BENCH_ONLY:-}" = f5 ]; then
+  echo "F5: 100 releases x 20 objects in 10 namespaces, watched through a fleet of inventory entries" >&2
+  "$fleet" f6 100 10 20 1 >&2
+  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
+    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" f6 100 10 "${BENCH_F5_SIZES:-10,25,50}" \
+    "${BENCH_IDLE:-60}" 5 "$root/bench/RESULTS.md")
   cat "$root/bench/RESULTS.md"
   exit 0
 fi

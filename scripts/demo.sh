@@ -10,7 +10,8 @@
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in (as a ServiceAccount of its namespace), while a forged release record that asks for
 # cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
-# a hand edit at the prompt; it ends with Markdown for a pull request and the HTML report of the
+# a hand edit at the prompt; a management cluster finds and heals drift on two workload
+# clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); it ends with Markdown for a pull request and the HTML report of the
 # whole cluster, printing where it is.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
@@ -22,7 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 state=${HELM_DRIFT_DEMO_DIR:-${TMPDIR:-/tmp}/helm-drift-demo}
 
 down() {
-  for pid in "$state/pid" "$state/registry.pid"; do
+  for pid in "$state/pid" "$state/registry.pid" "$state/eu.pid" "$state/us.pid"; do
     if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
   done
   rm -rf "$state"
@@ -45,6 +46,11 @@ down
 mkdir -p "$state"
 HELM_DRIFT_TOOLS="$tools" nohup "$root/target/release/testcluster" "$state/cluster" >"$state/testcluster.log" 2>&1 &
 echo $! >"$state/pid"
+# Two workload clusters for the fleet at the end, started meanwhile (control planes of their own).
+for name in eu us; do
+  HELM_DRIFT_TOOLS="$tools" nohup "$root/target/release/testcluster" "$state/$name" >"$state/$name.log" 2>&1 &
+  echo $! >"$state/$name.pid"
+done
 deadline=$(( $(date +%s) + 180 ))
 until [ -f "$state/cluster/ready" ]; do
   if ! kill -0 "$(cat "$state/pid")" 2>/dev/null || [ "$(date +%s)" -gt "$deadline" ]; then
@@ -233,23 +239,71 @@ grep -q "re-created by velero-server" "$state/restored.txt"
 echo "exit code 0: owned elsewhere is not drift (--strict counts it); repair --remove-foreign removes none of the server's values"
 "$helm" uninstall restored --namespace demo >/dev/null
 
-say "A fleet from Cluster API: check every ready Cluster through its own kubeconfig Secret (this cluster plays management and workload)"
+say "One watcher for a fleet: a Cluster API management cluster (this one) finds and heals drift on two workload clusters"
+for name in eu us; do
+  deadline=$(( $(date +%s) + 180 ))
+  until [ -f "$state/$name/ready" ]; do
+    if ! kill -0 "$(cat "$state/$name.pid")" 2>/dev/null || [ "$(date +%s)" -gt "$deadline" ]; then
+      echo "workload cluster $name did not start; its log:" >&2; cat "$state/$name.log" >&2; exit 1
+    fi
+    sleep 0.5
+  done
+  echo "workload cluster $name: API server at $(cat "$state/$name/ready")"
+  KUBECONFIG="$state/$name/kubeconfig" "$helm" install runtime "$root/tests/charts/basic" -n runtime --create-namespace >/dev/null
+done
 "$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" >/dev/null
+for crd in helmchartproxies helmreleaseproxies; do
+  "$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api-addon-provider-helm/addons.cluster.x-k8s.io_$crd.yaml" >/dev/null
+done
 for _ in $(seq 300); do  # served within a minute: polled, not waited on blindly
-  "$kubectl" get --raw /apis/cluster.x-k8s.io/v1beta2 >/dev/null 2>&1 && break
+  "$kubectl" get --raw /apis/cluster.x-k8s.io/v1beta2 >/dev/null 2>&1 \
+    && "$kubectl" get --raw /apis/addons.cluster.x-k8s.io/v1alpha1 2>/dev/null | grep -q helmreleaseproxies && break
   sleep 0.2
 done
 "$kubectl" create namespace fleet >/dev/null
-"$kubectl" config view --raw --flatten --minify >"$state/workload-kubeconfig"
+echo "$ kubectl -n fleet apply -f clusters.yaml   (what Cluster API and CAAPH write: Clusters, kubeconfig Secrets,"
+echo "  a HelmChartProxy annotated helm-drift.io/repair=true, one HelmReleaseProxy per cluster)"
+printf 'apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmChartProxy\nmetadata: {name: runtime, namespace: fleet, annotations: {helm-drift.io/repair: "true"}}\nspec: {clusterSelector: {matchLabels: {fleet: runtime}}, chartName: basic, repoURL: "oci://registry.invalid/charts"}\n' \
+  | "$kubectl" apply -f - >/dev/null
 for name in eu us; do
-  printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet}\nspec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n' "$name" | "$kubectl" apply -f - >/dev/null
+  printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet, labels: {fleet: runtime}}\nspec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n' "$name" | "$kubectl" apply -f - >/dev/null
   "$kubectl" -n fleet patch cluster.cluster.x-k8s.io "$name" --subresource=status --type=merge \
     -p '{"status":{"initialization":{"controlPlaneInitialized":true}}}' >/dev/null
-  "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/workload-kubeconfig" >/dev/null
+  "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/$name/kubeconfig" >/dev/null
+  printf 'apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmReleaseProxy\nmetadata: {name: runtime-%s, namespace: fleet, labels: {helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name: runtime}}\nspec: {clusterRef: {name: %s}, chartName: basic, repoURL: "oci://registry.invalid/charts", releaseName: runtime, namespace: runtime}\n' "$name" "$name" \
+    | "$kubectl" apply -f - >/dev/null
+  "$kubectl" -n fleet patch helmreleaseproxy.addons.cluster.x-k8s.io "runtime-$name" --subresource=status --type=merge \
+    -p '{"status":{"revision":1,"status":"deployed"}}' >/dev/null
 done
-echo "$ helm drift check demo -n demo --clusters capi --clusters-namespace fleet"
-"$helm" drift check demo -n demo --clusters capi --clusters-namespace fleet | tee "$state/fleet.txt" || [ $? = 2 ]
+echo "$ kubectl --kubeconfig eu delete configmap runtime-config; kubectl --kubeconfig us patch configmap runtime-config ..."
+KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime delete configmap runtime-config >/dev/null
+KUBECONFIG="$state/us/kubeconfig" "$kubectl" -n runtime patch configmap runtime-config --type merge -p '{"data":{"greeting":"edited on us"}}' >/dev/null
+echo "$ helm drift check runtime -n runtime --clusters capi --clusters-namespace fleet   (from the management cluster's kubeconfig alone)"
+"$helm" drift check runtime -n runtime --clusters capi --clusters-namespace fleet | tee "$state/fleet.txt" || [ $? = 2 ]
 grep -q "cluster fleet/eu" "$state/fleet.txt" && grep -q "cluster fleet/us" "$state/fleet.txt"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+echo "$ helm drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --repair --trust-namespace runtime"
+"$helm" drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --clusters-interval 2s \
+  --lease-namespace fleet --repair --trust-namespace runtime --metrics-address "127.0.0.1:$port" >"$state/fleet-watch.log" 2>&1 &
+watcher=$!
+deadline=$(( $(date +%s) + 90 ))
+until [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}' 2>/dev/null)" = hello ] \
+  && [ "$(KUBECONFIG="$state/us/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ] \
+  && [ "$("$kubectl" -n fleet get events --field-selector reason=DriftDetected,involvedObject.kind=HelmReleaseProxy -o name | wc -l)" -ge 2 ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/fleet-watch.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "--- healed on both workload clusters with each one's kubeconfig (no new Helm revision there):"
+for name in eu us; do
+  echo "$name: greeting=$(KUBECONFIG="$state/$name/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')," \
+    "revisions: $(KUBECONFIG="$state/$name/kubeconfig" "$helm" history runtime -n runtime -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"
+done
+echo "--- the Events on the HelmReleaseProxies, in the management cluster (kubectl -n fleet get events)"
+"$kubectl" -n fleet get events --field-selector involvedObject.kind=HelmReleaseProxy -o custom-columns=REASON:.reason,PROXY:.involvedObject.name,MESSAGE:.message
+echo "--- the fleet's metrics, each series with its cluster (curl http://127.0.0.1:$port/metrics)"
+python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics" \
+  | grep -E '^helm_drift_(cluster_up|release_proxy|repairs_total\{.*applied)'
+kill "$watcher"; wait "$watcher" 2>/dev/null || true
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

@@ -381,6 +381,10 @@ pub(crate) struct WatchArgs {
     /// kubeconfig Secrets rotated)
     #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Selection")]
     pub(crate) clusters_interval: std::time::Duration,
+    /// With --clusters: watch at most this many entries (the first by name); the rest are
+    /// counted as rejected input and named in the log (each entry costs a watcher of its own)
+    #[arg(long, value_name = "N", default_value_t = 200, help_heading = "Selection")]
+    pub(crate) clusters_max: usize,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
 }

@@ -27,6 +27,7 @@ impl WatchSettings {
             source,
             scope,
             every: a.clusters_interval,
+            max: a.clusters_max.max(1),
             home: a.lease_namespace.clone(),
         });
         if fleet.is_some() && a.ui {

@@ -38,6 +38,8 @@ pub(crate) struct FleetOptions {
     pub(crate) source: Source,
     pub(crate) scope: Scope,
     pub(crate) every: Duration,
+    /// `--clusters-max`: the most entries watched (the first by name).
+    pub(crate) max: usize,
     /// Where the watcher's own objects live in the management cluster (`--lease-namespace`).
     pub(crate) home: Option<String>,
 }

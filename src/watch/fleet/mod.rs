@@ -128,6 +128,7 @@ pub(crate) async fn run(
         };
         match found {
             Ok(mut found) => {
+                bound(&mut found, fleet.max, metrics, log);
                 let running = members.keys().cloned().collect();
                 let over = match &shard {
                     Some(s) => s.narrow(&mut found, &running).await,
@@ -168,6 +169,21 @@ pub(crate) async fn run(
         }
     }
     Ok(())
+}
+
+/// At most `max` entries, the first by name: the rest counted and named once per read.
+fn bound(found: &mut Inventory, max: usize, metrics: &Metrics, log: &crate::watch::Log) {
+    if found.members.len() <= max {
+        return;
+    }
+    found.members.sort_by(|a, b| a.name.cmp(&b.name));
+    let left: Vec<String> = found.members.split_off(max).into_iter().map(|m| m.name).collect();
+    metrics.rejected("inventory", left.len() as u64);
+    let first: Vec<&str> = left.iter().take(5).map(String::as_str).collect();
+    log.warn(
+        "more entries in the inventory than --clusters-max: the rest are not watched",
+        &[("left_out", &left.len()), ("max", &max), ("first", &first.join(" "))],
+    );
 }
 
 /// What every member is started from.
@@ -269,4 +285,26 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
         }
     };
     Running { fingerprint, stop, done, metrics }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inventory_past_its_bound_is_watched_up_to_it_by_name() {
+        let member = |name: &str| Member { name: name.into(), kubeconfig: Err("x".into()), proxies: Vec::new() };
+        let mut found = Inventory { members: vec![member("f/c"), member("f/a"), member("f/b")], skipped: Vec::new() };
+        let metrics = Metrics::fleet();
+        bound(&mut found, 2, &metrics, &crate::watch::Log::default());
+        let names: Vec<&str> = found.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["f/a", "f/b"]);
+        assert!(
+            metrics.encode().contains(r#"helm_drift_rejected_inputs_total{input="inventory"} 1"#),
+            "{}",
+            metrics.encode()
+        );
+        bound(&mut found, 5, &metrics, &crate::watch::Log::default());
+        assert_eq!(found.members.len(), 2, "under the bound: untouched");
+    }
 }

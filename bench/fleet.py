@@ -1,0 +1,186 @@
+"""F5 (issue 37): one watcher over a fleet of inventory entries (called by scripts/bench.sh).
+
+    python3 bench/fleet.py BINARY KUBECTL CRD PREFIX RELEASES NAMESPACES SIZES IDLE_SECONDS EDITS RESULTS.md
+
+Cluster API `Cluster` objects and kubeconfig Secrets are written in namespace f5-mgmt, every
+entry pointing at the same local API server under another name (each entry is watched as a
+cluster of its own: its own watches, checks and series). For each size in SIZES (ascending,
+comma-separated) one watcher runs `watch -A -l fleet=PREFIX --clusters capi`: time until every
+entry's first full check is done, API requests and CPU at rest, RSS, and edit-to-metric (an
+edit of one release, timed until each entry's series says drifted; p99 over entries and edits).
+Writes the F5 section of RESULTS.md with the growth per added cluster, and prints the figures.
+"""
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import probe
+
+binary, kubectl, crd, prefix = sys.argv[1:5]
+releases, namespaces = int(sys.argv[5]), int(sys.argv[6])
+sizes = [int(s) for s in sys.argv[7].split(",")]
+idle, edits, results_path = int(sys.argv[8]), int(sys.argv[9]), sys.argv[10]
+MGMT = "f5-mgmt"
+
+
+def kube(*args, stdin=None):
+    return subprocess.run([kubectl, *args], input=stdin, check=True, capture_output=True, text=True).stdout
+
+
+def metrics(base):
+    out = {}
+    for line in probe.get(base, "/metrics")[1].splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            out[series] = float(value)
+    return out
+
+
+def requests(m):
+    return {k.split('"')[1]: v for k, v in m.items() if k.startswith("helm_drift_api_requests_total{")}
+
+
+def percentile(values, q):
+    return values[min(len(values) - 1, max(0, int(round(q * len(values))) - 1))]
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def add_clusters(first, last, kubeconfig):
+    docs, secrets = [], []
+    for i in range(first, last):
+        docs.append(f"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {{name: c{i}, namespace: {MGMT}}}\n"
+                    "spec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n")
+        secrets.append(json.dumps({"apiVersion": "v1", "kind": "Secret",
+                                   "metadata": {"name": f"c{i}-kubeconfig", "namespace": MGMT},
+                                   "stringData": {"value": kubeconfig}}))
+    kube("apply", "-f", "-", stdin="---\n".join(docs))
+    kube("apply", "-f", "-", stdin="\n".join(secrets))
+    for i in range(first, last):
+        kube("-n", MGMT, "patch", "cluster.cluster.x-k8s.io", f"c{i}", "--subresource=status", "--type=merge",
+             "-p", '{"status":{"initialization":{"controlPlaneInitialized":true}}}')
+
+
+def run(n, first_edit):
+    port, base, log = probe.endpoint()
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "watch", "-A", "-l", f"fleet={prefix}", "--clusters", "capi", "--clusters-namespace", MGMT,
+         "--lease-namespace", MGMT, "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json",
+         "--resync", "10m"], stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        ready_series = [f'helm_drift_ready{{cluster="{MGMT}/c{i}"}}' for i in range(n)]
+        while True:
+            m = metrics(base)
+            if all(m.get(s) == 1.0 for s in ready_series):
+                break
+            if proc.poll() is not None or time.monotonic() - started > 900:
+                raise SystemExit(f"{n} clusters: not every entry ready")
+            time.sleep(0.1)
+        ready = time.monotonic() - started
+        at_ready = requests(m)
+        checked = sum(1 for k in m if k.startswith("helm_drift_release_drifted{"))
+        time.sleep(5)  # let the first lists' touches settle
+        before, cpu0, t0 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(idle)
+        after, cpu1, t1 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic()
+        minutes = (t1 - t0) / 60
+        at_rest = {v: round((after.get(v, 0) - before.get(v, 0)) / minutes, 1) for v in after if v != "watch"}
+        rss, _ = probe.memory(proc.pid)
+        latencies = []
+        for r in range(first_edit, first_edit + edits):
+            ns, release = f"{prefix}-ns{r % namespaces}", f"{prefix}-r{r}"
+            kube("-n", ns, "patch", "configmap", f"{release}-o0", "--type", "merge", "-p", '{"data":{"greeting":"f5-edit"}}')
+            edited, waiting = time.monotonic(), {
+                f'helm_drift_release_drifted{{cluster="{MGMT}/c{i}",namespace="{ns}",release="{release}"}}' for i in range(n)}
+            while waiting:
+                m = metrics(base)
+                now = time.monotonic()
+                for s in [s for s in waiting if m.get(s) == 1.0]:
+                    latencies.append(now - edited)
+                    waiting.discard(s)
+                if now - edited > 60:
+                    raise SystemExit(f"{n} clusters: drift of {release} not seen by {len(waiting)} entries")
+                time.sleep(0.05)
+        latencies.sort()
+        _, peak = probe.memory(proc.pid)
+        return {
+            "clusters": n, "releases": checked, "ready_s": round(ready, 2),
+            "requests_to_ready": {k: int(v) for k, v in at_ready.items() if v},
+            "at_rest_per_minute": {k: v for k, v in at_rest.items() if v},
+            "idle_cpu_percent": round(100 * (cpu1 - cpu0) / (t1 - t0), 2),
+            "rss_mib": round(rss, 1), "peak_rss_mib": round(peak, 1),
+            "edit_to_metric_median_s": round(statistics.median(latencies), 3),
+            "edit_to_metric_p99_s": round(percentile(latencies, 0.99), 3),
+            "edit_to_metric_max_s": round(latencies[-1], 3), "samples": len(latencies),
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+kube("apply", "--server-side", "-f", crd)
+deadline = time.monotonic() + 60
+while subprocess.run([kubectl, "get", "--raw", "/apis/cluster.x-k8s.io/v1beta2"], capture_output=True).returncode:
+    if time.monotonic() > deadline:
+        raise SystemExit("the Cluster CRD is not served")
+    time.sleep(0.2)
+subprocess.run([kubectl, "create", "namespace", MGMT], capture_output=True)
+kubeconfig = kube("config", "view", "--raw", "--flatten", "--minify")
+figures, have = [], 0
+for i, n in enumerate(sizes):
+    add_clusters(have, n, kubeconfig)
+    have = n
+    figures.append(run(n, i * edits))
+    print(json.dumps(figures[-1]), file=sys.stderr)
+
+small, large = figures[0], figures[-1]
+span = max(1, large["clusters"] - small["clusters"])
+growth = {
+    "rss_mib_per_cluster": round((large["peak_rss_mib"] - small["peak_rss_mib"]) / span, 2),
+    "ready_s_per_cluster": round((large["ready_s"] - small["ready_s"]) / span, 3),
+}
+lines = [
+    "## F5: one watcher for a fleet (issue 37)",
+    "",
+    f"Measured {datetime.date.today()} on the same 2-core machine (`BENCH_ONLY=f5 scripts/bench.sh`): one",
+    f"`helm-drift watch -A --clusters capi` over Cluster API inventories of {', '.join(str(s) for s in sizes)} entries,",
+    f"every entry pointing at the same local API server under another name and watched as a cluster of",
+    f"its own (its own watches, checks and series), each with {releases} releases x 20 objects in {namespaces}",
+    "namespaces: so the largest watches 100 releases times its entries, all against one API server on",
+    f"the same 2 cores. Idle over {idle} s; edit-to-metric: {edits} edits of one release each, timed until",
+    "every entry's series says drifted (p99 over every entry and edit).",
+    "",
+    "| entries | releases watched | time to ready (every entry checked) | requests until ready | requests at rest per minute (besides watches) | idle CPU | RSS (peak) | edit-to-metric median, p99 (max) |",
+    "|---|---|---|---|---|---|---|---|",
+]
+for f in figures:
+    to_ready = " ".join(f"{k}={v}" for k, v in sorted(f["requests_to_ready"].items()))
+    rest = " ".join(f"{k}={v}" for k, v in sorted(f["at_rest_per_minute"].items())) or "none"
+    lines.append(
+        f"| {f['clusters']} | {f['releases']} | {f['ready_s']} s | {to_ready} | {rest} | {f['idle_cpu_percent']} % of a core "
+        f"| {f['rss_mib']} MiB ({f['peak_rss_mib']} MiB) | {f['edit_to_metric_median_s']} s, {f['edit_to_metric_p99_s']} s ({f['edit_to_metric_max_s']} s) |")
+lines += [
+    "",
+    f"Growth per added entry (from {small['clusters']} to {large['clusters']}): {growth['rss_mib_per_cluster']} MiB of peak RSS and "
+    f"{growth['ready_s_per_cluster']} s of time to ready.",
+]
+section = "\n".join(lines) + "\n"
+text = open(results_path).read()
+heading = "\n## F5: "
+start = text.find(heading)
+if start >= 0:
+    end = text.find("\n## ", start + len(heading))
+    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
+else:
+    flood = text.find("\n## Record flood")
+    text = (text[:flood] + "\n" + section + text[flood:]) if flood >= 0 else text.rstrip("\n") + "\n\n" + section
+open(results_path, "w").write(text)
+print(json.dumps({"figures": figures, "growth": growth}))

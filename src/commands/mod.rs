@@ -128,6 +128,8 @@ mod tests {
             ("watch -A -v", "-v and --show-secrets shape check's report"),
             ("check -A --kube-context a --all-contexts", "--all-contexts checks every context of the kubeconfig"),
             ("check -A --kube-context a --kube-context b --clusters capi", "--clusters reads the inventory from one"),
+            ("watch -A --clusters capi --ui", "--ui shows one cluster; with --clusters the fleet is in /metrics"),
+            ("watch -A --clusters argocd --kube-context a --kube-context b", "--clusters reads the inventory from one"),
         ] {
             let got = refusal(line).unwrap_or_default();
             assert!(got.starts_with(said), "{line}: {got}");

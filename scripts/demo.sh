@@ -249,6 +249,8 @@ for name in eu us; do
     sleep 0.5
   done
   echo "workload cluster $name: API server at $(cat "$state/$name/ready")"
+  # What Cluster API writes: the kubeconfig with every credential inline.
+  "$kubectl" --kubeconfig "$state/$name/kubeconfig" config view --raw --flatten --minify >"$state/$name-inline.kubeconfig"
   KUBECONFIG="$state/$name/kubeconfig" "$helm" install runtime "$root/tests/charts/basic" -n runtime --create-namespace >/dev/null
 done
 "$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" >/dev/null
@@ -269,7 +271,7 @@ for name in eu us; do
   printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet, labels: {fleet: runtime}}\nspec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n' "$name" | "$kubectl" apply -f - >/dev/null
   "$kubectl" -n fleet patch cluster.cluster.x-k8s.io "$name" --subresource=status --type=merge \
     -p '{"status":{"initialization":{"controlPlaneInitialized":true}}}' >/dev/null
-  "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/$name/kubeconfig" >/dev/null
+  "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/$name-inline.kubeconfig" >/dev/null
   printf 'apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmReleaseProxy\nmetadata: {name: runtime-%s, namespace: fleet, labels: {helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name: runtime}}\nspec: {clusterRef: {name: %s}, chartName: basic, repoURL: "oci://registry.invalid/charts", releaseName: runtime, namespace: runtime}\n' "$name" "$name" \
     | "$kubectl" apply -f - >/dev/null
   "$kubectl" -n fleet patch helmreleaseproxy.addons.cluster.x-k8s.io "runtime-$name" --subresource=status --type=merge \

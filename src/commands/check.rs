@@ -95,7 +95,7 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
         None => s.fleet.clone().map(|f| f.into_iter().map(|(name, settings)| (name, Ok(settings))).collect()),
     };
     if let Some(clusters) = &members {
-        let fleet = runtime()?.block_on(fleet(clusters, &s.selection));
+        let fleet = runtime()?.block_on(fleet(clusters, &s.selection, s.settings.namespace.as_deref()));
         printer.fleet(&fleet);
         if let Some(path) = &s.summary_file {
             printer.summary_file(path, Summary::Fleet(&fleet))?;
@@ -225,7 +225,13 @@ async fn members(
         .collect())
 }
 
-pub(crate) async fn fleet(clusters: &[(String, Result<Settings, String>)], selection: &Selection) -> FleetReport {
+/// Checks each cluster; one that cannot be reached is an error of its own, reported in
+/// `namespace` (the one asked for) when its settings could not be made.
+pub(crate) async fn fleet(
+    clusters: &[(String, Result<Settings, String>)],
+    selection: &Selection,
+    namespace: Option<&str>,
+) -> FleetReport {
     use futures::StreamExt;
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
         let checked = match settings {
@@ -237,7 +243,7 @@ pub(crate) async fn fleet(clusters: &[(String, Result<Settings, String>)], selec
         let run = match checked {
             Ok(run) => run,
             Err(e) => {
-                let asked = settings.as_ref().ok().and_then(|s| s.namespace.as_deref());
+                let asked = settings.as_ref().ok().and_then(|s| s.namespace.as_deref()).or(namespace);
                 let namespace = if selection.all_namespaces { "" } else { asked.unwrap_or("") };
                 RunReport::unchecked(&selection.releases, namespace, &e)
             }

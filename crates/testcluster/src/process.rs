@@ -156,8 +156,10 @@ pub fn free_port() -> Result<u16> {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let span = PORTS.end - PORTS.start;
     // Spread concurrent suites (one per process) over the range.
-    let _ =
-        NEXT.compare_exchange(0, (std::process::id() % u32::from(span)) as u16 + 1, Ordering::SeqCst, Ordering::SeqCst);
+    // Processes started together have consecutive ids: spread by a prime, so that their ports
+    // (a few each, taken one after the other) do not overlap.
+    let offset = (u64::from(std::process::id()) * 7919 % u64::from(span)) as u16 + 1;
+    let _ = NEXT.compare_exchange(0, offset, Ordering::SeqCst, Ordering::SeqCst);
     for _ in 0..span {
         let port = PORTS.start + NEXT.fetch_add(1, Ordering::SeqCst) % span;
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {

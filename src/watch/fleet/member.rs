@@ -70,7 +70,6 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
                 continue;
             }
         };
-        backoff = Duration::from_secs(1);
         said_down = false;
         metrics.cluster_up(true);
         log.info("cluster reached: watching", &[("server", &session.cluster.server)]);
@@ -103,9 +102,17 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
             proxies,
         };
         let mut watcher = match Watcher::new(session, given).await {
-            Ok(w) => w,
+            Ok(w) => {
+                backoff = Duration::from_secs(1);
+                w
+            }
             Err(e) => {
                 log.warn("cannot start watching the cluster", &[("error", &crate::errors::chain(&e))]);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = stopped(&mut stop) => return,
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
             }
         };

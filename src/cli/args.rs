@@ -353,6 +353,15 @@ pub(crate) struct WatchArgs {
     /// server decides what a repair may write, as Flux's --default-service-account
     #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing")]
     pub(crate) repair_service_account: Option<String>,
+    /// Heal only while this window is open (repeatable; any of them): `Sat 02:00-04:00
+    /// Europe/Berlin`, `Mon-Fri 22:00-06:00`, `* 12:00-12:30 UTC`; `@ SELECTOR` at the end for
+    /// the releases whose storage labels match. Outside, drift is reported as waiting for the
+    /// window; `helm drift repair` by hand is never held
+    #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing")]
+    pub(crate) repair_window: Vec<String>,
+    /// Never heal while this window is open (repeatable; wins over --repair-window), same form
+    #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing")]
+    pub(crate) repair_deny_window: Vec<String>,
     /// Trust the release records of this namespace as the operator's own (repeatable; `*`:
     /// every namespace): they are compared wherever their objects live and self-healing writes
     /// for them as the watcher itself. A record elsewhere speaks only for objects in its own

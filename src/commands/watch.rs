@@ -6,7 +6,7 @@ use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
 use crate::settings::{Settings, Trust};
-use crate::watch::{FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions};
+use crate::watch::{FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions, Window};
 use anyhow::{Result, bail};
 
 /// `watch`, resolved.
@@ -40,6 +40,7 @@ impl WatchSettings {
                 "--clusters reads the inventory from one cluster: give at most one --kube-context (the management cluster's)"
             );
         }
+        let windows = windows(&a.repair_window, &a.repair_deny_window)?;
         let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
         let trust = Trust::new(a.trust_namespace);
         settings.compare.confined = Some(trust.clone());
@@ -58,6 +59,7 @@ impl WatchSettings {
             ui: a.ui,
             log: Log { json: a.log_format == LogFormat::Json, cluster: None },
             repair: a.repair.then(|| RepairOptions {
+                windows,
                 selector: a.repair_selector,
                 remove_foreign: a.remove_foreign,
                 service_account: a.repair_service_account,
@@ -86,6 +88,13 @@ pub(crate) fn execute(s: WatchSettings, printer: &mut Terminal) -> Result<ExitSt
     say_warnings(&s.settings, printer);
     runtime()?.block_on(crate::watch::run(&s.settings, s.options))?;
     Ok(ExitStatus::InSync)
+}
+
+/// The repair windows, each parsed (a bad one names itself).
+fn windows(allow: &[String], deny: &[String]) -> Result<Vec<Window>> {
+    let allow = allow.iter().map(|w| Window::parse(w, false));
+    let deny = deny.iter().map(|w| Window::parse(w, true));
+    allow.chain(deny).collect::<Result<Vec<_>, String>>().map_err(anyhow::Error::msg)
 }
 
 /// This replica's name in a Lease: the pod's (host) name and the process id.

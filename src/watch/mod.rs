@@ -25,6 +25,7 @@ mod shutdown;
 mod sources;
 mod store;
 
+pub(crate) use heal::window::Window;
 pub(crate) use heal::{HealPolicy, RepairOptions};
 pub(crate) use lease::LeaderOptions;
 pub(crate) use options::{FleetOptions, WatchOptions};

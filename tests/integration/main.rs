@@ -62,3 +62,4 @@ mod scan;
 mod storage;
 mod watch;
 mod watching;
+mod windows;

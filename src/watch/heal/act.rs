@@ -59,6 +59,14 @@ impl Healing {
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
+        if !decision.repair.is_empty()
+            && let super::window::Gate::Wait { why, until } = self.gate(&key, jiff::Timestamp::now())
+        {
+            return self.wait(&key, why, until, &hands);
+        }
+        if self.waiting.remove(&key).is_some() {
+            hands.outputs.metrics.window(&key.namespace, &key.name, None);
+        }
         let refusal = self.options.authority(&key.namespace, &key.name).refuses_all();
         match plan(&decision, refusal) {
             Plan::Nothing => None,
@@ -80,6 +88,27 @@ impl Healing {
                 None
             }
         }
+    }
+
+    /// A drifted release outside its repair windows: said once per window (the metric holds
+    /// when it opens), looked at again then.
+    fn wait(
+        &mut self,
+        key: &ReleaseKey,
+        why: String,
+        until: Option<jiff::Timestamp>,
+        hands: &Hands<'_>,
+    ) -> Option<tokio::time::Instant> {
+        let opens = until.map(|t| t.as_millisecond() as f64 / 1000.0);
+        if self.waiting.get(key) != Some(&why) {
+            hands.outputs.metrics.repair("waiting");
+            hands.outputs.metrics.window(&key.namespace, &key.name, opens.or(Some(0.0)));
+            hands.outputs.log.info("repair waits for its window", &[("release", key), ("reason", &why)]);
+            self.waiting.insert(key.clone(), why);
+        }
+        let now = jiff::Timestamp::now();
+        let left = until?.duration_since(now).unsigned_abs();
+        Some(tokio::time::Instant::now() + left + std::time::Duration::from_millis(10))
     }
 
     async fn repair(&mut self, report: &DriftReport, objects: Vec<String>, hands: Hands<'_>) {

@@ -4,6 +4,7 @@
 
 mod act;
 mod decide;
+pub(crate) mod window;
 
 pub(crate) use act::Hands;
 pub(crate) use decide::HealPolicy;
@@ -23,6 +24,8 @@ pub(crate) struct RepairOptions {
     pub(crate) service_account: Option<String>,
     /// The namespaces whose records the operator trusts (`--trust-namespace`).
     pub(crate) trust: crate::settings::Trust,
+    /// `--repair-window` and `--repair-deny-window`.
+    pub(crate) windows: Vec<window::Window>,
 }
 
 impl RepairOptions {
@@ -44,6 +47,10 @@ pub(crate) struct Healing {
     healer: Healer,
     opted: HashSet<ReleaseKey>,
     writers: HashMap<String, kube::Client>,
+    /// The releases each window with a selector applies to (by the window's place).
+    windowed: HashMap<usize, HashSet<ReleaseKey>>,
+    /// Releases waiting for a window, and what was said about it.
+    waiting: HashMap<ReleaseKey, String>,
 }
 
 impl Healing {
@@ -53,6 +60,8 @@ impl Healing {
             healer: Healer::new(options.policy.clone()),
             opted: HashSet::new(),
             writers: HashMap::new(),
+            windowed: HashMap::new(),
+            waiting: HashMap::new(),
         }
     }
 
@@ -78,6 +87,27 @@ impl Healing {
     /// A release's own least time between two repairs (`None`: `--repair-cooldown`).
     pub(crate) fn interval(&mut self, release: &ReleaseKey, interval: Option<std::time::Duration>) {
         self.healer.cooldown(release.clone(), interval);
+    }
+
+    /// The windows with a selector, by their place: the selector to read their releases with.
+    pub(crate) fn window_selectors(&self) -> Vec<(usize, String)> {
+        let w = &self.options.windows;
+        w.iter().enumerate().filter_map(|(i, w)| Some((i, w.selector.clone()?))).collect()
+    }
+
+    /// The releases a window with a selector applies to now (read at each full check).
+    pub(crate) fn windowed(&mut self, window: usize, releases: impl IntoIterator<Item = ReleaseKey>) {
+        self.windowed.insert(window, releases.into_iter().collect());
+    }
+
+    /// Whether a release may heal at `now`, by the windows that apply to it.
+    fn gate(&self, release: &ReleaseKey, now: jiff::Timestamp) -> window::Gate {
+        let applies = |(i, w): &(usize, &window::Window)| {
+            w.selector.is_none() || self.windowed.get(i).is_some_and(|set| set.contains(release))
+        };
+        let windows: Vec<&window::Window> =
+            self.options.windows.iter().enumerate().filter(applies).map(|(_, w)| w).collect();
+        window::gate(&windows, now)
     }
 
     pub(crate) fn opts_in(&self, release: &ReleaseKey) -> bool {

@@ -37,6 +37,11 @@ impl Watcher<'_> {
         if let Some(healing) = &mut self.healing {
             let opted = storage.releases(scope.as_deref(), Some(healing.selector())).await?;
             healing.opted(opted.into_iter().map(|i| ReleaseKey { namespace: i.namespace, name: i.name }));
+            for (window, selector) in healing.window_selectors() {
+                let matched = storage.releases(scope.as_deref(), Some(&selector)).await?;
+                healing
+                    .windowed(window, matched.into_iter().map(|i| ReleaseKey { namespace: i.namespace, name: i.name }));
+            }
         }
         self.proxied_opt_ins();
         let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| ReleaseKey::new(&i.namespace, &i.name)).collect();

@@ -42,6 +42,7 @@ pub(super) struct Families {
     pub(super) pending: Level,
     pub(super) cluster_up: Family<ClusterLabel, Gauge>,
     pub(super) proxied: Per<ProxyLabels>,
+    pub(super) window: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
     /// The proxies each cluster has series for.
     pub(super) proxies: Mutex<BTreeMap<ClusterLabel, BTreeSet<ProxyLabels>>>,
     /// The releases each cluster has series for (to drop or mark them all at once).
@@ -72,6 +73,7 @@ impl Families {
             pending: Family::default(),
             cluster_up: Family::default(),
             proxied: Family::default(),
+            window: Family::default(),
             proxies: Mutex::default(),
             known: Mutex::default(),
             registry: Registry::with_prefix("helm_drift"),
@@ -84,8 +86,8 @@ impl Families {
 }
 
 /// What a self-healing repair can come to.
-pub(super) const REPAIR_RESULTS: [&str; 6] =
-    ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded"];
+pub(super) const REPAIR_RESULTS: [&str; 7] =
+    ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded", "waiting"];
 /// Why the watcher counts an error.
 pub(super) const ERROR_REASONS: [&str; 9] =
     ["watch", "storage", "evaluate", "resync", "baseline", "signature-key", "not-leading", "forbidden", "inventory"];
@@ -142,6 +144,11 @@ fn register(m: &Families, registry: &mut Registry) {
         m.selected.clone(),
     );
     registry.register("watches", "Watches open on the API server", m.watches.clone());
+    registry.register(
+        "repair_window_opens_timestamp_seconds",
+        "A drifted release waiting for its repair window: when the window opens (Unix time; 0: none ever opens)",
+        m.window.clone(),
+    );
     registry.register(
         "release_proxy",
         "A release Cluster API's Helm add-on provider installed: 1, with its HelmReleaseProxy and HelmChartProxy",

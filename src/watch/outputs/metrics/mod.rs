@@ -116,6 +116,7 @@ impl Metrics {
         f.unknown.remove(&self.key(labels.clone()));
         f.revision.remove(&self.key(labels.clone()));
         f.last_check.remove(&self.key(labels.clone()));
+        f.window.remove(&self.key(labels.clone()));
         for (word, _) in DriftKind::all() {
             f.objects.remove(&self.key(object_labels(&labels, word)));
         }
@@ -152,6 +153,19 @@ impl Metrics {
             let labels = release_labels(&namespace, &release);
             f.drifted.remove(&self.key(labels.clone()));
             f.unknown.get_or_create(&self.key(labels)).set(1);
+        }
+    }
+
+    /// A drifted release waiting for its repair window: when it opens (`None`: not waiting).
+    pub(crate) fn window(&self, namespace: &str, release: &str, opens: Option<f64>) {
+        let key = self.key(release_labels(namespace, release));
+        match opens {
+            Some(at) => {
+                self.families.window.get_or_create(&key).set(at);
+            }
+            None => {
+                self.families.window.remove(&key);
+            }
         }
     }
 

@@ -92,6 +92,12 @@ helm_matrix! {
         assert_eq!(impersonate.unwrap()["resourceNames"][0], "fixer");
         let c = &find(&sa, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair-service-account=fixer"));
+        // Repair windows per release selector, allow and deny.
+        let windows = template(&env, helm, &["--set", "repair.enabled=true", "--set-json", r#"repair.windows=[{"schedule":"Sat 02:00-04:00 Europe/Berlin"},{"schedule":"Mon-Fri 08:00-18:00 UTC","selector":"team=payments","deny":true}]"#]);
+        let args = find(&windows, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"].clone();
+        let args: Vec<&str> = args.as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        assert!(args.contains(&"--repair-window=Sat 02:00-04:00 Europe/Berlin"), "{args:?}");
+        assert!(args.contains(&"--repair-deny-window=Mon-Fri 08:00-18:00 UTC @ team=payments"), "{args:?}");
         // Narrowed read rules, and two replicas: a PodDisruptionBudget and anti-affinity.
         let narrow = template(
             &env,

@@ -1,12 +1,15 @@
 //! The command line as clap sees it, and nothing else: the commands and their flags
-//! ([`args`], groups and value enums in [`flags`]), their help texts ([`help`]). Each command
+//! ([`args`], `watch`'s in [`watch`], groups and value enums in [`flags`]), their help texts
+//! ([`help`]). Each command
 //! resolves these into its settings and runs in `commands`.
 
 mod args;
 mod flags;
 mod help;
+mod watch;
 
 pub(crate) use args::*;
+pub(crate) use watch::WatchArgs;
 
 #[cfg(test)]
 mod tests {

@@ -18,6 +18,9 @@ pub(crate) enum Change {
     Create(Value),
     /// A JSON patch (field manager `helm`); `test` operations guard against concurrent edits.
     Patch(Value),
+    /// Delete the object, wait until it is gone, create it again (`repair --replace`: a field
+    /// that cannot change). Its dry-run validates the delete.
+    Replace(Value),
 }
 
 /// Makes (or, with `dry_run`, only validates) one change; returns the object the server made.
@@ -39,6 +42,31 @@ pub(crate) async fn change(
         }
         Change::Create(body) => {
             let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
+            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
+        }
+        Change::Replace(body) => {
+            let params = kube::api::DeleteParams { dry_run, ..kube::api::DeleteParams::background() };
+            api.delete(name, &params).await.map_err(|e| ApiError::from_kube(&e, "delete", plural))?;
+            if dry_run {
+                return Ok(body.clone());
+            }
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while api.get_opt(name).await.map_err(|e| ApiError::from_kube(&e, "get", plural))?.is_some() {
+                if std::time::Instant::now() > deadline {
+                    return Err(ApiError::Other {
+                        message: format!(
+                            "{name} was deleted but is not gone after 60 s (a finalizer?): not created again"
+                        ),
+                    });
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            let mut fresh = body.clone();
+            if let Some(meta) = fresh.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            let obj: DynamicObject = serde_json::from_value(fresh).map_err(invalid)?;
             let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
             api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
         }

@@ -7,6 +7,9 @@ use super::{DriftReport, ExitStatus, FieldPath, ObjectId, ReleaseVerdict};
 pub(crate) enum Action {
     /// Create the deleted object again.
     Recreate,
+    /// Delete the object and create it as recorded: a field that cannot change was changed
+    /// (`repair --replace`).
+    Replace,
     /// Put an existing object back as recorded.
     Repair {
         /// Recorded values put back (changed or removed fields, list items whose key changed).

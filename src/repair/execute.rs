@@ -1,15 +1,12 @@
-//! Carrying out a repair: validate every step with a server dry-run, apply only if all would
-//! succeed, take ownership back, record an Event per repaired object, and check again.
+//! Carrying out a repair's steps: validate every step with a server dry-run, apply only if all
+//! would succeed, take ownership back, record an Event per repaired object.
 
-use super::{Authority, PlannedStep, plan};
+use super::{Authority, PlannedStep};
 use crate::api::ApiError;
 use crate::compare::ownership;
-use crate::engine::{Evaluated, Session, evaluate};
+use crate::engine::Evaluated;
 use crate::live::{self, Change, Location};
-use crate::model::{Action, Phase, Progress, RepairReport, Step, StepStatus, Tick};
-use crate::release::ReleaseIndex;
-use crate::settings::Settings;
-use anyhow::Result;
+use crate::model::{Action, Phase, Progress, Step, StepStatus, Tick};
 use serde_json::{Value, json};
 
 /// What a repair asks for.
@@ -27,99 +24,106 @@ pub(crate) struct RepairRequest {
     pub(crate) authority: Option<Authority>,
     /// Told as steps are validated and applied.
     pub(crate) progress: Progress,
+    /// Replace (delete and create) an object whose change the server refuses because a field
+    /// cannot change (`--replace`, as Fleet's `force`).
+    pub(crate) replace: bool,
 }
 
-/// Plans, validates and (unless a dry run) applies the repair of the release `index` lists.
-pub(crate) async fn execute(
-    session: &mut Session,
-    settings: &Settings,
-    index: &ReleaseIndex,
-    request: &RepairRequest,
-) -> Result<RepairReport> {
-    let writer = session.cluster.client.clone();
-    execute_as(session, settings, index, request, &writer).await
+/// What carrying out some steps came to.
+pub(super) struct Carried {
+    pub(super) steps: Vec<Step>,
+    /// A step was refused (by the authority or the server's dry-run): nothing was applied.
+    pub(super) refused: bool,
+    /// A step failed while applying: the ones after it were not applied.
+    pub(super) failed: bool,
+    pub(super) events_not_recorded: Vec<(crate::model::ObjectId, String)>,
 }
 
-/// [`execute`], with every write (dry-runs included) sent through `writer` (an impersonating
-/// client for self-healing as a ServiceAccount); reads and Events use the session's client.
-pub(crate) async fn execute_as(
-    session: &mut Session,
-    settings: &Settings,
-    index: &ReleaseIndex,
-    request: &RepairRequest,
+/// Validates every step (against the authority, then by a server dry-run) and, when none is
+/// refused and this is no dry run, applies them in order. A change the server refuses because
+/// a field cannot change is refused with the hint to replace the object, or, with `--replace`,
+/// planned as a replacement (deleted and created as recorded).
+pub(super) async fn carry_out(
+    client: &kube::Client,
     writer: &kube::Client,
-) -> Result<RepairReport> {
-    let evaluated = evaluate(session, settings, index, None).await?;
-    let plan = plan(&evaluated, &request.only, request.remove_foreign)?;
-    let mut steps = plan.steps;
-    let client = &session.cluster.client;
-    let mut report = RepairReport {
-        before: plan.before,
-        steps: Vec::new(),
-        skipped: plan.skipped,
-        after: None,
-        events_not_recorded: Vec::new(),
-        dry_run: request.dry_run,
-    };
-
-    // Every step is checked against the authority and validated by the server first; one
-    // refusal and nothing is applied.
+    evaluated: &Evaluated,
+    mut steps: Vec<PlannedStep>,
+    request: &RepairRequest,
+) -> Carried {
     let mut refused = false;
     let total = steps.len();
     for (done, planned) in steps.iter_mut().enumerate() {
         request.progress.tell(Tick::Step { phase: Phase::Validating, done, total });
-        let (Some((name, at)), Some(first)) = (planned.target(&evaluated), planned.changes.first()) else { continue };
-        if let Some(authority) = &request.authority {
-            let o = &evaluated.report.objects[planned.index];
-            let why = authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref());
-            if let Some(why) = why {
-                planned.step.status = StepStatus::Refused(why);
-                refused = true;
-                continue;
-            }
-        }
-        if let Err(e) = live::change(writer, at, name, first, true).await {
-            planned.step.status = StepStatus::Refused(scrub(&e.to_string(), &evaluated, planned.index));
+        if let Some(why) = validate(writer, evaluated, planned, request).await {
+            planned.step.status = StepStatus::Refused(why);
             refused = true;
         }
     }
+    let mut carried = Carried { steps: Vec::new(), refused, failed: false, events_not_recorded: Vec::new() };
     if refused || request.dry_run {
-        report.steps = steps.into_iter().map(|p| p.step).collect();
-        return Ok(report);
+        carried.steps = steps.into_iter().map(|p| p.step).collect();
+        return carried;
     }
-
     request.progress.tell(Tick::Step { phase: Phase::Validating, done: total, total });
-    let mut failed = false;
     for (done, planned) in steps.iter_mut().enumerate() {
         request.progress.tell(Tick::Step { phase: Phase::Applying, done, total });
-        if failed {
+        if carried.failed {
             planned.step.status = StepStatus::NotApplied;
             continue;
         }
-        let Some((name, at)) = planned.target(&evaluated) else { continue };
+        let Some((name, at)) = planned.target(evaluated) else { continue };
         let seen = planned_live(&evaluated.report.objects[planned.index]);
         match apply(writer, at, name, planned, &seen).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = live::event_namespace(at.namespace.as_deref()).to_string();
-                let message = event_message(&planned.step, &evaluated);
+                let message = event_message(&planned.step, evaluated);
                 if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
-                    report.events_not_recorded.push((planned.step.object.clone(), e.to_string()));
+                    carried.events_not_recorded.push((planned.step.object.clone(), e.to_string()));
                 }
             }
             Err(e) => {
-                planned.step.status = StepStatus::Failed(scrub(&e.to_string(), &evaluated, planned.index));
-                failed = true;
+                planned.step.status = StepStatus::Failed(scrub(&e.to_string(), evaluated, planned.index));
+                carried.failed = true;
             }
         }
     }
     request.progress.tell(Tick::Step { phase: Phase::Applying, done: total, total });
-    report.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
-    if !failed {
-        session.forget_live(); // read the repaired objects afresh
-        report.after = Some(evaluate(session, settings, index, None).await?.report);
+    carried.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
+    carried
+}
+
+/// Why a step cannot be made, if it cannot: the authority's refusal, or the server's dry-run.
+async fn validate(
+    writer: &kube::Client,
+    evaluated: &Evaluated,
+    planned: &mut PlannedStep,
+    request: &RepairRequest,
+) -> Option<String> {
+    let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
+    let o = &evaluated.report.objects[planned.index];
+    if let Some(authority) = &request.authority
+        && let Some(why) = authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref())
+    {
+        return Some(why);
     }
-    Ok(report)
+    let e = live::change(writer, at, name, first, true).await.err()?;
+    let why = scrub(&e.to_string(), evaluated, planned.index);
+    if !super::order::is_immutable(&why) {
+        return Some(why);
+    }
+    if !request.replace {
+        return Some(format!(
+            "{why}: a field that cannot change was changed, so only replacing {} (deleting it and creating it as recorded) restores it; run again with --replace",
+            o.id
+        ));
+    }
+    planned.step.action = Action::Replace;
+    planned.changes = vec![Change::Replace(evaluated.objects[planned.index].object.clone())];
+    planned.reclaim = false;
+    let replace = planned.changes[0].clone();
+    let e = live::change(writer, at, name, &replace, true).await.err()?;
+    Some(scrub(&e.to_string(), evaluated, planned.index))
 }
 
 /// The live values the plan saw at the paths a step restores (`None`: absent live).
@@ -260,6 +264,7 @@ fn scrub_values(message: &str, secrets: &[&Value]) -> String {
 fn event_message(step: &Step, e: &Evaluated) -> String {
     let (what, paths) = match &step.action {
         Action::Recreate => ("recreated".to_string(), "(whole object)".to_string()),
+        Action::Replace => ("replaced (deleted and created)".to_string(), "(whole object)".to_string()),
         Action::Repair { restore, remove, reclaim } => {
             let mut what = vec![format!("restored {} field(s)", restore.len())];
             if !remove.is_empty() {

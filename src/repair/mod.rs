@@ -4,9 +4,12 @@
 
 mod authority;
 mod execute;
+mod order;
 mod patch;
 mod plan;
+mod run;
 
 pub(crate) use authority::Authority;
-pub(crate) use execute::{RepairRequest, execute, execute_as};
+pub(crate) use execute::RepairRequest;
 pub(crate) use plan::{PlannedStep, plan};
+pub(crate) use run::{execute, execute_as};

@@ -103,6 +103,8 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
             Verdict::Excluded { .. } => {}
         }
     }
+    // What an object needs first: in Helm's install order (stable within a kind).
+    steps.sort_by_key(|s| super::order::rank(&e.objects[s.index].kind));
     if !only.is_empty() && selected_objects.is_empty() {
         return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone() });
     }
@@ -159,6 +161,7 @@ mod tests {
                 Change::Apply(_) => "apply",
                 Change::Create(_) => "create",
                 Change::Patch(_) => "patch",
+                Change::Replace(_) => "replace",
             })
             .collect()
     }

@@ -49,6 +49,7 @@ mod hostile;
 mod inventory;
 mod lifecycle;
 mod messages;
+mod order;
 mod pictures;
 mod plugin;
 mod real_charts;

@@ -27,7 +27,7 @@ pub(crate) struct RepairSettings {
 
 impl RepairSettings {
     pub(crate) fn resolve(g: &Global, a: RepairArgs) -> Result<RepairSettings> {
-        let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, compare, output } = a;
+        let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, replace, compare, output } = a;
         if output.output != Format::Text {
             bail!("repair writes a text report only (-o {} is for check and render)", output.output.writer().name);
         }
@@ -44,8 +44,15 @@ impl RepairSettings {
             helm: HelmBinary::from_env(),
             dry_run,
         });
-        let request =
-            RepairRequest { release, only, remove_foreign, dry_run, authority: None, progress: Default::default() };
+        let request = RepairRequest {
+            release,
+            only,
+            remove_foreign,
+            dry_run,
+            authority: None,
+            progress: Default::default(),
+            replace,
+        };
         Ok(RepairSettings { settings, request, upgrade, fleet, shown: Shown::resolve(&compare, &output) })
     }
 }

@@ -26,7 +26,11 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
             StepStatus::Failed(why) => paint(on, Tone::Alarm, &format!("FAILED: {why}")),
             StepStatus::NotApplied => paint(on, Tone::Warn, "not applied (an earlier step failed)"),
         };
-        let verb = if s.action == Action::Recreate { "recreate" } else { "repair" };
+        let verb = match s.action {
+            Action::Recreate => "recreate",
+            Action::Replace => "replace",
+            Action::Repair { .. } => "repair",
+        };
         let _ = writeln!(out, "  {verb} {}: {status}", s.object);
         if let Action::Repair { restore, remove, reclaim } = &s.action {
             for (what, paths) in [("restore", restore), ("remove", remove)] {

@@ -190,6 +190,7 @@ impl Healing {
             dry_run: false,
             authority: Some(authority),
             progress: Default::default(),
+            replace: false,
         };
         Some((fresh, request, writer))
     }

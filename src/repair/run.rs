@@ -1,0 +1,124 @@
+//! A repair from start to end: the release judged, its plan carried out in Helm's install order,
+//! and the release checked again. When a Namespace or a CustomResourceDefinition is re-created,
+//! they go first: the rest of the release is judged again once they are served (the objects in
+//! that namespace, the objects of that kind), in the same run.
+
+use super::execute::{Carried, RepairRequest, carry_out};
+use super::order::is_foundation;
+use super::{PlannedStep, plan};
+use crate::engine::{Evaluated, Session, evaluate};
+use crate::model::{Action, RepairReport, Skip, StepStatus};
+use crate::release::ReleaseIndex;
+use crate::settings::Settings;
+use anyhow::Result;
+use std::time::Duration;
+
+/// How long re-created CustomResourceDefinitions may take to be served.
+const SERVED_WITHIN: Duration = Duration::from_secs(30);
+
+/// Plans, validates and (unless a dry run) applies the repair of the release `index` lists.
+pub(crate) async fn execute(
+    session: &mut Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    request: &RepairRequest,
+) -> Result<RepairReport> {
+    let writer = session.cluster.client.clone();
+    execute_as(session, settings, index, request, &writer).await
+}
+
+/// [`execute`], with every write (dry-runs included) sent through `writer` (an impersonating
+/// client for self-healing as a ServiceAccount); reads and Events use the session's client.
+pub(crate) async fn execute_as(
+    session: &mut Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    request: &RepairRequest,
+    writer: &kube::Client,
+) -> Result<RepairReport> {
+    let evaluated = evaluate(session, settings, index, None).await?;
+    let planned = plan(&evaluated, &request.only, request.remove_foreign)?;
+    let mut report = RepairReport {
+        before: planned.before,
+        steps: Vec::new(),
+        skipped: planned.skipped,
+        after: None,
+        events_not_recorded: Vec::new(),
+        dry_run: request.dry_run,
+    };
+    let client = session.cluster.client.clone();
+    let (first, rest): (Vec<PlannedStep>, Vec<PlannedStep>) =
+        planned.steps.into_iter().partition(|s| founds(&evaluated, s));
+    let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
+    let staged = !first.is_empty() && (!rest.is_empty() || cannot);
+    let done = if staged {
+        let laid = carry_out(&client, writer, &evaluated, first, request).await;
+        let ok = take(&mut report, laid);
+        if !ok || request.dry_run {
+            // What comes after the foundation is planned, not validated: its namespace or kind
+            // is not served until the foundation is made.
+            let status = if request.dry_run && ok { StepStatus::Planned } else { StepStatus::NotApplied };
+            report.steps.extend(rest.into_iter().map(|mut p| {
+                p.step.status = status.clone();
+                p.step
+            }));
+            return Ok(report);
+        }
+        served(session, &evaluated).await;
+        session.forget_live();
+        let again = evaluate(session, settings, index, None).await?;
+        let second = plan(&again, &request.only, request.remove_foreign)?;
+        report.skipped = second.skipped;
+        let carried = carry_out(&client, writer, &again, second.steps, request).await;
+        take(&mut report, carried)
+    } else {
+        let all: Vec<PlannedStep> = first.into_iter().chain(rest).collect();
+        let carried = carry_out(&client, writer, &evaluated, all, request).await;
+        take(&mut report, carried)
+    };
+    if done && !request.dry_run {
+        session.forget_live(); // read the repaired objects afresh
+        report.after = Some(evaluate(session, settings, index, None).await?.report);
+    }
+    Ok(report)
+}
+
+/// Whether a step re-creates a Namespace or a CustomResourceDefinition.
+fn founds(e: &Evaluated, s: &PlannedStep) -> bool {
+    s.step.action == Action::Recreate && is_foundation(&e.objects[s.index].kind)
+}
+
+/// Adds carried steps to the report; whether all went through.
+fn take(report: &mut RepairReport, carried: Carried) -> bool {
+    report.steps.extend(carried.steps);
+    report.events_not_recorded.extend(carried.events_not_recorded);
+    !carried.refused && !carried.failed
+}
+
+/// Waits (a bounded while) until the kinds of the re-created CustomResourceDefinitions are
+/// served, reading discovery again.
+async fn served(session: &mut Session, e: &Evaluated) {
+    let kinds: Vec<(String, String)> = e
+        .objects
+        .iter()
+        .filter(|o| o.kind == "CustomResourceDefinition")
+        .filter_map(|o| {
+            let spec = o.object.get("spec")?;
+            let group = spec.get("group")?.as_str()?;
+            let kind = spec.pointer("/names/kind")?.as_str()?;
+            let version = spec.get("versions")?.as_array()?.first()?.get("name")?.as_str()?;
+            Some((format!("{group}/{version}"), kind.to_string()))
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + SERVED_WITHIN;
+    loop {
+        if let Ok(d) = crate::live::discover(&session.cluster.client).await {
+            session.discovery = d;
+        }
+        let all = kinds.iter().all(|(v, k)| crate::live::locate(&session.discovery, v, k, None, "default").is_some());
+        if all || tokio::time::Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

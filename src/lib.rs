@@ -10,7 +10,8 @@
 //!    cluster's objects (discovery, shared lists, changes made as Helm would, Events).
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
 //!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq);
-//!    [`guard`]: the admission guard's policy (what to write, what a written one says).
+//!    [`guard`]: the admission guard's policy (what to write, what a written one says);
+//!    [`pause`]: break-glass pauses of self-healing (where they live, what they hold).
 //! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
 //!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
 //! 5. [`settings`]: what a run needs, resolved once; [`desired`]: the objects Helm
@@ -38,6 +39,7 @@ pub(crate) mod guard;
 pub(crate) mod helm;
 pub(crate) mod live;
 pub(crate) mod model;
+pub(crate) mod pause;
 pub(crate) mod policy;
 pub(crate) mod random;
 pub(crate) mod release;

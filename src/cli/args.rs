@@ -7,7 +7,7 @@ use super::flags::parse_duration;
 pub(crate) use super::flags::{
     ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
 };
-use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
+use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
 use super::watch::WatchArgs;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -118,6 +118,10 @@ pub(crate) enum Command {
     /// admission guard (ValidatingAdmissionPolicy) for the selected releases
     #[command(after_help = GUARD_HELP)]
     Guard(GuardArgs),
+    /// Break-glass: keep a hand edit for a while, the watcher reporting the drift as paused and
+    /// not healing it, until the pause ends by itself
+    #[command(after_help = PAUSE_HELP)]
+    Pause(PauseArgs),
     /// Print the version
     Version,
     /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)
@@ -288,4 +292,26 @@ pub(crate) struct GuardArgs {
     /// ./.helm-drift.yaml if present]
     #[arg(long, env = "HELM_DRIFT_CONFIG", help_heading = "Guard")]
     pub(crate) config: Option<std::path::PathBuf>,
+}
+
+/// The flags of `helm drift pause`.
+#[derive(Args, Debug)]
+pub(crate) struct PauseArgs {
+    /// The release whose self-healing to pause
+    pub(crate) release: String,
+    /// How long (30m, 2h); the pause ends by itself then
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration, required_unless_present = "end")]
+    pub(crate) duration: Option<std::time::Duration>,
+    /// Why: kept with the pause, in the watcher's Event and log
+    #[arg(long, required_unless_present = "end")]
+    pub(crate) reason: Option<String>,
+    /// Only this object of the release (KIND/NAME)
+    #[arg(long, value_name = "KIND/NAME")]
+    pub(crate) object: Option<String>,
+    /// End the pause now
+    #[arg(long, conflicts_with_all = ["duration", "reason"])]
+    pub(crate) end: bool,
+    /// The watcher's namespace, where pauses live (whoever may write there may pause)
+    #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE", default_value = "helm-drift")]
+    pub(crate) pause_namespace: String,
 }

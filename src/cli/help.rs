@@ -72,3 +72,15 @@ Examples:
   helm drift repair web --dry-run
 
 Exit codes: 0 in sync, 2 drift found, 1 error (an error outranks drift)";
+
+pub(crate) const PAUSE_HELP: &str = "Examples:
+  helm drift pause web -n shop --for 2h --reason \"INC-42: replicas raised by hand\"
+  helm drift pause web -n shop --object Deployment/web --for 30m --reason \"debugging\"
+  helm drift pause web -n shop --end
+
+The pause lives in the watcher's namespace (--pause-namespace, $HELM_DRIFT_PAUSE_NAMESPACE),
+which whoever may write a release record cannot write. The watcher reports the drift as paused
+(helm_drift_release_paused, a DriftPaused Event with the reason, who and until when) and heals
+it once the pause ends. `helm drift check` still reports the drift.
+
+Exit codes: 0 done, 1 error.";

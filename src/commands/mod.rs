@@ -7,6 +7,7 @@ pub(crate) mod accept;
 pub(crate) mod check;
 mod complete;
 pub(crate) mod guard;
+mod pause;
 pub(crate) mod render;
 pub(crate) mod repair;
 mod runtime;
@@ -71,6 +72,7 @@ fn dispatch(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
         Command::Accept(a) => accept::execute(accept::AcceptSettings::resolve(g, a)?, printer),
         Command::Watch(a) => watch::execute(watch::WatchSettings::resolve(g, a)?, printer),
         Command::Guard(a) => guard::execute(guard::GuardSettings::resolve(g, a)?, printer),
+        Command::Pause(a) => pause::execute(pause::PauseSettings::resolve(g, a)?, printer),
     }
 }
 

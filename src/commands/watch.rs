@@ -60,6 +60,7 @@ impl WatchSettings {
             log: Log { json: a.log_format == LogFormat::Json, cluster: None },
             repair: a.repair.then(|| RepairOptions {
                 windows,
+                pauses: a.pause_namespace.clone().or_else(|| a.lease_namespace.clone()),
                 selector: a.repair_selector,
                 remove_foreign: a.remove_foreign,
                 service_account: a.repair_service_account,

@@ -50,6 +50,7 @@ mod inventory;
 mod lifecycle;
 mod messages;
 mod order;
+mod pause;
 mod pictures;
 mod plugin;
 mod real_charts;

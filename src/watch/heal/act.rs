@@ -2,8 +2,8 @@
 //! (only while leading, only at the revision judged), each step logged, refusals and abandoned
 //! objects announced, and the verdicts after the repair taken in.
 
-use super::Healing;
 use super::decide::{Decision, only, superseded};
+use super::{Healing, paused};
 use crate::engine::Session;
 use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
@@ -21,6 +21,12 @@ pub(crate) struct Hands<'a> {
     pub(crate) settings: &'a Settings,
     pub(crate) outputs: &'a Outputs,
     pub(crate) tracker: &'a mut Tracker,
+}
+
+/// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock.
+fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
+    let left = at.duration_since(jiff::Timestamp::now()).unsigned_abs();
+    tokio::time::Instant::now() + left + std::time::Duration::from_millis(10)
 }
 
 /// What one decision comes to, before anything is written.
@@ -55,10 +61,18 @@ impl Healing {
     /// limit postpones it.
     pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
-        let decision = self.healer.decide(report, Instant::now());
+        let mut decision = self.healer.decide(report, Instant::now());
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
+        let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace.clone());
+        let reading = paused::Reading {
+            client: &hands.session.cluster.client,
+            home: &home,
+            outputs: hands.outputs,
+            signer: hands.tracker.signer(),
+        };
+        let paused = self.pauses.held(report, &mut decision, reading).await.map(instant);
         if !decision.repair.is_empty()
             && let super::window::Gate::Wait { why, until } = self.gate(&key, jiff::Timestamp::now())
         {
@@ -69,7 +83,7 @@ impl Healing {
         }
         let refusal = self.options.authority(&key.namespace, &key.name).refuses_all();
         match plan(&decision, refusal) {
-            Plan::Nothing => None,
+            Plan::Nothing => paused,
             Plan::Later(at) => {
                 hands.outputs.metrics.repair("rate-limited");
                 hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
@@ -85,7 +99,7 @@ impl Healing {
             }
             Plan::Repair(objects) => {
                 self.repair(report, objects, hands).await;
-                None
+                paused
             }
         }
     }
@@ -106,9 +120,7 @@ impl Healing {
             hands.outputs.log.info("repair waits for its window", &[("release", key), ("reason", &why)]);
             self.waiting.insert(key.clone(), why);
         }
-        let now = jiff::Timestamp::now();
-        let left = until?.duration_since(now).unsigned_abs();
-        Some(tokio::time::Instant::now() + left + std::time::Duration::from_millis(10))
+        until.map(instant)
     }
 
     async fn repair(&mut self, report: &DriftReport, objects: Vec<String>, hands: Hands<'_>) {

@@ -20,7 +20,7 @@ pub(crate) struct HealPolicy {
 
 /// What to do about a release now.
 #[derive(Debug, Default, PartialEq)]
-pub(super) struct Decision {
+pub(crate) struct Decision {
     /// Objects to repair (`Kind/name`, for `repair --only`).
     pub(super) repair: Vec<String>,
     /// Rate limited: look again at this time.

@@ -4,6 +4,7 @@
 
 mod act;
 mod decide;
+mod paused;
 pub(crate) mod window;
 
 pub(crate) use act::Hands;
@@ -26,6 +27,8 @@ pub(crate) struct RepairOptions {
     pub(crate) trust: crate::settings::Trust,
     /// `--repair-window` and `--repair-deny-window`.
     pub(crate) windows: Vec<window::Window>,
+    /// `--pause-namespace`: where break-glass pauses are read (else the watcher's namespace).
+    pub(crate) pauses: Option<String>,
 }
 
 impl RepairOptions {
@@ -51,6 +54,7 @@ pub(crate) struct Healing {
     windowed: HashMap<usize, HashSet<ReleaseKey>>,
     /// Releases waiting for a window, and what was said about it.
     waiting: HashMap<ReleaseKey, String>,
+    pauses: paused::Pauses,
 }
 
 impl Healing {
@@ -62,6 +66,7 @@ impl Healing {
             writers: HashMap::new(),
             windowed: HashMap::new(),
             waiting: HashMap::new(),
+            pauses: Default::default(),
         }
     }
 

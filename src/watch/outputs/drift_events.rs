@@ -13,6 +13,8 @@ pub(crate) const DETECTED: &str = "DriftDetected";
 pub(crate) const RESOLVED: &str = "DriftResolved";
 pub(crate) const ABANDONED: &str = "DriftRepairAbandoned";
 pub(crate) const REFUSED: &str = "DriftRepairRefused";
+/// A drifted object held by a break-glass pause (`helm drift pause`).
+pub(crate) const PAUSED: &str = "DriftPaused";
 /// On a HelmReleaseProxy: the revision deployed on its cluster is not the one CAAPH recorded.
 pub(crate) const UNRECORDED: &str = "RevisionNotRecorded";
 /// The component helm-drift's Events name.
@@ -134,6 +136,7 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
         RESOLVED => "resolved",
         REFUSED => "refused",
         UNRECORDED => "revision",
+        PAUSED => "paused",
         _ => "abandoned",
     };
     let head: String = object.chars().take(200).collect();

@@ -43,6 +43,7 @@ pub(super) struct Families {
     pub(super) cluster_up: Family<ClusterLabel, Gauge>,
     pub(super) proxied: Per<ProxyLabels>,
     pub(super) window: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
+    pub(super) paused: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
     /// The proxies each cluster has series for.
     pub(super) proxies: Mutex<BTreeMap<ClusterLabel, BTreeSet<ProxyLabels>>>,
     /// The releases each cluster has series for (to drop or mark them all at once).
@@ -74,6 +75,7 @@ impl Families {
             cluster_up: Family::default(),
             proxied: Family::default(),
             window: Family::default(),
+            paused: Family::default(),
             proxies: Mutex::default(),
             known: Mutex::default(),
             registry: Registry::with_prefix("helm_drift"),
@@ -86,8 +88,8 @@ impl Families {
 }
 
 /// What a self-healing repair can come to.
-pub(super) const REPAIR_RESULTS: [&str; 7] =
-    ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded", "waiting"];
+pub(super) const REPAIR_RESULTS: [&str; 8] =
+    ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded", "waiting", "paused"];
 /// Why the watcher counts an error.
 pub(super) const ERROR_REASONS: [&str; 9] =
     ["watch", "storage", "evaluate", "resync", "baseline", "signature-key", "not-leading", "forbidden", "inventory"];
@@ -148,6 +150,11 @@ fn register(m: &Families, registry: &mut Registry) {
         "repair_window_opens_timestamp_seconds",
         "A drifted release waiting for its repair window: when the window opens (Unix time; 0: none ever opens)",
         m.window.clone(),
+    );
+    registry.register(
+        "release_paused",
+        "A drifted release (or some of its objects) held by a break-glass pause: when the pause ends (Unix time)",
+        m.paused.clone(),
     );
     registry.register(
         "release_proxy",

@@ -117,6 +117,7 @@ impl Metrics {
         f.revision.remove(&self.key(labels.clone()));
         f.last_check.remove(&self.key(labels.clone()));
         f.window.remove(&self.key(labels.clone()));
+        f.paused.remove(&self.key(labels.clone()));
         for (word, _) in DriftKind::all() {
             f.objects.remove(&self.key(object_labels(&labels, word)));
         }
@@ -165,6 +166,19 @@ impl Metrics {
             }
             None => {
                 self.families.window.remove(&key);
+            }
+        }
+    }
+
+    /// A drifted release held by a pause: when the first of its pauses ends (`None`: none).
+    pub(crate) fn paused(&self, namespace: &str, release: &str, until: Option<f64>) {
+        let key = self.key(release_labels(namespace, release));
+        match until {
+            Some(at) => {
+                self.families.paused.get_or_create(&key).set(at);
+            }
+            None => {
+                self.families.paused.remove(&key);
             }
         }
     }

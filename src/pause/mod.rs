@@ -1,0 +1,161 @@
+//! Break-glass (`helm drift pause`): during an incident an operator keeps a hand edit for a
+//! while; the watcher keeps reporting the drift, as paused (metric, Event, the reason, who,
+//! until when), and does not heal it until the pause ends by itself. A pause is a ConfigMap
+//! in the watcher's own namespace (`--pause-namespace`), never next to the release: whoever may
+//! write Secrets or ConfigMaps in a release's namespace (and so a release record) cannot pause
+//! its healing, only whoever may write in the watcher's namespace, the operator. `check` never
+//! reads pauses: a pause hides nothing from it.
+
+use crate::api::ApiError;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// The label every pause carries.
+pub(crate) const LABEL: &str = "helm-drift.io/pause";
+
+/// One pause: a release (or one of its objects) not healed until `until`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Pause {
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    /// `Kind/name`: only this object of the release; every object when `None`.
+    pub(crate) object: Option<String>,
+    pub(crate) reason: String,
+    pub(crate) by: String,
+    pub(crate) until: Timestamp,
+}
+
+impl Pause {
+    /// The ConfigMap's name: one pause per release and object.
+    pub(crate) fn name(&self) -> String {
+        let key = format!("{}/{}/{}", self.namespace, self.release, self.object.as_deref().unwrap_or(""));
+        let digest = Sha256::digest(key.as_bytes());
+        let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("helm-drift-pause-{short}")
+    }
+
+    /// Whether it holds at `now` for object `object` (`Kind/name`) of the release `namespace/release`.
+    pub(crate) fn holds(&self, namespace: &str, release: &str, object: &str, now: Timestamp) -> bool {
+        self.namespace == namespace
+            && self.release == release
+            && self.object.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(object))
+            && now < self.until
+    }
+
+    fn data(&self) -> BTreeMap<String, String> {
+        let mut d = BTreeMap::from([
+            ("namespace".to_string(), self.namespace.clone()),
+            ("release".to_string(), self.release.clone()),
+            ("reason".to_string(), self.reason.clone()),
+            ("by".to_string(), self.by.clone()),
+            ("until".to_string(), self.until.to_string()),
+        ]);
+        if let Some(o) = &self.object {
+            d.insert("object".into(), o.clone());
+        }
+        d
+    }
+
+    fn from_data(data: &BTreeMap<String, String>) -> Option<Pause> {
+        let get = |k: &str| data.get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        Some(Pause {
+            namespace: get("namespace")?,
+            release: get("release")?,
+            object: get("object"),
+            reason: get("reason").unwrap_or_default(),
+            by: get("by").unwrap_or_else(|| "unknown".into()),
+            until: get("until")?.parse().ok()?,
+        })
+    }
+}
+
+/// Writes (or replaces) a pause in `home`.
+pub(crate) async fn write(client: &kube::Client, home: &str, pause: &Pause) -> Result<String, ApiError> {
+    let name = pause.name();
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(home.to_string()),
+            labels: Some(BTreeMap::from([(LABEL.to_string(), "true".to_string())])),
+            ..Default::default()
+        },
+        data: Some(pause.data()),
+        ..Default::default()
+    };
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
+    let params = PatchParams::apply("helm-drift-pause").force();
+    api.patch(&name, &params, &Patch::Apply(&cm)).await.map_err(|e| ApiError::from_kube(&e, "patch", "configmaps"))?;
+    Ok(name)
+}
+
+/// Ends a pause before its time (none there is no error).
+pub(crate) async fn end(client: &kube::Client, home: &str, pause: &Pause) -> Result<bool, ApiError> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
+    match api.delete(&pause.name(), &Default::default()).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Err(e) => Err(ApiError::from_kube(&e, "delete", "configmaps")),
+    }
+}
+
+/// The pauses in `home`, and how many ConfigMaps labelled as pauses could not be read as one.
+pub(crate) async fn read(client: &kube::Client, home: &str) -> Result<(Vec<Pause>, usize), ApiError> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
+    let list = api
+        .list(&ListParams::default().labels(&format!("{LABEL}=true")))
+        .await
+        .map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
+    let (mut pauses, mut bad) = (Vec::new(), 0);
+    for cm in list.items {
+        match cm.data.as_ref().and_then(Pause::from_data) {
+            Some(p) => pauses.push(p),
+            None => bad += 1,
+        }
+    }
+    Ok((pauses, bad))
+}
+
+/// Who this client authenticates as (the API server's SelfSubjectReview), for a pause's `by`.
+pub(crate) async fn whoami(client: &kube::Client) -> String {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    let review = api.create(&Default::default(), &SelfSubjectReview::default()).await;
+    review
+        .ok()
+        .and_then(|r| r.status?.user_info?.username)
+        .unwrap_or_else(|| "unknown (the API server did not say)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_holds_its_release_or_object_until_it_ends() {
+        let until: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let p = Pause {
+            namespace: "shop".into(),
+            release: "web".into(),
+            object: Some("Deployment/web".into()),
+            reason: "incident 42".into(),
+            by: "alice".into(),
+            until,
+        };
+        let before: Timestamp = "2026-12-01T11:59:59Z".parse().unwrap();
+        assert!(p.holds("shop", "web", "deployment/web", before));
+        assert!(!p.holds("shop", "web", "ConfigMap/web", before), "another object");
+        assert!(!p.holds("other", "web", "Deployment/web", before), "another namespace");
+        assert!(!p.holds("shop", "web", "Deployment/web", until), "ended by itself");
+        let whole = Pause { object: None, ..p.clone() };
+        assert!(whole.holds("shop", "web", "ConfigMap/web", before));
+        assert_ne!(whole.name(), p.name(), "one pause per object");
+        assert_eq!(Pause::from_data(&p.data()), Some(p.clone()));
+        let mut broken = p.data();
+        broken.insert("until".into(), "soon".into());
+        assert_eq!(Pause::from_data(&broken), None, "an unreadable end is no pause");
+    }
+}

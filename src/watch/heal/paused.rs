@@ -1,0 +1,104 @@
+//! Break-glass pauses in self-healing: the drifted objects a pause holds are not repaired, and
+//! each is reported as paused once per pause (metric, log line, a `DriftPaused` Event with the
+//! reason, who and until when); the release is looked at again when the pause ends.
+
+use super::decide::{Decision, only};
+use crate::model::DriftReport;
+use crate::pause::Pause;
+use crate::watch::keys::ReleaseKey;
+use crate::watch::outputs::Outputs;
+use crate::watch::outputs::drift_events as events;
+use crate::watch::store::signature::Signer;
+use jiff::Timestamp;
+use std::time::{Duration, Instant};
+
+/// How long the pauses read are trusted before they are read again.
+const FRESH_FOR: Duration = Duration::from_secs(2);
+
+/// The pauses last read from the watcher's namespace.
+#[derive(Default)]
+pub(crate) struct Pauses {
+    read_at: Option<Instant>,
+    list: Vec<Pause>,
+    /// What was said, by release and object: until when.
+    said: std::collections::HashMap<(ReleaseKey, String), Timestamp>,
+}
+
+/// Where pauses are read, and what is said through.
+pub(super) struct Reading<'a> {
+    pub(super) client: &'a kube::Client,
+    pub(super) home: &'a str,
+    pub(super) outputs: &'a Outputs,
+    pub(super) signer: &'a Signer,
+}
+
+impl Pauses {
+    /// Takes the objects a pause holds out of `decision`; when the first of those pauses ends.
+    pub(super) async fn held(
+        &mut self,
+        report: &DriftReport,
+        decision: &mut Decision,
+        at: Reading<'_>,
+    ) -> Option<Timestamp> {
+        let key = ReleaseKey::of(report);
+        if decision.repair.is_empty() {
+            at.outputs.metrics.paused(&key.namespace, &key.name, None);
+            return None;
+        }
+        self.read(&at).await;
+        let now = Timestamp::now();
+        let mut first: Option<Timestamp> = None;
+        let mut held = Vec::new();
+        for object in &decision.repair {
+            let pause = self.list.iter().find(|p| p.holds(&key.namespace, &key.name, object, now));
+            if let Some(p) = pause {
+                first = Some(first.map_or(p.until, |f| f.min(p.until)));
+                held.push((object.clone(), p.clone()));
+            }
+        }
+        decision.repair.retain(|o| !held.iter().any(|(h, _)| h == o));
+        let until = first.map(|t| t.as_millisecond() as f64 / 1000.0);
+        at.outputs.metrics.paused(&key.namespace, &key.name, until);
+        for (object, p) in held {
+            if self.said.insert((key.clone(), object.clone()), p.until) == Some(p.until) {
+                continue;
+            }
+            at.outputs.metrics.repair("paused");
+            let until = format!("{:.0}", p.until);
+            at.outputs.log.info(
+                "drift paused: not healed until the pause ends",
+                &[("release", &key), ("object", &object), ("reason", &p.reason), ("by", &p.by), ("until", &until)],
+            );
+            let message = format!("drift of {object} is paused by {} until {until}: {}", p.by, p.reason);
+            if let Some(o) = report.objects.iter().find(|o| only(&o.id).eq_ignore_ascii_case(&object)) {
+                at.outputs.announce_repair(report, &o.id, events::PAUSED, &message, at.signer).await;
+            }
+        }
+        first
+    }
+
+    /// Reads the pauses again when those read are older than [`FRESH_FOR`] (unreadable: none,
+    /// said once: a pause never stops detection, only healing).
+    async fn read(&mut self, at: &Reading<'_>) {
+        if self.read_at.is_some_and(|t| t.elapsed() < FRESH_FOR) {
+            return;
+        }
+        let home = at.home;
+        match crate::pause::read(at.client, home).await {
+            Ok((list, bad)) => {
+                if bad > 0 {
+                    at.outputs.metrics.rejected("record", bad as u64);
+                }
+                self.list = list;
+            }
+            Err(e) => {
+                if self.read_at.is_none() {
+                    let fields: [(&str, &(dyn ToString + Sync)); 2] = [("namespace", &home), ("error", &e)];
+                    at.outputs.log.warn("cannot read the pauses: none is honoured", &fields);
+                }
+                self.list.clear();
+            }
+        }
+        self.read_at = Some(Instant::now());
+    }
+}

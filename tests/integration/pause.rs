@@ -1,0 +1,58 @@
+//! Break-glass (`helm drift pause`): a pause held for a short while is reported (metric, a
+//! DriftPaused Event with its reason and who wrote it) and the drift is not healed, then healed
+//! once the pause ends by itself; `check` still reports the drift; a pause written next to the
+//! release (where whoever may write Secrets or ConfigMaps there could write one) has no effect.
+
+use crate::support::{Env, Helm, eventually};
+use crate::watching::{Watching, events};
+use std::time::{Duration, Instant};
+
+helm_matrix! {
+    fn a_pause_holds_healing_until_it_ends_and_one_next_to_the_release_does_nothing(helm: Helm) {
+        let env = Env::new(&format!("pause-{}", helm.tag()));
+        let home = format!("{}-pauses", env.ns);
+        env.kubectl(&["create", "namespace", &home]).success();
+        env.install(helm, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
+        env.install(helm, "other", "basic", &["--labels", "helm-drift.io/repair=true"]);
+        let ns = env.ns.clone();
+        // A tenant's forged pause for `other`, in the release's own namespace: not read.
+        let forged = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-drift-pause-forged\n  labels: {{helm-drift.io/pause: \"true\"}}\ndata: {{namespace: {ns}, release: other, reason: mine, by: tenant, until: \"2999-01-01T00:00:00Z\"}}\n"
+        );
+        env.apply_yaml("forged-pause", &forged);
+        let args = [
+            "--all", "--repair", "--repair-cooldown", "1s", "--trust-namespace", &ns, "--pause-namespace", &home,
+        ];
+        let w = Watching::start(&env, &args).ready();
+        // The pause ends 10 s after it is written: not before `ends`.
+        let ends = Instant::now() + Duration::from_secs(10);
+        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand", "--pause-namespace", &home]).success();
+        paused.stdout_has(&format!("release {ns}/web paused until ")).stdout_has("(INC-42: kept by hand)");
+        assert!(!paused.stdout().contains(" by unknown"), "who paused, from the API server: {}", paused.stdout());
+
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"kept"}}"#);
+        env.merge_patch("configmap", "other-config", r#"{"data":{"greeting":"edited"}}"#);
+        let greeting = |name: &str| env.get("configmap", &format!("{name}-config"), "{.data.greeting}");
+        eventually("other healed: the forged pause is not read", Duration::from_secs(30), || greeting("other") == "hello");
+        let series = format!("helm_drift_release_paused{{namespace=\"{ns}\",release=\"web\"}}");
+        eventually("web reported paused", Duration::from_secs(20), || w.sample(&series).is_some());
+        eventually("a DriftPaused Event", Duration::from_secs(20), || !events(&env, "DriftPaused").is_empty());
+        let event = &events(&env, "DriftPaused")[0];
+        assert_eq!(event["involvedObject"]["name"], "web-config");
+        let message = event["message"].as_str().unwrap();
+        assert!(message.contains("is paused by ") && message.contains("INC-42: kept by hand"), "{message}");
+        // A pause hides nothing from check.
+        env.drift(&["check", "web"]).code(2).stdout_has("modified ConfigMap");
+        if Instant::now() < ends {
+            assert_eq!(greeting("web"), "kept", "healed during its pause");
+        }
+        // It ends by itself: healed.
+        eventually("web healed once the pause ended", Duration::from_secs(40), || greeting("web") == "hello");
+        assert!(Instant::now() >= ends, "healed before the pause ended");
+        eventually("no longer paused", Duration::from_secs(20), || w.sample(&series).is_none());
+        // Ended by hand.
+        env.drift(&["pause", "other", "--for", "1h", "--reason", "x", "--pause-namespace", &home]).success();
+        env.drift(&["pause", "other", "--end", "--pause-namespace", &home]).success().stdout_has("pause of release");
+        w.stop();
+    }
+}

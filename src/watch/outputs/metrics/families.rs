@@ -16,6 +16,8 @@ use std::sync::atomic::AtomicU64;
 type Per<L> = Family<(ClusterLabel, L), Gauge>;
 type Counted<const K: u8> = Family<(ClusterLabel, Word<K>), Counter>;
 type Level = Family<ClusterLabel, Gauge>;
+/// A release's series holding a moment (Unix time, fractional).
+pub(super) type Moments = Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>;
 
 /// Every series family the process exports, shared by the watchers it runs.
 pub(super) struct Families {
@@ -42,8 +44,8 @@ pub(super) struct Families {
     pub(super) pending: Level,
     pub(super) cluster_up: Family<ClusterLabel, Gauge>,
     pub(super) proxied: Per<ProxyLabels>,
-    pub(super) window: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
-    pub(super) paused: Family<(ClusterLabel, ReleaseLabels), Gauge<f64, AtomicU64>>,
+    pub(super) window: Moments,
+    pub(super) paused: Moments,
     /// The proxies each cluster has series for.
     pub(super) proxies: Mutex<BTreeMap<ClusterLabel, BTreeSet<ProxyLabels>>>,
     /// The releases each cluster has series for (to drop or mark them all at once).

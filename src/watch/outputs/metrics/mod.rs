@@ -7,7 +7,9 @@ mod labels;
 
 use crate::api::requests;
 use crate::model::{DriftKind, DriftReport};
-use families::{ERROR_REASONS, EVENT_REASONS, Families, GUARD_MODES, INPUTS, NOTIFICATION_RESULTS, REPAIR_RESULTS};
+use families::{
+    ERROR_REASONS, EVENT_REASONS, Families, GUARD_MODES, INPUTS, Moments, NOTIFICATION_RESULTS, REPAIR_RESULTS,
+};
 use labels::{ClusterLabel, ProxyLabels, VerbLabels, Word, guard_labels, object_labels, release_labels};
 use std::sync::Arc;
 
@@ -159,26 +161,23 @@ impl Metrics {
 
     /// A drifted release waiting for its repair window: when it opens (`None`: not waiting).
     pub(crate) fn window(&self, namespace: &str, release: &str, opens: Option<f64>) {
-        let key = self.key(release_labels(namespace, release));
-        match opens {
-            Some(at) => {
-                self.families.window.get_or_create(&key).set(at);
-            }
-            None => {
-                self.families.window.remove(&key);
-            }
-        }
+        self.moment(&self.families.window, namespace, release, opens);
     }
 
     /// A drifted release held by a pause: when the first of its pauses ends (`None`: none).
     pub(crate) fn paused(&self, namespace: &str, release: &str, until: Option<f64>) {
+        self.moment(&self.families.paused, namespace, release, until);
+    }
+
+    /// A release's series holding a moment (Unix time), or none.
+    fn moment(&self, family: &Moments, namespace: &str, release: &str, at: Option<f64>) {
         let key = self.key(release_labels(namespace, release));
-        match until {
+        match at {
             Some(at) => {
-                self.families.paused.get_or_create(&key).set(at);
+                family.get_or_create(&key).set(at);
             }
             None => {
-                self.families.paused.remove(&key);
+                family.remove(&key);
             }
         }
     }

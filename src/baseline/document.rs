@@ -69,12 +69,21 @@ pub(crate) struct Entry {
     pub(crate) sha256: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) accepted_at: Option<String>,
+    /// When the acceptance ends by itself (`accept --expires`): the drift is drift again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) expires_at: Option<String>,
     /// A Secret's drift found now: what its salted hash is made of (never written).
     #[serde(skip)]
     pub(super) secret: Option<String>,
 }
 
 impl Entry {
+    /// Whether the acceptance has ended at `now` (an end that cannot be read has ended: an
+    /// entry never accepts for longer than it says).
+    pub(super) fn expired(&self, now: jiff::Timestamp) -> bool {
+        self.expires_at.as_deref().is_some_and(|t| t.parse::<jiff::Timestamp>().map_or(true, |end| now >= end))
+    }
+
     /// Whether this (stored) entry accepts `found`, a drift found now.
     pub(super) fn same_drift(&self, found: &Entry) -> bool {
         let same = (&self.release, &self.namespace, &self.object, &self.path, &self.change)

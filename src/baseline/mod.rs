@@ -41,6 +41,7 @@ fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath, Entry)> {
             change: change.to_string(),
             sha256: digest(&pointer, value),
             accepted_at: None,
+            expires_at: None,
             secret: o.id.is_secret_path(&pointer).then(|| format!("{pointer}\n{value}")),
         }
     };
@@ -82,8 +83,16 @@ fn digest(pointer: &str, value: &Value) -> String {
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.
 pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline) {
-    let mine: Vec<&Entry> =
-        baseline.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).collect();
+    apply_at(report, baseline, jiff::Timestamp::now());
+}
+
+/// [`apply`] at `now`: entries whose acceptance has expired accept nothing.
+fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp) {
+    let mine: Vec<&Entry> = baseline
+        .entries
+        .iter()
+        .filter(|e| e.release == report.release && e.namespace == report.namespace && !e.expired(now))
+        .collect();
     if mine.is_empty() {
         return;
     }
@@ -144,6 +153,7 @@ pub(crate) fn accept(
     paths: &[String],
     prune: bool,
     now: &str,
+    expires_at: Option<&str>,
 ) -> (usize, usize) {
     let mut current = Vec::new();
     for o in report.objects.iter().filter(|o| o.selected_by(only)) {
@@ -151,6 +161,7 @@ pub(crate) fn accept(
             let wanted = paths.is_empty() || paths.iter().any(|p| crate::model::path::under(&entry.path, p));
             if wanted {
                 entry.accepted_at = Some(now.to_string());
+                entry.expires_at = expires_at.map(str::to_string);
                 current.push(entry.into_stored());
             }
         }
@@ -225,9 +236,28 @@ mod tests {
     }
 
     #[test]
+    fn an_acceptance_that_expires_ends_by_itself() {
+        let mut b = Baseline::default();
+        accept(&mut b, &report(5), &[], &[], false, "t", Some("2026-12-01T12:00:00Z"));
+        let b = parse(&render(&b), "file").unwrap();
+        assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-01T12:00:00Z")));
+        let mut before = report(5);
+        apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap());
+        assert_eq!(before.drifted(), 0, "accepted until it expires");
+        let mut after = report(5);
+        apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap());
+        assert_eq!(after.drifted(), report(5).drifted(), "drift again once it expired");
+        let mut unreadable = b.clone();
+        unreadable.entries.iter_mut().for_each(|e| e.expires_at = Some("someday".into()));
+        let mut r = report(5);
+        apply_at(&mut r, &unreadable, "2026-01-01T00:00:00Z".parse().unwrap());
+        assert_eq!(r.drifted(), report(5).drifted(), "an end that cannot be read has ended");
+    }
+
+    #[test]
     fn accepted_drift_is_not_drift_a_new_value_is() {
         let mut b = Baseline::default();
-        assert_eq!(accept(&mut b, &report(5), &[], &[], false, "t"), (4, 0));
+        assert_eq!(accept(&mut b, &report(5), &[], &[], false, "t", None), (4, 0));
         let text = render(&b);
         assert!(!text.contains("bmV3") && !text.contains("b2xk"), "no secret value is written\n{text}");
         let b = parse(&text, "file").unwrap();
@@ -251,12 +281,12 @@ mod tests {
     fn only_and_paths_limit_and_prune_drops_stale() {
         let mut b = Baseline::default();
         let only = ["deployment/web".to_string()];
-        assert_eq!(accept(&mut b, &report(5), &only, &["/spec".into()], false, "t"), (1, 0));
+        assert_eq!(accept(&mut b, &report(5), &only, &["/spec".into()], false, "t", None), (1, 0));
         assert_eq!(b.entries[0].path, "/spec/replicas");
         let mut fixed = report(5);
         fixed.objects[0].fields.clear();
         assert_eq!(
-            accept(&mut b, &fixed, &only, &["/metadata".into()], true, "t"),
+            accept(&mut b, &fixed, &only, &["/metadata".into()], true, "t", None),
             (1, 1),
             "the replicas entry is stale"
         );
@@ -267,14 +297,14 @@ mod tests {
     #[test]
     fn a_secret_value_is_hashed_salted_and_slow() {
         let mut b = Baseline::default();
-        accept(&mut b, &report(5), &["secret/creds".to_string()], &[], false, "t");
+        accept(&mut b, &report(5), &["secret/creds".to_string()], &[], false, "t", None);
         let stored = &b.entries[0].sha256;
         assert!(stored.starts_with("pbkdf2-sha256$100000$"), "{stored}");
         // The plain hash of the guess is not in the file, and the salt differs per entry.
         let guess = digest("/data/password", &json!("bmV3"));
         assert!(!render(&b).contains(&guess));
         let mut again = Baseline::default();
-        accept(&mut again, &report(5), &["secret/creds".to_string()], &[], false, "t");
+        accept(&mut again, &report(5), &["secret/creds".to_string()], &[], false, "t", None);
         assert_ne!(&again.entries[0].sha256, stored);
         // Still accepted; another value is not.
         let mut r = report(5);

@@ -235,6 +235,9 @@ pub(crate) struct AcceptArgs {
     /// Also drop the release's entries whose drift is gone
     #[arg(long, help_heading = "Selection")]
     pub(crate) prune: bool,
+    /// The acceptance ends by itself this long from now (24h, 30m): the drift is drift again
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Selection")]
+    pub(crate) expires: Option<std::time::Duration>,
     /// Where to keep it: a FILE, or `cluster` for a ConfigMap next to the release
     /// [default: ./.helm-drift-baseline.yaml]
     #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]

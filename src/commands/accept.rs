@@ -19,10 +19,10 @@ pub(crate) struct AcceptSettings {
 
 impl AcceptSettings {
     pub(crate) fn resolve(g: &Global, a: AcceptArgs) -> Result<AcceptSettings> {
-        let AcceptArgs { release, only, path, prune, baseline, compare } = a;
+        let AcceptArgs { release, only, path, prune, expires, baseline, compare } = a;
         let settings = complete(g, &compare, Baseline::None)?;
         let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
-        Ok(AcceptSettings { settings, request: AcceptRequest { release, only, paths: path, prune, store } })
+        Ok(AcceptSettings { settings, request: AcceptRequest { release, only, paths: path, prune, expires, store } })
     }
 }
 
@@ -44,6 +44,8 @@ struct AcceptRequest {
     paths: Vec<String>,
     /// Drop the release's entries whose drift is gone.
     prune: bool,
+    /// The acceptance ends by itself this long after now (`--expires`).
+    expires: Option<std::time::Duration>,
     store: Store,
 }
 
@@ -59,8 +61,14 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
             format!("ConfigMap {}/{}", report.namespace, baseline::configmap_name(&report.release)),
         ),
     };
-    let now = k8s_openapi::jiff::Timestamp::now().to_string();
-    let (accepted, dropped) = baseline::accept(&mut b, &report, &request.only, &request.paths, request.prune, &now);
+    let at = jiff::Timestamp::now();
+    let expires = match request.expires {
+        Some(d) => Some(at.checked_add(jiff::SignedDuration::try_from(d)?)?.to_string()),
+        None => None,
+    };
+    let now = at.to_string();
+    let (accepted, dropped) =
+        baseline::accept(&mut b, &report, &request.only, &request.paths, request.prune, &now, expires.as_deref());
     match &request.store {
         Store::File(path) => baseline::write_file(path, &b)?,
         Store::Cluster => baseline::write_configmap(client, &report.namespace, &report.release, &b).await?,

@@ -106,3 +106,27 @@ fn the_flag_decides_between_a_file_and_the_cluster() {
     out.stdout_has("~ data.greeting");
     assert!(!out.stdout().contains("~ spec.replicas"), "{}", out.dump());
 }
+
+helm_matrix! {
+    /// `accept --expires`: the accepted drift passes `check` until the acceptance ends by itself,
+    /// then it is drift again.
+    fn an_accepted_drift_expires_by_itself(helm: Helm) {
+        let env = Env::new(&format!("baseline-expires-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"for a while"}}"#);
+        let file = env.home().join("baseline.yaml");
+        let file = file.to_str().unwrap();
+        let started = std::time::Instant::now();
+        env.drift(&["accept", "web", "--baseline", file, "--expires", "4s"]).success();
+        let written = std::fs::read_to_string(file).unwrap();
+        assert!(written.contains("expiresAt:"), "{written}");
+        let check = env.drift(&["check", "web", "--baseline", file]).output();
+        if started.elapsed() < std::time::Duration::from_secs(4) {
+            assert_eq!(check.out.status.code(), Some(0), "accepted until it expires: {}", check.dump());
+        }
+        crate::support::eventually("the acceptance expired", std::time::Duration::from_secs(30), || {
+            env.drift(&["check", "web", "--baseline", file]).output().out.status.code() == Some(2)
+        });
+        assert!(started.elapsed() >= std::time::Duration::from_secs(4), "expired early");
+    }
+}

@@ -8,7 +8,8 @@
 # restart`) and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
-# in (as a ServiceAccount of its namespace), while a forged release record that asks for
+# in (as a ServiceAccount of its namespace), holds its healing during a break-glass pause that
+# ends by itself, while a forged release record that asks for
 # cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
 # clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); it ends with Markdown for a pull request and the HTML report of the
@@ -177,8 +178,9 @@ echo "  (a record in an untrusted namespace is repaired only as one of its Servi
 "$kubectl" -n demo create serviceaccount healer >/dev/null
 "$kubectl" -n demo create rolebinding healer --clusterrole=edit --serviceaccount=demo:healer >/dev/null
 echo "$ helm drift watch -n demo --all --repair --repair-service-account healer --ui"
+"$kubectl" create namespace helm-drift >/dev/null   # the watcher's own namespace: where pauses live
 "$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
-  --repair-service-account healer --ui >"$state/watch.log" 2>&1 &
+  --repair-service-account healer --pause-namespace helm-drift --ui >"$state/watch.log" 2>&1 &
 watcher=$!
 deadline=$(( $(date +%s) + 60 ))
 until get /readyz >/dev/null; do
@@ -194,6 +196,23 @@ until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.gr
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
   sleep 0.2
 done
+echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass, in the watcher's"
+echo "  namespace helm-drift, which whoever may write a release record in 'demo' cannot write)"
+"$helm" drift pause healed -n demo --for 8s --reason "INC-1: kept by hand"
+"$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"kept by hand"}}'
+deadline=$(( $(date +%s) + 60 ))
+until get /metrics | grep -q '^helm_drift_release_paused{namespace="demo",release="healed"}'; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
+  sleep 0.2
+done
+get /metrics | grep -E '^helm_drift_release_paused'
+"$kubectl" -n demo get events --field-selector reason=DriftPaused -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
+echo "greeting while paused: $("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')"
+until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "--- the pause ended by itself: healed (greeting=hello)"
 echo "--- the watcher's log"
 cat "$state/watch.log"
 echo "--- its metrics (curl http://127.0.0.1:$port/metrics)"

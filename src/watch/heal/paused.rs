@@ -10,10 +10,7 @@ use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
 use crate::watch::store::signature::Signer;
 use jiff::Timestamp;
-use std::time::{Duration, Instant};
-
-/// How long the pauses read are trusted before they are read again.
-const FRESH_FOR: Duration = Duration::from_secs(2);
+use std::time::Instant;
 
 /// The pauses last read from the watcher's namespace.
 #[derive(Default)]
@@ -77,12 +74,9 @@ impl Pauses {
         first
     }
 
-    /// Reads the pauses again when those read are older than [`FRESH_FOR`] (unreadable: none,
-    /// said once: a pause never stops detection, only healing).
+    /// Reads the pauses, right before each healing decision (a pause written a moment before
+    /// an edit holds it; unreadable: none, said once: a pause never stops detection).
     async fn read(&mut self, at: &Reading<'_>) {
-        if self.read_at.is_some_and(|t| t.elapsed() < FRESH_FOR) {
-            return;
-        }
         let home = at.home;
         match crate::pause::read(at.client, home).await {
             Ok((list, bad)) => {

@@ -59,13 +59,4 @@ if "storm_edits" in w:
     ]
 section = "\n".join(lines) + "\n"
 
-text = open(path).read()
-heading = "\n## F4: "
-start = text.find(heading)
-if start >= 0:
-    end = text.find("\n## ", start + len(heading))
-    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
-else:
-    flood = text.find("\n## Record flood")
-    text = (text[:flood] + "\n" + section + text[flood:]) if flood >= 0 else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
+timed.replace_section(path, "F4: ", section)

@@ -19,6 +19,7 @@ import sys
 import time
 
 import probe
+import rows as timed
 
 binary, kubectl, crd, prefix = sys.argv[1:5]
 releases, namespaces = int(sys.argv[5]), int(sys.argv[6])
@@ -173,14 +174,5 @@ lines += [
     f"{growth['ready_s_per_cluster']} s of time to ready.",
 ]
 section = "\n".join(lines) + "\n"
-text = open(results_path).read()
-heading = "\n## F5: "
-start = text.find(heading)
-if start >= 0:
-    end = text.find("\n## ", start + len(heading))
-    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
-else:
-    flood = text.find("\n## Record flood")
-    text = (text[:flood] + "\n" + section + text[flood:]) if flood >= 0 else text.rstrip("\n") + "\n\n" + section
-open(results_path, "w").write(text)
+timed.replace_section(results_path, "F5: ", section)
 print(json.dumps({"figures": figures, "growth": growth}))

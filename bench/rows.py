@@ -32,3 +32,18 @@ def table(rows):
         lines.append(f"| {case} | {statistics.median(t):.3f} s | {min(t):.3f} - {max(t):.3f} s | "
                      f"{max(r['rss']) / 1024:.1f} MiB | {r['requests']} |")
     return lines
+
+
+def replace_section(path, heading, section):
+    """Writes `section` into RESULTS.md at `path` in place of its `## HEADING...` section, or, when
+    there is none, before the record flood's section (else at the end); every other section kept."""
+    text = open(path).read()
+    marker = "\n## " + heading
+    start = text.find(marker)
+    if start >= 0:
+        end = text.find("\n## ", start + len(marker))
+        text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
+    else:
+        flood = text.find("\n## Record flood")
+        text = (text[:flood] + "\n" + section + text[flood:]) if flood >= 0 else text.rstrip("\n") + "\n\n" + section
+    open(path, "w").write(text)

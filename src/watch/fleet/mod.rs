@@ -62,10 +62,15 @@ fn spawn(member: member::Member, stop: watch::Receiver<bool>) -> oneshot::Receiv
         let _ = done.send(());
     });
     if spawned.is_err() {
-        let (done, finished) = oneshot::channel();
-        let _ = done.send(());
-        return finished;
+        return already_done();
     }
+    finished
+}
+
+/// A member with nothing running: done from the start.
+fn already_done() -> oneshot::Receiver<()> {
+    let (done, finished) = oneshot::channel();
+    let _ = done.send(());
     finished
 }
 
@@ -279,9 +284,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
             metrics.cluster_up(false);
             metrics.rejected("inventory", 1);
             log.warn("cluster not watched: its inventory entry is refused", &[("cluster", &m.name), ("reason", &why)]);
-            let (done, finished) = oneshot::channel();
-            let _ = done.send(());
-            finished
+            already_done()
         }
     };
     Running { fingerprint, stop, done, metrics }

@@ -31,6 +31,8 @@ pub(crate) struct CompareOptions {
     pub(crate) check_hpa_replicas: bool,
     /// Also check the CRDs of the chart's `crds/` folder.
     pub(crate) include_crds: bool,
+    /// Also check the hook objects Helm keeps after their hooks ran (`--hooks`).
+    pub(crate) hooks: bool,
     /// Expected-change rules (built-in and from the config file).
     pub(crate) expected: Vec<crate::policy::expected::Rule>,
     /// Count expected changes and fields owned elsewhere as drift (`--strict`).
@@ -51,6 +53,13 @@ pub(crate) struct CompareOptions {
     /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
     /// read, they may compare.
     pub(crate) confined: Option<Trust>,
+}
+
+impl CompareOptions {
+    /// The most objects (and hooks) one release record may hold.
+    pub(crate) fn object_limit(&self) -> usize {
+        if self.max_objects == 0 { MAX_OBJECTS } else { self.max_objects }
+    }
 }
 
 /// The namespaces whose release records the operator trusts as their own (`--trust-namespace`).

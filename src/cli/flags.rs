@@ -63,6 +63,11 @@ pub(crate) struct CompareArgs {
     /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
     #[arg(long)]
     pub(crate) include_crds: bool,
+    /// Also check the hook objects Helm keeps after their hooks ran (no delete policy, or only
+    /// before-hook-creation: ConfigMaps, RBAC, CRDs of pre-install hooks...), in a section of
+    /// their own; Jobs and Pods for what they declare, not their run state
+    #[arg(long)]
+    pub(crate) hooks: bool,
     /// Count expected changes (rollout restarts, injected CA bundles, Helm's own request
     /// mutated at admission) and fields owned by another manager with the recorded values as
     /// drift

@@ -110,6 +110,7 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         rules,
         check_hpa_replicas: a.check_hpa_replicas || config.check_hpa_replicas,
         include_crds: a.include_crds,
+        hooks: a.hooks,
         expected: config.expected,
         strict: a.strict,
         trust_live_annotations: a.trust_live_annotations,

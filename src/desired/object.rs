@@ -22,6 +22,8 @@ pub(crate) struct DesiredObject {
     /// The template path from `# Source:`.
     pub(crate) source: Option<String>,
     pub(crate) object: serde_json::Value,
+    /// A hook object (`--hooks`): which hook, and which run made it.
+    pub(crate) hook: Option<Box<crate::model::HookOrigin>>,
 }
 
 impl DesiredObject {
@@ -49,13 +51,20 @@ pub(crate) fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, Desire
 /// Like [`from_manifest`], but one result per object or broken document, so that one bad
 /// document does not stop the others from being checked.
 pub(crate) fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
-    let mut out = Vec::new();
     // One budget for the whole record: hundreds of documents each under a per-document limit
     // would otherwise add up without bound.
-    let mut budget = super::yaml::Budget::for_manifest(manifest.len());
+    parse_within(manifest, &mut super::yaml::Budget::for_manifest(manifest.len()))
+}
+
+/// [`parse_manifest`] within a budget shared with other manifests (a record's hooks).
+pub(crate) fn parse_within(
+    manifest: &str,
+    budget: &mut super::yaml::Budget,
+) -> Vec<Result<DesiredObject, DesiredError>> {
+    let mut out = Vec::new();
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
-        let value = match super::yaml::to_json_within(doc.body, &mut budget) {
+        let value = match super::yaml::to_json_within(doc.body, budget) {
             Ok(v) => v,
             Err(source) => {
                 out.push(Err(DesiredError::Yaml { at, source }));
@@ -121,6 +130,7 @@ fn object(value: serde_json::Value, source: Option<&str>, at: &str) -> Result<De
         namespace: text("/metadata/namespace").filter(|n| !n.is_empty()),
         source: source.map(str::to_string),
         object: value,
+        hook: None,
     })
 }
 

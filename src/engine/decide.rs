@@ -6,7 +6,7 @@ use crate::desired::{self, DesiredError, DesiredObject};
 use crate::live::Location;
 use crate::model::{DriftReport, ObjectDrift, ObjectId, Verdict};
 use crate::release::{Release, Selected};
-use crate::settings::{CompareOptions, MAX_OBJECTS};
+use crate::settings::CompareOptions;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 
@@ -36,7 +36,7 @@ pub(crate) fn desired_objects(release: &Release, record: &str, options: &Compare
             Err(e) => broken.push(e),
         }
     }
-    let limit = if options.max_objects == 0 { MAX_OBJECTS } else { options.max_objects };
+    let limit = options.object_limit();
     if objects.len() > limit {
         return Err(TooManyObjects { record: record.to_string(), objects: objects.len(), limit }.into());
     }
@@ -88,7 +88,7 @@ pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Ve
     verdicts
         .iter()
         .skip(from_manifest)
-        .filter(|v| v.is_drift())
+        .filter(|v| v.is_drift() && v.hook.is_none())
         .map(|v| {
             format!(
                 "{} differs from the chart's crds/ copy: Helm never upgrades crds/, so helm upgrade will not change it (apply the chart's CRD by hand, or helm drift repair)",
@@ -109,12 +109,16 @@ pub(crate) fn broken_documents(broken: Vec<DesiredError>, record: &str) -> Vec<O
         .collect()
 }
 
-/// The notes of a release: hooks are not checked.
-pub(crate) fn notes(release: &Release) -> Vec<String> {
-    if release.hooks.is_empty() {
-        return Vec::new();
+/// The notes of a release: without `--hooks` (`hooks` is `None`), that its hooks are not
+/// checked; with it, what is said of the hooks not compared.
+pub(crate) fn notes(release: &Release, hooks: Option<&[String]>) -> Vec<String> {
+    if let Some(notes) = hooks {
+        return notes.to_vec();
     }
-    vec![format!("{} hook(s) not checked: hooks and tests are not expected to exist", release.hooks.len())]
+    match release.hook_count() {
+        0 => Vec::new(),
+        n => vec![format!("{n} hook(s) not checked (--hooks compares the hook objects Helm keeps after they ran)")],
+    }
 }
 
 /// The report of one release's verdicts.
@@ -222,7 +226,10 @@ mod tests {
     #[test]
     fn the_report_carries_the_record_and_a_note_about_hooks() {
         let r = release(TWO);
-        assert_eq!(notes(&r), ["1 hook(s) not checked: hooks and tests are not expected to exist"]);
+        assert_eq!(
+            notes(&r, None),
+            ["1 hook(s) not checked (--hooks compares the hook objects Helm keeps after they ran)"]
+        );
         let selected = Selected { release: r, record: "Secret apps/r".into(), newest: None };
         let report = report(&selected, Vec::new(), Vec::new(), Vec::new());
         assert_eq!((report.release.as_str(), report.revision, report.record.as_str()), ("web", 3, "Secret apps/r"));

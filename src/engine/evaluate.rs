@@ -3,6 +3,7 @@
 
 use super::Session;
 use super::decide::{self, Desired};
+use super::hooks::{self, Sorted};
 use super::judge::{Grounds, Judge, judge};
 use crate::desired::{DesiredObject, metadata};
 use crate::live::{self, Location, Scaled};
@@ -39,15 +40,38 @@ pub(crate) async fn evaluate(
         .select(index, revision)
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
-    evaluate_selected(session, settings, selected).await
+    let hooks = match settings.compare.hooks {
+        true => {
+            let limit = settings.compare.object_limit();
+            Some(hooks::kept_hooks(session, index, &selected.release, &selected.record, limit).await?)
+        }
+        false => None,
+    };
+    evaluate_with_hooks(session, settings, selected, hooks).await
 }
 
 /// Compares a release record already read (or one whose manifest was rendered again) with the
 /// cluster.
 pub(crate) async fn evaluate_selected(session: &Session, settings: &Settings, selected: Selected) -> Result<Evaluated> {
-    let Desired { mut objects, from_manifest, broken } =
+    evaluate_with_hooks(session, settings, selected, None).await
+}
+
+/// [`evaluate_selected`], with the kept hooks found (`--hooks`) and what is said of the others.
+async fn evaluate_with_hooks(
+    session: &Session,
+    settings: &Settings,
+    selected: Selected,
+    hooks: Option<(Sorted, Vec<String>)>,
+) -> Result<Evaluated> {
+    let Desired { mut objects, from_manifest, mut broken } =
         decide::desired_objects(&selected.release, &selected.record, &settings.compare)?;
     let release = &selected.release;
+    let mut notes = decide::notes(release, hooks.as_ref().map(|(_, notes)| notes.as_slice()));
+    if let Some((sorted, _)) = &hooks {
+        let (kept, unparsed) = crate::desired::hook_objects(&sorted.kept, release.revision());
+        objects.extend(kept);
+        broken.extend(unparsed);
+    }
     let mut locations = Vec::with_capacity(objects.len());
     for (i, obj) in objects.iter_mut().enumerate() {
         if i < from_manifest {
@@ -65,7 +89,6 @@ pub(crate) async fn evaluate_selected(session: &Session, settings: &Settings, se
         }
         locations.push(at);
     }
-    let mut notes = decide::notes(release);
     let scaled = if settings.compare.check_hpa_replicas {
         Vec::new()
     } else {

@@ -41,6 +41,7 @@ pub(crate) struct Grounds<'a> {
 pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
     let ctx = &judge.grounds;
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
+    drift.hook = obj.hook.clone();
     let Some(at) = at else {
         drift.verdict =
             Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };

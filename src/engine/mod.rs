@@ -6,6 +6,7 @@
 
 mod decide;
 mod evaluate;
+mod hooks;
 mod judge;
 mod scan;
 mod session;

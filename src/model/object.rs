@@ -216,6 +216,8 @@ pub(crate) struct ObjectDrift {
     /// The live object (server-owned fields removed), kept for drifted objects only, to render
     /// a diff.
     pub(crate) live: Option<Value>,
+    /// A hook object Helm keeps after its hook ran (`--hooks`), reported in a section of its own.
+    pub(crate) hook: Option<Box<super::HookOrigin>>,
 }
 
 impl ObjectDrift {
@@ -236,6 +238,7 @@ impl ObjectDrift {
             ignored: Vec::new(),
             engine: None,
             live: None,
+            hook: None,
         }
     }
 

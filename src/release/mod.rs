@@ -5,6 +5,7 @@ mod budget;
 mod codec;
 mod driver;
 mod error;
+mod hooks;
 mod index;
 mod record;
 mod sql;
@@ -15,6 +16,9 @@ pub(crate) use budget::expansion;
 pub(crate) use codec::decode;
 pub(crate) use driver::{Driver, RECORDS, records_selector, release_of};
 pub(crate) use error::SourceError;
+pub(crate) use hooks::Hook;
+#[cfg(test)]
+pub(crate) use hooks::LastRun;
 #[cfg(test)]
 pub(crate) use index::Record;
 pub(crate) use index::ReleaseIndex;

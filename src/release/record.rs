@@ -23,15 +23,15 @@ pub(crate) struct Claimed {
     #[serde(default)]
     manifest: String,
     #[serde(default)]
-    hooks: Vec<serde::de::IgnoredAny>,
+    hooks: Option<Box<RawValue>>,
     #[serde(default)]
     apply_method: Option<String>,
 }
 
 impl Claimed {
-    /// The bytes of its manifest (what parsing it may expand).
+    /// The bytes of its manifest and hooks (what parsing them may expand).
     pub(crate) fn manifest_len(&self) -> usize {
-        self.manifest.len()
+        self.manifest.len() + self.hooks.as_ref().map_or(0, |h| h.get().len())
     }
 
     /// The release it claims to be, unchecked: [`Claimed::bind`] (and tests) only.
@@ -62,10 +62,23 @@ pub(crate) struct Content {
     /// only by the commands that render (a large hostile value is never a tree in memory).
     pub(crate) config: Option<Box<RawValue>>,
     pub(crate) manifest: String,
-    /// Hooks are counted, never compared (they are not expected to exist).
-    pub(crate) hooks: Vec<serde::de::IgnoredAny>,
+    /// The hooks, kept as the record's JSON text: read only with `--hooks`
+    /// ([`Content::hooks`]), and then at most `--max-objects` of them.
+    pub(crate) hooks: Option<Box<RawValue>>,
     /// Helm 4: `ssa`, `csa`, or absent (client-side apply).
     pub(crate) apply_method: Option<String>,
+}
+
+impl Content {
+    /// The recorded hooks, at most `limit`.
+    pub(crate) fn hooks(&self, limit: usize) -> Result<Vec<super::hooks::Hook>, super::hooks::HooksError> {
+        super::hooks::parse(self.hooks.as_deref(), limit)
+    }
+
+    /// How many hooks the record holds.
+    pub(crate) fn hook_count(&self) -> usize {
+        super::hooks::count(self.hooks.as_deref())
+    }
 }
 
 /// Where a record was read from, as the storage says (the object's namespace and name, its

@@ -112,6 +112,12 @@ async fn validate(
     if !super::order::is_immutable(&why) {
         return Some(why);
     }
+    if o.hook.is_some() && crate::model::runs_when_created(&o.id.kind) {
+        return Some(format!(
+            "{why}: only replacing hook {} restores it, and creating a {} runs it (helm upgrade runs hooks)",
+            o.id, o.id.kind
+        ));
+    }
     if !request.replace {
         return Some(format!(
             "{why}: a field that cannot change was changed, so only replacing {} (deleting it and creating it as recorded) restores it; run again with --replace",

@@ -59,6 +59,10 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
             reclaim,
         };
         match &o.verdict {
+            Verdict::Missing if o.hook.is_some() && crate::model::runs_when_created(&o.id.kind) => {
+                let why = format!("creating hook {} again runs it (helm upgrade runs hooks)", o.id.kind);
+                skipped.push((o.id.clone(), Skip::Cannot(why)));
+            }
             Verdict::Missing => {
                 let change = if ssa { Change::Apply(desired.clone()) } else { Change::Create(desired.clone()) };
                 steps.push(step(Action::Recreate, vec![change], false));
@@ -200,6 +204,28 @@ mod tests {
         let Action::Repair { reclaim, .. } = &plan.steps[2].step.action else { panic!() };
         assert_eq!(reclaim, &["kubectl-patch".to_string()]);
         assert!(!plan.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept), "removed, not kept");
+    }
+
+    #[test]
+    fn a_missing_hook_job_is_never_created_again_but_a_hook_config_map_is() {
+        let mut e = evaluated(None);
+        let origin = crate::model::HookOrigin {
+            events: vec!["post-install".into()],
+            delete_policies: vec![],
+            ran_at: 1,
+            revision: 1,
+        };
+        e.report.objects[0].hook = Some(Box::new(origin.clone()));
+        let mut job =
+            ObjectDrift::new(ObjectId::new("batch/v1", "Job", Some("apps"), "migrate"), None, Verdict::Missing);
+        job.hook = Some(Box::new(origin));
+        e.report.objects.push(job);
+        e.objects.push(e.objects[0].clone());
+        e.locations.push(None);
+        let plan = plan(&e, &[], false).unwrap();
+        assert_eq!(plan.steps[0].step.object.name, "gone", "a kept hook ConfigMap is put back");
+        let why = plan.skipped.iter().find(|(id, _)| id.name == "migrate").map(|(_, s)| s);
+        assert_eq!(why, Some(&Skip::Cannot("creating hook Job again runs it (helm upgrade runs hooks)".into())));
     }
 
     #[test]

@@ -274,6 +274,9 @@ fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     if let Some(src) = &o.source {
         let _ = write!(out, " <span class=\"source\">from {}</span>", esc(src));
     }
+    if let Some(h) = &o.hook {
+        let _ = write!(out, " <span class=\"hook\">{} hook</span>", esc(&h.events.join(",")));
+    }
     out.push_str("</summary>\n");
     let paths = o.drifted_paths();
     if !paths.is_empty() {

@@ -125,7 +125,8 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         })),
         "staleBaseline": r.stale.iter().map(|(object, path, changed)| json!({"object": object, "path": path, "valueChanged": changed})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "ownedElsewhere": r.owned_elsewhere(), "errors": r.errors()},
-        "objects": r.objects.iter().map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
+        "objects": r.objects.iter().filter(|o| o.hook.is_none()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
+        "hooks": r.objects.iter().filter(|o| o.hook.is_some()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
     })
 }
 
@@ -257,6 +258,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         }).collect::<Vec<_>>(),
         "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
+        "hook": o.hook.as_ref().map(|h| json!({"events": h.events, "deletePolicies": h.delete_policies, "ranAtRevision": h.ran_at})),
     })
 }
 

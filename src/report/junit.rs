@@ -60,7 +60,8 @@ fn add(all: &mut Suites, run: &RunReport, style: &Style, prefix: &str) {
                 );
                 for obj in &r.objects {
                     let name = esc(&obj.id.to_string());
-                    let class = esc(&format!("{prefix}{}.{}", r.namespace, r.release));
+                    let hooks = if obj.hook.is_some() { ".hooks" } else { "" };
+                    let class = esc(&format!("{prefix}{}.{}{hooks}", r.namespace, r.release));
                     let _ = write!(suites, "    <testcase classname=\"{class}\" name=\"{name}\"");
                     let mut detail = String::new();
                     text::object(&mut detail, obj, &plain);

@@ -167,7 +167,7 @@ fn release(blocks: &mut Vec<Block>, r: &DriftReport, style: &Style, deeper: &str
             let _ = writeln!(
                 text,
                 "| {} | {} | {} | {} |",
-                cell(&o.id.to_string()),
+                cell(&if o.hook.is_some() { format!("hook {}", o.id) } else { o.id.to_string() }),
                 o.drift_kind().label(),
                 paths(o),
                 writers(o)

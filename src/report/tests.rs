@@ -114,7 +114,7 @@ fn fixture() -> RunReport {
                 Verdict::Excluded { reason: "annotation helm-drift.io/disabled: \"true\"".into() },
             ),
         ],
-        notes: vec!["1 hook(s) not checked: hooks and tests are not expected to exist".into()],
+        notes: vec!["1 hook(s) not checked (--hooks compares the hook objects Helm keeps after they ran)".into()],
         stale: Vec::new(),
         findings: Vec::new(),
         explanations: Vec::new(),
@@ -537,4 +537,31 @@ fn control_characters_from_the_cluster_never_reach_the_terminal() {
         let bad: Vec<char> = out.chars().filter(|c| c.is_control() && *c != '\n' && *c != '\t').collect();
         assert!(bad.is_empty(), "{bad:?} in\n{out}");
     }
+}
+
+#[test]
+fn hook_objects_are_a_section_of_their_own() {
+    let mut run = fixture();
+    let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!("a checked release first") };
+    let mut crd = obj("ConfigMap", "settings", Verdict::Missing);
+    let origin = crate::model::HookOrigin {
+        events: vec!["pre-install".into()],
+        delete_policies: vec![],
+        ran_at: 1,
+        revision: 3,
+    };
+    crd.hook = Some(Box::new(origin));
+    r.objects.push(crd);
+    let mut printer = Printer::new(Vec::new(), Vec::new(), Style::default());
+    printer.check(&run);
+    let text = String::from_utf8(printer.into_parts().0).unwrap();
+    let heading = text.find("  hooks (objects Helm keeps after their hook ran):").expect(&text);
+    let hook = text.find("missing  ConfigMap apps/settings").expect(&text);
+    assert!(heading < hook && text[..heading].contains("Deployment apps/web"), "{text}");
+    assert!(text.contains("missing  ConfigMap apps/settings  (pre-install hook, as created at revision 1 from web/templates/settings.yaml)"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&json::document(&run, false)).unwrap();
+    let release = &doc["releases"][0];
+    assert_eq!(release["hooks"][0]["name"], "settings");
+    assert_eq!(release["hooks"][0]["hook"]["events"], json!(["pre-install"]));
+    assert!(release["objects"].as_array().unwrap().iter().all(|o| o["name"] != "settings"));
 }

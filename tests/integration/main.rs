@@ -45,6 +45,7 @@ mod fleet;
 mod fleet_watch;
 mod gitops;
 mod guard;
+mod hooks;
 mod hostile;
 mod inventory;
 mod lifecycle;

@@ -150,7 +150,7 @@ helm_matrix! {
         env.drift(&["check", "h", "-v"])
             .success()
             .stdout_has("in sync (1 object)")
-            .stdout_has("note: 2 hook(s) not checked");
+            .stdout_has("note: 4 hook(s) not checked");
 
         let other = format!("{}-other", env.ns);
         env.kubectl(&["create", "namespace", &other]).success();

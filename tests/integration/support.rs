@@ -293,10 +293,15 @@ impl Env {
     /// Helm's Secret (`sh.helm.release.v1.NAME.v1`, Helm's labels plus `labels`) holding a
     /// deployed revision 1 with this manifest.
     pub fn forge_record(&self, release: &str, manifest: &str, labels: &str) {
-        use base64::Engine;
-        use std::io::Write;
         let json = serde_json::json!({"name": release, "namespace": self.ns, "version": 1,
             "info": {"status": "deployed"}, "manifest": manifest});
+        self.forge_record_json(release, &json, labels);
+    }
+
+    /// Writes a release record by hand from its JSON (see [`Env::forge_record`]).
+    pub fn forge_record_json(&self, release: &str, json: &serde_json::Value, labels: &str) {
+        use base64::Engine;
+        use std::io::Write;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(json.to_string().as_bytes()).unwrap();
         let encoded = base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap());

@@ -47,12 +47,25 @@ pub(crate) fn release(out: &mut String, r: &DriftReport, style: &Style) {
         };
         let _ = writeln!(out, "  baseline: {line}");
     }
-    for o in &r.objects {
+    for o in r.objects.iter().filter(|o| o.hook.is_none()) {
         object(out, o, style);
     }
+    hooks(out, r, style);
     explanations(out, r, style);
     if let Some(now) = &r.rerender {
         rerender(out, r, now, style);
+    }
+}
+
+/// The hook objects Helm keeps (`--hooks`), under a heading of their own when one is shown.
+fn hooks(out: &mut String, r: &DriftReport, style: &Style) {
+    let shown: Vec<&ObjectDrift> = r.objects.iter().filter(|o| o.hook.is_some() && worth_showing(o, style)).collect();
+    if shown.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  hooks (objects Helm keeps after their hook ran):");
+    for o in shown {
+        object(out, o, style);
     }
 }
 
@@ -291,8 +304,11 @@ pub(crate) fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     }
     let label = paint(style.color, color::verdict(kind), kind.label());
     let _ = write!(out, "  {label:<8} {}", o.id);
-    if let Some(src) = &o.source {
-        let _ = write!(out, "  (from {src})");
+    match (&o.hook, &o.source) {
+        (Some(h), Some(src)) => _ = write!(out, "  ({} from {src})", h.describe()),
+        (Some(h), None) => _ = write!(out, "  ({})", h.describe()),
+        (None, Some(src)) => _ = write!(out, "  (from {src})"),
+        (None, None) => {}
     }
     out.push('\n');
     for (tone, line) in evidence(o, style) {

@@ -1,0 +1,96 @@
+//! Hook objects Helm keeps after their hooks ran (`--hooks`): a kept hook ConfigMap and a
+//! `crd-install`-style (pre-install) hook CRD edited or deleted by hand are found in a section of
+//! their own and put back by `repair --hooks` without running the hook (no new revision, the
+//! objects patched in place); after an upgrade the pre-install CRD, which did not run again, is
+//! compared as its install made it. Hooks Helm deletes (hook-succeeded) and tests that never
+//! ran are not expected. A forged record of endless hooks is refused by name.
+
+use crate::support::{Env, Helm, chart_path};
+use serde_json::Value;
+
+/// The names in a JSON report's `objects` or `hooks` of its first release.
+fn names(report: &Value, section: &str) -> Vec<String> {
+    let list = report["releases"][0][section].as_array().unwrap_or_else(|| panic!("no {section}: {report}"));
+    list.iter().map(|o| o["name"].as_str().unwrap().to_string()).collect()
+}
+
+helm_matrix! {
+    fn kept_hook_objects_are_checked_and_put_back_without_running_the_hook(helm: Helm) {
+        let env = Env::new(&format!("hooks-{}", helm.tag()));
+        let release = format!("hk{}", helm.tag());
+        env.install(helm, &release, "hooked", &[]);
+        let (kept, crd) = (format!("{release}-hook"), format!("probes.{release}.{}.drift.test", env.ns));
+        let report: Value =
+            serde_json::from_str(&env.drift(&["check", &release, "--hooks", "-o", "json"]).success().stdout()).unwrap();
+        assert_eq!(names(&report, "objects"), [format!("{release}-config")]);
+        let mut hooks = names(&report, "hooks");
+        hooks.sort();
+        assert_eq!(hooks, [kept.clone(), crd.clone()], "{report}");
+        let notes = report["releases"][0]["notes"].to_string();
+        assert!(notes.contains("1 deleted by their delete policy") && notes.contains("1 never ran"), "{notes}");
+        let uids = || (env.get("configmap", &kept, "{.metadata.uid}"), env.get("crd", &crd, "{.metadata.uid}"));
+        let before = uids();
+
+        env.merge_patch("configmap", &kept, r#"{"data":{"ran":"edited"}}"#);
+        env.merge_patch("crd", &crd, r#"{"spec":{"names":{"shortNames":["edited"]}}}"#);
+        env.drift(&["check", &release]).success();
+        let out = env.drift(&["check", &release, "--hooks"]).code(2);
+        let text = out.stdout();
+        let heading = text.find("hooks (objects Helm keeps after their hook ran):").expect(&text);
+        assert!(text[heading..].contains(&format!("modified ConfigMap {}/{kept}", env.ns)), "{text}");
+        assert!(text[heading..].contains(&format!("modified CustomResourceDefinition {crd}")), "{text}");
+        out.stdout_has("(pre-install hook from hooked/templates/objects.yaml)");
+        assert!(!text.contains("crds/"), "a hook is not a CRD of crds/:\n{text}");
+
+        env.drift(&["repair", &release]).success();
+        assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "edited", "without --hooks, hooks are left alone");
+        let out = env.drift(&["repair", &release, "--hooks"]).success();
+        out.stdout_has(&format!("{release}: in sync"));
+        assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
+        assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
+        assert_eq!(uids(), before, "patched in place: the hook did not run again");
+        let records = || env.kubectl(&["get", "secrets", "-l", &format!("owner=helm,name={release}"), "-o", "name"]).success().stdout();
+        assert_eq!(records().lines().count(), 1, "no new revision");
+        assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
+
+        env.kubectl(&["delete", "configmap", &kept]).success();
+        env.drift(&["check", &release, "--hooks"]).code(2).stdout_has(&format!("missing  ConfigMap {}/{kept}", env.ns));
+        env.drift(&["repair", &release, "--hooks"]).success();
+        assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
+        assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
+        assert_eq!(records().lines().count(), 1, "still no new revision");
+        env.drift(&["check", &release, "--hooks"]).success();
+
+        // Revision 2 runs the post-upgrade hook, not the pre-install CRD: the CRD is compared as
+        // the install made it.
+        let chart = chart_path("hooked");
+        env.helm(helm, &["upgrade", &release, chart.to_str().unwrap()]).success();
+        env.drift(&["check", &release, "--hooks"]).success();
+        env.merge_patch("crd", &crd, r#"{"spec":{"names":{"shortNames":["again"]}}}"#);
+        env.drift(&["check", &release, "--hooks"])
+            .code(2)
+            .stdout_has(&format!("modified CustomResourceDefinition {crd}"))
+            .stdout_has("pre-install hook, as created at revision 1");
+        env.drift(&["repair", &release, "--hooks"]).success();
+        assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
+        env.kubectl(&["delete", "crd", &crd]).success();
+    }
+}
+
+#[test]
+fn a_record_of_endless_hooks_is_refused_by_name() {
+    let env = Env::new("hooks-endless");
+    let hooks: Vec<Value> = (0..20).map(|_| serde_json::json!({})).collect();
+    let json = serde_json::json!({"name": "many", "namespace": env.ns, "version": 1,
+        "info": {"status": "deployed"}, "manifest": "", "hooks": hooks});
+    env.forge_record_json("many", &json, "");
+    env.drift(&["check", "many", "--hooks", "--max-objects", "10"]).code(1).stderr_has(&format!(
+        "cannot read the hooks of Secret {}/sh.helm.release.v1.many.v1: it holds more than 10 hooks (--max-objects): not checked",
+        env.ns
+    ));
+    let broken = serde_json::json!({"name": "odd", "namespace": env.ns, "version": 1,
+        "info": {"status": "deployed"}, "manifest": "", "hooks": {"name": "x"}});
+    env.forge_record_json("odd", &broken, "");
+    env.drift(&["check", "odd", "--hooks"]).code(1).stderr_has("its hooks are not a list of hooks");
+    env.drift(&["check", "odd"]).success();
+}

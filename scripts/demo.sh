@@ -12,7 +12,9 @@
 # ends by itself, while a forged release record that asks for
 # cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
-# clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); it ends with Markdown for a pull request and the HTML report of the
+# clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); `--hooks` finds a kept hook ConfigMap
+# and a pre-install hook CRD edited by hand and repairs them without running the hook; a release
+# deleted whole is repaired in a working order; it ends with Markdown for a pull request and the HTML report of the
 # whole cluster, printing where it is.
 #
 #   scripts/demo.sh          run the demo; the cluster keeps running for you to explore
@@ -257,6 +259,35 @@ done
 grep -q "re-created by velero-server" "$state/restored.txt"
 echo "exit code 0: owned elsewhere is not drift (--strict counts it); repair --remove-foreign removes none of the server's values"
 "$helm" uninstall restored --namespace demo >/dev/null
+
+say "Hooks Helm keeps after they ran (a ConfigMap, a pre-install CRD): --hooks finds them edited, repair --hooks puts them back without running the hook"
+"$helm" install hooked "$root/tests/charts/hooked" --namespace demo >/dev/null
+echo "$ kubectl -n demo patch configmap hooked-hook ...; kubectl patch crd probes.hooked.demo.drift.test ...   (by hand)"
+"$kubectl" -n demo patch configmap hooked-hook --type merge -p '{"data":{"ran":"edited"}}' >/dev/null
+"$kubectl" patch crd probes.hooked.demo.drift.test --type merge -p '{"spec":{"names":{"shortNames":["edited"]}}}' >/dev/null
+echo "$ helm drift check hooked -n demo   (without --hooks, hooks are not compared)"
+"$helm" drift check hooked -n demo
+echo "$ helm drift check hooked -n demo --hooks"
+"$helm" drift check hooked -n demo --hooks | tee "$state/hooks.txt" || [ $? = 2 ]
+grep -q "hooks (objects Helm keeps after their hook ran)" "$state/hooks.txt"
+echo "$ helm drift repair hooked -n demo --hooks"
+"$helm" drift repair hooked -n demo --hooks
+"$helm" history hooked -n demo | tail -n +2 | wc -l | grep -qx 1   # still one revision: no hook ran
+echo "still revision 1: the hook ConfigMap and the CRD were patched in place, no hook ran"
+"$helm" uninstall hooked --namespace demo >/dev/null
+"$kubectl" delete crd probes.hooked.demo.drift.test >/dev/null   # Helm never deletes a CRD hook
+
+say "Repair in a working order: a release whose Namespace, CRD, ServiceAccount and Deployment were all deleted, put back in one run"
+"$helm" install ordered "$root/tests/charts/ordered" --namespace demo >/dev/null
+echo "$ kubectl delete deployment ordered-app serviceaccount ordered-runner crd gizmos.ordered.drift.test namespace ordered-extra"
+"$kubectl" -n demo delete deployment ordered-app >/dev/null
+"$kubectl" -n demo delete serviceaccount ordered-runner >/dev/null
+"$kubectl" delete crd gizmos.ordered.drift.test --wait=true >/dev/null
+"$kubectl" delete namespace ordered-extra --wait=true --timeout=120s >/dev/null
+echo "$ helm drift repair ordered -n demo   (the Namespace and the CRD first, the rest once they are served)"
+"$helm" drift repair ordered -n demo | tee "$state/ordered.txt"
+grep -q "recreate Namespace ordered-extra: applied" "$state/ordered.txt"
+"$helm" uninstall ordered --namespace demo >/dev/null
 
 say "One watcher for a fleet: a Cluster API management cluster (this one) finds and heals drift on two workload clusters"
 for name in eu us; do

@@ -73,7 +73,16 @@ helm_matrix! {
             "---\n# Source: q/templates/quota.yaml\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"1000\"\n---\n# Source: q/templates/rb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: borrowed\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {role}\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {}\n",
             t.ns
         );
-        plant(&t, "quota", 2, record("quota", &t.ns, 2, &hands), &labels);
+        // With --hooks, kept hooks of the same record: a ClusterRoleBinding and a ConfigMap in P.
+        let mut quota = record("quota", &t.ns, 2, &hands);
+        let hook = |kind: &str, name: &str, manifest: String| serde_json::json!({"name": name, "kind": kind,
+            "path": "q/templates/hook.yaml", "manifest": manifest, "events": ["post-install"],
+            "last_run": {"phase": "Succeeded"}, "delete_policies": ["before-hook-creation"]});
+        quota["hooks"] = serde_json::json!([
+            hook("ClusterRoleBinding", "borrowed-hook", format!("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: borrowed-hook-{tag}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {role}\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {}\n", t.ns)),
+            hook("ConfigMap", "web-config", format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\n  namespace: {}\ndata:\n  greeting: hooked\n", p.ns)),
+        ]);
+        plant(&t, "quota", 2, quota, &labels);
         // 3. Two records naming P's Secret with a guessed password, one right, one wrong.
         for (name, guess) in [("guess-right", "right"), ("guess-wrong", "wrong")] {
             let eyes = format!(
@@ -93,7 +102,7 @@ helm_matrix! {
         assert!(!can("patch", "configmaps", &p.ns) && !can("create", "resourcequotas", &t.ns), "no write verb");
         let token = w.kubectl(&["create", "token", &role, "--duration", "1h"]).success().stdout().trim().to_string();
         let key = format!("{role}-signature-key");
-        let base = ["-A", "-l", &select, "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--signature-key-secret", &key];
+        let base = ["-A", "-l", &select, "--hooks", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--signature-key-secret", &key];
         let mut args = base.to_vec();
         args.push("--read-only"); // as the chart runs it without a write verb
         let watcher = Watching::start_with(&w, &args, &[("HELM_KUBETOKEN", &token)]).ready();
@@ -163,6 +172,9 @@ helm_matrix! {
         eventually("more checks", Duration::from_secs(30), || watcher.checks() >= before + 8.0);
         assert!(!exists(&t, &["resourcequota", "pods"]), "the quota was written\n{}", watcher.logs_text());
         assert!(!exists(&t, &["rolebinding", "borrowed"]), "the RoleBinding was written");
+        // The forged hooks: nothing written outside T, P's ConfigMap as P's release says.
+        assert!(!exists(&t, &["clusterrolebinding", &format!("borrowed-hook-{tag}")]), "the hook was written");
+        assert_eq!(p.get("configmap", "web-config", "{.data.greeting}"), "hello");
         watcher.stop();
     }
 }

@@ -311,6 +311,10 @@ pub(crate) struct PauseArgs {
     /// Only this object of the release (KIND/NAME)
     #[arg(long, value_name = "KIND/NAME")]
     pub(crate) object: Option<String>,
+    /// Only on this cluster of a fleet (its inventory name, NAMESPACE/NAME or NAME): the pause
+    /// is written in the management cluster, where the fleet's watcher reads it
+    #[arg(long, value_name = "NAME")]
+    pub(crate) cluster: Option<String>,
     /// End the pause now
     #[arg(long, conflicts_with_all = ["duration", "reason"])]
     pub(crate) end: bool,

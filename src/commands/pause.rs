@@ -38,14 +38,18 @@ async fn run(s: &PauseSettings) -> Result<String> {
         namespace: namespace.clone(),
         release: a.release.clone(),
         object: a.object.clone(),
+        cluster: a.cluster.clone(),
         reason: a.reason.clone().unwrap_or_default(),
         by: String::new(),
         until: jiff::Timestamp::now(),
     };
-    let what = match &p.object {
+    let mut what = match &p.object {
         Some(o) => format!("{o} of release {namespace}/{}", a.release),
         None => format!("release {namespace}/{}", a.release),
     };
+    if let Some(c) = &p.cluster {
+        what.push_str(&format!(" on cluster {c}"));
+    }
     if a.end {
         let ended = pause::end(&cluster.client, home, &p)
             .await
@@ -70,6 +74,9 @@ async fn run(s: &PauseSettings) -> Result<String> {
         p.by,
         p.reason,
         a.release,
-        p.object.as_ref().map(|o| format!(" --object {o}")).unwrap_or_default()
+        [p.object.as_ref().map(|o| format!(" --object {o}")), p.cluster.as_ref().map(|c| format!(" --cluster {c}"))]
+            .into_iter()
+            .flatten()
+            .collect::<String>()
     ))
 }

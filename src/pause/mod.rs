@@ -17,6 +17,22 @@ use std::collections::BTreeMap;
 /// The label every pause carries.
 pub(crate) const LABEL: &str = "helm-drift.io/pause";
 
+/// Whether a pause's `cluster` names the watcher's cluster: its inventory name (`fleet/eu`), or
+/// that name without the inventory's namespace (`eu`).
+fn names(cluster: &str, watched: &str) -> bool {
+    cluster == watched || watched.rsplit_once('/').is_some_and(|(_, name)| name == cluster)
+}
+
+/// What a pause may hold: an object of a release, on a cluster (`None`: a watcher of one
+/// cluster without a `--cluster` name).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held<'a> {
+    pub(crate) namespace: &'a str,
+    pub(crate) release: &'a str,
+    pub(crate) object: &'a str,
+    pub(crate) cluster: Option<&'a str>,
+}
+
 /// One pause: a release (or one of its objects) not healed until `until`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Pause {
@@ -24,6 +40,9 @@ pub(crate) struct Pause {
     pub(crate) release: String,
     /// `Kind/name`: only this object of the release; every object when `None`.
     pub(crate) object: Option<String>,
+    /// Only on this cluster of a fleet (a pause written in the management cluster); on every
+    /// cluster when `None`.
+    pub(crate) cluster: Option<String>,
     pub(crate) reason: String,
     pub(crate) by: String,
     pub(crate) until: Timestamp,
@@ -32,17 +51,21 @@ pub(crate) struct Pause {
 impl Pause {
     /// The ConfigMap's name: one pause per release and object.
     pub(crate) fn name(&self) -> String {
-        let key = format!("{}/{}/{}", self.namespace, self.release, self.object.as_deref().unwrap_or(""));
+        let mut key = format!("{}/{}/{}", self.namespace, self.release, self.object.as_deref().unwrap_or(""));
+        if let Some(c) = &self.cluster {
+            key = format!("{c}:{key}");
+        }
         let digest = Sha256::digest(key.as_bytes());
         let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
         format!("helm-drift-pause-{short}")
     }
 
     /// Whether it holds at `now` for object `object` (`Kind/name`) of the release `namespace/release`.
-    pub(crate) fn holds(&self, namespace: &str, release: &str, object: &str, now: Timestamp) -> bool {
-        self.namespace == namespace
-            && self.release == release
-            && self.object.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(object))
+    pub(crate) fn holds(&self, at: Held<'_>, now: Timestamp) -> bool {
+        self.namespace == at.namespace
+            && self.release == at.release
+            && self.object.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(at.object))
+            && self.cluster.as_deref().is_none_or(|c| at.cluster.is_some_and(|at| names(c, at)))
             && now < self.until
     }
 
@@ -57,6 +80,9 @@ impl Pause {
         if let Some(o) = &self.object {
             d.insert("object".into(), o.clone());
         }
+        if let Some(c) = &self.cluster {
+            d.insert("cluster".into(), c.clone());
+        }
         d
     }
 
@@ -66,6 +92,7 @@ impl Pause {
             namespace: get("namespace")?,
             release: get("release")?,
             object: get("object"),
+            cluster: get("cluster"),
             reason: get("reason").unwrap_or_default(),
             by: get("by").unwrap_or_else(|| "unknown".into()),
             until: get("until")?.parse().ok()?,
@@ -144,15 +171,26 @@ mod tests {
             reason: "incident 42".into(),
             by: "alice".into(),
             until,
+            cluster: None,
         };
         let before: Timestamp = "2026-12-01T11:59:59Z".parse().unwrap();
-        assert!(p.holds("shop", "web", "deployment/web", before));
-        assert!(!p.holds("shop", "web", "ConfigMap/web", before), "another object");
-        assert!(!p.holds("other", "web", "Deployment/web", before), "another namespace");
-        assert!(!p.holds("shop", "web", "Deployment/web", until), "ended by itself");
+        let at = |namespace, object, cluster| Held { namespace, release: "web", object, cluster };
+        assert!(p.holds(at("shop", "deployment/web", None), before));
+        assert!(p.holds(at("shop", "deployment/web", Some("eu")), before), "no cluster: every cluster");
+        assert!(!p.holds(at("shop", "ConfigMap/web", None), before), "another object");
+        assert!(!p.holds(at("other", "Deployment/web", None), before), "another namespace");
+        assert!(!p.holds(at("shop", "Deployment/web", None), until), "ended by itself");
         let whole = Pause { object: None, ..p.clone() };
-        assert!(whole.holds("shop", "web", "ConfigMap/web", before));
+        assert!(whole.holds(at("shop", "ConfigMap/web", None), before));
         assert_ne!(whole.name(), p.name(), "one pause per object");
+        let eu = Pause { cluster: Some("eu".into()), ..p.clone() };
+        assert!(eu.holds(at("shop", "Deployment/web", Some("eu")), before));
+        assert!(!eu.holds(at("shop", "Deployment/web", Some("us")), before), "another cluster");
+        assert!(!eu.holds(at("shop", "Deployment/web", None), before), "a watcher of no named cluster");
+        assert!(eu.holds(at("shop", "Deployment/web", Some("fleet/eu")), before), "its inventory name");
+        assert!(!eu.holds(at("shop", "Deployment/web", Some("fleet/neu")), before));
+        assert_ne!(eu.name(), p.name(), "one pause per cluster");
+        assert_eq!(Pause::from_data(&eu.data()), Some(eu.clone()));
         assert_eq!(Pause::from_data(&p.data()), Some(p.clone()));
         let mut broken = p.data();
         broken.insert("until".into(), "soon".into());

@@ -66,7 +66,7 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
         metrics.leader(1);
         let mut watcher = Watcher::new(
             session,
-            Given { settings, options: &options, metrics, health, lease: None, key: None, proxies: None },
+            Given { settings, options: &options, metrics, health, lease: None, key: None, proxies: None, pauses: None },
         )
         .await?;
         return watcher.run(shutdown).await;
@@ -101,6 +101,7 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
                 lease: Some(lease_check),
                 key: None,
                 proxies: None,
+                pauses: None,
             },
         )
         .await?;

@@ -56,3 +56,79 @@ helm_matrix! {
         w.stop();
     }
 }
+
+/// A fleet's pauses live in its management cluster: `helm drift pause --cluster eu` there holds
+/// that release on cluster eu (paused, then healed once the pause ends), and a pause written on
+/// the workload cluster itself, where whoever may write there could write one, holds nothing.
+#[test]
+fn a_fleets_pauses_are_read_from_its_management_cluster() {
+    let m = Env::new("pause-fleet-m");
+    crate::inventory::serve_cluster_crd(&m);
+    let w = Env::without_admission_policies("pause-fleet-w");
+    w.install(Helm::V3, "web3", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    w.install(Helm::V4, "web4", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    let kubeconfig = w.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
+    crate::inventory::cluster(&m, "eu", "fleet: pause", true, Some(&kubeconfig));
+    // On the workload cluster, a namespace named as the fleet's home, and a pause in it for web3.
+    w.kubectl(&["create", "namespace", &m.ns]).success();
+    let at_home = ["--pause-namespace", m.ns.as_str()];
+    let forged = ["pause", "web3", "-n", &w.ns, "--for", "1h", "--reason", "forged"];
+    w.drift(&[&forged[..], &at_home[..]].concat()).success();
+    let args = [
+        "--all",
+        "-n",
+        &w.ns,
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        &m.ns,
+        "--clusters-interval",
+        "1s",
+        "--lease-namespace",
+        &m.ns,
+        "--repair",
+        "--repair-cooldown",
+        "1s",
+        "--trust-namespace",
+        &w.ns,
+    ];
+    let watcher = Watching::start(&m, &args).ready();
+    let ends = Instant::now() + Duration::from_secs(10);
+    let pause = ["pause", "web4", "-n", &w.ns, "--cluster", "eu", "--for", "10s", "--reason", "INC-7"];
+    m.drift(&[&pause[..], &at_home[..]].concat())
+        .success()
+        .stdout_has(&format!("release {}/web4 on cluster eu paused until", w.ns));
+
+    for release in ["web3", "web4"] {
+        w.merge_patch("configmap", &format!("{release}-config"), r#"{"data":{"greeting":"kept"}}"#);
+    }
+    let greeting = |r: &str| w.get("configmap", &format!("{r}-config"), "{.data.greeting}");
+    eventually("web3 healed: a pause on the workload cluster is not read", Duration::from_secs(30), || {
+        greeting("web3") == "hello"
+    });
+    let series =
+        format!("helm_drift_release_paused{{cluster=\"pause-fleet-m/eu\",namespace=\"{}\",release=\"web4\"}}", w.ns);
+    eventually("web4 reported paused on eu", Duration::from_secs(20), || {
+        let found = watcher.sample(&series).is_some();
+        if !found && Instant::now() > ends {
+            panic!(
+                "{} {}\n{}",
+                greeting("web4"),
+                watcher
+                    .metrics()
+                    .lines()
+                    .filter(|l| l.contains("paused") || l.contains("repairs"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                watcher.logs_text()
+            );
+        }
+        found
+    });
+    if Instant::now() < ends {
+        assert_eq!(greeting("web4"), "kept", "healed during its pause");
+    }
+    eventually("web4 healed once the pause ended", Duration::from_secs(40), || greeting("web4") == "hello");
+    assert!(Instant::now() >= ends, "healed before the pause ended");
+    watcher.stop();
+}

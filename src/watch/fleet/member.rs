@@ -74,8 +74,8 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
         metrics.cluster_up(true);
         log.info("cluster reached: watching", &[("server", &session.cluster.server)]);
         let probe = session.cluster.client.clone();
-        // The management cluster, for the proxies' Events and this cluster's Lease.
-        let needed = !proxies.is_empty() || lease.is_some();
+        // The management cluster, for the proxies' Events, this cluster's Lease and pauses.
+        let needed = !proxies.is_empty() || lease.is_some() || options.repair.is_some();
         let home = match needed.then(|| crate::api::connect(&management)) {
             None => None,
             Some(connecting) => match connecting.await {
@@ -90,6 +90,7 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
             },
         };
         let lease_check = home.as_ref().zip(lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, ""));
+        let pauses = home.clone().filter(|_| options.repair.is_some());
         let proxies = home.filter(|_| !proxies.is_empty()).map(|c| Arc::new(Proxies::new(c, &name, proxies.clone())));
         metrics.leader(1);
         let given = Given {
@@ -100,6 +101,7 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
             lease: lease_check,
             key: Some(key.clone()),
             proxies,
+            pauses,
         };
         let mut watcher = match Watcher::new(session, given).await {
             Ok(w) => {

@@ -264,6 +264,11 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
                 options: WatchOptions {
                     cluster: Some(m.name.clone()),
                     log: log.about(&m.name),
+                    // Pauses live with the fleet's own objects in the management cluster.
+                    repair: start.options.repair.clone().map(|r| crate::watch::heal::RepairOptions {
+                        pauses: r.pauses.clone().or_else(|| Some(start.home.to_string())),
+                        ..r
+                    }),
                     ..start.options.clone()
                 },
                 metrics: metrics.clone(),

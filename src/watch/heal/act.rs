@@ -67,7 +67,8 @@ impl Healing {
         }
         let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace.clone());
         let reading = paused::Reading {
-            client: &hands.session.cluster.client,
+            client: self.pause_client.as_ref().unwrap_or(&hands.session.cluster.client),
+            cluster: self.cluster.as_deref(),
             home: &home,
             outputs: hands.outputs,
             signer: hands.tracker.signer(),

@@ -55,11 +55,17 @@ pub(crate) struct Healing {
     /// Releases waiting for a window, and what was said about it.
     waiting: HashMap<ReleaseKey, String>,
     pauses: paused::Pauses,
+    /// The watcher's cluster name (`--cluster`, a fleet member's).
+    cluster: Option<String>,
+    /// Where pauses are read when not from the watched cluster (a fleet's management cluster).
+    pause_client: Option<kube::Client>,
 }
 
 impl Healing {
-    pub(crate) fn new(options: &RepairOptions) -> Healing {
+    pub(crate) fn new(options: &RepairOptions, cluster: Option<String>, pause_client: Option<kube::Client>) -> Healing {
         Healing {
+            cluster,
+            pause_client,
             options: options.clone(),
             healer: Healer::new(options.policy.clone()),
             opted: HashSet::new(),

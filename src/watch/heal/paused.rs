@@ -4,7 +4,7 @@
 
 use super::decide::{Decision, only};
 use crate::model::DriftReport;
-use crate::pause::Pause;
+use crate::pause::{Held, Pause};
 use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
@@ -23,7 +23,10 @@ pub(crate) struct Pauses {
 
 /// Where pauses are read, and what is said through.
 pub(super) struct Reading<'a> {
+    /// The cluster pauses are read from: the management cluster of a fleet, else the watched one.
     pub(super) client: &'a kube::Client,
+    /// The watcher's cluster name (a fleet member's): a pause naming another cluster holds nothing.
+    pub(super) cluster: Option<&'a str>,
     pub(super) home: &'a str,
     pub(super) outputs: &'a Outputs,
     pub(super) signer: &'a Signer,
@@ -47,7 +50,8 @@ impl Pauses {
         let mut first: Option<Timestamp> = None;
         let mut held = Vec::new();
         for object in &decision.repair {
-            let pause = self.list.iter().find(|p| p.holds(&key.namespace, &key.name, object, now));
+            let here = Held { namespace: &key.namespace, release: &key.name, object, cluster: at.cluster };
+            let pause = self.list.iter().find(|p| p.holds(here, now));
             if let Some(p) = pause {
                 first = Some(first.map_or(p.until, |f| f.min(p.until)));
                 held.push((object.clone(), p.clone()));

@@ -438,6 +438,7 @@ mod tests {
                 lease: None,
                 key: None,
                 proxies: None,
+                pauses: None,
             };
             watchers.push(Watcher::assemble(start, given).unwrap());
         }

@@ -82,6 +82,8 @@ pub(crate) struct Given<'a> {
     pub(crate) key: Option<Vec<u8>>,
     /// A fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
     pub(crate) proxies: Option<Arc<Proxies>>,
+    /// A fleet member's management cluster, where pauses are read.
+    pub(crate) pauses: Option<kube::Client>,
 }
 
 impl<'a> Watcher<'a> {
@@ -137,7 +139,7 @@ impl<'a> Watcher<'a> {
 
     /// Puts the parts together, reading and starting nothing.
     pub(crate) fn assemble(start: Start, given: Given<'a>) -> Result<Watcher<'a>> {
-        let Given { settings, options, metrics, health, lease, proxies, .. } = given;
+        let Given { settings, options, metrics, health, lease, proxies, pauses, .. } = given;
         let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
@@ -163,7 +165,7 @@ impl<'a> Watcher<'a> {
             watches: Watches::new(start.streams, sink),
             touches,
             schedule: Scheduler::new(options.debounce, options.resync),
-            healing: options.repair.as_ref().map(Healing::new),
+            healing: options.repair.as_ref().map(|r| Healing::new(r, options.cluster.clone(), pauses.clone())),
             guards: GuardCache::default(),
         })
     }

@@ -331,13 +331,13 @@ fn installed_fleet_chart_rbac_is_enough_to_watch_a_fleet() {
     let ns = env.ns.clone();
     env.helm(
         Helm::V4,
-        &["install", "mgmt", &chart(), "--set", &format!("clusters.source=capi,clusters.namespace={ns}")],
+        &["install", "mgmt", &chart(), "--set", &format!("clusters.source=capi,clusters.namespace={ns},repair.enabled=true")],
     )
     .success();
-    env.install(Helm::V4, "cni", "basic", &[]);
+    env.install(Helm::V4, "cni", "basic", &["--labels", "helm-drift.io/repair=true"]);
     let kubeconfig = env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
     crate::inventory::cluster(&env, "self", "fleet: runtime", true, Some(&kubeconfig));
-    crate::caaph::release_proxy(&env, "self", &ns, 1, "");
+    crate::caaph::release_proxy(&env, "self", &ns, 1, r#"helm-drift.io/repair: "true""#);
     let sa = "mgmt-helm-drift";
     let token = env.kubectl(&["create", "token", sa, "--duration", "1h"]).success().stdout().trim().to_string();
     let args = [
@@ -355,17 +355,25 @@ fn installed_fleet_chart_rbac_is_enough_to_watch_a_fleet() {
         &ns,
         "--signature-key-secret",
         "mgmt-helm-drift-signature-key",
+        "--repair",
+        "--trust-namespace",
+        &ns,
     ];
     let w = Watching::start_with(&env, &args, &[("HELM_KUBETOKEN", &token)]).ready();
     let drifted = format!("helm_drift_release_drifted{{cluster=\"{ns}/self\",namespace=\"{ns}\",release=\"cni\"}}");
     w.wait_for(&drifted, 0.0);
+    // Paused for the fleet in the chart's namespace: the chart's Role lets the watcher read it.
+    env.drift(&["pause", "cni", "--cluster", "self", "--for", "1h", "--reason", "INC-1", "--pause-namespace", &ns]).success();
     env.merge_patch("configmap", "cni-config", r#"{"data":{"greeting":"edited"}}"#);
     w.wait_for(&drifted, 1.0);
+    let paused = format!("helm_drift_release_paused{{cluster=\"{ns}/self\",namespace=\"{ns}\",release=\"cni\"}}");
+    eventually("the release paused on cluster self", Duration::from_secs(30), || w.sample(&paused).is_some());
+    assert_eq!(env.get("configmap", "cni-config", "{.data.greeting}"), "edited", "held by the pause");
     eventually("DriftDetected on the HelmReleaseProxy", Duration::from_secs(30), || {
         !crate::caaph::on_proxy(&env, "DriftDetected", "runtime-self").is_empty()
     });
     let logs = w.logs_text();
-    assert!(!logs.contains("forbidden"), "{logs}");
+    assert!(!logs.contains("forbidden") && !logs.contains("cannot read the pauses"), "{logs}");
     assert!(!logs.contains("no signature key"), "the chart's key is used\n{logs}");
     w.stop();
 }

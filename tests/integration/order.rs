@@ -43,6 +43,10 @@ helm_matrix! {
         assert!(order.windows(2).all(|w| w[0] < w[1]), "a working order:\n{text}");
         out.stdout_has(&format!("{release}: in sync"));
         env.drift(&["check", &release]).success();
+        // Helm owns what was put back: the next upgrade lands and leaves it in sync.
+        let chart = crate::support::chart_path("ordered");
+        env.helm(helm, &["upgrade", &release, chart.to_str().unwrap()]).success();
+        env.drift(&["check", &release]).success();
     }
 }
 
@@ -65,6 +69,9 @@ helm_matrix! {
         out.stdout_has(&format!("replace ConfigMap {}/{config}: applied", env.ns));
         assert_eq!(env.get("configmap", &config, "{.data.greeting}"), "hello");
         assert_eq!(env.get("configmap", &config, "{.immutable}"), "", "replaced as recorded: mutable again");
+        env.drift(&["check", &release]).success();
+        let chart = crate::support::chart_path("ordered");
+        env.helm(helm, &["upgrade", &release, chart.to_str().unwrap()]).success();
         env.drift(&["check", &release]).success();
     }
 }

@@ -121,6 +121,12 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp)
             o.verdict = Verdict::InSync;
         }
     }
+    report.accepted_until = mine
+        .iter()
+        .zip(&matched)
+        .filter(|(_, m)| **m)
+        .filter_map(|(e, _)| e.expires_at.as_deref()?.parse::<jiff::Timestamp>().ok())
+        .min();
     // An unmatched entry whose path drifts again, with another value, is not gone: it changed.
     let drifting: Vec<(String, String)> =
         report.objects.iter().flat_map(|o| drifts(report, o)).map(|(_, _, e)| (e.object, e.path)).collect();
@@ -232,6 +238,7 @@ mod tests {
             explanations: Vec::new(),
             rerender: None,
             guard: None,
+            accepted_until: None,
         }
     }
 
@@ -244,9 +251,11 @@ mod tests {
         let mut before = report(5);
         apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap());
         assert_eq!(before.drifted(), 0, "accepted until it expires");
+        assert_eq!(before.accepted_until, Some("2026-12-01T12:00:00Z".parse().unwrap()), "when to look again");
         let mut after = report(5);
         apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap());
         assert_eq!(after.drifted(), report(5).drifted(), "drift again once it expired");
+        assert_eq!(after.accepted_until, None);
         let mut unreadable = b.clone();
         unreadable.entries.iter_mut().for_each(|e| e.expires_at = Some("someday".into()));
         let mut r = report(5);

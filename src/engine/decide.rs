@@ -146,6 +146,7 @@ pub(crate) fn report(
         explanations: Vec::new(),
         rerender: None,
         guard: None,
+        accepted_until: None,
     }
 }
 

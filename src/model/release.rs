@@ -29,6 +29,9 @@ pub(crate) struct DriftReport {
     /// The mode of the admission guard (`helm drift guard`) that covers the release, when one
     /// does and the guards could be read.
     pub(crate) guard: Option<String>,
+    /// When the first acceptance that accepted drift here ends (`accept --expires`): the drift
+    /// counts again from then.
+    pub(crate) accepted_until: Option<jiff::Timestamp>,
 }
 
 /// The chart rebuilt from the record, rendered now with its stored values (`lookup` answered by
@@ -172,6 +175,7 @@ impl DriftReport {
             explanations: Vec::new(),
             rerender: None,
             guard: None,
+            accepted_until: None,
         }
     }
 
@@ -192,6 +196,7 @@ impl DriftReport {
             explanations: self.explanations.clone(),
             rerender: self.rerender.clone(),
             guard: self.guard.clone(),
+            accepted_until: self.accepted_until,
         }
     }
 }

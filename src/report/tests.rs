@@ -120,6 +120,7 @@ fn fixture() -> RunReport {
         explanations: Vec::new(),
         rerender: None,
         guard: None,
+        accepted_until: None,
     };
     let db = DriftReport {
         release: "db".into(),
@@ -136,6 +137,7 @@ fn fixture() -> RunReport {
         explanations: Vec::new(),
         rerender: None,
         guard: None,
+        accepted_until: None,
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

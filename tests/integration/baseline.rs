@@ -130,3 +130,24 @@ helm_matrix! {
         assert!(started.elapsed() >= std::time::Duration::from_secs(4), "expired early");
     }
 }
+
+/// The watcher judges a release again the moment its acceptance ends (not at the next edit or
+/// resync): the drift is reported then.
+#[test]
+fn the_watcher_sees_an_acceptance_end_when_it_ends() {
+    let env = Env::new("baseline-expires-watch");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"for a while"}}"#);
+    let file = env.home().join("baseline.yaml");
+    let file = file.to_str().unwrap();
+    let started = std::time::Instant::now();
+    env.drift(&["accept", "web", "--baseline", file, "--expires", "8s"]).success();
+    let w = crate::watching::Watching::start(&env, &["web", "--baseline", file, "--resync", "10m"]).ready();
+    let drifted = crate::watching::Watching::drifted(&env.ns, "web");
+    if started.elapsed() < std::time::Duration::from_secs(8) {
+        assert_eq!(w.sample(&drifted), Some(0.0), "accepted until it expires");
+    }
+    w.wait_for(&drifted, 1.0);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(8), "expired early");
+    w.stop();
+}

@@ -331,7 +331,13 @@ fn installed_fleet_chart_rbac_is_enough_to_watch_a_fleet() {
     let ns = env.ns.clone();
     env.helm(
         Helm::V4,
-        &["install", "mgmt", &chart(), "--set", &format!("clusters.source=capi,clusters.namespace={ns},repair.enabled=true")],
+        &[
+            "install",
+            "mgmt",
+            &chart(),
+            "--set",
+            &format!("clusters.source=capi,clusters.namespace={ns},repair.enabled=true"),
+        ],
     )
     .success();
     env.install(Helm::V4, "cni", "basic", &["--labels", "helm-drift.io/repair=true"]);
@@ -363,7 +369,8 @@ fn installed_fleet_chart_rbac_is_enough_to_watch_a_fleet() {
     let drifted = format!("helm_drift_release_drifted{{cluster=\"{ns}/self\",namespace=\"{ns}\",release=\"cni\"}}");
     w.wait_for(&drifted, 0.0);
     // Paused for the fleet in the chart's namespace: the chart's Role lets the watcher read it.
-    env.drift(&["pause", "cni", "--cluster", "self", "--for", "1h", "--reason", "INC-1", "--pause-namespace", &ns]).success();
+    env.drift(&["pause", "cni", "--cluster", "self", "--for", "1h", "--reason", "INC-1", "--pause-namespace", &ns])
+        .success();
     env.merge_patch("configmap", "cni-config", r#"{"data":{"greeting":"edited"}}"#);
     w.wait_for(&drifted, 1.0);
     let paused = format!("helm_drift_release_paused{{cluster=\"{ns}/self\",namespace=\"{ns}\",release=\"cni\"}}");

@@ -24,7 +24,7 @@ pub(crate) struct Hands<'a> {
 }
 
 /// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock.
-fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
+pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
     let left = at.duration_since(jiff::Timestamp::now()).unsigned_abs();
     tokio::time::Instant::now() + left + std::time::Duration::from_millis(10)
 }

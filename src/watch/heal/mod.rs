@@ -7,7 +7,7 @@ mod decide;
 mod paused;
 pub(crate) mod window;
 
-pub(crate) use act::Hands;
+pub(crate) use act::{Hands, instant};
 pub(crate) use decide::HealPolicy;
 
 use crate::watch::keys::ReleaseKey;

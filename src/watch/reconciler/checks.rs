@@ -220,6 +220,10 @@ impl Watcher<'_> {
         for t in &transitions {
             self.outputs.announce(report, t).await;
         }
+        // An acceptance that ends: judged again at that moment, when its drift counts again.
+        if let Some(until) = report.accepted_until {
+            self.schedule.later(key.clone(), crate::watch::heal::instant(until));
+        }
         let Some(healing) = &mut self.healing else { return };
         healing.observe(report);
         if drifted && healing.opts_in(&key) {

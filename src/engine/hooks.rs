@@ -4,8 +4,10 @@
 //! upgrade). The decisions are pure; reading the earlier records is the one I/O.
 
 use super::Session;
+use super::hook_runs::EarlierRuns;
 use crate::release::{Hook, Release, ReleaseIndex};
 use anyhow::{Context, Result};
+use std::sync::Arc;
 
 /// How many earlier revisions are read, at most, for the hooks that did not run at this one.
 const HISTORY: usize = 32;
@@ -44,6 +46,17 @@ fn same(a: &Hook, b: &Hook) -> bool {
     a.kind == b.kind && a.name == b.name
 }
 
+/// Whether a hook runs only with `helm test`: one that did not run at this revision is not looked
+/// for in earlier ones (a chart's tests are compared at the revision they were run at).
+fn test_only(hook: &Hook) -> bool {
+    !hook.events.is_empty() && hook.events.iter().all(|e| e == "test" || e == "test-success")
+}
+
+/// The runs in an earlier revision's `hooks` of the hooks `pending`.
+fn runs_of(pending: &[Hook], hooks: &[Hook]) -> Vec<Hook> {
+    pending.iter().filter_map(|p| hooks.iter().find(|h| same(h, p) && fate(h) != Fate::NotRun).cloned()).collect()
+}
+
 /// The hooks of one release, sorted by what becomes of them.
 #[derive(Debug, Default)]
 pub(crate) struct Sorted {
@@ -51,6 +64,8 @@ pub(crate) struct Sorted {
     pub(crate) kept: Vec<(Hook, u32)>,
     pub(crate) deleted: usize,
     pub(crate) unfinished: usize,
+    /// Tests that did not run at this revision.
+    pub(crate) tests: usize,
     /// Hooks that did not run at this revision, still looked for in earlier ones.
     pub(crate) pending: Vec<Hook>,
 }
@@ -70,16 +85,18 @@ impl Sorted {
             Fate::Kept => self.kept.push((hook, revision)),
             Fate::Deleted => self.deleted += 1,
             Fate::Unfinished => self.unfinished += 1,
+            Fate::NotRun if test_only(&hook) => self.tests += 1,
             Fate::NotRun => self.pending.push(hook),
         }
     }
 
-    /// An earlier revision's hooks: each pending hook that ran there is settled by that run.
-    pub(crate) fn earlier(&mut self, hooks: &[Hook], revision: u32) {
+    /// Earlier runs (newest first, each with its revision): each pending hook that ran there is
+    /// settled by its newest run.
+    pub(crate) fn earlier(&mut self, runs: &[(Hook, u32)]) {
         let pending = std::mem::take(&mut self.pending);
         for hook in pending {
-            match hooks.iter().find(|h| same(h, &hook) && fate(h) != Fate::NotRun) {
-                Some(ran) => self.settle(ran.clone(), revision),
+            match runs.iter().find(|(h, _)| same(h, &hook)) {
+                Some((ran, revision)) => self.settle(ran.clone(), *revision),
                 None => self.pending.push(hook),
             }
         }
@@ -89,7 +106,7 @@ impl Sorted {
     pub(crate) fn note(&self) -> Option<String> {
         let parts: Vec<String> = [
             (self.deleted, "deleted by their delete policy after they ran"),
-            (self.pending.len(), "never ran (tests run with helm test; --no-hooks skips them)"),
+            (self.pending.len() + self.tests, "never ran (tests run with helm test; --no-hooks skips them)"),
             (self.unfinished, "whose last run did not finish"),
         ]
         .into_iter()
@@ -112,20 +129,53 @@ pub(crate) async fn kept_hooks(
     let hooks = release.hooks(limit).with_context(|| format!("cannot read the hooks of {record}"))?;
     let mut sorted = Sorted::new(hooks, release.revision());
     let mut notes = Vec::new();
-    let mut earlier: Vec<u32> = index.records.iter().map(|r| r.revision).filter(|r| *r < release.revision()).collect();
+    if !sorted.pending.is_empty() {
+        let key = EarlierRuns::key(release);
+        let runs = match session.hook_runs.get(&key) {
+            Some(runs) => runs,
+            None => {
+                let (runs, complete) =
+                    walk(session, index, release.revision(), &sorted.pending, limit, &mut notes).await;
+                if complete { session.hook_runs.put(key, runs) } else { Arc::new(runs) }
+            }
+        };
+        sorted.earlier(&runs);
+    }
+    notes.extend(sorted.note());
+    Ok((sorted, notes))
+}
+
+/// The runs of the hooks `pending` in the records before `revision`, newest first, and whether
+/// every record needed could be read.
+async fn walk(
+    session: &Session,
+    index: &ReleaseIndex,
+    revision: u32,
+    pending: &[Hook],
+    limit: usize,
+    notes: &mut Vec<String>,
+) -> (Vec<(Hook, u32)>, bool) {
+    let mut earlier: Vec<u32> = index.records.iter().map(|r| r.revision).filter(|r| *r < revision).collect();
     earlier.sort_unstable_by(|a, b| b.cmp(a));
+    let (mut pending, mut runs, mut complete) = (pending.to_vec(), Vec::new(), true);
     for revision in earlier.into_iter().take(HISTORY) {
-        if sorted.pending.is_empty() {
+        if pending.is_empty() {
             break;
         }
         let read = session.storage.select(index, Some(revision)).await;
         match read.map_err(anyhow::Error::from).and_then(|s| Ok(s.release.hooks(limit)?)) {
-            Ok(hooks) => sorted.earlier(&hooks, revision),
-            Err(e) => notes.push(format!("hooks of revision {revision} not read ({e:#})")),
+            Ok(hooks) => {
+                let found = runs_of(&pending, &hooks);
+                pending.retain(|p| !found.iter().any(|f| same(f, p)));
+                runs.extend(found.into_iter().map(|h| (h, revision)));
+            }
+            Err(e) => {
+                complete = false;
+                notes.push(format!("hooks of revision {revision} not read ({e:#})"));
+            }
         }
     }
-    notes.extend(sorted.note());
-    Ok((sorted, notes))
+    (runs, complete)
 }
 
 #[cfg(test)]
@@ -164,15 +214,17 @@ mod tests {
         let now = vec![
             hook("CustomResourceDefinition", "crd", "", &[]),
             hook("ConfigMap", "upgrade", "Succeeded", &["before-hook-creation"]),
-            hook("Pod", "test", "", &[]),
+            Hook { events: vec!["test".into()], ..hook("Pod", "test", "", &[]) },
             hook("Job", "migrate", "Succeeded", &["hook-succeeded"]),
         ];
         let mut sorted = Sorted::new(now, 3);
-        assert_eq!((sorted.kept.len(), sorted.pending.len(), sorted.deleted), (1, 2, 1));
+        assert_eq!((sorted.kept.len(), sorted.pending.len(), sorted.tests, sorted.deleted), (1, 1, 1, 1));
         // Revision 2 did not run it either; revision 1 (the install) did.
-        sorted.earlier(&[hook("CustomResourceDefinition", "crd", "", &[])], 2);
-        assert_eq!(sorted.pending.len(), 2);
-        sorted.earlier(&[hook("CustomResourceDefinition", "crd", "Succeeded", &["before-hook-creation"])], 1);
+        let pending = sorted.pending.clone();
+        assert!(runs_of(&pending, &[hook("CustomResourceDefinition", "crd", "", &[])]).is_empty());
+        let found =
+            runs_of(&pending, &[hook("CustomResourceDefinition", "crd", "Succeeded", &["before-hook-creation"])]);
+        sorted.earlier(&found.into_iter().map(|h| (h, 1)).collect::<Vec<_>>());
         let (crd, ran_at) = sorted.kept.iter().find(|(h, _)| h.name == "crd").unwrap();
         assert_eq!((crd.manifest.as_str(), *ran_at), ("CustomResourceDefinition crd Succeeded", 1));
         assert_eq!(

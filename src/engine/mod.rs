@@ -6,6 +6,7 @@
 
 mod decide;
 mod evaluate;
+mod hook_runs;
 mod hooks;
 mod judge;
 mod scan;

@@ -15,6 +15,8 @@ pub(crate) struct Session {
     pub(crate) namespace: String,
     /// Live objects read for this run.
     pub(crate) live: live::LiveCache,
+    /// Earlier runs of hooks read (`--hooks`), by revision.
+    pub(crate) hook_runs: super::hook_runs::EarlierRuns,
 }
 
 impl Session {
@@ -27,7 +29,7 @@ impl Session {
             let timeout = settings.connection.timeout.map_or(String::new(), |t| format!(", {t:?} per request"));
             format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)
         })?;
-        Ok(Session { cluster, storage, discovery, namespace, live: Default::default() })
+        Ok(Session { cluster, storage, discovery, namespace, live: Default::default(), hook_runs: Default::default() })
     }
 
     /// The stored revisions of one release in the session's namespace.

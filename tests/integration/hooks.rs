@@ -94,3 +94,40 @@ fn a_record_of_endless_hooks_is_refused_by_name() {
     env.drift(&["check", "odd", "--hooks"]).code(1).stderr_has("its hooks are not a list of hooks");
     env.drift(&["check", "odd"]).success();
 }
+
+/// `watch --hooks --repair` reports kept hook objects that drift (after an upgrade: the
+/// pre-install CRD made by revision 1, the post-upgrade ConfigMap of revision 2) and never heals
+/// them: nothing in the cluster says a hook object is the release's (Helm adds no ownership
+/// metadata to hooks), so only a person's `repair --hooks` puts them back.
+#[test]
+fn a_watcher_with_hooks_reports_kept_hook_objects_and_leaves_healing_to_a_person() {
+    let env = Env::new("hooks-watch");
+    env.install(Helm::V4, "hw", "hooked", &["--labels", "helm-drift.io/repair=true"]);
+    let chart = chart_path("hooked");
+    env.helm(Helm::V4, &["upgrade", "hw", chart.to_str().unwrap(), "--labels", "helm-drift.io/repair=true"]).success();
+    let crd = format!("probes.hw.{}.drift.test", env.ns);
+    let args = ["hw", "--hooks", "--repair", "--repair-cooldown", "1s", "--trust-namespace", &env.ns];
+    let w = crate::watching::Watching::start(&env, &args).ready();
+    let drifted = crate::watching::Watching::drifted(&env.ns, "hw");
+    w.wait_for(&drifted, 0.0);
+    env.merge_patch("crd", &crd, r#"{"spec":{"names":{"shortNames":["edited"]}}}"#);
+    env.merge_patch("configmap", "hw-hook", r#"{"data":{"ran":"edited"}}"#);
+    w.wait_for(&drifted, 1.0);
+    crate::support::eventually("both hook objects reported", std::time::Duration::from_secs(30), || {
+        let logs = w.logs_text();
+        logs.contains(&format!("CustomResourceDefinition {crd}")) && logs.contains("ConfigMap hooks-watch/hw-hook")
+    });
+    // Something to heal beside them: the release's own ConfigMap is healed, the hooks are not.
+    env.merge_patch("configmap", "hw-config", r#"{"data":{"a":"edited"}}"#);
+    crate::support::eventually("the release's own object healed", std::time::Duration::from_secs(30), || {
+        env.get("configmap", "hw-config", "{.data.a}") == "b"
+    });
+    assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["edited"]"#);
+    assert_eq!(env.get("configmap", "hw-hook", "{.data.ran}"), "edited");
+    w.stop();
+    env.drift(&["repair", "hw", "--hooks"]).success();
+    assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
+    let records = env.kubectl(&["get", "secrets", "-l", "owner=helm,name=hw", "-o", "name"]).success().stdout();
+    assert_eq!(records.lines().count(), 2, "no new revision: {records}");
+    env.kubectl(&["delete", "crd", &crd]).success();
+}

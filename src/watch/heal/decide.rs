@@ -77,7 +77,9 @@ impl Healer {
     pub(super) fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
         let key = ReleaseKey::of(report);
         let mut d = Decision::default();
-        for o in report.objects.iter().filter(|o| o.is_drift()) {
+        // Hook objects carry no ownership metadata (Helm adds none to hooks): nothing in the
+        // cluster says they are the release's, so only a person heals them (`repair --hooks`).
+        for o in report.objects.iter().filter(|o| o.is_drift() && o.hook.is_none()) {
             if self.abandoned.contains(&o.id) {
                 continue;
             }
@@ -192,6 +194,22 @@ mod tests {
         h.observe(&report(false));
         assert!(!h.is_abandoned(&id));
         assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ConfigMap/c"]);
+    }
+
+    #[test]
+    fn hook_objects_are_reported_never_healed_by_the_watcher() {
+        let mut h =
+            Healer::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, window: Duration::from_secs(60) });
+        let mut r = report(true);
+        let origin = crate::model::HookOrigin {
+            events: vec!["post-install".into()],
+            delete_policies: vec![],
+            ran_at: 1,
+            revision: 1,
+        };
+        r.objects[0].hook = Some(Box::new(origin));
+        assert!(r.drifted() > 0, "reported as drift");
+        assert!(h.decide(&r, Instant::now()).repair.is_empty(), "not healed");
     }
 
     #[test]

@@ -424,6 +424,7 @@ mod tests {
                 discovery: kube::Discovery::new(client.clone()),
                 namespace: "apps".into(),
                 live: Default::default(),
+                hook_runs: Default::default(),
             };
             let start = super::super::Start { session, streams: client, seeds: Default::default(), key: vec![7; 32] };
             let metrics = Arc::new(Metrics::new());

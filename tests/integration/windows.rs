@@ -25,6 +25,7 @@ helm_matrix! {
         let args = [
             "--all", "--repair", "--repair-cooldown", "1s", "--trust-namespace", &ns, "--repair-window", &window,
             "--repair-deny-window", "* 00:00-23:59:59 UTC @ name=held",
+            "--repair-deny-window", "* 00:00-23:59:59 UTC @ freeze=now",
         ];
         let w = Watching::start(&env, &args).ready();
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
@@ -59,6 +60,13 @@ helm_matrix! {
         env.drift(&["repair", "held"]).success();
         assert_eq!(greeting("held"), "hello");
         assert!(w.sample("helm_drift_repairs_total{result=\"waiting\"}").unwrap_or(0.0) >= 2.0, "{}", w.metrics());
+        // Labelled into a deny window while watching: held from then on, not at the next resync.
+        let before = w.checks();
+        env.kubectl(&["label", "secret", "-l", "owner=helm,name=web", "freeze=now"]).success();
+        eventually("the label seen", Duration::from_secs(20), || w.checks() > before);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"frozen"}}"#);
+        eventually("web held by the freeze window", Duration::from_secs(20), || w.sample(&waiting("web")).is_some());
+        assert_eq!(greeting("web"), "frozen");
         w.stop();
     }
 }

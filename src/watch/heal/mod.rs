@@ -111,6 +111,16 @@ impl Healing {
         self.windowed.insert(window, releases.into_iter().collect());
     }
 
+    /// Whether a window with a selector applies to one release now (read when it changes).
+    pub(crate) fn in_window(&mut self, window: usize, release: ReleaseKey, applies: bool) {
+        let set = self.windowed.entry(window).or_default();
+        if applies {
+            set.insert(release);
+        } else {
+            set.remove(&release);
+        }
+    }
+
     /// Whether a release may heal at `now`, by the windows that apply to it.
     fn gate(&self, release: &ReleaseKey, now: jiff::Timestamp) -> window::Gate {
         let applies = |(i, w): &(usize, &window::Window)| {

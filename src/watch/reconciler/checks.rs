@@ -94,13 +94,20 @@ impl Watcher<'_> {
             let key = ReleaseKey::new(&index.namespace, &index.name);
             let selector = format!("name={},{}", index.name, healing.selector());
             match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
-                Ok(found) => healing.opts(key, !found.is_empty()),
+                Ok(found) => healing.opts(key.clone(), !found.is_empty()),
                 Err(e) => {
                     self.outputs.metrics.error("storage");
                     self.outputs.log.error(
                         "cannot read whether the release opts in to repair",
                         &[("release", &key), ("error", &e)],
                     );
+                }
+            }
+            // And whether each window with a selector applies to it now.
+            for (window, selector) in healing.window_selectors() {
+                let selector = format!("name={},{selector}", index.name);
+                if let Ok(found) = self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+                    healing.in_window(window, key.clone(), !found.is_empty());
                 }
             }
         }

@@ -9,7 +9,7 @@
 # ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in (as a ServiceAccount of its namespace), holds its healing during a break-glass pause that
-# ends by itself, while a forged release record that asks for
+# ends by itself, and heals only once a repair window opens, while a forged release record that asks for
 # cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
 # clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); `--hooks` finds a kept hook ConfigMap
@@ -229,6 +229,32 @@ echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for
 echo "    forged record's cluster-scoped object was not even compared, let alone written (Security in the README)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
+kill "$watcher"; wait "$watcher" 2>/dev/null || true
+
+say "Repair windows (Argo CD's sync windows): self-healing only while a maintenance window is open"
+window="* $(date -u -d '+10 seconds' +%H:%M:%S)-$(date -u -d '+1 hour' +%H:%M:%S) UTC"
+echo "$ helm drift watch healed -n demo --repair --repair-window '$window'   (opens in 10 s)"
+"$helm" drift watch healed -n demo --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
+  --repair-service-account healer --repair-window "$window" >"$state/window.log" 2>&1 &
+watcher=$!
+deadline=$(( $(date +%s) + 60 ))
+until get /readyz >/dev/null; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
+  sleep 0.2
+done
+"$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"edited before the window"}}' >/dev/null
+until get /metrics | grep -q '^helm_drift_repair_window_opens_timestamp_seconds{namespace="demo",release="healed"}'; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
+  sleep 0.2
+done
+grep 'repair waits for its window' "$state/window.log" | head -1
+get /metrics | grep -E '^helm_drift_repair_window_opens_timestamp_seconds'
+echo "greeting before the window opens: $("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')"
+until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "--- the window opened at $(date -u +%H:%M:%S): healed (greeting=hello)"
 kill "$watcher"; wait "$watcher" 2>/dev/null || true
 
 say "helm drift guard: the next hand edit is warned at the prompt (a ValidatingAdmissionPolicy, no webhook)"

@@ -181,9 +181,11 @@ echo "  (a record in an untrusted namespace is repaired only as one of its Servi
 "$kubectl" -n demo create rolebinding healer --clusterrole=edit --serviceaccount=demo:healer >/dev/null
 echo "$ helm drift watch -n demo --all --repair --repair-service-account healer --ui"
 "$kubectl" create namespace helm-drift >/dev/null   # the watcher's own namespace: where pauses live
+set -m   # its own process group: helm runs the plugin as a child, and both are stopped
 "$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
   --repair-service-account healer --pause-namespace helm-drift --ui >"$state/watch.log" 2>&1 &
 watcher=$!
+set +m
 deadline=$(( $(date +%s) + 60 ))
 until get /readyz >/dev/null; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
@@ -229,14 +231,16 @@ echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for
 echo "    forged record's cluster-scoped object was not even compared, let alone written (Security in the README)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
-kill "$watcher"; wait "$watcher" 2>/dev/null || true
+kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
 
 say "Repair windows (Argo CD's sync windows): self-healing only while a maintenance window is open"
 window="* $(date -u -d '+10 seconds' +%H:%M:%S)-$(date -u -d '+1 hour' +%H:%M:%S) UTC"
 echo "$ helm drift watch healed -n demo --repair --repair-window '$window'   (opens in 10 s)"
+set -m   # its own process group: helm runs the plugin as a child, and both are stopped
 "$helm" drift watch healed -n demo --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
   --repair-service-account healer --repair-window "$window" >"$state/window.log" 2>&1 &
 watcher=$!
+set +m
 deadline=$(( $(date +%s) + 60 ))
 until get /readyz >/dev/null; do
   [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
@@ -255,7 +259,7 @@ until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.gr
   sleep 0.2
 done
 echo "--- the window opened at $(date -u +%H:%M:%S): healed (greeting=hello)"
-kill "$watcher"; wait "$watcher" 2>/dev/null || true
+kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
 
 say "helm drift guard: the next hand edit is warned at the prompt (a ValidatingAdmissionPolicy, no webhook)"
 "$helm" drift guard install --all -n demo
@@ -361,9 +365,11 @@ echo "$ helm drift check runtime -n runtime --clusters capi --clusters-namespace
 grep -q "cluster fleet/eu" "$state/fleet.txt" && grep -q "cluster fleet/us" "$state/fleet.txt"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo "$ helm drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --repair --trust-namespace runtime"
+set -m   # its own process group: helm runs the plugin as a child, and both are stopped
 "$helm" drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --clusters-interval 2s \
   --lease-namespace fleet --repair --trust-namespace runtime --metrics-address "127.0.0.1:$port" >"$state/fleet-watch.log" 2>&1 &
 watcher=$!
+set +m
 deadline=$(( $(date +%s) + 90 ))
 until [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}' 2>/dev/null)" = hello ] \
   && [ "$(KUBECONFIG="$state/us/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ] \
@@ -381,7 +387,7 @@ echo "--- the Events on the HelmReleaseProxies, in the management cluster (kubec
 echo "--- the fleet's metrics, each series with its cluster (curl http://127.0.0.1:$port/metrics)"
 python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics" \
   | grep -E '^helm_drift_(cluster_up|release_proxy|repairs_total\{.*applied)'
-kill "$watcher"; wait "$watcher" 2>/dev/null || true
+kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

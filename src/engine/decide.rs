@@ -49,6 +49,22 @@ pub(crate) fn desired_objects(release: &Release, record: &str, options: &Compare
     Ok(Desired { objects, from_manifest, broken })
 }
 
+/// The objects of a release's kept hooks (`--hooks`), refusing more than `--max-objects` (one
+/// hook's document may be a `kind: List`).
+pub(crate) fn hook_objects(
+    sorted: &super::hooks::Sorted,
+    release: &Release,
+    record: &str,
+    options: &CompareOptions,
+) -> Result<(Vec<DesiredObject>, Vec<DesiredError>)> {
+    let (objects, broken) = desired::hook_objects(&sorted.kept, release.revision());
+    let limit = options.object_limit();
+    if objects.len() > limit {
+        return Err(TooManyObjects { record: format!("{record} (its hooks)"), objects: objects.len(), limit }.into());
+    }
+    Ok((objects, broken))
+}
+
 /// Which objects are read with a shared LIST: those of a kind with several objects in one
 /// namespace (one LIST beats a GET each).
 pub(crate) fn shared_lists(locations: &[Option<Location>]) -> Vec<bool> {

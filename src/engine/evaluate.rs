@@ -68,7 +68,7 @@ async fn evaluate_with_hooks(
     let release = &selected.release;
     let mut notes = decide::notes(release, hooks.as_ref().map(|(_, notes)| notes.as_slice()));
     if let Some((sorted, _)) = &hooks {
-        let (kept, unparsed) = crate::desired::hook_objects(&sorted.kept, release.revision());
+        let (kept, unparsed) = decide::hook_objects(sorted, release, &selected.record, &settings.compare)?;
         objects.extend(kept);
         broken.extend(unparsed);
     }

@@ -315,6 +315,34 @@ mod tests {
         assert_eq!((same.verdict, same.live), (Verdict::InSync, None));
     }
 
+    /// A hook Job as Helm created it, and as it lives after it ran: the server's selector and
+    /// labels, the Job controller's status. What it declares is in sync; its run state is not
+    /// compared.
+    #[test]
+    fn a_hook_job_is_compared_for_what_it_declares_not_its_run_state() {
+        const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  namespace: apps\n  annotations:\n    helm.sh/hook: pre-upgrade\nspec:\n  backoffLimit: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: m\n          image: migrate:1\n";
+        let uid = "batch.kubernetes.io/controller-uid";
+        let live = json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "migrate", "namespace": "apps", "annotations": {"helm.sh/hook": "pre-upgrade"},
+                "labels": {uid: "u1", "batch.kubernetes.io/job-name": "migrate"},
+                "managedFields": [
+                    {"manager": "helm", "operation": "Update", "apiVersion": "batch/v1",
+                     "fieldsV1": {"f:metadata": {"f:annotations": {"f:helm.sh/hook": {}}}, "f:spec": {"f:backoffLimit": {}, "f:template": {}}}},
+                    {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status", "apiVersion": "batch/v1",
+                     "fieldsV1": {"f:status": {"f:succeeded": {}, "f:completionTime": {}, "f:conditions": {}}}}]},
+            "spec": {"backoffLimit": 1, "completions": 1, "parallelism": 1, "selector": {"matchLabels": {uid: "u1"}},
+                "template": {"metadata": {"labels": {uid: "u1", "batch.kubernetes.io/job-name": "migrate"}},
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "migrate:1"}]}}},
+            "status": {"succeeded": 1, "completionTime": "2026-12-01T10:00:00Z", "conditions": [{"type": "Complete", "status": "True"}]}});
+        let options = CompareOptions::default();
+        let d = read_only(&policy(&options, &[]), &object(JOB), live.clone());
+        assert_eq!(d.drift_kind(), crate::model::DriftKind::InSync, "{:?} {:?}", d.fields, d.added);
+        let mut edited = live;
+        edited["spec"]["backoffLimit"] = json!(6);
+        let d = read_only(&policy(&options, &[]), &object(JOB), edited);
+        assert_eq!(d.fields.iter().map(|f| f.path.pointer()).collect::<Vec<_>>(), ["/spec/backoffLimit"]);
+    }
+
     #[test]
     fn an_autoscaled_workload_leaves_its_replicas_to_the_hpa() {
         let options = CompareOptions::default();

@@ -93,6 +93,20 @@ fn a_record_of_endless_hooks_is_refused_by_name() {
     env.forge_record_json("odd", &broken, "");
     env.drift(&["check", "odd", "--hooks"]).code(1).stderr_has("its hooks are not a list of hooks");
     env.drift(&["check", "odd"]).success();
+    // One hook whose document is a List of many objects: the objects count, not the hooks.
+    let items: Vec<Value> = (0..20)
+        .map(|i| serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}")}}))
+        .collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let hook = serde_json::json!({"name": "l", "kind": "List", "path": "l/templates/l.yaml", "manifest": list,
+        "events": ["post-install"], "last_run": {"phase": "Succeeded"}});
+    let listed = serde_json::json!({"name": "listed", "namespace": env.ns, "version": 1,
+        "info": {"status": "deployed"}, "manifest": "", "hooks": [hook]});
+    env.forge_record_json("listed", &listed, "");
+    env.drift(&["check", "listed", "--hooks", "--max-objects", "10"]).code(1).stderr_has(&format!(
+        "Secret {}/sh.helm.release.v1.listed.v1 (its hooks) holds 20 objects, more than --max-objects 10",
+        env.ns
+    ));
 }
 
 /// `watch --hooks --repair` reports kept hook objects that drift (after an upgrade: the

@@ -5,6 +5,7 @@ Examples:
   helm drift check web                     # one release in the current namespace
   helm drift check -A -o junit > drift.xml # every release, as a CI report
   helm drift check web -v --ignore kind=Deployment:/spec/replicas
+  helm drift check web --hooks             # also the hook objects Helm keeps (ConfigMaps, CRDs...)
 
 Exit codes:
   0  every checked release is in sync
@@ -16,6 +17,7 @@ Examples:
   helm drift repair web --dry-run          # the plan, validated by server dry-runs
   helm drift repair web --only Deployment/web-api
   helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
+  helm drift repair web --hooks            # kept hook objects too, without running the hooks
 
 Exit codes:
   0  repaired (or nothing to repair): in sync, but for fields added outside Helm that repair
@@ -77,6 +79,7 @@ pub(crate) const PAUSE_HELP: &str = "Examples:
   helm drift pause web -n shop --for 2h --reason \"INC-42: replicas raised by hand\"
   helm drift pause web -n shop --object Deployment/web --for 30m --reason \"debugging\"
   helm drift pause web -n shop --end
+  helm drift pause web -n shop --cluster eu --for 1h --reason \"INC-7\"   # a fleet's, in its management cluster
 
 The pause lives in the watcher's namespace (--pause-namespace, $HELM_DRIFT_PAUSE_NAMESPACE),
 which whoever may write a release record cannot write. The watcher reports the drift as paused

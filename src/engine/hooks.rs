@@ -52,6 +52,11 @@ fn test_only(hook: &Hook) -> bool {
     !hook.events.is_empty() && hook.events.iter().all(|e| e == "test" || e == "test-success")
 }
 
+/// Whether a hook runs at a rollback (its other hooks are not run then).
+fn ran_at_rollback(hook: &Hook) -> bool {
+    hook.events.iter().any(|e| e == "pre-rollback" || e == "post-rollback")
+}
+
 /// The runs in an earlier revision's `hooks` of the hooks `pending`.
 fn runs_of(pending: &[Hook], hooks: &[Hook]) -> Vec<Hook> {
     pending.iter().filter_map(|p| hooks.iter().find(|h| same(h, p) && fate(h) != Fate::NotRun).cloned()).collect()
@@ -71,11 +76,17 @@ pub(crate) struct Sorted {
 }
 
 impl Sorted {
-    /// The hooks of revision `revision`.
-    pub(crate) fn new(hooks: Vec<Hook>, revision: u32) -> Sorted {
+    /// The hooks of revision `revision`. A rollback copies the hooks of the revision it went
+    /// back to, their runs included: only its rollback hooks ran at it, and the others made
+    /// what lives now at their newest run before it.
+    pub(crate) fn new(hooks: Vec<Hook>, revision: u32, rollback: bool) -> Sorted {
         let mut sorted = Sorted::default();
         for hook in hooks {
-            sorted.settle(hook, revision);
+            match rollback && !ran_at_rollback(&hook) {
+                true if test_only(&hook) => sorted.tests += 1,
+                true => sorted.pending.push(hook),
+                false => sorted.settle(hook, revision),
+            }
         }
         sorted
     }
@@ -127,7 +138,7 @@ pub(crate) async fn kept_hooks(
     limit: usize,
 ) -> Result<(Sorted, Vec<String>)> {
     let hooks = release.hooks(limit).with_context(|| format!("cannot read the hooks of {record}"))?;
-    let mut sorted = Sorted::new(hooks, release.revision());
+    let mut sorted = Sorted::new(hooks, release.revision(), release.is_rollback());
     let mut notes = Vec::new();
     if !sorted.pending.is_empty() {
         let key = EarlierRuns::key(release);
@@ -163,7 +174,15 @@ async fn walk(
             break;
         }
         let read = session.storage.select(index, Some(revision)).await;
-        match read.map_err(anyhow::Error::from).and_then(|s| Ok(s.release.hooks(limit)?)) {
+        let hooks = read.map_err(anyhow::Error::from).and_then(|s| {
+            let mut hooks = s.release.hooks(limit)?;
+            // A rollback's other hooks carry the runs of the revision it went back to.
+            if s.release.is_rollback() {
+                hooks.retain(ran_at_rollback);
+            }
+            Ok(hooks)
+        });
+        match hooks {
             Ok(hooks) => {
                 let found = runs_of(&pending, &hooks);
                 pending.retain(|p| !found.iter().any(|f| same(f, p)));
@@ -209,6 +228,20 @@ mod tests {
     }
 
     #[test]
+    fn a_rollback_runs_only_its_rollback_hooks() {
+        let upgrade = Hook {
+            events: vec!["post-install".into(), "post-upgrade".into()],
+            ..hook("ConfigMap", "cfg", "Succeeded", &[])
+        };
+        let rollback = Hook { events: vec!["post-rollback".into()], ..hook("ConfigMap", "undo", "Succeeded", &[]) };
+        let sorted = Sorted::new(vec![upgrade.clone(), rollback.clone()], 3, true);
+        assert_eq!(sorted.kept.iter().map(|(h, r)| (h.name.as_str(), *r)).collect::<Vec<_>>(), [("undo", 3)]);
+        assert_eq!(sorted.pending, [upgrade.clone()], "its run was copied from the revision rolled back to");
+        let sorted = Sorted::new(vec![upgrade, rollback], 3, false);
+        assert_eq!(sorted.kept.len(), 2);
+    }
+
+    #[test]
     fn a_hook_that_did_not_run_is_compared_as_its_last_run_made_it() {
         // Revision 3: the pre-install CRD and a test did not run; the upgrade hook did.
         let now = vec![
@@ -217,7 +250,7 @@ mod tests {
             Hook { events: vec!["test".into()], ..hook("Pod", "test", "", &[]) },
             hook("Job", "migrate", "Succeeded", &["hook-succeeded"]),
         ];
-        let mut sorted = Sorted::new(now, 3);
+        let mut sorted = Sorted::new(now, 3, false);
         assert_eq!((sorted.kept.len(), sorted.pending.len(), sorted.tests, sorted.deleted), (1, 1, 1, 1));
         // Revision 2 did not run it either; revision 1 (the install) did.
         let pending = sorted.pending.clone();
@@ -231,6 +264,6 @@ mod tests {
             sorted.note().unwrap(),
             "hooks not compared, not expected to exist: 1 deleted by their delete policy after they ran; 1 never ran (tests run with helm test; --no-hooks skips them)"
         );
-        assert!(Sorted::new(vec![hook("ConfigMap", "a", "Succeeded", &[])], 1).note().is_none());
+        assert!(Sorted::new(vec![hook("ConfigMap", "a", "Succeeded", &[])], 1, false).note().is_none());
     }
 }

@@ -148,6 +148,12 @@ impl Release {
         &self.info.status
     }
 
+    /// Whether this revision is a rollback (`helm rollback`): its hooks are copied from the
+    /// revision rolled back to, with that revision's runs.
+    pub(crate) fn is_rollback(&self) -> bool {
+        self.info.rollback_revision.is_some_and(|r| r > 0) || self.info.description.starts_with("Rollback to ")
+    }
+
     /// A release from its JSON, identity unchecked: for tests only.
     #[cfg(test)]
     pub(crate) fn for_tests(json: serde_json::Value) -> Release {
@@ -187,6 +193,12 @@ fn raw_tree(raw: Option<&RawValue>) -> Result<serde_json::Value, serde_json::Err
 pub(crate) struct Info {
     #[serde(default)]
     pub(crate) status: String,
+    /// `Rollback to N` for a rollback (Helm 3; Helm 4 unless `--description` said otherwise).
+    #[serde(default)]
+    pub(crate) description: String,
+    /// Helm 4: the revision a rollback went back to (absent otherwise).
+    #[serde(default)]
+    pub(crate) rollback_revision: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

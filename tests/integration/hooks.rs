@@ -73,6 +73,17 @@ helm_matrix! {
             .stdout_has("pre-install hook, as created at revision 1");
         env.drift(&["repair", &release, "--hooks"]).success();
         assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
+
+        // Revision 3 with another value for the hook (it runs again), then a rollback to 1
+        // (revision 4): a rollback runs only rollback hooks, so the hook ConfigMap is still what
+        // revision 3 made, though revision 4's record copies revision 1's hooks and their runs.
+        env.helm(helm, &["upgrade", &release, chart.to_str().unwrap(), "--set", "ran=three"]).success();
+        assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "three");
+        env.helm(helm, &["rollback", &release, "1"]).success();
+        let out = env.drift(&["check", &release, "--hooks", "-o", "json"]).success();
+        let report: Value = serde_json::from_str(&out.stdout()).unwrap();
+        let hook = report["releases"][0]["hooks"].as_array().unwrap().iter().find(|h| h["name"] == kept.as_str()).cloned();
+        assert_eq!(hook.map(|h| h["hook"]["ranAtRevision"].clone()), Some(serde_json::json!(3)), "{report}");
         env.kubectl(&["delete", "crd", &crd]).success();
     }
 }

@@ -236,7 +236,11 @@ mod tests {
         let rollback = Hook { events: vec!["post-rollback".into()], ..hook("ConfigMap", "undo", "Succeeded", &[]) };
         let sorted = Sorted::new(vec![upgrade.clone(), rollback.clone()], 3, true);
         assert_eq!(sorted.kept.iter().map(|(h, r)| (h.name.as_str(), *r)).collect::<Vec<_>>(), [("undo", 3)]);
-        assert_eq!(sorted.pending, std::slice::from_ref(&upgrade), "its run was copied from the revision rolled back to");
+        assert_eq!(
+            sorted.pending,
+            std::slice::from_ref(&upgrade),
+            "its run was copied from the revision rolled back to"
+        );
         let sorted = Sorted::new(vec![upgrade, rollback], 3, false);
         assert_eq!(sorted.kept.len(), 2);
     }

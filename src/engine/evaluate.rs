@@ -40,12 +40,11 @@ pub(crate) async fn evaluate(
         .select(index, revision)
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
-    let hooks = match settings.compare.hooks {
-        true => {
-            let limit = settings.compare.object_limit();
-            Some(hooks::kept_hooks(session, index, &selected.release, &selected.record, limit).await?)
-        }
-        false => None,
+    let hooks = if settings.compare.hooks {
+        let limit = settings.compare.object_limit();
+        Some(hooks::kept_hooks(session, index, &selected.release, &selected.record, limit).await?)
+    } else {
+        None
     };
     evaluate_with_hooks(session, settings, selected, hooks).await
 }

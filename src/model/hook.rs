@@ -28,21 +28,40 @@ impl HookOrigin {
     }
 }
 
-/// Jobs and Pods run when they are created: a hook of these kinds is never created again by a
-/// repair (that is running the hook; `helm upgrade` runs hooks).
-pub(crate) fn runs_when_created(kind: &str) -> bool {
-    matches!(kind, "Job" | "Pod")
+impl super::ObjectDrift {
+    /// A hook Job or Pod: it runs when it is created, so a repair never creates it again (that
+    /// is running the hook; `helm upgrade` runs hooks).
+    pub(crate) fn is_hook_that_runs(&self) -> bool {
+        self.hook.is_some() && matches!(self.id.kind.as_str(), "Job" | "Pod")
+    }
+}
+
+impl HookOrigin {
+    /// A hook of `events` that ran at `ran_at`, seen at revision `revision` (tests).
+    #[cfg(test)]
+    pub(crate) fn sample(events: &[&str], ran_at: u32, revision: u32) -> HookOrigin {
+        HookOrigin { events: events.iter().map(|e| e.to_string()).collect(), delete_policies: vec![], ran_at, revision }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn a_hook_says_which_run_made_its_object() {
-        let h =
-            super::HookOrigin { events: vec!["pre-install".into()], delete_policies: vec![], ran_at: 1, revision: 1 };
+        let h = super::HookOrigin::sample(&["pre-install"], 1, 1);
         assert_eq!(h.describe(), "pre-install hook");
-        let later = super::HookOrigin { revision: 3, ..h };
+        let later = super::HookOrigin { revision: 3, ..h.clone() };
         assert_eq!(later.describe(), "pre-install hook, as created at revision 1");
-        assert!(super::runs_when_created("Job") && !super::runs_when_created("ConfigMap"));
+        let of = |kind: &str, hook: bool| {
+            let mut o = crate::model::ObjectDrift::new(
+                crate::model::ObjectId::new("v1", kind, None, "x"),
+                None,
+                crate::model::Verdict::Missing,
+            );
+            o.hook = hook.then(|| Box::new(h.clone()));
+            o
+        };
+        assert!(of("Job", true).is_hook_that_runs() && of("Pod", true).is_hook_that_runs());
+        assert!(!of("ConfigMap", true).is_hook_that_runs() && !of("Job", false).is_hook_that_runs());
     }
 }

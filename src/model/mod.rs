@@ -22,7 +22,7 @@ pub(crate) use board::BoardRelease;
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;
 pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
-pub(crate) use hook::{HookOrigin, runs_when_created};
+pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,

@@ -112,7 +112,7 @@ async fn validate(
     if !super::order::is_immutable(&why) {
         return Some(why);
     }
-    if o.hook.is_some() && crate::model::runs_when_created(&o.id.kind) {
+    if o.is_hook_that_runs() {
         return Some(format!(
             "{why}: only replacing hook {} restores it, and creating a {} runs it (helm upgrade runs hooks)",
             o.id, o.id.kind

@@ -59,7 +59,7 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
             reclaim,
         };
         match &o.verdict {
-            Verdict::Missing if o.hook.is_some() && crate::model::runs_when_created(&o.id.kind) => {
+            Verdict::Missing if o.is_hook_that_runs() => {
                 let why = format!("creating hook {} again runs it (helm upgrade runs hooks)", o.id.kind);
                 skipped.push((o.id.clone(), Skip::Cannot(why)));
             }
@@ -209,12 +209,7 @@ mod tests {
     #[test]
     fn a_missing_hook_job_is_never_created_again_but_a_hook_config_map_is() {
         let mut e = evaluated(None);
-        let origin = crate::model::HookOrigin {
-            events: vec!["post-install".into()],
-            delete_policies: vec![],
-            ran_at: 1,
-            revision: 1,
-        };
+        let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
         e.report.objects[0].hook = Some(Box::new(origin.clone()));
         let mut job =
             ObjectDrift::new(ObjectId::new("batch/v1", "Job", Some("apps"), "migrate"), None, Verdict::Missing);

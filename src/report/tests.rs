@@ -546,12 +546,7 @@ fn hook_objects_are_a_section_of_their_own() {
     let mut run = fixture();
     let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!("a checked release first") };
     let mut crd = obj("ConfigMap", "settings", Verdict::Missing);
-    let origin = crate::model::HookOrigin {
-        events: vec!["pre-install".into()],
-        delete_policies: vec![],
-        ran_at: 1,
-        revision: 3,
-    };
+    let origin = crate::model::HookOrigin::sample(&["pre-install"], 1, 3);
     crd.hook = Some(Box::new(origin));
     r.objects.push(crd);
     let mut printer = Printer::new(Vec::new(), Vec::new(), Style::default());

@@ -201,12 +201,7 @@ mod tests {
         let mut h =
             Healer::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, window: Duration::from_secs(60) });
         let mut r = report(true);
-        let origin = crate::model::HookOrigin {
-            events: vec!["post-install".into()],
-            delete_policies: vec![],
-            ran_at: 1,
-            revision: 1,
-        };
+        let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
         r.objects[0].hook = Some(Box::new(origin));
         assert!(r.drifted() > 0, "reported as drift");
         assert!(h.decide(&r, Instant::now()).repair.is_empty(), "not healed");

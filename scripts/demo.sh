@@ -38,6 +38,26 @@ if [ "${1:-}" = "down" ]; then
 fi
 
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+# Runs a command until it succeeds; past DEADLINE (seconds since the epoch) prints LOG and fails.
+wait_until() {
+  local deadline=$1 log=$2
+  shift 2
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || { cat "$log" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+# `helm drift watch ARGS` in the background, output in LOG, in its own process group: helm runs
+# the plugin as a child, and stop_watcher stops both.
+start_watcher() {
+  local log=$1
+  shift
+  set -m
+  "$helm" drift watch "$@" >"$log" 2>&1 &
+  watcher=$!
+  set +m
+}
+stop_watcher() { kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; }
 
 say "Building the test tools (cached; the first build takes a while)"
 tools=$("$root/scripts/tools.sh")
@@ -181,41 +201,29 @@ echo "  (a record in an untrusted namespace is repaired only as one of its Servi
 "$kubectl" -n demo create rolebinding healer --clusterrole=edit --serviceaccount=demo:healer >/dev/null
 echo "$ helm drift watch -n demo --all --repair --repair-service-account healer --ui"
 "$kubectl" create namespace helm-drift >/dev/null   # the watcher's own namespace: where pauses live
-set -m   # its own process group: helm runs the plugin as a child, and both are stopped
-"$helm" drift watch -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
-  --repair-service-account healer --pause-namespace helm-drift --ui >"$state/watch.log" 2>&1 &
-watcher=$!
-set +m
-deadline=$(( $(date +%s) + 60 ))
-until get /readyz >/dev/null; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
-  sleep 0.2
-done
+start_watcher "$state/watch.log" -n demo --all --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
+  --repair-service-account healer --pause-namespace helm-drift --ui
+ready() { get /readyz >/dev/null; }
+greeting() { "$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}'; }
+greeted() { [ "$(greeting)" = hello ]; }
+says() { get /metrics | grep -q "$1"; }   # a line of the metrics matches $1
+wait_until $(( $(date +%s) + 60 )) "$state/watch.log" ready
 echo "$ kubectl -n demo patch configmap healed-config ... greeting=edited   (release 'healed' opted in)"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"edited"}}'
-deadline=$(( $(date +%s) + 60 ))
-until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ] \
-  && get /metrics | grep -q 'helm_drift_repairs_total{result="applied"} 1' \
-  && get /metrics | grep -q 'release="intruder",verdict="excluded"} 1'; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
-  sleep 0.2
-done
+healed_and_intruder_excluded() {
+  greeted && says 'helm_drift_repairs_total{result="applied"} 1' && says 'release="intruder",verdict="excluded"} 1'
+}
+wait_until $(( $(date +%s) + 60 )) "$state/watch.log" healed_and_intruder_excluded
 echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass, in the watcher's"
 echo "  namespace helm-drift, which whoever may write a release record in 'demo' cannot write)"
 "$helm" drift pause healed -n demo --for 8s --reason "INC-1: kept by hand"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"kept by hand"}}'
 deadline=$(( $(date +%s) + 60 ))
-until get /metrics | grep -q '^helm_drift_release_paused{namespace="demo",release="healed"}'; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
-  sleep 0.2
-done
+wait_until "$deadline" "$state/watch.log" says '^helm_drift_release_paused{namespace="demo",release="healed"}'
 get /metrics | grep -E '^helm_drift_release_paused'
 "$kubectl" -n demo get events --field-selector reason=DriftPaused -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
-echo "greeting while paused: $("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')"
-until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ]; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/watch.log" >&2; exit 1; }
-  sleep 0.2
-done
+echo "greeting while paused: $(greeting)"
+wait_until "$deadline" "$state/watch.log" greeted
 echo "--- the pause ended by itself: healed (greeting=hello)"
 echo "--- the watcher's log"
 cat "$state/watch.log"
@@ -231,35 +239,23 @@ echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for
 echo "    forged record's cluster-scoped object was not even compared, let alone written (Security in the README)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
-kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
+stop_watcher
 
 say "Repair windows (Argo CD's sync windows): self-healing only while a maintenance window is open"
 window="* $(date -u -d '+10 seconds' +%H:%M:%S)-$(date -u -d '+1 hour' +%H:%M:%S) UTC"
 echo "$ helm drift watch healed -n demo --repair --repair-window '$window'   (opens in 10 s)"
-set -m   # its own process group: helm runs the plugin as a child, and both are stopped
-"$helm" drift watch healed -n demo --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
-  --repair-service-account healer --repair-window "$window" >"$state/window.log" 2>&1 &
-watcher=$!
-set +m
+start_watcher "$state/window.log" healed -n demo --metrics-address "127.0.0.1:$port" --repair --repair-cooldown 1s \
+  --repair-service-account healer --repair-window "$window"
 deadline=$(( $(date +%s) + 60 ))
-until get /readyz >/dev/null; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
-  sleep 0.2
-done
+wait_until "$deadline" "$state/window.log" ready
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"edited before the window"}}' >/dev/null
-until get /metrics | grep -q '^helm_drift_repair_window_opens_timestamp_seconds{namespace="demo",release="healed"}'; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
-  sleep 0.2
-done
+wait_until "$deadline" "$state/window.log" says '^helm_drift_repair_window_opens_timestamp_seconds{namespace="demo",release="healed"}'
 grep 'repair waits for its window' "$state/window.log" | head -1
 get /metrics | grep -E '^helm_drift_repair_window_opens_timestamp_seconds'
-echo "greeting before the window opens: $("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')"
-until [ "$("$kubectl" -n demo get configmap healed-config -o 'jsonpath={.data.greeting}')" = hello ]; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/window.log" >&2; exit 1; }
-  sleep 0.2
-done
+echo "greeting before the window opens: $(greeting)"
+wait_until "$deadline" "$state/window.log" greeted
 echo "--- the window opened at $(date -u +%H:%M:%S): healed (greeting=hello)"
-kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
+stop_watcher
 
 say "helm drift guard: the next hand edit is warned at the prompt (a ValidatingAdmissionPolicy, no webhook)"
 "$helm" drift guard install --all -n demo
@@ -365,18 +361,14 @@ echo "$ helm drift check runtime -n runtime --clusters capi --clusters-namespace
 grep -q "cluster fleet/eu" "$state/fleet.txt" && grep -q "cluster fleet/us" "$state/fleet.txt"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo "$ helm drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --repair --trust-namespace runtime"
-set -m   # its own process group: helm runs the plugin as a child, and both are stopped
-"$helm" drift watch runtime -n runtime --clusters capi --clusters-namespace fleet --clusters-interval 2s \
-  --lease-namespace fleet --repair --trust-namespace runtime --metrics-address "127.0.0.1:$port" >"$state/fleet-watch.log" 2>&1 &
-watcher=$!
-set +m
-deadline=$(( $(date +%s) + 90 ))
-until [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}' 2>/dev/null)" = hello ] \
-  && [ "$(KUBECONFIG="$state/us/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ] \
-  && [ "$("$kubectl" -n fleet get events --field-selector reason=DriftDetected,involvedObject.kind=HelmReleaseProxy -o name | wc -l)" -ge 2 ]; do
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$state/fleet-watch.log" >&2; exit 1; }
-  sleep 0.2
-done
+start_watcher "$state/fleet-watch.log" runtime -n runtime --clusters capi --clusters-namespace fleet --clusters-interval 2s \
+  --lease-namespace fleet --repair --trust-namespace runtime --metrics-address "127.0.0.1:$port"
+fleet_healed() {
+  [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}' 2>/dev/null)" = hello ] \
+    && [ "$(KUBECONFIG="$state/us/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ] \
+    && [ "$("$kubectl" -n fleet get events --field-selector reason=DriftDetected,involvedObject.kind=HelmReleaseProxy -o name | wc -l)" -ge 2 ]
+}
+wait_until $(( $(date +%s) + 90 )) "$state/fleet-watch.log" fleet_healed
 echo "--- healed on both workload clusters with each one's kubeconfig (no new Helm revision there):"
 for name in eu us; do
   echo "$name: greeting=$(KUBECONFIG="$state/$name/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')," \
@@ -387,7 +379,7 @@ echo "--- the Events on the HelmReleaseProxies, in the management cluster (kubec
 echo "--- the fleet's metrics, each series with its cluster (curl http://127.0.0.1:$port/metrics)"
 python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics" \
   | grep -E '^helm_drift_(cluster_up|release_proxy|repairs_total\{.*applied)'
-kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
+stop_watcher
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

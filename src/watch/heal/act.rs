@@ -114,10 +114,11 @@ impl Healing {
         until: Option<jiff::Timestamp>,
         hands: &Hands<'_>,
     ) -> Option<tokio::time::Instant> {
-        let opens = until.map(|t| t.as_millisecond() as f64 / 1000.0);
         if self.waiting.get(key) != Some(&why) {
             hands.outputs.metrics.repair("waiting");
-            hands.outputs.metrics.window(&key.namespace, &key.name, opens.or(Some(0.0)));
+            // No opening ahead (a deny window without end): 0.
+            let opens = until.unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            hands.outputs.metrics.window(&key.namespace, &key.name, Some(opens));
             hands.outputs.log.info("repair waits for its window", &[("release", key), ("reason", &why)]);
             self.waiting.insert(key.clone(), why);
         }

@@ -58,8 +58,7 @@ impl Pauses {
             }
         }
         decision.repair.retain(|o| !held.iter().any(|(h, _)| h == o));
-        let until = first.map(|t| t.as_millisecond() as f64 / 1000.0);
-        at.outputs.metrics.paused(&key.namespace, &key.name, until);
+        at.outputs.metrics.paused(&key.namespace, &key.name, first);
         for (object, p) in held {
             if self.said.insert((key.clone(), object.clone()), p.until) == Some(p.until) {
                 continue;

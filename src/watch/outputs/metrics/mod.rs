@@ -160,21 +160,21 @@ impl Metrics {
     }
 
     /// A drifted release waiting for its repair window: when it opens (`None`: not waiting).
-    pub(crate) fn window(&self, namespace: &str, release: &str, opens: Option<f64>) {
+    pub(crate) fn window(&self, namespace: &str, release: &str, opens: Option<jiff::Timestamp>) {
         self.moment(&self.families.window, namespace, release, opens);
     }
 
     /// A drifted release held by a pause: when the first of its pauses ends (`None`: none).
-    pub(crate) fn paused(&self, namespace: &str, release: &str, until: Option<f64>) {
+    pub(crate) fn paused(&self, namespace: &str, release: &str, until: Option<jiff::Timestamp>) {
         self.moment(&self.families.paused, namespace, release, until);
     }
 
     /// A release's series holding a moment (Unix time), or none.
-    fn moment(&self, family: &Moments, namespace: &str, release: &str, at: Option<f64>) {
+    fn moment(&self, family: &Moments, namespace: &str, release: &str, at: Option<jiff::Timestamp>) {
         let key = self.key(release_labels(namespace, release));
         match at {
             Some(at) => {
-                family.get_or_create(&key).set(at);
+                family.get_or_create(&key).set(at.as_millisecond() as f64 / 1000.0);
             }
             None => {
                 family.remove(&key);

@@ -84,6 +84,16 @@ impl HelmBinary {
     /// apply now: `--dry-run=server`, so that `lookup` is answered by the cluster. Nothing is
     /// changed.
     pub(crate) async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
+        Ok(self.render_with_hooks(release, files).await?.0)
+    }
+
+    /// [`HelmBinary::render_now`]'s manifest, and the manifests of the hooks the upgrade would
+    /// run.
+    pub(crate) async fn render_with_hooks(
+        &self,
+        release: &Release,
+        files: &ChartFiles,
+    ) -> Result<(String, Vec<String>)> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
             .arg(release.name())
@@ -97,7 +107,12 @@ impl HelmBinary {
         }
         let doc: serde_json::Value = serde_json::from_str(&stdout)
             .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
-        Ok(doc.get("manifest").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        let hooks = doc
+            .get("hooks")
+            .and_then(serde_json::Value::as_array)
+            .map_or_else(Vec::new, |hooks| hooks.iter().filter_map(|h| h.get("manifest")).map(text).collect());
+        Ok((doc.get("manifest").map(text).unwrap_or_default(), hooks))
     }
 
     fn command(&self) -> std::process::Command {
@@ -147,7 +162,7 @@ pub(crate) fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
         );
     }
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("Chart.yaml"), serde_yaml::to_string(&chart.metadata)?)?;
+    std::fs::write(dir.join("Chart.yaml"), chart.metadata.chart_yaml())?;
     let values = chart.default_values().context("the chart's values")?;
     std::fs::write(dir.join("values.yaml"), serde_yaml::to_string(&values)?)?;
     if let Some(schema) = &chart.schema {
@@ -155,7 +170,9 @@ pub(crate) fn write_chart(release: &Release, dir: &Path) -> Result<PathBuf> {
         let bytes = base64::engine::general_purpose::STANDARD.decode(schema).context("values schema: bad base64")?;
         std::fs::write(dir.join("values.schema.json"), bytes)?;
     }
-    for file in chart.templates.iter().flatten().chain(chart.files.iter().flatten()) {
+    let templates = chart.templates().context("the chart's templates")?;
+    let files = chart.files(|_| true).context("the chart's files")?;
+    for file in templates.iter().chain(&files) {
         let rel = Path::new(&file.name);
         if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
             bail!("chart file {:?}: not a relative path inside the chart", file.name);

@@ -49,6 +49,9 @@ pub(crate) struct CompareOptions {
     pub(crate) warnings: Vec<String>,
     /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
     pub(crate) gitops: Vec<(String, String)>,
+    /// The namespaces whose records the operator trusts as their own (`--trust-namespace`):
+    /// `repair` writes what they list outside their namespace only for these.
+    pub(crate) trust: Trust,
     /// The watcher's trust rule: a record outside these namespaces is compared only for the
     /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
     /// read, they may compare.
@@ -89,5 +92,57 @@ impl Trust {
             "not compared: outside the record's namespace {release_ns} (a release record speaks only for its own \
              namespace; --trust-namespace {release_ns} trusts its records as the operator's)"
         ))
+    }
+
+    /// Why a person's `repair` does not write `object` (living in `object_ns`, `None` when
+    /// cluster-scoped) on the word of a record of `release_ns`, or `None` when it may: the
+    /// record is written by whoever may write Secrets in its namespace, and what it lists
+    /// elsewhere would be written with the person's rights, not theirs.
+    pub(crate) fn beyond(
+        &self,
+        release_ns: &str,
+        object: &crate::model::ObjectId,
+        object_ns: Option<&str>,
+    ) -> Option<String> {
+        if object_ns == Some(release_ns) || self.trusts(release_ns) {
+            return None;
+        }
+        Some(format!(
+            "outside the release's namespace: {object} is {}, and the record that asks for it can be written by \
+             anyone who may write Secrets in namespace {release_ns}: repair writes it on the record's word only with \
+             --trust-namespace {release_ns} (--only repairs the rest)",
+            place(object_ns)
+        ))
+    }
+}
+
+/// Where an object lives, in words.
+pub(crate) fn place(namespace: Option<&str>) -> String {
+    match namespace {
+        None => "cluster-scoped".to_string(),
+        Some(ns) => format!("in namespace {ns}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectId;
+
+    #[test]
+    fn a_persons_repair_writes_outside_the_records_namespace_only_when_trusted() {
+        let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
+        let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
+        let own = ObjectId::new("v1", "ConfigMap", Some("demo"), "c");
+        let none = Trust::default();
+        let why = none.beyond("demo", &crb, None).unwrap();
+        assert!(why.contains("is cluster-scoped") && why.contains("--trust-namespace demo"), "{why}");
+        assert!(none.beyond("demo", &cm, Some("kube-system")).unwrap().contains("in namespace kube-system"));
+        assert_eq!(none.beyond("demo", &own, Some("demo")), None);
+        for trusted in [Trust::new(vec!["demo".into()]), Trust::new(vec!["*".into()])] {
+            assert_eq!(trusted.beyond("demo", &crb, None), None);
+            assert_eq!(trusted.beyond("demo", &cm, Some("kube-system")), None);
+        }
+        assert!(Trust::new(vec!["other".into()]).beyond("demo", &crb, None).is_some());
     }
 }

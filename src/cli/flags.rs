@@ -78,6 +78,13 @@ pub(crate) struct CompareArgs {
     /// a live-only one is reported as drift
     #[arg(long)]
     pub(crate) trust_live_annotations: bool,
+    /// Trust the release records of this namespace as your own (repeatable; `*`: every
+    /// namespace). A record is written by whoever may write Secrets in its namespace, so what it
+    /// lists outside that namespace (cluster-scoped objects included) is repaired on its word
+    /// only when trusted, by `repair` and by the watcher, which otherwise compares only the
+    /// record's own namespace and heals only as --repair-service-account
+    #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace")]
+    pub(crate) trust_namespace: Vec<String>,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)
     #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS)]
@@ -134,13 +141,18 @@ pub(crate) struct ClustersArgs {
     /// `argocd` (Argo CD's cluster Secrets); only inline credentials are used
     #[arg(long, value_enum, value_name = "SOURCE")]
     pub(crate) clusters: Option<ClusterSource>,
-    /// With --clusters: read the inventory in this namespace only [default: every namespace]
+    /// With --clusters: the namespace of the inventory (`*`: every namespace). Argo CD's is
+    /// `argocd` by default, as Argo CD reads its cluster Secrets only in its own; Cluster API's
+    /// must be named
     #[arg(long, value_name = "NAMESPACE", requires = "clusters")]
     pub(crate) clusters_namespace: Option<String>,
     /// With --clusters: only the inventory entries with these labels (`env=prod,team=a`)
     #[arg(long, value_name = "SELECTOR", requires = "clusters")]
     pub(crate) clusters_selector: Option<String>,
 }
+
+/// Where Argo CD keeps its cluster Secrets unless told otherwise.
+pub(crate) const ARGOCD_NAMESPACE: &str = "argocd";
 
 /// `--clusters`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -150,13 +162,28 @@ pub(crate) enum ClusterSource {
 }
 
 impl ClustersArgs {
-    /// The inventory asked for, if any.
-    pub(crate) fn inventory(self) -> Option<(Source, Scope)> {
-        let source = match self.clusters? {
-            ClusterSource::Capi => Source::Capi,
-            ClusterSource::Argocd => Source::Argocd,
+    /// The inventory asked for, if any. It is read only where the operator says: whoever may
+    /// write a Secret in some namespace must not add a cluster to the fleet (or push the real
+    /// ones out of `--clusters-max`) by writing an entry there.
+    pub(crate) fn inventory(self) -> Result<Option<(Source, Scope)>, String> {
+        let Some(clusters) = self.clusters else { return Ok(None) };
+        let (source, default) = match clusters {
+            ClusterSource::Capi => (Source::Capi, None),
+            ClusterSource::Argocd => (Source::Argocd, Some(ARGOCD_NAMESPACE)),
         };
-        Some((source, Scope { namespace: self.clusters_namespace, selector: self.clusters_selector }))
+        let namespace = match self.clusters_namespace.as_deref().map(str::trim) {
+            Some("*") => None,
+            Some(ns) if !ns.is_empty() => Some(ns.to_string()),
+            _ => match default {
+                Some(ns) => Some(ns.to_string()),
+                None => {
+                    return Err("--clusters capi: name the namespace of the Cluster API Clusters with \
+                                --clusters-namespace NAMESPACE (`*` reads every namespace, and their Secrets)"
+                        .to_string());
+                }
+            },
+        };
+        Ok(Some((source, Scope { namespace, selector: self.clusters_selector })))
     }
 }
 
@@ -172,4 +199,30 @@ pub(crate) enum NotifyFormat {
 pub(crate) enum LogFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(clusters: ClusterSource, namespace: Option<&str>) -> Result<Option<String>, String> {
+        let a = ClustersArgs {
+            clusters: Some(clusters),
+            clusters_namespace: namespace.map(String::from),
+            clusters_selector: None,
+        };
+        Ok(a.inventory()?.expect("an inventory").1.namespace)
+    }
+
+    #[test]
+    fn an_inventory_is_read_only_where_the_operator_says() {
+        assert_eq!(scope(ClusterSource::Argocd, None).unwrap().as_deref(), Some("argocd"), "Argo CD's own namespace");
+        assert_eq!(scope(ClusterSource::Argocd, Some("")).unwrap().as_deref(), Some("argocd"));
+        assert_eq!(scope(ClusterSource::Argocd, Some("ops")).unwrap().as_deref(), Some("ops"));
+        assert_eq!(scope(ClusterSource::Argocd, Some("*")).unwrap(), None, "every namespace, when said");
+        assert!(scope(ClusterSource::Capi, None).unwrap_err().contains("--clusters-namespace"));
+        assert_eq!(scope(ClusterSource::Capi, Some("fleet")).unwrap().as_deref(), Some("fleet"));
+        assert_eq!(scope(ClusterSource::Capi, Some("*")).unwrap(), None);
+        assert!(ClustersArgs::default().inventory().unwrap().is_none());
+    }
 }

@@ -85,12 +85,6 @@ pub(crate) struct WatchArgs {
     /// Never heal while this window is open (repeatable; wins over --repair-window), same form
     #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing")]
     pub(crate) repair_deny_window: Vec<String>,
-    /// Trust the release records of this namespace as the operator's own (repeatable; `*`:
-    /// every namespace): they are compared wherever their objects live and self-healing writes
-    /// for them as the watcher itself. A record elsewhere speaks only for objects in its own
-    /// namespace, and is repaired only as --repair-service-account
-    #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace", help_heading = "Watch")]
-    pub(crate) trust_namespace: Vec<String>,
     /// The Secret (in the watcher's namespace) holding the key of drift signatures; created
     /// with a random key when absent
     #[arg(long, value_name = "NAME", default_value = "helm-drift-signature-key", help_heading = "Watch")]

@@ -47,7 +47,7 @@ impl CheckSettings {
         } = a;
         let selection = select.selection("check", revision)?;
         let shown = Shown::resolve(&compare, &output);
-        let inventory = inventory.inventory();
+        let inventory = inventory.inventory().map_err(anyhow::Error::msg)?;
         // Helm hands its plugin HELM_KUBECONTEXT even when empty: only a named context counts.
         let contexts = g.kube_context.iter().filter(|c| !c.is_empty()).count();
         if all_contexts && contexts > 0 {
@@ -209,7 +209,12 @@ async fn members(
         printer.warning(&format!("cluster {name} is not checked: {why}"));
     }
     if found.members.is_empty() && found.skipped.is_empty() {
-        bail!("--clusters: the inventory at {} holds no cluster ({})", management.server, source.entries());
+        let place = scope.namespace.as_ref().map_or("every namespace".to_string(), |ns| format!("namespace {ns}"));
+        bail!(
+            "--clusters: the inventory at {} holds no cluster ({} in {place}; --clusters-namespace names another)",
+            management.server,
+            source.entries()
+        );
     }
     Ok(found
         .members

@@ -129,8 +129,13 @@ mod tests {
             ("render web -o markdown", "render writes text or json (-o markdown is a report of check)"),
             ("watch -A -v", "-v and --show-secrets shape check's report"),
             ("check -A --kube-context a --all-contexts", "--all-contexts checks every context of the kubeconfig"),
-            ("check -A --kube-context a --kube-context b --clusters capi", "--clusters reads the inventory from one"),
-            ("watch -A --clusters capi --ui", "--ui shows one cluster; with --clusters the fleet is in /metrics"),
+            (
+                "check -A --kube-context a --kube-context b --clusters capi --clusters-namespace f",
+                "--clusters reads the inventory from one",
+            ),
+            ("watch -A --clusters argocd --ui", "--ui shows one cluster; with --clusters the fleet is in /metrics"),
+            ("check -A --clusters capi", "--clusters capi: name the namespace of the Cluster API Clusters"),
+            ("watch -A --clusters capi --clusters-selector a=b", "--clusters capi: name the namespace"),
             ("watch -A --clusters argocd --kube-context a --kube-context b", "--clusters reads the inventory from one"),
         ] {
             let got = refusal(line).unwrap_or_default();

@@ -118,6 +118,7 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
         gitops: imported.describes,
+        trust: crate::settings::Trust::new(a.trust_namespace.clone()),
         confined: None,
     })
 }

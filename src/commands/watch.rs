@@ -5,7 +5,7 @@ use super::settings::{Baseline, complete, say_warnings};
 use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
-use crate::settings::{Settings, Trust};
+use crate::settings::Settings;
 use crate::watch::{FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions, Window};
 use anyhow::{Result, bail};
 
@@ -23,7 +23,7 @@ impl WatchSettings {
                 "-v and --show-secrets shape check's report; watch reports through metrics, Events, notifications and logs, never with secret values"
             );
         }
-        let fleet = a.inventory.inventory().map(|(source, scope)| FleetOptions {
+        let fleet = a.inventory.inventory().map_err(anyhow::Error::msg)?.map(|(source, scope)| FleetOptions {
             source,
             scope,
             every: a.clusters_interval,
@@ -42,7 +42,7 @@ impl WatchSettings {
         }
         let windows = windows(&a.repair_window, &a.repair_deny_window)?;
         let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
-        let trust = Trust::new(a.trust_namespace);
+        let trust = settings.compare.trust.clone();
         settings.compare.confined = Some(trust.clone());
         let options = WatchOptions {
             selection,

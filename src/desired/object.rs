@@ -99,12 +99,13 @@ impl DesiredError {
 /// as Helm creates them: without release metadata.
 pub(crate) fn crds(chart: &crate::release::Chart) -> Result<Vec<DesiredObject>, DesiredError> {
     let mut out = Vec::new();
-    for file in chart.files.iter().flatten() {
-        let is_crd_file =
-            file.name.starts_with("crds/") && [".yaml", ".yml", ".json"].iter().any(|ext| file.name.ends_with(ext));
-        if !is_crd_file {
-            continue;
-        }
+    let is_crd_file =
+        |name: &str| name.starts_with("crds/") && [".yaml", ".yml", ".json"].iter().any(|ext| name.ends_with(ext));
+    let files = chart.files(is_crd_file).map_err(|_| DesiredError::NotAnObject {
+        at: format!("{}/crds", chart.metadata.name),
+        field: "a list of chart files",
+    })?;
+    for file in files {
         let at = format!("{}/{}", chart.metadata.name, file.name);
         let bytes =
             file.bytes().ok_or_else(|| DesiredError::NotAnObject { at: at.clone(), field: "valid base64 data" })?;

@@ -114,6 +114,28 @@ pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Ve
         .collect()
 }
 
+/// A person's check: the drifted objects the record lists outside its own namespace, which
+/// `repair` writes only when the namespace is trusted (`--trust-namespace`). The watcher says
+/// it of every such object already ("not compared"), and a trusted namespace needs no word.
+pub(crate) fn outside_findings(verdicts: &[ObjectDrift], namespace: &str, options: &CompareOptions) -> Vec<String> {
+    if options.confined.is_some() || options.trust.trusts(namespace) {
+        return Vec::new();
+    }
+    let outside: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.is_drift() && !v.id.api_version.is_empty() && v.id.namespace.as_deref() != Some(namespace))
+        .map(|v| format!("{} ({})", v.id, crate::settings::place(v.id.namespace.as_deref())))
+        .collect();
+    if outside.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "outside the release's namespace: {}. The record listing them can be written by anyone who may write \
+         Secrets in namespace {namespace}, so helm drift repair writes them only with --trust-namespace {namespace}",
+        outside.join(", ")
+    )]
+}
+
 /// Documents that are not objects: an error verdict each (the others are still checked).
 pub(crate) fn broken_documents(broken: Vec<DesiredError>, record: &str) -> Vec<ObjectDrift> {
     broken

@@ -114,7 +114,8 @@ async fn evaluate_with_hooks(
     decide::name_replacements(&mut verdicts, &objects, release, |v, k| {
         live::served_replacement(&session.discovery, v, k)
     });
-    let findings = decide::crd_findings(&verdicts, from_manifest);
+    let mut findings = decide::crd_findings(&verdicts, from_manifest);
+    findings.extend(decide::outside_findings(&verdicts, release.namespace(), &settings.compare));
     verdicts.extend(decide::broken_documents(broken, &selected.record));
     let report = decide::report(&selected, verdicts, notes, findings);
     Ok(Evaluated { report, release: selected.release, objects, locations })

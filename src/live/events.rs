@@ -22,7 +22,7 @@ pub(crate) fn event(
         metadata: ObjectMeta { name: Some(name), namespace: Some(namespace.to_string()), ..Default::default() },
         involved_object: involved,
         reason: Some(reason.to_string()),
-        message: Some(fit(message)),
+        message: Some(fit(&escaped(message))),
         type_: Some(if warning { "Warning" } else { "Normal" }.to_string()),
         source: Some(EventSource { component: Some("helm-drift".into()), ..Default::default() }),
         reporting_component: Some("helm-drift".into()),
@@ -34,6 +34,24 @@ pub(crate) fn event(
         count: Some(1),
         ..Default::default()
     }
+}
+
+/// `message` with every control character written as an escape (`\u001b`): Event messages
+/// carry names and reasons others wrote (a pause's reason, a forged record's chart), and are
+/// read in terminals (`kubectl describe`, `get events`). The one door every Event goes through.
+fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut out = String::with_capacity(message.len() + 16);
+    for c in message.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The most bytes an Event's message may hold (the API server refuses more: "can have at most
@@ -98,5 +116,18 @@ mod tests {
             let kept = cut.split(" … (").next().unwrap().len();
             assert!(cut.ends_with(&format!("({} more bytes)", long.len() - kept)), "{cut}");
         }
+    }
+
+    #[test]
+    fn every_event_message_is_escaped_whatever_its_reason() {
+        let involved = Default::default();
+        let hostile = "paused: \u{1b}]0;owned\u{7}\u{1b}[2J\nWarning  Forged  fake line\r";
+        for reason in ["DriftDetected", "DriftResolved", "DriftPaused", "DriftRepairRefused", "DriftRepaired"] {
+            let e = event(Clone::clone(&involved), "ns", "n".into(), reason, hostile, true, "Check");
+            let message = e.message.unwrap();
+            assert!(!message.chars().any(char::is_control), "{reason}: {message:?}");
+            assert!(message.contains("\\u001b]0;owned\\u0007") && message.contains("\\u000aWarning"), "{message}");
+        }
+        assert_eq!(escaped("plain é 日本"), "plain é 日本");
     }
 }

@@ -47,6 +47,15 @@ pub(crate) struct Rerender {
     pub(crate) against_live: DriftReport,
 }
 
+impl DriftReport {
+    /// Whether `o` lives outside the release's namespace (cluster-scoped, or in another
+    /// namespace): the record's word for it is the word of whoever may write Secrets in the
+    /// release's namespace.
+    pub(crate) fn is_outside(&self, o: &ObjectDrift) -> bool {
+        !o.id.api_version.is_empty() && o.id.namespace.as_deref() != Some(self.namespace.as_str())
+    }
+}
+
 impl Rerender {
     /// Whether a `helm upgrade` with the same values would change anything.
     pub(crate) fn would_change(&self) -> bool {

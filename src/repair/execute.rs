@@ -22,6 +22,9 @@ pub(crate) struct RepairRequest {
     /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
     /// credentials decide, as for Helm).
     pub(crate) authority: Option<Authority>,
+    /// A person's repair (no `authority`): the namespaces whose records may have objects
+    /// written outside their own namespace (`--trust-namespace`).
+    pub(crate) trust: crate::settings::Trust,
     /// Told as steps are validated and applied.
     pub(crate) progress: Progress,
     /// Replace (delete and create) an object whose change the server refuses because a field
@@ -104,6 +107,11 @@ async fn validate(
     let o = &evaluated.report.objects[planned.index];
     if let Some(authority) = &request.authority
         && let Some(why) = authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref())
+    {
+        return Some(why);
+    }
+    if request.authority.is_none()
+        && let Some(why) = request.trust.beyond(evaluated.release.namespace(), &o.id, at.namespace.as_deref())
     {
         return Some(why);
     }

@@ -125,9 +125,18 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         })),
         "staleBaseline": r.stale.iter().map(|(object, path, changed)| json!({"object": object, "path": path, "valueChanged": changed})).collect::<Vec<_>>(),
         "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "ownedElsewhere": r.owned_elsewhere(), "errors": r.errors()},
-        "objects": r.objects.iter().filter(|o| o.hook.is_none()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
-        "hooks": r.objects.iter().filter(|o| o.hook.is_some()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
+        "objects": r.objects.iter().filter(|o| o.hook.is_none()).map(|o| placed(r, o, show_secrets)).collect::<Vec<_>>(),
+        "hooks": r.objects.iter().filter(|o| o.hook.is_some()).map(|o| placed(r, o, show_secrets)).collect::<Vec<_>>(),
     })
+}
+
+/// An object of a release, with whether it lives outside the release's namespace.
+fn placed(r: &DriftReport, o: &ObjectDrift, show_secrets: bool) -> Value {
+    let mut v = object(o, show_secrets);
+    if let Some(map) = v.as_object_mut() {
+        map.insert("outsideReleaseNamespace".into(), r.is_outside(o).into());
+    }
+    v
 }
 
 /// One explained field: its values (`valueKeys`, `shape`), the `--set-json` pairs that make it

@@ -308,14 +308,23 @@ helm_matrix! {
         for arg in ["--clusters=capi", "--clusters-namespace=fleet", "--clusters-interval=30s", "--leader-elect"] {
             assert!(args.contains(&arg), "{arg}: {args:?}");
         }
-        let argocd = template(&env, helm, &["--set", "clusters.source=argocd,clusters.namespace=argocd"]);
+        // Argo CD's cluster Secrets are read where Argo CD reads them, by default.
+        let argocd = template(&env, helm, &["--set", "clusters.source=argocd"]);
         let role = argocd
             .iter()
             .find(|d| d["kind"] == "Role" && d["metadata"]["name"].as_str().unwrap().ends_with("-inventory"))
             .unwrap();
+        assert_eq!(role["metadata"]["namespace"], "argocd");
         assert_eq!(role["rules"][0]["resources"][0], "secrets");
         assert_eq!(role["rules"].as_sequence().unwrap().len(), 1, "{role:?}");
-        let wide = template(&env, helm, &["--set", "clusters.source=capi"]);
+        let c = &find(&argocd, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--clusters-namespace=argocd"), "{c:?}");
+        assert!(!kinds(&argocd).contains(&"ClusterRole".to_string()), "never every Secret by default");
+        // Cluster API's namespace must be named; every namespace only when asked.
+        let chart = chart();
+        let unnamed = env.helm(helm, &["template", "drift", &chart, "--set", "clusters.source=capi"]).code(1);
+        unnamed.stderr_has("clusters.namespace: name the namespace of the Cluster API Clusters");
+        let wide = template(&env, helm, &["--set", "clusters.source=capi,clusters.namespace=*"]);
         assert!(kinds(&wide).contains(&"ClusterRole".to_string()), "every namespace: a ClusterRole, asked for");
     }
 }

@@ -138,5 +138,12 @@ helm_matrix! {
             assert!(text.contains(&said), "{said}: {text}");
         }
         assert!(!marker.exists(), "an Argo CD entry ran its command");
+        // Without --clusters-namespace, only Argo CD's own namespace is read: a cluster Secret
+        // that anyone who may write Secrets here wrote is no member of the fleet.
+        let default = env.drift(&["check", "web", "--clusters", "argocd", "-o", "json"]).output();
+        let text = format!("{}{}", default.stdout(), default.stderr());
+        assert!(!text.contains(&format!("{ns}/prod")), "a tenant's cluster Secret joined the fleet: {text}");
+        assert!(text.contains("argocd"), "{}", default.dump());
+        assert_ne!(default.out.status.code(), Some(0), "no cluster checked is no pass: {}", default.dump());
     }
 }

@@ -301,3 +301,90 @@ fn receiver_credentials_never_reach_the_log() {
     let logs = w.logs_text();
     assert!(!logs.contains("s3cret") && !logs.contains("bot:") && !logs.contains("hook-token"), "{logs}");
 }
+
+/// The ClusterRoleBinding a tenant who may write Secrets in `ns` would ask a person to create:
+/// `ns`'s default ServiceAccount made cluster-admin.
+fn intruder_manifest(ns: &str) -> String {
+    format!(
+        "---\n# Source: intruder/templates/crb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: intruder-{ns}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {ns}\n---\n# Source: intruder/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: intruder-config\ndata:\n  a: b\n"
+    )
+}
+
+/// A person's `repair` is not the tenant's hands: a forged record in T that lists a
+/// ClusterRoleBinding making T's default ServiceAccount cluster-admin is reported with the
+/// objects outside T named (text and JSON), and `repair` (dry run or not, in place or through
+/// `helm upgrade` of the chart it stores) refuses it, naming --trust-namespace, and writes
+/// nothing; `--only` repairs what lies in T; trusting T lifts the refusal.
+#[test]
+fn a_persons_repair_does_not_write_outside_the_records_namespace_on_its_word() {
+    let env = Env::new("ten-person");
+    let ns = env.ns.clone();
+    let manifest = intruder_manifest(&ns);
+    let crb_template = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: intruder-{{ .Release.Namespace }}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n  - kind: ServiceAccount\n    name: default\n    namespace: {{ .Release.Namespace }}\n";
+    let template = {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(crb_template)
+    };
+    let mut json = record("intruder", &ns, 1, &manifest);
+    json["chart"] = serde_json::json!({
+        "metadata": {"apiVersion": "v2", "name": "intruder", "version": "1.0.0"},
+        "templates": [{"name": "templates/crb.yaml", "data": template}],
+    });
+    env.forge_record_json("intruder", &json, "scan: \"yes\"");
+    let crb = format!("clusterrolebinding/intruder-{ns}");
+
+    let out = env.drift(&["check", "intruder"]).code(2);
+    out.stdout_has(&format!("outside the release's namespace: ClusterRoleBinding/intruder-{ns} (cluster-scoped)"));
+    out.stdout_has(&format!("--trust-namespace {ns}"));
+    let json = env.drift(&["check", "intruder", "-o", "json"]).code(2).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let objects = doc["releases"][0]["objects"].as_array().unwrap();
+    let outside = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap()["outsideReleaseNamespace"].clone();
+    assert_eq!(outside("ClusterRoleBinding"), true, "{json}");
+    assert_eq!(outside("ConfigMap"), false, "{json}");
+
+    for args in [vec!["repair", "intruder", "--dry-run"], vec!["repair", "intruder"]] {
+        let out = env.drift(&args).code(1);
+        out.stdout_has("is cluster-scoped").stdout_has(&format!("--trust-namespace {ns}"));
+    }
+    assert!(!exists(&env, &[&crb]), "the binding was created on the record's word");
+    assert!(!exists(&env, &["configmap", "intruder-config"]), "a refused repair applies nothing");
+
+    let bin = env.helm_bin(Helm::V4);
+    let out = env.drift(&["repair", "intruder", "--upgrade", "--dry-run"]).env("HELM_BIN", &bin).code(1);
+    out.stderr_has("not repaired through helm upgrade").stderr_has(&format!("ClusterRoleBinding/intruder-{ns}"));
+    let out = env.drift(&["repair", "intruder", "--upgrade"]).env("HELM_BIN", &bin).code(1);
+    out.stderr_has(&format!("--trust-namespace {ns}"));
+    assert!(!exists(&env, &[&crb]), "the upgrade ran the record's chart");
+
+    env.drift(&["repair", "intruder", "--only", "ConfigMap/intruder-config"]).success();
+    assert!(exists(&env, &["configmap", "intruder-config"]));
+    assert!(!exists(&env, &[&crb]));
+
+    // Trusted, the refusal is lifted (validated by the server, not applied: a dry run).
+    let out = env.drift(&["repair", "intruder", "--dry-run", "--trust-namespace", &ns]).code(2);
+    assert!(!out.stdout().contains("is cluster-scoped"), "{}", out.dump());
+    let out = env.drift(&["check", "intruder", "--trust-namespace", &ns]).code(2);
+    assert!(!out.stdout().contains("outside the release's namespace"), "{}", out.dump());
+    assert!(!exists(&env, &[&crb]));
+}
+
+helm_matrix! {
+    /// A real release's cluster-scoped objects: a person's repair of a deleted ClusterRole is
+    /// refused with the flag named, and nothing else is applied; with --trust-namespace it
+    /// repairs both, and the release is in sync.
+    fn a_persons_repair_of_cluster_scoped_objects_needs_trust(helm: Helm) {
+        let env = Env::new(&format!("ten-own-{}", helm.tag()));
+        let ns = env.ns.clone();
+        env.install(helm, "app", "repairable", &[]);
+        let role = format!("clusterrole/{ns}-app-reader");
+        env.kubectl(&["delete", &role]).success();
+        env.kubectl(&["delete", "configmap", "app-config"]).success();
+        env.drift(&["check", "app"]).code(2).stdout_has(&format!("ClusterRole/{ns}-app-reader (cluster-scoped)"));
+        env.drift(&["repair", "app"]).code(1).stdout_has(&format!("--trust-namespace {ns}"));
+        assert!(!exists(&env, &["configmap", "app-config"]), "nothing is applied when a step is refused");
+        env.drift(&["repair", "app", "--trust-namespace", &ns]).success();
+        assert!(exists(&env, &[&role]) && exists(&env, &["configmap", "app-config"]));
+        env.drift(&["check", "app"]).success();
+    }
+}

@@ -42,6 +42,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- default (printf "%s-signature-key" (include "helm-drift.fullname" .)) .Values.signatureKey.secretName }}
 {{- end }}
 
+{{/* The namespace of a fleet's inventory: clusters.namespace, Argo CD's own (argocd) by default;
+Cluster API's must be named. "*" reads every namespace (a ClusterRole that reads every Secret). */}}
+{{- define "helm-drift.inventoryNamespace" -}}
+{{- $ns := .Values.clusters.namespace | default (ternary "argocd" "" (eq .Values.clusters.source "argocd")) -}}
+{{- if not $ns -}}
+{{- fail "clusters.namespace: name the namespace of the Cluster API Clusters and their kubeconfig Secrets (\"*\" reads every namespace's Secrets)" -}}
+{{- end -}}
+{{- $ns -}}
+{{- end }}
+
 {{/* The namespaces whose records are trusted: trustNamespaces and the deprecated repair.trustNamespaces. */}}
 {{- define "helm-drift.trustNamespaces" -}}
 {{- concat (.Values.trustNamespaces | default list) (.Values.repair.trustNamespaces | default list) | uniq | toJson -}}

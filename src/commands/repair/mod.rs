@@ -50,6 +50,7 @@ impl RepairSettings {
             remove_foreign,
             dry_run,
             authority: None,
+            trust: settings.compare.trust.clone(),
             progress: Default::default(),
             replace,
         };

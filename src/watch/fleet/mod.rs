@@ -136,7 +136,11 @@ pub(crate) async fn run(
                 bound(&mut found, fleet.max, metrics, log);
                 let running = members.keys().cloned().collect();
                 let over = match &shard {
-                    Some(s) => s.narrow(&mut found, &running).await,
+                    Some(s) => s.narrow(&mut found, &running).await.unwrap_or_else(|why| {
+                        log.warn("the fleet's Leases cannot be read: no cluster is taken", &[("error", &why)]);
+                        metrics.error("leases");
+                        Vec::new()
+                    }),
                     None => Vec::new(),
                 };
                 let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));

@@ -52,33 +52,52 @@ impl Shard {
         format!("{}-replica-{}", self.prefix, short(&self.identity))
     }
 
-    /// The fleet's Leases of `role`, by name (none when they cannot be listed).
-    async fn leases(&self, role: &str) -> Option<BTreeMap<String, Lease>> {
+    /// The fleet's Leases of `role`, by name, or why they cannot be listed.
+    async fn leases(&self, role: &str) -> Result<BTreeMap<String, Lease>, String> {
         let selector = format!("{FLEET}={},{ROLE}={role}", label(&self.prefix));
-        let list = self.api.list(&ListParams::default().labels(&selector)).await.ok()?;
-        Some(list.items.into_iter().filter_map(|l| Some((l.metadata.name.clone()?, l))).collect())
+        let list = self
+            .api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| format!("cannot list the fleet's {role} Leases: {e}"))?;
+        Ok(list.items.into_iter().filter_map(|l| Some((l.metadata.name.clone()?, l))).collect())
     }
 
-    /// Renews this replica's own Lease and counts the replicas alive (this one included).
-    async fn replicas(&self) -> usize {
+    /// Renews this replica's own Lease and counts the replicas alive (this one included); why
+    /// not, when the Leases cannot be read or its own renewed (a failed read is never "no other
+    /// replica": that would claim every cluster).
+    async fn replicas(&self) -> Result<usize, String> {
         let own = self.own_lease();
-        let replicas = self.leases("replica").await.unwrap_or_default();
-        let _ = self.hold_named(&own, replicas.get(&own).cloned(), "replica", &self.identity).await;
+        let replicas = self.leases("replica").await?;
+        if !self.hold_named(&own, replicas.get(&own).cloned(), "replica", &self.identity).await {
+            return Err(format!("cannot renew this replica's Lease {own}"));
+        }
         let now = Timestamp::now();
-        replicas.iter().filter(|(name, l)| **name != own && live(l, now)).count() + 1
+        Ok(replicas.iter().filter(|(name, l)| **name != own && live(l, now)).count() + 1)
     }
 
     /// Narrows the inventory to the clusters this replica holds now (renewing their Leases and
     /// taking free ones up to its fair share); returns those it gives back, to release once
-    /// their watchers have stopped. `running`: the clusters it watches.
-    pub(crate) async fn narrow(&self, found: &mut Inventory, running: &BTreeSet<String>) -> Vec<String> {
-        let replicas = self.replicas().await;
-        let fair = fair_share(found.members.len(), replicas);
-        let Some(leases) = self.leases("cluster").await else {
-            // The Leases cannot be read: watch nothing rather than what another replica may.
-            found.members.clear();
-            return Vec::new();
+    /// their watchers have stopped. `running`: the clusters it watches. When the Leases cannot
+    /// be read, it watches nothing rather than what another replica may, and says why.
+    pub(crate) async fn narrow(
+        &self,
+        found: &mut Inventory,
+        running: &BTreeSet<String>,
+    ) -> Result<Vec<String>, String> {
+        let counted = self.replicas().await;
+        let read = match counted {
+            Ok(replicas) => self.leases("cluster").await.map(|l| (replicas, l)),
+            Err(why) => Err(why),
         };
+        let (replicas, leases) = match read {
+            Ok(read) => read,
+            Err(why) => {
+                found.members.clear();
+                return Err(why);
+            }
+        };
+        let fair = fair_share(found.members.len(), replicas);
         let names: BTreeSet<String> = found.members.iter().map(|m| m.name.clone()).collect();
         let mut held = Vec::new();
         for name in running.iter().filter(|n| names.contains(*n)) {
@@ -107,7 +126,7 @@ impl Shard {
             }
         }
         found.members.retain(|m| held.contains(&m.name));
-        over
+        Ok(over)
     }
 
     /// Gives cluster `cluster`'s Lease back (another replica may take it at once).

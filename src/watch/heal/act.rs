@@ -203,6 +203,7 @@ impl Healing {
             remove_foreign: self.options.remove_foreign,
             dry_run: false,
             authority: Some(authority),
+            trust: Default::default(),
             progress: Default::default(),
             replace: false,
         };

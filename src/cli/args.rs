@@ -319,6 +319,7 @@ pub(crate) struct PauseArgs {
     #[arg(long, conflicts_with_all = ["duration", "reason"])]
     pub(crate) end: bool,
     /// The watcher's namespace, where pauses live (whoever may write there may pause)
-    #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE", default_value = "helm-drift")]
-    pub(crate) pause_namespace: String,
+    /// [default: where the watchers that heal the release announce they read pauses]
+    #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE")]
+    pub(crate) pause_namespace: Option<String>,
 }

@@ -88,6 +88,8 @@ async fn evaluate_with_hooks(
         }
         locations.push(at);
     }
+    // The listings of their kinds keep these objects (and no object nobody names).
+    session.live.want(objects.iter().zip(&locations).filter_map(|(o, at)| Some((at.as_ref()?, o.name.as_str()))));
     let scaled = if settings.compare.check_hpa_replicas {
         Vec::new()
     } else {

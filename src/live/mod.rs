@@ -5,9 +5,11 @@
 pub(crate) mod admission;
 mod change;
 mod events;
+mod listing;
 
 pub(crate) use change::{Change, apply_dry_run, change};
 pub(crate) use events::{event, event_namespace, record_event};
+pub(crate) use listing::LiveCache;
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -148,97 +150,6 @@ pub(crate) async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) 
         .collect())
 }
 
-/// Listed objects as their JSON text (a third of the memory of parsed values), parsed when read.
-type Listing = Result<std::collections::HashMap<String, Box<serde_json::value::RawValue>>, ApiError>;
-/// A listing whose objects are handed out (and dropped from memory) as they are read.
-type Shared = Result<std::sync::Mutex<std::collections::HashMap<String, Box<serde_json::value::RawValue>>>, ApiError>;
-type Cell<T> = std::sync::Arc<tokio::sync::OnceCell<T>>;
-/// group, version, plural, namespace.
-type ListKey = (String, String, String, Option<String>);
-type Cells<K, T> = std::sync::Mutex<std::collections::HashMap<K, Cell<T>>>;
-
-/// Live objects shared by every release of a run: a kind with several objects in one namespace
-/// is read with one LIST (made once, whoever asks first), single objects with a GET; HPAs are
-/// listed once per namespace. Requests grow with kinds and namespaces, not with objects.
-#[derive(Default)]
-pub(crate) struct LiveCache {
-    lists: Cells<ListKey, Shared>,
-    hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
-    /// CRD schemas (`openAPIV3Schema` of a served version), by group, version and plural.
-    schemas: Cells<(String, String, String), Option<std::sync::Arc<Value>>>,
-    /// List namespaced kinds across every namespace at once (a run over many namespaces: one
-    /// LIST per kind instead of one per kind and namespace).
-    wide: std::sync::atomic::AtomicBool,
-}
-
-/// The listing key of every namespace in a wide cache.
-const EVERY_NAMESPACE: &str = "*";
-
-impl LiveCache {
-    /// From now on, namespaced kinds are listed across every namespace at once.
-    pub(crate) fn list_every_namespace(&self) {
-        self.wide.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn is_wide(&self) -> bool {
-        self.wide.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The live object; `listed` reads it from the LIST of its kind in its namespace (in a wide
-    /// cache, every namespaced object comes from the LIST of its kind in every namespace).
-    pub(crate) async fn get(&self, client: &kube::Client, at: &Location, name: &str, listed: bool) -> LiveState {
-        let wide = self.is_wide() && at.namespace.is_some();
-        if !listed && !wide {
-            return get(client, at, name).await;
-        }
-        let r = &at.resource;
-        let scope = if wide { Some(EVERY_NAMESPACE.to_string()) } else { at.namespace.clone() };
-        let key = (r.group.clone(), r.version.clone(), r.plural.clone(), scope);
-        let cell = self.lists.lock().expect("cache lock").entry(key).or_default().clone();
-        let listing =
-            cell.get_or_init(|| async { list_objects(client, at, wide).await.map(std::sync::Mutex::new) }).await;
-        let listed_as = match (&at.namespace, wide) {
-            (Some(ns), true) => format!("{ns}/{name}"),
-            _ => name.to_string(),
-        };
-        match listing {
-            // Each desired object is read once: hand it over rather than copy it. Not in the
-            // listing (or already handed over to another release claiming the same object):
-            // ask for it alone, so an absence is always confirmed.
-            Ok(objects) => {
-                let found = objects.lock().expect("listing lock").remove(&listed_as);
-                match found.map(|raw| listed_object(&raw, r)) {
-                    Some(Ok(v)) => LiveState::Present(v),
-                    Some(Err(e)) => LiveState::Failed(ApiError::Other {
-                        message: format!("cannot parse {} {name} from its listing: {e}", r.kind),
-                    }),
-                    None => get(client, at, name).await,
-                }
-            }
-            // No `list` right (get only): read this object alone.
-            Err(e) if e.is_forbidden() => get(client, at, name).await,
-            Err(e) => LiveState::Failed(e.clone()),
-        }
-    }
-
-    /// The schema of the CRD that serves `at`'s custom resources at its version, read once per
-    /// run; `None` when it cannot be read (not a CRD, or not readable by whoever runs).
-    pub(crate) async fn crd_schema(&self, client: &kube::Client, at: &Location) -> Option<std::sync::Arc<Value>> {
-        let r = &at.resource;
-        let key = (r.group.clone(), r.version.clone(), r.plural.clone());
-        let cell = self.schemas.lock().expect("cache lock").entry(key).or_default().clone();
-        cell.get_or_init(|| crd_schema(client, r)).await.clone()
-    }
-
-    /// The HPAs of a namespace, listed once per run (in a wide cache, once for every namespace).
-    pub(crate) async fn hpa_targets(&self, client: &kube::Client, namespace: &str) -> Result<Vec<Scaled>, ApiError> {
-        let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
-        let cell = self.hpas.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
-        let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;
-        all.clone().map(|found| found.into_iter().filter(|s| s.namespace == namespace).collect())
-    }
-}
-
 /// The `openAPIV3Schema` of version `version` of the CRD `plural.group` of kind `kind`: from the
 /// CRD, or, for an identity that may not read CRDs (a namespaced watcher), from the API server's
 /// OpenAPI v3 document of the group version, which every authenticated user may read.
@@ -271,82 +182,4 @@ async fn published_schema(client: &kube::Client, at: &ApiResource) -> Option<std
     };
     let schemas = doc.pointer("/components/schemas")?.as_object()?;
     schemas.values().find(|s| names(s)).cloned().map(std::sync::Arc::new)
-}
-
-/// Every object of a kind in a namespace (or cluster-wide for cluster-scoped kinds), by name
-/// (`namespace/name` when `everywhere` lists a namespaced kind in every namespace), kept as its
-/// JSON text. Helm's own release records are left out of listings of every namespace. Read in
-/// pages ([`crate::api::all_pages`]): one page of response text at a time.
-async fn list_objects(client: &kube::Client, at: &Location, everywhere: bool) -> Listing {
-    #[derive(serde::Deserialize)]
-    struct List {
-        #[serde(default)]
-        items: Vec<Box<serde_json::value::RawValue>>,
-        #[serde(default)]
-        metadata: ListMeta,
-    }
-    #[derive(serde::Deserialize, Default)]
-    struct ListMeta {
-        #[serde(default, rename = "continue")]
-        next: Option<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Item {
-        metadata: Meta,
-    }
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(default)]
-        name: String,
-        namespace: Option<String>,
-    }
-    let r = &at.resource;
-    let api = if everywhere { Api::all_with(client.clone(), &at.resource) } else { api(client, at) };
-    let request = kube::core::Request::new(api.resource_url());
-    let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
-    let base = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
-    let invalid = |e: serde_json::Error| kube::Error::SerdeError(e);
-    let items = crate::api::all_pages(|limit, token| {
-        let mut lp = base.clone();
-        lp.limit = limit;
-        lp.continue_token = token;
-        let request = &request;
-        async move {
-            let text = crate::api::retry(|| async {
-                let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
-                client.request_text(req).await
-            })
-            .await?;
-            let list: List = serde_json::from_str(&text).map_err(invalid)?;
-            drop(text);
-            let mut items = Vec::with_capacity(list.items.len());
-            for raw in list.items {
-                let item: Item = serde_json::from_str(raw.get()).map_err(invalid)?;
-                let key = match item.metadata.namespace {
-                    Some(ns) if everywhere => format!("{ns}/{}", item.metadata.name),
-                    _ => item.metadata.name,
-                };
-                items.push((key, raw));
-            }
-            Ok(crate::api::Page { items, next: list.metadata.next })
-        }
-    })
-    .await
-    .map_err(|e| match e {
-        kube::Error::SerdeError(e) => {
-            ApiError::Other { message: format!("cannot parse the list of {}: {e}", r.plural) }
-        }
-        e => ApiError::from_kube(&e, "list", &r.plural),
-    })?;
-    Ok(items.into_iter().collect())
-}
-
-/// A listed object, parsed, with `apiVersion`/`kind` filled in (list items come without them).
-fn listed_object(raw: &serde_json::value::RawValue, r: &ApiResource) -> Result<Value, serde_json::Error> {
-    let mut obj: Value = serde_json::from_str(raw.get())?;
-    if let Some(map) = obj.as_object_mut() {
-        map.insert("apiVersion".into(), r.api_version.clone().into());
-        map.insert("kind".into(), r.kind.clone().into());
-    }
-    Ok(obj)
 }

@@ -6,6 +6,8 @@
 //! its healing, only whoever may write in the watcher's namespace, the operator. `check` never
 //! reads pauses: a pause hides nothing from it.
 
+pub(crate) mod announce;
+
 use crate::api::ApiError;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -26,8 +26,10 @@ helm_matrix! {
         let w = Watching::start(&env, &args).ready();
         // The pause ends 10 s after it is written: not before `ends`.
         let ends = Instant::now() + Duration::from_secs(10);
-        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand", "--pause-namespace", &home]).success();
+        // Where the watcher reads pauses is found from what it announces: no --pause-namespace.
+        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand"]).success();
         paused.stdout_has(&format!("release {ns}/web paused until ")).stdout_has("(INC-42: kept by hand)");
+        paused.stdout_has(&format!("ConfigMap {home}/helm-drift-pause-"));
         assert!(!paused.stdout().contains(" by unknown"), "who paused, from the API server: {}", paused.stdout());
 
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"kept"}}"#);
@@ -50,6 +52,11 @@ helm_matrix! {
         eventually("web healed once the pause ended", Duration::from_secs(40), || greeting("web") == "hello");
         assert!(Instant::now() >= ends, "healed before the pause ended");
         eventually("no longer paused", Duration::from_secs(20), || w.sample(&series).is_none());
+        // A pause where no watcher reads them is refused at the prompt, and nothing is written.
+        let nowhere = env.drift(&["pause", "other", "--for", "1h", "--reason", "x", "--pause-namespace", &ns]).code(1);
+        nowhere.stderr_has(&format!("no running watcher that heals releases of namespace {ns} reads pauses in namespace {ns}"));
+        let written = env.kubectl(&["get", "configmaps", "-l", "helm-drift.io/pause", "-o", "name"]).success().stdout();
+        assert_eq!(written.trim(), "configmap/helm-drift-pause-forged", "only the tenant's own forged pause: {written}");
         // Ended by hand.
         env.drift(&["pause", "other", "--for", "1h", "--reason", "x", "--pause-namespace", &home]).success();
         env.drift(&["pause", "other", "--end", "--pause-namespace", &home]).success().stdout_has("pause of release");
@@ -131,4 +138,34 @@ fn a_fleets_pauses_are_read_from_its_management_cluster() {
     eventually("web4 healed once the pause ended", Duration::from_secs(40), || greeting("web4") == "hello");
     assert!(Instant::now() >= ends, "healed before the pause ended");
     watcher.stop();
+}
+
+/// A watcher given no --pause-namespace reads pauses in its session's namespace, which may be a
+/// tenant's: a pause written there holds only that namespace's releases (a tenant cannot pause
+/// the healing of another namespace's release), and the watcher announces just that, so
+/// `helm drift pause` of another namespace's release does not send the pause there.
+#[test]
+fn pauses_in_a_namespace_nobody_named_hold_only_its_own_releases() {
+    let p = Env::new("pause-own-p");
+    let t = Env::new("pause-own-t");
+    let select = "pause-own=yes";
+    p.install(Helm::V4, "web", "basic", &["--labels", &format!("helm-drift.io/repair=true,{select}")]);
+    let pns = p.ns.clone();
+    let forged = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-drift-pause-tenant\n  labels: {{helm-drift.io/pause: \"true\"}}\ndata: {{namespace: {pns}, release: web, reason: mine, by: tenant, until: \"2999-01-01T00:00:00Z\"}}\n"
+    );
+    t.apply_yaml("tenant-pause", &forged);
+    let args = ["-A", "-l", select, "--repair", "--repair-cooldown", "1s", "--trust-namespace", &pns];
+    let w = Watching::start(&t, &args).ready();
+    p.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    let greeting = || p.get("configmap", "web-config", "{.data.greeting}");
+    eventually("healed despite the tenant's pause", Duration::from_secs(30), || greeting() == "hello");
+    let said = t.kubectl(&["get", "configmaps", "-l", "helm-drift.io/watcher", "-o", "json"]).success().stdout();
+    let doc: serde_json::Value = serde_json::from_str(&said).unwrap();
+    let items = doc["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{said}");
+    assert_eq!(items[0]["data"]["namespaces"], t.ns.as_str(), "announced for its own namespace only: {said}");
+    let refused = p.drift(&["pause", "web", "--for", "1m", "--reason", "x", "--pause-namespace", &t.ns]).code(1);
+    refused.stderr_has("would hold nothing");
+    w.stop();
 }

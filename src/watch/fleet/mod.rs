@@ -7,6 +7,7 @@
 mod member;
 mod shard;
 
+use crate::api::Cluster;
 use crate::api::inventory::{self, Inventory, Member};
 use crate::settings::Settings;
 use crate::watch::lease::LeaderOptions;
@@ -127,6 +128,7 @@ pub(crate) async fn run(
             _ = &mut shutdown => break,
             _ = tick.tick() => {}
         }
+        announce(&management, (settings, options, metrics), &namespace, every).await;
         let found = tokio::select! {
             f = inventory::read(&management.client, fleet.source, &fleet.scope) => f,
             _ = &mut shutdown => break,
@@ -178,6 +180,23 @@ pub(crate) async fn run(
         }
     }
     Ok(())
+}
+
+/// A healing fleet says where it reads pauses: in the management cluster, for the releases of
+/// its selection on every member (`helm drift pause --cluster` finds it there).
+async fn announce(management: &Cluster, at: (&Settings, &WatchOptions, &Metrics), home: &str, every: Duration) {
+    let (settings, options, metrics) = at;
+    let Some(repair) = &options.repair else { return };
+    let home = repair.pauses.clone().unwrap_or_else(|| home.to_string());
+    let namespace = match &settings.namespace {
+        _ if options.selection.all_namespaces => "*".to_string(),
+        Some(ns) => ns.clone(),
+        None => management.default_namespace.clone(),
+    };
+    let lease = options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
+    let watcher = format!("{lease}|fleet|{namespace}");
+    let said = (vec![namespace], true, every);
+    crate::watch::heal::announce(&management.client, &home, &watcher, said, metrics, &options.log).await;
 }
 
 /// At most `max` entries, the first by name: the rest counted and named once per read.

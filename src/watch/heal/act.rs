@@ -70,6 +70,7 @@ impl Healing {
             client: self.pause_client.as_ref().unwrap_or(&hands.session.cluster.client),
             cluster: self.cluster.as_deref(),
             home: &home,
+            chosen: self.options.pauses.is_some(),
             outputs: hands.outputs,
             signer: hands.tracker.signer(),
         };

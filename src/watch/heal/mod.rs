@@ -9,6 +9,7 @@ pub(crate) mod window;
 
 pub(crate) use act::{Hands, instant};
 pub(crate) use decide::HealPolicy;
+pub(crate) use paused::announce;
 
 use crate::watch::keys::ReleaseKey;
 use decide::Healer;
@@ -74,6 +75,16 @@ impl Healing {
             waiting: HashMap::new(),
             pauses: Default::default(),
         }
+    }
+
+    /// The namespace the operator named for pauses (`--pause-namespace`), if any.
+    pub(crate) fn named_pauses(&self) -> Option<&str> {
+        self.options.pauses.as_deref()
+    }
+
+    /// Whether it heals a fleet's member (the fleet says where it reads pauses, not the member).
+    pub(crate) fn is_member(&self) -> bool {
+        self.pause_client.is_some()
     }
 
     /// The label selector of the releases that opt in.

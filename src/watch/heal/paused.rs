@@ -28,6 +28,10 @@ pub(super) struct Reading<'a> {
     /// The watcher's cluster name (a fleet member's): a pause naming another cluster holds nothing.
     pub(super) cluster: Option<&'a str>,
     pub(super) home: &'a str,
+    /// The operator named `home` (`--pause-namespace`, a fleet's namespace): its pauses hold
+    /// every release. Otherwise it is only the session's namespace, which may be a tenant's:
+    /// its pauses hold only its own releases.
+    pub(super) chosen: bool,
     pub(super) outputs: &'a Outputs,
     pub(super) signer: &'a Signer,
 }
@@ -51,7 +55,7 @@ impl Pauses {
         let mut held = Vec::new();
         for object in &decision.repair {
             let here = Held { namespace: &key.namespace, release: &key.name, object, cluster: at.cluster };
-            let pause = self.list.iter().find(|p| p.holds(here, now));
+            let pause = self.list.iter().find(|p| p.holds(here, now) && (at.chosen || p.namespace == at.home));
             if let Some(p) = pause {
                 first = Some(first.map_or(p.until, |f| f.min(p.until)));
                 held.push((object.clone(), p.clone()));
@@ -97,5 +101,30 @@ impl Pauses {
             }
         }
         self.read_at = Some(Instant::now());
+    }
+}
+
+/// Says where a healing watcher reads pauses (`pause::announce`), so that `helm drift pause`
+/// finds it: in `home`, for the releases of `namespaces` (`*`: all), renewed every `every`. A
+/// failure is said and counted; healing goes on.
+pub(crate) async fn announce(
+    client: &kube::Client,
+    home: &str,
+    watcher: &str,
+    (namespaces, fleet, every): (Vec<String>, bool, std::time::Duration),
+    metrics: &crate::watch::outputs::metrics::Metrics,
+    log: &crate::watch::Log,
+) {
+    use crate::pause::announce::{Announcement, announce, name};
+    let a = Announcement {
+        namespaces,
+        fleet,
+        renewed: Timestamp::now(),
+        every: jiff::SignedDuration::try_from(every).unwrap_or(jiff::SignedDuration::from_secs(600)),
+    };
+    if let Err(e) = announce(client, home, &name(watcher), &a).await {
+        metrics.error("announce");
+        let fields: [(&str, &(dyn ToString + Sync)); 2] = [("namespace", &home), ("error", &e)];
+        log.warn("cannot announce where pauses are read: helm drift pause will not find this watcher", &fields);
     }
 }

@@ -13,6 +13,7 @@ impl Watcher<'_> {
     pub(crate) async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         futures::pin_mut!(shutdown);
         let started = Timestamp::now();
+        self.announce().await;
         // SIGTERM is heard during the first full check too: it retries while the API server is
         // away, which can last.
         tokio::select! {
@@ -67,12 +68,30 @@ impl Watcher<'_> {
                 let at = Timestamp::now();
                 let checked = self.full_check().await;
                 self.reconcile_watches(at);
+                self.announce().await;
                 if let Err(e) = checked {
                     self.outputs.metrics.error("resync");
                     self.outputs.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
                 }
             }
         }
+    }
+
+    /// A healing watcher of one cluster says where it reads pauses (`pause::announce`),
+    /// renewed at each full check; a fleet's members leave it to the fleet.
+    async fn announce(&self) {
+        let Some(healing) = self.healing.as_ref().filter(|h| !h.is_member()) else { return };
+        let session = &self.session;
+        let home = healing.named_pauses().unwrap_or(&session.namespace);
+        // Pauses in a namespace the operator did not name hold only its own releases.
+        let everywhere = self.options.selection.all_namespaces && healing.named_pauses().is_some();
+        let namespace = if everywhere { "*" } else { session.namespace.as_str() };
+        let lease = self.options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
+        let watcher = format!("{lease}|{namespace}|{}", self.options.cluster.as_deref().unwrap_or(""));
+        let said = (vec![namespace.to_string()], false, self.options.resync);
+        let outputs = &self.outputs;
+        crate::watch::heal::announce(&session.cluster.client, home, &watcher, said, &outputs.metrics, &outputs.log)
+            .await;
     }
 
     /// Stops every watch.

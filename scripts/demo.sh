@@ -193,6 +193,16 @@ manifest='---\n# Source: intruder/templates/crb.yaml\napiVersion: rbac.authoriza
 record=$(printf '{"name":"intruder","namespace":"demo","version":1,"info":{"status":"deployed"},"manifest":"%s"}' "$manifest" | gzip | base64 -w0)
 "$kubectl" -n demo create secret generic sh.helm.release.v1.intruder.v1 --type helm.sh/release.v1 --from-literal=release="$record" >/dev/null
 "$kubectl" -n demo label secret sh.helm.release.v1.intruder.v1 owner=helm name=intruder status=deployed version=1 helm-drift.io/repair=true >/dev/null
+echo "$ helm drift check intruder -n demo   (a person's check names what a record asks for outside its namespace)"
+"$helm" drift check intruder -n demo | tee "$state/intruder.txt" || [ $? = 2 ]
+grep -q "outside the release's namespace: ClusterRoleBinding demo-intruder-is-admin" "$state/intruder.txt"
+echo "$ helm drift repair intruder -n demo   (refused: a person's rights are not lent to whoever wrote the record)"
+if "$helm" drift repair intruder -n demo >"$state/intruder-repair.txt" 2>&1; then
+  cat "$state/intruder-repair.txt" >&2; echo "the forged record was repaired with the person's rights" >&2; exit 1
+fi
+grep -i 'refused' "$state/intruder-repair.txt" | head -2
+grep -q -- "--trust-namespace demo" "$state/intruder-repair.txt"
+if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; then echo "the binding exists" >&2; exit 1; fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 get() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port$1" 2>/dev/null; }
 echo "$ kubectl -n demo create serviceaccount healer; kubectl -n demo create rolebinding healer --clusterrole=edit ..."
@@ -296,8 +306,8 @@ echo "$ helm drift check hooked -n demo   (without --hooks, hooks are not compar
 echo "$ helm drift check hooked -n demo --hooks"
 "$helm" drift check hooked -n demo --hooks 2>/dev/null | tee "$state/hooks.txt" || [ $? = 2 ]
 grep -q "hooks (objects Helm keeps after their hook ran)" "$state/hooks.txt"
-echo "$ helm drift repair hooked -n demo --hooks"
-"$helm" drift repair hooked -n demo --hooks
+echo "$ helm drift repair hooked -n demo --hooks --trust-namespace demo   (the CRD is cluster-scoped: trusted)"
+"$helm" drift repair hooked -n demo --hooks --trust-namespace demo
 "$helm" history hooked -n demo | tail -n +2 | wc -l | grep -qx 1   # still one revision: no hook ran
 echo "still revision 1: the hook ConfigMap and the CRD were patched in place, no hook ran"
 "$helm" uninstall hooked --namespace demo >/dev/null
@@ -310,8 +320,11 @@ echo "$ kubectl delete deployment ordered-app serviceaccount ordered-runner crd 
 "$kubectl" -n demo delete serviceaccount ordered-runner >/dev/null
 "$kubectl" delete crd gizmos.ordered.drift.test --wait=true >/dev/null
 "$kubectl" delete namespace ordered-extra --wait=true --timeout=120s >/dev/null
-echo "$ helm drift repair ordered -n demo   (the Namespace and the CRD first, the rest once they are served)"
-"$helm" drift repair ordered -n demo | tee "$state/ordered.txt"
+echo "$ helm drift repair ordered -n demo   (refused: the Namespace and the CRD lie outside the record's namespace)"
+"$helm" drift repair ordered -n demo >"$state/ordered-refused.txt" 2>&1 || [ $? = 1 ]
+grep -q -- "--trust-namespace demo" "$state/ordered-refused.txt"
+echo "$ helm drift repair ordered -n demo --trust-namespace demo   (the Namespace and the CRD first, the rest once they are served)"
+"$helm" drift repair ordered -n demo --trust-namespace demo | tee "$state/ordered.txt"
 grep -q "recreate Namespace ordered-extra: applied" "$state/ordered.txt"
 "$helm" uninstall ordered --namespace demo >/dev/null
 

@@ -95,11 +95,38 @@ pub(crate) async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> 
             req
         },
     ));
-    let client = match rate(conn) {
-        Some((burst, per)) => builder.with_layer(&tower::limit::RateLimitLayer::new(burst, per)).build(),
-        None => builder.build(),
+    let client = match conn.given {
+        // A cluster of an inventory is someone else's: none of its answers may exceed the cap.
+        Some(_) => finish(builder.with_layer(&tower::util::MapResponseLayer::new(capped)), conn),
+        None => finish(builder, conn),
     };
     Ok(Cluster { client, default_namespace, server })
+}
+
+/// The most bytes one response of a cluster of an inventory (a fleet member) may hold: past it,
+/// the response is an error ("length limit exceeded"; a watch is then started again).
+pub(crate) const MEMBER_RESPONSE_MAX: usize = 64 * 1024 * 1024;
+
+type Body = Box<kube::client::DynBody>;
+
+/// A response whose body is cut off, as an error, past [`MEMBER_RESPONSE_MAX`] bytes.
+fn capped(res: http::Response<Body>) -> http::Response<http_body_util::Limited<Body>> {
+    res.map(|b| http_body_util::Limited::new(b, MEMBER_RESPONSE_MAX))
+}
+
+/// The client, with the connection's request rate limit if any.
+fn finish<S, B>(builder: kube::client::ClientBuilder<S>, conn: &Connection) -> kube::Client
+where
+    S: tower::Service<http::Request<kube::client::Body>, Response = http::Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<tower::BoxError>,
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<tower::BoxError>,
+{
+    match rate(conn) {
+        Some((burst, per)) => builder.with_layer(&tower::limit::RateLimitLayer::new(burst, per)).build(),
+        None => builder.build(),
+    }
 }
 
 pub(crate) mod requests {
@@ -270,6 +297,18 @@ fn pem_certificates(pem: &[u8]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_members_response_past_the_cap_is_an_error() {
+        use http_body_util::BodyExt;
+        let body = |n: usize| -> Body {
+            Box::new(http_body_util::Full::new(bytes::Bytes::from(vec![b'x'; n])).map_err(|e| match e {}))
+        };
+        let fits = capped(http::Response::new(body(MEMBER_RESPONSE_MAX))).into_body().collect().await;
+        assert_eq!(fits.unwrap().to_bytes().len(), MEMBER_RESPONSE_MAX);
+        let over = capped(http::Response::new(body(MEMBER_RESPONSE_MAX + 1))).into_body().collect().await;
+        assert!(over.unwrap_err().to_string().contains("length limit exceeded"));
+    }
 
     #[test]
     fn pem_bundle_yields_each_certificate() {

@@ -29,6 +29,9 @@ pub(crate) enum StepStatus {
     Planned,
     /// Its server-side dry-run failed, so nothing was applied (the server's reason).
     Refused(String),
+    /// helm-drift's own rule refused it before asking the server (whose word the record is,
+    /// which objects the release owns), so nothing was applied.
+    Withheld(String),
     Applied,
     Failed(String),
     /// Not attempted because an earlier step failed.
@@ -36,11 +39,16 @@ pub(crate) enum StepStatus {
 }
 
 impl StepStatus {
+    /// Refused, by the server's dry-run or by helm-drift's own rule.
+    pub(crate) fn refused(&self) -> bool {
+        matches!(self, StepStatus::Refused(_) | StepStatus::Withheld(_))
+    }
+
     /// One word for logs and metrics.
     pub(crate) fn word(&self) -> &'static str {
         match self {
             StepStatus::Planned => "planned",
-            StepStatus::Refused(_) => "refused",
+            StepStatus::Refused(_) | StepStatus::Withheld(_) => "refused",
             StepStatus::Applied => "applied",
             StepStatus::Failed(_) => "failed",
             StepStatus::NotApplied => "not-applied",
@@ -82,7 +90,7 @@ impl RepairReport {
     /// Error if a step was refused or failed; else (after applying) drift unless in sync but for
     /// the fields added outside Helm it kept; a dry run is drift when anything would change.
     pub(crate) fn exit_status(&self) -> ExitStatus {
-        if self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_) | StepStatus::Failed(_))) {
+        if self.steps.iter().any(|s| s.status.refused() || matches!(s.status, StepStatus::Failed(_))) {
             return ExitStatus::Error;
         }
         let cannot = self.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
@@ -108,7 +116,7 @@ impl RepairReport {
     }
 
     pub(crate) fn refused(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s.status, StepStatus::Refused(_)))
+        self.steps.iter().any(|s| s.status.refused())
     }
 
     pub(crate) fn failed(&self) -> bool {

@@ -57,8 +57,8 @@ pub(super) async fn carry_out(
     let total = steps.len();
     for (done, planned) in steps.iter_mut().enumerate() {
         request.progress.tell(Tick::Step { phase: Phase::Validating, done, total });
-        if let Some(why) = validate(writer, evaluated, planned, request).await {
-            planned.step.status = StepStatus::Refused(why);
+        if let Some(status) = validate(writer, evaluated, planned, request).await {
+            planned.step.status = status;
             refused = true;
         }
     }
@@ -96,8 +96,33 @@ pub(super) async fn carry_out(
     carried
 }
 
-/// Why a step cannot be made, if it cannot: the authority's refusal, or the server's dry-run.
+/// Why a step cannot be made, if it cannot: helm-drift's own rule (the authority, the trust
+/// rule for a person), or the server's dry-run.
 async fn validate(
+    writer: &kube::Client,
+    evaluated: &Evaluated,
+    planned: &mut PlannedStep,
+    request: &RepairRequest,
+) -> Option<StepStatus> {
+    if let Some(why) = allowed(evaluated, planned, request) {
+        return Some(StepStatus::Withheld(why));
+    }
+    dry_run(writer, evaluated, planned, request).await.map(StepStatus::Refused)
+}
+
+/// Why helm-drift's own rules refuse a step before anything is asked of the server.
+fn allowed(evaluated: &Evaluated, planned: &PlannedStep, request: &RepairRequest) -> Option<String> {
+    let (_, at) = planned.target(evaluated)?;
+    let o = &evaluated.report.objects[planned.index];
+    if let Some(authority) = &request.authority {
+        return authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref());
+    }
+    request.trust.beyond(evaluated.release.namespace(), &o.id, at.namespace.as_deref())
+}
+
+/// Why the server's dry-run refuses a step (a field that cannot change: replaced with
+/// `--replace`).
+async fn dry_run(
     writer: &kube::Client,
     evaluated: &Evaluated,
     planned: &mut PlannedStep,
@@ -105,16 +130,6 @@ async fn validate(
 ) -> Option<String> {
     let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
     let o = &evaluated.report.objects[planned.index];
-    if let Some(authority) = &request.authority
-        && let Some(why) = authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref())
-    {
-        return Some(why);
-    }
-    if request.authority.is_none()
-        && let Some(why) = request.trust.beyond(evaluated.release.namespace(), &o.id, at.namespace.as_deref())
-    {
-        return Some(why);
-    }
     let e = live::change(writer, at, name, first, true).await.err()?;
     let why = scrub(&e.to_string(), evaluated, planned.index);
     if !super::order::is_immutable(&why) {

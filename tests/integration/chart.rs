@@ -121,17 +121,17 @@ helm_matrix! {
             &["--set-json", r#"rbac.extraReadRules=[{"apiGroups":["cert-manager.io"],"resources":["certificates"]}]"#],
         );
         assert_eq!(rule(&crd, "ClusterRole", "certificates")["verbs"][2], "watch");
-        // One namespace: a Role and its binding there, nothing cluster-wide; a NetworkPolicy on
-        // request; the image by digest.
-        let one = template(
-            &env,
-            helm,
-            &["--set", "watch.allNamespaces=false,networkPolicy.enabled=true,image.digest=sha256:0123"],
-        );
+        // One namespace: a Role and its binding there, nothing cluster-wide; the image by digest.
+        let one = template(&env, helm, &["--set", "watch.allNamespaces=false,image.digest=sha256:0123"]);
         assert!(!kinds(&one).iter().any(|k| k.starts_with("Cluster")), "{:?}", kinds(&one));
         assert_eq!(rule(&one, "Role", "secrets")["verbs"][1], "list");
-        let policy = find(&one, "NetworkPolicy");
+        // The metrics port (and the page) behind a NetworkPolicy by default: this namespace and
+        // the namespaces labelled for scraping, not every pod of the cluster.
+        let policy = find(&docs, "NetworkPolicy");
         assert_eq!(policy["spec"]["ingress"][0]["ports"][0]["port"], 8080);
+        let from = &policy["spec"]["ingress"][0]["from"];
+        assert_eq!(from.as_sequence().unwrap().len(), 2, "{from:?}");
+        assert_eq!(from[1]["namespaceSelector"]["matchLabels"]["helm-drift.io/scrape"], "true", "{from:?}");
         let c = &find(&one, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["image"].as_str().unwrap().ends_with("@sha256:0123"), "{:?}", c["image"]);
         let pod = &find(&docs, "Deployment")["spec"]["template"]["spec"];
@@ -322,7 +322,8 @@ helm_matrix! {
         assert!(!kinds(&argocd).contains(&"ClusterRole".to_string()), "never every Secret by default");
         // Cluster API's namespace must be named; every namespace only when asked.
         let chart = chart();
-        let unnamed = env.helm(helm, &["template", "drift", &chart, "--set", "clusters.source=capi"]).code(1);
+        let unnamed =
+            env.helm(helm, &["template", "drift", &chart, "--kube-version", "1.36.0", "--set", "clusters.source=capi"]).code(1);
         unnamed.stderr_has("clusters.namespace: name the namespace of the Cluster API Clusters");
         let wide = template(&env, helm, &["--set", "clusters.source=capi,clusters.namespace=*"]);
         assert!(kinds(&wide).contains(&"ClusterRole".to_string()), "every namespace: a ClusterRole, asked for");

@@ -44,7 +44,11 @@ helm_matrix! {
 
         env.drift(&["repair", &release]).success();
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "edited", "without --hooks, hooks are left alone");
-        let out = env.drift(&["repair", &release, "--hooks"]).success();
+        // The CRD hook is cluster-scoped: a person's repair writes it on the record's word only
+        // when the namespace is trusted, and refuses (all or nothing) otherwise.
+        env.drift(&["repair", &release, "--hooks"]).code(1).stdout_has(&format!("--trust-namespace {}", env.ns));
+        assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "edited", "nothing applied when a step is refused");
+        let out = env.drift(&["repair", &release, "--hooks", "--trust-namespace", &env.ns]).success();
         out.stdout_has(&format!("{release}: in sync"));
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
         assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
@@ -55,7 +59,7 @@ helm_matrix! {
 
         env.kubectl(&["delete", "configmap", &kept]).success();
         env.drift(&["check", &release, "--hooks"]).code(2).stdout_has(&format!("missing  ConfigMap {}/{kept}", env.ns));
-        env.drift(&["repair", &release, "--hooks"]).success();
+        env.drift(&["repair", &release, "--hooks"]).success(); // in its namespace: no trust needed
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
         assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
         assert_eq!(records().lines().count(), 1, "still no new revision");
@@ -71,7 +75,7 @@ helm_matrix! {
             .code(2)
             .stdout_has(&format!("modified CustomResourceDefinition {crd}"))
             .stdout_has("pre-install hook, as created at revision 1");
-        env.drift(&["repair", &release, "--hooks"]).success();
+        env.drift(&["repair", &release, "--hooks", "--trust-namespace", &env.ns]).success();
         assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
 
         // Revision 3 with another value for the hook (it runs again), then a rollback to 1
@@ -150,7 +154,7 @@ fn a_watcher_with_hooks_reports_kept_hook_objects_and_leaves_healing_to_a_person
     assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["edited"]"#);
     assert_eq!(env.get("configmap", "hw-hook", "{.data.ran}"), "edited");
     w.stop();
-    env.drift(&["repair", "hw", "--hooks"]).success();
+    env.drift(&["repair", "hw", "--hooks", "--trust-namespace", &env.ns]).success();
     assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
     let records = env.kubectl(&["get", "secrets", "-l", "owner=helm,name=hw", "-o", "name"]).success().stdout();
     assert_eq!(records.lines().count(), 2, "no new revision: {records}");

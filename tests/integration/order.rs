@@ -26,7 +26,9 @@ helm_matrix! {
         let check = env.drift(&["check", &release]).code(2);
         check.stdout_has(&format!("missing  Namespace {extra}")).stdout_has(&format!("missing  CustomResourceDefinition {crd}"));
 
-        let out = env.drift(&["repair", &release]).code(0);
+        // The Namespace and the CRD lie outside the record's namespace: refused until trusted.
+        env.drift(&["repair", &release]).code(1).stdout_has(&format!("Namespace {extra} is cluster-scoped"));
+        let out = env.drift(&["repair", &release, "--trust-namespace", &env.ns]).code(0);
         let text = out.stdout();
         let order: Vec<usize> = [
             format!("Namespace {extra}"),

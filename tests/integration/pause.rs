@@ -79,8 +79,18 @@ fn a_fleets_pauses_are_read_from_its_management_cluster() {
     // On the workload cluster, a namespace named as the fleet's home, and a pause in it for web3.
     w.kubectl(&["create", "namespace", &m.ns]).success();
     let at_home = ["--pause-namespace", m.ns.as_str()];
+    // `helm drift pause` refuses it there (no watcher announces it reads pauses on that
+    // cluster), so it is written by hand, as whoever may write there could.
     let forged = ["pause", "web3", "-n", &w.ns, "--for", "1h", "--reason", "forged"];
-    w.drift(&[&forged[..], &at_home[..]].concat()).success();
+    w.drift(&[&forged[..], &at_home[..]].concat()).code(1).stderr_has("would hold nothing");
+    let cm = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-drift-pause-forged\n  labels: {{helm-drift.io/pause: \"true\"}}\ndata: {{namespace: {}, release: web3, reason: forged, by: tenant, until: \"2999-01-01T00:00:00Z\"}}\n",
+        w.ns
+    );
+    let file = w.home().join("forged-fleet-pause.yaml");
+    std::fs::write(&file, cm).unwrap();
+    // The last -n wins: in the namespace named as the fleet's home, on the workload cluster.
+    w.kubectl(&["apply", "-n", &m.ns, "-f", file.to_str().unwrap()]).success();
     let args = [
         "--all",
         "-n",

@@ -87,7 +87,7 @@ both_helms! {
         let env = repaired(helm, "subject", |env| {
             let binding = format!("{}-app-reader", env.ns);
             json_patch(env, "clusterrolebinding", &binding, r#"[{"op":"replace","path":"/subjects/0/name","value":"intruder"}]"#)
-        }, &[]);
+        }, &["--trust-namespace", "*"]);
         // A cluster-scoped object's Event is in `default`, where Kubernetes keeps them.
         let binding = format!("{}-app-reader", env.ns);
         let events = env.kubectl(&["get", "events", "-n", "default", "--field-selector", "reason=DriftRepaired", "-o", "json"]);

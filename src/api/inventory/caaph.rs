@@ -84,7 +84,12 @@ fn proxy(
     let spec = object.data.get("spec")?;
     let text = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let cluster_name = text(spec, "/clusterRef/name")?;
-    let cluster_namespace = text(spec, "/clusterRef/namespace").unwrap_or_else(|| namespace.clone());
+    // CAAPH makes a proxy in its Cluster's namespace: one naming a Cluster of another namespace
+    // was written by someone else, to steer what they have no say over.
+    if text(spec, "/clusterRef/namespace").is_some_and(|ns| ns != namespace) {
+        return None;
+    }
+    let cluster_namespace = namespace.clone();
     let release = text(spec, "/releaseName")?;
     let release_namespace = text(spec, "/namespace").unwrap_or_else(|| "default".into());
     let revision = object.data.pointer("/status/revision").and_then(Value::as_u64).and_then(|r| u32::try_from(r).ok());
@@ -152,5 +157,12 @@ mod tests {
         let mut unnamed = hrp.clone();
         unnamed.data["spec"]["releaseName"] = json!("");
         assert!(proxy(&unnamed, &charts).is_none());
+        // A proxy speaks only for a Cluster of its own namespace.
+        let mut beyond = hrp.clone();
+        beyond.data["spec"]["clusterRef"]["namespace"] = json!("platform");
+        assert!(proxy(&beyond, &charts).is_none(), "a tenant's proxy naming the platform's cluster");
+        let mut own_ns = hrp.clone();
+        own_ns.data["spec"]["clusterRef"]["namespace"] = json!("fleet");
+        assert_eq!(proxy(&own_ns, &charts).unwrap().0, "fleet/eu");
     }
 }

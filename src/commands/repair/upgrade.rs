@@ -75,7 +75,7 @@ fn outside(session: &Session, namespace: &str, manifests: impl Iterator<Item = S
                 Some(at) => crate::settings::place(at.namespace.as_deref()),
                 None => "of a kind not served".to_string(),
             };
-            out.push(format!("{}/{} ({place})", o.kind, o.name));
+            out.push(format!("{} ({place})", o.id()));
         }
     }
     out

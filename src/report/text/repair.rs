@@ -22,6 +22,7 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
             StepStatus::Planned if r.refused() => paint(on, Tone::Warn, "not applied (another step was refused)"),
             StepStatus::Planned => paint(on, Tone::Note, "planned"),
             StepStatus::Refused(why) => paint(on, Tone::Bad, &format!("refused by the server dry-run: {why}")),
+            StepStatus::Withheld(why) => paint(on, Tone::Bad, &format!("refused: {why}")),
             StepStatus::Applied => paint(on, Tone::Good, "applied"),
             StepStatus::Failed(why) => paint(on, Tone::Alarm, &format!("FAILED: {why}")),
             StepStatus::NotApplied => paint(on, Tone::Warn, "not applied (an earlier step failed)"),
@@ -58,7 +59,7 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
         );
     }
     if r.refused() {
-        let _ = writeln!(out, "nothing was changed: every step must pass its server dry-run first");
+        let _ = writeln!(out, "nothing was changed: every step must be allowed and pass its server dry-run first");
     }
     if r.failed() {
         let _ = writeln!(

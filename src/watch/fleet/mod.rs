@@ -296,7 +296,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
                 },
                 metrics: metrics.clone(),
                 health: start.health.clone(),
-                key: start.key.to_vec(),
+                key: signing_key::for_member(start.key, &m.name),
                 probe: start.every.min(member::PROBE_MAX),
                 proxies: m.proxies,
                 management: start.settings.connection.clone(),

@@ -219,7 +219,7 @@ impl Healing {
             let mut fields: Vec<(&str, &(dyn ToString + Sync))> =
                 vec![("release", &release), ("object", &s.object), ("result", &result)];
             match &s.status {
-                StepStatus::Refused(why) => {
+                StepStatus::Refused(why) | StepStatus::Withheld(why) => {
                     refused(report, &s.object, why, &hands).await;
                     continue;
                 }
@@ -264,7 +264,7 @@ async fn refused(report: &DriftReport, object: &ObjectId, why: &str, hands: &Han
 
 /// A repair's outcome for the metric: a refusal outranks a failure, which outranks success.
 fn repair_result(steps: &[&StepStatus]) -> &'static str {
-    if steps.iter().any(|s| matches!(s, StepStatus::Refused(_))) {
+    if steps.iter().any(|s| s.refused()) {
         "refused"
     } else if steps.iter().any(|s| matches!(s, StepStatus::Failed(_) | StepStatus::NotApplied)) {
         "failed"
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn a_refusal_outranks_a_failure_which_outranks_success() {
         let failed = StepStatus::Failed("conflict".into());
-        let refused = StepStatus::Refused("outside its namespace".into());
+        let refused = StepStatus::Withheld("outside its namespace".into());
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
         assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");

@@ -202,7 +202,7 @@ type Seen = (Option<(crate::watch::keys::ReleaseObject, String)>, Option<k8s_ope
 const EVENT_PAGE: u32 = 25;
 /// The most Events of one reason read at start; the rest are not read (they only seed what was
 /// already reported: a drift they would have named is announced again).
-const MOST_EVENTS: usize = 200_000;
+const MOST_EVENTS: usize = 20_000;
 
 /// The Events of `reason`, a page at a time, each reduced to [`Seen`] before the next is read.
 /// An expired continue token starts the list again (paged: what was seen twice is the same).
@@ -249,6 +249,12 @@ fn taken(e: &Event) -> Option<(crate::watch::keys::ReleaseObject, String)> {
         return None;
     }
     let (release_ns, release) = annotations.get(RELEASE)?.split_once('/')?;
+    // helm-drift records an Event about an object beyond the release's namespace on the
+    // release's record, in the release's namespace: one elsewhere (a cluster-scoped object's,
+    // in `default`) was written by someone else, to speak for releases they have no say over.
+    if e.metadata.namespace.as_deref() != Some(release_ns) {
+        return None;
+    }
     let (api_version, kind, name) = (o.api_version.as_deref()?, o.kind.as_deref()?, o.name.as_deref()?);
     let valid = |s: &str| !s.is_empty() && s.len() <= 253;
     if ![api_version, kind, name, release_ns, release].into_iter().all(valid)
@@ -301,6 +307,14 @@ mod tests {
         let mut elsewhere = event(COMPONENT, &sig);
         elsewhere.metadata.namespace = Some("tenant".into());
         assert!(taken(&elsewhere).is_none());
+        // A cluster-scoped object's Event in `default`, claiming a release of another namespace.
+        let mut forged = event(COMPONENT, &sig);
+        forged.involved_object.namespace = None;
+        forged.involved_object.kind = Some("ClusterRole".into());
+        forged.metadata.namespace = Some("default".into());
+        assert!(taken(&forged).is_none(), "an Event speaks only for releases of its namespace");
+        forged.metadata.annotations.as_mut().unwrap().insert(RELEASE.into(), "default/web".into());
+        assert!(taken(&forged).is_some(), "one of its own namespace's releases");
         assert!(ours(&event(COMPONENT, &sig), Some(&sig)));
         assert!(!ours(&event(COMPONENT, &sig), Some(&"cd".repeat(32))));
     }

@@ -23,6 +23,8 @@ impl Watcher<'_> {
                 return Ok(());
             }
         }
+        let state = &self.state;
+        self.tracker.settle(|release| state.watches(release));
         self.outputs.health.ready.store(true, Ordering::Relaxed);
         self.outputs.metrics.ready(1);
         let (releases, drifted) = self.state.counts();

@@ -70,6 +70,11 @@ impl State {
         (was.is_some() || drifted) && was != Some(drifted) || new_revision
     }
 
+    /// Whether a release is watched.
+    pub(crate) fn watches(&self, key: &ReleaseKey) -> bool {
+        self.releases.contains_key(key)
+    }
+
     /// How many releases are watched, and how many of them drifted.
     pub(crate) fn counts(&self) -> (usize, usize) {
         (self.releases.len(), self.releases.values().filter(|w| w.drifted).count())

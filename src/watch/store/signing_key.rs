@@ -27,6 +27,14 @@ pub(crate) fn random() -> Vec<u8> {
     crate::random::bytes::<MIN_LEN>().to_vec()
 }
 
+/// A fleet member's own key, derived from the fleet's (HMAC-SHA-256 of its name): the members
+/// share no key, so what one member's cluster may read of its signatures (its Events) confirms
+/// nothing about another member's values.
+pub(crate) fn for_member(fleet: &[u8], member: &str) -> Vec<u8> {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, fleet);
+    ring::hmac::sign(&key, format!("helm-drift member {member}").as_bytes()).as_ref().to_vec()
+}
+
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the
 /// Secret cannot be used (with the reason).
 pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {
@@ -78,5 +86,15 @@ mod tests {
         let (a, b) = (super::random(), super::random());
         assert_eq!(a.len(), 32);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn each_member_of_a_fleet_signs_with_a_key_of_its_own() {
+        let fleet = [7u8; 32];
+        let (eu, us) = (super::for_member(&fleet, "fleet/eu"), super::for_member(&fleet, "fleet/us"));
+        assert_eq!(eu.len(), 32);
+        assert_ne!(eu, us);
+        assert_ne!(eu, fleet.to_vec());
+        assert_eq!(eu, super::for_member(&fleet, "fleet/eu"), "the same across restarts");
     }
 }

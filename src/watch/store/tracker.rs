@@ -79,6 +79,13 @@ impl Tracker {
         out
     }
 
+    /// After the first full check: the seeds of releases not watched can never match, and are
+    /// dropped (Events read at start hold nothing past it but what may still match).
+    pub(crate) fn settle(&mut self, watched: impl Fn(&ReleaseKey) -> bool) {
+        self.seeds.retain(|(release, _), _| watched(release));
+        self.seeds.shrink_to_fit();
+    }
+
     /// Forgets a release (uninstalled): no transitions, its objects are gone with it.
     pub(crate) fn forget(&mut self, release: &ReleaseKey) {
         self.reported.retain(|(r, _), _| r != release);
@@ -126,6 +133,18 @@ mod tests {
         assert_eq!(kinds(&t.update(&report(Some(4)))), ["detected"], "another value is another drift");
         assert_eq!(kinds(&t.update(&report(None))), ["resolved"]);
         assert!(t.update(&report(None)).is_empty());
+    }
+
+    #[test]
+    fn seeds_of_releases_not_watched_are_dropped_after_the_first_check() {
+        let web = ReleaseKey::new("ns", "web");
+        let other = ReleaseKey::new("ns", "gone");
+        let sig = "ab".repeat(32);
+        let seeds = HashMap::from([((web.clone(), id()), sig.clone()), ((other.clone(), id()), sig)]);
+        let mut t = Tracker::seeded(seeds, signer());
+        t.settle(|r| *r == web);
+        assert_eq!(t.seeds.len(), 1);
+        assert!(t.seeds.contains_key(&(web, id())));
     }
 
     #[test]

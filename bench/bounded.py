@@ -1,0 +1,124 @@
+"""Bounded by construction (issue 45): every input issue 45 names at once, written as a tenant who
+may only write Secrets, ConfigMaps and Events in their own namespaces could write them:
+
+- METADATA records whose chart metadata holds 5.4 million zeros (about 16 MB of JSON, 21 KB
+  gzipped), in namespace bnd-meta;
+- TINY records of one ConfigMap each, in namespace bnd-tiny (their ConfigMaps are listed);
+- EVENTS Events of helm-drift's reason with 900 KB messages, in bnd-tiny;
+- BIG ConfigMaps and BIG Secrets of 900 KB each in bnd-unrelated, a namespace that holds no
+  release (what kube-prometheus-stack's dashboards look like to a listing);
+- CLUSTERS Argo CD cluster Secrets in bnd-clusters, a tenant namespace.
+
+Then `helm-drift watch -A --repair` (its peak RSS beside the chart's 256 MiB limit), `check -A`
+over the same cluster, and `check -A --clusters argocd` (Argo CD's namespace by default: the
+tenant's cluster Secrets are no member).
+
+    python3 bench/bounded.py BINARY KUBECTL METADATA TINY EVENTS BIG CLUSTERS
+
+Prints one JSON object.
+"""
+import base64
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import zlib
+
+import probe
+
+binary, kubectl = sys.argv[1], sys.argv[2]
+metadata, tiny, events, big, clusters = (int(a) for a in sys.argv[3:8])
+
+
+def kube(*args, stdin=None):
+    return subprocess.run([kubectl, *args], input=stdin, check=True, capture_output=True)
+
+
+def create(items):
+    for start in range(0, len(items), 20):
+        doc = {"apiVersion": "v1", "kind": "List", "items": items[start:start + 20]}
+        kube("create", "-f", "-", stdin=json.dumps(doc).encode())
+
+
+def secret(ns, name, data):
+    value = base64.b64encode(base64.b64encode(data)).decode()
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": f"sh.helm.release.v1.{name}.v1", "namespace": ns,
+                         "labels": {"owner": "helm", "name": name, "status": "deployed", "version": "1"}},
+            "data": {"release": value}}
+
+
+def cm(name):
+    return f"---\n# Source: t/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
+
+
+for ns in ["bnd-meta", "bnd-tiny", "bnd-unrelated", "bnd-clusters"]:
+    subprocess.run([kubectl, "create", "namespace", ns], capture_output=True)
+written = time.monotonic()
+
+# The metadata records: one compressed prefix, each record's own tail after it.
+z = zlib.compressobj(9, zlib.DEFLATED, 31)
+head = z.compress(('{"chart": {"metadata": {"name": "m", "version": "1.0.0", "zeros": ['
+                   + ",".join(["0"] * 5_400_000) + ']}}, "manifest": ' + json.dumps(cm("m")) + ", ").encode())
+items = []
+for i in range(metadata):
+    c = z.copy()
+    tail = json.dumps({"name": f"meta{i}", "namespace": "bnd-meta", "version": 1, "info": {"status": "deployed"}})[1:]
+    items.append(secret("bnd-meta", f"meta{i}", head + c.compress(tail.encode()) + c.flush()))
+create(items)
+create([secret("bnd-tiny", f"tiny{i}", gzip.compress(json.dumps(
+    {"name": f"tiny{i}", "namespace": "bnd-tiny", "version": 1, "info": {"status": "deployed"},
+     "manifest": cm(f"tiny{i}")}).encode())) for i in range(tiny)])
+message = "m" * (900 * 1024)
+create([{"apiVersion": "v1", "kind": "Event",
+         "metadata": {"name": f"flood{i}.drift-{'ab' * 8}", "namespace": "bnd-tiny",
+                      "annotations": {"helm-drift.io/signature": "ab" * 32, "helm-drift.io/release": f"bnd-tiny/x{i}"}},
+         "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "name": f"x{i}", "namespace": "bnd-tiny"},
+         "reason": "DriftDetected", "message": message, "type": "Warning",
+         "source": {"component": "helm-drift"}, "reportingComponent": "helm-drift"} for i in range(events)])
+rng = random.Random(45)
+blob = base64.b64encode(rng.randbytes(675 * 1024)).decode()  # 900 KB of text
+create([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"dashboard{i}", "namespace": "bnd-unrelated"},
+         "data": {"dashboard.json": blob}} for i in range(big)])
+create([{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"blob{i}", "namespace": "bnd-unrelated"},
+         "stringData": {"blob": blob}} for i in range(big)])
+create([{"apiVersion": "v1", "kind": "Secret",
+         "metadata": {"name": f"cluster{i}", "namespace": "bnd-clusters",
+                      "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+         "stringData": {"name": f"c{i}", "server": f"https://127.0.0.1:{1 + i}",
+                        "config": json.dumps({"bearerToken": "t", "tlsClientConfig": {"insecure": True}})}}
+        for i in range(clusters)])
+written = time.monotonic() - written
+
+
+def peak_of(*args):
+    """Exit code and peak RSS (MiB) of one run of the binary, a process of its own."""
+    out = subprocess.run([sys.executable, "-c",
+        "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+        "sys.stderr.buffer.write(r.stderr[-2000:]); "
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", binary, *args],
+        capture_output=True, text=True)
+    code, rss = out.stdout.split()
+    return int(code), round(int(rss) / 1024, 1), out.stderr.strip().splitlines()[-1:]
+
+
+port, base, log = probe.endpoint()
+started = time.monotonic()
+proc = subprocess.Popen([binary, "watch", "-A", "--repair", "--metrics-address", f"127.0.0.1:{port}",
+                         "--log-format", "json", "--resync", "10m", "--max-releases-per-namespace", "100000"],
+                        stdout=subprocess.DEVNULL, stderr=log)
+ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 900)
+check_exit, check_peak, _ = peak_of("check", "-A", "-o", "json")
+fleet_exit, fleet_peak, fleet_said = peak_of("check", "-A", "--clusters", "argocd")
+print(json.dumps({
+    "metadata_records": metadata, "tiny_records": tiny, "events": events, "big_objects": 2 * big,
+    "tenant_cluster_secrets": clusters, "write_s": round(written, 1),
+    "ready_s": round(ready, 3), "serving_after_10s": alive,
+    "rejected_records": probe.sample(metrics, 'helm_drift_rejected_inputs_total{input="record"}'),
+    "rss_mib": round(rss, 1), "peak_rss_mib": round(peak, 1),
+    "check_exit": check_exit, "check_peak_rss_mib": check_peak,
+    "fleet_exit": fleet_exit, "fleet_peak_rss_mib": fleet_peak, "fleet_said": fleet_said,
+}))

@@ -10,7 +10,9 @@
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in (as a ServiceAccount of its namespace), holds its healing during a break-glass pause that
 # ends by itself, and heals only once a repair window opens, while a forged release record that asks for
-# cluster-admin is not even compared (a record speaks only for its namespace); `helm drift guard` warns
+# cluster-admin is not even compared (a record speaks only for its namespace), and a person's check
+# names the binding it asks for while their repair refuses it (--trust-namespace lends a person's
+# rights, as the repairs of the hooks' CRD and of the deleted Namespace show); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
 # clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); `--hooks` finds a kept hook ConfigMap
 # and a pre-install hook CRD edited by hand and repairs them without running the hook; a release
@@ -224,8 +226,8 @@ healed_and_intruder_excluded() {
   greeted && says 'helm_drift_repairs_total{result="applied"} 1' && says 'release="intruder",verdict="excluded"} 1'
 }
 wait_until $(( $(date +%s) + 60 )) "$state/watch.log" healed_and_intruder_excluded
-echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass, in the watcher's"
-echo "  namespace helm-drift, which whoever may write a release record in 'demo' cannot write)"
+echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass: written where the"
+echo "  watcher announces it reads pauses, namespace helm-drift, which whoever may write a release record in 'demo' cannot)"
 "$helm" drift pause healed -n demo --for 8s --reason "INC-1: kept by hand"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"kept by hand"}}'
 deadline=$(( $(date +%s) + 60 ))

@@ -93,7 +93,6 @@ impl LiveCache {
     }
 
     /// How many listed objects were not kept for the byte budget (read alone when asked for).
-    #[cfg(test)]
     pub(crate) fn over_budget(&self) -> usize {
         self.over_budget.load(Ordering::Relaxed)
     }
@@ -137,10 +136,15 @@ impl LiveCache {
     }
 
     /// Whether a listed object (`listed_as` in listing `key`, managed by Helm or not, of `bytes`)
-    /// is kept: named by a release or managed by Helm, and within the budget.
+    /// is kept: named by a release (always: the releases' records bound those), or managed by
+    /// Helm for a release not judged yet, within the budget.
     fn keep(&self, key: &ListKey, listed_as: &str, helm: bool, bytes: usize) -> bool {
-        let named = || self.wanted.lock().expect("cache lock").get(key).is_some_and(|w| w.contains(listed_as));
-        if !helm && !named() {
+        let named = self.wanted.lock().expect("cache lock").get(key).is_some_and(|w| w.contains(listed_as));
+        if named {
+            self.held.fetch_add(bytes, Ordering::Relaxed);
+            return true;
+        }
+        if !helm {
             return false;
         }
         let fits = self
@@ -322,7 +326,8 @@ mod tests {
         let at = location(Some("shop"));
         cache.want([(&at, "web")]);
         let (key, listed_as, _) = cache.key(&at, "web");
-        assert!(cache.keep(&key, &listed_as, false, 10), "named by a release");
+        assert!(cache.keep(&key, &listed_as, false, KEPT_BYTES), "named by a release: always");
+        cache.held.store(0, Ordering::Relaxed);
         assert!(cache.keep(&key, "dashboard", true, 10), "managed by Helm");
         assert!(!cache.keep(&key, "unrelated", false, 10), "neither: left with its page");
         assert!(!cache.keep(&key, "huge", true, KEPT_BYTES), "past the budget: read alone if asked");

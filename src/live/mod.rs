@@ -9,7 +9,7 @@ mod listing;
 
 pub(crate) use change::{Change, apply_dry_run, change};
 pub(crate) use events::{event, event_namespace, record_event};
-pub(crate) use listing::LiveCache;
+pub(crate) use listing::{KEPT_BYTES, LiveCache};
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};

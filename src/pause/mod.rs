@@ -131,14 +131,19 @@ pub(crate) async fn end(client: &kube::Client, home: &str, pause: &Pause) -> Res
     }
 }
 
-/// The pauses in `home`, and how many ConfigMaps labelled as pauses could not be read as one.
+/// The most pauses read (one page): a namespace flooded with them costs no more.
+const MOST: u32 = 1000;
+
+/// The pauses in `home`, and how many ConfigMaps labelled as pauses could not be read as one
+/// (or were past the [`MOST`] read: at least one more when there were).
 pub(crate) async fn read(client: &kube::Client, home: &str) -> Result<(Vec<Pause>, usize), ApiError> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
     let list = api
-        .list(&ListParams::default().labels(&format!("{LABEL}=true")))
+        .list(&ListParams::default().labels(&format!("{LABEL}=true")).limit(MOST))
         .await
         .map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
-    let (mut pauses, mut bad) = (Vec::new(), 0);
+    let more = list.metadata.continue_.as_deref().is_some_and(|c| !c.is_empty());
+    let (mut pauses, mut bad) = (Vec::new(), usize::from(more));
     for cm in list.items {
         match cm.data.as_ref().and_then(Pause::from_data) {
             Some(p) => pauses.push(p),

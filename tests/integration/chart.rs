@@ -305,9 +305,16 @@ helm_matrix! {
         assert_eq!(secrets["verbs"].as_sequence().unwrap().len(), 1, "Secrets read one by one, never listed");
         let c = &find(&capi, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         let args: Vec<&str> = c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-        for arg in ["--clusters=capi", "--clusters-namespace=fleet", "--clusters-interval=30s", "--leader-elect"] {
+        for arg in ["--clusters=capi", "--clusters-namespace=fleet", "--clusters-interval=30s", "--leader-elect", "--clusters-max=20"] {
             assert!(args.contains(&arg), "{arg}: {args:?}");
         }
+        // The memory limit sized to the fleet: 128 MiB and 12 MiB per entry (F5 measured about
+        // 10 MiB per entry, 524 MiB at 50).
+        assert_eq!(c["resources"]["limits"]["memory"], "368Mi", "{:?}", c["resources"]);
+        let fifty = template(&env, helm, &["--set", "clusters.source=capi,clusters.namespace=fleet,clusters.max=50"]);
+        let c50 = &find(&fifty, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(c50["resources"]["limits"]["memory"], "728Mi");
+        assert_eq!(c50["resources"]["requests"]["memory"], "64Mi", "requests kept");
         // Argo CD's cluster Secrets are read where Argo CD reads them, by default.
         let argocd = template(&env, helm, &["--set", "clusters.source=argocd"]);
         let role = argocd

@@ -32,6 +32,7 @@ mod support;
 mod tenancy;
 
 mod baseline;
+mod bounded;
 mod caaph;
 mod chart;
 mod check_missing;

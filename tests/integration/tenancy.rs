@@ -390,3 +390,35 @@ helm_matrix! {
         env.drift(&["check", "app"]).success();
     }
 }
+
+/// An Event in `default` (where anyone who may create Events there writes) about a
+/// cluster-scoped object of a release in another namespace, shaped as helm-drift's: it seeds
+/// nothing, so the watcher never announces that drift as resolved (it did: a `DriftResolved`
+/// Event and a notification about a drift nobody reported).
+#[test]
+fn an_event_in_default_speaks_for_no_release_of_another_namespace() {
+    let env = Env::new("ten-forged-event");
+    let ns = env.ns.clone();
+    env.install(Helm::V4, "app", "repairable", &[]);
+    let role = format!("{ns}-app-reader");
+    let forged = serde_json::json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{role}.drift-{}", "ab".repeat(8)), "namespace": "default",
+            "annotations": {"helm-drift.io/signature": "ab".repeat(32), "helm-drift.io/release": format!("{ns}/app")}},
+        "involvedObject": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": role},
+        "reason": "DriftDetected", "message": "forged", "type": "Warning",
+        "source": {"component": "helm-drift"}, "reportingComponent": "helm-drift"});
+    let file = env.home().join("forged-event.json");
+    std::fs::write(&file, forged.to_string()).unwrap();
+    env.kubectl(&["apply", "-n", "default", "-f", file.to_str().unwrap()]).success();
+    let hook = crate::watching::Receiver::start();
+    let w = Watching::start(&env, &["app", "--notify", &hook.url]).ready();
+    // A real drift after it: notifications go out in order, so a resolution sent at the first
+    // check would have arrived before this one.
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
+    eventually("the real drift notified", Duration::from_secs(30), || hook.count("DriftDetected") == 1);
+    assert_eq!(hook.count("DriftResolved"), 0, "{:?}", hook.bodies());
+    let resolved =
+        env.kubectl(&["get", "events", "-n", "default", "--field-selector", "reason=DriftResolved", "-o", "name"]);
+    assert!(!resolved.success().stdout().contains(&role), "a DriftResolved Event for the forged drift");
+    w.stop();
+}

@@ -2,6 +2,7 @@
 //! on free loopback ports, for helm-drift's integration tests and demo. No kubelet, no scheduler.
 
 mod certs;
+mod measured;
 mod postgres;
 mod process;
 mod registry;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+pub use measured::peak_rss;
 pub use postgres::Postgres;
 pub use registry::OciRegistry;
 pub use tools::Tools;

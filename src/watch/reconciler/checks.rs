@@ -136,6 +136,7 @@ impl Watcher<'_> {
         loop {
             let batch: Vec<ReleaseIndex> = queue.by_ref().take(concurrency * BATCH_PER_WORKER).collect();
             if batch.is_empty() {
+                self.say_over_budget();
                 return;
             }
             // Healing in an earlier batch starts a fresh cache (it reads after its writes).
@@ -143,6 +144,20 @@ impl Watcher<'_> {
                 self.session.live.list_every_namespace();
             }
             self.evaluate_batch(batch, baseline.as_ref(), concurrency).await;
+        }
+    }
+
+    /// Objects the listings of this check did not keep for their byte budget (each read alone
+    /// when asked for): counted and said.
+    fn say_over_budget(&self) {
+        let over = self.session.live.over_budget();
+        if over > 0 {
+            self.outputs.metrics.rejected("listing", over as u64);
+            let budget = format!("{} MiB", crate::live::KEPT_BYTES >> 20);
+            self.outputs.log.warn(
+                "listed objects past the listings' budget were not kept (each is read alone if a release asks)",
+                &[("objects", &over), ("budget", &budget)],
+            );
         }
     }
 

@@ -48,7 +48,7 @@ impl Claimed {
             namespace: self.namespace,
             version: self.version,
             info: self.info,
-            content,
+            content: std::sync::Arc::new(content),
             _reserved: reserved,
         }
     }
@@ -129,7 +129,8 @@ pub(crate) struct Release {
     namespace: String,
     version: u32,
     info: Info,
-    content: Content,
+    /// Shared by its copies (a record's content can be megabytes: copies of a release are cheap).
+    content: std::sync::Arc<Content>,
     /// Its share of the process's memory budget, held as long as a copy of it lives.
     _reserved: Reserved,
 }
@@ -175,8 +176,9 @@ impl std::ops::Deref for Release {
 }
 
 impl std::ops::DerefMut for Release {
+    /// The content to change, copied first when another copy shares it.
     fn deref_mut(&mut self) -> &mut Content {
-        &mut self.content
+        std::sync::Arc::make_mut(&mut self.content)
     }
 }
 

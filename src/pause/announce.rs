@@ -7,8 +7,7 @@
 use crate::api::ApiError;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -76,22 +75,7 @@ pub(crate) fn name(watcher: &str) -> String {
 
 /// Writes (or renews) the announcement `name` in `home`.
 pub(crate) async fn announce(client: &kube::Client, home: &str, name: &str, a: &Announcement) -> Result<(), ApiError> {
-    let cm = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.to_string()),
-            namespace: Some(home.to_string()),
-            labels: Some(BTreeMap::from([(LABEL.to_string(), "true".to_string())])),
-            ..Default::default()
-        },
-        data: Some(a.data()),
-        ..Default::default()
-    };
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
-    let params = PatchParams::apply("helm-drift-watcher").force();
-    api.patch(name, &params, &Patch::Apply(&cm))
-        .await
-        .map(|_| ())
-        .map_err(|e| ApiError::from_kube(&e, "patch", "configmaps"))
+    super::apply(client, (home, name), LABEL, a.data(), "helm-drift-watcher").await
 }
 
 /// The announcements in `home` (every namespace: `None`), with the namespace each is in; at

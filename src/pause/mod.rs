@@ -105,20 +105,35 @@ impl Pause {
 /// Writes (or replaces) a pause in `home`.
 pub(crate) async fn write(client: &kube::Client, home: &str, pause: &Pause) -> Result<String, ApiError> {
     let name = pause.name();
+    apply(client, (home, &name), LABEL, pause.data(), "helm-drift-pause").await?;
+    Ok(name)
+}
+
+/// Applies (server-side, as `manager`) the ConfigMap `home/name` labelled `label: "true"` with
+/// `data`: a pause, or a watcher's announcement.
+async fn apply(
+    client: &kube::Client,
+    (home, name): (&str, &str),
+    label: &str,
+    data: BTreeMap<String, String>,
+    manager: &str,
+) -> Result<(), ApiError> {
     let cm = ConfigMap {
         metadata: ObjectMeta {
-            name: Some(name.clone()),
+            name: Some(name.to_string()),
             namespace: Some(home.to_string()),
-            labels: Some(BTreeMap::from([(LABEL.to_string(), "true".to_string())])),
+            labels: Some(BTreeMap::from([(label.to_string(), "true".to_string())])),
             ..Default::default()
         },
-        data: Some(pause.data()),
+        data: Some(data),
         ..Default::default()
     };
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
-    let params = PatchParams::apply("helm-drift-pause").force();
-    api.patch(&name, &params, &Patch::Apply(&cm)).await.map_err(|e| ApiError::from_kube(&e, "patch", "configmaps"))?;
-    Ok(name)
+    let params = PatchParams::apply(manager).force();
+    api.patch(name, &params, &Patch::Apply(&cm))
+        .await
+        .map(|_| ())
+        .map_err(|e| ApiError::from_kube(&e, "patch", "configmaps"))
 }
 
 /// Ends a pause before its time (none there is no error).

@@ -399,7 +399,7 @@ helm_matrix! {
 fn an_event_in_default_speaks_for_no_release_of_another_namespace() {
     let env = Env::new("ten-forged-event");
     let ns = env.ns.clone();
-    env.install(Helm::V4, "app", "repairable", &[]);
+    env.install(Helm::V4, "app", "repairable", &["--labels", "forged-event=yes"]);
     let role = format!("{ns}-app-reader");
     let forged = serde_json::json!({"apiVersion": "v1", "kind": "Event",
         "metadata": {"name": format!("{role}.drift-{}", "ab".repeat(8)), "namespace": "default",
@@ -411,7 +411,8 @@ fn an_event_in_default_speaks_for_no_release_of_another_namespace() {
     std::fs::write(&file, forged.to_string()).unwrap();
     env.kubectl(&["apply", "-n", "default", "-f", file.to_str().unwrap()]).success();
     let hook = crate::watching::Receiver::start();
-    let w = Watching::start(&env, &["app", "--notify", &hook.url]).ready();
+    // Every namespace: the Events of `default` are read at start.
+    let w = Watching::start(&env, &["-A", "-l", "forged-event=yes", "--notify", &hook.url]).ready();
     // A real drift after it: notifications go out in order, so a resolution sent at the first
     // check would have arrived before this one.
     env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);

@@ -223,10 +223,18 @@ fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
     let leases = mgmt.kubectl(&["get", "leases", "-l", "helm-drift.io/role=cluster", "-o", "name"]).success().stdout();
     assert_eq!(leases.lines().count(), 4, "one Lease per cluster: {leases}");
 
-    // Drift on the far plane: its two entries see the same object, announced once.
+    // Drift on the far plane: its two entries are two clusters to the fleet, each announcing it
+    // once, signed with its own key (what one member's users read confirms nothing of another's).
     far.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
-    eventually("one notification", Duration::from_secs(30), || hook.count("DriftDetected") == 1);
-    assert_eq!(events(&far, "DriftDetected").len(), 1);
+    eventually("one notification per entry", Duration::from_secs(30), || hook.count("DriftDetected") == 2);
+    let mut clusters: Vec<String> =
+        hook.received().iter().filter_map(|n| n["cluster"].as_str().map(str::to_string)).collect();
+    clusters.sort();
+    assert_eq!(clusters, ["shard-mgmt/c3", "shard-mgmt/c4"]);
+    let signatures: std::collections::BTreeSet<String> =
+        hook.received().iter().filter_map(|n| n["signature"].as_str().map(str::to_string)).collect();
+    assert_eq!(signatures.len(), 2, "a key per member: {:?}", hook.bodies());
+    eventually("an Event per entry", Duration::from_secs(20), || events(&far, "DriftDetected").len() == 2);
 
     // One replica dies without giving its Leases back: the other takes them once they expire.
     let killed = std::time::Instant::now();
@@ -239,9 +247,9 @@ fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
     two.wait_for(&drifted("c3"), 1.0);
     two.wait_for(&drifted("c4"), 1.0);
     two.wait_for(&drifted("c1"), 0.0);
-    // Nothing announced twice across the hand-over.
-    assert_eq!(hook.count("DriftDetected"), 1, "{:?}", hook.bodies());
-    assert_eq!(events(&far, "DriftDetected").len(), 1);
+    // Nothing announced twice across the hand-over (a member's key is the same in every replica).
+    assert_eq!(hook.count("DriftDetected"), 2, "{:?}", hook.bodies());
+    assert_eq!(events(&far, "DriftDetected").len(), 2);
     assert!(took < Duration::from_secs(20), "taken over in {took:?}");
     eprintln!("taken over in {took:?}");
     two.stop();

@@ -27,8 +27,9 @@ helm_matrix! {
         // The pause ends 10 s after it is written: not before `ends`.
         let ends = Instant::now() + Duration::from_secs(10);
         // Where the watcher reads pauses is found from what it announces: no --pause-namespace.
-        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand"]).success();
-        paused.stdout_has(&format!("release {ns}/web paused until ")).stdout_has("(INC-42: kept by hand)");
+        // The reason carries a terminal control sequence: it reaches no terminal as one.
+        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand\u{1b}[2J"]).success();
+        paused.stdout_has(&format!("release {ns}/web paused until ")).stdout_has("(INC-42: kept by hand\\u001b[2J)");
         paused.stdout_has(&format!("ConfigMap {home}/helm-drift-pause-"));
         assert!(!paused.stdout().contains(" by unknown"), "who paused, from the API server: {}", paused.stdout());
 
@@ -42,7 +43,8 @@ helm_matrix! {
         let event = &events(&env, "DriftPaused")[0];
         assert_eq!(event["involvedObject"]["name"], "web-config");
         let message = event["message"].as_str().unwrap();
-        assert!(message.contains("is paused by ") && message.contains("INC-42: kept by hand"), "{message}");
+        assert!(message.contains("is paused by ") && message.contains("INC-42: kept by hand\\u001b[2J"), "{message}");
+        assert!(!message.contains('\u{1b}'), "every Event message escaped: {message:?}");
         // A pause hides nothing from check.
         env.drift(&["check", "web"]).code(2).stdout_has("modified ConfigMap");
         if Instant::now() < ends {

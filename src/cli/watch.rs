@@ -78,9 +78,10 @@ pub(crate) struct WatchArgs {
     /// window; `helm drift repair` by hand is never held
     #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing")]
     pub(crate) repair_window: Vec<String>,
-    /// Pauses of self-healing (`helm drift pause`) are read from this namespace, which the
-    /// watcher announces there for `pause` to find [default: the --lease-namespace, else the
-    /// watcher's namespace, whose pauses then hold only its own releases]
+    /// The watcher's own namespace: its signature key, the pauses of self-healing it reads
+    /// (`helm drift pause`) and its announcement of them [default: the --lease-namespace; else
+    /// the session's namespace, which may be a tenant's: its pauses hold only its own releases
+    /// and no signature key is read there]
     #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE", help_heading = "Self-healing")]
     pub(crate) pause_namespace: Option<String>,
     /// Never heal while this window is open (repeatable; wins over --repair-window), same form

@@ -41,6 +41,7 @@ impl WatchSettings {
             );
         }
         let windows = windows(&a.repair_window, &a.repair_deny_window)?;
+        let home = a.pause_namespace.clone().or_else(|| a.lease_namespace.clone());
         let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
         let trust = settings.compare.trust.clone();
         settings.compare.confined = Some(trust.clone());
@@ -58,9 +59,10 @@ impl WatchSettings {
             cluster: a.cluster.filter(|c| !c.is_empty()),
             ui: a.ui,
             log: Log { json: a.log_format == LogFormat::Json, cluster: None },
+            home: home.clone(),
             repair: a.repair.then(|| RepairOptions {
                 windows,
-                pauses: a.pause_namespace.clone().or_else(|| a.lease_namespace.clone()),
+                pauses: home,
                 selector: a.repair_selector,
                 remove_foreign: a.remove_foreign,
                 service_account: a.repair_service_account,

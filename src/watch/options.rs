@@ -28,6 +28,12 @@ pub(crate) struct WatchOptions {
     pub(crate) leader: Option<LeaderOptions>,
     /// The Secret (in the watcher's namespace) holding the key of drift signatures.
     pub(crate) signature_key_secret: String,
+    /// The watcher's own namespace, as the operator named it (`--pause-namespace`, else
+    /// `--lease-namespace`; the chart names its own): its signature key, pauses and
+    /// announcement live there. Unnamed, it is only the session's namespace, which may be a
+    /// tenant's: no key is read from it (signatures hold for the process) and its pauses hold
+    /// only its own releases.
+    pub(crate) home: Option<String>,
     /// `--clusters`: watch every cluster of an inventory the cluster connected to holds.
     pub(crate) fleet: Option<FleetOptions>,
 }

@@ -222,6 +222,9 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
         "rbac-test",
         "--signature-key-secret",
         &key,
+        // Its own namespace, named, as the chart names it: the key the chart made is read there.
+        "--pause-namespace",
+        &env.ns,
         // Trusted, so that the repair is tried as the watcher and refused by the API server.
         "--trust-namespace",
         &env.ns,

@@ -102,7 +102,10 @@ helm_matrix! {
         assert!(!can("patch", "configmaps", &p.ns) && !can("create", "resourcequotas", &t.ns), "no write verb");
         let token = w.kubectl(&["create", "token", &role, "--duration", "1h"]).success().stdout().trim().to_string();
         let key = format!("{role}-signature-key");
-        let base = ["-A", "-l", &select, "--hooks", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--signature-key-secret", &key];
+        let base = [
+            "-A", "-l", &select, "--hooks", "--repair", "--repair-cooldown", "1s", "--resync", "2s",
+            "--signature-key-secret", &key, "--pause-namespace", &w.ns,
+        ];
         let mut args = base.to_vec();
         args.push("--read-only"); // as the chart runs it without a write verb
         let watcher = Watching::start_with(&w, &args, &[("HELM_KUBETOKEN", &token)]).ready();

@@ -94,7 +94,10 @@ pub(crate) async fn run(
     // --lease-namespace, else the namespace of its context (a pod's own): -n names the
     // releases' namespace on every member.
     let namespace = fleet.home.clone().unwrap_or_else(|| management.default_namespace.clone());
-    let (key, source) = signing_key::load(&management.client, &namespace, &options.signature_key_secret).await;
+    let (key, source) = match &options.home {
+        Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
+        None => (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(&namespace))),
+    };
     if let signing_key::Source::Process(why) = source {
         log.warn(
             "no signature key in the management cluster: drift signatures hold for this process only",

@@ -225,7 +225,13 @@ async fn seen(api: &Api<Event>, reason: &str) -> Result<Vec<Seen>, kube::Error> 
         };
         token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
         out.extend(page.items.iter().map(|e| (taken(e), last(e))));
-        if token.is_none() || out.len() >= MOST_EVENTS {
+        if token.is_none() {
+            return Ok(out);
+        }
+        if out.len() >= MOST_EVENTS {
+            // The rest is left unread: counted once as not taken (a drift they would have
+            // named is announced again).
+            out.push((None, None));
             return Ok(out);
         }
     }

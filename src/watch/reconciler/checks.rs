@@ -432,6 +432,7 @@ mod tests {
             repair: None,
             leader: None,
             signature_key_secret: "key".into(),
+            home: None,
         };
         let mut watchers = Vec::new();
         for server in ["https://127.0.0.1:1", "https://127.0.0.1:2"] {

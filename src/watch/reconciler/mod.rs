@@ -99,9 +99,12 @@ impl<'a> Watcher<'a> {
         let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
         let given_key = given.key.clone();
         let key = async {
-            match given_key {
-                Some(key) => (key, signing_key::Source::Secret),
-                None => signing_key::load(&client, &session.namespace, &options.signature_key_secret).await,
+            match (given_key, &options.home) {
+                (Some(key), _) => (key, signing_key::Source::Secret),
+                (None, Some(home)) => signing_key::load(&client, home, &options.signature_key_secret).await,
+                (None, None) => {
+                    (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(&session.namespace)))
+                }
             }
         };
         let (streams, earlier, (key, source)) =

@@ -35,6 +35,15 @@ pub(crate) fn for_member(fleet: &[u8], member: &str) -> Vec<u8> {
     ring::hmac::sign(&key, format!("helm-drift member {member}").as_bytes()).as_ref().to_vec()
 }
 
+/// Why no key is read when the watcher's namespace was not named: the session's namespace
+/// (`namespace`) may be a tenant's, who could plant a key they know.
+pub(crate) fn unnamed(namespace: &str) -> String {
+    format!(
+        "the watcher's namespace is not named (--pause-namespace): a key in the session's namespace {namespace} could \
+         be planted by whoever may write Secrets there"
+    )
+}
+
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the
 /// Secret cannot be used (with the reason).
 pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {

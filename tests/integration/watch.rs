@@ -12,7 +12,10 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     let env = Env::new(&format!("watch-life-{}", helm.tag()));
     env.install(helm, "web", "basic", &[]);
     let hook = Receiver::start();
-    let args = ["web", "--resync", "2s", "--notify", &hook.url];
+    // Its own namespace named (as the chart names it): the signature key is kept there, so a
+    // restarted watcher derives the same signatures.
+    let home = ["--pause-namespace", env.ns.as_str()];
+    let args = [&["web", "--resync", "2s", "--notify", &hook.url][..], &home[..]].concat();
     let w = Watching::start(&env, &args).ready();
     let drifted = Watching::drifted(&env.ns, "web");
     w.wait_for(&drifted, 0.0);
@@ -55,7 +58,9 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     // comes from HELM_DRIFT_NOTIFY, the README's other way to name one.)
     w.stop();
     let hook2 = Receiver::start();
-    let w = Watching::start_with(&env, &["web"], &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())]).ready();
+    let w =
+        Watching::start_with(&env, &[&["web"][..], &home[..]].concat(), &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())])
+            .ready();
     w.wait_for(&drifted, 1.0);
     assert_eq!(events(&env, "DriftDetected").len(), 1, "{}", w.logs_text());
     assert!(hook2.received().is_empty(), "{:?}", hook2.bodies());
@@ -65,7 +70,9 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     // Repaired by hand while no watcher runs: the next one says it is resolved, once.
     w.stop();
     env.drift(&["repair", "web"]).success();
-    let w = Watching::start_with(&env, &["web"], &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())]).ready();
+    let w =
+        Watching::start_with(&env, &[&["web"][..], &home[..]].concat(), &[("HELM_DRIFT_NOTIFY", hook2.url.as_str())])
+            .ready();
     w.wait_for(&drifted, 0.0);
     eventually("one DriftResolved Event", Duration::from_secs(20), || events(&env, "DriftResolved").len() == 1);
     eventually("one resolved notification", Duration::from_secs(20), || hook2.count("DriftResolved") == 1);
@@ -209,7 +216,9 @@ fn heals_and_gives_up_on_a_fight_helm4() {
 fn two_watchers_one_leader() {
     let env = Env::new("watch-leader");
     env.install(Helm::V4, "web", "basic", &[]);
-    let lease = ["web", "--leader-elect", "--lease-name", "drift-test", "--lease-duration", "4s"];
+    // The Lease's namespace named: the watchers' own, where their signature key is kept.
+    let lease =
+        ["web", "--leader-elect", "--lease-name", "drift-test", "--lease-duration", "4s", "--lease-namespace", &env.ns];
     let a = Watching::start(&env, &lease).ready();
     let b = Watching::start(&env, &lease).ready();
     let drifted = Watching::drifted(&env.ns, "web");

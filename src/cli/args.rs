@@ -140,6 +140,10 @@ pub(crate) struct CheckArgs {
     /// Check this revision instead of the latest deployed one (one release only)
     #[arg(long, help_heading = "Selection")]
     pub(crate) revision: Option<u32>,
+    /// Let a selection that matches no release pass (exit 0); by default it is an error, so
+    /// that a CI gate with a typo in its namespace or selector is never green
+    #[arg(long, help_heading = "Selection")]
+    pub(crate) allow_empty: bool,
     /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
     /// [default: ./.helm-drift-baseline.yaml when present]
     #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]

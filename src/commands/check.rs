@@ -28,6 +28,8 @@ pub(crate) struct CheckSettings {
     inventory: Option<(Source, Scope)>,
     summary_file: Option<PathBuf>,
     shown: Shown,
+    /// `--allow-empty`: a selection that matches no release passes.
+    allow_empty: bool,
 }
 
 impl CheckSettings {
@@ -35,6 +37,7 @@ impl CheckSettings {
         let CheckArgs {
             select,
             revision,
+            allow_empty,
             explain,
             rerender,
             chart,
@@ -82,7 +85,7 @@ impl CheckSettings {
         };
         let rendering =
             (explain || rerender).then(|| Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
-        Ok(CheckSettings { settings, selection, rendering, fleet, inventory, summary_file, shown })
+        Ok(CheckSettings { settings, selection, rendering, fleet, inventory, summary_file, shown, allow_empty })
     }
 }
 
@@ -96,6 +99,12 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
     };
     if let Some(clusters) = &members {
         let fleet = runtime()?.block_on(fleet(clusters, &s.selection, s.settings.namespace.as_deref()));
+        if fleet.releases() == 0 && fleet.clusters.iter().all(|c| c.run.outcomes.is_empty()) && !s.allow_empty {
+            bail!(
+                "{}",
+                empty(&s.selection, s.settings.namespace.as_deref(), &format!("any of {} clusters", clusters.len()))
+            );
+        }
         printer.fleet(&fleet);
         if let Some(path) = &s.summary_file {
             printer.summary_file(path, Summary::Fleet(&fleet))?;
@@ -105,7 +114,14 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
     let settings = &s.settings;
     let progress = crate::report::progress(&printer.style);
     let started = std::time::Instant::now();
-    let report = match runtime()?.block_on(run(settings, &s.selection, s.rendering.as_ref(), &progress)) {
+    let checked = runtime()?.block_on(run(settings, &s.selection, s.rendering.as_ref(), &progress));
+    let checked = checked.and_then(|report| {
+        if report.outcomes.is_empty() && !s.allow_empty {
+            bail!("{}", empty(&s.selection, settings.namespace.as_deref(), "the cluster"));
+        }
+        Ok(report)
+    });
+    let report = match checked {
         Ok(report) => report,
         // A machine output (and the summary file) is a document on every path: what could not
         // be checked, and why.
@@ -348,5 +364,20 @@ fn debug_summary(settings: &Settings, run: &RunReport, took: std::time::Duration
         run.outcomes.len(),
         run.objects(),
         took.as_secs_f64()
+    )
+}
+
+/// Why an empty selection is an error: what was selected, and where (`namespace`: `-n`, else the
+/// context's), so that a typo in a CI gate reads as one.
+fn empty(selection: &Selection, namespace: Option<&str>, place: &str) -> String {
+    let scope = match (selection.all_namespaces, namespace) {
+        (true, _) => "in any namespace".to_string(),
+        (false, Some(ns)) => format!("in namespace {ns}"),
+        (false, None) => "in the context's namespace".to_string(),
+    };
+    let selector = selection.selector.as_deref().map_or(String::new(), |s| format!(" with labels {s}"));
+    format!(
+        "no release matched: no Helm release {scope}{selector} on {place}. Nothing was checked, so this is not a pass \
+         (a typo in a namespace or selector?); --allow-empty lets an empty selection pass"
     )
 }

@@ -87,8 +87,9 @@ pub(crate) struct RepairReport {
 }
 
 impl RepairReport {
-    /// Error if a step was refused or failed; else (after applying) drift unless in sync but for
-    /// the fields added outside Helm it kept; a dry run is drift when anything would change.
+    /// Error if a step was refused or failed; else (after applying) drift when drift remains,
+    /// the fields added outside Helm it kept included (the exit code never says less than the
+    /// report's last line, which names them); a dry run is drift when anything would change.
     pub(crate) fn exit_status(&self) -> ExitStatus {
         if self.steps.iter().any(|s| s.status.refused() || matches!(s.status, StepStatus::Failed(_))) {
             return ExitStatus::Error;
@@ -97,22 +98,12 @@ impl RepairReport {
         match &self.after {
             Some(r) if !self.dry_run => match r.verdict() {
                 ReleaseVerdict::Error => ExitStatus::Error,
-                // Fields added outside Helm that repair keeps on purpose (without
-                // --remove-foreign) are no failure of the repair, as `kubectl apply` leaves
-                // other managers' fields: `check` still reports them.
-                _ if r.objects.iter().any(|o| o.is_drift() && !self.kept(o)) => ExitStatus::Drift,
+                _ if r.objects.iter().any(|o| o.is_drift()) => ExitStatus::Drift,
                 _ => ExitStatus::InSync,
             },
             _ if !self.steps.is_empty() || cannot => ExitStatus::Drift,
             _ => ExitStatus::InSync,
         }
-    }
-
-    /// Whether an object's only drift after the repair is the fields added outside Helm the
-    /// repair kept.
-    fn kept(&self, o: &super::ObjectDrift) -> bool {
-        o.drift_kind() == super::DriftKind::ChangedOutsideHelm
-            && self.skipped.iter().any(|(id, s)| *id == o.id && matches!(s, Skip::ForeignKept))
     }
 
     pub(crate) fn refused(&self) -> bool {

@@ -44,6 +44,7 @@ mod expected;
 mod explain;
 mod fleet;
 mod fleet_watch;
+mod gate;
 mod gitops;
 mod guard;
 mod hooks;

@@ -35,8 +35,8 @@ fn repair_everything(helm: Helm) {
     env.drift(&["check", "app"]).code(2).stdout_has("app: 5 of 20 objects drifted");
 
     // Repair: everything but the env var added outside Helm, which needs --remove-foreign; what
-    // repair keeps on purpose is no failure of it (exit 0), but check still reports it.
-    let out = env.drift(&["repair", "app"]).code(0);
+    // repair keeps on purpose is still drift, and its exit code says so (2), as check does.
+    let out = env.drift(&["repair", "app"]).code(2);
     out.stdout_has(&format!("recreate Deployment {}/app-scaled: applied", env.ns))
         .stdout_has("fields added outside Helm are kept (use --remove-foreign to remove them)")
         .stdout_has("after repair:")

@@ -57,7 +57,9 @@ helm_matrix! {
         assert_eq!(mine.len(), 1, "the database of this test holds one release: {out}");
         assert_eq!(mine[0]["verdict"], "drifted");
         assert_eq!(mine[0]["record"], format!("SQL row {}/sh.helm.release.v1.web.v1", env.ns));
-        sql(env.drift(&["check", "-A", "-l", "tier=back"])).success();
+        // The selector is applied in SQL: nothing matches, which is no pass unless allowed.
+        sql(env.drift(&["check", "-A", "-l", "tier=back"])).code(1).stderr_has("no release matched");
+        sql(env.drift(&["check", "-A", "-l", "tier=back", "--allow-empty"])).success();
         sql(env.drift(&["check", "web"]))
             .env_remove("HELM_DRIVER_SQL_CONNECTION_STRING")
             .code(1)

@@ -47,6 +47,8 @@ pub(crate) struct CompareOptions {
     pub(crate) disabled_releases: Vec<(String, String)>,
     /// What the config file held that was not understood (printed, never silently dropped).
     pub(crate) warnings: Vec<String>,
+    /// What the run reads besides the cluster, said on stderr (the baseline and where from).
+    pub(crate) notices: Vec<String>,
     /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
     pub(crate) gitops: Vec<(String, String)>,
     /// The namespaces whose records the operator trusts as their own (`--trust-namespace`):

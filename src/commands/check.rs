@@ -91,8 +91,9 @@ impl CheckSettings {
 
 /// Runs `check` and prints its report; the exit status the report calls for.
 pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitStatus> {
-    say_warnings(&s.settings, printer);
     s.shown.apply(&mut printer.style);
+    say_warnings(&s.settings, printer);
+    super::settings::say_notes(&s.settings, printer);
     let members = match &s.inventory {
         Some((source, scope)) => Some(runtime()?.block_on(members(&s.settings, *source, scope, printer))?),
         None => s.fleet.clone().map(|f| f.into_iter().map(|(name, settings)| (name, Ok(settings))).collect()),
@@ -172,7 +173,9 @@ async fn run(
 ) -> Result<RunReport> {
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
-    if settings.baseline.is_none() {
+    // A cluster baseline is said unused unless it is the one read (a file found in the working
+    // directory does not hide it).
+    if !matches!(settings.baseline, Some(crate::baseline::Store::Cluster)) {
         unused_baselines(&session, selection, &mut run).await;
     }
     guards(&session, &mut run).await;

@@ -18,6 +18,14 @@ pub(crate) enum Baseline {
     Flag(Option<String>),
 }
 
+/// What a check reads besides the cluster (its baseline, and where from), said on stderr before
+/// its report (not with `-q`).
+pub(crate) fn say_notes(settings: &Settings, printer: &mut crate::report::Terminal) {
+    for n in &settings.compare.notices {
+        printer.note(n);
+    }
+}
+
 /// The config file's warnings, said once on stderr before the command runs.
 pub(crate) fn say_warnings(settings: &Settings, printer: &mut crate::report::Terminal) {
     for w in &settings.compare.warnings {
@@ -34,10 +42,46 @@ pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) ->
         Baseline::None => None,
         Baseline::Flag(flag) => {
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
-            baseline_store(flag.as_deref(), default_file)
+            let store = baseline_store(flag.as_deref(), default_file);
+            if let Some(crate::baseline::Store::File(path)) = &store
+                && flag.is_some()
+                && !path.is_file()
+            {
+                bail!(
+                    "--baseline {}: no such file (helm drift accept --baseline {} creates it)",
+                    path.display(),
+                    path.display()
+                );
+            }
+            if let Some(said) = store.as_ref().map(|s| baseline_said(s, flag.is_none())) {
+                settings.compare.notices.push(said);
+            }
+            store
         }
     };
     Ok(settings)
+}
+
+/// What a run says of the baseline it reads (on stderr, before the report): where, how many
+/// entries, and how many end by themselves; `implicit` when found in the working directory.
+fn baseline_said(store: &crate::baseline::Store, implicit: bool) -> String {
+    use crate::baseline::Store;
+    match store {
+        Store::Cluster => "accepted drift read from each release's ConfigMap (--baseline cluster)".to_string(),
+        Store::File(path) => {
+            let found = match crate::baseline::read_file(path) {
+                Ok(b) => {
+                    let expiring = b.entries.iter().filter(|e| e.expires_at.is_some()).count();
+                    let ends = if expiring > 0 { format!(", {expiring} ending by themselves") } else { String::new() };
+                    let n = b.entries.len();
+                    format!("{n} {}{ends}", if n == 1 { "entry" } else { "entries" })
+                }
+                Err(e) => format!("unreadable: {e}"),
+            };
+            let how = if implicit { "; found in the working directory, --baseline names another" } else { "" };
+            format!("accepted drift read from {} ({found}{how})", path.display())
+        }
+    }
 }
 
 /// The settings every command shares: connection, storage driver, debug; default comparison
@@ -117,6 +161,7 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         max_objects: a.max_objects,
         disabled_releases: imported.disabled,
         warnings: imported.warnings,
+        notices: Vec::new(),
         gitops: imported.describes,
         trust: crate::settings::Trust::new(a.trust_namespace.clone()),
         confined: None,

@@ -180,6 +180,13 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.err_line(&format!("warning: {line}"));
     }
 
+    /// A note on stderr: what the run reads besides the cluster (not with `-q`).
+    pub(crate) fn note(&mut self, line: &str) {
+        if !self.style.quiet {
+            self.err_line(&format!("note: {line}"));
+        }
+    }
+
     /// A diagnostic line on stderr (`--debug`).
     pub(crate) fn debug(&mut self, line: &str) {
         self.err_line(&format!("debug: {line}"));

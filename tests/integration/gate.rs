@@ -2,7 +2,7 @@
 //! that says what was selected and where (`--allow-empty` lets it pass), and a repair that
 //! leaves drift exits 2.
 
-use crate::support::Env;
+use crate::support::{Env, Helm};
 
 #[test]
 fn an_empty_selection_is_an_error_that_names_it() {
@@ -21,4 +21,30 @@ fn an_empty_selection_is_an_error_that_names_it() {
     assert!(doc["releases"][0]["error"].as_str().unwrap().contains("no release matched"), "{json}");
     // Asked for: an empty selection passes.
     env.drift(&["check", "--all", "--allow-empty"]).success();
+}
+
+/// A baseline is read only where the user can see it: every check that reads one says which
+/// (and how many entries), one found in the working directory says so, and a named file that
+/// does not exist is an error, not an empty baseline.
+#[test]
+fn a_baseline_read_is_said_and_a_named_one_must_exist() {
+    let env = Env::new("gate-baseline");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.drift(&["check", "web", "--baseline", "nosuch.yaml"])
+        .code(1)
+        .stderr_has("--baseline nosuch.yaml: no such file");
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    env.drift(&["accept", "web"]).success();
+    env.drift(&["check", "web"]).success().stderr_has(
+        "note: accepted drift read from .helm-drift-baseline.yaml (1 entry; found in the working directory, --baseline names another)",
+    );
+    // From another directory nothing is read, and nothing is said to be.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = env.drift(&["check", "web"]).current_dir(elsewhere.path()).code(2);
+    assert!(!out.stderr().contains("accepted drift read"), "{}", out.dump());
+    let named = env.home().join(".helm-drift-baseline.yaml");
+    env.drift(&["check", "web", "--baseline", named.to_str().unwrap()])
+        .current_dir(elsewhere.path())
+        .success()
+        .stderr_has("(1 entry)");
 }

@@ -7,6 +7,14 @@ use crate::report::style::Style;
 use crate::report::text;
 use std::fmt::Write;
 
+/// What is said of the fields added outside Helm a repair keeps.
+const KEPT: &str = "fields added outside Helm are kept (use --remove-foreign to remove them)";
+
+/// Whether the repair kept fields added outside Helm on `object`.
+fn kept(r: &RepairReport, object: &crate::model::ObjectId) -> bool {
+    r.skipped.iter().any(|(o, s)| o == object && *s == Skip::ForeignKept)
+}
+
 pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
     let on = style.color;
     let mut out = String::new();
@@ -43,15 +51,22 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
                 let _ = writeln!(out, "      take ownership back from: {}", reclaim.join(", "));
             }
         }
+        // One object, one entry: what its step kept is said under it (a replacement keeps
+        // nothing: it is created as recorded).
+        if s.action != Action::Replace && kept(r, &s.object) {
+            let _ = writeln!(out, "      {KEPT}");
+        }
     }
     for (object, skip) in &r.skipped {
         let why = match skip {
-            Skip::ForeignKept => "fields added outside Helm are kept (use --remove-foreign to remove them)".to_string(),
+            Skip::ForeignKept if r.steps.iter().any(|s| s.object == *object) => continue,
+            Skip::ForeignKept => KEPT.to_string(),
             Skip::Cannot(reason) => format!("cannot repair: {reason}"),
         };
         let _ = writeln!(out, "  skipped {object}: {why}");
     }
-    if r.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept) {
+    let replaced = |o: &crate::model::ObjectId| r.steps.iter().any(|s| s.object == *o && s.action == Action::Replace);
+    if r.skipped.iter().any(|(o, s)| *s == Skip::ForeignKept && !replaced(o)) {
         let _ = writeln!(
             out,
             "kept fields added outside Helm: helm drift check reports them until they are removed (helm drift repair {} --remove-foreign) or accepted (helm drift accept {})",
@@ -115,4 +130,37 @@ pub(crate) fn upgrade(r: &UpgradeReport, style: &Style) -> String {
         text::release(&mut out, after, style);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DriftReport, ObjectId, Step};
+
+    fn report(action: Action) -> RepairReport {
+        let id = ObjectId::new("v1", "Service", Some("ux"), "web");
+        RepairReport {
+            before: DriftReport::sample("ux", "web", Vec::new()),
+            steps: vec![Step { object: id.clone(), action, status: StepStatus::Applied }],
+            skipped: vec![(id, Skip::ForeignKept)],
+            after: None,
+            events_not_recorded: Vec::new(),
+            dry_run: false,
+        }
+    }
+
+    #[test]
+    fn an_object_is_one_entry_of_the_plan() {
+        let repaired =
+            repair(&report(Action::Repair { restore: vec![], remove: vec![], reclaim: vec![] }), &Style::default());
+        assert!(
+            repaired.contains("repair Service ux/web: applied\n      fields added outside Helm are kept"),
+            "{repaired}"
+        );
+        assert!(!repaired.contains("skipped Service ux/web"), "{repaired}");
+        assert!(repaired.contains("kept fields added outside Helm: helm drift check reports them"), "{repaired}");
+        // Replaced: created as recorded, nothing kept, and nothing said to be.
+        let replaced = repair(&report(Action::Replace), &Style::default());
+        assert!(!replaced.contains("are kept") && !replaced.contains("kept fields"), "{replaced}");
+    }
 }

@@ -151,10 +151,22 @@ code=0
 "$helm" drift check demo -n demo || code=$?
 echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
 
+say "A CI gate with a typo is not green: helm drift check --all -n demo-typo"
+code=0
+"$helm" drift check --all -n demo-typo 2>"$state/typo.txt" || code=$?
+grep -v 'plugin "drift" exited' "$state/typo.txt" || true
+echo "exit code: $code (a selection that matches nothing is an error; --allow-empty lets it pass)"
+[ "$code" = 1 ]
+
 say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
 "$helm" drift repair demo -n demo --remove-foreign --dry-run || true
 
-say "helm drift repair demo -n demo --remove-foreign   (same revision: helm history is unchanged)"
+say "helm drift repair demo -n demo   (same revision: helm history is unchanged; the label added by hand is kept, so drift remains: exit 2)"
+code=0
+"$helm" drift repair demo -n demo || code=$?
+echo "exit code: $code"
+[ "$code" = 2 ]
+say "helm drift repair demo -n demo --remove-foreign   (the label too: in sync, exit 0)"
 "$helm" drift repair demo -n demo --remove-foreign
 "$helm" history demo -n demo
 

@@ -9,6 +9,7 @@ mod exit;
 mod fleet;
 mod hook;
 mod id;
+mod kinds;
 mod object;
 pub(crate) mod path;
 mod progress;
@@ -24,6 +25,7 @@ pub(crate) use exit::ExitStatus;
 pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
 pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
+pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,
     ServerValue, Verdict,

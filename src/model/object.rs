@@ -308,7 +308,7 @@ impl ObjectDrift {
     pub(crate) fn selected_by(&self, only: &[String]) -> bool {
         only.is_empty()
             || only.iter().any(|f| match f.split_once('/') {
-                Some((kind, name)) => kind.eq_ignore_ascii_case(&self.id.kind) && name == self.id.name,
+                Some((kind, name)) => super::kinds::names_kind(kind, &self.id.kind) && name == self.id.name,
                 None => f == &self.id.name,
             })
     }
@@ -391,6 +391,10 @@ mod tests {
         assert!(o.selected_by(&["deployment/web".into()]));
         assert!(o.selected_by(&["web".into()]));
         assert!(!o.selected_by(&["Service/web".into()]));
+        for typed in ["deploy/web", "Deployments/web", "deployments.apps/web", "DEPLOYMENT/web"] {
+            assert!(o.selected_by(&[typed.into()]), "{typed}");
+        }
+        assert!(!o.selected_by(&["ds/web".into()]));
     }
 
     #[test]

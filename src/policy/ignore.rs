@@ -153,7 +153,9 @@ impl Selector {
         Ok(Selector {
             group: re("group", t.group)?,
             version: re("version", t.version)?,
-            kind: re("kind", t.kind)?,
+            // Kinds as kubectl users write them: any case, and a plain word may be a plural or
+            // a short name (`deploy`, `cm`).
+            kind: t.kind.map(|k| kind_pattern(&k)).map(|k| anchored("kind", k)).transpose()?,
             name: re("name", t.name)?,
             namespace: re("namespace", t.namespace)?,
         })
@@ -168,6 +170,22 @@ impl Selector {
             && ok(&self.name, o.name)
             && ok(&self.namespace, o.namespace.unwrap_or(""))
     }
+}
+
+/// A kind selector's pattern, case-insensitive; a plain word also matches the kind it names as
+/// kubectl users write it (its plural, a built-in short name).
+fn kind_pattern(pattern: &str) -> String {
+    let word = !pattern.is_empty() && pattern.chars().all(|c| c.is_ascii_alphanumeric() || c == '.');
+    if !word {
+        return format!("(?i:{pattern})");
+    }
+    let kinds: Vec<String> = crate::model::KINDS
+        .iter()
+        .filter(|k| crate::model::names_kind(pattern, k))
+        .map(|k| regex::escape(k))
+        .chain(std::iter::once(regex::escape(pattern.split('.').next().unwrap_or(pattern))))
+        .collect();
+    format!("(?i:{})", kinds.join("|"))
 }
 
 /// An anchored regex (`^(?:pattern)$`); `field` names it in the error.
@@ -265,6 +283,11 @@ mod tests {
         let cluster_scoped = ObjectRef { namespace: None, ..obj("ClusterRole", "r") };
         assert!(!sel("namespace=.+").matches(&cluster_scoped), "a cluster-scoped object has no namespace to match");
         assert!(sel("group=apps,version=v1,kind=Deployment,name=web,namespace=prod").matches(&web));
+        // Kinds as kubectl users write them: any case, plurals, short names; a regex still works.
+        for kind in ["deployment", "Deployments", "deploy", "deployments.apps", "Deploy.*", "(?:Deployment|Service)"] {
+            assert!(sel(&format!("kind={kind}")).matches(&web), "{kind}");
+        }
+        assert!(!sel("kind=ds").matches(&web) && !sel("kind=service").matches(&web));
     }
 
     #[test]

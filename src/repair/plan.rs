@@ -27,8 +27,8 @@ pub(crate) struct Plan {
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PlanError {
-    #[error("--only {only}: no such object in release {release}")]
-    NoSuchObject { only: String, release: String },
+    #[error("--only {only}: no such object in release {release} (its objects: {objects})")]
+    NoSuchObject { only: String, release: String, objects: String },
 }
 
 impl PlannedStep {
@@ -110,7 +110,15 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
     // What an object needs first: in Helm's install order (stable within a kind).
     steps.sort_by_key(|s| super::order::rank(&e.objects[s.index].kind));
     if !only.is_empty() && selected_objects.is_empty() {
-        return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone() });
+        let mut objects: Vec<String> =
+            e.report.objects.iter().map(|o| format!("{}/{}", o.id.kind, o.id.name)).collect();
+        objects.sort();
+        let objects = if objects.len() > 20 {
+            format!("{}, and {} more", objects[..20].join(", "), objects.len() - 20)
+        } else {
+            objects.join(", ")
+        };
+        return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone(), objects });
     }
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
 }
@@ -229,6 +237,10 @@ mod tests {
         assert_eq!(plan.steps.len(), 1);
         assert_eq!(plan.before.objects.len(), 1);
         let err = super::plan(&evaluated(None), &["Deployment/nope".into()], false).err().unwrap();
-        assert_eq!(err.to_string(), "--only Deployment/nope: no such object in release web");
+        let said = err.to_string();
+        assert!(said.starts_with("--only Deployment/nope: no such object in release web (its objects: "), "{said}");
+        assert!(said.contains("ConfigMap/edited"), "what exists is listed: {said}");
+        // As kubectl users write kinds.
+        assert_eq!(super::plan(&evaluated(None), &["cm/edited".into()], false).unwrap().steps.len(), 1);
     }
 }

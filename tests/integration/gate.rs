@@ -48,3 +48,20 @@ fn a_baseline_read_is_said_and_a_named_one_must_exist() {
         .success()
         .stderr_has("(1 entry)");
 }
+
+/// Kinds as kubectl users write them, in `--ignore` and `--only`: any case, plurals, short
+/// names (a lower-case kind used to match nothing, silently).
+#[test]
+fn kinds_are_read_as_kubectl_users_write_them() {
+    let env = Env::new("gate-kinds");
+    env.install(Helm::V3, "web", "basic", &[]);
+    let recorded = env.get("deployment", "web-web", "{.spec.replicas}");
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas=7"]).success();
+    env.drift(&["check", "web"]).code(2);
+    for kind in ["deployment", "deploy", "Deployments"] {
+        env.drift(&["check", "web", "--ignore", &format!("kind={kind}:/spec/replicas")]).success();
+    }
+    env.drift(&["check", "web", "--ignore", "kind=svc:/spec/replicas"]).code(2);
+    env.drift(&["repair", "web", "--only", "deploy/web-web"]).success();
+    assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), recorded);
+}

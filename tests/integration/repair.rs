@@ -101,8 +101,9 @@ fn ignored_and_only(helm: Helm) {
     env.kubectl(&["autoscale", "deployment", "app-web", "--min=1", "--max=10", "--cpu-percent=80"]).success();
     env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
     env.merge_patch("widget", "app-widget", r#"{"spec":{"size":9}}"#);
-    // --only limits the repair; the HPA-managed replica count is never touched.
-    env.drift(&["repair", "app", "--only", "configmap/app-config"]).code(2).stdout_has("app: 1 of 20 objects drifted");
+    // --only limits the repair (kinds as kubectl users write them); the HPA-managed replica
+    // count is never touched.
+    env.drift(&["repair", "app", "--only", "cm/app-config"]).code(2).stdout_has("app: 1 of 20 objects drifted");
     let greeting = env.get("configmap", "app-config", "{.data.greeting}");
     assert_eq!(greeting, "hello");
     env.drift(&["repair", "app"]).success();
@@ -110,7 +111,9 @@ fn ignored_and_only(helm: Helm) {
     assert_eq!(replicas, "5", "ignored paths (HPA replicas) are never touched");
     env.drift(&["repair", "app", "--only", "Deployment/nope"])
         .code(1)
-        .stderr_has("--only Deployment/nope: no such object");
+        .stderr_has("--only Deployment/nope: no such object")
+        .stderr_has("its objects: ")
+        .stderr_has("ConfigMap/app-config");
 }
 
 #[test]

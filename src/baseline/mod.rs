@@ -82,12 +82,13 @@ fn digest(pointer: &str, value: &Value) -> String {
 
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.
-pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline) {
-    apply_at(report, baseline, jiff::Timestamp::now());
+/// `strict`: fields owned elsewhere with the recorded values count as drift (`--strict`).
+pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline, strict: bool) {
+    apply_at(report, baseline, jiff::Timestamp::now(), strict);
 }
 
 /// [`apply`] at `now`: entries whose acceptance has expired accept nothing.
-fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp) {
+fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp, strict: bool) {
     let mine: Vec<&Entry> = baseline
         .entries
         .iter()
@@ -117,7 +118,11 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp)
             }
             o.accepted.insert(0, Accepted { path: path.clone(), change: change.clone() });
         }
-        if !accepted.is_empty() && accepted.len() == total {
+        // All of it accepted, or all but fields owned elsewhere with the recorded values (not
+        // drift without --strict, as they are without a baseline): in sync, as it then reads.
+        let only_owned_elsewhere =
+            !strict && o.verdict == Verdict::Modified && o.fields.is_empty() && o.added.is_empty();
+        if !accepted.is_empty() && (accepted.len() == total || only_owned_elsewhere) {
             o.verdict = Verdict::InSync;
         }
     }
@@ -242,6 +247,30 @@ mod tests {
         }
     }
 
+    /// A label accepted on an object whose replicas another manager owns with the recorded
+    /// value: owned elsewhere, which is no drift without --strict (it counted as drift).
+    #[test]
+    fn what_is_left_owned_elsewhere_is_no_drift_without_strict() {
+        for strict in [false, true] {
+            let mut r = report(2);
+            let web = &mut r.objects[0];
+            web.fields.clear();
+            web.disowned.push(crate::model::Ownership {
+                path: FieldPath::from_pointer("/spec/replicas"),
+                manager: "kubectl-scale".into(),
+                shared: false,
+            });
+            let mut b = Baseline::default();
+            let only = ["Deployment/web".to_string()];
+            accept(&mut b, &r, &only, &["/metadata/labels/team".into()], false, "t", None);
+            apply_at(&mut r, &b, "2026-12-01T00:00:00Z".parse().unwrap(), strict);
+            let web = &r.objects[0];
+            assert_eq!(web.accepted.len(), 1, "the label accepted");
+            assert_eq!(web.drift_kind(), crate::model::DriftKind::OwnedElsewhere);
+            assert_eq!(web.is_drift(), strict, "strict: {strict}");
+        }
+    }
+
     #[test]
     fn an_acceptance_that_expires_ends_by_itself() {
         let mut b = Baseline::default();
@@ -249,17 +278,17 @@ mod tests {
         let b = parse(&render(&b), "file").unwrap();
         assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-01T12:00:00Z")));
         let mut before = report(5);
-        apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap());
+        apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap(), false);
         assert_eq!(before.drifted(), 0, "accepted until it expires");
         assert_eq!(before.accepted_until, Some("2026-12-01T12:00:00Z".parse().unwrap()), "when to look again");
         let mut after = report(5);
-        apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap());
+        apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap(), false);
         assert_eq!(after.drifted(), report(5).drifted(), "drift again once it expired");
         assert_eq!(after.accepted_until, None);
         let mut unreadable = b.clone();
         unreadable.entries.iter_mut().for_each(|e| e.expires_at = Some("someday".into()));
         let mut r = report(5);
-        apply_at(&mut r, &unreadable, "2026-01-01T00:00:00Z".parse().unwrap());
+        apply_at(&mut r, &unreadable, "2026-01-01T00:00:00Z".parse().unwrap(), false);
         assert_eq!(r.drifted(), report(5).drifted(), "an end that cannot be read has ended");
     }
 
@@ -271,12 +300,12 @@ mod tests {
         assert!(!text.contains("bmV3") && !text.contains("b2xk"), "no secret value is written\n{text}");
         let b = parse(&text, "file").unwrap();
         let mut r = report(5);
-        apply(&mut r, &b);
+        apply(&mut r, &b, false);
         assert_eq!(r.drifted(), 0);
         assert_eq!(r.objects[0].accepted.len(), 2);
         assert_eq!(r.objects[0].drift_kind(), crate::model::DriftKind::Accepted);
         let mut changed = report(7);
-        apply(&mut changed, &b);
+        apply(&mut changed, &b, false);
         assert_eq!(changed.drifted(), 1, "a new value is new drift");
         assert_eq!(changed.objects[0].fields.len(), 1);
         assert_eq!(
@@ -317,11 +346,11 @@ mod tests {
         assert_ne!(&again.entries[0].sha256, stored);
         // Still accepted; another value is not.
         let mut r = report(5);
-        apply(&mut r, &b);
+        apply(&mut r, &b, false);
         assert!(r.objects[1].fields.is_empty());
         let mut other = report(5);
         other.objects[1].fields[0].live = Some(json!("b3RoZXI="));
-        apply(&mut other, &b);
+        apply(&mut other, &b, false);
         assert_eq!(other.objects[1].fields.len(), 1);
     }
 }

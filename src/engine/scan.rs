@@ -63,11 +63,11 @@ pub(crate) async fn evaluate_with_baseline(
     let mut evaluated = evaluate(session, settings, index, revision).await?;
     let report = &mut evaluated.report;
     match (file, &settings.baseline) {
-        (Some(b), _) => baseline::apply(report, b),
+        (Some(b), _) => baseline::apply(report, b, settings.compare.strict),
         (None, Some(Store::Cluster)) => {
             let client = &session.cluster.client;
             let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
-            baseline::apply(report, &b);
+            baseline::apply(report, &b, settings.compare.strict);
         }
         _ => {}
     }

@@ -65,3 +65,23 @@ fn kinds_are_read_as_kubectl_users_write_them() {
     env.drift(&["repair", "web", "--only", "deploy/web-web"]).success();
     assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), recorded);
 }
+
+/// An object owned elsewhere (replicas scaled and put back) with an accepted label is owned
+/// elsewhere, not drift: the exit code says what the verdict says (it counted as drift, exit 2).
+#[test]
+fn an_accepted_field_leaves_an_owned_elsewhere_object_in_sync() {
+    let env = Env::new("gate-owned");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let recorded = env.get("deployment", "web-web", "{.spec.replicas}");
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas=3"]).success();
+    env.kubectl(&["scale", "deployment", "web-web", &format!("--replicas={recorded}")]).success();
+    env.drift(&["check", "web"]).success();
+    env.kubectl(&["label", "deployment", "web-web", "team=x"]).success();
+    env.drift(&["check", "web"]).code(2);
+    env.drift(&["accept", "web", "--path", "/metadata/labels/team"]).success();
+    let json = env.drift(&["check", "web", "-o", "json"]).code(0).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let web = doc["releases"][0]["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "Deployment").unwrap();
+    assert_eq!(web["verdict"], "owned-elsewhere", "{json}");
+    assert_eq!(doc["releases"][0]["counts"]["drifted"], 0, "{json}");
+}

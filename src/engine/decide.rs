@@ -123,7 +123,7 @@ pub(crate) fn outside_findings(verdicts: &[ObjectDrift], namespace: &str, option
     }
     let outside: Vec<String> = verdicts
         .iter()
-        .filter(|v| v.is_drift() && !v.id.api_version.is_empty() && v.id.namespace.as_deref() != Some(namespace))
+        .filter(|v| v.is_drift() && v.lies_outside(namespace))
         .map(|v| format!("{} ({})", v.id, crate::settings::place(v.id.namespace.as_deref())))
         .collect();
     if outside.is_empty() {

@@ -296,6 +296,12 @@ impl ObjectDrift {
         seen
     }
 
+    /// Whether it lives outside `namespace` (cluster-scoped, or in another namespace); a
+    /// document that is not an object lives nowhere.
+    pub(crate) fn lies_outside(&self, namespace: &str) -> bool {
+        !self.id.api_version.is_empty() && self.id.namespace.as_deref() != Some(namespace)
+    }
+
     /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
     /// elsewhere, which the comparison then marks modified.
     pub(crate) fn is_drift(&self) -> bool {

@@ -52,7 +52,7 @@ impl DriftReport {
     /// namespace): the record's word for it is the word of whoever may write Secrets in the
     /// release's namespace.
     pub(crate) fn is_outside(&self, o: &ObjectDrift) -> bool {
-        !o.id.api_version.is_empty() && o.id.namespace.as_deref() != Some(self.namespace.as_str())
+        o.lies_outside(&self.namespace)
     }
 }
 

@@ -3,7 +3,7 @@
 # installs the plugin into helm (Helm 4: signed with a key made here, pushed to an OCI registry
 # on loopback, installed from it with verification), installs a demo chart, makes drift (including a value edited and
 # put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
-# shown as "owned elsewhere", not counted as drift), runs `helm drift check`, `helm drift repair`,
+# shown as "taken over", not counted as drift), runs `helm drift check`, `helm drift repair`,
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
 # restart`) and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
@@ -307,7 +307,7 @@ for object in deployment/restored-web service/restored-web; do
 done
 "$helm" drift check restored -n demo | tee "$state/restored.txt"
 grep -q "re-created by velero-server" "$state/restored.txt"
-echo "exit code 0: owned elsewhere is not drift (--strict counts it); repair --remove-foreign removes none of the server's values"
+echo "exit code 0: taken over is not drift (--strict counts it); repair --remove-foreign removes none of the server's values"
 "$helm" uninstall restored --namespace demo >/dev/null
 
 say "Hooks Helm keeps after they ran (a ConfigMap, a pre-install CRD): --hooks finds them edited, repair --hooks puts them back without running the hook"

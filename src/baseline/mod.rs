@@ -266,7 +266,7 @@ mod tests {
             apply_at(&mut r, &b, "2026-12-01T00:00:00Z".parse().unwrap(), strict);
             let web = &r.objects[0];
             assert_eq!(web.accepted.len(), 1, "the label accepted");
-            assert_eq!(web.drift_kind(), crate::model::DriftKind::OwnedElsewhere);
+            assert_eq!(web.drift_kind(), crate::model::DriftKind::TakenOver);
             assert_eq!(web.is_drift(), strict, "strict: {strict}");
         }
     }

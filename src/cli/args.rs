@@ -202,7 +202,7 @@ pub(crate) struct RepairArgs {
     /// Only repair this object (KIND/NAME, repeatable)
     #[arg(long, value_name = "KIND/NAME", help_heading = "Repair")]
     pub(crate) only: Vec<String>,
-    /// Also remove fields that other field managers added (changed outside Helm)
+    /// Also remove fields that other field managers added (the verdict "fields added")
     #[arg(long, help_heading = "Repair")]
     pub(crate) remove_foreign: bool,
     /// Show the plan and validate it with server dry-runs; change nothing

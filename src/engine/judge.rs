@@ -9,8 +9,8 @@ use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
 use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
-use crate::policy::expected;
 use crate::policy::ignore::{self, ObjectRef};
+use crate::policy::{controllers, expected};
 use crate::settings::CompareOptions;
 use serde_json::Value;
 
@@ -55,7 +55,11 @@ pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Lo
     let live = match judge.cache.get(judge.client, at, &obj.name, listed).await {
         LiveState::Present(v) => v,
         LiveState::Absent => {
-            drift.verdict = Verdict::Missing;
+            // A Job deleted after its TTL, an expired token: gone as the chart asks.
+            match controllers::gone_by_design(&object_ref(obj), &obj.object).filter(|_| !ctx.options.strict) {
+                Some(expected) => drift.expected.push(expected),
+                None => drift.verdict = Verdict::Missing,
+            }
             return drift;
         }
         LiveState::Failed(e) => {
@@ -97,7 +101,9 @@ fn conclude(
     leave_managers(ctx, me, &mut drift);
     if !ctx.options.strict {
         let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
+        let (fields, added, mut by_design) = controllers::set_aside(me, &obj.object, fields, added);
         (drift.fields, drift.added, drift.expected) = expected::set_aside(&ctx.options.expected, me, fields, added);
+        drift.expected.append(&mut by_design);
     }
     // Values as recorded but owned elsewhere: only an upgrade that changes those fields
     // conflicts, so it is its own verdict, drift only with --strict.
@@ -413,7 +419,7 @@ mod tests {
         let options = CompareOptions::default();
         let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), restored.clone());
         assert_eq!(d.verdict, Verdict::InSync, "{d:?}");
-        assert_eq!(d.drift_kind(), crate::model::DriftKind::OwnedElsewhere);
+        assert_eq!(d.drift_kind(), crate::model::DriftKind::TakenOver);
         assert_eq!(d.recreated.as_ref().map(|r| r.manager.as_str()), Some("kubectl-create"));
         assert!(d.added.is_empty() && d.server_values.iter().any(|i| i.path.pointer() == "/spec/revisionHistoryLimit"));
         let strict = CompareOptions { strict: true, ..CompareOptions::default() };

@@ -127,12 +127,13 @@ pub(crate) enum Verdict {
 pub(crate) enum DriftKind {
     InSync,
     Missing,
-    Modified,
+    /// A field the chart sets has another value, or was removed.
+    Changed,
     /// Only fields added outside Helm; every recorded field is intact.
-    ChangedOutsideHelm,
-    /// Values as recorded, but fields the chart sets are owned by another field manager: a
+    FieldsAdded,
+    /// Values as recorded, but another field manager took over fields the chart sets: a
     /// `helm upgrade` (server-side apply) that changes them conflicts. Drift with `--strict`.
-    OwnedElsewhere,
+    TakenOver,
     Unknown,
     Excluded,
     /// Only expected changes (a `rollout restart`, an injected CA bundle...): not drift.
@@ -147,9 +148,9 @@ impl DriftKind {
     const WORDS: [(DriftKind, &'static str, &'static str); 10] = [
         (DriftKind::InSync, "in-sync", "in sync"),
         (DriftKind::Missing, "missing", "missing"),
-        (DriftKind::Modified, "modified", "modified"),
-        (DriftKind::ChangedOutsideHelm, "changed-outside-helm", "changed outside Helm"),
-        (DriftKind::OwnedElsewhere, "owned-elsewhere", "owned elsewhere"),
+        (DriftKind::Changed, "changed", "changed"),
+        (DriftKind::FieldsAdded, "fields-added", "fields added"),
+        (DriftKind::TakenOver, "taken-over", "taken over"),
         (DriftKind::Unknown, "unknown", "unknown"),
         (DriftKind::Excluded, "excluded", "excluded"),
         (DriftKind::Expected, "expected", "expected"),
@@ -176,10 +177,15 @@ impl DriftKind {
         self.entry().2
     }
 
+    /// The widest label, to which the text report pads them into a column.
+    pub(crate) fn label_width() -> usize {
+        Self::WORDS.iter().map(|(_, _, l)| l.len()).max().unwrap_or(0)
+    }
+
     /// Whether this verdict is drift (counts towards exit code 2); fields owned elsewhere are
     /// drift only with `--strict` (see [`ObjectDrift::is_drift`]).
     pub(crate) fn is_drift(self) -> bool {
-        matches!(self, DriftKind::Missing | DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::Unknown)
+        matches!(self, DriftKind::Missing | DriftKind::Changed | DriftKind::FieldsAdded | DriftKind::Unknown)
     }
 }
 
@@ -246,14 +252,14 @@ impl ObjectDrift {
     /// fields, only expected changes, accepted...). Not the Kubernetes kind (`id.kind`).
     pub(crate) fn drift_kind(&self) -> DriftKind {
         match &self.verdict {
-            Verdict::InSync if !self.disowned.is_empty() => DriftKind::OwnedElsewhere,
+            Verdict::InSync if !self.disowned.is_empty() => DriftKind::TakenOver,
             Verdict::InSync if !self.accepted.is_empty() => DriftKind::Accepted,
             Verdict::InSync if !self.expected.is_empty() => DriftKind::Expected,
             Verdict::InSync => DriftKind::InSync,
             Verdict::Missing => DriftKind::Missing,
-            Verdict::Modified if !self.fields.is_empty() => DriftKind::Modified,
-            Verdict::Modified if !self.added.is_empty() => DriftKind::ChangedOutsideHelm,
-            Verdict::Modified => DriftKind::OwnedElsewhere,
+            Verdict::Modified if !self.fields.is_empty() => DriftKind::Changed,
+            Verdict::Modified if !self.added.is_empty() => DriftKind::FieldsAdded,
+            Verdict::Modified => DriftKind::TakenOver,
             Verdict::Unknown { .. } => DriftKind::Unknown,
             Verdict::Excluded { .. } => DriftKind::Excluded,
             Verdict::Error { .. } => DriftKind::Error,
@@ -305,8 +311,7 @@ impl ObjectDrift {
     /// Whether the object counts as drift: its kind is, or (with `--strict`) it is only owned
     /// elsewhere, which the comparison then marks modified.
     pub(crate) fn is_drift(&self) -> bool {
-        self.drift_kind().is_drift()
-            || (self.drift_kind() == DriftKind::OwnedElsewhere && self.verdict == Verdict::Modified)
+        self.drift_kind().is_drift() || (self.drift_kind() == DriftKind::TakenOver && self.verdict == Verdict::Modified)
     }
 
     /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object
@@ -360,7 +365,7 @@ mod tests {
     fn every_kind_has_distinct_words() {
         let words: std::collections::BTreeSet<_> = DriftKind::WORDS.iter().map(|(_, w, _)| *w).collect();
         assert_eq!(words.len(), DriftKind::WORDS.len());
-        assert_eq!(DriftKind::ChangedOutsideHelm.word(), "changed-outside-helm");
+        assert_eq!(DriftKind::FieldsAdded.word(), "fields-added");
         assert_eq!(DriftKind::InSync.label(), "in sync");
     }
 

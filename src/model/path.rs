@@ -57,6 +57,11 @@ impl FieldPath {
         FieldPath(Vec::new())
     }
 
+    /// Whether this is the whole object.
+    pub(crate) fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// This path with a map key appended.
     pub(crate) fn field(&self, name: &str) -> FieldPath {
         let mut next = self.clone();

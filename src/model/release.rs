@@ -134,8 +134,8 @@ impl DriftReport {
 
     /// Objects whose values are as recorded but owned by another field manager (not drift
     /// unless `--strict`).
-    pub(crate) fn owned_elsewhere(&self) -> usize {
-        self.objects.iter().filter(|o| !o.is_drift() && o.drift_kind() == super::DriftKind::OwnedElsewhere).count()
+    pub(crate) fn taken_over(&self) -> usize {
+        self.objects.iter().filter(|o| !o.is_drift() && o.drift_kind() == super::DriftKind::TakenOver).count()
     }
 
     pub(crate) fn errors(&self) -> usize {

@@ -47,7 +47,7 @@ pub(crate) fn verdict(kind: DriftKind) -> Tone {
     match kind {
         DriftKind::InSync => Tone::Good,
         DriftKind::Missing => Tone::Bad,
-        DriftKind::Modified | DriftKind::ChangedOutsideHelm | DriftKind::OwnedElsewhere => Tone::Warn,
+        DriftKind::Changed | DriftKind::FieldsAdded | DriftKind::TakenOver => Tone::Warn,
         DriftKind::Unknown => Tone::Odd,
         DriftKind::Excluded | DriftKind::Expected | DriftKind::Accepted => Tone::Dim,
         DriftKind::Error => Tone::Alarm,

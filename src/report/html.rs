@@ -366,7 +366,7 @@ nav.filters label { display: inline-block; padding: .15em .6em; margin: .1em; bo
 #show-all:checked ~ header label[for=show-all] { background: #24292f; color: #fff; }
 table.releases { border-collapse: collapse; margin: 1em 0; width: 100%; }
 table.releases th, table.releases td { text-align: left; padding: .3em .7em; border-bottom: 1px solid #d0d7de; }
-.verdict.in-sync { color: #1a7f37; } .verdict.drifted, .verdict.modified, .verdict.changed-outside-helm, .verdict.owned-elsewhere { color: #9a6700; }
+.verdict.in-sync { color: #1a7f37; } .verdict.drifted, .verdict.changed, .verdict.fields-added, .verdict.taken-over { color: #9a6700; }
 .verdict.missing, .verdict.error { color: #cf222e; } .verdict.unknown { color: #8250df; }
 .verdict.excluded, .verdict.expected, .verdict.accepted { color: #57606a; }
 summary .verdict { font-weight: 600; } summary .id { font-family: ui-monospace, monospace; } summary .source { color: #57606a; font-size: .9em; }

@@ -10,7 +10,9 @@ use crate::model::{
 };
 use serde_json::{Value, json};
 
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+/// Version 2 named the verdicts anew (`changed`, `fields-added`, `taken-over`; `takenOver` for
+/// `ownedElsewhere`): see the CHANGELOG.
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// `check -o json`.
 pub(crate) fn run(run: &RunReport, style: &super::style::Style) -> String {
@@ -28,9 +30,9 @@ pub(crate) fn document(run: &RunReport, show_secrets: bool) -> String {
     pretty(&doc)
 }
 
-/// The schema version of a fleet's document: version 1's fields, each release with its
-/// `cluster`, and a `clusters` list (a reader of version 1 still reads it).
-pub(crate) const FLEET_SCHEMA_VERSION: u32 = 2;
+/// The schema version of a fleet's document: the run's document (version 2), each release with
+/// its `cluster`, and a `clusters` list.
+pub(crate) const FLEET_SCHEMA_VERSION: u32 = 3;
 
 /// `-o json` of a fleet check: every release of every cluster, with its cluster.
 pub(crate) fn fleet(fleet: &FleetReport, style: &super::style::Style) -> String {
@@ -124,7 +126,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
             "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
         })),
         "staleBaseline": r.stale.iter().map(|(object, path, changed)| json!({"object": object, "path": path, "valueChanged": changed})).collect::<Vec<_>>(),
-        "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "ownedElsewhere": r.owned_elsewhere(), "errors": r.errors()},
+        "counts": {"objects": r.objects.len(), "drifted": r.drifted(), "takenOver": r.taken_over(), "errors": r.errors()},
         "objects": r.objects.iter().filter(|o| o.hook.is_none()).map(|o| placed(r, o, show_secrets)).collect::<Vec<_>>(),
         "hooks": r.objects.iter().filter(|o| o.hook.is_some()).map(|o| placed(r, o, show_secrets)).collect::<Vec<_>>(),
     })
@@ -206,7 +208,7 @@ pub(crate) fn notification(
 pub(crate) fn slack(notification: &Value) -> Value {
     let o = &notification["object"];
     let r = &notification["release"];
-    let mut paths: Vec<&str> = ["differences", "addedOutsideHelm", "ownedElsewhere"]
+    let mut paths: Vec<&str> = ["differences", "addedOutsideHelm", "takenOver"]
         .iter()
         .flat_map(|k| o[k].as_array().into_iter().flatten())
         .filter_map(|d| d["path"].as_str())
@@ -258,7 +260,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let at = a.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &a.value, show_secrets), "manager": a.manager, "changedBy": changed_by(&a.changed_by)})
         }).collect::<Vec<_>>(),
-        "ownedElsewhere": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
+        "takenOver": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
         "recreatedBy": changed_by(&o.recreated),
         "serverValues": o.server_values.iter().map(|v| json!({"path": v.path.pointer(), "manager": v.manager})).collect::<Vec<_>>(),
         "expected": o.expected.iter().map(|e| {

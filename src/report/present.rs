@@ -50,7 +50,7 @@ pub(crate) fn worth_showing(o: &ObjectDrift, style: &Style) -> bool {
 
 /// The unified diff shown under a modified object (secret values hidden unless shown).
 pub(crate) fn object_diff(o: &ObjectDrift, style: &Style) -> Option<String> {
-    matches!(o.drift_kind(), DriftKind::Modified | DriftKind::ChangedOutsideHelm)
+    matches!(o.drift_kind(), DriftKind::Changed | DriftKind::FieldsAdded)
         .then(|| super::diff::unified(o, style.context, style.show_secrets))
         .flatten()
 }
@@ -80,8 +80,14 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     if style.verbose {
         for e in &o.expected {
             let when = e.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
-            let value = show(o, style, &e.path, e.path.live_pointer(), &e.value);
-            out.push((Some(Tone::Dim), format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason)));
+            let line = match e.path.is_root() {
+                true => format!("≈ deleted (expected: {})", e.reason),
+                false => {
+                    let value = show(o, style, &e.path, e.path.live_pointer(), &e.value);
+                    format!("≈ {}: {value} (expected: {}{when})", e.path, e.reason)
+                }
+            };
+            out.push((Some(Tone::Dim), line));
         }
         for v in &o.server_values {
             out.push((

@@ -31,7 +31,7 @@ fn accept_then_check(helm: Helm, store: &str) {
         ));
     }
     let out = with(&["check", "app"]).code(0);
-    out.stdout_has("accepted Deployment").stdout_has("✓ spec.replicas (accepted: modified)");
+    out.stdout_has("accepted     Deployment").stdout_has("✓ spec.replicas (accepted: modified)");
     // The baseline holds hashes, never values.
     let text = if store == "cluster" {
         env.kubectl(&["get", "configmap", "helm-drift-baseline.app", "-o", "jsonpath={.data.baseline\\.yaml}"])
@@ -86,7 +86,7 @@ fn accepting_part_of_the_drift() {
     let out = in_repo(&["check", "app"]).code(2);
     out.stdout_has("✓ spec.replicas (accepted: modified)")
         .stdout_has("+ metadata.labels.team")
-        .stdout_has("modified ConfigMap");
+        .stdout_has("changed      ConfigMap");
     env.drift(&["check", "app"]).code(2); // elsewhere, no baseline file
 }
 

@@ -27,7 +27,7 @@ fn a_record_of_millions_of_metadata_values_costs_its_bytes() {
     drop(json);
     let (code, text, mib) = measured(&env, &["check", "meta"]);
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("missing  ConfigMap"), "{text}");
+    assert!(text.contains("missing      ConfigMap"), "{text}");
     assert!(text.contains("chart m-1.0.0"), "its name and version are read: {text}");
     assert!(mib < 150, "peak RSS {mib} MiB for a record of 16 MB of metadata");
 }

@@ -12,7 +12,7 @@ fn clean_then_deleted(helm: Helm) {
     env.kubectl(&["delete", "deployment", "shop-web"]).success();
     let out = env.drift(&["check", "shop"]).code(2);
     out.stdout_has("shop: 1 of 4 objects drifted")
-        .stdout_has(&format!("missing  Deployment {}/shop-web  (from basic/templates/deployment.yaml)", env.ns));
+        .stdout_has(&format!("missing      Deployment {}/shop-web  (from basic/templates/deployment.yaml)", env.ns));
     assert!(!out.stdout().contains("ConfigMap"), "only the deleted object is listed\n{}", out.dump());
 }
 
@@ -81,7 +81,7 @@ helm_matrix! {
         env.helm(helm, &["plugin", "install", dir.to_str().unwrap()]).success();
         env.helm(helm, &["drift", "check", "web"]).success().stdout_has("web: in sync");
         env.kubectl(&["delete", "configmap", "web-config"]).success();
-        env.helm(helm, &["drift", "check", "web"]).code(2).stdout_has("missing  ConfigMap");
+        env.helm(helm, &["drift", "check", "web"]).code(2).stdout_has("missing      ConfigMap");
         env.helm(helm, &["drift", "check", "absent"]).code(1).stderr_has("release \"absent\" not found");
     }
 }

@@ -30,7 +30,7 @@ fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> St
         "engines disagree\n--- exact\n{exact}--- read-only\n{read_only}"
     );
     // Modified objects need a dry-run, which the read-only identity may not do.
-    if exact.contains("\n  modified ") {
+    if exact.contains("\n  changed ") {
         assert!(
             read_only.contains("read-only engine (server-side dry-run forbidden")
                 || read_only.contains("engine: read-only client-side comparison (server-side dry-run forbidden"),
@@ -60,7 +60,7 @@ fn clean_after_install_and_after_controllers(helm: Helm) {
         !out.stdout().trim().is_empty()
     });
     let out = check_both(&env, &["-v"], 0);
-    assert!(out.contains("in sync  Secret"), "verbose lists in-sync objects\n{out}");
+    assert!(out.contains("in sync      Secret"), "verbose lists in-sync objects\n{out}");
 }
 
 #[test]
@@ -102,20 +102,20 @@ fn edits_are_found(helm: Helm) {
     let out = check_both(&env, &[], 2);
     for want in [
         format!("app: 7 of {OBJECTS} drifted"),
-        format!("missing  Deployment {ns}/app-scaled  (from full/templates/scaled.yaml)"),
-        format!("modified Deployment {ns}/app-web  (from full/templates/deployment.yaml)"),
+        format!("missing      Deployment {ns}/app-scaled  (from full/templates/scaled.yaml)"),
+        format!("changed      Deployment {ns}/app-web  (from full/templates/deployment.yaml)"),
         r#"~ spec.template.spec.containers[name=web].image: "registry.example/web:1.0" -> "registry.example/web:2.0"  (kubectl-set, "#.into(),
         r#"+ spec.template.spec.containers[name=web].env[name=EXTRA]: {"name":"EXTRA","value":"1"} (added by kubectl-set, "#.into(),
-        format!("modified ConfigMap {ns}/app-config"),
+        format!("changed      ConfigMap {ns}/app-config"),
         r#"~ data.greeting: "hello" -> "bye""#.into(),
         r#"+ metadata.annotations.owner: "someone" (added by kubectl-annotate, "#.into(),
-        format!("modified Secret {ns}/app-creds"),
+        format!("changed      Secret {ns}/app-creds"),
         "~ data.password: (hidden) -> (hidden)".into(),
-        format!("modified Service {ns}/app-web"),
+        format!("changed      Service {ns}/app-web"),
         r#"- metadata.labels.app: "app-web" (removed)"#.into(),
-        format!("modified ClusterRole {role}"),
+        format!("changed      ClusterRole {role}"),
         r#"~ rules[0].verbs: ["get","list"] -> ["get","list","watch"]"#.into(),
-        format!("modified Widget {ns}/app-widget"),
+        format!("changed      Widget {ns}/app-widget"),
         "~ spec.size: 3 -> 5".into(),
     ] {
         assert!(out.contains(&want), "missing {want:?} in\n{out}");
@@ -206,7 +206,7 @@ fn opt_out_annotations(helm: Helm) {
     let out = check_both(&env, &["-v"], 2);
     assert!(out.contains(r#"+ metadata.annotations["helm.toolkit.fluxcd.io/driftDetection"]: "disabled""#), "{out}");
     let out = check_both(&env, &["-v", "--trust-live-annotations"], 0);
-    assert!(out.contains("excluded ConfigMap"), "{out}");
+    assert!(out.contains("excluded     ConfigMap"), "{out}");
 }
 
 #[test]
@@ -247,8 +247,8 @@ helm_matrix! {
         });
         let out = check_release_both(&env, "gone", &[], 2);
         assert!(out.contains("gone: 2 of 3 objects drifted"), "{out}");
-        assert!(out.contains("unknown  Gadget gone-gadget  (from gadget/templates/gadget.yaml)"), "{out}");
-        assert!(out.contains("unknown  Gadget gone-yaml11"), "{out}");
+        assert!(out.contains("unknown      Gadget gone-gadget  (from gadget/templates/gadget.yaml)"), "{out}");
+        assert!(out.contains("unknown      Gadget gone-yaml11"), "{out}");
         assert!(out.contains("the cluster does not serve gone.helm-drift.io/v1 Gadget"), "{out}");
     }
 }

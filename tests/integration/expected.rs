@@ -15,7 +15,7 @@ helm_matrix! {
         env.drift(&["check", "app"]).code(0).stdout_has("app: in sync (6 objects)");
         env.drift(&["check", "app", "-v"])
             .code(0)
-            .stdout_has("expected Deployment")
+            .stdout_has("expected     Deployment")
             .stdout_has(r#"≈ spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]: "#)
             .stdout_has("(expected: kubectl rollout restart (kubectl-rollout)");
         let json = env.drift(&["check", "app", "-o", "json"]).code(0).stdout();
@@ -33,7 +33,7 @@ helm_matrix! {
             "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"
         );
         assert_eq!(web["expected"][0]["changedBy"]["manager"], "kubectl-rollout");
-        env.drift(&["check", "app", "--strict"]).code(2).stdout_has("changed outside Helm Deployment");
+        env.drift(&["check", "app", "--strict"]).code(2).stdout_has("fields added Deployment");
         // A real edit next to it is still drift.
         env.kubectl(&["set", "env", "deployment/app-web", "EXTRA=1"]).success();
         env.drift(&["check", "app"]).code(2).stdout_has("env[name=EXTRA]");

@@ -60,7 +60,7 @@ fn a_fleet_of_two_clusters_in_one_run() {
     // JSON: schema version 2, the cluster on every release; every context of the kubeconfig.
     let json = fleet(&["check", "--all", "--all-contexts", "-o", "json"]).code(2).stdout();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["schemaVersion"], 2);
+    assert_eq!(doc["schemaVersion"], 3);
     assert_eq!(doc["summary"]["clusters"], 2);
     assert_eq!(doc["summary"]["exitCode"], 2);
     let mut releases: Vec<String> = doc["releases"]

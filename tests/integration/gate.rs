@@ -82,6 +82,6 @@ fn an_accepted_field_leaves_an_owned_elsewhere_object_in_sync() {
     let json = env.drift(&["check", "web", "-o", "json"]).code(0).stdout();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let web = doc["releases"][0]["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "Deployment").unwrap();
-    assert_eq!(web["verdict"], "owned-elsewhere", "{json}");
+    assert_eq!(web["verdict"], "taken-over", "{json}");
     assert_eq!(doc["releases"][0]["counts"]["drifted"], 0, "{json}");
 }

@@ -37,8 +37,8 @@ helm_matrix! {
         let out = env.drift(&["check", &release, "--hooks"]).code(2);
         let text = out.stdout();
         let heading = text.find("hooks (objects Helm keeps after their hook ran):").expect(&text);
-        assert!(text[heading..].contains(&format!("modified ConfigMap {}/{kept}", env.ns)), "{text}");
-        assert!(text[heading..].contains(&format!("modified CustomResourceDefinition {crd}")), "{text}");
+        assert!(text[heading..].contains(&format!("changed      ConfigMap {}/{kept}", env.ns)), "{text}");
+        assert!(text[heading..].contains(&format!("changed      CustomResourceDefinition {crd}")), "{text}");
         out.stdout_has("(pre-install hook from hooked/templates/objects.yaml)");
         assert!(!text.contains("crds/"), "a hook is not a CRD of crds/:\n{text}");
 
@@ -58,7 +58,7 @@ helm_matrix! {
         assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
 
         env.kubectl(&["delete", "configmap", &kept]).success();
-        env.drift(&["check", &release, "--hooks"]).code(2).stdout_has(&format!("missing  ConfigMap {}/{kept}", env.ns));
+        env.drift(&["check", &release, "--hooks"]).code(2).stdout_has(&format!("missing      ConfigMap {}/{kept}", env.ns));
         env.drift(&["repair", &release, "--hooks"]).success(); // in its namespace: no trust needed
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
         assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
@@ -73,7 +73,7 @@ helm_matrix! {
         env.merge_patch("crd", &crd, r#"{"spec":{"names":{"shortNames":["again"]}}}"#);
         env.drift(&["check", &release, "--hooks"])
             .code(2)
-            .stdout_has(&format!("modified CustomResourceDefinition {crd}"))
+            .stdout_has(&format!("changed      CustomResourceDefinition {crd}"))
             .stdout_has("pre-install hook, as created at revision 1");
         env.drift(&["repair", &release, "--hooks", "--trust-namespace", &env.ns]).success();
         assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);

@@ -19,7 +19,7 @@ fn a_removed_version_names_its_replacement() {
         env.drift(&["check", "app"]).output().out.status.code() == Some(2)
     });
     let out = env.drift(&["check", "app"]).code(2);
-    out.stdout_has("unknown  Thing app-thing")
+    out.stdout_has("unknown      Thing app-thing")
         .stdout_has("the cluster does not serve lifecycle.helm-drift.io/v1 Thing; it serves lifecycle.helm-drift.io/v2 Thing instead")
         .stdout_has("helm mapkubeapis app -n lifecycle");
     env.drift(&["check", "app", "--include-crds"])

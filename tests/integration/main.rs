@@ -37,6 +37,7 @@ mod caaph;
 mod chart;
 mod check_missing;
 mod connection;
+mod controllers;
 mod dashboard;
 mod distribution;
 mod drift_engine;

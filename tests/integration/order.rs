@@ -24,7 +24,7 @@ helm_matrix! {
             !env.kubectl(&["get", "namespace", &extra]).output().out.status.success()
         });
         let check = env.drift(&["check", &release]).code(2);
-        check.stdout_has(&format!("missing  Namespace {extra}")).stdout_has(&format!("missing  CustomResourceDefinition {crd}"));
+        check.stdout_has(&format!("missing      Namespace {extra}")).stdout_has(&format!("missing      CustomResourceDefinition {crd}"));
 
         // The Namespace and the CRD lie outside the record's namespace: refused until trusted.
         env.drift(&["repair", &release]).code(1).stdout_has(&format!("Namespace {extra} is cluster-scoped"));

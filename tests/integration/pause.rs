@@ -46,7 +46,7 @@ helm_matrix! {
         assert!(message.contains("is paused by ") && message.contains("INC-42: kept by hand\\u001b[2J"), "{message}");
         assert!(!message.contains('\u{1b}'), "every Event message escaped: {message:?}");
         // A pause hides nothing from check.
-        env.drift(&["check", "web"]).code(2).stdout_has("modified ConfigMap");
+        env.drift(&["check", "web"]).code(2).stdout_has("changed      ConfigMap");
         if Instant::now() < ends {
             assert_eq!(greeting("web"), "kept", "healed during its pause");
         }

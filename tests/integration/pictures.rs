@@ -76,9 +76,9 @@ helm_matrix! {
         let ns = &env.ns;
         for line in [
             format!("| web | {ns} | 1 | basic-0.1.0 | **2 of 4 drifted** |"),
-            format!("| ConfigMap {ns}/web-config | modified | `data.greeting` | `kubectl-patch` |"),
-            format!("| Deployment {ns}/web-web | modified | `spec.replicas` | `kubectl` |"),
-            format!("<details><summary>Secret {ns}/s-creds: modified</summary>"),
+            format!("| ConfigMap {ns}/web-config | changed | `data.greeting` | `kubectl-patch` |"),
+            format!("| Deployment {ns}/web-web | changed | `spec.replicas` | `kubectl` |"),
+            format!("<details><summary>Secret {ns}/s-creds: changed</summary>"),
             "~ data.greeting: \"hello\" -> \"edited by hand\"  (kubectl-patch".to_string(),
             "+  greeting: edited by hand".to_string(),
             "```diff\n".to_string(),
@@ -130,7 +130,7 @@ helm_matrix! {
             assert!(dom.contains(&format!("<code class=\"path\">{path}</code>")), "{path}\n{dom}");
         }
         assert!(dom.contains("<code class=\"manager\">kubectl-patch</code>"), "{dom}");
-        assert!(dom.contains("<label for=\"show-modified\" class=\"modified\">modified (3)</label>"), "{dom}");
+        assert!(dom.contains("<label for=\"show-changed\" class=\"changed\">changed (3)</label>"), "{dom}");
         assert!(dom.contains("<span class=\"add\">+  greeting: edited by hand</span>"), "{dom}");
         for secret in SECRETS {
             assert!(!dom.contains(secret), "no secret value: {secret}");

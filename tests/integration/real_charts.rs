@@ -41,7 +41,7 @@ helm_matrix! {
         let found = env.drift(&["check", &release]).code(2);
         found
             .stdout_has("4 of 9 objects drifted")
-            .stdout_has(&format!("missing  IngressClass {class}"))
+            .stdout_has(&format!("missing      IngressClass {class}"))
             .stdout_has("~ spec.replicas: 1 -> 3  (kubectl)")
             // A long list shown around the change: the argument appended is in sight.
             .stdout_has(r#"-controller","--v=5"]  (kubectl-patch"#)

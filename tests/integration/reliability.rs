@@ -20,9 +20,9 @@ fn a_forbidden_kind_is_that_object_s_error_and_the_rest_is_checked() {
     env.kubectl(&["create", "rolebinding", "blind", "--role=blind", "--user=blind"]).success();
     env.wait_until_allowed("blind", "get", "services", false);
     let out = env.drift(&["check", "web"]).env("HELM_KUBEASUSER", "blind").code(1);
-    out.stdout_has(&format!("error    ConfigMap {}/web-config", env.ns))
+    out.stdout_has(&format!("error        ConfigMap {}/web-config", env.ns))
         .stdout_has("forbidden: the identity may not get configmaps")
-        .stdout_has(&format!("missing  Deployment {}/web-web", env.ns));
+        .stdout_has(&format!("missing      Deployment {}/web-web", env.ns));
 }
 
 #[test]
@@ -54,11 +54,11 @@ fn a_broken_document_is_its_own_error_and_the_rest_is_checked() {
     ])
     .success();
     let out = env.drift(&["check", "docs", "-v"]).code(1);
-    out.stdout_has("error    Document c/templates/nokind.yaml")
+    out.stdout_has("error        Document c/templates/nokind.yaml")
         .stdout_has("not a Kubernetes object (missing kind)")
-        .stdout_has("error    Document c/templates/bad.yaml")
-        .stdout_has(&format!("in sync  ConfigMap {}/ok", env.ns))
-        .stdout_has(&format!("missing  ConfigMap {}/gone", env.ns));
+        .stdout_has("error        Document c/templates/bad.yaml")
+        .stdout_has(&format!("in sync      ConfigMap {}/ok", env.ns))
+        .stdout_has(&format!("missing      ConfigMap {}/gone", env.ns));
 }
 
 #[test]

@@ -135,7 +135,7 @@ fn several_keeping_foreign(helm: Helm) {
     clean(&out);
     out.stdout_has("fields added outside Helm are kept (use --remove-foreign to remove them)");
     let after = env.drift(&["check", "app"]).code(2);
-    after.stdout_has("changed outside Helm Deployment").stdout_has("env[name=EXTRA]");
+    after.stdout_has("fields added Deployment").stdout_has("env[name=EXTRA]");
     assert!(!after.stdout().contains("~ "), "every recorded field is back\n{}", after.dump());
     assert_eq!(history(&env, helm), before);
     upgrade_lands(&env, helm);
@@ -194,17 +194,17 @@ helm_matrix! {
         }
         let out = env.drift(&["check", "app"]).code(0);
         clean(&out);
-        out.stdout_has("app: in sync (6 objects; 1 object owned elsewhere)")
-            .stdout_has("owned elsewhere ConfigMap")
+        out.stdout_has("app: in sync (6 objects; 1 object taken over)")
+            .stdout_has("taken over   ConfigMap")
             .stdout_has("! data.greeting: owned by kubectl-patch, not by Helm (the value is the release's)")
             .stdout_has("a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not");
         let out = env.drift(&["check", "app", "--strict"]).code(2);
-        out.stdout_has("app: 1 of 6 objects drifted").stdout_has("owned elsewhere ConfigMap");
+        out.stdout_has("app: 1 of 6 objects drifted").stdout_has("taken over   ConfigMap");
         let json = env.drift(&["check", "app", "-o", "json"]).code(0).stdout();
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(doc["releases"][0]["counts"]["ownedElsewhere"], 1, "{json}");
+        assert_eq!(doc["releases"][0]["counts"]["takenOver"], 1, "{json}");
         assert_eq!(doc["releases"][0]["counts"]["drifted"], 0, "{json}");
-        assert!(json.contains("\"verdict\": \"owned-elsewhere\""), "{json}");
+        assert!(json.contains("\"verdict\": \"taken-over\""), "{json}");
         // What check foretells: an upgrade that changes the field conflicts (and changes nothing).
         let chart = chart_path("repairable");
         let upgrade = ["upgrade", "app", chart.to_str().unwrap(), "--reuse-values", "--set", "greeting=upgraded"];
@@ -213,11 +213,11 @@ helm_matrix! {
         assert!(failed.stderr().contains("conflict with \"kubectl-patch\""), "{}", failed.dump());
         env.drift(&["repair", "app"]).code(0).stdout_has("take ownership back from: kubectl-patch");
         let out = env.drift(&["check", "app"]).code(0);
-        assert!(!out.stdout().contains("owned elsewhere"), "{}", out.dump());
+        assert!(!out.stdout().contains("taken over"), "{}", out.dump());
         // ...and one that keeps the value does not; Helm then shares the field, and an upgrade
         // that changes it still conflicts, so check still says so until repair.
         edit_and_revert();
-        env.drift(&["check", "app"]).code(0).stdout_has("1 object owned elsewhere");
+        env.drift(&["check", "app"]).code(0).stdout_has("1 object taken over");
         env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--reuse-values"]).success();
         env.drift(&["check", "app"])
             .code(0)

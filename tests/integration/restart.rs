@@ -41,7 +41,7 @@ fn api_server_restart_during_a_check() {
     env.cp.restart_apiserver().expect("restart kube-apiserver");
     let out = check.join().expect("the check thread");
     assert_eq!(out.out.status.code(), Some(2), "{}", out.dump());
-    assert!(out.stdout().contains("missing  ConfigMap restart/web-config"), "{}", out.dump());
+    assert!(out.stdout().contains("missing      ConfigMap restart/web-config"), "{}", out.dump());
     let text = std::fs::read_to_string(env.cp.audit_log()).unwrap_or_default();
     let since = &text[(before_restart as usize).min(text.len())..];
     assert!(since.contains("helm-drift/"), "the run ended before the restart: nothing was proven");

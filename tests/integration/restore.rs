@@ -109,7 +109,7 @@ helm_matrix! {
             let found = objects(&env.drift(&args).code(0).stdout());
             assert_eq!(found.len(), OBJECTS.len());
             for (id, o) in &found {
-                assert_eq!(o["verdict"], "owned-elsewhere", "{id} with {engine:?}: {o:#}");
+                assert_eq!(o["verdict"], "taken-over", "{id} with {engine:?}: {o:#}");
                 assert_eq!(o["addedOutsideHelm"], serde_json::json!([]), "{id} with {engine:?}: {o:#}");
                 assert_eq!(o["differences"], serde_json::json!([]), "{id} with {engine:?}");
             }
@@ -130,11 +130,11 @@ helm_matrix! {
         assert!(crd.stderr().contains("forbidden"), "{}", crd.stderr());
         let mine = env.drift(&["check", "app", "-o", "json"]).env("HELM_KUBEASUSER", &viewer).code(0).stdout();
         for (id, o) in objects(&mine) {
-            assert_eq!(o["verdict"], "owned-elsewhere", "{id} as {viewer}: {o:#}");
+            assert_eq!(o["verdict"], "taken-over", "{id} as {viewer}: {o:#}");
         }
 
         let text = env.drift(&["check", "app"]).code(0).stdout();
-        assert!(text.contains("owned elsewhere Deployment"), "{text}");
+        assert!(text.contains("taken over   Deployment"), "{text}");
         assert!(text.contains("re-created by velero-server") && text.contains("values as recorded"), "{text}");
         assert!(!text.contains("(added by"), "no field listed as added: {text}");
 
@@ -177,7 +177,7 @@ helm_matrix! {
         }
         let after = env.drift(&["check", "app", "-o", "json"]).code(0).stdout();
         for (id, o) in objects(&after) {
-            let fine = if helm == Helm::V4 { ["in-sync", "in-sync"] } else { ["in-sync", "owned-elsewhere"] };
+            let fine = if helm == Helm::V4 { ["in-sync", "in-sync"] } else { ["in-sync", "taken-over"] };
             assert!(fine.contains(&o["verdict"].as_str().unwrap()), "{id}: {o:#}");
         }
 
@@ -215,7 +215,7 @@ helm_matrix! {
         let args = ["--all", "--repair", "--remove-foreign", "--repair-cooldown", "1s", "--trust-namespace", env.ns.as_str()];
         let w = Watching::start(&env, &args).ready();
         w.wait_for(&Watching::drifted(&env.ns, "app"), 0.0);
-        let owned = format!("helm_drift_objects{{namespace=\"{}\",release=\"app\",verdict=\"owned-elsewhere\"}}", env.ns);
+        let owned = format!("helm_drift_objects{{namespace=\"{}\",release=\"app\",verdict=\"taken-over\"}}", env.ns);
         w.wait_for(&owned, OBJECTS.len() as f64);
         assert_eq!(w.sample("helm_drift_repairs_total{result=\"applied\"}").unwrap_or(0.0), 0.0, "{}", w.logs_text());
         assert!(events(&env, "DriftDetected").is_empty(), "{:?}", events(&env, "DriftDetected"));

@@ -40,7 +40,7 @@ fn scan_namespaces_with_clean_drifted_and_broken_releases() {
     let out = a.drift(&["check", "-A", "-l", "scan=yes", "-o", "json"]).code(1);
     out.stderr_has("Secret scan-b/sh.helm.release.v1.b2.v1: bad base64");
     let doc: serde_json::Value = serde_json::from_str(&out.stdout()).expect("valid JSON");
-    assert_eq!(doc["schemaVersion"], 1);
+    assert_eq!(doc["schemaVersion"], 2);
     assert_eq!(doc["summary"]["releases"], 4);
     assert_eq!(doc["summary"]["inSync"], 2);
     assert_eq!(doc["summary"]["drifted"], 1);

@@ -29,7 +29,7 @@ helm_matrix! {
             .stderr_has("not found in namespace")
             .stderr_has("(storage driver: secrets)");
         env.kubectl(&["delete", "deployment", "web-web"]).success();
-        env.drift(&["check", "web"]).env("HELM_DRIVER", "configmaps").code(2).stdout_has("missing  Deployment");
+        env.drift(&["check", "web"]).env("HELM_DRIVER", "configmaps").code(2).stdout_has("missing      Deployment");
     }
 }
 
@@ -160,7 +160,7 @@ helm_matrix! {
         env.drift(&["check", "f"]).success().stdout_has("in sync (20 objects)");
         let out = env.drift(&["check", "f", "--include-crds", "-v"]).success();
         out.stdout_has("in sync (21 objects)")
-            .stdout_has("in sync  CustomResourceDefinition widgets.test.helm-drift.io  (from full/crds/widgets.yaml)");
+            .stdout_has("in sync      CustomResourceDefinition widgets.test.helm-drift.io  (from full/crds/widgets.yaml)");
     }
 }
 

@@ -35,7 +35,7 @@ fn detects_once_resolves_and_follows_the_release(helm: Helm) {
     let note = &hook.received()[0];
     assert_eq!(note["release"]["name"], "web");
     assert_eq!(note["object"]["kind"], "ConfigMap");
-    assert_eq!(note["object"]["verdict"], "modified");
+    assert_eq!(note["object"]["verdict"], "changed");
     assert_eq!(note["object"]["differences"][0]["path"], "/data/greeting");
     // The README's metrics, each with what it says.
     assert_eq!(w.sample("helm_drift_events_total{reason=\"DriftDetected\"}"), Some(1.0));

@@ -11,8 +11,8 @@ use super::present::{evidence, object_diff, set_flags, shown, upgrade_command, w
 use super::secret;
 use super::style::Style;
 use crate::model::{
-    Cause, DriftReport, ExitStatus, Explanation, FieldPath, FleetReport, Method, ObjectDrift, Outcome, ReleaseVerdict,
-    Rerender, RunReport, Verdict,
+    Cause, DriftKind, DriftReport, ExitStatus, Explanation, FieldPath, FleetReport, Method, ObjectDrift, Outcome,
+    ReleaseVerdict, Rerender, RunReport, Verdict,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -219,9 +219,9 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
             paint(style.color, Tone::Warn, &line)
         }
         ReleaseVerdict::Drifted => paint(style.color, Tone::Warn, &format!("{} of {total} drifted", r.drifted())),
-        ReleaseVerdict::InSync => match r.owned_elsewhere() {
+        ReleaseVerdict::InSync => match r.taken_over() {
             0 => paint(style.color, Tone::Good, &format!("in sync ({total})")),
-            n => paint(style.color, Tone::Good, &format!("in sync ({total}; {} owned elsewhere)", objects(n))),
+            n => paint(style.color, Tone::Good, &format!("in sync ({total}; {} taken over)", objects(n))),
         },
     };
     let _ = writeln!(
@@ -302,8 +302,10 @@ pub(crate) fn object(out: &mut String, o: &ObjectDrift, style: &Style) {
     if !worth_showing(o, style) {
         return;
     }
-    let label = paint(style.color, color::verdict(kind), kind.label());
-    let _ = write!(out, "  {label:<8} {}", o.id);
+    // Padded before it is painted: a column whatever the colours.
+    let label = format!("{:<width$}", kind.label(), width = DriftKind::label_width());
+    let label = paint(style.color, color::verdict(kind), &label);
+    let _ = write!(out, "  {label} {}", o.id);
     match (&o.hook, &o.source) {
         (Some(h), Some(src)) => _ = write!(out, "  ({} from {src})", h.describe()),
         (Some(h), None) => _ = write!(out, "  ({})", h.describe()),
@@ -363,7 +365,7 @@ mod tests {
         ]);
         assert_eq!(
             plain(&r),
-            "demo: 2 of 3 objects drifted [namespace apps, revision 2 deployed, chart demo-0.1.0]\n  missing  Deployment apps/web  (from demo/templates/web.yaml)\n  missing  ClusterRole reader  (from demo/templates/reader.yaml)\n"
+            "demo: 2 of 3 objects drifted [namespace apps, revision 2 deployed, chart demo-0.1.0]\n  missing      Deployment apps/web  (from demo/templates/web.yaml)\n  missing      ClusterRole reader  (from demo/templates/reader.yaml)\n"
         );
     }
 
@@ -381,7 +383,7 @@ mod tests {
         let mut secret = obj("Secret", Some("apps"), "creds", Verdict::Modified);
         secret.fields.push(FieldDiff::new(p("/data/password"), Some(&json!("czNjcmV0")), Some(&json!("b3RoZXI="))));
         let out = plain(&report(vec![web, secret]));
-        assert!(out.contains("  modified Deployment apps/web  (from demo/templates/web.yaml)\n      ~ spec.replicas: 2 -> 5\n      + metadata.labels.x: \"y\" (added by kubectl-label)\n"), "{out}");
+        assert!(out.contains("  changed      Deployment apps/web  (from demo/templates/web.yaml)\n      ~ spec.replicas: 2 -> 5\n      + metadata.labels.x: \"y\" (added by kubectl-label)\n"), "{out}");
         assert!(out.contains("~ data.password: (hidden) -> (hidden)"), "{out}");
         assert!(!out.contains("czNjcmV0"));
     }
@@ -418,7 +420,7 @@ mod tests {
         let mut verbose = String::new();
         release(&mut verbose, &r, &Style { verbose: true, ..Style::default() });
         assert!(
-            verbose.contains("  in sync  Service apps/web  (from demo/templates/web.yaml)\n      engine: read-only client-side comparison (the server refused the dry-run: 422)\n"),
+            verbose.contains("  in sync      Service apps/web  (from demo/templates/web.yaml)\n      engine: read-only client-side comparison (the server refused the dry-run: 422)\n"),
             "{verbose}"
         );
         // It decided a drifted object's verdict: one line says so.

@@ -371,7 +371,7 @@ mod tests {
         let text = m.encode();
         assert!(text.contains(r#"helm_drift_release_drifted{namespace="apps",release="web"} 0"#), "{text}");
         assert!(
-            text.contains(r#"helm_drift_objects{namespace="apps",release="web",verdict="owned-elsewhere"} 1"#),
+            text.contains(r#"helm_drift_objects{namespace="apps",release="web",verdict="taken-over"} 1"#),
             "{text}"
         );
     }

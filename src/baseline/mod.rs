@@ -7,78 +7,17 @@
 //! CI that checks. The judging (accept, apply) is pure and here; reading and writing the file
 //! or ConfigMap is in [`store`], the document and its entries in [`document`].
 
-use crate::model::{Accepted, DriftReport, FieldPath, ObjectDrift, Verdict};
-use serde_json::Value;
-use sha2::{Digest, Sha256};
+use crate::model::{Accepted, DriftReport, Verdict};
+use pieces::{Piece, drifts};
 
 mod document;
+mod pieces;
 mod store;
 
 pub(crate) use document::{Baseline, DEFAULT_FILE, Entry, Store};
 #[cfg(test)]
 use document::{parse, render};
 pub(crate) use store::{configmap_name, configmaps, read_configmap, read_file, write_configmap, write_file};
-
-/// Which piece of evidence of an object a drift is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Piece {
-    Field(usize),
-    Added(usize),
-    Disowned(usize),
-    Whole,
-}
-
-/// Every drift of an object, as baseline entries name it.
-fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath, Entry)> {
-    let object = format!("{} {}", o.id.api_version, o.id);
-    let entry = |path: &FieldPath, change: &str, value: &Value| {
-        let pointer = path.pointer();
-        Entry {
-            release: r.release.clone(),
-            namespace: r.namespace.clone(),
-            object: object.clone(),
-            path: pointer.clone(),
-            change: change.to_string(),
-            sha256: digest(&pointer, value),
-            accepted_at: None,
-            expires_at: None,
-            secret: o.id.is_secret_path(&pointer).then(|| format!("{pointer}\n{value}")),
-        }
-    };
-    let mut out = Vec::new();
-    match &o.verdict {
-        Verdict::Missing | Verdict::Unknown { .. } => {
-            let change = if o.verdict == Verdict::Missing { "missing" } else { "unknown" };
-            out.push((Piece::Whole, FieldPath::root(), entry(&FieldPath::root(), change, &Value::Null)));
-        }
-        Verdict::Modified => {
-            for (i, f) in o.fields.iter().enumerate() {
-                let (change, value) = match (&f.recorded, &f.live) {
-                    (Some(_), Some(l)) => ("modified", l),
-                    (Some(_), None) => ("removed", &Value::Null),
-                    (None, Some(l)) => ("added", l),
-                    (None, None) => continue,
-                };
-                out.push((Piece::Field(i), f.path.clone(), entry(&f.path, change, value)));
-            }
-            for (i, a) in o.added.iter().enumerate() {
-                out.push((Piece::Added(i), a.path.clone(), entry(&a.path, "added", &a.value)));
-            }
-            for (i, d) in o.disowned.iter().enumerate() {
-                let manager = Value::String(d.manager.clone());
-                out.push((Piece::Disowned(i), d.path.clone(), entry(&d.path, "owned-elsewhere", &manager)));
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-/// SHA-256 (hex) of a pointer and a value.
-fn digest(pointer: &str, value: &Value) -> String {
-    let hash = Sha256::digest(format!("{pointer}\n{value}").as_bytes());
-    hash.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.
@@ -100,29 +39,24 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
     let mut matched = vec![false; mine.len()];
     for i in 0..report.objects.len() {
         let found = drifts(report, &report.objects[i]);
-        let o = &mut report.objects[i];
-        let mut accepted: Vec<(Piece, FieldPath, String)> = Vec::new();
+        let total = found.len();
+        let mut accepted: Vec<(Piece, Accepted)> = Vec::new();
         for (piece, path, entry) in found {
             if let Some(j) = mine.iter().position(|e| e.same_drift(&entry)) {
                 matched[j] = true;
-                accepted.push((piece, path, entry.change));
+                let until = mine[j].expires_at.clone();
+                accepted.push((piece, Accepted { path, change: entry.change, until }));
             }
         }
-        let total = drifts_count(o);
-        for (piece, path, change) in accepted.iter().rev() {
-            match piece {
-                Piece::Field(i) => drop(o.fields.remove(*i)),
-                Piece::Added(i) => drop(o.added.remove(*i)),
-                Piece::Disowned(i) => drop(o.disowned.remove(*i)),
-                Piece::Whole => {}
-            }
-            o.accepted.insert(0, Accepted { path: path.clone(), change: change.clone() });
-        }
+        let o = &mut report.objects[i];
+        pieces::take_out(o, &accepted.iter().map(|(p, _)| *p).collect::<Vec<_>>());
+        let n = accepted.len();
+        o.accepted.splice(0..0, accepted.into_iter().map(|(_, a)| a));
         // All of it accepted, or all but fields owned elsewhere with the recorded values (not
         // drift without --strict, as they are without a baseline): in sync, as it then reads.
         let only_owned_elsewhere =
             !strict && o.verdict == Verdict::Modified && o.fields.is_empty() && o.added.is_empty();
-        if !accepted.is_empty() && (accepted.len() == total || only_owned_elsewhere) {
+        if n > 0 && (n == total || only_owned_elsewhere) {
             o.verdict = Verdict::InSync;
         }
     }
@@ -146,47 +80,53 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
         .collect();
 }
 
-fn drifts_count(o: &ObjectDrift) -> usize {
-    match &o.verdict {
-        Verdict::Missing | Verdict::Unknown { .. } => 1,
-        Verdict::Modified => o.fields.len() + o.added.len() + o.disowned.len(),
-        _ => 0,
-    }
+/// What `accept` takes from a report.
+pub(crate) struct Acceptance<'a> {
+    /// `KIND/NAME` filters; every drifted object when empty.
+    pub(crate) only: &'a [String],
+    /// Only drift at or under these pointers; all when empty.
+    pub(crate) paths: &'a [String],
+    /// Drop the release's entries whose drift is gone.
+    pub(crate) prune: bool,
+    /// Fields taken over count as drift (`--strict`); otherwise they are not drift and are not
+    /// accepted.
+    pub(crate) strict: bool,
+    pub(crate) now: jiff::Timestamp,
+    /// When the new acceptances end (`--expires`); an unexpired entry of the same drift keeps
+    /// its own end without it.
+    pub(crate) expires_at: Option<String>,
 }
 
 /// Adds the report's current drift (of the objects `only` selects, under the `paths` given) to
-/// the baseline; with `prune`, drops the release's entries whose drift is gone. Returns how many
-/// entries were added and how many dropped.
-pub(crate) fn accept(
-    baseline: &mut Baseline,
-    report: &DriftReport,
-    only: &[String],
-    paths: &[String],
-    prune: bool,
-    now: &str,
-    expires_at: Option<&str>,
-) -> (usize, usize) {
+/// the baseline; with `prune`, drops the release's entries whose drift is gone. Returns the
+/// entries accepted (as written) and how many were dropped.
+pub(crate) fn accept(baseline: &mut Baseline, report: &DriftReport, how: &Acceptance) -> (Vec<Entry>, usize) {
     let mut current = Vec::new();
-    for o in report.objects.iter().filter(|o| o.selected_by(only)) {
-        for (_, _, mut entry) in drifts(report, o) {
-            let wanted = paths.is_empty() || paths.iter().any(|p| crate::model::path::under(&entry.path, p));
-            if wanted {
-                entry.accepted_at = Some(now.to_string());
-                entry.expires_at = expires_at.map(str::to_string);
-                current.push(entry.into_stored());
+    for o in report.objects.iter().filter(|o| o.selected_by(how.only)) {
+        for (piece, _, mut entry) in drifts(report, o) {
+            let wanted = how.paths.is_empty() || how.paths.iter().any(|p| crate::model::path::under(&entry.path, p));
+            if !wanted || (matches!(piece, Piece::Disowned(_)) && !how.strict) {
+                continue;
             }
+            let kept = baseline.entries.iter().find(|e| e.same_drift(&entry) && !e.expired(how.now));
+            match (kept, &how.expires_at) {
+                (Some(e), None) => {
+                    (entry.accepted_at, entry.expires_at) = (e.accepted_at.clone(), e.expires_at.clone())
+                }
+                _ => (entry.accepted_at, entry.expires_at) = (Some(how.now.to_string()), how.expires_at.clone()),
+            }
+            current.push(entry.into_stored());
         }
     }
     let every: Vec<Entry> = report.objects.iter().flat_map(|o| drifts(report, o)).map(|(_, _, e)| e).collect();
     let before = baseline.entries.len();
-    if prune {
+    if how.prune {
         baseline.entries.retain(|e| {
             e.release != report.release || e.namespace != report.namespace || every.iter().any(|c| e.same_drift(c))
         });
     }
     let dropped = before - baseline.entries.len();
-    let mut added = 0;
-    for entry in current {
+    for entry in &current {
         // The same object and path with another value replaces the older entry.
         baseline.entries.retain(|e| {
             !(e.release == entry.release
@@ -194,17 +134,37 @@ pub(crate) fn accept(
                 && e.object == entry.object
                 && e.path == entry.path)
         });
-        baseline.entries.push(entry);
-        added += 1;
+        baseline.entries.push(entry.clone());
     }
-    (added, dropped)
+    (current, dropped)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, Foreign, ObjectId};
+    use crate::model::{FieldDiff, FieldPath, Foreign, ObjectDrift, ObjectId};
     use serde_json::json;
+
+    /// `accept` now, without --strict: how many entries were accepted and dropped.
+    fn acc(
+        b: &mut Baseline,
+        r: &DriftReport,
+        only: &[String],
+        paths: &[String],
+        prune: bool,
+        expires: Option<&str>,
+    ) -> (usize, usize) {
+        let how = Acceptance {
+            only,
+            paths,
+            prune,
+            strict: false,
+            now: "2026-12-01T00:00:00Z".parse().unwrap(),
+            expires_at: expires.map(str::to_string),
+        };
+        let (accepted, dropped) = accept(b, r, &how);
+        (accepted.len(), dropped)
+    }
 
     fn report(replicas: i64) -> DriftReport {
         let mut web =
@@ -262,7 +222,7 @@ mod tests {
             });
             let mut b = Baseline::default();
             let only = ["Deployment/web".to_string()];
-            accept(&mut b, &r, &only, &["/metadata/labels/team".into()], false, "t", None);
+            acc(&mut b, &r, &only, &["/metadata/labels/team".into()], false, None);
             apply_at(&mut r, &b, "2026-12-01T00:00:00Z".parse().unwrap(), strict);
             let web = &r.objects[0];
             assert_eq!(web.accepted.len(), 1, "the label accepted");
@@ -274,7 +234,7 @@ mod tests {
     #[test]
     fn an_acceptance_that_expires_ends_by_itself() {
         let mut b = Baseline::default();
-        accept(&mut b, &report(5), &[], &[], false, "t", Some("2026-12-01T12:00:00Z"));
+        acc(&mut b, &report(5), &[], &[], false, Some("2026-12-01T12:00:00Z"));
         let b = parse(&render(&b), "file").unwrap();
         assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-01T12:00:00Z")));
         let mut before = report(5);
@@ -295,7 +255,7 @@ mod tests {
     #[test]
     fn accepted_drift_is_not_drift_a_new_value_is() {
         let mut b = Baseline::default();
-        assert_eq!(accept(&mut b, &report(5), &[], &[], false, "t", None), (4, 0));
+        assert_eq!(acc(&mut b, &report(5), &[], &[], false, None), (4, 0));
         let text = render(&b);
         assert!(!text.contains("bmV3") && !text.contains("b2xk"), "no secret value is written\n{text}");
         let b = parse(&text, "file").unwrap();
@@ -319,12 +279,12 @@ mod tests {
     fn only_and_paths_limit_and_prune_drops_stale() {
         let mut b = Baseline::default();
         let only = ["deployment/web".to_string()];
-        assert_eq!(accept(&mut b, &report(5), &only, &["/spec".into()], false, "t", None), (1, 0));
+        assert_eq!(acc(&mut b, &report(5), &only, &["/spec".into()], false, None), (1, 0));
         assert_eq!(b.entries[0].path, "/spec/replicas");
         let mut fixed = report(5);
         fixed.objects[0].fields.clear();
         assert_eq!(
-            accept(&mut b, &fixed, &only, &["/metadata".into()], true, "t", None),
+            acc(&mut b, &fixed, &only, &["/metadata".into()], true, None),
             (1, 1),
             "the replicas entry is stale"
         );
@@ -335,14 +295,14 @@ mod tests {
     #[test]
     fn a_secret_value_is_hashed_salted_and_slow() {
         let mut b = Baseline::default();
-        accept(&mut b, &report(5), &["secret/creds".to_string()], &[], false, "t", None);
+        acc(&mut b, &report(5), &["secret/creds".to_string()], &[], false, None);
         let stored = &b.entries[0].sha256;
         assert!(stored.starts_with("pbkdf2-sha256$100000$"), "{stored}");
         // The plain hash of the guess is not in the file, and the salt differs per entry.
-        let guess = digest("/data/password", &json!("bmV3"));
+        let guess = pieces::digest("/data/password", &json!("bmV3"));
         assert!(!render(&b).contains(&guess));
         let mut again = Baseline::default();
-        accept(&mut again, &report(5), &["secret/creds".to_string()], &[], false, "t", None);
+        acc(&mut again, &report(5), &["secret/creds".to_string()], &[], false, None);
         assert_ne!(&again.entries[0].sha256, stored);
         // Still accepted; another value is not.
         let mut r = report(5);
@@ -352,5 +312,54 @@ mod tests {
         other.objects[1].fields[0].live = Some(json!("b3RoZXI="));
         apply(&mut other, &b, false);
         assert_eq!(other.objects[1].fields.len(), 1);
+    }
+
+    /// A keyed list added whole (`kubectl set env` on a container without env) is accepted item
+    /// by item: another item added later is new drift, the accepted one stays accepted.
+    #[test]
+    fn a_keyed_list_is_accepted_item_by_item() {
+        let with_env = |env: serde_json::Value| {
+            let mut r = report(2);
+            r.objects.truncate(1);
+            r.objects[0].fields.clear();
+            r.objects[0].added = vec![Foreign {
+                path: FieldPath::from_pointer("/spec/template/spec/containers/0/env"),
+                value: env,
+                manager: "kubectl-set".into(),
+                changed_by: None,
+            }];
+            r
+        };
+        let mut b = Baseline::default();
+        let foo = json!({"name": "FOO", "value": "1"});
+        assert_eq!(acc(&mut b, &with_env(json!([foo])), &[], &["/spec".into()], false, None), (1, 0));
+        assert_eq!(b.entries[0].path, "/spec/template/spec/containers/0/env/0");
+        let mut later = with_env(json!([foo, {"name": "BAR", "value": "2"}]));
+        apply(&mut later, &b, false);
+        let web = &later.objects[0];
+        assert_eq!(web.accepted.len(), 1, "FOO stays accepted");
+        assert_eq!(web.added[0].value, json!([{"name": "BAR", "value": "2"}]), "BAR is new drift");
+        assert!(web.is_drift());
+    }
+
+    /// Re-accepting (as `--prune` does) keeps an acceptance's end; `--expires` sets a new one;
+    /// fields taken over are not drift and are not accepted without --strict.
+    #[test]
+    fn reaccepting_keeps_the_end_and_taken_over_fields_are_not_accepted() {
+        let mut b = Baseline::default();
+        acc(&mut b, &report(5), &[], &[], false, Some("2026-12-09T00:00:00Z"));
+        acc(&mut b, &report(5), &[], &[], true, None);
+        assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-09T00:00:00Z")), "{b:?}");
+        acc(&mut b, &report(5), &[], &[], false, Some("2026-12-20T00:00:00Z"));
+        assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-20T00:00:00Z")));
+        let mut r = report(5);
+        r.objects[0].disowned.push(crate::model::Ownership {
+            path: FieldPath::from_pointer("/spec/paused"),
+            manager: "kubectl-edit".into(),
+            shared: false,
+        });
+        let mut b = Baseline::default();
+        acc(&mut b, &r, &[], &[], false, None);
+        assert!(b.entries.iter().all(|e| e.change != "owned-elsewhere"), "{b:?}");
     }
 }

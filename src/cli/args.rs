@@ -246,8 +246,23 @@ pub(crate) struct AcceptArgs {
     /// [default: ./.helm-drift-baseline.yaml]
     #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
     pub(crate) baseline: Option<String>,
+    /// Show what would be accepted; write nothing
+    #[arg(long, help_heading = "Selection")]
+    pub(crate) dry_run: bool,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "text", help_heading = "Output")]
+    pub(crate) output: AcceptFormat,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
+}
+
+/// `accept -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AcceptFormat {
+    /// One line per drift accepted
+    Text,
+    /// One document: the drift accepted, where, and how many entries the release has
+    Json,
 }
 
 /// What `helm drift guard` does.

@@ -3,10 +3,10 @@
 
 use super::runtime::runtime;
 use super::settings::{Baseline, baseline_store, complete, say_warnings};
-use crate::baseline::{self, Store};
-use crate::cli::{AcceptArgs, Global};
+use crate::baseline::{self, Acceptance, Store};
+use crate::cli::{AcceptArgs, AcceptFormat, Global};
 use crate::engine::{Session, evaluate};
-use crate::model::{AcceptReport, ExitStatus};
+use crate::model::{AcceptReport, AcceptedDrift, ExitStatus};
 use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::Result;
@@ -15,14 +15,17 @@ use anyhow::Result;
 pub(crate) struct AcceptSettings {
     settings: Settings,
     request: AcceptRequest,
+    /// `-o json`.
+    json: bool,
 }
 
 impl AcceptSettings {
     pub(crate) fn resolve(g: &Global, a: AcceptArgs) -> Result<AcceptSettings> {
-        let AcceptArgs { release, only, path, prune, expires, baseline, compare } = a;
+        let AcceptArgs { release, only, path, prune, expires, baseline, dry_run, output, compare } = a;
         let settings = complete(g, &compare, Baseline::None)?;
         let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
-        Ok(AcceptSettings { settings, request: AcceptRequest { release, only, paths: path, prune, expires, store } })
+        let request = AcceptRequest { release, only, paths: path, prune, expires, store, dry_run };
+        Ok(AcceptSettings { settings, request, json: output == AcceptFormat::Json })
     }
 }
 
@@ -30,7 +33,7 @@ impl AcceptSettings {
 pub(crate) fn execute(s: AcceptSettings, printer: &mut Terminal) -> Result<ExitStatus> {
     say_warnings(&s.settings, printer);
     let report = runtime()?.block_on(run(&s.settings, &s.request))?;
-    printer.accept(&report);
+    printer.accept(&report, s.json);
     Ok(ExitStatus::InSync)
 }
 
@@ -47,6 +50,8 @@ struct AcceptRequest {
     /// The acceptance ends by itself this long after now (`--expires`).
     expires: Option<std::time::Duration>,
     store: Store,
+    /// Say what would be accepted; write nothing.
+    dry_run: bool,
 }
 
 async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptReport> {
@@ -61,18 +66,37 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
             format!("ConfigMap {}/{}", report.namespace, baseline::configmap_name(&report.release)),
         ),
     };
-    let at = jiff::Timestamp::now();
-    let expires = match request.expires {
-        Some(d) => Some(at.checked_add(jiff::SignedDuration::try_from(d)?)?.to_string()),
+    let now = jiff::Timestamp::now();
+    let expires_at = match request.expires {
+        Some(d) => Some(now.checked_add(jiff::SignedDuration::try_from(d)?)?.to_string()),
         None => None,
     };
-    let now = at.to_string();
-    let (accepted, dropped) =
-        baseline::accept(&mut b, &report, &request.only, &request.paths, request.prune, &now, expires.as_deref());
-    match &request.store {
-        Store::File(path) => baseline::write_file(path, &b)?,
-        Store::Cluster => baseline::write_configmap(client, &report.namespace, &report.release, &b).await?,
+    let how = Acceptance {
+        only: &request.only,
+        paths: &request.paths,
+        prune: request.prune,
+        strict: settings.compare.strict,
+        now,
+        expires_at,
+    };
+    let (accepted, dropped) = baseline::accept(&mut b, &report, &how);
+    match (&request.store, request.dry_run) {
+        (_, true) => {}
+        (Store::File(path), false) => baseline::write_file(path, &b)?,
+        (Store::Cluster, false) => baseline::write_configmap(client, &report.namespace, &report.release, &b).await?,
     }
     let entries = b.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).count();
-    Ok(AcceptReport { release: report.release, location, accepted, dropped, entries })
+    let accepted = accepted
+        .into_iter()
+        .map(|e| AcceptedDrift { object: e.object, path: e.path, change: e.change, expires_at: e.expires_at })
+        .collect();
+    Ok(AcceptReport {
+        release: report.release,
+        namespace: report.namespace,
+        location,
+        accepted,
+        dropped,
+        entries,
+        dry_run: request.dry_run,
+    })
 }

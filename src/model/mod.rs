@@ -18,7 +18,7 @@ mod render;
 mod repair;
 mod upgrade;
 
-pub(crate) use accept::AcceptReport;
+pub(crate) use accept::{AcceptReport, AcceptedDrift};
 pub(crate) use board::BoardRelease;
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;

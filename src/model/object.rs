@@ -80,6 +80,8 @@ pub(crate) struct Accepted {
     pub(crate) path: FieldPath,
     /// `modified`, `removed`, `added`, `owned-elsewhere`, `missing` or `unknown`.
     pub(crate) change: String,
+    /// When the acceptance ends by itself (`accept --expires`).
+    pub(crate) until: Option<String>,
 }
 
 /// A difference that an ignore rule set aside.

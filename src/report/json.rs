@@ -5,8 +5,8 @@
 
 use super::secret;
 use crate::model::{
-    Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift, Outcome,
-    ReleaseVerdict, RenderReport, RunReport,
+    AcceptReport, Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift,
+    Outcome, ReleaseVerdict, RenderReport, RunReport,
 };
 use serde_json::{Value, json};
 
@@ -267,7 +267,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let at = e.path.pointer();
             json!({"path": at, "value": secret::mask(&o.id, &at, &e.value, show_secrets), "reason": e.reason, "changedBy": changed_by(&e.changed_by)})
         }).collect::<Vec<_>>(),
-        "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change})).collect::<Vec<_>>(),
+        "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change, "expiresAt": a.until})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
         "hook": o.hook.as_ref().map(|h| json!({"events": h.events, "deletePolicies": h.delete_policies, "ranAtRevision": h.ran_at})),
     })
@@ -300,4 +300,22 @@ pub(crate) fn render(r: &RenderReport, style: &super::style::Style) -> String {
         "documents": r.documents,
         "differences": docs,
     }))
+}
+
+/// `accept -o json`: the drift accepted, where, and the release's entries after it.
+pub(crate) fn accept(r: &AcceptReport) -> String {
+    let doc = json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
+        "release": r.release,
+        "namespace": r.namespace,
+        "location": r.location,
+        "dryRun": r.dry_run,
+        "accepted": r.accepted.iter().map(|a| json!({
+            "object": a.object, "path": a.path, "change": a.change, "expiresAt": a.expires_at,
+        })).collect::<Vec<_>>(),
+        "dropped": r.dropped,
+        "entries": r.entries,
+    });
+    pretty(&doc)
 }

@@ -154,20 +154,17 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// The report of `accept`.
-    pub(crate) fn accept(&mut self, r: &AcceptReport) {
-        if !self.style.quiet {
-            let line = format!(
-                "{}: accepted {} drift(s) into {} ({} entr{} for this release{})\n",
-                r.release,
-                r.accepted,
-                r.location,
-                r.entries,
-                if r.entries == 1 { "y" } else { "ies" },
-                if r.dropped > 0 { format!(", {} stale dropped", r.dropped) } else { String::new() }
-            );
-            self.text(&line);
+    /// The report of `accept`: a line for the release, one per drift accepted (`json`: the
+    /// document).
+    pub(crate) fn accept(&mut self, r: &AcceptReport, json: bool) {
+        if self.style.quiet {
+            return;
         }
+        let out = match json {
+            true => super::json::accept(r),
+            false => super::text::accept::accept(r),
+        };
+        self.text(&out);
     }
 
     /// An error on stderr, one line, each cause once.

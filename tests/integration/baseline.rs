@@ -22,7 +22,7 @@ fn accept_then_check(helm: Helm, store: &str) {
         // A named file that does not exist yet is an error, never an empty baseline.
         with(&["check", "app"]).code(1).stderr_has("no such file");
     }
-    with(&["accept", "app"]).success().stdout_has("app: accepted 2 drift(s) into ");
+    with(&["accept", "app"]).success().stdout_has("app: accepted 2 drifts into ");
     if store == "cluster" {
         // Without the flag the ConfigMap is not read, and the report says so.
         env.drift(&["check", "app"]).code(2).stdout_has(&format!(
@@ -82,7 +82,7 @@ fn accepting_part_of_the_drift() {
     let in_repo = |args: &[&str]| env.drift(args).current_dir(&dir);
     in_repo(&["accept", "app", "--only", "Deployment/app-web", "--path", "/spec"])
         .success()
-        .stdout_has("accepted 1 drift(s) into .helm-drift-baseline.yaml");
+        .stdout_has("accepted 1 drift into .helm-drift-baseline.yaml");
     let out = in_repo(&["check", "app"]).code(2);
     out.stdout_has("✓ spec.replicas (accepted: modified)")
         .stdout_has("+ metadata.labels.team")
@@ -155,4 +155,42 @@ fn the_watcher_sees_an_acceptance_end_when_it_ends() {
     w.wait_for(&drifted, 1.0);
     assert!(started.elapsed() >= std::time::Duration::from_secs(8), "expired early");
     w.stop();
+}
+
+helm_matrix! {
+    /// `accept` shows what it accepts: `--dry-run` writes nothing, `-o json` is a document;
+    /// fields taken over (not drift) are never accepted; an `env` list added whole is accepted
+    /// item by item (another variable added later is new drift, the accepted one stays
+    /// accepted); `--prune` keeps an acceptance's end, and `check` shows it.
+    fn accept_shows_what_it_accepts_and_keeps_its_end(helm: Helm) {
+        let env = Env::new(&format!("base-show-{}", helm.tag()));
+        env.install(helm, "web", "shaped", &[]);
+        let file = env.home().join("baseline.yaml");
+        let file = file.to_str().unwrap();
+        // Taken over: replicas scaled away and back (not drift); then a variable added.
+        env.kubectl(&["scale", "deployment", "web-shaped", "--replicas=3"]).success();
+        env.kubectl(&["scale", "deployment", "web-shaped", "--replicas=1"]).success();
+        env.kubectl(&["set", "env", "deployment/web-shaped", "FOO=1"]).success();
+        let dry = env.drift(&["accept", "web", "--baseline", file, "--dry-run"]).success();
+        dry.stdout_has("web: would accept 1 drift into ").stdout_has("(dry run: nothing written)").stdout_has(
+            &format!("  ✓ apps/v1 Deployment {}/web-shaped /spec/template/spec/containers/0/env/0 (added)", env.ns),
+        );
+        assert!(!std::path::Path::new(file).exists(), "a dry run writes nothing");
+        let json = env.drift(&["accept", "web", "--baseline", file, "-o", "json", "--expires", "1h"]).success().stdout();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["dryRun"], false, "{json}");
+        let accepted = doc["accepted"].as_array().unwrap();
+        assert_eq!(accepted.len(), 1, "the replicas taken over are not drift: {json}");
+        let end = accepted[0]["expiresAt"].as_str().unwrap().to_string();
+        // A second variable is new drift; FOO stays accepted.
+        env.kubectl(&["set", "env", "deployment/web-shaped", "BAR=2"]).success();
+        let out = env.drift(&["check", "web", "--baseline", file]).code(2);
+        out.stdout_has("env[name=BAR]").stdout_has(&format!("(accepted: added, until {end})"));
+        assert!(!out.stdout().contains("env[name=FOO]: "), "{}", out.dump());
+        // --prune re-accepts what is there: FOO keeps its end, BAR has none.
+        env.drift(&["accept", "web", "--baseline", file, "--prune"]).success();
+        let written = std::fs::read_to_string(file).unwrap();
+        assert_eq!(written.matches("expiresAt:").count(), 1, "{written}");
+        env.drift(&["check", "web", "--baseline", file]).code(0).stdout_has(&format!("until {end}"));
+    }
 }

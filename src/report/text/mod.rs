@@ -1,6 +1,7 @@
 //! The human-readable report: a verdict line per release, then each drifted object with the
 //! fields that differ (readable paths, secret values hidden unless asked) and a unified diff.
 
+pub(crate) mod accept;
 mod render;
 pub(crate) mod repair;
 

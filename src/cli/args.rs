@@ -3,10 +3,10 @@
 //! [`super::flags`], help texts in [`super::help`]. Nothing here acts: each command's
 //! `XxxSettings::resolve` (in `commands`) turns these into settings.
 
-use super::flags::parse_duration;
 pub(crate) use super::flags::{
     ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
 };
+use super::flags::{output_formats, parse_duration};
 use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
 use super::watch::WatchArgs;
 use clap::{Args, Parser, Subcommand};
@@ -39,56 +39,62 @@ pub(crate) struct Global {
     #[arg(long, env = "HELM_KUBECONTEXT", global = true, action = clap::ArgAction::Append)]
     pub(crate) kube_context: Vec<String>,
     /// Path(s) of kubeconfig files (a path list, like KUBECONFIG)
-    #[arg(long, env = "KUBECONFIG", global = true)]
+    #[arg(long, env = "KUBECONFIG", global = true, hide_short_help = true)]
     pub(crate) kubeconfig: Option<String>,
     /// Address and port of the Kubernetes API server
-    #[arg(long, env = "HELM_KUBEAPISERVER", global = true)]
+    #[arg(long, env = "HELM_KUBEAPISERVER", global = true, hide_short_help = true)]
     pub(crate) kube_apiserver: Option<String>,
     /// Bearer token for authentication
-    #[arg(long, env = "HELM_KUBETOKEN", global = true, hide_env_values = true)]
+    #[arg(long, env = "HELM_KUBETOKEN", global = true, hide_env_values = true, hide_short_help = true)]
     pub(crate) kube_token: Option<String>,
     /// User to impersonate
-    #[arg(long, env = "HELM_KUBEASUSER", global = true)]
+    #[arg(long, env = "HELM_KUBEASUSER", global = true, hide_short_help = true)]
     pub(crate) kube_as_user: Option<String>,
     /// Groups to impersonate (comma-separated)
-    #[arg(long, env = "HELM_KUBEASGROUPS", global = true, value_delimiter = ',')]
+    #[arg(long, env = "HELM_KUBEASGROUPS", global = true, value_delimiter = ',', hide_short_help = true)]
     pub(crate) kube_as_group: Vec<String>,
     /// Certificate authority file for the API server
-    #[arg(long, env = "HELM_KUBECAFILE", global = true)]
+    #[arg(long, env = "HELM_KUBECAFILE", global = true, hide_short_help = true)]
     pub(crate) kube_ca_file: Option<String>,
     /// Skip verifying the API server's certificate (insecure)
     /// (also HELM_KUBEINSECURE_SKIP_TLS_VERIFY=true)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     pub(crate) kube_insecure_skip_tls_verify: bool,
     /// Server name for the API server's certificate
-    #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true)]
+    #[arg(long, env = "HELM_KUBETLS_SERVER_NAME", global = true, hide_short_help = true)]
     pub(crate) kube_tls_server_name: Option<String>,
     /// Queries per second to the API server (Helm's --qps; 0 = no limit)
-    #[arg(long, env = "HELM_QPS", global = true)]
+    #[arg(long, env = "HELM_QPS", global = true, hide_short_help = true)]
     pub(crate) qps: Option<String>,
     /// Requests allowed in a burst (Helm's --burst-limit)
-    #[arg(long, env = "HELM_BURST_LIMIT", global = true)]
+    #[arg(long, env = "HELM_BURST_LIMIT", global = true, hide_short_help = true)]
     pub(crate) burst_limit: Option<String>,
     /// Objects per page of each LIST the API server answers (like kubectl's --chunk-size; 0 =
     /// a whole kind in one response)
-    #[arg(long, env = "HELM_DRIFT_CHUNK_SIZE", global = true, default_value_t = crate::api::DEFAULT_CHUNK_SIZE)]
+    #[arg(long, env = "HELM_DRIFT_CHUNK_SIZE", global = true, default_value_t = crate::api::DEFAULT_CHUNK_SIZE, hide_short_help = true)]
     pub(crate) chunk_size: u32,
     /// Give up on a request to the API server after this long (e.g. 500ms, 30s, 2m); transient
     /// failures are retried
-    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) timeout: std::time::Duration,
     /// Helm storage driver: secrets (default), configmaps, sql
-    #[arg(long, env = "HELM_DRIVER", global = true)]
+    #[arg(long, env = "HELM_DRIVER", global = true, hide_short_help = true)]
     pub(crate) driver: Option<String>,
     /// PostgreSQL connection string for the sql driver
-    #[arg(long, env = "HELM_DRIVER_SQL_CONNECTION_STRING", global = true, hide_env_values = true)]
+    #[arg(
+        long,
+        env = "HELM_DRIVER_SQL_CONNECTION_STRING",
+        global = true,
+        hide_env_values = true,
+        hide_short_help = true
+    )]
     pub(crate) sql_connection: Option<String>,
     /// Verbose diagnostics on stderr
     /// (also HELM_DEBUG=true)
-    #[arg(long, global = true, help_heading = "Output")]
+    #[arg(long, global = true, help_heading = "Output", hide_short_help = true)]
     pub(crate) debug: bool,
     /// When to colour the output: auto, always, never
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output", hide_short_help = true)]
     pub(crate) color: ColorChoice,
 }
 
@@ -101,10 +107,14 @@ pub(crate) enum Command {
     Check(CheckArgs),
     /// Render the release's chart again from its record and show documents that render
     /// differently from the stored manifest (lookup, random functions, Capabilities)
-    #[command(after_help = RENDER_HELP)]
+    #[command(after_help = RENDER_HELP, mut_arg("output", |a| a
+        .value_parser(output_formats(["text", "json"]))
+        .help("Output format: text or json")))]
     Render(RenderArgs),
     /// Put drifted objects back to the recorded revision, without a new Helm revision
-    #[command(after_help = REPAIR_HELP)]
+    #[command(after_help = REPAIR_HELP, mut_arg("output", |a| a
+        .value_parser(output_formats(["text"]))
+        .help("Output format: text (a plan and what was done, one line per object)")))]
     Repair(RepairArgs),
     /// Record the release's current drift as accepted: check then fails only on new or changed
     /// drift
@@ -158,7 +168,7 @@ pub(crate) struct CheckArgs {
     pub(crate) rerender: bool,
     /// With --explain or --rerender: the chart's source directory (needed for charts with
     /// subcharts)
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub(crate) chart: Option<PathBuf>,
     /// Check in every context of the kubeconfig: a fleet of clusters in one run, one report
     /// with the cluster of every release (like several --kube-context)
@@ -185,7 +195,7 @@ pub(crate) struct RenderArgs {
     #[arg(long, help_heading = "Selection")]
     pub(crate) revision: Option<u32>,
     /// The chart's source directory (needed for charts with subcharts, which Helm does not store)
-    #[arg(long, help_heading = "Selection")]
+    #[arg(long, help_heading = "Selection", hide_short_help = true)]
     pub(crate) chart: Option<PathBuf>,
     /// Show secret values in the documents (hidden by default)
     #[arg(long, help_heading = "Output")]
@@ -212,7 +222,7 @@ pub(crate) struct RepairArgs {
     #[arg(long, help_heading = "Repair")]
     pub(crate) upgrade: bool,
     /// With --upgrade: the chart's source directory (needed for charts with subcharts)
-    #[arg(long, requires = "upgrade", help_heading = "Repair")]
+    #[arg(long, requires = "upgrade", help_heading = "Repair", hide_short_help = true)]
     pub(crate) chart: Option<PathBuf>,
     /// Replace (delete and create as recorded) an object whose repair the API server refuses
     /// because a field that cannot change was changed (as Fleet's `force`); without it such a

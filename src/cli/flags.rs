@@ -26,7 +26,7 @@ pub(crate) struct SelectionArgs {
     pub(crate) selector: Option<String>,
     /// How many releases to check at once (latency-bound: more in flight is faster, at some
     /// memory and API server load)
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, hide_short_help = true)]
     pub(crate) concurrency: usize,
 }
 
@@ -58,7 +58,7 @@ pub(crate) struct CompareArgs {
     #[arg(long, env = "HELM_DRIFT_CONFIG")]
     pub(crate) config: Option<PathBuf>,
     /// Report replica drift even when a HorizontalPodAutoscaler manages the workload
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) check_hpa_replicas: bool,
     /// Also check the CRDs from the chart's crds/ folder (Helm installs them once, unmanaged)
     #[arg(long)]
@@ -76,7 +76,7 @@ pub(crate) struct CompareArgs {
     /// Honour opt-out annotations (helm-drift.io/ignore, helm-drift.io/disabled, Flux's
     /// driftDetection) added to live objects, as Flux does; by default only the chart's count and
     /// a live-only one is reported as drift
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) trust_live_annotations: bool,
     /// Trust the release records of this namespace as your own (repeatable; `*`: every
     /// namespace). A record is written by whoever may write Secrets in its namespace, so what it
@@ -87,7 +87,7 @@ pub(crate) struct CompareArgs {
     pub(crate) trust_namespace: Vec<String>,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)
-    #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS)]
+    #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS, hide_short_help = true)]
     pub(crate) max_objects: usize,
     /// Also show in-sync objects, ignored differences, the engine used and notes
     #[arg(short, long, help_heading = "Output")]
@@ -101,12 +101,12 @@ pub(crate) struct CompareArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Output")]
 pub(crate) struct OutputArgs {
-    /// Output format: text, json, junit; for check also markdown (kept under 64 KiB, a
-    /// GitHub comment) and html (one self-contained page)
+    /// Output format: text, json, junit, markdown (kept under 64 KiB, a GitHub comment) or
+    /// html (one self-contained page)
     #[arg(short, long, value_parser = output_format(), default_value = "text")]
     pub(crate) output: Format,
     /// Lines of context around each change in diffs
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, hide_short_help = true)]
     pub(crate) context: usize,
     /// Print nothing; only the exit code tells (errors still go to stderr)
     #[arg(short, long)]
@@ -126,7 +126,14 @@ pub(crate) enum ColorChoice {
 
 /// `-o/--output`: the report's formats, by name.
 fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
-    let names = Format::ALL.map(|f| f.writer().name);
+    output_formats(Format::ALL.map(|f| f.writer().name))
+}
+
+/// `-o/--output` of a command that writes only the formats `names`: help and refusals list
+/// only those.
+pub(crate) fn output_formats<const N: usize>(
+    names: [&'static str; N],
+) -> impl clap::builder::TypedValueParser<Value = Format> {
     clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name: String| {
         Format::named(&name).expect("one of the names")
     })
@@ -144,10 +151,10 @@ pub(crate) struct ClustersArgs {
     /// With --clusters: the namespace of the inventory (`*`: every namespace). Argo CD's is
     /// `argocd` by default, as Argo CD reads its cluster Secrets only in its own; Cluster API's
     /// must be named
-    #[arg(long, value_name = "NAMESPACE", requires = "clusters")]
+    #[arg(long, value_name = "NAMESPACE", requires = "clusters", hide_short_help = true)]
     pub(crate) clusters_namespace: Option<String>,
     /// With --clusters: only the inventory entries with these labels (`env=prod,team=a`)
-    #[arg(long, value_name = "SELECTOR", requires = "clusters")]
+    #[arg(long, value_name = "SELECTOR", requires = "clusters", hide_short_help = true)]
     pub(crate) clusters_selector: Option<String>,
 }
 

@@ -20,9 +20,9 @@ Examples:
   helm drift repair web --hooks            # kept hook objects too, without running the hooks
 
 Exit codes:
-  0  repaired (or nothing to repair): in sync, but for fields added outside Helm that repair
-     keeps without --remove-foreign (check still reports those)
-  2  drift remains (or, with --dry-run, something would change)
+  0  repaired (or nothing to repair): in sync
+  2  drift remains (fields added outside Helm kept without --remove-foreign, a refusal), or,
+     with --dry-run, something would change
   1  error: a step was refused or failed (see which were applied)";
 
 pub(crate) const RENDER_HELP: &str = "\
@@ -39,6 +39,7 @@ pub(crate) const ACCEPT_HELP: &str = "\
 Examples:
   helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
   helm drift accept web --only Deployment/web --path /spec/replicas
+  helm drift accept web --dry-run                # what would be accepted; nothing written
   helm drift accept web --baseline cluster --prune
 
 Exit codes:

@@ -6,9 +6,11 @@
 mod args;
 mod flags;
 mod help;
+mod hints;
 mod watch;
 
 pub(crate) use args::*;
+pub(crate) use hints::refusal;
 pub(crate) use watch::WatchArgs;
 
 #[cfg(test)]

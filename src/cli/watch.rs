@@ -12,15 +12,15 @@ pub(crate) struct WatchArgs {
     #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
     pub(crate) baseline: Option<String>,
     /// A full check of every release this often, besides the watches (e.g. 10m, 1h)
-    #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Watch")]
+    #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Watch", hide_short_help = true)]
     pub(crate) resync: std::time::Duration,
     /// Wait this long after a change for more before checking again
-    #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch")]
+    #[arg(long, default_value = "300ms", value_parser = parse_duration, help_heading = "Watch", hide_short_help = true)]
     pub(crate) debounce: std::time::Duration,
     /// Watch at most this many releases of one namespace (the first by name); the rest are
     /// counted as rejected records and named in the log (whoever may create Secrets in a
     /// namespace could otherwise make thousands of releases, each with its series)
-    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Watch")]
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Watch", hide_short_help = true)]
     pub(crate) max_releases_per_namespace: usize,
     /// Where /metrics, /healthz and /readyz are served (loopback by default; the chart serves on
     /// every interface of the pod)
@@ -37,18 +37,18 @@ pub(crate) struct WatchArgs {
     )]
     pub(crate) notify: Vec<String>,
     /// Body of notifications: json (the -o json object shape) or slack (incoming webhooks)
-    #[arg(long, value_enum, default_value_t = NotifyFormat::Json, help_heading = "Watch")]
+    #[arg(long, value_enum, default_value_t = NotifyFormat::Json, help_heading = "Watch", hide_short_help = true)]
     pub(crate) notify_format: NotifyFormat,
     /// The cluster's name, carried by every notification (`"cluster"` in JSON, `[NAME]` before
     /// Slack's text), so that one receiver for a fleet of watchers knows where drift happened
-    #[arg(long, env = "HELM_DRIFT_CLUSTER", help_heading = "Watch")]
+    #[arg(long, env = "HELM_DRIFT_CLUSTER", help_heading = "Watch", hide_short_help = true)]
     pub(crate) cluster: Option<String>,
     /// Serve a read-only page at / on the metrics address: releases and their drifted objects
     /// with paths, verdicts and who changed them, never a value
     #[arg(long, help_heading = "Watch")]
     pub(crate) ui: bool,
     /// Log lines on stderr: text or json
-    #[arg(long, value_enum, default_value_t = LogFormat::Text, help_heading = "Watch")]
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, help_heading = "Watch", hide_short_help = true)]
     pub(crate) log_format: LogFormat,
     /// Repair drift of the releases that opt in (see --repair-selector), as `helm drift repair`
     #[arg(long, help_heading = "Self-healing")]
@@ -60,17 +60,17 @@ pub(crate) struct WatchArgs {
     #[arg(long, requires = "repair", help_heading = "Self-healing")]
     pub(crate) remove_foreign: bool,
     /// At least this long between two repairs of one release
-    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Self-healing")]
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Self-healing", hide_short_help = true)]
     pub(crate) repair_cooldown: std::time::Duration,
     /// Stop repairing an object that drifts again after this many repairs within --fight-window
-    #[arg(long, default_value_t = 3, help_heading = "Self-healing")]
+    #[arg(long, default_value_t = 3, help_heading = "Self-healing", hide_short_help = true)]
     pub(crate) fight_limit: usize,
     #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Self-healing")]
     /// The window of --fight-limit
     pub(crate) fight_window: std::time::Duration,
     /// Repair as this ServiceAccount of each release's namespace (impersonated): the API
     /// server decides what a repair may write, as Flux's --default-service-account
-    #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing")]
+    #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing", hide_short_help = true)]
     pub(crate) repair_service_account: Option<String>,
     /// Heal only while this window is open (repeatable; any of them): `Sat 02:00-04:00
     /// Europe/Berlin`, `Mon-Fri 22:00-06:00`, `* 12:00-12:30 UTC`; `@ SELECTOR` at the end for
@@ -82,36 +82,48 @@ pub(crate) struct WatchArgs {
     /// (`helm drift pause`) and its announcement of them [default: the --lease-namespace; else
     /// the session's namespace, which may be a tenant's: its pauses hold only its own releases
     /// and no signature key is read there]
-    #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE", help_heading = "Self-healing")]
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "HELM_DRIFT_PAUSE_NAMESPACE",
+        help_heading = "Self-healing",
+        hide_short_help = true
+    )]
     pub(crate) pause_namespace: Option<String>,
     /// Never heal while this window is open (repeatable; wins over --repair-window), same form
-    #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing")]
+    #[arg(long, value_name = "WINDOW", requires = "repair", help_heading = "Self-healing", hide_short_help = true)]
     pub(crate) repair_deny_window: Vec<String>,
     /// The Secret (in the watcher's namespace) holding the key of drift signatures; created
     /// with a random key when absent
-    #[arg(long, value_name = "NAME", default_value = "helm-drift-signature-key", help_heading = "Watch")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "helm-drift-signature-key",
+        help_heading = "Watch",
+        hide_short_help = true
+    )]
     pub(crate) signature_key_secret: String,
     /// Act only while holding a coordination.k8s.io Lease (for several replicas)
     #[arg(long, help_heading = "Leader election")]
     pub(crate) leader_elect: bool,
     /// Name of the Lease
-    #[arg(long, default_value = "helm-drift", help_heading = "Leader election")]
+    #[arg(long, default_value = "helm-drift", help_heading = "Leader election", hide_short_help = true)]
     pub(crate) lease_name: String,
     /// Namespace of the Lease [default: the namespace from -n or the context]
-    #[arg(long, help_heading = "Leader election")]
+    #[arg(long, help_heading = "Leader election", hide_short_help = true)]
     pub(crate) lease_namespace: Option<String>,
     /// How long a leader holds the Lease without renewing it
-    #[arg(long, default_value = "15s", value_parser = parse_duration, help_heading = "Leader election")]
+    #[arg(long, default_value = "15s", value_parser = parse_duration, help_heading = "Leader election", hide_short_help = true)]
     pub(crate) lease_duration: std::time::Duration,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,
     /// With --clusters: read the inventory again this often (clusters added or removed,
     /// kubeconfig Secrets rotated)
-    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Selection")]
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Selection", hide_short_help = true)]
     pub(crate) clusters_interval: std::time::Duration,
     /// With --clusters: watch at most this many entries (the first by name); the rest are
     /// counted as rejected input and named in the log (each entry costs a watcher of its own)
-    #[arg(long, value_name = "N", default_value_t = 200, help_heading = "Selection")]
+    #[arg(long, value_name = "N", default_value_t = 200, help_heading = "Selection", hide_short_help = true)]
     pub(crate) clusters_max: usize,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,

@@ -29,7 +29,8 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let text = e.render().to_string();
+            let args: Vec<String> = std::env::args().collect();
+            let text = crate::cli::refusal(&e, &args);
             let mut printer = Terminal::terminal(Style::default());
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -123,10 +124,7 @@ mod tests {
         for (line, said) in [
             ("check web --kube-context a --kube-context b --explain", "--explain and --rerender check one cluster"),
             ("check web --chart ./chart", "--chart is for --explain and --rerender"),
-            ("repair web -o json", "repair writes a text report only (-o json is for check and render)"),
             ("repair web --upgrade --kube-context a --kube-context b", "--upgrade runs helm against one cluster"),
-            ("render web -o html", "render writes text or json (-o html is a report of check)"),
-            ("render web -o markdown", "render writes text or json (-o markdown is a report of check)"),
             ("watch -A -v", "-v and --show-secrets shape check's report"),
             ("check -A --kube-context a --all-contexts", "--all-contexts checks every context of the kubeconfig"),
             (

@@ -11,7 +11,7 @@ use crate::helm::{ChartFiles, HelmBinary};
 use crate::model::{ExitStatus, RenderReport};
 use crate::report::Terminal;
 use crate::settings::Settings;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// `render`, resolved.
@@ -24,9 +24,6 @@ pub(crate) struct RenderSettings {
 impl RenderSettings {
     pub(crate) fn resolve(g: &Global, a: RenderArgs) -> Result<RenderSettings> {
         let RenderArgs { release, revision, chart, show_secrets, output } = a;
-        if output.output.writer().render.is_none() {
-            bail!("render writes text or json (-o {} is a report of check)", output.output.writer().name);
-        }
         let shown = Shown::resolve(&CompareArgs { show_secrets, ..CompareArgs::default() }, &output);
         let request = RenderRequest { release, revision, chart, helm: HelmBinary::from_env() };
         Ok(RenderSettings { settings: settings(g)?, request, shown })

@@ -10,7 +10,7 @@ use crate::engine::Session;
 use crate::helm::HelmBinary;
 use crate::model::{ExitStatus, FleetRepair, RepairReport};
 use crate::repair::RepairRequest;
-use crate::report::{Format, Terminal};
+use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::{Result, bail};
 
@@ -28,9 +28,6 @@ pub(crate) struct RepairSettings {
 impl RepairSettings {
     pub(crate) fn resolve(g: &Global, a: RepairArgs) -> Result<RepairSettings> {
         let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, replace, compare, output } = a;
-        if output.output != Format::Text {
-            bail!("repair writes a text report only (-o {} is for check and render)", output.output.writer().name);
-        }
         let several = g.kube_context.len() > 1;
         if several && upgrade {
             bail!("--upgrade runs helm against one cluster: give one --kube-context");

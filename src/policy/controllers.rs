@@ -24,8 +24,7 @@ use crate::policy::ignore::ObjectRef;
 use serde_json::Value;
 
 /// Why the aggregation controller's rules are expected.
-const AGGREGATED: &str =
-    "rules the clusterrole-aggregation-controller gathers from the ClusterRoles its aggregationRule selects";
+const AGGREGATED: &str = "rules gathered from the ClusterRoles its aggregationRule selects";
 
 /// The fields of `desired` (as the chart sets it) that a controller rewrites by design, as JSON
 /// pointers with the reason.
@@ -44,7 +43,7 @@ pub(crate) fn set_aside(
     let Some((at, why)) = rewritten(o, desired) else {
         return (fields, added, Vec::new());
     };
-    let reason = |by: Option<&str>| by.map_or_else(|| why.to_string(), |m| format!("{why} ({m})"));
+    let reason = |by: Option<&str>| format!("{why} ({})", by.unwrap_or("the clusterrole-aggregation-controller"));
     let mut expected = Vec::new();
     let (mut keep_fields, mut keep_added) = (Vec::new(), Vec::new());
     for f in fields {

@@ -185,7 +185,7 @@ helm_matrix! {
         // A second variable is new drift; FOO stays accepted.
         env.kubectl(&["set", "env", "deployment/web-shaped", "BAR=2"]).success();
         let out = env.drift(&["check", "web", "--baseline", file]).code(2);
-        out.stdout_has("env[name=BAR]").stdout_has(&format!("(accepted: added, until {end})"));
+        out.stdout_has(r#".env: [{"name":"BAR","value":"2"}] (added by kubectl-set"#).stdout_has(&format!("(accepted: added, until {end})"));
         assert!(!out.stdout().contains("env[name=FOO]: "), "{}", out.dump());
         // --prune re-accepts what is there: FOO keeps its end, BAR has none.
         env.drift(&["accept", "web", "--baseline", file, "--prune"]).success();

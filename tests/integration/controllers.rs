@@ -21,9 +21,9 @@ helm_matrix! {
         eventually("the binder binds the claim", limit, || env.get("pvc", "ctl-data", "{.status.phase}") == "Bound");
         for engine in [&[][..], &["--read-only"][..]] {
             let args = [&["check", "ctl"][..], engine].concat();
-            env.drift(&args).code(0).stdout_has("ctl: in sync (8 objects)");
+            env.drift(&args).code(0).stdout_has("ctl: in sync (7 objects)");
             let args = [&["check", "ctl", "-v"][..], engine].concat();
-            env.drift(&args).code(0).stdout_has("(expected: rules aggregated from the ClusterRoles its aggregationRule selects (clusterrole-aggregation-controller)");
+            env.drift(&args).code(0).stdout_has("(expected: rules gathered from the ClusterRoles its aggregationRule selects (clusterrole-aggregation-controller)");
         }
         // What the TTL controller does to a finished Job: gone by design.
         env.kubectl(&["delete", "job", "ctl-once", "--cascade=background"]).success();

@@ -158,6 +158,10 @@ grep -v 'plugin "drift" exited' "$state/typo.txt" || true
 echo "exit code: $code (a selection that matches nothing is an error; --allow-empty lets it pass)"
 [ "$code" = 1 ]
 
+say "helm drift accept demo -n demo --dry-run   (what a baseline would accept, one line per drift; nothing written)"
+"$helm" drift accept demo -n demo --dry-run --baseline "$state/baseline.yaml"
+[ ! -e "$state/baseline.yaml" ]
+
 say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
 "$helm" drift repair demo -n demo --remove-foreign --dry-run || true
 

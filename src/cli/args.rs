@@ -230,6 +230,12 @@ pub(crate) struct RepairArgs {
     #[arg(long, conflicts_with = "upgrade")]
     pub(crate) replace: bool,
     #[command(flatten)]
+    pub(crate) inventory: ClustersArgs,
+    /// With --clusters: the one cluster of the inventory to repair in (as check names it:
+    /// `NAMESPACE/NAME` for Cluster API, the Secret's name for Argo CD)
+    #[arg(long, value_name = "NAME", requires = "clusters", conflicts_with = "upgrade")]
+    pub(crate) cluster: Option<String>,
+    #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,

@@ -18,6 +18,7 @@ Examples:
   helm drift repair web --only Deployment/web-api
   helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
   helm drift repair web --hooks            # kept hook objects too, without running the hooks
+  helm drift repair web --clusters capi --clusters-namespace fleet --cluster fleet/eu
 
 Exit codes:
   0  repaired (or nothing to repair): in sync

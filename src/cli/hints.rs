@@ -44,9 +44,6 @@ fn unknown_flag(e: &clap::Error, args: &[String]) -> Option<String> {
     }
     let name = command.get_name();
     let mut text = format!("error: --{flag} is not a flag of {name}; it belongs to {}\n", and_list(&owners));
-    if flag.starts_with("clusters") && name == "repair" {
-        text.push_str("\n  tip: repair one cluster of a fleet with --kube-context NAME\n");
-    }
     text.push_str(&format!("\nUsage: helm drift {name} [OPTIONS]{}\n", positional(command)));
     text.push_str("\nFor more information, try '--help'.\n");
     Some(text)
@@ -92,10 +89,10 @@ mod tests {
         let only = hint("check web --only cm/x").unwrap();
         assert!(only.starts_with("error: --only is not a flag of check; it belongs to repair and accept\n"), "{only}");
         assert!(only.contains("Usage: helm drift check [OPTIONS] [RELEASES]...\n"), "{only}");
-        let clusters = hint("repair web --clusters capi").unwrap();
-        assert!(clusters.contains("it belongs to check and watch"), "{clusters}");
-        assert!(clusters.contains("--kube-context NAME") && !clusters.contains("include-crds"), "{clusters}");
-        assert!(clusters.contains("Usage: helm drift repair [OPTIONS] <RELEASE>\n"), "{clusters}");
+        let clusters = hint("accept web --clusters capi").unwrap();
+        assert!(clusters.contains("it belongs to check, repair and watch"), "{clusters}");
+        assert!(!clusters.contains("include-crds"), "{clusters}");
+        assert!(clusters.contains("Usage: helm drift accept [OPTIONS] <RELEASE>\n"), "{clusters}");
         assert_eq!(hint("check web --nosuch"), None, "clap's own error for a flag no command has");
     }
 

@@ -95,7 +95,9 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
     say_warnings(&s.settings, printer);
     super::settings::say_notes(&s.settings, printer);
     let members = match &s.inventory {
-        Some((source, scope)) => Some(runtime()?.block_on(members(&s.settings, *source, scope, printer))?),
+        Some((source, scope)) => {
+            Some(runtime()?.block_on(super::members::members(&s.settings, *source, scope, printer))?)
+        }
         None => s.fleet.clone().map(|f| f.into_iter().map(|(name, settings)| (name, Ok(settings))).collect()),
     };
     if let Some(clusters) = &members {
@@ -212,43 +214,6 @@ const FLEET_AT_ONCE: usize = 4;
 /// Checks `selection` in each cluster (`(name, settings)`, in that order), a few at once. A
 /// cluster that cannot be checked (unreachable, forbidden, its storage unreadable) is an error
 /// for that cluster only.
-/// The clusters of an inventory, read through the cluster of `settings`; those left out are said
-/// on stderr.
-async fn members(
-    settings: &Settings,
-    source: Source,
-    scope: &Scope,
-    printer: &mut Terminal,
-) -> Result<Vec<(String, Result<Settings, String>)>> {
-    let management = crate::api::connect(&settings.connection).await?;
-    let found = crate::api::inventory::read(&management.client, source, scope)
-        .await
-        .with_context(|| format!("cannot read the cluster inventory (cluster {})", management.server))?;
-    for (name, why) in &found.skipped {
-        printer.warning(&format!("cluster {name} is not checked: {why}"));
-    }
-    if found.members.is_empty() && found.skipped.is_empty() {
-        let place = scope.namespace.as_ref().map_or("every namespace".to_string(), |ns| format!("namespace {ns}"));
-        bail!(
-            "--clusters: the inventory at {} holds no cluster ({} in {place}; --clusters-namespace names another)",
-            management.server,
-            source.entries()
-        );
-    }
-    Ok(found
-        .members
-        .into_iter()
-        .map(|m| {
-            let member = m.kubeconfig.map(|kubeconfig| Settings {
-                connection: settings.connection.for_member(kubeconfig),
-                namespace: settings.namespace.clone(),
-                ..settings.clone()
-            });
-            (m.name, member)
-        })
-        .collect())
-}
-
 /// Checks each cluster; one that cannot be reached is an error of its own, reported in
 /// `namespace` (the one asked for) when its settings could not be made.
 pub(crate) async fn fleet(

@@ -7,6 +7,7 @@ pub(crate) mod accept;
 pub(crate) mod check;
 mod complete;
 pub(crate) mod guard;
+mod members;
 mod pause;
 pub(crate) mod render;
 pub(crate) mod repair;

@@ -83,7 +83,7 @@ fn edits_are_found(helm: Helm) {
     k(&["set", "env", "deployment/app-web", "EXTRA=1"]);
     k(&["patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"bye"}}"#]);
     k(&["annotate", "configmap", "app-config", "owner=someone"]);
-    k(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"changed"}}"#]);
+    k(&["patch", "secret", "app-creds", "--type", "merge", "-p", r#"{"stringData":{"password":"n3w-pa55"}}"#]);
     k(&["label", "service", "app-web", "app-"]);
     let role = format!("{ns}-app-nodes");
     k(&[
@@ -120,7 +120,7 @@ fn edits_are_found(helm: Helm) {
     ] {
         assert!(out.contains(&want), "missing {want:?} in\n{out}");
     }
-    for secret in ["s3cret", "changed", "czNjcmV0", "Y2hhbmdlZA=="] {
+    for secret in ["s3cret", "n3w-pa55", "czNjcmV0", "bjN3LXBhNTU="] {
         assert!(!out.contains(secret), "secret value {secret:?} printed\n{out}");
     }
     let events = env.audit_since(mark);

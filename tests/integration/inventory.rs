@@ -147,3 +147,29 @@ helm_matrix! {
         assert_ne!(default.out.status.code(), Some(0), "no cluster checked is no pass: {}", default.dump());
     }
 }
+
+helm_matrix! {
+    /// `repair --clusters capi --cluster NAME` repairs the release in one member of the same
+    /// inventory `check --clusters` reads, through the member's own vetted kubeconfig; a name
+    /// the inventory lacks is refused with the names it holds, and --clusters alone is refused.
+    fn a_release_is_repaired_in_one_cluster_of_the_inventory(helm: Helm) {
+        let env = Env::new(&format!("inv-repair-{}", helm.tag()));
+        serve_cluster_crd(&env);
+        env.install(helm, "web", "basic", &[]);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited by hand"}}"#);
+        let inline = env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
+        cluster(&env, "alpha", "fleet: runtime", true, Some(&inline));
+        let ns = env.ns.clone();
+        let inventory = ["--clusters", "capi", "--clusters-namespace", ns.as_str()];
+        let with = |args: &[&str]| env.drift(&[args, &inventory[..]].concat());
+        with(&["check", "web"]).code(2);
+        with(&["repair", "web"]).code(1).stderr_has("--clusters repairs one cluster of the inventory: name it with --cluster NAME");
+        with(&["repair", "web", "--cluster", "nosuch"])
+            .code(1)
+            .stderr_has(&format!("--cluster nosuch: no such cluster in the inventory (it holds {ns}/alpha)"));
+        let alpha = format!("{ns}/alpha");
+        with(&["repair", "web", "--cluster", &alpha]).code(0).stdout_has(&format!("cluster {alpha}"));
+        with(&["check", "web"]).code(0);
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
+    }
+}

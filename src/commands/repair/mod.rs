@@ -5,6 +5,7 @@ mod upgrade;
 
 use super::runtime::runtime;
 use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
+use crate::api::inventory::{Scope, Source};
 use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
@@ -22,13 +23,39 @@ pub(crate) struct RepairSettings {
     upgrade: Option<upgrade::UpgradeRequest>,
     /// Several clusters: one settings per kubeconfig context.
     fleet: Option<Vec<(String, Settings)>>,
+    /// One cluster of an inventory (`--clusters SOURCE --cluster NAME`).
+    member: Option<(Source, Scope, String)>,
     shown: Shown,
 }
 
 impl RepairSettings {
     pub(crate) fn resolve(g: &Global, a: RepairArgs) -> Result<RepairSettings> {
-        let RepairArgs { release, only, remove_foreign, dry_run, upgrade, chart, replace, compare, output } = a;
+        let RepairArgs {
+            release,
+            only,
+            remove_foreign,
+            dry_run,
+            upgrade,
+            chart,
+            replace,
+            inventory,
+            cluster,
+            compare,
+            output,
+        } = a;
+        let member = match (inventory.inventory().map_err(anyhow::Error::msg)?, cluster) {
+            (Some((source, scope)), Some(name)) => Some((source, scope, name)),
+            (Some(_), None) => bail!(
+                "--clusters repairs one cluster of the inventory: name it with --cluster NAME (helm drift check --clusters names them)"
+            ),
+            (None, _) => None,
+        };
         let several = g.kube_context.len() > 1;
+        if several && member.is_some() {
+            bail!(
+                "--clusters reads the inventory from one cluster: give at most one --kube-context (the management cluster's)"
+            );
+        }
         if several && upgrade {
             bail!("--upgrade runs helm against one cluster: give one --kube-context");
         }
@@ -51,7 +78,7 @@ impl RepairSettings {
             progress: Default::default(),
             replace,
         };
-        Ok(RepairSettings { settings, request, upgrade, fleet, shown: Shown::resolve(&compare, &output) })
+        Ok(RepairSettings { settings, request, upgrade, fleet, member, shown: Shown::resolve(&compare, &output) })
     }
 }
 
@@ -65,6 +92,19 @@ pub(crate) fn execute(s: RepairSettings, printer: &mut Terminal) -> Result<ExitS
         return Ok(report.exit_status());
     }
     let request = RepairRequest { progress: crate::report::progress(&printer.style), ..s.request };
+    if let Some((source, scope, name)) = &s.member {
+        let rt = runtime()?;
+        let clusters = rt.block_on(super::members::members(&s.settings, *source, scope, printer))?;
+        let names: Vec<&str> = clusters.iter().map(|(n, _)| n.as_str()).collect();
+        let Some((_, member)) = clusters.iter().find(|(n, _)| n == name) else {
+            bail!("--cluster {name}: no such cluster in the inventory (it holds {})", names.join(", "));
+        };
+        let settings = member.clone().map_err(|why| anyhow::anyhow!("cluster {name}: {why}"))?;
+        let fleet = rt.block_on(fleet(&[(name.clone(), settings)], &request));
+        drop(request);
+        printer.repair_fleet(&fleet);
+        return Ok(fleet.exit_status());
+    }
     if let Some(clusters) = &s.fleet {
         let fleet = runtime()?.block_on(fleet(clusters, &request));
         drop(request);

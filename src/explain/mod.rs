@@ -5,6 +5,7 @@
 //! its shape; renders that fail or lose the field are split in halves until each value is
 //! tried, within a bound in renders and time.
 
+mod defaults;
 mod extension;
 mod field;
 mod passes;
@@ -33,7 +34,8 @@ pub(crate) async fn explain(
     let defaults = release.chart.as_ref().map(|c| c.default_values()).transpose().context("the chart's values")?;
     let user = release.user_values().context("the release's values")?;
     let values = values::merged(defaults.as_ref(), Some(&user));
-    let leaves = values::leaves(&values);
+    let mut leaves = values::leaves(&values);
+    leaves.extend(values::absent(&values, &defaults::named(release)));
     let mut fields: Vec<Field> = report
         .objects
         .iter()
@@ -45,6 +47,7 @@ pub(crate) async fn explain(
     search.run(&mut fields).await?;
     search.grown(&mut fields).await?;
     search.tails(&mut fields).await?;
+    search.unseen(&mut fields).await?;
     Ok(conclude(fields, &values, &leaves))
 }
 

@@ -13,10 +13,14 @@ const NUMBER_PROBES: i64 = 86_000;
 pub(crate) const MAX_PROBES: usize = 10_000;
 
 /// The probe of candidate `n` whose current value is `v`: a string keeps its value as a prefix
-/// (so `6.5.0` stays a version: `6.5.0-zq3x`), a number becomes `86000 + n`, a boolean flips.
+/// (so `6.5.0` stays a version: `6.5.0-zq3x`), a number becomes `86000 + n`, a boolean flips, an
+/// empty or absent value becomes text.
 pub(crate) fn probe(n: usize, v: &Value) -> Value {
     match v {
-        Value::String(s) if s.is_empty() => Value::String(format!("zq{n}x")),
+        // Empty, absent, or a template the chart renders with `tpl`: the probe alone (a
+        // template's text would not survive `tpl`; a literal does).
+        Value::Null => Value::String(format!("zq{n}x")),
+        Value::String(s) if s.is_empty() || s.contains("{{") => Value::String(format!("zq{n}x")),
         Value::String(s) => Value::String(format!("{s}-zq{n}x")),
         Value::Number(_) => Value::from(NUMBER_PROBES + n as i64),
         Value::Bool(b) => Value::Bool(!b),
@@ -198,6 +202,8 @@ fn typed(current: &Value, live: &Value) -> Option<Value> {
             _ => text.parse::<i64>().map(Value::from).ok().or_else(|| text.parse::<f64>().ok().map(Value::from)),
         },
         Value::Bool(_) => text.parse::<bool>().ok().map(Value::Bool),
+        // A value the chart leaves out: what the live value is.
+        Value::Null if !live.is_null() && !live.is_object() && !live.is_array() => Some(live.clone()),
         _ => None,
     }
 }

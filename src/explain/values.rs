@@ -103,14 +103,51 @@ pub(crate) fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
     })
 }
 
-/// Replaces the value at `key` (which exists).
+/// Sets the value at `key`, making the maps on the way that values.yaml leaves out (a list
+/// item must exist).
 pub(crate) fn set(values: &mut Value, key: &Key, value: Value) {
     let slot = key.0.iter().try_fold(values, |v, step| match step {
-        Step::Key(k) => v.get_mut(k),
+        Step::Key(k) => {
+            if v.is_null() {
+                *v = Value::Object(Map::new());
+            }
+            v.as_object_mut().map(|m| m.entry(k.clone()).or_insert(Value::Null))
+        }
         Step::Index(i) => v.get_mut(i),
     });
     if let Some(slot) = slot {
         *slot = value;
+    }
+}
+
+/// The values a template may read that hold nothing: nulls of values.yaml and the keys a
+/// template names (`.Values.a.b`) that values.yaml lacks, each as `null`.
+pub(crate) fn absent(values: &Value, named: &[Key]) -> Vec<(Key, Value)> {
+    let mut out = Vec::new();
+    nulls(values, &mut Vec::new(), &mut out);
+    for key in named {
+        let missing = get(values, key).is_none();
+        // Under a value that is not a map (a string, a list), a key cannot be set.
+        let settable = (0..key.0.len())
+            .all(|i| get(values, &Key(key.0[..i].to_vec())).is_none_or(|v| v.is_object() || v.is_null()));
+        if missing && settable && !out.iter().any(|(k, _)| k == key) {
+            out.push((key.clone(), Value::Null));
+        }
+    }
+    out
+}
+
+fn nulls(v: &Value, at: &mut Vec<Step>, out: &mut Vec<(Key, Value)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                at.push(Step::Key(k.clone()));
+                nulls(v, at, out);
+                at.pop();
+            }
+        }
+        Value::Null if !at.is_empty() => out.push((Key(at.clone()), Value::Null)),
+        _ => {}
     }
 }
 
@@ -174,6 +211,20 @@ mod tests {
             set_pairs(&values, &[host.clone(), replicas, host]),
             vec![("hosts".into(), json!([{"name": "a"}, {"name": "c"}])), ("replicas".into(), json!(3))]
         );
+    }
+
+    /// Nulls and the keys templates name that values.yaml lacks are the values a `default`
+    /// may stand for; setting one makes the maps on its way.
+    #[test]
+    fn absent_values_are_named_and_settable() {
+        let values = json!({"image": {"tag": null, "repository": "nginx"}, "name": "x"});
+        let key = |s: &str| Key(s.split('.').map(|k| Step::Key(k.into())).collect());
+        let named = [key("logLevel"), key("image.repository"), key("name.first"), key("probes.liveness.delay")];
+        let found: Vec<String> = absent(&values, &named).into_iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(found, ["image.tag", "logLevel", "probes.liveness.delay"]);
+        let mut tree = values.clone();
+        set(&mut tree, &key("probes.liveness.delay"), json!(3));
+        assert_eq!(tree["probes"], json!({"liveness": {"delay": 3}}));
     }
 
     #[test]

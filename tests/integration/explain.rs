@@ -181,3 +181,29 @@ helm_matrix! {
         assert_eq!(doc["releases"][0]["rerender"]["documents"], 4, "{json}");
     }
 }
+
+helm_matrix! {
+    /// The shape `helm create` writes: a tag that defaults to the appVersion, a key values.yaml
+    /// lacks read through `default`, a value rendered with `tpl`. Each edit is traced to the value
+    /// that writes it, and the one upgrade line makes the release clean.
+    fn explain_follows_default_and_tpl(helm: Helm) {
+        let env = Env::new(&format!("explain-created-{}", helm.tag()));
+        env.install(helm, "web", "created", &[]);
+        let bin = env.helm_bin(helm);
+        let d = format!("Deployment {}/web-created", env.ns);
+        env.kubectl(&["set", "image", "deployment/web-created", "created=nginx:1.27"]).success();
+        let patch = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/args/0","value":"--level=debug"},
+            {"op":"replace","path":"/metadata/labels/extra","value":"web-other"}]"#;
+        env.kubectl(&["patch", "deployment", "web-created", "--type=json", "-p", patch]).success();
+        let out = env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2);
+        out.stdout_has(&format!(
+            "{d} spec.template.spec.containers[name=created].image: from values image.repository, image.tag as \"{{image.repository}}:{{image.tag}}\": --set-json 'image.tag=\"1.27\"'"
+        ))
+        .stdout_has(&format!(
+            "{d} spec.template.spec.containers[name=created].args[0]: from values logLevel as \"--level={{logLevel}}\": --set-json 'logLevel=\"debug\"'"
+        ))
+        .stdout_has(&format!("{d} metadata.labels.extra: from value nameTemplate: --set-json 'nameTemplate=\"web-other\"'"));
+        run_upgrade_line(&env, helm, &out.stdout(), "created");
+        env.drift(&["check", "web"]).code(0).stdout_has("revision 2 deployed");
+    }
+}

@@ -6,6 +6,7 @@
 //! tried, within a bound in renders and time.
 
 mod defaults;
+mod effects;
 mod extension;
 mod field;
 mod passes;
@@ -48,12 +49,20 @@ pub(crate) async fn explain(
     search.grown(&mut fields).await?;
     search.tails(&mut fields).await?;
     search.unseen(&mut fields).await?;
-    Ok(conclude(fields, &values, &leaves))
+    let (mut out, keys, wanted) = conclude(fields, &values, &leaves);
+    search.effects(&mut out, &keys, &wanted, &report.namespace).await?;
+    Ok(out)
+}
+
+/// A field built from values (its `--set` and side effects are filled in later).
+fn values_cause(keys: Vec<String>, shape: String, misfit: Option<String>) -> Cause {
+    Cause::Values(Built { keys, shape, set: Vec::new(), misfit, also: Vec::new() })
 }
 
 /// The explanations, with the values that make every explained field live: one set of values
-/// for the release, so a list holding two explained values is set once with both.
-fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<Explanation> {
+/// for the release, so a list holding two explained values is set once with both. Also the
+/// keys each explanation changes, and the values with all of them changed.
+fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> (Vec<Explanation>, Vec<Vec<Key>>, Value) {
     let mut wanted = values.clone();
     let mut taken: Vec<(usize, Value, String)> = Vec::new();
     let mut out = Vec::new();
@@ -64,12 +73,11 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
         let mut grown_keys: Vec<Key> = Vec::new();
         let (cause, changed) = match f.found {
             Some(Found::Transformed(n)) => (
-                Cause::Values(Built {
-                    keys: vec![name(n)],
-                    shape: String::new(),
-                    set: Vec::new(),
-                    misfit: Some("the template transforms the value (the field is not a copy of it)".into()),
-                }),
+                values_cause(
+                    vec![name(n)],
+                    String::new(),
+                    Some("the template transforms the value (the field is not a copy of it)".into()),
+                ),
                 Vec::new(),
             ),
             Some(Found::Pieces(pieces)) => {
@@ -104,13 +112,13 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
                     values::set(&mut wanted, &leaves[*n].0, v.clone());
                     taken.push((*n, v.clone(), place.clone()));
                 }
-                (Cause::Values(Built { keys, shape, set: Vec::new(), misfit }), changed)
+                (values_cause(keys, shape, misfit), changed)
             }
             None if f.grown.is_some() => {
                 let (key, shape, value) = f.grown.clone().expect("checked");
                 values::set(&mut wanted, &key, value);
                 grown_keys.push(key.clone());
-                (Cause::Values(Built { keys: vec![key.to_string()], shape, set: Vec::new(), misfit: None }), Vec::new())
+                (values_cause(vec![key.to_string()], shape, None), Vec::new())
             }
             // An addition no empty value of the chart explains: nothing to say of it.
             None if f.added => continue,
@@ -126,10 +134,10 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> Vec<
         changes.push(keys);
         out.push(Explanation { object: f.object.id.clone(), path: f.path, live: f.live, cause });
     }
-    for (e, keys) in out.iter_mut().zip(changes) {
+    for (e, keys) in out.iter_mut().zip(&changes) {
         if let Cause::Values(built) = &mut e.cause {
-            built.set = values::set_pairs(&wanted, &keys);
+            built.set = values::set_pairs(&wanted, keys);
         }
     }
-    out
+    (out, changes, wanted)
 }

@@ -97,6 +97,9 @@ pub(crate) struct Built {
     pub(crate) set: Vec<(String, serde_json::Value)>,
     /// Why no value gives the live value (it does not have the template's shape...).
     pub(crate) misfit: Option<String>,
+    /// What else the `--set` changes (`Kind namespace/name path`): the chart rendered with it,
+    /// compared with a render with today's values.
+    pub(crate) also: Vec<String>,
 }
 
 /// A release's verdict as a whole.

@@ -150,9 +150,13 @@ fn explanation(e: &Explanation, show_secrets: bool) -> Value {
         Cause::HardCoded(t) => (Vec::new(), None, None, t.clone()),
         Cause::NotFound(why) => (Vec::new(), None, Some(why.clone()), None),
     };
+    let also = match &e.cause {
+        Cause::Values(b) if b.misfit.is_none() => b.also.clone(),
+        _ => Vec::new(),
+    };
     let shape = shape.filter(|_| !e.object.is_secret_path(&e.path.pointer()) || show_secrets);
     json!({"object": e.object.to_string(), "path": e.path.pointer(), "valueKey": keys.first(), "valueKeys": keys,
-        "shape": shape, "setJson": sets, "reason": reason, "template": template})
+        "shape": shape, "setJson": sets, "reason": reason, "template": template, "alsoChanges": also})
 }
 
 fn engine(e: &Method) -> Value {

@@ -193,6 +193,7 @@ helm_matrix! {
         let d = format!("Deployment {}/web-created", env.ns);
         env.kubectl(&["set", "image", "deployment/web-created", "created=nginx:1.27"]).success();
         let patch = r#"[{"op":"replace","path":"/spec/template/spec/containers/0/args/0","value":"--level=debug"},
+            {"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"hi-by-hand"},
             {"op":"replace","path":"/metadata/labels/extra","value":"web-other"}]"#;
         env.kubectl(&["patch", "deployment", "web-created", "--type=json", "-p", patch]).success();
         let out = env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2);
@@ -202,7 +203,18 @@ helm_matrix! {
         .stdout_has(&format!(
             "{d} spec.template.spec.containers[name=created].args[0]: from values logLevel as \"--level={{logLevel}}\": --set-json 'logLevel=\"debug\"'"
         ))
-        .stdout_has(&format!("{d} metadata.labels.extra: from value nameTemplate: --set-json 'nameTemplate=\"web-other\"'"));
+        .stdout_has(&format!("{d} metadata.labels.extra: from value nameTemplate: --set-json 'nameTemplate=\"web-other\"'"))
+        // The greeting also writes a ConfigMap that is in sync today: the explanation says so.
+        .stdout_has(&format!(
+            "{d} spec.template.spec.containers[name=created].env[name=GREETING].value: from value greeting: --set-json 'greeting=\"hi-by-hand\"'\n        that --set also changes ConfigMap {}/web-created data.greeting\n",
+            env.ns
+        ));
+        assert_eq!(out.stdout().matches("that --set also changes").count(), 1, "{}", out.dump());
+        let json = env.drift(&["check", "web", "--explain", "-o", "json"]).env("HELM_BIN", &bin).code(2).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let also: Vec<&serde_json::Value> =
+            doc["releases"][0]["explanations"].as_array().unwrap().iter().map(|e| &e["alsoChanges"]).collect();
+        assert!(also.contains(&&serde_json::json!([format!("ConfigMap {}/web-created data.greeting", env.ns)])), "{json}");
         run_upgrade_line(&env, helm, &out.stdout(), "created");
         env.drift(&["check", "web"]).code(0).stdout_has("revision 2 deployed");
     }

@@ -187,10 +187,16 @@ helm_matrix! {
         env.drift(&["check", "app"]).code(0);
 
         // A value the server chose, changed later by someone else, is theirs: drift.
+        // Other tests allocate node ports on the shared cluster: a port taken meanwhile is
+        // refused, and the next one is tried.
         let port: u32 = env.get("service", "app-node", "{.spec.ports[0].nodePort}").parse().unwrap();
-        let moved = if port < 32000 { port + 700 } else { port - 700 };
-        let patch = format!(r#"[{{"op":"replace","path":"/spec/ports/0/nodePort","value":{moved}}}]"#);
-        env.kubectl(&["patch", "service", "app-node", "--type", "json", "-p", &patch]).success();
+        let moved = (1..=50).map(|i| if port < 32000 { port + 700 + i } else { port - 700 - i }).find(|moved| {
+            let patch = format!(r#"[{{"op":"replace","path":"/spec/ports/0/nodePort","value":{moved}}}]"#);
+            let done = env.kubectl(&["patch", "service", "app-node", "--type", "json", "-p", &patch]).output();
+            done.out.status.success() || !done.stderr().contains("provided port is already allocated")
+        });
+        assert!(moved.is_some(), "no free node port near {port}");
+        assert_eq!(env.get("service", "app-node", "{.spec.ports[0].nodePort}"), moved.unwrap().to_string());
         for engine in ENGINES {
             let mut args = vec!["check", "app", "-o", "json"];
             args.extend_from_slice(engine);

@@ -176,6 +176,12 @@ fn explanations(out: &mut String, r: &DriftReport, style: &Style) {
     for e in &r.explanations {
         let what = cause(e, style);
         let _ = writeln!(out, "{DETAIL}{} {}: {what}", e.object, e.path);
+        if let Cause::Values(built) = &e.cause
+            && !built.also.is_empty()
+            && built.misfit.is_none()
+        {
+            let _ = writeln!(out, "{DETAIL}  that --set also changes {}", built.also.join(", "));
+        }
     }
     if let Some(line) = upgrade_command(r, style) {
         let _ = writeln!(out, "  to make the live state the desired state (CHART: the chart's reference or path):");

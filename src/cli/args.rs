@@ -113,8 +113,8 @@ pub(crate) enum Command {
     Render(RenderArgs),
     /// Put drifted objects back to the recorded revision, without a new Helm revision
     #[command(after_help = REPAIR_HELP, mut_arg("output", |a| a
-        .value_parser(output_formats(["text"]))
-        .help("Output format: text (a plan and what was done, one line per object)")))]
+        .value_parser(output_formats(["text", "json"]))
+        .help("Output format: text (the plan and what was done, one entry per object) or json")))]
     Repair(RepairArgs),
     /// Record the release's current drift as accepted: check then fails only on new or changed
     /// drift
@@ -122,7 +122,13 @@ pub(crate) enum Command {
     Accept(AcceptArgs),
     /// Watch releases continuously: metrics, Events and notifications once per drift, and
     /// optional self-healing
-    #[command(after_help = WATCH_HELP)]
+    // -v and --show-secrets shape check's report: watch refuses them, so its help leaves them out.
+    #[command(after_help = WATCH_HELP,
+        mut_arg("verbose", |a| a.hide(true)),
+        mut_arg("show_secrets", |a| a.hide(true)),
+        mut_arg("include_crds", |a| a.hide_short_help(true)),
+        mut_arg("hooks", |a| a.hide_short_help(true)),
+        mut_arg("fight_window", |a| a.hide_short_help(true)))]
     Watch(WatchArgs),
     /// Warn (or refuse) at the prompt when someone changes or deletes what Helm manages: an
     /// admission guard (ValidatingAdmissionPolicy) for the selected releases

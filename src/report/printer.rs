@@ -100,7 +100,10 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// The report of `repair`.
     pub(crate) fn repair(&mut self, report: &RepairReport) {
         if !self.style.quiet {
-            let out = repair::repair(report, &self.style);
+            let out = match self.style.format {
+                Format::Json => super::json::repair(report, &self.style),
+                _ => repair::repair(report, &self.style),
+            };
             self.text(&out);
         }
     }
@@ -114,6 +117,11 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
         }
         if self.style.quiet {
+            return;
+        }
+        if self.style.format == Format::Json {
+            let out = super::json::repair_fleet(fleet, &self.style);
+            self.text(&out);
             return;
         }
         let mut out = String::new();

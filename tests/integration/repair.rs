@@ -195,3 +195,32 @@ helm_matrix! {
         env.drift(&["repair", "p", "--upgrade", "--chart", chart.to_str().unwrap()]).env("HELM_BIN", &bin).success();
     }
 }
+
+helm_matrix! {
+    /// `repair -o json`: the plan (each step, what it restores and removes, how far it got), what
+    /// it kept, and the check afterwards, with the exit code the command returns; a dry run has
+    /// no check afterwards. `--upgrade -o json` is refused.
+    fn a_repair_reports_as_json(helm: Helm) {
+        let env = Env::new(&format!("repair-json-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+        env.kubectl(&["label", "service", "web-web", "team=someone"]).success();
+        let read = |args: &[&str], code: i32| -> serde_json::Value {
+            serde_json::from_str(&env.drift(args).code(code).stdout()).expect("a JSON document")
+        };
+        let plan = read(&["repair", "web", "-o", "json", "--dry-run"], 2);
+        assert_eq!(plan["repair"]["dryRun"], true, "{plan:#}");
+        assert_eq!(plan["repair"]["after"], serde_json::Value::Null);
+        let done = read(&["repair", "web", "-o", "json"], 2);
+        let r = &done["repair"];
+        assert_eq!(r["exitCode"], 2, "the label is kept: {done:#}");
+        let cm = r["steps"].as_array().unwrap().iter().find(|s| s["object"] == format!("ConfigMap {}/web-config", env.ns));
+        let cm = cm.expect("a step for the ConfigMap");
+        assert_eq!((&cm["action"], &cm["status"], &cm["restore"][0]), (&"patch".into(), &"applied".into(), &"/data/greeting".into()));
+        assert_eq!(r["skipped"][0]["reason"], "fields added outside Helm are kept", "{done:#}");
+        assert_eq!(r["after"]["verdict"], "drifted", "{done:#}");
+        let clean = read(&["repair", "web", "-o", "json", "--remove-foreign"], 0);
+        assert_eq!(clean["repair"]["after"]["verdict"], "in-sync", "{clean:#}");
+        env.drift(&["repair", "web", "--upgrade", "-o", "json"]).code(1).stderr_has("-o json is for a repair in place");
+    }
+}

@@ -50,6 +50,9 @@ impl RepairSettings {
             ),
             (None, _) => None,
         };
+        if upgrade && output.output != crate::report::Format::Text {
+            bail!("--upgrade prints helm's own report: -o json is for a repair in place");
+        }
         let several = g.kube_context.len() > 1;
         if several && member.is_some() {
             bail!(

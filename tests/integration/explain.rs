@@ -184,7 +184,8 @@ helm_matrix! {
 
 helm_matrix! {
     /// The shape `helm create` writes: a tag that defaults to the appVersion, a key values.yaml
-    /// lacks read through `default`, a value rendered with `tpl`. Each edit is traced to the value
+    /// lacks read through `default`, a value rendered with `tpl`, `coalesce` of an empty value
+    /// and an absent one, a `required` value. Each edit is traced to the value
     /// that writes it, and the one upgrade line makes the release clean.
     fn explain_follows_default_and_tpl(helm: Helm) {
         let env = Env::new(&format!("explain-created-{}", helm.tag()));
@@ -196,7 +197,11 @@ helm_matrix! {
             {"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"hi-by-hand"},
             {"op":"replace","path":"/metadata/labels/extra","value":"web-other"}]"#;
         env.kubectl(&["patch", "deployment", "web-created", "--type=json", "-p", patch]).success();
+        env.merge_patch("configmap", "web-created", r#"{"data":{"mode":"fast","port":"9090"}}"#);
         let out = env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2);
+        let c = format!("ConfigMap {}/web-created", env.ns);
+        out.stdout_has(&format!("{c} data.mode: from value mode: --set-json 'mode=\"fast\"'"))
+            .stdout_has(&format!("{c} data.port: from value port: --set-json 'port=\"9090\"'"));
         out.stdout_has(&format!(
             "{d} spec.template.spec.containers[name=created].image: from values image.repository, image.tag as \"{{image.repository}}:{{image.tag}}\": --set-json 'image.tag=\"1.27\"'"
         ))

@@ -127,12 +127,14 @@ pub(crate) fn accept(baseline: &mut Baseline, report: &DriftReport, how: &Accept
     }
     let dropped = before - baseline.entries.len();
     for entry in &current {
-        // The same object and path with another value replaces the older entry.
+        // The same change of the same object and path with another value replaces the older
+        // entry (a list item replaced is two changes at one path: removed and added).
         baseline.entries.retain(|e| {
             !(e.release == entry.release
                 && e.namespace == entry.namespace
                 && e.object == entry.object
-                && e.path == entry.path)
+                && e.path == entry.path
+                && e.change == entry.change)
         });
         baseline.entries.push(entry.clone());
     }
@@ -361,5 +363,25 @@ mod tests {
         let mut b = Baseline::default();
         acc(&mut b, &r, &[], &[], false, None);
         assert!(b.entries.iter().all(|e| e.change != "owned-elsewhere"), "{b:?}");
+    }
+
+    /// A list item replaced (a Service port whose number changed) is removed and added at one
+    /// path: both are accepted, and then neither is drift.
+    #[test]
+    fn an_item_replaced_is_two_entries() {
+        let mut r = report(2);
+        r.objects.truncate(1);
+        let web = &mut r.objects[0];
+        web.added.clear();
+        let at = FieldPath::from_pointer("/spec/ports/0");
+        web.fields = vec![
+            FieldDiff::new(at.clone(), Some(&json!({"port": 80})), None),
+            FieldDiff::new(at, None, Some(&json!({"port": 8081}))),
+        ];
+        let mut b = Baseline::default();
+        assert_eq!(acc(&mut b, &r, &[], &[], false, None), (2, 0));
+        assert_eq!(b.entries.len(), 2, "{b:?}");
+        apply(&mut r, &b, false);
+        assert_eq!(r.drifted(), 0, "{:?}", r.objects[0]);
     }
 }

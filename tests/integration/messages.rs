@@ -172,3 +172,24 @@ fn snapshots_of_representative_runs() {
     insta::assert_snapshot!("repair_plan", transcript(&env, &["repair", "web", "--dry-run"]));
     insta::assert_snapshot!("error", transcript(&env, &["check", "web", "absent"]));
 }
+
+/// A newcomer's first refusals, through the binary as Helm runs it: `-h` fits a screen (Helm's
+/// connection flags wait in `--help`), a flag of another command names the commands it belongs
+/// to, a missing argument's usage line asks only for it (not for the flags Helm's environment
+/// set), and `-o` lists only what the command writes.
+#[test]
+fn help_and_refusals_say_what_a_newcomer_needs() {
+    let env = Env::new("msg-help");
+    let short = env.drift(&["check", "-h"]).code(0).stdout();
+    assert!(short.lines().count() <= 60 && short.contains("see more with '--help'"), "{short}");
+    assert!(!short.contains("--kube-token"), "connection flags wait in --help:\n{short}");
+    env.drift(&["check", "--help"]).code(0).stdout_has("--kube-token");
+    env.drift(&["check", "web", "--only", "cm/x"])
+        .code(1)
+        .stderr_has("error: --only is not a flag of check; it belongs to repair and accept");
+    let usage = env.drift(&["repair"]).env("HELM_DRIVER", "secrets").env("HELM_KUBEASUSER", "someone").code(1);
+    usage.stderr_has("Usage: helm drift repair [OPTIONS] <RELEASE>\n");
+    assert!(!usage.stderr().contains("--driver"), "{}", usage.dump());
+    env.drift(&["render", "web", "-o", "junit"]).code(1).stderr_has("[possible values: text, json]");
+    env.drift(&["accept", "web", "-o", "html"]).code(1).stderr_has("[possible values: text, json]");
+}

@@ -411,6 +411,11 @@ echo "--- the fleet's metrics, each series with its cluster (curl http://127.0.0
 python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics" \
   | grep -E '^helm_drift_(cluster_up|release_proxy|repairs_total\{.*applied)'
 stop_watcher
+echo "$ kubectl --kubeconfig eu patch configmap runtime-config ...; helm drift repair runtime -n runtime --clusters capi --clusters-namespace fleet --cluster fleet/eu"
+KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime patch configmap runtime-config --type merge -p '{"data":{"greeting":"edited on eu"}}' >/dev/null
+"$helm" drift repair runtime -n runtime --clusters capi --clusters-namespace fleet --cluster fleet/eu
+[ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ]
+echo "--- repaired on fleet/eu by a person, from the same inventory check reads"
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

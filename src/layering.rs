@@ -373,23 +373,57 @@ fn long_functions(source: &Source) -> Vec<String> {
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
-        let is_fn = trimmed.split(['(', '<']).next().is_some_and(|head| {
-            let words: Vec<&str> = head.split_whitespace().collect();
-            words.len() >= 2 && words[words.len() - 2] == "fn"
-        });
-        if !is_fn || trimmed.ends_with('}') || trimmed.ends_with(';') {
+        let Some(name) = fn_name(trimmed) else { continue };
+        if trimmed.ends_with('}') || trimmed.ends_with(';') {
             continue;
         }
         let close = format!("{}}}", " ".repeat(indent));
         if let Some(end) = lines[i + 1..].iter().position(|l| *l == close)
             && end + 2 > MAX_FN_LINES
         {
-            let name = trimmed.split("fn ").nth(1).unwrap_or_default().split(['(', '<']).next().unwrap_or_default();
             let file = source.file.strip_prefix(src()).unwrap().display();
             out.push(format!("{file}:{} {name} ({} lines)", i + 1, end + 2));
         }
     }
     out
+}
+
+/// The name of the function a line starts, whatever its visibility and qualifiers (`pub(crate)
+/// async fn run(`, `pub(in crate::x) const unsafe extern "C" fn f<T>(`).
+fn fn_name(line: &str) -> Option<&str> {
+    let mut rest = line;
+    loop {
+        if let Some(after) = rest.strip_prefix("pub(") {
+            rest = after.split_once(')')?.1.trim_start();
+            continue;
+        }
+        let word = ["pub ", "async ", "const ", "unsafe ", "default ", "extern \"C\" ", "extern "]
+            .iter()
+            .find(|w| rest.starts_with(**w));
+        match word {
+            Some(w) => rest = rest[w.len()..].trim_start(),
+            None => break,
+        }
+    }
+    let name = rest.strip_prefix("fn ")?.split(['(', '<']).next()?.trim();
+    (!name.is_empty()).then_some(name)
+}
+
+#[test]
+fn every_form_of_a_function_is_measured() {
+    for (line, name) in [
+        ("fn a(", "a"),
+        ("pub fn b<T>(", "b"),
+        ("pub(crate) async fn run(", "run"),
+        ("pub(super) const fn c(", "c"),
+        ("pub(in crate::x) unsafe extern \"C\" fn d(", "d"),
+        ("async fn e(", "e"),
+    ] {
+        assert_eq!(fn_name(line), Some(name), "{line}");
+    }
+    for line in ["let f = fn_name(x);", "// fn g(", "struct Fn;", "pub(crate) struct H {"] {
+        assert_eq!(fn_name(line), None, "{line}");
+    }
 }
 
 #[test]

@@ -110,17 +110,21 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
     // What an object needs first: in Helm's install order (stable within a kind).
     steps.sort_by_key(|s| super::order::rank(&e.objects[s.index].kind));
     if !only.is_empty() && selected_objects.is_empty() {
-        let mut objects: Vec<String> =
-            e.report.objects.iter().map(|o| format!("{}/{}", o.id.kind, o.id.name)).collect();
-        objects.sort();
-        let objects = if objects.len() > 20 {
-            format!("{}, and {} more", objects[..20].join(", "), objects.len() - 20)
-        } else {
-            objects.join(", ")
-        };
-        return Err(PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone(), objects });
+        return Err(no_such_object(e, only));
     }
     Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
+}
+
+/// `--only` named no object of the release: the error lists those it has.
+fn no_such_object(e: &Evaluated, only: &[String]) -> PlanError {
+    let mut objects: Vec<String> = e.report.objects.iter().map(|o| format!("{}/{}", o.id.kind, o.id.name)).collect();
+    objects.sort();
+    let objects = if objects.len() > 20 {
+        format!("{}, and {} more", objects[..20].join(", "), objects.len() - 20)
+    } else {
+        objects.join(", ")
+    };
+    PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone(), objects }
 }
 
 #[cfg(test)]

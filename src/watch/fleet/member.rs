@@ -45,13 +45,12 @@ pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
 
 /// Watches the member until `stop` turns true.
 pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
-    let Member { name, settings, options, metrics, health, key, probe: every, proxies, management, lease } = member;
-    let log = options.log.clone();
+    let (log, metrics) = (member.options.log.clone(), member.metrics.clone());
     let mut backoff = Duration::from_secs(1);
     let mut said_down = false;
     loop {
         let opened = tokio::select! {
-            s = Session::open(&settings) => s,
+            s = Session::open(&member.settings) => s,
             _ = stopped(&mut stop) => return,
         };
         let session = match opened {
@@ -62,60 +61,41 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
                     log.warn("cluster unreachable: its releases are unknown", &[("error", &crate::errors::chain(&e))]);
                     said_down = true;
                 }
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = stopped(&mut stop) => return,
+                if back_off(&mut backoff, &mut stop).await {
+                    continue;
                 }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                continue;
+                return;
             }
         };
         said_down = false;
         metrics.cluster_up(true);
         log.info("cluster reached: watching", &[("server", &session.cluster.server)]);
         let probe = session.cluster.client.clone();
-        // The management cluster, for the proxies' Events, this cluster's Lease and pauses.
-        let needed = !proxies.is_empty() || lease.is_some() || options.repair.is_some();
-        let home = match needed.then(|| crate::api::connect(&management)) {
-            None => None,
-            Some(connecting) => match connecting.await {
+        let home = match member.needs_home() {
+            false => None,
+            true => match crate::api::connect(&member.management).await {
                 Ok(m) => Some(m.client),
                 Err(e) => {
                     log.warn("cannot reach the management cluster: retrying", &[("error", &e)]);
-                    tokio::select! {
-                        _ = tokio::time::sleep(backoff) => continue,
-                        _ = stopped(&mut stop) => return,
+                    if back_off(&mut backoff, &mut stop).await {
+                        continue;
                     }
+                    return;
                 }
             },
         };
-        let lease_check = home.as_ref().zip(lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, ""));
-        let pauses = home.clone().filter(|_| options.repair.is_some());
-        let proxies = home.filter(|_| !proxies.is_empty()).map(|c| Arc::new(Proxies::new(c, &name, proxies.clone())));
         metrics.leader(1);
-        let given = Given {
-            settings: &settings,
-            options: &options,
-            metrics: Arc::new(metrics.clone()),
-            health: health.clone(),
-            lease: lease_check,
-            key: Some(key.clone()),
-            proxies,
-            pauses,
-        };
-        let mut watcher = match Watcher::new(session, given).await {
+        let mut watcher = match Watcher::new(session, member.given(home)).await {
             Ok(w) => {
                 backoff = Duration::from_secs(1);
                 w
             }
             Err(e) => {
                 log.warn("cannot start watching the cluster", &[("error", &crate::errors::chain(&e))]);
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = stopped(&mut stop) => return,
+                if back_off(&mut backoff, &mut stop).await {
+                    continue;
                 }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                continue;
+                return;
             }
         };
         tokio::select! {
@@ -127,13 +107,53 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
                     return;
                 }
             }
-            _ = silent(&probe, every) => {
-                watcher.stop();
-                metrics.cluster_up(false);
-                log.warn("cluster stopped answering: its releases are unknown until it does", &[]);
-                said_down = true;
-            }
+            _ = silent(&probe, member.probe) => said_down = gone_silent(&mut watcher, &metrics, &log),
         }
+    }
+}
+
+impl Member {
+    /// Whether the watcher needs the management cluster: for the proxies' Events, this
+    /// cluster's Lease and pauses.
+    fn needs_home(&self) -> bool {
+        !self.proxies.is_empty() || self.lease.is_some() || self.options.repair.is_some()
+    }
+
+    /// What the member's watcher is given, with the management cluster's client (`home`).
+    fn given(&self, home: Option<kube::Client>) -> Given<'_> {
+        let proxies = &self.proxies;
+        Given {
+            settings: &self.settings,
+            options: &self.options,
+            metrics: Arc::new(self.metrics.clone()),
+            health: self.health.clone(),
+            lease: home.as_ref().zip(self.lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, "")),
+            key: Some(self.key.clone()),
+            pauses: home.clone().filter(|_| self.options.repair.is_some()),
+            proxies: home
+                .filter(|_| !proxies.is_empty())
+                .map(|c| Arc::new(Proxies::new(c, &self.name, proxies.clone()))),
+        }
+    }
+}
+
+/// The member stopped answering: its watcher stops and its releases are unknown until it
+/// answers again (said once: `true`).
+fn gone_silent(watcher: &mut Watcher, metrics: &Metrics, log: &crate::watch::outputs::log::Log) -> bool {
+    watcher.stop();
+    metrics.cluster_up(false);
+    log.warn("cluster stopped answering: its releases are unknown until it does", &[]);
+    true
+}
+
+/// Waits `backoff`, doubled for the next wait (up to [`MAX_BACKOFF`]); `false` when `stop`
+/// turned true meanwhile.
+async fn back_off(backoff: &mut Duration, stop: &mut watch::Receiver<bool>) -> bool {
+    let wait = *backoff;
+    *backoff = (*backoff * 2).min(MAX_BACKOFF);
+    tokio::select! {
+        _ = tokio::time::sleep(wait) => true,
+        _ = stopped(stop) => false,
     }
 }
 

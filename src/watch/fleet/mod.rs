@@ -16,7 +16,7 @@ use crate::watch::outputs::metrics::Metrics;
 use crate::watch::outputs::server::Health;
 use crate::watch::store::signing_key;
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -94,24 +94,11 @@ pub(crate) async fn run(
     // --lease-namespace, else the namespace of its context (a pod's own): -n names the
     // releases' namespace on every member.
     let namespace = fleet.home.clone().unwrap_or_else(|| management.default_namespace.clone());
-    let (key, source) = match &options.home {
-        Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
-        None => (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(&namespace))),
-    };
-    if let signing_key::Source::Process(why) = source {
-        log.warn(
-            "no signature key in the management cluster: drift signatures hold for this process only",
-            &[("error", &why)],
-        );
-        metrics.error("signature-key");
-    }
+    let key = signature_key(&management, options, &namespace, metrics).await;
+    let (source, every) = (fleet.source.entries(), format!("{:?}", fleet.every));
     log.info(
         "reading the fleet's inventory",
-        &[
-            ("source", &fleet.source.entries()),
-            ("server", &management.server),
-            ("every", &format!("{:?}", fleet.every)),
-        ],
+        &[("source", &source), ("server", &management.server), ("every", &every)],
     );
     let mut members: BTreeMap<String, Running> = BTreeMap::new();
     // With several replicas: each cluster watched by the replica holding its Lease, renewed
@@ -140,14 +127,7 @@ pub(crate) async fn run(
             Ok(mut found) => {
                 bound(&mut found, fleet.max, metrics, log);
                 let running = members.keys().cloned().collect();
-                let over = match &shard {
-                    Some(s) => s.narrow(&mut found, &running).await.unwrap_or_else(|why| {
-                        log.warn("the fleet's Leases cannot be read: no cluster is taken", &[("error", &why)]);
-                        metrics.error("leases");
-                        Vec::new()
-                    }),
-                    None => Vec::new(),
-                };
+                let over = narrow(shard.as_ref(), &mut found, &running, metrics, log).await;
                 let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));
                 let start = Start {
                     settings,
@@ -160,12 +140,7 @@ pub(crate) async fn run(
                     home: &namespace,
                 };
                 reconcile(&mut members, found, &start).await;
-                for name in over {
-                    if let Some(s) = &shard {
-                        log.info("over this replica's share: cluster given back", &[("cluster", &name)]);
-                        s.release(&name).await;
-                    }
-                }
+                give_back(shard.as_ref(), over, log).await;
                 health.ready.store(true, Ordering::Relaxed);
             }
             Err(e) => {
@@ -177,12 +152,52 @@ pub(crate) async fn run(
     log.info("stopping", &[("clusters", &members.len())]);
     let names: Vec<String> = members.keys().cloned().collect();
     futures::future::join_all(members.into_values().map(Running::end)).await;
-    if let Some(s) = &shard {
-        for name in names {
-            s.release(&name).await;
-        }
-    }
+    give_back(shard.as_ref(), names, log).await;
     Ok(())
+}
+
+/// Gives back the Leases of these clusters (over this replica's share, or all when stopping).
+async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate::watch::Log) {
+    let Some(s) = shard else { return };
+    for name in names {
+        log.info("cluster given back", &[("cluster", &name)]);
+        s.release(&name).await;
+    }
+}
+
+/// The key that signs drift: the management cluster's Secret in the watcher's home, else one
+/// for this process only (said, and counted).
+async fn signature_key(management: &Cluster, options: &WatchOptions, namespace: &str, metrics: &Metrics) -> Vec<u8> {
+    let (key, source) = match &options.home {
+        Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
+        None => (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(namespace))),
+    };
+    if let signing_key::Source::Process(why) = source {
+        options.log.warn(
+            "no signature key in the management cluster: drift signatures hold for this process only",
+            &[("error", &why)],
+        );
+        metrics.error("signature-key");
+    }
+    key
+}
+
+/// With several replicas: the clusters of `found` this replica takes (the others are left
+/// out), and those it watches that are over its share (to give back). A Lease list that fails
+/// takes none (said, and counted).
+async fn narrow(
+    shard: Option<&shard::Shard>,
+    found: &mut Inventory,
+    running: &BTreeSet<String>,
+    metrics: &Metrics,
+    log: &crate::watch::Log,
+) -> Vec<String> {
+    let Some(s) = shard else { return Vec::new() };
+    s.narrow(found, running).await.unwrap_or_else(|why| {
+        log.warn("the fleet's Leases cannot be read: no cluster is taken", &[("error", &why)]);
+        metrics.error("leases");
+        Vec::new()
+    })
 }
 
 /// A healing fleet says where it reads pauses: in the management cluster, for the releases of

@@ -33,6 +33,7 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
         .iter()
         .filter(|e| e.release == report.release && e.namespace == report.namespace && !e.expired(now))
         .collect();
+    ended(report, baseline, now);
     if mine.is_empty() {
         return;
     }
@@ -95,6 +96,29 @@ pub(crate) struct Acceptance<'a> {
     /// When the new acceptances end (`--expires`); an unexpired entry of the same drift keeps
     /// its own end without it.
     pub(crate) expires_at: Option<String>,
+}
+
+/// Says each acceptance of this release that has ended while its drift is still there: the
+/// gate turns red for a reason the report gives.
+fn ended(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp) {
+    let gone: Vec<&Entry> = baseline
+        .entries
+        .iter()
+        .filter(|e| e.release == report.release && e.namespace == report.namespace && e.expired(now))
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let found: Vec<Entry> = report.objects.iter().flat_map(|o| drifts(report, o)).map(|(_, _, e)| e).collect();
+    for e in gone.iter().filter(|e| found.iter().any(|f| e.same_drift(f))) {
+        let at = if e.path.is_empty() { "(whole object)" } else { &e.path };
+        report.findings.push(format!(
+            "the acceptance of {} {at} ended at {}: it is drift again (helm drift accept {} --expires DURATION accepts it again)",
+            e.object,
+            e.expires_at.as_deref().unwrap_or("?"),
+            report.release
+        ));
+    }
 }
 
 /// Adds the report's current drift (of the objects `only` selects, under the `paths` given) to
@@ -246,6 +270,14 @@ mod tests {
         let mut after = report(5);
         apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap(), false);
         assert_eq!(after.drifted(), report(5).drifted(), "drift again once it expired");
+        assert!(
+            after
+                .findings
+                .iter()
+                .any(|f| f.contains("/spec/replicas ended at 2026-12-01T12:00:00Z: it is drift again")),
+            "{:?}",
+            after.findings
+        );
         assert_eq!(after.accepted_until, None);
         let mut unreadable = b.clone();
         unreadable.entries.iter_mut().for_each(|e| e.expires_at = Some("someday".into()));

@@ -233,7 +233,7 @@ pub(crate) struct RepairArgs {
     /// Replace (delete and create as recorded) an object whose repair the API server refuses
     /// because a field that cannot change was changed (as Fleet's `force`); without it such a
     /// repair is refused and nothing is applied
-    #[arg(long, conflicts_with = "upgrade")]
+    #[arg(long, conflicts_with = "upgrade", help_heading = "Repair")]
     pub(crate) replace: bool,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,

@@ -105,8 +105,8 @@ pub(crate) struct OutputArgs {
     /// html (one self-contained page)
     #[arg(short, long, value_parser = output_format(), default_value = "text")]
     pub(crate) output: Format,
-    /// Lines of context around each change in diffs
-    #[arg(long, default_value_t = 3, hide_short_help = true)]
+    /// Lines of context around each change in diffs (the cluster's context is --kube-context)
+    #[arg(long, default_value_t = 3, value_parser = context_lines, hide_short_help = true)]
     pub(crate) context: usize,
     /// Print nothing; only the exit code tells (errors still go to stderr)
     #[arg(short, long)]
@@ -122,6 +122,14 @@ pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--context`: a number of lines; a kubectl user's `--context NAME` is pointed to
+/// `--kube-context`.
+fn context_lines(text: &str) -> Result<usize, String> {
+    text.parse().map_err(|_| {
+        format!("--context is the lines of context around a change in diffs; for the cluster's context use --kube-context {text}")
+    })
 }
 
 /// `-o/--output`: the report's formats, by name.

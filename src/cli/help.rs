@@ -22,8 +22,8 @@ Examples:
 
 Exit codes:
   0  repaired (or nothing to repair): in sync
-  2  drift remains (fields added outside Helm kept without --remove-foreign, a refusal), or,
-     with --dry-run, something would change
+  2  drift remains (fields added outside Helm kept without --remove-foreign, an object that
+     cannot be repaired), or, with --dry-run, something would change
   1  error: a step was refused or failed (see which were applied)";
 
 pub(crate) const RENDER_HELP: &str = "\

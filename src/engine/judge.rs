@@ -231,6 +231,12 @@ fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[Ig
 fn attribute(live: &Value, drift: &mut ObjectDrift) {
     for f in &mut drift.fields {
         f.changed_by = attribution::of(live, &f.path);
+        // A field the record holds was not removed by Helm: the last writer of what holds it
+        // (Helm, or a repair in Helm's name) is not who removed it, and nobody else is known.
+        let by_helm = f.changed_by.as_ref().is_some_and(|c| managed::HELM_MANAGERS.contains(&c.manager.as_str()));
+        if f.live.is_none() && by_helm {
+            f.changed_by = None;
+        }
     }
     for a in &mut drift.added {
         a.changed_by = attribution::of(live, &a.path);
@@ -428,5 +434,19 @@ mod tests {
         restored["spec"]["revisionHistoryLimit"] = json!(3);
         let d = read_only(&policy(&options, &[]), &object(DEPLOYMENT), restored);
         assert_eq!(d.added.iter().map(|a| a.path.pointer()).collect::<Vec<_>>(), ["/spec/revisionHistoryLimit"]);
+    }
+
+    /// A recorded field that is gone was not removed by Helm: the last writer of what held it
+    /// (Helm, or a repair in Helm's name) is not named as who removed it.
+    #[test]
+    fn a_removal_is_never_blamed_on_helm() {
+        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "apps",
+            "managedFields": [{"manager": "helm", "operation": "Update", "apiVersion": "apps/v1",
+                "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {}}}}}}]},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web"}]}}}});
+        let d = read_only(&policy(&CompareOptions::default(), &[]), &object(DEPLOYMENT), live);
+        let image = d.fields.iter().find(|f| f.path.pointer().ends_with("/image")).expect("the image is gone");
+        assert_eq!(image.live, None);
+        assert_eq!(image.changed_by, None, "{:?}", image.changed_by);
     }
 }

@@ -29,3 +29,13 @@ pub(crate) struct AcceptedDrift {
     /// When the acceptance ends by itself.
     pub(crate) expires_at: Option<String>,
 }
+
+/// A baseline's change word as the reports say it (the file keeps its own words: `modified` is
+/// said `changed`, `owned-elsewhere` is `taken over`, as the verdicts are).
+pub(crate) fn said(change: &str) -> &str {
+    match change {
+        "modified" => "changed",
+        "owned-elsewhere" => "taken over",
+        other => other,
+    }
+}

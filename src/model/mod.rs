@@ -2,7 +2,7 @@
 //! depends on nothing else in the crate: verdicts of objects and releases, field paths, the
 //! outcome of each command, and the typed exit status.
 
-mod accept;
+pub(crate) mod accept;
 mod board;
 mod duration;
 mod exit;

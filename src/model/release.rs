@@ -145,6 +145,28 @@ impl DriftReport {
         self.objects.iter().filter(|o| o.is_error()).count()
     }
 
+    /// With `--explain`: the drifted fields no explanation covers (`Kind namespace/name path`),
+    /// which the suggested upgrade does not make permanent (it puts them back, or leaves what
+    /// was added as it is).
+    pub(crate) fn unexplained(&self) -> Vec<String> {
+        if self.explanations.is_empty() {
+            return Vec::new();
+        }
+        let covered = |o: &super::ObjectDrift, p: &super::FieldPath| {
+            let at = p.pointer();
+            self.explanations.iter().any(|e| {
+                let by = e.path.pointer();
+                e.object == o.id && (at == by || at.starts_with(&format!("{by}/")))
+            })
+        };
+        let mut out = Vec::new();
+        for o in self.objects.iter().filter(|o| o.is_drift()) {
+            let paths = o.fields.iter().map(|f| &f.path).chain(o.added.iter().map(|a| &a.path));
+            out.extend(paths.filter(|p| !covered(o, p)).map(|p| format!("{} {p}", o.id)));
+        }
+        out
+    }
+
     /// The release's verdict: error if any object could not be checked, else drifted if any
     /// drifted.
     pub(crate) fn verdict(&self) -> ReleaseVerdict {

@@ -120,6 +120,7 @@ fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "guard": r.guard,
         "explanations": r.explanations.iter().map(|e| explanation(e, show_secrets)).collect::<Vec<_>>(),
         "upgradeCommand": super::present::upgrade_command(r, &style(show_secrets)),
+        "unexplained": r.unexplained(),
         "rerender": r.rerender.as_ref().map(|now| json!({
             "documents": now.documents,
             "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),

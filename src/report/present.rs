@@ -76,7 +76,10 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     ownership(&mut out, o, style);
     for a in &o.accepted {
         let until = a.until.as_ref().map_or(String::new(), |t| format!(", until {t}"));
-        out.push((Some(Tone::Dim), format!("✓ {} (accepted: {}{until})", a.path, a.change)));
+        out.push((
+            Some(Tone::Dim),
+            format!("✓ {} (accepted: {}{until})", a.path, crate::model::accept::said(&a.change)),
+        ));
     }
     if style.verbose {
         for e in &o.expected {

@@ -31,7 +31,7 @@ fn accept_then_check(helm: Helm, store: &str) {
         ));
     }
     let out = with(&["check", "app"]).code(0);
-    out.stdout_has("accepted     Deployment").stdout_has("✓ spec.replicas (accepted: modified)");
+    out.stdout_has("accepted     Deployment").stdout_has("✓ spec.replicas (accepted: changed)");
     // The baseline holds hashes, never values.
     let text = if store == "cluster" {
         env.kubectl(&["get", "configmap", "helm-drift-baseline.app", "-o", "jsonpath={.data.baseline\\.yaml}"])
@@ -84,7 +84,7 @@ fn accepting_part_of_the_drift() {
         .success()
         .stdout_has("accepted 1 drift into .helm-drift-baseline.yaml");
     let out = in_repo(&["check", "app"]).code(2);
-    out.stdout_has("✓ spec.replicas (accepted: modified)")
+    out.stdout_has("✓ spec.replicas (accepted: changed)")
         .stdout_has("+ metadata.labels.team")
         .stdout_has("changed      ConfigMap");
     env.drift(&["check", "app"]).code(2); // elsewhere, no baseline file
@@ -133,6 +133,11 @@ helm_matrix! {
             env.drift(&["check", "web", "--baseline", file]).output().out.status.code() == Some(2)
         });
         assert!(started.elapsed() >= std::time::Duration::from_secs(4), "expired early");
+        // The report says why the gate turned red.
+        env.drift(&["check", "web", "--baseline", file])
+            .code(2)
+            .stdout_has("finding: the acceptance of v1 ConfigMap")
+            .stdout_has("/data/greeting ended at ");
     }
 }
 

@@ -197,8 +197,14 @@ helm_matrix! {
             {"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"hi-by-hand"},
             {"op":"replace","path":"/metadata/labels/extra","value":"web-other"}]"#;
         env.kubectl(&["patch", "deployment", "web-created", "--type=json", "-p", patch]).success();
-        env.merge_patch("configmap", "web-created", r#"{"data":{"mode":"fast","port":"9090"}}"#);
+        env.merge_patch("configmap", "web-created", r#"{"data":{"mode":"fast","port":"9090","extra":"by hand"}}"#);
         let out = env.drift(&["check", "web", "--explain"]).env("HELM_BIN", &bin).code(2);
+        // No value writes the key added by hand: said, not claimed by the upgrade line.
+        out.stdout_has(&format!(
+            "  not explained (no value writes them: the upgrade below does not keep them):\n      ConfigMap {}/web-created data.extra\n",
+            env.ns
+        ));
+        env.kubectl(&["patch", "configmap", "web-created", "--type=json", "-p", r#"[{"op":"remove","path":"/data/extra"}]"#]).success();
         let c = format!("ConfigMap {}/web-created", env.ns);
         out.stdout_has(&format!("{c} data.mode: from value mode: --set-json 'mode=\"fast\"'"))
             .stdout_has(&format!("{c} data.port: from value port: --set-json 'port=\"9090\"'"));

@@ -192,4 +192,6 @@ fn help_and_refusals_say_what_a_newcomer_needs() {
     assert!(!usage.stderr().contains("--driver"), "{}", usage.dump());
     env.drift(&["render", "web", "-o", "junit"]).code(1).stderr_has("[possible values: text, json]");
     env.drift(&["accept", "web", "-o", "html"]).code(1).stderr_has("[possible values: text, json]");
+    // kubectl's --context is --kube-context here: said, not "invalid digit".
+    env.drift(&["check", "web", "--context", "kind-prod"]).code(1).stderr_has("use --kube-context kind-prod");
 }

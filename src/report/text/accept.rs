@@ -19,7 +19,7 @@ pub(crate) fn accept(r: &AcceptReport) -> String {
     for a in &r.accepted {
         let path = if a.path.is_empty() { "(whole object)" } else { &a.path };
         let until = a.expires_at.as_ref().map_or(String::new(), |t| format!(", until {t}"));
-        out.push_str(&format!("  ✓ {} {path} ({}{until})\n", a.object, a.change));
+        out.push_str(&format!("  ✓ {} {path} ({}{until})\n", a.object, crate::model::accept::said(&a.change)));
     }
     out
 }

@@ -183,6 +183,13 @@ fn explanations(out: &mut String, r: &DriftReport, style: &Style) {
             let _ = writeln!(out, "{DETAIL}  that --set also changes {}", built.also.join(", "));
         }
     }
+    let unexplained = r.unexplained();
+    if !unexplained.is_empty() {
+        let _ = writeln!(out, "  not explained (no value writes them: the upgrade below does not keep them):");
+        for u in unexplained {
+            let _ = writeln!(out, "{DETAIL}{u}");
+        }
+    }
     if let Some(line) = upgrade_command(r, style) {
         let _ = writeln!(out, "  to make the live state the desired state (CHART: the chart's reference or path):");
         let _ = writeln!(out, "{DETAIL}{line}");

@@ -115,6 +115,47 @@ impl HelmBinary {
         Ok((doc.get("manifest").map(text).unwrap_or_default(), hooks))
     }
 
+    /// What `helm upgrade RELEASE CHART FLAGS` would apply now (`--dry-run=server`: `lookup`,
+    /// `.Capabilities` and the values merge are Helm's own): its manifest, the chart, and the
+    /// hooks it would run. Nothing is changed.
+    pub(crate) async fn preview(
+        &self,
+        release: &str,
+        namespace: &str,
+        chart: &str,
+        flags: &[String],
+    ) -> Result<Preview> {
+        let mut cmd = self.command();
+        cmd.args(["upgrade", release, chart, "--namespace", namespace]).args(flags);
+        cmd.args(["--dry-run=server", "--output", "json"]);
+        let (ok, stdout, stderr) = self.run(cmd).await?;
+        if !ok {
+            bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
+        }
+        let doc: serde_json::Value = serde_json::from_str(&stdout)
+            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+        let text =
+            |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+        let hooks = doc.get("hooks").and_then(serde_json::Value::as_array).map_or_else(Vec::new, |hooks| {
+            hooks
+                .iter()
+                .map(|h| {
+                    let events: Vec<String> = h
+                        .get("events")
+                        .and_then(serde_json::Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|e| e.as_str().map(str::to_string))
+                        .collect();
+                    format!("{} {} ({})", text(h.get("kind")), text(h.get("name")), events.join(","))
+                })
+                .collect()
+        });
+        let meta = doc.pointer("/chart/metadata");
+        let chart = format!("{}-{}", text(meta.and_then(|m| m.get("name"))), text(meta.and_then(|m| m.get("version"))));
+        Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks })
+    }
+
     fn command(&self) -> std::process::Command {
         std::process::Command::new(&self.0)
     }
@@ -126,6 +167,16 @@ impl HelmBinary {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
     }
+}
+
+/// What `helm upgrade --dry-run=server` would apply.
+#[derive(Clone, Debug)]
+pub(crate) struct Preview {
+    pub(crate) manifest: String,
+    /// `name-version` of the chart it upgrades to.
+    pub(crate) chart: String,
+    /// `Kind name (events)` of each hook it would run.
+    pub(crate) hooks: Vec<String>,
 }
 
 /// A chart directory and a values file for helm, in a temporary directory that lives as long as

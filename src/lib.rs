@@ -18,7 +18,8 @@
 //!    applied, from a record's manifest; [`helm`]: runs the helm binary (render, upgrade,
 //!    explain); [`explain`]: which values wrote a drifted field.
 //! 6. [`engine`]: a session (client, caches), the evaluation of a release and scans; [`repair`]:
-//!    plans and guarded changes, judged by the engine.
+//!    plans and guarded changes, judged by the engine; [`plan`]: what the next `helm upgrade`
+//!    would do, rendered by helm and judged by the engine.
 //! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit); [`watch`]: the
 //!    long-running watcher (its output is its metrics, Events, notifications and JSON log
 //!    lines, written by `watch::outputs`).
@@ -40,6 +41,7 @@ pub(crate) mod helm;
 pub(crate) mod live;
 pub(crate) mod model;
 pub(crate) mod pause;
+pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod random;
 pub(crate) mod release;

@@ -7,7 +7,10 @@ pub(crate) use super::flags::{
     ClustersArgs, ColorChoice, CompareArgs, LogFormat, NotifyFormat, OutputArgs, SelectionArgs,
 };
 use super::flags::{output_formats, parse_duration};
-use super::help::{ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP};
+use super::help::{
+    ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, PLAN_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP,
+};
+pub(crate) use super::plan::PlanArgs;
 use super::watch::WatchArgs;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -138,6 +141,12 @@ pub(crate) enum Command {
     /// not healing it, until the pause ends by itself
     #[command(after_help = PAUSE_HELP)]
     Pause(PauseArgs),
+    /// What the next helm upgrade would do to the cluster as it is now: each object created,
+    /// updated or deleted, whether the upgrade would fail, and what becomes of today's drift
+    #[command(after_help = PLAN_HELP, mut_arg("output", |a| a
+        .value_parser(output_formats(["text", "json"]))
+        .help("Output format: text or json")))]
+    Plan(PlanArgs),
     /// Print the version
     Version,
     /// Completion candidates for Helm's plugin.complete (sub-command, arguments, word)

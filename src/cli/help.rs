@@ -89,3 +89,15 @@ which whoever may write a release record cannot write. The watcher reports the d
 it once the pause ends. `helm drift check` still reports the drift.
 
 Exit codes: 0 done, 1 error.";
+
+pub(crate) const PLAN_HELP: &str = "\
+Examples:
+  helm drift plan web ./charts/web -f values-prod.yaml      # what helm upgrade would do now
+  helm drift plan web ./charts/web --reuse-values --set image.tag=2.0 -o json
+
+Exit codes:
+  0  the upgrade changes nothing
+  2  it changes something
+  3  it would fail (a conflict with another field manager, an immutable field, an object it
+     does not own)
+  1  error";

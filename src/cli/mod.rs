@@ -7,6 +7,7 @@ mod args;
 mod flags;
 mod help;
 mod hints;
+mod plan;
 mod watch;
 
 pub(crate) use args::*;

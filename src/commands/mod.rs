@@ -9,6 +9,7 @@ mod complete;
 pub(crate) mod guard;
 mod members;
 mod pause;
+mod plan;
 pub(crate) mod render;
 pub(crate) mod repair;
 mod runtime;
@@ -75,6 +76,7 @@ fn dispatch(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
         Command::Watch(a) => watch::execute(watch::WatchSettings::resolve(g, a)?, printer),
         Command::Guard(a) => guard::execute(guard::GuardSettings::resolve(g, a)?, printer),
         Command::Pause(a) => pause::execute(pause::PauseSettings::resolve(g, a)?, printer),
+        Command::Plan(a) => plan::execute(plan::PlanSettings::resolve(g, a)?, printer),
     }
 }
 

@@ -102,3 +102,21 @@ pub(crate) async fn apply_dry_run(
 ) -> Result<Value, ApiError> {
     change(client, at, name, &Change::Apply(desired.clone()), true).await
 }
+
+/// A server-side apply dry-run as a Helm 4 upgrade makes it (field manager `helm`, forced only
+/// with `force`): a conflict with another field manager is the error that upgrade would meet.
+pub(crate) async fn upgrade_dry_run(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    desired: &Value,
+    force: bool,
+) -> Result<Value, ApiError> {
+    let mut params = PatchParams::apply(FIELD_MANAGER);
+    params.force = force;
+    params.dry_run = true;
+    let plural = &at.resource.plural;
+    let made = api(client, at).patch(name, &params, &Patch::Apply(desired)).await;
+    let made = made.map_err(|e| ApiError::from_kube(&e, "patch", plural))?;
+    serde_json::to_value(made).map_err(|e| ApiError::Other { message: e.to_string() })
+}

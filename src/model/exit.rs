@@ -1,6 +1,7 @@
 //! The process exit status, decided from a command's outcome in one place.
 
-/// What the exit code tells a CI gate: 0 in sync, 2 drift found, 1 error (an error outranks drift).
+/// What the exit code tells a CI gate: 0 in sync, 2 drift found, 1 error (an error outranks drift);
+/// `plan`: 3 the upgrade would fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ExitStatus {
     /// Nothing drifted (or nothing left to repair).
@@ -9,6 +10,8 @@ pub(crate) enum ExitStatus {
     Drift,
     /// Bad input, unreachable or forbidden cluster, a refused step...
     Error,
+    /// `plan`: the upgrade would fail (a conflict, an immutable field, an object it cannot take).
+    WouldFail,
 }
 
 impl ExitStatus {
@@ -18,15 +21,17 @@ impl ExitStatus {
             ExitStatus::InSync => 0,
             ExitStatus::Error => 1,
             ExitStatus::Drift => 2,
+            ExitStatus::WouldFail => 3,
         }
     }
 
-    /// The more serious of two statuses (error > drift > in sync).
+    /// The more serious of two statuses (error > would fail > drift > in sync).
     pub(crate) fn max(self, other: ExitStatus) -> ExitStatus {
         let rank = |s: ExitStatus| match s {
             ExitStatus::InSync => 0,
             ExitStatus::Drift => 1,
-            ExitStatus::Error => 2,
+            ExitStatus::WouldFail => 2,
+            ExitStatus::Error => 3,
         };
         if rank(other) > rank(self) { other } else { self }
     }

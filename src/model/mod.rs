@@ -12,6 +12,7 @@ mod id;
 mod kinds;
 mod object;
 pub(crate) mod path;
+mod plan;
 mod progress;
 mod release;
 mod render;
@@ -31,6 +32,7 @@ pub(crate) use object::{
     ServerValue, Verdict,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};
+pub(crate) use plan::{DriftFate, PlanReport, PlannedChange, PlannedObject};
 pub(crate) use progress::{Phase, Progress, Tick};
 pub(crate) use release::{
     Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport,

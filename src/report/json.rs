@@ -5,8 +5,8 @@
 
 use super::secret;
 use crate::model::{
-    AcceptReport, Action, Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetRepair, FleetReport,
-    Method, ObjectDrift, Outcome, ReleaseVerdict, RenderReport, RepairReport, RunReport, Skip, StepStatus,
+    AcceptReport, Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift,
+    Outcome, ReleaseVerdict, RenderReport, RunReport,
 };
 use serde_json::{Value, json};
 
@@ -103,7 +103,7 @@ pub(crate) fn pretty(doc: &Value) -> String {
     text
 }
 
-fn release(r: &DriftReport, show_secrets: bool) -> Value {
+pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
     json!({
         "name": r.release,
         "namespace": r.namespace,
@@ -323,75 +323,4 @@ pub(crate) fn accept(r: &AcceptReport) -> String {
         "entries": r.entries,
     });
     pretty(&doc)
-}
-
-/// `repair -o json`: the drift it started from, each step (what it does, how far it got), what
-/// it left alone, and the check afterwards (`null` for a dry run).
-pub(crate) fn repair(r: &RepairReport, style: &super::style::Style) -> String {
-    pretty(&json!({
-        "schemaVersion": SCHEMA_VERSION,
-        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
-        "repair": repair_doc(r, style.show_secrets),
-    }))
-}
-
-/// `repair -o json` over several clusters: each cluster's repair, or its error.
-pub(crate) fn repair_fleet(fleet: &FleetRepair, style: &super::style::Style) -> String {
-    let clusters: Vec<Value> = fleet
-        .clusters
-        .iter()
-        .map(|(cluster, r)| match r {
-            Ok(r) => json!({"cluster": cluster, "error": null, "repair": repair_doc(r, style.show_secrets)}),
-            Err(e) => json!({"cluster": cluster, "error": e, "repair": null}),
-        })
-        .collect();
-    pretty(&json!({
-        "schemaVersion": SCHEMA_VERSION,
-        "tool": {"name": "helm-drift", "version": env!("CARGO_PKG_VERSION")},
-        "clusters": clusters,
-    }))
-}
-
-fn repair_doc(r: &RepairReport, show_secrets: bool) -> Value {
-    let pointers = |paths: &[crate::model::FieldPath]| paths.iter().map(|p| p.pointer()).collect::<Vec<_>>();
-    let steps: Vec<Value> = r
-        .steps
-        .iter()
-        .map(|s| {
-            let (action, restore, remove, reclaim) = match &s.action {
-                Action::Recreate => ("recreate", Vec::new(), Vec::new(), Vec::new()),
-                Action::Replace => ("replace", Vec::new(), Vec::new(), Vec::new()),
-                Action::Repair { restore, remove, reclaim } => {
-                    ("patch", pointers(restore), pointers(remove), reclaim.clone())
-                }
-            };
-            let reason = match &s.status {
-                StepStatus::Refused(why) | StepStatus::Withheld(why) | StepStatus::Failed(why) => Some(why.clone()),
-                _ => None,
-            };
-            json!({"object": s.object.to_string(), "action": action, "restore": restore, "remove": remove,
-                "reclaim": reclaim, "status": s.status.word(), "reason": reason})
-        })
-        .collect();
-    let skipped: Vec<Value> = r
-        .skipped
-        .iter()
-        .map(|(o, skip)| match skip {
-            Skip::ForeignKept => json!({"object": o.to_string(), "reason": "fields added outside Helm are kept"}),
-            Skip::Cannot(why) => json!({"object": o.to_string(), "reason": format!("cannot repair: {why}")}),
-        })
-        .collect();
-    let events: Vec<Value> =
-        r.events_not_recorded.iter().map(|(o, why)| json!({"object": o.to_string(), "reason": why})).collect();
-    json!({
-        "release": r.before.release,
-        "namespace": r.before.namespace,
-        "dryRun": r.dry_run,
-        "exitCode": r.exit_status().code(),
-        "before": release(&r.before, show_secrets),
-        "steps": steps,
-        "skipped": skipped,
-        "after": r.after.as_ref().map(|a| release(a, show_secrets)),
-        "eventsNotRecorded": events,
-    })
 }

@@ -4,6 +4,7 @@
 //! decisions every format shares are in `present`; secret values are hidden here and only here
 //! (`secret`).
 
+mod changes_json;
 mod color;
 pub(crate) mod controls;
 mod diff;

@@ -7,8 +7,8 @@ use super::present::plural;
 use super::style::{Format, Style, Summary};
 use super::text::repair;
 use crate::model::{
-    AcceptReport, FleetRepair, FleetReport, Outcome, Phase, Progress, RenderReport, RepairReport, RunReport, Tick,
-    UpgradeReport,
+    AcceptReport, FleetRepair, FleetReport, Outcome, Phase, PlanReport, Progress, RenderReport, RepairReport,
+    RunReport, Tick, UpgradeReport,
 };
 use std::io::{IsTerminal, Write};
 
@@ -101,7 +101,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub(crate) fn repair(&mut self, report: &RepairReport) {
         if !self.style.quiet {
             let out = match self.style.format {
-                Format::Json => super::json::repair(report, &self.style),
+                Format::Json => super::changes_json::repair(report, &self.style),
                 _ => repair::repair(report, &self.style),
             };
             self.text(&out);
@@ -120,7 +120,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             return;
         }
         if self.style.format == Format::Json {
-            let out = super::json::repair_fleet(fleet, &self.style);
+            let out = super::changes_json::repair_fleet(fleet, &self.style);
             self.text(&out);
             return;
         }
@@ -160,6 +160,18 @@ impl<O: Write, E: Write> Printer<O, E> {
             let out = repair::upgrade(report, &self.style);
             self.text(&out);
         }
+    }
+
+    /// The report of `plan`.
+    pub(crate) fn plan(&mut self, report: &PlanReport) {
+        if self.style.quiet {
+            return;
+        }
+        let out = match self.style.format {
+            Format::Json => super::changes_json::plan(report),
+            _ => super::text::plan::plan(report, &self.style),
+        };
+        self.text(&out);
     }
 
     /// The report of `accept`: a line for the release, one per drift accepted (`json`: the

@@ -56,6 +56,7 @@ mod messages;
 mod order;
 mod pause;
 mod pictures;
+mod plan;
 mod plugin;
 mod real_charts;
 mod release;

@@ -2,6 +2,7 @@
 //! fields that differ (readable paths, secret values hidden unless asked) and a unified diff.
 
 pub(crate) mod accept;
+pub(crate) mod plan;
 mod render;
 pub(crate) mod repair;
 
@@ -279,7 +280,7 @@ fn write_fleet(out: &mut String, fleet: &FleetReport, style: &Style) {
         let tone = match c.run.exit_status() {
             ExitStatus::InSync => Tone::Good,
             ExitStatus::Drift => Tone::Warn,
-            ExitStatus::Error => Tone::Bad,
+            ExitStatus::Error | ExitStatus::WouldFail => Tone::Bad,
         };
         let n = c.run.outcomes.len();
         let head =

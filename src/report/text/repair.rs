@@ -99,7 +99,7 @@ pub(crate) fn in_cluster(cluster: &str, report: Option<&RepairReport>, style: &S
         Some(crate::model::ExitStatus::InSync) => (Tone::Good, "in sync"),
         Some(crate::model::ExitStatus::Drift) if report.is_some_and(|r| r.dry_run) => (Tone::Warn, "would change"),
         Some(crate::model::ExitStatus::Drift) => (Tone::Warn, "drift left"),
-        Some(crate::model::ExitStatus::Error) => (Tone::Bad, "error"),
+        Some(crate::model::ExitStatus::Error | crate::model::ExitStatus::WouldFail) => (Tone::Bad, "error"),
         None => (Tone::Bad, "error (see stderr)"),
     };
     let mut out = format!("{}\n", paint(style.color, tone, &format!("cluster {cluster}: {how}")));

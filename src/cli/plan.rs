@@ -1,0 +1,88 @@
+//! The flags of `helm drift plan`: the release, the chart, and the flags of `helm upgrade` that
+//! decide what is rendered, passed to helm as given.
+
+use super::flags::{CompareArgs, OutputArgs};
+use clap::Args;
+
+/// The flags of `helm drift plan`.
+#[derive(Args, Debug)]
+pub(crate) struct PlanArgs {
+    /// The release to upgrade
+    pub(crate) release: String,
+    /// The chart, as `helm upgrade` takes it (a path, `repo/name`, `oci://...`)
+    pub(crate) chart: String,
+    /// Values files (helm upgrade -f, repeatable)
+    #[arg(short = 'f', long, value_name = "FILE", help_heading = "Upgrade")]
+    pub(crate) values: Vec<String>,
+    /// Values (helm upgrade --set, repeatable)
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Upgrade")]
+    pub(crate) set: Vec<String>,
+    /// String values (helm upgrade --set-string, repeatable)
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Upgrade")]
+    pub(crate) set_string: Vec<String>,
+    /// JSON values (helm upgrade --set-json, repeatable)
+    #[arg(long, value_name = "KEY=JSON", help_heading = "Upgrade")]
+    pub(crate) set_json: Vec<String>,
+    /// Values read from files (helm upgrade --set-file, repeatable)
+    #[arg(long, value_name = "KEY=PATH", help_heading = "Upgrade")]
+    pub(crate) set_file: Vec<String>,
+    /// The chart version (helm upgrade --version)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) version: Option<String>,
+    /// Reuse the release's values (helm upgrade --reuse-values)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) reuse_values: bool,
+    /// Reset the values to the chart's (helm upgrade --reset-values)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) reset_values: bool,
+    /// Reset to the chart's values, then reuse the release's (helm upgrade --reset-then-reuse-values)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) reset_then_reuse_values: bool,
+    /// A post-renderer (helm upgrade --post-renderer)
+    #[arg(long, value_name = "PATH", help_heading = "Upgrade")]
+    pub(crate) post_renderer: Option<String>,
+    /// Adopt objects that exist outside the release (helm upgrade --take-ownership)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) take_ownership: bool,
+    /// Helm 4: take fields other field managers own (helm upgrade --force-conflicts)
+    #[arg(long, help_heading = "Upgrade")]
+    pub(crate) force_conflicts: bool,
+    #[command(flatten)]
+    pub(crate) compare: CompareArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+impl PlanArgs {
+    /// The flags for `helm upgrade`, as given.
+    pub(crate) fn helm_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let many = [
+            ("--values", &self.values),
+            ("--set", &self.set),
+            ("--set-string", &self.set_string),
+            ("--set-json", &self.set_json),
+            ("--set-file", &self.set_file),
+        ];
+        for (flag, values) in many {
+            for v in values {
+                out.push(format!("{flag}={v}"));
+            }
+        }
+        let one = [("--version", &self.version), ("--post-renderer", &self.post_renderer)];
+        for (flag, value) in one {
+            if let Some(v) = value {
+                out.push(format!("{flag}={v}"));
+            }
+        }
+        let switches = [
+            ("--reuse-values", self.reuse_values),
+            ("--reset-values", self.reset_values),
+            ("--reset-then-reuse-values", self.reset_then_reuse_values),
+            ("--take-ownership", self.take_ownership),
+            ("--force-conflicts", self.force_conflicts),
+        ];
+        out.extend(switches.iter().filter(|(_, on)| *on).map(|(f, _)| f.to_string()));
+        out
+    }
+}

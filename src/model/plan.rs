@@ -1,0 +1,84 @@
+//! The outcome of `plan`: what the next `helm upgrade` would do to the cluster as it is now,
+//! object by object, whether it would fail, and what becomes of today's drift.
+
+use super::{ExitStatus, FieldDiff, ObjectId};
+
+/// What the upgrade does to one object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlannedChange {
+    Create,
+    Update,
+    Delete,
+    None,
+}
+
+impl PlannedChange {
+    /// The word in text and JSON.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            PlannedChange::Create => "create",
+            PlannedChange::Update => "update",
+            PlannedChange::Delete => "delete",
+            PlannedChange::None => "none",
+        }
+    }
+}
+
+/// One object of the plan: what changes in it (live → after the upgrade), and why the upgrade
+/// would fail on it, if it would.
+#[derive(Clone, Debug)]
+pub(crate) struct PlannedObject {
+    pub(crate) id: ObjectId,
+    pub(crate) change: PlannedChange,
+    /// The fields the upgrade changes: `recorded` is the live value, `live` the value after.
+    pub(crate) fields: Vec<FieldDiff>,
+    /// Why the upgrade fails on this object (a conflict with another field manager, an
+    /// immutable field, an object it does not own).
+    pub(crate) failure: Option<String>,
+    /// Something worth knowing that changes nothing (kept by `helm.sh/resource-policy`).
+    pub(crate) note: Option<String>,
+}
+
+/// What becomes of one drift `check` reports today.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DriftFate {
+    /// `Kind namespace/name path`.
+    pub(crate) drift: String,
+    /// `wiped` (the upgrade writes the chart's value), `kept` (still drift after it),
+    /// `adopted` (the new chart writes the live value) or `conflicts` (the upgrade fails on it).
+    pub(crate) fate: &'static str,
+}
+
+/// `plan`'s report.
+#[derive(Clone, Debug)]
+pub(crate) struct PlanReport {
+    pub(crate) release: String,
+    pub(crate) namespace: String,
+    /// The revision the plan starts from, and the chart it upgrades to (`name-version`).
+    pub(crate) revision: u32,
+    pub(crate) chart: String,
+    /// `server-side` (Helm 4 `ssa`) or `client-side`: how the release's Helm applies.
+    pub(crate) apply: &'static str,
+    pub(crate) objects: Vec<PlannedObject>,
+    pub(crate) drift: Vec<DriftFate>,
+    /// The hooks the upgrade would run (`Kind name (events)`); never run.
+    pub(crate) hooks: Vec<String>,
+}
+
+impl PlanReport {
+    /// Whether the upgrade would fail.
+    pub(crate) fn would_fail(&self) -> bool {
+        self.objects.iter().any(|o| o.failure.is_some())
+    }
+
+    /// 3 the upgrade would fail, 2 it changes something, 0 it changes nothing.
+    pub(crate) fn exit_status(&self) -> ExitStatus {
+        if self.would_fail() {
+            ExitStatus::WouldFail
+        } else if self.objects.iter().any(|o| o.change != PlannedChange::None) {
+            ExitStatus::Drift
+        } else {
+            ExitStatus::InSync
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! `plan`: what the next `helm upgrade` would do to the cluster as it is now. Helm renders the
+//! chart itself (`upgrade --dry-run=server` with the user's flags); each object it would apply
+//! is judged against the live one by the engine `check` uses; every object that exists is then
+//! applied as a dry-run the way the release's Helm applies (Helm 4 server-side: not forced, so
+//! a conflict with another field manager is the upgrade failing); objects the new manifest drops
+//! are deleted unless `helm.sh/resource-policy: keep`; a new object that already exists outside
+//! the release makes the upgrade fail unless `--take-ownership`. Today's drift is then wiped,
+//! kept, adopted or in conflict ([`fates`]).
+
+mod fates;
+
+use crate::desired::DesiredObject;
+use crate::engine::{Evaluated, Session, evaluate_selected};
+use crate::helm::HelmBinary;
+use crate::live::{self, LiveState, Location};
+use crate::model::{FieldDiff, FieldPath, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
+use crate::settings::Settings;
+use anyhow::Result;
+use serde_json::Value;
+
+/// What `plan` asks for.
+#[derive(Clone, Debug)]
+pub(crate) struct PlanRequest {
+    pub(crate) release: String,
+    /// The chart reference or path, as `helm upgrade` takes it.
+    pub(crate) chart: String,
+    /// `helm upgrade`'s flags that decide what is rendered (`--values`, `--set`...), as given.
+    pub(crate) flags: Vec<String>,
+    pub(crate) helm: HelmBinary,
+    /// `--take-ownership`: objects that exist outside the release are adopted.
+    pub(crate) take_ownership: bool,
+    /// `--force-conflicts` (Helm 4): fields other managers own are taken.
+    pub(crate) force_conflicts: bool,
+}
+
+/// Plans the upgrade of one release.
+pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
+    let index = session.history(&request.release).await?;
+    let today = evaluate_selected(session, settings, session.storage.select(&index, None).await?).await?;
+    let preview =
+        request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
+    let mut next = session.storage.select(&index, None).await?;
+    next.release.manifest = preview.manifest;
+    next.record = format!("{} as upgraded to {}", next.record, preview.chart);
+    let after = evaluate_selected(session, settings, next).await?;
+    let ssa = today.release.apply_method.as_deref() == Some("ssa");
+    let mut objects = Vec::new();
+    for i in 0..after.objects.len() {
+        objects.push(planned(session, request, &today, &after, i, ssa).await);
+    }
+    objects.extend(dropped(&today, &after));
+    let drift = fates::of(&today, &after, &objects);
+    Ok(PlanReport {
+        release: request.release.clone(),
+        namespace: today.report.namespace.clone(),
+        revision: today.report.revision,
+        chart: preview.chart,
+        apply: if ssa { "server-side" } else { "client-side" },
+        objects,
+        drift,
+        hooks: preview.hooks,
+    })
+}
+
+/// What the upgrade does to object `i` of the new manifest.
+async fn planned(
+    session: &Session,
+    request: &PlanRequest,
+    today: &Evaluated,
+    after: &Evaluated,
+    i: usize,
+    ssa: bool,
+) -> PlannedObject {
+    let (o, desired) = (&after.report.objects[i], &after.objects[i]);
+    let mut p =
+        PlannedObject { id: o.id.clone(), change: PlannedChange::None, fields: Vec::new(), failure: None, note: None };
+    let Some(at) = &after.locations[i] else {
+        p.failure = o.reason().map(|r| format!("{r}: the upgrade cannot apply it"));
+        return p;
+    };
+    match &o.verdict {
+        Verdict::Missing => p.change = PlannedChange::Create,
+        Verdict::Error { message } => p.failure = Some(format!("cannot be read: {message}")),
+        _ => {
+            let before = today.objects.iter().find(|d| d.id() == o.id);
+            if before.is_none() && !request.take_ownership {
+                p.failure = foreign(session, at, desired, &request.release, today.release.namespace()).await;
+            }
+            // Live → after: the chart's values where they differ, and what the new chart no
+            // longer sets (the upgrade removes it).
+            p.fields = o.fields.iter().filter(|f| f.recorded.is_some()).map(swapped).collect();
+            if let (Some(before), LiveState::Present(live)) =
+                (before, session.live.get(&session.cluster.client, at, &o.id.name, true).await)
+            {
+                p.fields.extend(no_longer_set(&before.object, &desired.object, &live));
+            }
+            if !p.fields.is_empty() {
+                p.change = PlannedChange::Update;
+            }
+            if p.failure.is_none() && (p.change == PlannedChange::Update || ssa) {
+                let force = !ssa || request.force_conflicts;
+                if let Err(e) =
+                    live::upgrade_dry_run(&session.cluster.client, at, &o.id.name, &desired.object, force).await
+                {
+                    p.failure = Some(e.to_string());
+                }
+            }
+        }
+    }
+    p
+}
+
+/// A field as the plan says it: the live value, then the value after the upgrade.
+fn swapped(f: &FieldDiff) -> FieldDiff {
+    FieldDiff { path: f.path.clone(), recorded: f.live.clone(), live: f.recorded.clone(), changed_by: None }
+}
+
+/// Why a new object of the chart cannot be taken: it exists and another release (or no
+/// release) owns it, as Helm's `meta.helm.sh/release-name` annotation says.
+async fn foreign(
+    session: &Session,
+    at: &Location,
+    d: &DesiredObject,
+    release: &str,
+    namespace: &str,
+) -> Option<String> {
+    let LiveState::Present(live) = live::get(&session.cluster.client, at, &d.name).await else { return None };
+    let note = |k: &str| live.pointer(&format!("/metadata/annotations/meta.helm.sh~1{k}")).and_then(Value::as_str);
+    if note("release-name") == Some(release) && note("release-namespace") == Some(namespace) {
+        return None;
+    }
+    let owner = note("release-name").map_or("no release".to_string(), |r| format!("release {r}"));
+    Some(format!(
+        "it exists and belongs to {owner}: the upgrade refuses it (--take-ownership adopts it, Helm 3.17+ and 4)"
+    ))
+}
+
+/// The fields the recorded object sets, the new one does not, and the live one holds: the
+/// upgrade removes them (maps key by key; a list is the chart's whole).
+fn no_longer_set(before: &Value, after: &Value, live: &Value) -> Vec<FieldDiff> {
+    let mut out = Vec::new();
+    walk(before, after, live, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk(before: &Value, after: &Value, live: &Value, at: &mut Vec<String>, out: &mut Vec<FieldDiff>) {
+    let (Value::Object(b), Value::Object(l)) = (before, live) else { return };
+    for (k, v) in b {
+        let Some(now) = l.get(k) else { continue };
+        at.push(k.clone());
+        match after.get(k) {
+            None if !(at.len() == 1 && k == "status") => {
+                let path = at.iter().fold(FieldPath::root(), |p, k| p.field(k));
+                out.push(FieldDiff::new(path, Some(now), None));
+            }
+            Some(next) => walk(v, next, now, at, out),
+            None => {}
+        }
+        at.pop();
+    }
+}
+
+/// The objects of today's manifest that the new one drops: deleted by the upgrade, unless
+/// `helm.sh/resource-policy: keep` or already gone.
+fn dropped(today: &Evaluated, after: &Evaluated) -> Vec<PlannedObject> {
+    let mut out = Vec::new();
+    for (i, d) in today.objects.iter().enumerate() {
+        let id: ObjectId = d.id();
+        if after.objects.iter().any(|a| a.id() == id) || today.report.objects[i].verdict == Verdict::Missing {
+            continue;
+        }
+        let keep =
+            d.object.pointer("/metadata/annotations/helm.sh~1resource-policy").and_then(Value::as_str) == Some("keep");
+        out.push(PlannedObject {
+            id,
+            change: if keep { PlannedChange::None } else { PlannedChange::Delete },
+            fields: Vec::new(),
+            failure: None,
+            note: keep.then(|| "dropped by the new chart, kept by helm.sh/resource-policy: keep".to_string()),
+        });
+    }
+    out
+}

@@ -1,0 +1,63 @@
+//! The text report of `plan`: each object the upgrade changes (live → after), why it would
+//! fail, what becomes of today's drift, the hooks it would run, and the verdict.
+
+use crate::model::{PlanReport, PlannedChange};
+use crate::report::color::{Tone, paint};
+use crate::report::present::shown;
+use crate::report::style::Style;
+use std::fmt::Write;
+
+pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
+    let on = style.color;
+    let mut out = format!(
+        "plan {}: helm upgrade to {} ({} apply), from revision {} [namespace {}]\n",
+        r.release, r.chart, r.apply, r.revision, r.namespace
+    );
+    for o in &r.objects {
+        if o.change == PlannedChange::None && o.failure.is_none() && o.note.is_none() && !style.verbose {
+            continue;
+        }
+        let tone = match o.change {
+            PlannedChange::Create => Tone::Good,
+            PlannedChange::Delete => Tone::Bad,
+            _ => Tone::Warn,
+        };
+        let _ = writeln!(out, "  {} {}", paint(on, tone, &format!("{:<7}", o.change.word())), o.id);
+        for f in &o.fields {
+            let value = |v: &Option<serde_json::Value>| v.as_ref().map_or("(removed)".to_string(), shown);
+            let _ = writeln!(out, "      ~ {}: {} -> {}", f.path, value(&f.recorded), value(&f.live));
+        }
+        if let Some(why) = &o.failure {
+            let _ = writeln!(out, "      {}", paint(on, Tone::Bad, &format!("would fail: {why}")));
+            if why.contains("conflict") {
+                let _ = writeln!(
+                    out,
+                    "      (helm drift repair {} gives the fields back to Helm; --force-conflicts takes them)",
+                    r.release
+                );
+            }
+        }
+        if let Some(note) = &o.note {
+            let _ = writeln!(out, "      {note}");
+        }
+    }
+    if !r.drift.is_empty() {
+        let _ = writeln!(out, "  today's drift:");
+        for d in &r.drift {
+            let _ = writeln!(out, "      {:<9} {}", d.fate, d.drift);
+        }
+    }
+    if !r.hooks.is_empty() {
+        let _ = writeln!(out, "  hooks it would run (not run now): {}", r.hooks.join(", "));
+    }
+    let changed = r.objects.iter().filter(|o| o.change != PlannedChange::None).count();
+    let verdict = match (r.would_fail(), changed) {
+        (true, _) => paint(on, Tone::Bad, "the upgrade would fail"),
+        (false, 0) => paint(on, Tone::Good, "the upgrade changes nothing"),
+        (false, n) => {
+            paint(on, Tone::Warn, &format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }))
+        }
+    };
+    let _ = writeln!(out, "{}: {verdict}", r.release);
+    out
+}

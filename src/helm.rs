@@ -117,18 +117,23 @@ impl HelmBinary {
 
     /// What `helm upgrade RELEASE CHART FLAGS` would apply now (`--dry-run=server`: `lookup`,
     /// `.Capabilities` and the values merge are Helm's own): its manifest, the chart, and the
-    /// hooks it would run. Nothing is changed.
+    /// hooks it would run; `Err` with helm's words when helm says the upgrade itself fails
+    /// (`UPGRADE FAILED`: an object it may not take, a chart that fails to render). Nothing is
+    /// changed.
     pub(crate) async fn preview(
         &self,
         release: &str,
         namespace: &str,
         chart: &str,
         flags: &[String],
-    ) -> Result<Preview> {
+    ) -> Result<Result<Preview, String>> {
         let mut cmd = self.command();
         cmd.args(["upgrade", release, chart, "--namespace", namespace]).args(flags);
         cmd.args(["--dry-run=server", "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
+        if !ok && let Some(at) = stderr.find("UPGRADE FAILED: ") {
+            return Ok(Err(stderr[at + "UPGRADE FAILED: ".len()..].trim().to_string()));
+        }
         if !ok {
             bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
         }
@@ -153,7 +158,7 @@ impl HelmBinary {
         });
         let meta = doc.pointer("/chart/metadata");
         let chart = format!("{}-{}", text(meta.and_then(|m| m.get("name"))), text(meta.and_then(|m| m.get("version"))));
-        Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks })
+        Ok(Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks }))
     }
 
     fn command(&self) -> std::process::Command {

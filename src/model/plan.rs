@@ -60,6 +60,9 @@ pub(crate) struct PlanReport {
     /// `server-side` (Helm 4 `ssa`) or `client-side`: how the release's Helm applies.
     pub(crate) apply: &'static str,
     pub(crate) objects: Vec<PlannedObject>,
+    /// Why the upgrade as a whole fails, in helm's words (`UPGRADE FAILED`: an object it may not
+    /// take, a chart that does not render); then no object is planned.
+    pub(crate) failure: Option<String>,
     pub(crate) drift: Vec<DriftFate>,
     /// The hooks the upgrade would run (`Kind name (events)`); never run.
     pub(crate) hooks: Vec<String>,
@@ -68,7 +71,13 @@ pub(crate) struct PlanReport {
 impl PlanReport {
     /// Whether the upgrade would fail.
     pub(crate) fn would_fail(&self) -> bool {
-        self.objects.iter().any(|o| o.failure.is_some())
+        self.failure.is_some() || self.objects.iter().any(|o| o.failure.is_some())
+    }
+
+    /// Every reason the upgrade fails: the release's, then each object's (`Kind ns/name: why`).
+    pub(crate) fn failures(&self) -> Vec<String> {
+        let objects = self.objects.iter().filter_map(|o| Some(format!("{}: {}", o.id, o.failure.as_ref()?)));
+        self.failure.iter().cloned().chain(objects).collect()
     }
 
     /// 3 the upgrade would fail, 2 it changes something, 0 it changes nothing.

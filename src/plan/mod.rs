@@ -39,6 +39,10 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     let today = evaluate_selected(session, settings, session.storage.select(&index, None).await?).await?;
     let preview =
         request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
+    let preview = match preview {
+        Ok(p) => p,
+        Err(why) => return Ok(refused(request, &today, why)),
+    };
     let mut next = session.storage.select(&index, None).await?;
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
@@ -57,9 +61,25 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         chart: preview.chart,
         apply: if ssa { "server-side" } else { "client-side" },
         objects,
+        failure: None,
         drift,
         hooks: preview.hooks,
     })
+}
+
+/// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
+fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
+    PlanReport {
+        release: request.release.clone(),
+        namespace: today.report.namespace.clone(),
+        revision: today.report.revision,
+        chart: request.chart.clone(),
+        apply: if today.release.apply_method.as_deref() == Some("ssa") { "server-side" } else { "client-side" },
+        objects: Vec::new(),
+        failure: Some(why),
+        drift: Vec::new(),
+        hooks: Vec::new(),
+    }
 }
 
 /// What the upgrade does to object `i` of the new manifest.

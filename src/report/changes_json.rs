@@ -78,14 +78,17 @@ fn repair_doc(r: &RepairReport, show_secrets: bool) -> Value {
 
 /// `plan -o json`: each object with its `change` (create, update, delete, none) and fields (live
 /// → after), whether the upgrade `wouldFail` and why, today's drift with its fate, the hooks.
-pub(crate) fn plan(r: &PlanReport) -> String {
+pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
+    let masked = |o: &crate::model::PlannedObject, f: &crate::model::FieldDiff, v: &Option<Value>| {
+        v.as_ref().map(|v| super::secret::mask(&o.id, &f.path.pointer(), v, show_secrets))
+    };
     let objects: Vec<Value> = r
         .objects
         .iter()
         .map(|o| {
             json!({"apiVersion": o.id.api_version, "kind": o.id.kind, "namespace": o.id.namespace, "name": o.id.name,
                 "change": o.change.word(), "failure": o.failure, "note": o.note,
-                "fields": o.fields.iter().map(|f| json!({"path": f.path.pointer(), "live": f.recorded, "after": f.live})).collect::<Vec<_>>()})
+                "fields": o.fields.iter().map(|f| json!({"path": f.path.pointer(), "live": masked(o, f, &f.recorded), "after": masked(o, f, &f.live)})).collect::<Vec<_>>()})
         })
         .collect();
     pretty(&json!({
@@ -97,7 +100,7 @@ pub(crate) fn plan(r: &PlanReport) -> String {
         "chart": r.chart,
         "apply": r.apply,
         "wouldFail": r.would_fail(),
-        "failures": r.objects.iter().filter_map(|o| Some(format!("{}: {}", o.id, o.failure.as_ref()?))).collect::<Vec<_>>(),
+        "failures": r.failures(),
         "objects": objects,
         "drift": r.drift.iter().map(|d| json!({"drift": d.drift, "fate": d.fate})).collect::<Vec<_>>(),
         "hooks": r.hooks,

@@ -168,7 +168,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             return;
         }
         let out = match self.style.format {
-            Format::Json => super::changes_json::plan(report),
+            Format::Json => super::changes_json::plan(report, self.style.show_secrets),
             _ => super::text::plan::plan(report, &self.style),
         };
         self.text(&out);

@@ -1,52 +1,80 @@
 //! `plan`: what the next `helm upgrade` would do, checked against the real upgrade run right
-//! after it: the objects it said would change are those whose resourceVersion changed, and it
-//! said the upgrade would fail exactly when the upgrade failed.
+//! after it, on Helm 3 and Helm 4: the objects it said would change are those whose
+//! resourceVersion changed (or that appeared or went), and it said the upgrade would fail
+//! exactly when the upgrade failed.
 
 use crate::support::{Env, Helm, chart_path};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-/// The resourceVersion of each object of the `basic` chart's release `web`.
-fn versions(env: &Env) -> Vec<(String, String)> {
-    ["deployment/web-web", "service/web-web", "configmap/web-config", "serviceaccount/web-sa"]
-        .iter()
-        .map(|o| {
-            let rv = env.kubectl(&["get", o, "-o", "jsonpath={.metadata.resourceVersion}"]).output();
-            (o.to_string(), rv.stdout())
-        })
+/// `kind/name` → resourceVersion of the objects of the kinds the test charts hold.
+fn versions(env: &Env) -> BTreeMap<String, String> {
+    let list = "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}";
+    let out =
+        env.kubectl(&["get", "deployments,services,configmaps,serviceaccounts,secrets", "-o", list]).success().stdout();
+    out.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_lowercase(), v.to_string()))
+        .filter(|(k, _)| !k.ends_with("kube-root-ca.crt") && !k.starts_with("secret/sh.helm.release."))
         .collect()
 }
 
-/// The objects `plan -o json` says the upgrade changes, as `kind/name` in kubectl's words.
+/// The objects `plan -o json` says the upgrade changes (`kind/name`, lower case).
 fn planned(doc: &serde_json::Value) -> Vec<String> {
-    let mut out: Vec<String> = doc["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["change"] != "none")
-        .map(|o| format!("{}/{}", o["kind"].as_str().unwrap().to_lowercase(), o["name"].as_str().unwrap()))
+    let changes = doc["objects"].as_array().unwrap().iter().filter(|o| o["change"] != "none");
+    let mut out: Vec<String> = changes
+        .map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["name"].as_str().unwrap()).to_lowercase())
         .collect();
     out.sort();
     out
 }
 
-/// Runs `plan` with `flags`, then the real upgrade with them; asserts they agree.
-fn plan_then_upgrade(env: &Env, helm: Helm, flags: &[&str], expect: i32) -> serde_json::Value {
-    let bin = env.helm_bin(helm);
-    let chart = chart_path("basic");
+/// A copy of the `basic` chart changed by `edit` (a file name and its new text; empty text
+/// removes the file).
+fn variant(env: &Env, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let dir = env.home().join(name);
+    copy(&chart_path("basic"), &dir);
+    for (file, text) in edits {
+        let at = dir.join(file);
+        if text.is_empty() {
+            std::fs::remove_file(&at).unwrap();
+        } else {
+            std::fs::write(&at, text).unwrap();
+        }
+    }
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Runs `plan` of `chart` with `flags`, then the real upgrade; asserts they agree and that
+/// `plan` exited `expect`.
+fn plan_then_upgrade(env: &Env, helm: Helm, chart: &Path, flags: &[&str], expect: i32) -> serde_json::Value {
     let chart = chart.to_str().unwrap();
     let args = [&["plan", "web", chart, "-o", "json"][..], flags].concat();
-    let out = env.drift(&args).env("HELM_BIN", &bin).code(expect);
+    let out = env.drift(&args).env("HELM_BIN", env.helm_bin(helm)).code(expect);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout()).expect("a JSON document");
     let before = versions(env);
     let upgrade = env.helm(helm, &[&["upgrade", "web", chart][..], flags].concat()).output();
     let after = versions(env);
-    let mut changed: Vec<String> =
-        before.iter().zip(&after).filter(|(b, a)| b.1 != a.1).map(|(b, _)| b.0.clone()).collect();
-    changed.sort();
+    let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let changed: Vec<String> = keys.into_iter().filter(|k| before.get(*k) != after.get(*k)).cloned().collect();
     let failed = !upgrade.out.status.success();
     assert_eq!(
         failed,
         doc["wouldFail"] == true,
-        "plan said wouldFail={}, upgrade: {}\n{doc:#}",
+        "wouldFail={}; upgrade: {}\n{doc:#}",
         doc["wouldFail"],
         upgrade.dump()
     );
@@ -56,27 +84,28 @@ fn plan_then_upgrade(env: &Env, helm: Helm, flags: &[&str], expect: i32) -> serd
     doc
 }
 
+/// The fate `plan` gives the drift whose text ends with `end`.
+fn fate(doc: &serde_json::Value, end: &str) -> String {
+    let d = doc["drift"].as_array().unwrap().iter().find(|d| d["drift"].as_str().unwrap().ends_with(end));
+    d.unwrap_or_else(|| panic!("no drift ending {end}: {doc:#}"))["fate"].as_str().unwrap().to_string()
+}
+
 helm_matrix! {
+    /// A value change, nothing new, a Deployment scaled by hand (Helm 4 conflicts, Helm 3
+    /// writes the chart's replicas back), and the way out `plan` names.
     fn plan_predicts_the_upgrade(helm: Helm) {
         let env = Env::new(&format!("plan-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
-        // A value change on a clean release: the ConfigMap and the Deployment that read it.
-        let doc = plan_then_upgrade(&env, helm, &["--reuse-values", "--set", "greeting=planned"], 2);
+        let basic = chart_path("basic");
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values", "--set", "greeting=planned"], 2);
         assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
-        // Nothing new: nothing changes.
-        plan_then_upgrade(&env, helm, &["--reuse-values"], 0);
-        // Scaled by hand: Helm 4's server-side apply conflicts with kubectl's field; Helm 3's
-        // three-way merge writes the chart's replicas back.
+        plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 0);
         env.kubectl(&["scale", "deployment", "web-web", "--replicas=3"]).success();
-        let expect = if helm == Helm::V4 { 3 } else { 2 };
-        let doc = plan_then_upgrade(&env, helm, &["--reuse-values"], expect);
-        let fate = doc["drift"].as_array().unwrap().iter().find(|d| d["drift"].as_str().unwrap().ends_with("spec.replicas"));
-        let fate = fate.expect("the replicas drift")["fate"].clone();
-        assert_eq!(fate, if helm == Helm::V4 { "conflicts" } else { "wiped" }, "{doc:#}");
-        if helm == Helm::V4 {
-            // The way out it names: repair gives the field back, and the upgrade then changes nothing.
-            let chart = chart_path("basic");
-            let text = env.drift(&["plan", "web", chart.to_str().unwrap(), "--reuse-values"]).env("HELM_BIN", env.helm_bin(helm)).code(3);
+        let v4 = helm == Helm::V4;
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], if v4 { 3 } else { 2 });
+        assert_eq!(fate(&doc, "spec.replicas"), if v4 { "conflicts" } else { "wiped" }, "{doc:#}");
+        if v4 {
+            let text = env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values"]).env("HELM_BIN", env.helm_bin(helm)).code(3);
             text.stdout_has(&format!("update  Deployment {}/web-web", env.ns))
                 .stdout_has("~ spec.replicas: 3 -> 2")
                 .stdout_has("would fail: ")
@@ -84,7 +113,83 @@ helm_matrix! {
                 .stdout_has(&format!("conflicts Deployment {}/web-web spec.replicas", env.ns))
                 .stdout_has("web: the upgrade would fail");
             env.drift(&["repair", "web"]).code(0);
-            plan_then_upgrade(&env, helm, &["--reuse-values"], 0);
+            plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 0);
+        }
+    }
+}
+
+helm_matrix! {
+    /// Hand edits and the upgrade: a variable added (kept by both), a ConfigMap value and a
+    /// label edited (Helm 3 writes them back, Helm 4 conflicts), an object deleted (created
+    /// again).
+    fn plan_knows_what_the_upgrade_does_to_hand_edits(helm: Helm) {
+        let env = Env::new(&format!("plan-edits-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let basic = chart_path("basic");
+        let v4 = helm == Helm::V4;
+        env.kubectl(&["set", "env", "deployment/web-web", "EXTRA=1"]).success();
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 0);
+        assert_eq!(fate(&doc, "env[name=EXTRA]"), "kept", "{doc:#}");
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"by hand"}}"#);
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], if v4 { 3 } else { 2 });
+        assert_eq!(fate(&doc, "data.greeting"), if v4 { "conflicts" } else { "wiped" }, "{doc:#}");
+        if v4 {
+            env.drift(&["repair", "web", "--remove-foreign"]).code(0);
+        }
+        env.kubectl(&["label", "service", "web-web", "app=other", "--overwrite"]).success();
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], if v4 { 3 } else { 2 });
+        assert_eq!(fate(&doc, "metadata.labels.app"), if v4 { "conflicts" } else { "wiped" }, "{doc:#}");
+        if v4 {
+            env.drift(&["repair", "web", "--remove-foreign"]).code(0);
+        }
+        env.kubectl(&["delete", "serviceaccount", "web-sa"]).success();
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 2);
+        assert_eq!(planned(&doc), ["serviceaccount/web-sa"], "{doc:#}");
+    }
+}
+
+helm_matrix! {
+    /// A new chart: an object it drops is deleted; a selector it changes is immutable (the
+    /// upgrade fails); a new object whose name exists outside Helm fails it too.
+    fn plan_knows_what_a_new_chart_does(helm: Helm) {
+        let env = Env::new(&format!("plan-chart-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let dropped = variant(&env, "dropped", &[("templates/service.yaml", "")]);
+        let doc = plan_then_upgrade(&env, helm, &dropped, &["--reuse-values"], 2);
+        assert_eq!(planned(&doc), ["service/web-web"], "{doc:#}");
+        let deployment = std::fs::read_to_string(chart_path("basic").join("templates/deployment.yaml")).unwrap();
+        let selector = deployment.replace("      app: {{ .Release.Name }}-web\n  template:", "      app: {{ .Release.Name }}-web\n      tier: web\n  template:")
+            .replace("        app: {{ .Release.Name }}-web\n    spec:", "        app: {{ .Release.Name }}-web\n        tier: web\n    spec:");
+        assert_ne!(selector, deployment, "the selector edit applies");
+        let immutable = variant(&env, "immutable", &[("templates/service.yaml", ""), ("templates/deployment.yaml", &selector)]);
+        let doc = plan_then_upgrade(&env, helm, &immutable, &["--reuse-values"], 3);
+        assert!(doc["failures"][0].as_str().unwrap().contains("immutable"), "{doc:#}");
+        env.kubectl(&["create", "configmap", "web-extra", "--from-literal=a=b"]).success();
+        let extra = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  a: b\n";
+        let taken = variant(&env, "taken", &[("templates/service.yaml", ""), ("templates/extra.yaml", extra)]);
+        let doc = plan_then_upgrade(&env, helm, &taken, &["--reuse-values"], 3);
+        assert!(doc["failures"][0].as_str().unwrap().contains("cannot be imported into the current release"), "{doc:#}");
+    }
+}
+
+helm_matrix! {
+    /// A Secret's value changed by hand: the upgrade writes the chart's back (on Helm 4 too:
+    /// the chart sets `stringData`, the edit wrote `data`); no secret value is printed, in text
+    /// or JSON.
+    fn plan_hides_secret_values(helm: Helm) {
+        let env = Env::new(&format!("plan-secret-{}", helm.tag()));
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-creds\nstringData:\n  password: {{ .Values.password | default \"s3cret-v4lue\" | quote }}\n";
+        let chart = variant(&env, "with-secret", &[("templates/secret.yaml", secret)]);
+        env.helm(helm, &["install", "web", chart.to_str().unwrap()]).success();
+        env.kubectl(&["patch", "secret", "web-creds", "--type=merge", "-p", r#"{"stringData":{"password":"l3aked-by-hand"}}"#]).success();
+        let text = env.drift(&["plan", "web", chart.to_str().unwrap(), "--reuse-values"]).env("HELM_BIN", env.helm_bin(helm)).code(2);
+        text.stdout_has(&format!("update  Secret {}/web-creds", env.ns)).stdout_has("~ data.password: (hidden) -> (hidden)");
+        let doc = plan_then_upgrade(&env, helm, &chart, &["--reuse-values"], 2);
+        assert_eq!(fate(&doc, "data.password"), "wiped", "{doc:#}");
+        for shown in [text.stdout(), doc.to_string()] {
+            for secret in ["s3cret-v4lue", "l3aked-by-hand", "czNjcmV0LXY0bHVl", "bDNha2VkLWJ5LWhhbmQ="] {
+                assert!(!shown.contains(secret), "secret value {secret} printed:\n{shown}");
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The text report of `plan`: each object the upgrade changes (live → after), why it would
 //! fail, what becomes of today's drift, the hooks it would run, and the verdict.
 
-use crate::model::{PlanReport, PlannedChange};
+use crate::model::{HIDDEN, PlanReport, PlannedChange};
 use crate::report::color::{Tone, paint};
 use crate::report::present::shown;
+use crate::report::secret;
 use crate::report::style::Style;
 use std::fmt::Write;
 
@@ -13,6 +14,9 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
         "plan {}: helm upgrade to {} ({} apply), from revision {} [namespace {}]\n",
         r.release, r.chart, r.apply, r.revision, r.namespace
     );
+    if let Some(why) = &r.failure {
+        let _ = writeln!(out, "  {}", paint(on, Tone::Bad, &format!("would fail: helm refuses the upgrade: {why}")));
+    }
     for o in &r.objects {
         if o.change == PlannedChange::None && o.failure.is_none() && o.note.is_none() && !style.verbose {
             continue;
@@ -24,7 +28,14 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
         };
         let _ = writeln!(out, "  {} {}", paint(on, tone, &format!("{:<7}", o.change.word())), o.id);
         for f in &o.fields {
-            let value = |v: &Option<serde_json::Value>| v.as_ref().map_or("(removed)".to_string(), shown);
+            let pointer = f.path.pointer();
+            let value = |v: &Option<serde_json::Value>| match v {
+                None => "(removed)".to_string(),
+                Some(v) => match secret::mask(&o.id, &pointer, v, style.show_secrets) {
+                    serde_json::Value::String(s) if s == HIDDEN => s,
+                    masked => shown(&masked),
+                },
+            };
             let _ = writeln!(out, "      ~ {}: {} -> {}", f.path, value(&f.recorded), value(&f.live));
         }
         if let Some(why) = &o.failure {

@@ -162,6 +162,27 @@ say "helm drift accept demo -n demo --dry-run   (what a baseline would accept, o
 "$helm" drift accept demo -n demo --dry-run --baseline "$state/baseline.yaml"
 [ ! -e "$state/baseline.yaml" ]
 
+say "helm drift plan: what the next helm upgrade would do to the cluster as it is now (release 'planned', scaled by hand)"
+"$helm" install planned "$root/tests/charts/basic" --namespace demo >/dev/null
+"$kubectl" -n demo scale deployment planned-web --replicas=3
+code=0
+"$helm" drift plan planned "$root/tests/charts/basic" -n demo --reuse-values || code=$?
+echo "exit code: $code (0 changes nothing, 2 changes something, 3 the upgrade would fail)"
+if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
+  [ "$code" = 3 ]
+  echo "$ helm upgrade planned CHART -n demo --reuse-values   (Helm 4 applies server-side: it fails as planned)"
+  if "$helm" upgrade planned "$root/tests/charts/basic" --namespace demo --reuse-values >"$state/planned-upgrade.txt" 2>&1; then
+    cat "$state/planned-upgrade.txt" >&2; echo "the upgrade did not fail as the plan said" >&2; exit 1
+  fi
+  grep -o 'conflict with "kubectl".*' "$state/planned-upgrade.txt" | head -1
+  echo "$ helm drift repair planned -n demo; helm drift plan ...   (the way out the plan named)"
+  "$helm" drift repair planned -n demo >/dev/null
+  "$helm" drift plan planned "$root/tests/charts/basic" -n demo --reuse-values
+else
+  [ "$code" = 2 ]
+fi
+"$helm" uninstall planned --namespace demo >/dev/null
+
 say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
 "$helm" drift repair demo -n demo --remove-foreign --dry-run || true
 

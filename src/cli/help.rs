@@ -74,6 +74,7 @@ Examples:
   helm drift check web
   helm drift check -A --summary
   helm drift repair web --dry-run
+  helm drift plan web ./charts/web -f values.yaml
 
 Exit codes: 0 in sync, 2 drift found, 1 error (an error outranks drift)";
 

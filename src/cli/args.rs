@@ -144,8 +144,8 @@ pub(crate) enum Command {
     /// What the next helm upgrade would do to the cluster as it is now: each object created,
     /// updated or deleted, whether the upgrade would fail, and what becomes of today's drift
     #[command(after_help = PLAN_HELP, mut_arg("output", |a| a
-        .value_parser(output_formats(["text", "json"]))
-        .help("Output format: text or json")))]
+        .value_parser(output_formats(["text", "json", "markdown", "junit"]))
+        .help("Output format: text, json, markdown (a pull request comment) or junit")))]
     Plan(PlanArgs),
     /// Print the version
     Version,

@@ -301,19 +301,19 @@ fn cut(text: String, limit: usize) -> String {
 }
 
 /// Text in a fence longer than any run of backticks in it, so that nothing in it ends it.
-fn fenced(text: &str, lang: &str) -> String {
+pub(super) fn fenced(text: &str, lang: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}{lang}\n{text}\n{fence}\n\n")
 }
 
 /// Text for a table cell: no line breaks, no column separators, no HTML.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     html_escape(text).replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// Text for inside a code span: no backticks or line breaks to end it early.
-fn code(text: &str) -> String {
+pub(super) fn code(text: &str) -> String {
     text.replace('`', "'").replace(['\n', '\r'], " ").replace('|', "\\|")
 }
 

@@ -13,6 +13,7 @@ mod html;
 pub(crate) mod json;
 mod junit;
 pub(crate) mod markdown;
+mod plan_formats;
 mod present;
 mod printer;
 mod secret;

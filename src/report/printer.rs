@@ -169,6 +169,8 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         let out = match self.style.format {
             Format::Json => super::changes_json::plan(report, self.style.show_secrets),
+            Format::Markdown => super::plan_formats::markdown(report, &self.style),
+            Format::Junit => super::plan_formats::junit(report),
             _ => super::text::plan::plan(report, &self.style),
         };
         self.text(&out);

@@ -112,6 +112,12 @@ helm_matrix! {
                 .stdout_has("helm drift repair web gives the fields back to Helm")
                 .stdout_has(&format!("conflicts Deployment {}/web-web spec.replicas", env.ns))
                 .stdout_has("web: the upgrade would fail");
+            let md = env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values", "-o", "markdown"]).env("HELM_BIN", env.helm_bin(helm)).code(3);
+            md.stdout_has("**helm drift plan: the upgrade would fail**")
+                .stdout_has(&format!("| Deployment {}/web-web | update | `spec.replicas` | 409 Conflict", env.ns))
+                .stdout_has(&format!("| Deployment {}/web-web spec.replicas | conflicts |", env.ns));
+            let junit = env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values", "-o", "junit"]).env("HELM_BIN", env.helm_bin(helm)).code(3);
+            junit.stdout_has("failures=\"1\"").stdout_has("type=\"would-fail\"");
             env.drift(&["repair", "web"]).code(0);
             plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 0);
         }

@@ -13,7 +13,8 @@ use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
 use crate::helm::HelmBinary;
 use crate::live::{self, LiveState, Location};
-use crate::model::{FieldDiff, FieldPath, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
+use crate::compare::merge_keys;
+use crate::model::{FieldDiff, FieldPath, ObjectId, PlanReport, PlannedChange, PlannedObject, Segment, Verdict};
 use crate::settings::Settings;
 use anyhow::Result;
 use serde_json::Value;
@@ -112,7 +113,11 @@ async fn planned(
             if let (Some(before), LiveState::Present(live)) =
                 (before, session.live.get(&session.cluster.client, at, &o.id.name, true).await)
             {
-                p.fields.extend(no_longer_set(&before.object, &desired.object, &live));
+                for gone in no_longer_set(&before.object, &desired.object, &live) {
+                    if !p.fields.iter().any(|f| f.path.pointer() == gone.path.pointer()) {
+                        p.fields.push(gone);
+                    }
+                }
             }
             if !p.fields.is_empty() {
                 p.change = PlannedChange::Update;
@@ -156,27 +161,44 @@ async fn foreign(
 }
 
 /// The fields the recorded object sets, the new one does not, and the live one holds: the
-/// upgrade removes them (maps key by key; a list is the chart's whole).
+/// upgrade removes them (maps key by key, keyed lists item by item: Helm 3's three-way merge
+/// deletes them, Helm 4's apply lets go of them; a list without keys is the chart's whole).
 fn no_longer_set(before: &Value, after: &Value, live: &Value) -> Vec<FieldDiff> {
     let mut out = Vec::new();
-    walk(before, after, live, &mut Vec::new(), &mut out);
+    walk(before, after, live, &FieldPath::root(), &mut out);
     out
 }
 
-fn walk(before: &Value, after: &Value, live: &Value, at: &mut Vec<String>, out: &mut Vec<FieldDiff>) {
-    let (Value::Object(b), Value::Object(l)) = (before, live) else { return };
-    for (k, v) in b {
-        let Some(now) = l.get(k) else { continue };
-        at.push(k.clone());
-        match after.get(k) {
-            None if !(at.len() == 1 && k == "status") => {
-                let path = at.iter().fold(FieldPath::root(), |p, k| p.field(k));
-                out.push(FieldDiff::new(path, Some(now), None));
+fn walk(before: &Value, after: &Value, live: &Value, at: &FieldPath, out: &mut Vec<FieldDiff>) {
+    match (before, after, live) {
+        (Value::Object(b), _, Value::Object(l)) => {
+            for (k, v) in b {
+                let Some(now) = l.get(k) else { continue };
+                let here = at.field(k);
+                match after.get(k) {
+                    None if !(at.is_root() && k == "status") => out.push(FieldDiff::new(here, Some(now), None)),
+                    Some(next) => walk(v, next, now, &here, out),
+                    None => {}
+                }
             }
-            Some(next) => walk(v, next, now, at, out),
-            None => {}
         }
-        at.pop();
+        (Value::Array(b), Value::Array(a), Value::Array(l)) => {
+            let field = match at.0.last() {
+                Some(Segment::Field(f)) => f.as_str(),
+                _ => return,
+            };
+            let keys = |list: &[Value]| merge_keys::keys(field, list);
+            let (Some(kb), Some(ka), Some(kl)) = (keys(b), keys(a), keys(l)) else { return };
+            for (i, key) in kb.iter().enumerate() {
+                let Some(j) = kl.iter().position(|k| k == key) else { continue };
+                let here = at.item(Some(i), Some(j), Some(key.clone()));
+                match ka.iter().position(|k| k == key) {
+                    None => out.push(FieldDiff::new(here, Some(&l[j]), None)),
+                    Some(n) => walk(&b[i], &a[n], &l[j], &here, out),
+                }
+            }
+        }
+        _ => {}
     }
 }
 

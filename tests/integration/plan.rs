@@ -199,3 +199,26 @@ helm_matrix! {
         }
     }
 }
+
+helm_matrix! {
+    /// A variable the new chart no longer sets is removed by the upgrade (Helm 3's three-way
+    /// merge deletes it, Helm 4's apply lets go of it): planned as a removal.
+    fn plan_knows_what_the_chart_stops_setting(helm: Helm) {
+        let env = Env::new(&format!("plan-unset-{}", helm.tag()));
+        let deployment = std::fs::read_to_string(chart_path("basic").join("templates/deployment.yaml")).unwrap();
+        let more = deployment.replace(
+            "              value: {{ .Values.greeting | quote }}\n",
+            "              value: {{ .Values.greeting | quote }}\n            - name: EXTRA_CHART\n              value: \"1\"\n",
+        );
+        assert_ne!(more, deployment, "the env edit applies");
+        let before = variant(&env, "more", &[("templates/deployment.yaml", &more)]);
+        env.helm(helm, &["install", "web", before.to_str().unwrap()]).success();
+        let doc = plan_then_upgrade(&env, helm, &chart_path("basic"), &["--reuse-values"], 2);
+        assert_eq!(planned(&doc), ["deployment/web-web"], "{doc:#}");
+        let fields = doc["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "Deployment").unwrap()["fields"].clone();
+        assert_eq!(fields[0]["after"], serde_json::Value::Null, "{fields:#}");
+        assert!(fields[0]["path"].as_str().unwrap().contains("/env/1"), "{fields:#}");
+        assert_eq!(env.get("deployment", "web-web", "{.spec.template.spec.containers[0].env[*].name}"), "GREETING");
+    }
+}
+

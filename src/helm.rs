@@ -131,13 +131,24 @@ impl HelmBinary {
         cmd.args(["upgrade", release, chart, "--namespace", namespace]).args(flags);
         cmd.args(["--dry-run=server", "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
-        if !ok && let Some(at) = stderr.find("UPGRADE FAILED: ") {
-            return Ok(Err(stderr[at + "UPGRADE FAILED: ".len()..].trim().to_string()));
+        // Helm's own refusals of the upgrade (as opposed to a chart or a flag it cannot read).
+        let refused = [
+            "UPGRADE FAILED: ",
+            "INSTALLATION FAILED: ",
+            "Error: Unable to continue with ",
+            "Error: unable to continue with ",
+        ]
+        .iter()
+        .find_map(|m| Some(stderr.find(m)? + if m.starts_with("Error: ") { "Error: ".len() } else { m.len() }));
+        if let (false, Some(at)) = (ok, refused) {
+            return Ok(Err(stderr[at..].trim().to_string()));
         }
         if !ok {
             bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
         }
-        let doc: serde_json::Value = serde_json::from_str(&stdout)
+        // `--install` of a release that does not exist says so on stdout before the JSON.
+        let json = stdout.find('{').map_or("", |at| &stdout[at..]).to_string();
+        let doc: serde_json::Value = serde_json::from_str(&json)
             .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
         let text =
             |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
@@ -158,7 +169,7 @@ impl HelmBinary {
         });
         let meta = doc.pointer("/chart/metadata");
         let chart = format!("{}-{}", text(meta.and_then(|m| m.get("name"))), text(meta.and_then(|m| m.get("version"))));
-        Ok(Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks }))
+        Ok(Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks, json }))
     }
 
     fn command(&self) -> std::process::Command {
@@ -182,6 +193,8 @@ pub(crate) struct Preview {
     pub(crate) chart: String,
     /// `Kind name (events)` of each hook it would run.
     pub(crate) hooks: Vec<String>,
+    /// The release as helm printed it (JSON).
+    pub(crate) json: String,
 }
 
 /// A chart directory and a values file for helm, in a temporary directory that lives as long as

@@ -47,6 +47,9 @@ pub(crate) struct PlanArgs {
     /// Helm 4: take fields other field managers own (helm upgrade --force-conflicts)
     #[arg(long, help_heading = "Upgrade")]
     pub(crate) force_conflicts: bool,
+    /// Plan an install when the release does not exist (helm upgrade --install)
+    #[arg(short = 'i', long, help_heading = "Upgrade")]
+    pub(crate) install: bool,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
@@ -81,6 +84,7 @@ impl PlanArgs {
             ("--reset-then-reuse-values", self.reset_then_reuse_values),
             ("--take-ownership", self.take_ownership),
             ("--force-conflicts", self.force_conflicts),
+            ("--install", self.install),
         ];
         out.extend(switches.iter().filter(|(_, on)| *on).map(|(f, _)| f.to_string()));
         out

@@ -32,6 +32,7 @@ impl PlanSettings {
             helm: HelmBinary::from_env(),
             take_ownership: a.take_ownership,
             force_conflicts: a.force_conflicts,
+            install: a.install,
         };
         Ok(PlanSettings { settings, request, shown: Shown::resolve(&a.compare, &a.output) })
     }

@@ -9,12 +9,13 @@
 
 mod fates;
 
+use crate::compare::merge_keys;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
 use crate::helm::HelmBinary;
 use crate::live::{self, LiveState, Location};
-use crate::compare::merge_keys;
 use crate::model::{FieldDiff, FieldPath, ObjectId, PlanReport, PlannedChange, PlannedObject, Segment, Verdict};
+use crate::release::{Selected, SourceError};
 use crate::settings::Settings;
 use anyhow::Result;
 use serde_json::Value;
@@ -32,11 +33,17 @@ pub(crate) struct PlanRequest {
     pub(crate) take_ownership: bool,
     /// `--force-conflicts` (Helm 4): fields other managers own are taken.
     pub(crate) force_conflicts: bool,
+    /// `--install`: a release that does not exist is planned as installed.
+    pub(crate) install: bool,
 }
 
-/// Plans the upgrade of one release.
+/// Plans the upgrade of one release (with `--install`, of one that does not exist yet).
 pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
-    let index = session.history(&request.release).await?;
+    let index = match session.storage.history(&session.namespace, &request.release).await {
+        Ok(index) => index,
+        Err(SourceError::NotFound { .. }) if request.install => return install(session, settings, request).await,
+        Err(e) => return Err(e.into()),
+    };
     let today = evaluate_selected(session, settings, session.storage.select(&index, None).await?).await?;
     let preview =
         request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
@@ -70,17 +77,58 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
+    let ssa = today.release.apply_method.as_deref() == Some("ssa");
+    refusal(request, &today.report.namespace, today.report.revision, ssa, why)
+}
+
+fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why: String) -> PlanReport {
     PlanReport {
         release: request.release.clone(),
-        namespace: today.report.namespace.clone(),
-        revision: today.report.revision,
+        namespace: namespace.to_string(),
+        revision,
         chart: request.chart.clone(),
-        apply: if today.release.apply_method.as_deref() == Some("ssa") { "server-side" } else { "client-side" },
+        apply: if ssa { "server-side" } else { "client-side" },
         objects: Vec::new(),
         failure: Some(why),
         drift: Vec::new(),
         hooks: Vec::new(),
     }
+}
+
+/// `--install` of a release that does not exist: every object is created, and one that exists
+/// already makes the install fail (unless `--take-ownership`), as helm itself says.
+async fn install(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
+    let namespace = session.namespace.clone();
+    let preview = request.helm.preview(&request.release, &namespace, &request.chart, &request.flags).await?;
+    let preview = match preview {
+        Ok(p) => p,
+        Err(why) => return Ok(refusal(request, &namespace, 0, false, why)),
+    };
+    let release = crate::release::printed_by_helm(&preview.json)?;
+    let ssa = release.apply_method.as_deref() == Some("ssa");
+    let record = format!("helm upgrade --install {} (dry run)", request.chart);
+    let after = evaluate_selected(session, settings, Selected { release, record, newest: None }).await?;
+    let nothing = Evaluated {
+        report: after.report.with_objects(Vec::new()),
+        release: after.release.clone(),
+        objects: Vec::new(),
+        locations: Vec::new(),
+    };
+    let mut objects = Vec::new();
+    for i in 0..after.objects.len() {
+        objects.push(planned(session, request, &nothing, &after, i, ssa).await);
+    }
+    Ok(PlanReport {
+        release: request.release.clone(),
+        namespace,
+        revision: 0,
+        chart: preview.chart,
+        apply: if ssa { "server-side" } else { "client-side" },
+        objects,
+        failure: None,
+        drift: Vec::new(),
+        hooks: preview.hooks,
+    })
 }
 
 /// What the upgrade does to object `i` of the new manifest.

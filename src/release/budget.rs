@@ -30,8 +30,8 @@ impl Reserved {
         }
     }
 
-    /// No reservation (tests).
-    #[cfg(test)]
+    /// No reservation: a release helm printed on this machine (its size is helm's to bound), and
+    /// tests.
     pub(crate) fn none() -> Reserved {
         Reserved(None)
     }

@@ -22,5 +22,5 @@ pub(crate) use hooks::LastRun;
 #[cfg(test)]
 pub(crate) use index::Record;
 pub(crate) use index::ReleaseIndex;
-pub(crate) use record::{Chart, Release};
+pub(crate) use record::{Chart, Release, printed_by_helm};
 pub(crate) use storage::{Selected, Storage};

@@ -101,6 +101,13 @@ pub(crate) struct Mismatch {
     pub(crate) stored: String,
 }
 
+/// A release helm printed (`helm upgrade --install --dry-run=server -o json`): helm's own output
+/// on this machine, not a record read from the cluster, so it is taken as it says.
+pub(crate) fn printed_by_helm(json: &str) -> Result<Release, serde_json::Error> {
+    let claimed: Claimed = serde_json::from_str(json)?;
+    Ok(claimed.into_release(Reserved::none()))
+}
+
 impl Claimed {
     /// The release, when the record's name, namespace, revision and status are those of its
     /// storage object (and the object is named as Helm names it): a record speaks only for the

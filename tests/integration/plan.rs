@@ -222,3 +222,18 @@ helm_matrix! {
     }
 }
 
+helm_matrix! {
+    /// `--install` of a release that does not exist: every object created; one whose name exists
+    /// outside Helm makes the install fail, as it does.
+    fn plan_an_install(helm: Helm) {
+        let env = Env::new(&format!("plan-install-{}", helm.tag()));
+        env.kubectl(&["create", "configmap", "web-config", "--from-literal=greeting=mine"]).success();
+        let basic = chart_path("basic");
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--install"], 3);
+        assert!(doc["failures"][0].as_str().unwrap().contains("web-config"), "{doc:#}");
+        env.kubectl(&["delete", "configmap", "web-config"]).success();
+        // A failed install leaves a failed revision behind; helm installs over it.
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--install"], 2);
+        assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web", "service/web-web", "serviceaccount/web-sa"], "{doc:#}");
+    }
+}

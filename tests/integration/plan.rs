@@ -237,3 +237,30 @@ helm_matrix! {
         assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web", "service/web-web", "serviceaccount/web-sa"], "{doc:#}");
     }
 }
+
+helm_matrix! {
+    /// An object the new chart drops but `helm.sh/resource-policy: keep` keeps: no change; the
+    /// hooks the upgrade would run are named, and none runs.
+    fn plan_names_hooks_and_keeps_what_helm_keeps(helm: Helm) {
+        let env = Env::new(&format!("plan-keep-{}", helm.tag()));
+        let service = std::fs::read_to_string(chart_path("basic").join("templates/service.yaml")).unwrap();
+        let kept = service.replace("  labels:\n", "  annotations:\n    helm.sh/resource-policy: keep\n  labels:\n");
+        assert_ne!(kept, service, "the annotation edit applies");
+        let before = variant(&env, "kept", &[("templates/service.yaml", &kept)]);
+        env.helm(helm, &["install", "web", before.to_str().unwrap()]).success();
+        let hook = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    helm.sh/hook: pre-upgrade\ndata:\n  a: b\n";
+        let next = variant(&env, "next", &[("templates/service.yaml", ""), ("templates/hook.yaml", hook)]);
+        let out = env.drift(&["plan", "web", next.to_str().unwrap(), "--reuse-values", "-v"]).env("HELM_BIN", env.helm_bin(helm)).code(0);
+        out.stdout_has(&format!("none    Service {}/web-web", env.ns))
+            .stdout_has("dropped by the new chart, kept by helm.sh/resource-policy: keep")
+            .stdout_has("hooks it would run (not run now): ConfigMap web-hook (pre-upgrade)")
+            .stdout_has("web: the upgrade changes nothing");
+        env.kubectl(&["get", "configmap", "web-hook"]).code(1);
+        // The real upgrade: the hook runs (its ConfigMap appears), the kept Service stays as it was.
+        let before = versions(&env);
+        env.helm(helm, &["upgrade", "web", next.to_str().unwrap(), "--reuse-values"]).success();
+        let after = versions(&env);
+        assert_eq!(before.get("service/web-web"), after.get("service/web-web"), "the Service is kept as it was");
+        assert!(after.contains_key("configmap/web-hook"), "the hook ran in the real upgrade: {after:?}");
+    }
+}

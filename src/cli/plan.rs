@@ -50,6 +50,10 @@ pub(crate) struct PlanArgs {
     /// Plan an install when the release does not exist (helm upgrade --install)
     #[arg(short = 'i', long, help_heading = "Upgrade")]
     pub(crate) install: bool,
+    /// Also append the plan as Markdown to FILE, beside the normal output: `--summary-file
+    /// "$GITHUB_STEP_SUMMARY"` in GitHub Actions
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub(crate) summary_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]

@@ -16,6 +16,8 @@ pub(crate) struct PlanSettings {
     settings: Settings,
     request: PlanRequest,
     shown: Shown,
+    /// `--summary-file`: also append the plan as Markdown there.
+    summary_file: Option<std::path::PathBuf>,
 }
 
 impl PlanSettings {
@@ -34,7 +36,12 @@ impl PlanSettings {
             force_conflicts: a.force_conflicts,
             install: a.install,
         };
-        Ok(PlanSettings { settings, request, shown: Shown::resolve(&a.compare, &a.output) })
+        Ok(PlanSettings {
+            settings,
+            request,
+            shown: Shown::resolve(&a.compare, &a.output),
+            summary_file: a.summary_file,
+        })
     }
 }
 
@@ -48,5 +55,8 @@ pub(crate) fn execute(s: PlanSettings, printer: &mut Terminal) -> Result<ExitSta
         crate::plan::plan(&session, &s.settings, &s.request).await
     })?;
     printer.plan(&report);
+    if let Some(path) = &s.summary_file {
+        printer.summary_file(path, crate::report::Summary::Plan(&report))?;
+    }
     Ok(report.exit_status())
 }

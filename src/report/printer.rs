@@ -78,6 +78,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         let text = match report {
             Summary::Run(run) => markdown::run_within(run, &style, markdown::SUMMARY_LIMIT),
             Summary::Fleet(fleet) => markdown::fleet_within(fleet, &style, markdown::SUMMARY_LIMIT),
+            Summary::Plan(plan) => super::plan_formats::markdown(plan, &style),
         };
         let mut file = std::fs::OpenOptions::new()
             .create(true)

@@ -54,4 +54,5 @@ impl Default for Style {
 pub(crate) enum Summary<'a> {
     Run(&'a RunReport),
     Fleet(&'a FleetReport),
+    Plan(&'a crate::model::PlanReport),
 }

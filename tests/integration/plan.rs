@@ -116,6 +116,10 @@ helm_matrix! {
             md.stdout_has("**helm drift plan: the upgrade would fail**")
                 .stdout_has(&format!("| Deployment {}/web-web | update | `spec.replicas` | 409 Conflict", env.ns))
                 .stdout_has(&format!("| Deployment {}/web-web spec.replicas | conflicts |", env.ns));
+            let summary = env.home().join("summary.md");
+            env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values", "--summary-file", summary.to_str().unwrap()]).env("HELM_BIN", env.helm_bin(helm)).code(3);
+            let written = std::fs::read_to_string(&summary).unwrap();
+            assert!(written.contains("**helm drift plan: the upgrade would fail**"), "{written}");
             let junit = env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values", "-o", "junit"]).env("HELM_BIN", env.helm_bin(helm)).code(3);
             junit.stdout_has("failures=\"1\"").stdout_has("type=\"would-fail\"");
             env.drift(&["repair", "web"]).code(0);

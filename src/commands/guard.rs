@@ -217,9 +217,16 @@ async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> 
         .map_err(|e| ApiError::from_kube(&e, "patch", "validatingadmissionpolicies"))
         .with_context(|| format!("cannot write ValidatingAdmissionPolicy {name}"))?;
     if let Err(e) = bindings(client).patch(&name, &params, &Patch::Apply(&spec.binding())).await {
-        let _ = policies(client).delete(&name, &DeleteParams::default()).await;
+        // Say what became of the policy: taken back, or left (and how to remove it).
+        let policy = match policies(client).delete(&name, &DeleteParams::default()).await {
+            Ok(_) => "its policy was removed again".to_string(),
+            Err(d) => format!(
+                "its policy could not be removed again ({}): helm drift guard remove takes it away",
+                ApiError::from_kube(&d, "delete", "validatingadmissionpolicies")
+            ),
+        };
         return Err(anyhow::Error::from(ApiError::from_kube(&e, "patch", "validatingadmissionpolicybindings"))
-            .context(format!("cannot write ValidatingAdmissionPolicyBinding {name} (its policy was removed again)")));
+            .context(format!("cannot write ValidatingAdmissionPolicyBinding {name} ({policy})")));
     }
     Ok(Installed::Written(GuardInfo::of(&policy)))
 }

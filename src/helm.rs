@@ -103,10 +103,9 @@ impl HelmBinary {
             .args(["--dry-run=server", "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
         if !ok {
-            bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
+            return Err(self.dry_run_failed(&stderr));
         }
-        let doc: serde_json::Value = serde_json::from_str(&stdout)
-            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+        let (_, doc) = self.printed_release(&stdout)?;
         let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
         let hooks = doc
             .get("hooks")
@@ -144,12 +143,9 @@ impl HelmBinary {
             return Ok(Err(stderr[at..].trim().to_string()));
         }
         if !ok {
-            bail!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim());
+            return Err(self.dry_run_failed(&stderr));
         }
-        // `--install` of a release that does not exist says so on stdout before the JSON.
-        let json = stdout.find('{').map_or("", |at| &stdout[at..]).to_string();
-        let doc: serde_json::Value = serde_json::from_str(&json)
-            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+        let (json, doc) = self.printed_release(&stdout)?;
         let text =
             |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
         let hooks = doc.get("hooks").and_then(serde_json::Value::as_array).map_or_else(Vec::new, |hooks| {
@@ -170,6 +166,20 @@ impl HelmBinary {
         let meta = doc.pointer("/chart/metadata");
         let chart = format!("{}-{}", text(meta.and_then(|m| m.get("name"))), text(meta.and_then(|m| m.get("version"))));
         Ok(Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks, json }))
+    }
+
+    /// The release `upgrade --dry-run=server --output json` printed: its JSON text and tree
+    /// (`--install` of a release that does not exist says so on stdout before the JSON).
+    fn printed_release(&self, stdout: &str) -> Result<(String, serde_json::Value)> {
+        let json = stdout.find('{').map_or("", |at| &stdout[at..]).to_string();
+        let doc = serde_json::from_str(&json)
+            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+        Ok((json, doc))
+    }
+
+    /// A dry-run upgrade helm could not run, with what it said.
+    fn dry_run_failed(&self, stderr: &str) -> anyhow::Error {
+        anyhow::anyhow!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim())
     }
 
     fn command(&self) -> std::process::Command {

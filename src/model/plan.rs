@@ -80,6 +80,16 @@ impl PlanReport {
         self.failure.iter().cloned().chain(objects).collect()
     }
 
+    /// The plan in one sentence: the upgrade would fail, changes N objects, or changes nothing.
+    pub(crate) fn verdict(&self) -> String {
+        let changed = self.objects.iter().filter(|o| o.change != PlannedChange::None).count();
+        match (self.would_fail(), changed) {
+            (true, _) => "the upgrade would fail".to_string(),
+            (false, 0) => "the upgrade changes nothing".to_string(),
+            (false, n) => format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }),
+        }
+    }
+
     /// 3 the upgrade would fail, 2 it changes something, 0 it changes nothing.
     pub(crate) fn exit_status(&self) -> ExitStatus {
         if self.would_fail() {

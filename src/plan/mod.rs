@@ -44,14 +44,16 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         Err(SourceError::NotFound { .. }) if request.install => return install(session, settings, request).await,
         Err(e) => return Err(e.into()),
     };
-    let today = evaluate_selected(session, settings, session.storage.select(&index, None).await?).await?;
+    let selected = session.storage.select(&index, None).await?;
+    // The record is read once: the upgraded copy shares its content until its manifest is set.
+    let mut next = selected.clone();
+    let today = evaluate_selected(session, settings, selected).await?;
     let preview =
         request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
     let preview = match preview {
         Ok(p) => p,
         Err(why) => return Ok(refused(request, &today, why)),
     };
-    let mut next = session.storage.select(&index, None).await?;
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     let after = evaluate_selected(session, settings, next).await?;
@@ -67,12 +69,17 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         namespace: today.report.namespace.clone(),
         revision: today.report.revision,
         chart: preview.chart,
-        apply: if ssa { "server-side" } else { "client-side" },
+        apply: applied(ssa),
         objects,
         failure: None,
         drift,
         hooks: preview.hooks,
     })
+}
+
+/// How the release's Helm applies, as the report says it.
+fn applied(ssa: bool) -> &'static str {
+    if ssa { "server-side" } else { "client-side" }
 }
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
@@ -87,7 +94,7 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why
         namespace: namespace.to_string(),
         revision,
         chart: request.chart.clone(),
-        apply: if ssa { "server-side" } else { "client-side" },
+        apply: applied(ssa),
         objects: Vec::new(),
         failure: Some(why),
         drift: Vec::new(),
@@ -123,7 +130,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         namespace,
         revision: 0,
         chart: preview.chart,
-        apply: if ssa { "server-side" } else { "client-side" },
+        apply: applied(ssa),
         objects,
         failure: None,
         drift: Vec::new(),

@@ -27,7 +27,8 @@ enum Backend {
 }
 
 /// The chosen revision, and the newest one when it is not the chosen one (failed, pending...).
-#[derive(Debug)]
+/// A copy shares the record's content (copied on write).
+#[derive(Clone, Debug)]
 pub(crate) struct Selected {
     pub(crate) release: Release,
     /// The storage object it came from, e.g. `Secret apps/sh.helm.release.v1.web.v3`.

@@ -12,11 +12,7 @@ use std::fmt::Write;
 const LIMIT: usize = 60_000;
 
 pub(crate) fn markdown(r: &PlanReport, style: &Style) -> String {
-    let verdict = match (r.would_fail(), r.objects.iter().filter(|o| o.change != PlannedChange::None).count()) {
-        (true, _) => "the upgrade would fail".to_string(),
-        (false, 0) => "the upgrade changes nothing".to_string(),
-        (false, n) => format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }),
-    };
+    let verdict = r.verdict();
     let mut out = format!(
         "**helm drift plan: {verdict}** — {} to {} ({} apply), namespace `{}`\n\n",
         cell(&r.release),

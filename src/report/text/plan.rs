@@ -61,14 +61,12 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
     if !r.hooks.is_empty() {
         let _ = writeln!(out, "  hooks it would run (not run now): {}", r.hooks.join(", "));
     }
-    let changed = r.objects.iter().filter(|o| o.change != PlannedChange::None).count();
-    let verdict = match (r.would_fail(), changed) {
-        (true, _) => paint(on, Tone::Bad, "the upgrade would fail"),
-        (false, 0) => paint(on, Tone::Good, "the upgrade changes nothing"),
-        (false, n) => {
-            paint(on, Tone::Warn, &format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }))
-        }
+    let tone = match r.exit_status() {
+        crate::model::ExitStatus::InSync => Tone::Good,
+        crate::model::ExitStatus::Drift => Tone::Warn,
+        _ => Tone::Bad,
     };
+    let verdict = paint(on, tone, &r.verdict());
     let _ = writeln!(out, "{}: {verdict}", r.release);
     out
 }

@@ -6,7 +6,8 @@
 //! - [`exact`]: two server-produced objects (a server-side apply dry-run against live);
 //! - [`managed`]: fields other field managers added, from `metadata.managedFields`;
 //! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases);
-//! - [`attribution`]: who last wrote a field.
+//! - [`attribution`]: who last wrote a field;
+//! - [`provenance`]: whether a value under Helm's name was the deployed revision's apply.
 
 pub(crate) mod attribution;
 pub(crate) mod defaults;
@@ -14,6 +15,7 @@ pub(crate) mod exact;
 pub(crate) mod managed;
 pub(crate) mod merge_keys;
 pub(crate) mod ownership;
+pub(crate) mod provenance;
 pub(crate) mod quantity;
 pub(crate) mod subset;
 

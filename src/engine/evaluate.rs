@@ -102,7 +102,7 @@ async fn evaluate_with_hooks(
         grounds: Grounds {
             options: &settings.compare,
             scaled: &scaled,
-            server_side: release.apply_method.as_deref() == Some("ssa"),
+            deployed: release.deployed(),
             release: release.name(),
             namespace: release.namespace(),
         },

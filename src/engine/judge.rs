@@ -4,6 +4,7 @@
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::managed::Found;
+use crate::compare::provenance::{self, Deployed};
 use crate::compare::{self, attribution, defaults, exact, managed, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
@@ -26,9 +27,10 @@ pub(crate) struct Judge<'a> {
 pub(crate) struct Grounds<'a> {
     pub(crate) options: &'a CompareOptions,
     pub(crate) scaled: &'a [Scaled],
-    /// The release is applied server-side (Helm 4 `apply_method: ssa`): who owns the chart's
-    /// fields decides whether the next upgrade conflicts.
-    pub(crate) server_side: bool,
+    /// The revision compared and how it was applied: server-side (Helm 4 `apply_method: ssa`),
+    /// who owns the chart's fields decides whether the next upgrade conflicts; when it was
+    /// recorded tells Helm's apply from a later write under its name (the read-only engine).
+    pub(crate) deployed: Deployed,
     /// The release's name (rules imported from GitOps tools apply to one release).
     pub(crate) release: &'a str,
     /// The release's namespace (where its record is stored).
@@ -95,7 +97,7 @@ fn conclude(
     // not content (and nothing --remove-foreign would remove).
     drift.server_values = found.defaults;
     drift.recreated = attribution::recreated(&live);
-    drift.server_side = ctx.server_side;
+    drift.server_side = ctx.deployed.server_side;
     ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, &mut drift);
     leave_managers(ctx, me, &mut drift);
@@ -104,6 +106,9 @@ fn conclude(
         let (fields, added, mut by_design) = controllers::set_aside(me, &obj.object, fields, added);
         (drift.fields, drift.added, drift.expected) = expected::set_aside(&ctx.options.expected, me, fields, added);
         drift.expected.append(&mut by_design);
+    }
+    if matches!(engine, Method::ReadOnly { .. }) {
+        helms_own(ctx, obj, &live, &mut drift);
     }
     // Values as recorded but owned elsewhere: only an upgrade that changes those fields
     // conflicts, so it is its own verdict, drift only with --strict.
@@ -214,7 +219,7 @@ fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[Ig
     });
     // A re-created object's fields are owned elsewhere whatever the apply method: Helm never
     // wrote it.
-    if ctx.server_side || drift.recreated.is_some() {
+    if ctx.deployed.server_side || drift.recreated.is_some() {
         drift.disowned = disowned;
         return;
     }
@@ -241,6 +246,31 @@ fn attribute(live: &Value, drift: &mut ObjectDrift) {
     for a in &mut drift.added {
         a.changed_by = attribution::of(live, &a.path);
     }
+}
+
+/// The read-only engine cannot ask the server what Helm's request becomes: a value that differs
+/// under Helm's name is Helm's apply as admission left it (expected, the evidence its reason)
+/// only when the cluster's record of the write says so; otherwise it stays drift, with what
+/// decided (or why nothing could). `--strict` counts the admitted ones too.
+fn helms_own(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, drift: &mut ObjectDrift) {
+    let write = provenance::Write { group: obj.group(), kind: &obj.kind, live, deployed: &ctx.deployed };
+    let mut kept = Vec::new();
+    for mut f in std::mem::take(&mut drift.fields) {
+        let by_helm = f.changed_by.as_ref().filter(|c| managed::HELM_MANAGERS.contains(&c.manager.as_str()));
+        let (Some(by), Some(value), true) = (by_helm, f.live.clone(), f.recorded.is_some()) else {
+            kept.push(f);
+            continue;
+        };
+        let found = provenance::of(&write, &f.path, by);
+        if found.admitted && !ctx.options.strict {
+            let reason = format!("{}: {}", expected::MUTATED_AT_ADMISSION, found.evidence);
+            drift.expected.push(crate::model::Expected { path: f.path, value, reason, changed_by: f.changed_by });
+        } else {
+            f.provenance = Some(found);
+            kept.push(f);
+        }
+    }
+    drift.fields = kept;
 }
 
 /// What the managers the rules name wrote is left alone (Argo CD's managedFieldsManagers).
@@ -288,7 +318,7 @@ mod tests {
     }
 
     fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Grounds<'a> {
-        Grounds { options, scaled, server_side: false, release: "web", namespace: "apps" }
+        Grounds { options, scaled, deployed: Deployed::default(), release: "web", namespace: "apps" }
     }
 
     /// The read-only engine end to end, without a cluster: rules, the client-side comparison,

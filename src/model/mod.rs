@@ -29,7 +29,7 @@ pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
     Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,
-    ServerValue, Verdict,
+    Provenance, ServerValue, Verdict,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, PlanReport, PlannedChange, PlannedObject};

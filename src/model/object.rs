@@ -27,12 +27,27 @@ pub(crate) struct FieldDiff {
     pub(crate) recorded: Option<Value>,
     pub(crate) live: Option<Value>,
     pub(crate) changed_by: Option<Attribution>,
+    /// For a value written under Helm's name (the read-only engine): which write the cluster
+    /// says it was.
+    pub(crate) provenance: Option<Provenance>,
 }
 
 impl FieldDiff {
     pub(crate) fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
-        FieldDiff { path, recorded: recorded.cloned(), live: live.cloned(), changed_by: None }
+        FieldDiff { path, recorded: recorded.cloned(), live: live.cloned(), changed_by: None, provenance: None }
     }
+}
+
+/// Whether a value written under Helm's name was the deployed revision's apply (as admission
+/// left it) or a later write claiming the name, and the evidence that decided it
+/// ([`crate::compare::provenance`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Provenance {
+    /// Helm's apply: not drift.
+    pub(crate) admitted: bool,
+    /// False when the cluster cannot tell (then it is counted as drift).
+    pub(crate) decided: bool,
+    pub(crate) evidence: String,
 }
 
 /// A field another field manager added to a Helm-owned object.

@@ -192,7 +192,13 @@ async fn planned(
 
 /// A field as the plan says it: the live value, then the value after the upgrade.
 fn swapped(f: &FieldDiff) -> FieldDiff {
-    FieldDiff { path: f.path.clone(), recorded: f.live.clone(), live: f.recorded.clone(), changed_by: None }
+    FieldDiff {
+        path: f.path.clone(),
+        recorded: f.live.clone(),
+        live: f.recorded.clone(),
+        changed_by: None,
+        provenance: None,
+    }
 }
 
 /// Why a new object of the chart cannot be taken: it exists and another release (or no

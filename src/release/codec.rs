@@ -143,7 +143,7 @@ mod tests {
     fn stored(name: &str, revision: u32, status: &'static str) -> Stored<'static> {
         let object = Box::leak(format!("sh.helm.release.v1.{name}.v{revision}").into_boxed_str());
         let name = Box::leak(name.to_string().into_boxed_str());
-        Stored { namespace: "apps", object, name, revision, status }
+        Stored { namespace: "apps", object, name, revision, status, written: None }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub(crate) struct Record {
     pub(crate) object: String,
     pub(crate) revision: u32,
     pub(crate) status: String,
+    pub(crate) written: Option<super::Written>,
 }
 
 /// Every stored revision of one release.
@@ -83,6 +84,7 @@ mod tests {
                     object: format!("sh.helm.release.v1.web.v{v}"),
                     revision: *v,
                     status: s.to_string(),
+                    written: None,
                 })
                 .collect(),
         }

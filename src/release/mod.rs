@@ -11,6 +11,7 @@ mod record;
 mod sql;
 mod sql_tls;
 mod storage;
+mod written;
 
 pub(crate) use budget::expansion;
 pub(crate) use codec::decode;
@@ -24,3 +25,4 @@ pub(crate) use index::Record;
 pub(crate) use index::ReleaseIndex;
 pub(crate) use record::{Chart, Release, printed_by_helm};
 pub(crate) use storage::{Selected, Storage};
+pub(crate) use written::Written;

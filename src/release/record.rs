@@ -35,7 +35,7 @@ impl Claimed {
     }
 
     /// The release it claims to be, unchecked: [`Claimed::bind`] (and tests) only.
-    fn into_release(self, reserved: Reserved) -> Release {
+    fn into_release(self, reserved: Reserved, written: Option<super::Written>) -> Release {
         let content = Content {
             chart: self.chart,
             config: self.config,
@@ -49,6 +49,7 @@ impl Claimed {
             version: self.version,
             info: self.info,
             content: std::sync::Arc::new(content),
+            written,
             _reserved: reserved,
         }
     }
@@ -82,7 +83,7 @@ impl Content {
 }
 
 /// Where a record was read from, as the storage says (the object's namespace and name, its
-/// `name`, `version` and `status` labels or SQL columns).
+/// `name`, `version` and `status` labels or SQL columns, when it last wrote it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stored<'a> {
     pub(crate) namespace: &'a str,
@@ -90,6 +91,7 @@ pub(crate) struct Stored<'a> {
     pub(crate) name: &'a str,
     pub(crate) revision: u32,
     pub(crate) status: &'a str,
+    pub(crate) written: Option<super::Written>,
 }
 
 /// A record whose JSON says something else than its storage object: which field, and both.
@@ -105,7 +107,7 @@ pub(crate) struct Mismatch {
 /// on this machine, not a record read from the cluster, so it is taken as it says.
 pub(crate) fn printed_by_helm(json: &str) -> Result<Release, serde_json::Error> {
     let claimed: Claimed = serde_json::from_str(json)?;
-    Ok(claimed.into_release(Reserved::none()))
+    Ok(claimed.into_release(Reserved::none(), None))
 }
 
 impl Claimed {
@@ -124,7 +126,7 @@ impl Claimed {
         if let Some((field, claimed, stored)) = checks.into_iter().find(|(_, c, s)| c != s) {
             return Err(Mismatch { field, claimed, stored });
         }
-        Ok(self.into_release(reserved))
+        Ok(self.into_release(reserved, stored.written))
     }
 }
 
@@ -138,6 +140,8 @@ pub(crate) struct Release {
     info: Info,
     /// Shared by its copies (a record's content can be megabytes: copies of a release are cheap).
     content: std::sync::Arc<Content>,
+    /// When the storage last wrote it ([`super::Record::written`]).
+    written: Option<super::Written>,
     /// Its share of the process's memory budget, held as long as a copy of it lives.
     _reserved: Reserved,
 }
@@ -156,6 +160,17 @@ impl Release {
         &self.info.status
     }
 
+    /// What the storage recorded of this revision's apply (when it began, was recorded, how).
+    pub(crate) fn deployed(&self) -> crate::compare::provenance::Deployed {
+        crate::compare::provenance::Deployed {
+            revision: self.version,
+            began: self.info.last_deployed.as_deref().and_then(|t| t.parse().ok()),
+            recorded: self.written.map(|w| w.at),
+            recorded_version: self.written.and_then(|w| w.version),
+            server_side: self.apply_method.as_deref() == Some("ssa"),
+        }
+    }
+
     /// Whether this revision is a rollback (`helm rollback`): its hooks are copied from the
     /// revision rolled back to, with that revision's runs.
     pub(crate) fn is_rollback(&self) -> bool {
@@ -166,7 +181,7 @@ impl Release {
     #[cfg(test)]
     pub(crate) fn for_tests(json: serde_json::Value) -> Release {
         let claimed: Claimed = serde_json::from_value(json).expect("a release record");
-        claimed.into_release(Reserved::none())
+        claimed.into_release(Reserved::none(), None)
     }
 
     /// The user-supplied values as a tree (`{}` when there are none).
@@ -208,6 +223,8 @@ pub(crate) struct Info {
     /// Helm 4: the revision a rollback went back to (absent otherwise).
     #[serde(default)]
     pub(crate) rollback_revision: Option<u32>,
+    /// When Helm began this revision's apply (RFC 3339; Helm 3 writes `""` for none).
+    pub(crate) last_deployed: Option<String>,
 }
 
 /// A stored chart. Only its metadata's name, version and whether it declares dependencies are

@@ -42,7 +42,7 @@ impl SqlStorage {
         let rows = self
             .client
             .query(
-                "SELECT key, name, namespace, version, status FROM releases_v1 WHERE owner = 'helm' AND ($1::text IS NULL OR namespace = $1)",
+                "SELECT key, name, namespace, version, status, GREATEST(createdat, modifiedat)::bigint FROM releases_v1 WHERE owner = 'helm' AND ($1::text IS NULL OR namespace = $1)",
                 &[&namespace],
             )
             .await
@@ -57,6 +57,8 @@ impl SqlStorage {
             let ns: String = row.get(2);
             let version: i32 = row.get(3);
             let status: String = row.get(4);
+            let at = row.get::<_, Option<i64>>(5).and_then(|s| jiff::Timestamp::from_second(s).ok());
+            let written = at.map(|at| super::Written { at, version: None });
             let system = |k: &str| match k {
                 "name" => Some(name.clone()),
                 "status" => Some(status.clone()),
@@ -69,7 +71,7 @@ impl SqlStorage {
                 None => labels.get(&(key.clone(), ns.clone(), k.clone())) == Some(v),
             });
             if matches && let Ok(revision) = u32::try_from(version) {
-                grouped.entry((ns, name)).or_default().push(Record { object: key, revision, status });
+                grouped.entry((ns, name)).or_default().push(Record { object: key, revision, status, written });
             }
         }
         Ok(grouped.into_iter().map(|((namespace, name), records)| ReleaseIndex { namespace, name, records }).collect())

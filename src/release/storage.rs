@@ -207,6 +207,7 @@ impl Storage {
             name: &index.name,
             revision: chosen.revision,
             status: &chosen.status,
+            written: chosen.written,
         };
         let release = claimed
             .bind(stored, reserved)
@@ -311,9 +312,10 @@ async fn get_data<K: RecordObject>(
 /// A record from a storage object's labels; objects without Helm's `name` and a numeric
 /// `version` label are not Helm's and are skipped.
 fn record(meta: ObjectMeta) -> Option<(String, Record)> {
+    let written = super::written::data_written(&meta);
     let labels = meta.labels.unwrap_or_default();
     let revision = labels.get("version")?.parse().ok()?;
     let name = labels.get("name")?.clone();
     let status = labels.get("status").cloned().unwrap_or_default();
-    Some((name, Record { object: meta.name.unwrap_or_default(), revision, status }))
+    Some((name, Record { object: meta.name.unwrap_or_default(), revision, status, written }))
 }

@@ -137,6 +137,19 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
             let _ = write!(line, "  ({}{})", by.manager, age(by, style));
         }
         out.push((Some(Tone::Warn), line));
+        // Under Helm's name (the read-only engine): what the cluster cannot tell is always
+        // said; what it told, with -v.
+        match &f.provenance {
+            Some(p) if !p.decided => out.push((
+                Some(Tone::Note),
+                format!("  ? not known to be Helm's apply, so counted as drift: {}", p.evidence),
+            )),
+            Some(p) if style.verbose => {
+                let said = if p.admitted { "Helm's apply (--strict counts it)" } else { "not Helm's apply" };
+                out.push((Some(Tone::Dim), format!("  = {said}: {}", p.evidence)));
+            }
+            _ => {}
+        }
     }
 }
 

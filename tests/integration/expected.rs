@@ -147,9 +147,10 @@ fn mirror(request: &serde_json::Value) -> Vec<serde_json::Value> {
 
 helm_matrix! {
     /// Helm's own request changed at admission is in sync for both engines: the exact engine's
-    /// dry-run passes the same webhook; the read-only one needs the operator's rule for the path
-    /// (it cannot tell the webhook from a hand edit under Helm's name). A later edit by someone
-    /// else is drift for both.
+    /// dry-run passes the same webhook; the read-only one (a viewer's rights) tells from what the
+    /// cluster recorded of the write that it was Helm's apply. A later write under Helm's name,
+    /// by `kubectl patch` or by `kubectl apply --server-side`, is drift for both (issue 50), and
+    /// so is a later edit by someone else.
     fn a_registry_mirror_webhook_is_not_drift_for_either_engine(helm: Helm) {
         let hook = testcluster::webhook::start(mirror).expect("the webhook server");
         let env = Env::new(&format!("exp-mirror-{}", helm.tag()));
@@ -171,13 +172,32 @@ helm_matrix! {
             .stdout();
         assert_eq!(image, "mirror.example/web:1.0", "the webhook rewrote Helm's request");
         env.drift(&["check", "app"]).code(0);
-        env.drift_as_viewer(&["check", "app"]).code(2);
-        let config = env.home().join("mirror.yaml");
-        std::fs::write(&config, "expected:\n  - {paths: [/spec/template/spec/containers/*/image], manager: helm, reason: mirror}\n")
-            .unwrap();
-        env.drift_as_viewer(&["check", "app", "-v", "--config", config.to_str().unwrap()])
+        env.drift_as_viewer(&["check", "app", "-v"])
             .code(0)
-            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: mirror");
+            .stdout_has("engine: read-only")
+            .stdout_has("≈ spec.template.spec.containers[name=web].image: \"mirror.example/web:1.0\" (expected: Helm's own request, as mutated at admission: ");
+        env.drift_as_viewer(&["check", "app", "--strict", "-v"]).code(2).stdout_has("= Helm's apply (--strict counts it): ");
+        // A ConfigMap value patched afterwards under Helm's name (an Update, whatever Helm applies).
+        let patch = r#"{"data":{"greeting":"patched"}}"#;
+        env.kubectl(&["patch", "configmap", "app-config", "--type", "merge", "-p", patch, "--field-manager", "helm"])
+            .success();
+        let edited = "~ data.greeting: \"hello\" -> \"patched\"  (helm";
+        env.drift(&["check", "app"]).code(2).stdout_has(edited);
+        let out = env.drift_as_viewer(&["check", "app", "-v", "-o", "json"]).code(2).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let config = doc["releases"][0]["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+        assert_eq!(config["verdict"], "changed", "{config}");
+        assert_eq!(config["differences"][0]["provenance"]["helmsApply"], false, "{config}");
+        env.drift(&["repair", "app"]).success();
+        env.drift_as_viewer(&["check", "app"]).code(0);
+        // The same under Helm's name by a server-side apply.
+        let applied = env.home().join("config.yaml");
+        std::fs::write(&applied, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n  greeting: applied\n")
+            .unwrap();
+        let file = applied.to_str().unwrap();
+        env.kubectl(&["apply", "--server-side", "--force-conflicts", "--field-manager=helm", "-f", file]).success();
+        env.drift(&["check", "app"]).code(2).stdout_has("~ data.greeting: \"hello\" -> \"applied\"");
+        env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("~ data.greeting: \"hello\" -> \"applied\"  (helm");
         env.kubectl(&["set", "image", "deployment/app-web", "web=other.example/web:2.0"]).success();
         env.drift(&["check", "app"]).code(2).stdout_has("~ spec.template.spec.containers[name=web].image: ");
         env.drift_as_viewer(&["check", "app"]).code(2).stdout_has("(kubectl-set");

@@ -229,7 +229,12 @@ mod tests {
             records: statuses
                 .iter()
                 .enumerate()
-                .map(|(i, s)| Record { object: format!("v{i}"), revision: i as u32 + 1, status: s.to_string() })
+                .map(|(i, s)| Record {
+                    object: format!("v{i}"),
+                    revision: i as u32 + 1,
+                    status: s.to_string(),
+                    written: None,
+                })
                 .collect(),
         };
         assert_eq!(superseded(&index(&["superseded", "deployed"]), 2), None);

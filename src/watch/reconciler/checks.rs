@@ -353,6 +353,7 @@ mod tests {
                 object: format!("sh.helm.release.v1.web.v{v}"),
                 revision: *v,
                 status: s.to_string(),
+                written: None,
             })
             .collect();
         ReleaseIndex { namespace: "apps".into(), name: "web".into(), records }

@@ -1,0 +1,296 @@
+//! Which write a value under Helm's name was (the read-only engine): the apply of the deployed
+//! revision, as admission left it (a registry mirror rewriting an image: not drift), or a later
+//! write that only claims Helm's name (`kubectl patch --field-manager=helm`: drift). A field
+//! manager is whatever the client says, so the name decides nothing; what the cluster recorded
+//! about the write does, as far as it tells:
+//!
+//! - the operation: Helm 4 applies server-side (`Apply`), Helm 3 and client-side Helm 4 write
+//!   `Update`s; the other operation under Helm's name is not Helm's apply;
+//! - the object's resourceVersion against the record's (one etcd orders both): nothing written
+//!   to the object after the record was written means every value in it is that apply's;
+//! - the time of the write against the second the storage wrote the deployed revision (the
+//!   server's clock on both sides): before it, the write belongs to an apply Helm had finished
+//!   (each apply sends every recorded value again, so a value that still differs is what
+//!   admission made of it); after it, it is a later edit;
+//! - for the kinds whose `generation` the server resets on create and raises on every change
+//!   outside `metadata`: generation 1 on an object created before the revision was recorded
+//!   means nothing outside `metadata` changed since Helm created it.
+//!
+//! In the second the revision was recorded, without the generation's word, the cluster cannot
+//! tell: the difference stays drift and the report says why.
+
+use crate::model::{Attribution, FieldPath, Provenance};
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// What the storage recorded of the deployed revision's apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Deployed {
+    pub(crate) revision: u32,
+    /// When Helm began it (the record's `info.last_deployed`, Helm's clock).
+    pub(crate) began: Option<Timestamp>,
+    /// When the storage last wrote the record's content (the server's clock, to the second).
+    pub(crate) recorded: Option<Timestamp>,
+    /// The record's resourceVersion, when that write was its last.
+    pub(crate) recorded_version: Option<u64>,
+    /// Helm 4 server-side apply (`apply_method: ssa`).
+    pub(crate) server_side: bool,
+}
+
+/// What the judge of one object knows: the kind, the live object and the revision.
+pub(crate) struct Write<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) kind: &'a str,
+    pub(crate) live: &'a Value,
+    pub(crate) deployed: &'a Deployed,
+}
+
+/// Whether the write `by` of the field at `path` was the deployed revision's apply: `decided`
+/// true only with evidence that it was ([`Provenance::admitted`]) or that it was not.
+pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenance {
+    let d = w.deployed;
+    let rev = d.revision;
+    let helm_op = if d.server_side { "Apply" } else { "Update" };
+    if by.subresource.is_some() || by.operation != helm_op {
+        let how = if d.server_side { "server-side (Apply)" } else { "client-side (Update)" };
+        let through = by.subresource.as_ref().map_or(String::new(), |s| format!(" through /{s}"));
+        return later(format!(
+            "written by an {}{through} under Helm's name; Helm applies this release {how}",
+            by.operation
+        ));
+    }
+    let at = by.time.as_deref().and_then(|t| t.parse::<Timestamp>().ok());
+    let resent = resent_by_each_apply(w, at);
+    let version =
+        w.live.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse::<u64>().ok());
+    if let (Some(object), Some(record), true) = (version, d.recorded_version, resent)
+        && object <= record
+    {
+        return admitted(format!(
+            "the object was last written (resourceVersion {object}) before revision {rev} was recorded ({record})"
+        ));
+    }
+    let Some(recorded) = d.recorded else {
+        return undecided(format!("the storage does not say when revision {rev} was recorded"));
+    };
+    let Some(at) = at else {
+        return undecided("the write has no time".to_string());
+    };
+    let (at_s, recorded_s) = (at.as_second(), recorded.as_second());
+    if at_s < recorded_s && resent {
+        return admitted(format!("last written at {at}, before revision {rev} was recorded at {recorded}"));
+    }
+    if let Some(created) = unchanged_since_created(w, path).filter(|c| c.as_second() <= recorded_s) {
+        return admitted(format!(
+            "unchanged outside metadata since it was created at {created} (generation 1), when revision {rev} was recorded at {recorded}"
+        ));
+    }
+    if at_s > recorded_s {
+        return later(format!("written at {at}, after revision {rev} was recorded at {recorded}"));
+    }
+    let why = match at_s < recorded_s {
+        true => format!(
+            "written at {at}, before revision {rev}'s apply began: Helm 3 does not send a custom resource's unchanged values again"
+        ),
+        false => format!(
+            "written at {at}, the second revision {rev} was recorded: the cluster cannot tell Helm's apply from a later edit under its name"
+        ),
+    };
+    undecided(why)
+}
+
+/// Whether the apply of the deployed revision sent the value again whatever it was: a
+/// server-side apply sends every field, Helm 3's three-way patch every field that differs from
+/// live; only its two-way patch of a custom resource leaves a value it did not change as it
+/// was. Such a value written before that apply began (Helm's clock) may be anyone's.
+fn resent_by_each_apply(w: &Write<'_>, at: Option<Timestamp>) -> bool {
+    let two_way = !w.deployed.server_side && !crate::compare::defaults::is_built_in(w.group);
+    !two_way || at.zip(w.deployed.began).is_some_and(|(at, began)| at.as_second() >= began.as_second())
+}
+
+/// When the object was created, if its kind's `generation` says nothing outside `metadata`
+/// changed since (the field at `path` is outside it).
+fn unchanged_since_created(w: &Write<'_>, path: &FieldPath) -> Option<Timestamp> {
+    if !tracks_generation(w.group, w.kind) || path.pointer().starts_with("/metadata") {
+        return None;
+    }
+    let meta = w.live.get("metadata")?;
+    if meta.get("generation").and_then(Value::as_i64) != Some(1) {
+        return None;
+    }
+    meta.get("creationTimestamp")?.as_str()?.parse().ok()
+}
+
+/// The kinds whose generation the API server sets to 1 on create and raises on every change
+/// outside `metadata` (and `status`): tried on kube-apiserver 1.36. Others keep what the client
+/// sent (a ConfigMap, a Role) or have none (a Service).
+pub(crate) fn tracks_generation(group: &str, kind: &str) -> bool {
+    if !crate::compare::defaults::is_built_in(group) {
+        return true;
+    }
+    matches!(
+        (group, kind),
+        ("", "Pod" | "ReplicationController")
+            | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+            | ("batch", "Job" | "CronJob")
+            | ("policy", "PodDisruptionBudget")
+            | ("networking.k8s.io", "Ingress" | "NetworkPolicy")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
+            | (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" | "ValidatingAdmissionPolicy"
+            )
+    )
+}
+
+fn admitted(evidence: String) -> Provenance {
+    Provenance { admitted: true, decided: true, evidence }
+}
+
+fn later(evidence: String) -> Provenance {
+    Provenance { admitted: false, decided: true, evidence }
+}
+
+fn undecided(evidence: String) -> Provenance {
+    Provenance { admitted: false, decided: false, evidence }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn at(t: &str) -> Option<Timestamp> {
+        Some(t.parse().unwrap())
+    }
+
+    fn by(operation: &str, time: &str) -> Attribution {
+        Attribution {
+            manager: "helm".into(),
+            operation: operation.into(),
+            subresource: None,
+            time: Some(time.into()),
+            person: false,
+        }
+    }
+
+    fn deployed(server_side: bool) -> Deployed {
+        Deployed {
+            revision: 1,
+            began: at("2026-12-02T12:00:09.5Z"),
+            recorded: at("2026-12-02T12:00:10Z"),
+            recorded_version: Some(100),
+            server_side,
+        }
+    }
+
+    fn deployment(generation: i64, created: &str) -> Value {
+        json!({"metadata": {"generation": generation, "creationTimestamp": created}})
+    }
+
+    const IMAGE: &str = "/spec/template/spec/containers/0/image";
+
+    fn judge(kind: (&str, &str), live: &Value, d: &Deployed, pointer: &str, w: &Attribution) -> Provenance {
+        of(&Write { group: kind.0, kind: kind.1, live, deployed: d }, &FieldPath::from_pointer(pointer), w)
+    }
+
+    #[test]
+    fn an_image_rewritten_at_helms_create_is_helms_apply_even_in_the_second_it_was_recorded() {
+        let live = deployment(1, "2026-12-02T12:00:10Z");
+        for ssa in [false, true] {
+            let op = if ssa { "Apply" } else { "Update" };
+            let p = judge(("apps", "Deployment"), &live, &deployed(ssa), IMAGE, &by(op, "2026-12-02T12:00:10Z"));
+            assert!(p.admitted && p.decided, "{p:?}");
+            assert!(p.evidence.contains("generation 1"), "{}", p.evidence);
+        }
+    }
+
+    #[test]
+    fn a_write_before_the_revision_was_recorded_is_helms_apply() {
+        let live = deployment(4, "2026-11-01T00:00:00Z");
+        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:09Z"));
+        assert!(p.admitted, "{p:?}");
+        // Long before this revision's apply: that apply sent the value again and admission made
+        // the same of it (a no-op write keeps the old time).
+        let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Update", "2026-11-01T00:00:00Z"));
+        assert!(p.admitted, "{p:?}");
+    }
+
+    #[test]
+    fn a_later_write_under_helms_name_is_drift() {
+        let cm = json!({"metadata": {"creationTimestamp": "2026-12-02T12:00:10Z"}});
+        let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:11Z"));
+        assert!(!p.admitted && p.decided, "{p:?}");
+        assert!(p.evidence.contains("after revision 1 was recorded"), "{}", p.evidence);
+        // A spec edit raised the generation: the creation no longer speaks for it.
+        let live = deployment(2, "2026-12-02T12:00:10Z");
+        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:30Z"));
+        assert!(!p.admitted && p.decided, "{p:?}");
+    }
+
+    #[test]
+    fn the_other_operation_under_helms_name_is_never_helms_apply() {
+        let live = deployment(1, "2026-12-02T12:00:10Z");
+        // kubectl patch --field-manager=helm on a Helm 4 release; kubectl apply --server-side
+        // --field-manager=helm on a Helm 3 one: even before the revision was recorded.
+        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Update", "2026-12-02T12:00:01Z"));
+        assert!(!p.admitted && p.decided && p.evidence.contains("server-side (Apply)"), "{p:?}");
+        let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Apply", "2026-12-02T12:00:01Z"));
+        assert!(!p.admitted && p.decided && p.evidence.contains("client-side (Update)"), "{p:?}");
+        let mut scaled = by("Update", "2026-12-02T12:00:01Z");
+        scaled.subresource = Some("scale".into());
+        let p = judge(("apps", "Deployment"), &live, &deployed(false), "/spec/replicas", &scaled);
+        assert!(!p.admitted && p.evidence.contains("/scale"), "{p:?}");
+    }
+
+    #[test]
+    fn what_the_cluster_cannot_tell_leans_to_drift_and_says_so() {
+        // A ConfigMap has no generation the server keeps (a client may send generation 1).
+        let cm = json!({"metadata": {"generation": 1, "creationTimestamp": "2026-12-02T12:00:10Z"}});
+        let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:10Z"));
+        assert!(!p.admitted && !p.decided && p.evidence.contains("cannot tell"), "{p:?}");
+        // A label is metadata: the generation does not see it.
+        let live = deployment(1, "2026-12-02T12:00:10Z");
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(true),
+            "/metadata/labels/a",
+            &by("Apply", "2026-12-02T12:00:10Z"),
+        );
+        assert!(!p.decided, "{p:?}");
+        // Helm 3 leaves a custom resource's unchanged values alone: a write before the apply
+        // began is anyone's.
+        let cr = json!({"metadata": {"generation": 3}});
+        let p =
+            judge(("example.com", "Widget"), &cr, &deployed(false), "/spec/a", &by("Update", "2026-11-01T00:00:00Z"));
+        assert!(!p.decided && p.evidence.contains("custom resource"), "{p:?}");
+        let p = judge(("example.com", "Widget"), &cr, &deployed(true), "/spec/a", &by("Apply", "2026-11-01T00:00:00Z"));
+        assert!(p.admitted, "a server-side apply sends every value: {p:?}");
+        // No time for the revision (an old record, a storage that keeps none), or the write.
+        let none = Deployed { recorded: None, ..deployed(false) };
+        assert!(!judge(("", "ConfigMap"), &cm, &none, "/data/a", &by("Update", "2026-12-02T12:00:01Z")).decided);
+        let untimed = Attribution { time: None, ..by("Update", "") };
+        assert!(!judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &untimed).decided);
+    }
+
+    #[test]
+    fn nothing_written_after_the_record_is_helms_apply_whatever_the_second() {
+        let cm = |rv: &str| json!({"metadata": {"resourceVersion": rv}});
+        let w = by("Update", "2026-12-02T12:00:10Z");
+        let p = judge(("", "ConfigMap"), &cm("99"), &deployed(false), "/data/a", &w);
+        assert!(p.admitted && p.evidence.contains("resourceVersion 99"), "{p:?}");
+        assert!(!judge(("", "ConfigMap"), &cm("101"), &deployed(false), "/data/a", &w).decided, "written since");
+        let unknown = Deployed { recorded_version: None, ..deployed(false) };
+        assert!(!judge(("", "ConfigMap"), &cm("99"), &unknown, "/data/a", &w).decided, "the record labelled since");
+        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(false), "/data/a", &w).decided);
+    }
+
+    #[test]
+    fn generation_is_trusted_only_for_kinds_the_server_keeps_it_for() {
+        assert!(tracks_generation("apps", "Deployment") && tracks_generation("example.com", "Widget"));
+        assert!(!tracks_generation("", "ConfigMap") && !tracks_generation("", "Service"));
+        assert!(!tracks_generation("rbac.authorization.k8s.io", "Role"));
+        assert!(!tracks_generation("autoscaling", "HorizontalPodAutoscaler"), "kept what the client sent on 1.36");
+    }
+}

@@ -142,7 +142,10 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
         match &f.provenance {
             Some(p) if !p.decided => out.push((
                 Some(Tone::Note),
-                format!("  ? not known to be Helm's apply, so counted as drift: {}", p.evidence),
+                format!(
+                    "  ? not known to be Helm's apply, so counted as drift: {} (the exact engine, or an expected rule naming the path, settles it)",
+                    p.evidence
+                ),
             )),
             Some(p) if style.verbose => {
                 let said = if p.admitted { "Helm's apply (--strict counts it)" } else { "not Helm's apply" };

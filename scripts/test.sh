@@ -24,6 +24,8 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
 fi
 command -v gpg >/dev/null 2>&1 || apt_install gnupg
 command -v git >/dev/null 2>&1 || apt_install git
+# jq for the README's helmfile pipeline, which the tests run as written.
+command -v jq >/dev/null 2>&1 || apt_install jq
 # Headless Chromium for the tests that read the HTML report in a real browser.
 command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 \
   || apt_install chromium-headless-shell

@@ -11,7 +11,8 @@
 # (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); for the install tests
 # an OCI registry (github.com/distribution/distribution/v3), oras (oras.land/oras) and the oldest
 # Helm 3 releases the plugin supports (helm3.12, helm3.18); Prometheus (github.com/prometheus/
-# prometheus, for the dashboard's tests); and actionlint
+# prometheus, for the dashboard's tests); helmfile (github.com/helmfile/helmfile, for a helmfile
+# user's pipeline with `plan`); and actionlint
 # (github.com/rhysd/actionlint) for the release workflows. The install-test tools are built each
 # into a directory named after its version and linked into the tools directory, so adding or
 # bumping one leaves the cluster tools' cache valid.
@@ -114,6 +115,30 @@ build_helm() {
   log "built $name"
 }
 
+# helmfile's go.mod has replace lines (`go install pkg@v` refuses it): a scratch module that
+# requires it with the same replace lines, built once into $cache_root/helmfile-VERSION, linked.
+build_helmfile() {
+  local home="$cache_root/helmfile-$HELMFILE_VERSION/bin"
+  if [ ! -x "$home/helmfile" ]; then
+    log "building helmfile from github.com/helmfile/helmfile@$HELMFILE_VERSION"
+    local w="$cache_root/helmfile-$HELMFILE_VERSION/work"
+    rm -rf "$w" && mkdir -p "$w" "$home" && cd "$w"
+    go mod init helm-drift.test/helmfile >/dev/null 2>&1
+    local gomod
+    gomod=$(go mod download -json "github.com/helmfile/helmfile@$HELMFILE_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+    [ -f "$gomod" ] || { log "could not download the go.mod of helmfile@$HELMFILE_VERSION"; exit 1; }
+    # Each `old => new version` line of its replace block.
+    sed -n '/^replace (/,/^)/s#^[[:space:]]*\([^[:space:]/][^[:space:]]*\) => \([^[:space:]]*\) \(v[^[:space:]]*\).*#\1=\2@\3#p' "$gomod" |
+      while read -r r; do go mod edit -replace "$r"; done
+    go get "github.com/helmfile/helmfile@$HELMFILE_VERSION" >&2
+    go build -trimpath -ldflags "-s -w -X go.szostok.io/version.version=$HELMFILE_VERSION" -o "$home/helmfile" \
+      github.com/helmfile/helmfile >&2
+    cd / && rm -rf "$w"
+    log "built helmfile"
+  fi
+  ln -sfn "$home/helmfile" "$bin/helmfile"
+}
+
 # go install NAME VERSION PACKAGE [LDFLAGS]: built once into $cache_root/NAME-VERSION, linked as
 # $bin/NAME.
 build_linked() {
@@ -139,6 +164,7 @@ build_kubernetes
 build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry
 build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
 build_linked prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
+build_helmfile
 for v in $HELM3_OLDER_VERSIONS; do
   short=${v#v}
   build_linked "helm${short%.*}" "$v" helm.sh/helm/v3/cmd/helm \

@@ -48,6 +48,7 @@ mod fleet_watch;
 mod gate;
 mod gitops;
 mod guard;
+mod helmfile;
 mod hooks;
 mod hostile;
 mod inventory;

@@ -45,7 +45,7 @@ fn variant(env: &Env, name: &str, edits: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-fn copy(from: &Path, to: &Path) {
+pub fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

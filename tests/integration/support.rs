@@ -90,6 +90,11 @@ impl Env {
         cmd
     }
 
+    /// The path of a tool of the tools directory (scripts/tools.sh builds them).
+    pub fn tool(&self, name: &str) -> PathBuf {
+        self.cp.tools().path(name)
+    }
+
     /// The path of the real helm binary (v3 or v4), for `HELM_BIN`.
     pub fn helm_bin(&self, helm: Helm) -> PathBuf {
         self.cp.tools().path(helm.binary())
@@ -202,7 +207,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn new(cmd: Command) -> Run {
+    pub fn new(cmd: Command) -> Run {
         Run { cmd }
     }
 

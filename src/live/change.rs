@@ -120,3 +120,20 @@ pub(crate) async fn upgrade_dry_run(
     let made = made.map_err(|e| ApiError::from_kube(&e, "patch", plural))?;
     serde_json::to_value(made).map_err(|e| ApiError::Other { message: e.to_string() })
 }
+
+/// The whole object written as `after` (an update, field manager `helm`, `dryRun=All`), as a
+/// client-side Helm upgrade leaves it: what the server refuses (an invalid or immutable field)
+/// is what that upgrade would meet.
+pub(crate) async fn update_dry_run(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    after: &Value,
+) -> Result<Value, ApiError> {
+    let invalid = |e: serde_json::Error| ApiError::Other { message: format!("cannot build the request: {e}") };
+    let obj: DynamicObject = serde_json::from_value(after.clone()).map_err(invalid)?;
+    let params = kube::api::PostParams { dry_run: true, field_manager: Some(FIELD_MANAGER.into()) };
+    let made = api(client, at).replace(name, &params, &obj).await;
+    let made = made.map_err(|e| ApiError::from_kube(&e, "update", &at.resource.plural))?;
+    serde_json::to_value(made).map_err(invalid)
+}

@@ -8,13 +8,13 @@
 //! kept, adopted or in conflict ([`fates`]).
 
 mod fates;
+mod merge;
 
-use crate::compare::merge_keys;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
 use crate::helm::HelmBinary;
 use crate::live::{self, LiveState, Location};
-use crate::model::{FieldDiff, FieldPath, ObjectId, PlanReport, PlannedChange, PlannedObject, Segment, Verdict};
+use crate::model::{FieldDiff, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
 use crate::release::{Selected, SourceError};
 use crate::settings::Settings;
 use anyhow::Result;
@@ -165,29 +165,51 @@ async fn planned(
             // Live → after: the chart's values where they differ, and what the new chart no
             // longer sets (the upgrade removes it).
             p.fields = o.fields.iter().filter(|f| f.recorded.is_some()).map(swapped).collect();
-            if let (Some(before), LiveState::Present(live)) =
-                (before, session.live.get(&session.cluster.client, at, &o.id.name, true).await)
-            {
-                for gone in no_longer_set(&before.object, &desired.object, &live) {
-                    if !p.fields.iter().any(|f| f.path.pointer() == gone.path.pointer()) {
-                        p.fields.push(gone);
-                    }
+            let live = match session.live.get(&session.cluster.client, at, &o.id.name, true).await {
+                LiveState::Present(live) => Some(live),
+                _ => None,
+            };
+            let gone = match (before, &live) {
+                (Some(before), Some(live)) => merge::no_longer_set(&before.object, &desired.object, live),
+                _ => Vec::new(),
+            };
+            for f in &gone {
+                if !p.fields.iter().any(|had| had.path.pointer() == f.path.pointer()) {
+                    p.fields.push(f.clone());
                 }
             }
             if !p.fields.is_empty() {
                 p.change = PlannedChange::Update;
             }
             if p.failure.is_none() && (p.change == PlannedChange::Update || ssa) {
-                let force = !ssa || request.force_conflicts;
-                if let Err(e) =
-                    live::upgrade_dry_run(&session.cluster.client, at, &o.id.name, &desired.object, force).await
-                {
-                    p.failure = Some(e.to_string());
-                }
+                p.failure = dry_run(session, request, at, desired, live.as_ref(), &gone, ssa).await.err();
             }
         }
     }
     p
+}
+
+/// The upgrade's write of one object, dry-run on the server: Helm 4's server-side apply (forced
+/// only with `--force-conflicts`), or the object Helm 3's three-way merge leaves, written whole.
+async fn dry_run(
+    session: &Session,
+    request: &PlanRequest,
+    at: &Location,
+    desired: &DesiredObject,
+    live: Option<&Value>,
+    gone: &[FieldDiff],
+    ssa: bool,
+) -> Result<(), String> {
+    let client = &session.cluster.client;
+    let done = match (ssa, live) {
+        (false, Some(live)) => {
+            let strategic = crate::compare::defaults::is_built_in(desired.group());
+            let after = merge::client_side(live, gone, &desired.object, strategic);
+            live::update_dry_run(client, at, &desired.name, &after).await
+        }
+        _ => live::upgrade_dry_run(client, at, &desired.name, &desired.object, request.force_conflicts || !ssa).await,
+    };
+    done.map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// A field as the plan says it: the live value, then the value after the upgrade.
@@ -219,48 +241,6 @@ async fn foreign(
     Some(format!(
         "it exists and belongs to {owner}: the upgrade refuses it (--take-ownership adopts it, Helm 3.17+ and 4)"
     ))
-}
-
-/// The fields the recorded object sets, the new one does not, and the live one holds: the
-/// upgrade removes them (maps key by key, keyed lists item by item: Helm 3's three-way merge
-/// deletes them, Helm 4's apply lets go of them; a list without keys is the chart's whole).
-fn no_longer_set(before: &Value, after: &Value, live: &Value) -> Vec<FieldDiff> {
-    let mut out = Vec::new();
-    walk(before, after, live, &FieldPath::root(), &mut out);
-    out
-}
-
-fn walk(before: &Value, after: &Value, live: &Value, at: &FieldPath, out: &mut Vec<FieldDiff>) {
-    match (before, after, live) {
-        (Value::Object(b), _, Value::Object(l)) => {
-            for (k, v) in b {
-                let Some(now) = l.get(k) else { continue };
-                let here = at.field(k);
-                match after.get(k) {
-                    None if !(at.is_root() && k == "status") => out.push(FieldDiff::new(here, Some(now), None)),
-                    Some(next) => walk(v, next, now, &here, out),
-                    None => {}
-                }
-            }
-        }
-        (Value::Array(b), Value::Array(a), Value::Array(l)) => {
-            let field = match at.0.last() {
-                Some(Segment::Field(f)) => f.as_str(),
-                _ => return,
-            };
-            let keys = |list: &[Value]| merge_keys::keys(field, list);
-            let (Some(kb), Some(ka), Some(kl)) = (keys(b), keys(a), keys(l)) else { return };
-            for (i, key) in kb.iter().enumerate() {
-                let Some(j) = kl.iter().position(|k| k == key) else { continue };
-                let here = at.item(Some(i), Some(j), Some(key.clone()));
-                match ka.iter().position(|k| k == key) {
-                    None => out.push(FieldDiff::new(here, Some(&l[j]), None)),
-                    Some(n) => walk(&b[i], &a[n], &l[j], &here, out),
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The objects of today's manifest that the new one drops: deleted by the upgrade, unless

@@ -7,16 +7,30 @@ use crate::support::{Env, Helm, chart_path};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// `kind/name` → resourceVersion of the objects of the kinds the test charts hold.
+/// `kind/name` → the content of the objects of the kinds the test charts hold: everything but
+/// what the server and the controllers keep (`resourceVersion`, `generation`, `managedFields`,
+/// `status`), so a write that only shares a field's ownership (Helm 4 applying the value a hand
+/// edit already set) is no change, and a re-created object is one (its `uid`).
 fn versions(env: &Env) -> BTreeMap<String, String> {
-    let list = "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}";
-    let out =
-        env.kubectl(&["get", "deployments,services,configmaps,serviceaccounts,secrets", "-o", list]).success().stdout();
-    out.lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_lowercase(), v.to_string()))
-        .filter(|(k, _)| !k.ends_with("kube-root-ca.crt") && !k.starts_with("secret/sh.helm.release."))
-        .collect()
+    let kinds = "deployments,services,configmaps,serviceaccounts,secrets";
+    let out = env.kubectl(&["get", kinds, "-o", "json"]).success().stdout();
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut found = BTreeMap::new();
+    for item in list["items"].as_array().unwrap() {
+        let key = format!("{}/{}", item["kind"].as_str().unwrap(), item["metadata"]["name"].as_str().unwrap());
+        let key = key.to_lowercase();
+        if key.ends_with("kube-root-ca.crt") || key.starts_with("secret/sh.helm.release.") {
+            continue;
+        }
+        let mut content = item.clone();
+        content.as_object_mut().unwrap().remove("status");
+        let meta = content["metadata"].as_object_mut().unwrap();
+        for server in ["resourceVersion", "generation", "managedFields"] {
+            meta.remove(server);
+        }
+        found.insert(key, content.to_string());
+    }
+    found
 }
 
 /// The objects `plan -o json` says the upgrade changes (`kind/name`, lower case).
@@ -124,6 +138,43 @@ helm_matrix! {
             junit.stdout_has("failures=\"1\"").stdout_has("type=\"would-fail\"");
             env.drift(&["repair", "web"]).code(0);
             plan_then_upgrade(&env, helm, &basic, &["--reuse-values"], 0);
+        }
+    }
+}
+
+helm_matrix! {
+    /// The flags that decide the render reach helm as given (`-f`, `--set-string`, `--set-json`,
+    /// `--set-file`; Helm 3's `--post-renderer`, a program), and a hand edit the new values
+    /// write as it is is **adopted**.
+    fn plan_takes_the_flags_that_decide_the_render(helm: Helm) {
+        let env = Env::new(&format!("plan-flags-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let basic = chart_path("basic");
+        let home = env.home();
+        let values = home.join("values.yaml");
+        std::fs::write(&values, "replicas: 4\n").unwrap();
+        let greeting = home.join("greeting.txt");
+        std::fs::write(&greeting, "from a file").unwrap();
+        let set_file = format!("greeting={}", greeting.display());
+        let flags = ["-f", values.to_str().unwrap(), "--set-file", &set_file, "--set-string", "servicePort=8080"];
+        let doc = plan_then_upgrade(&env, helm, &basic, &flags, 2);
+        assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web", "service/web-web"], "{doc:#}");
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "from a file");
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values", "--set-json", "replicas=2"], 2);
+        assert_eq!(planned(&doc), ["deployment/web-web"], "{doc:#}");
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"by hand"}}"#);
+        let doc = plan_then_upgrade(&env, helm, &basic, &["--reuse-values", "--set", "greeting=by hand"], 2);
+        assert_eq!(fate(&doc, "data.greeting"), "adopted", "{doc:#}");
+        assert_eq!(planned(&doc), ["deployment/web-web"], "the ConfigMap already holds it: {doc:#}");
+        if helm == Helm::V3 {
+            let renderer = home.join("post-render.sh");
+            std::fs::write(&renderer, "#!/bin/sh\nsed 's/greeting: .*/greeting: post-rendered/'\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&renderer, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let flags = ["--reuse-values", "--post-renderer", renderer.to_str().unwrap()];
+            let doc = plan_then_upgrade(&env, helm, &basic, &flags, 2);
+            assert_eq!(planned(&doc), ["configmap/web-config"], "{doc:#}");
+            assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "post-rendered");
         }
     }
 }

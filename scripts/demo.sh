@@ -170,7 +170,7 @@ summary="${GITHUB_STEP_SUMMARY:-$state/step-summary.md}"
 "$helm" drift plan planned "$root/tests/charts/basic" -n demo --reuse-values --summary-file "$summary" || code=$?
 echo "exit code: $code (0 changes nothing, 2 changes something, 3 the upgrade would fail)"
 echo "--- the plan as Markdown, appended to the step summary ($summary):"
-grep -m 3 -v '^$' "$summary"
+grep -m 4 -v '^$' "$summary"
 if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
   [ "$code" = 3 ]
   echo "$ helm upgrade planned CHART -n demo --reuse-values   (Helm 4 applies server-side: it fails as planned)"

@@ -27,6 +27,8 @@
 //!    one home, its `XxxSettings::resolve` (every rule about its flags) and its run over the
 //!    engine; `commands::main` parses, dispatches and sets the exit code.
 
+#![warn(clippy::too_many_lines)]
+
 pub(crate) mod api;
 pub(crate) mod baseline;
 pub(crate) mod cli;

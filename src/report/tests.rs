@@ -50,8 +50,9 @@ fn restarted() -> ObjectDrift {
     d
 }
 
-/// A run with a drifted release, a clean one and one that could not be read.
-fn fixture() -> RunReport {
+/// The drifted Deployment of the fixture: a scaled replica count, a port removed, a variable
+/// added, a label ignored.
+fn drifted_web() -> ObjectDrift {
     let p = FieldPath::from_pointer;
     let container = p("/spec/template/spec/containers").item(
         Some(0),
@@ -87,6 +88,13 @@ fn fixture() -> RunReport {
         "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "web:1", "ports": [],
             "env": [{"name": "A", "value": "a"}, {"name": "EXTRA", "value": "1"}]}]}}}
     }));
+    web
+}
+
+/// A run with a drifted release, a clean one and one that could not be read.
+fn fixture() -> RunReport {
+    let p = FieldPath::from_pointer;
+    let web = drifted_web();
     let mut secret = obj("Secret", "creds", Verdict::Modified);
     secret.fields.push(FieldDiff::new(p("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3"))));
     secret.live = Some(

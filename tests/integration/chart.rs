@@ -3,7 +3,7 @@
 //! test cluster, and `helm-drift watch` run as its ServiceAccount (a TokenRequest token): the
 //! RBAC is enough to watch, and repair is refused while the chart leaves it off.
 
-use crate::support::{Env, Helm, eventually, repo_root};
+use crate::support::{Env, Helm, eventually, eventually_or, repo_root};
 use crate::watching::{Watching, events};
 use serde_yaml::Value;
 use std::time::Duration;
@@ -258,16 +258,9 @@ fn installed_chart_rbac_is_enough_to_watch(helm: Helm) {
         let detected = events(&env, "DriftDetected");
         detected.len() == 1 && detected[0]["count"] == 2
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !counted() {
-        let seen = events(&env, "DriftDetected");
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the recurring drift counted on its Event\n{seen:?}\n{}",
-            w.logs_text()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    eventually_or("the recurring drift counted on its Event", Duration::from_secs(30), counted, || {
+        format!("{:?}\n{}", events(&env, "DriftDetected"), w.logs_text())
+    });
     eventually("repaired again", Duration::from_secs(30), || greeting() == "hello");
     assert!(!w.logs_text().contains("cannot record the Event"), "{}", w.logs_text());
     w.stop();

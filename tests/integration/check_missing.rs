@@ -16,14 +16,10 @@ fn clean_then_deleted(helm: Helm) {
     assert!(!out.stdout().contains("ConfigMap"), "only the deleted object is listed\n{}", out.dump());
 }
 
-#[test]
-fn helm3_release_clean_then_deleted_deployment() {
-    clean_then_deleted(Helm::V3);
-}
-
-#[test]
-fn helm4_release_clean_then_deleted_deployment() {
-    clean_then_deleted(Helm::V4);
+helm_matrix! {
+    fn release_clean_then_deleted_deployment(helm: Helm) {
+        clean_then_deleted(helm);
+    }
 }
 
 #[test]

@@ -63,14 +63,10 @@ fn clean_after_install_and_after_controllers(helm: Helm) {
     assert!(out.contains("in sync      Secret"), "verbose lists in-sync objects\n{out}");
 }
 
-#[test]
-fn helm3_clean_release_is_quiet() {
-    clean_after_install_and_after_controllers(Helm::V3);
-}
-
-#[test]
-fn helm4_clean_release_is_quiet() {
-    clean_after_install_and_after_controllers(Helm::V4);
+helm_matrix! {
+    fn clean_release_is_quiet(helm: Helm) {
+        clean_after_install_and_after_controllers(helm);
+    }
 }
 
 fn edits_are_found(helm: Helm) {
@@ -148,14 +144,10 @@ fn edits_are_found(helm: Helm) {
     assert_eq!(cm["differences"][0]["changedBy"]["manager"], "kubectl-patch", "{cm}");
 }
 
-#[test]
-fn helm3_edits_are_found() {
-    edits_are_found(Helm::V3);
-}
-
-#[test]
-fn helm4_edits_are_found() {
-    edits_are_found(Helm::V4);
+helm_matrix! {
+    fn edits_are_found(helm: Helm) {
+        edits_are_found(helm);
+    }
 }
 
 fn scaled_replicas(helm: Helm) {
@@ -177,14 +169,10 @@ fn scaled_replicas(helm: Helm) {
     check_both(&env, &["--check-hpa-replicas"], 2);
 }
 
-#[test]
-fn helm3_scaled_replicas_and_ignore_rules() {
-    scaled_replicas(Helm::V3);
-}
-
-#[test]
-fn helm4_scaled_replicas_and_ignore_rules() {
-    scaled_replicas(Helm::V4);
+helm_matrix! {
+    fn scaled_replicas_and_ignore_rules(helm: Helm) {
+        scaled_replicas(helm);
+    }
 }
 
 fn opt_out_annotations(helm: Helm) {
@@ -209,14 +197,10 @@ fn opt_out_annotations(helm: Helm) {
     assert!(out.contains("excluded     ConfigMap"), "{out}");
 }
 
-#[test]
-fn helm3_opt_out_annotations() {
-    opt_out_annotations(Helm::V3);
-}
-
-#[test]
-fn helm4_opt_out_annotations() {
-    opt_out_annotations(Helm::V4);
+helm_matrix! {
+    fn opt_out_annotations(helm: Helm) {
+        opt_out_annotations(helm);
+    }
 }
 
 /// The gadget chart's CRD is cluster-scoped and its test deletes it.

@@ -103,14 +103,10 @@ fn shaped(helm: Helm) {
     assert!(image["reason"].as_str().is_some_and(|r| r.contains("shape")), "{json}");
 }
 
-#[test]
-fn helm3_explain_traces_values_in_a_chart_shaped_like_podinfo() {
-    shaped(Helm::V3);
-}
-
-#[test]
-fn helm4_explain_traces_values_in_a_chart_shaped_like_podinfo() {
-    shaped(Helm::V4);
+helm_matrix! {
+    fn explain_traces_values_in_a_chart_shaped_like_podinfo(helm: Helm) {
+        shaped(helm);
+    }
 }
 
 fn explained(helm: Helm) {
@@ -139,14 +135,10 @@ fn explained(helm: Helm) {
     assert_eq!(doc["releases"][0]["explanations"][0]["template"], "repairable/templates/workload.yaml", "{json}");
 }
 
-#[test]
-fn helm3_explained_drift_and_the_upgrade_that_makes_it_desired() {
-    explained(Helm::V3);
-}
-
-#[test]
-fn helm4_explained_drift_and_the_upgrade_that_makes_it_desired() {
-    explained(Helm::V4);
+helm_matrix! {
+    fn explained_drift_and_the_upgrade_that_makes_it_desired(helm: Helm) {
+        explained(helm);
+    }
 }
 
 helm_matrix! {

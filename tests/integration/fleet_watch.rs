@@ -7,7 +7,7 @@
 
 use crate::dashboard::{FLEET_PANELS, Prometheus, as_grafana_sends, dashboard, queries};
 use crate::inventory::{cluster, serve_cluster_crd};
-use crate::support::{Env, Helm, eventually};
+use crate::support::{Env, Helm, eventually, eventually_or};
 use crate::watching::{Watching, events};
 use std::time::Duration;
 
@@ -266,4 +266,57 @@ fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
         .success()
         .stdout();
     assert_eq!(held.trim(), "", "Leases still held after a clean stop: {held}");
+}
+
+/// A replica whose identity may not read the fleet's Leases (issue 48): a failed list is never
+/// "no other replica". It says so, counts it, and watches no cluster rather than all of them.
+#[test]
+fn a_replica_that_cannot_read_the_leases_claims_no_cluster() {
+    let mgmt = Env::new("shard-blind");
+    serve_cluster_crd(&mgmt);
+    let workload = Env::new("shard-blind-w");
+    workload.install(Helm::V4, "web", "basic", &[]);
+    for name in ["b1", "b2"] {
+        cluster(&mgmt, name, "fleet: runtime", true, Some(&kubeconfig_of(&workload)));
+    }
+    // Everything the fleet watcher reads and writes in its namespace, except Leases.
+    let user = "lease-blind";
+    let role = format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: {user}}}\nrules:\n  - apiGroups: [\"\"]\n    resources: [secrets, configmaps, events]\n    verbs: [\"*\"]\n  - apiGroups: [events.k8s.io]\n    resources: [events]\n    verbs: [\"*\"]\n  - apiGroups: [cluster.x-k8s.io]\n    resources: [clusters]\n    verbs: [get, list, watch]\n  - apiGroups: [addons.cluster.x-k8s.io]\n    resources: [helmchartproxies, helmreleaseproxies]\n    verbs: [get, list, watch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: {user}}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {user}}}\nsubjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {user}}}]\n"
+    );
+    mgmt.apply_yaml("lease-blind", &role);
+    let args = [
+        "web",
+        "-n",
+        "shard-blind-w",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        "shard-blind",
+        "--clusters-interval",
+        "1s",
+        "--leader-elect",
+        "--lease-name",
+        "blind",
+        "--lease-namespace",
+        "shard-blind",
+    ];
+    let w = Watching::start_with(&mgmt, &args, &[("HELM_KUBEASUSER", user)]);
+    let refused = |w: &Watching| {
+        w.log_lines().iter().filter(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken").count()
+    };
+    let said = || refused(&w) >= 2;
+    eventually_or("two inventory reads that could not read the Leases", Duration::from_secs(30), said, || {
+        w.logs_text()
+    });
+    let lines = w.log_lines();
+    let said = lines.iter().find(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken").unwrap();
+    assert!(said["error"].as_str().unwrap_or("").contains("cannot list the fleet's replica Leases"), "{said}");
+    let text = w.metrics();
+    assert!(!text.contains("helm_drift_release_drifted{cluster="), "a cluster is watched:\n{text}");
+    assert!(text.contains("helm_drift_errors_total{reason=\"leases\"}"), "{text}");
+    assert!(!lines.iter().any(|l| l["msg"] == "cluster joined the fleet"), "{}", w.logs_text());
+    let leases = mgmt.kubectl(&["get", "leases", "-o", "name"]).success().stdout();
+    assert_eq!(leases.trim(), "", "no Lease written: {leases}");
+    w.stop();
 }

@@ -3,7 +3,7 @@
 //! flight, opt-out annotations added live, secrets in `render` and `repair --upgrade --dry-run`.
 //! Each attack is refused or harmless, and the watcher stays ready.
 
-use crate::support::{Env, Helm, eventually};
+use crate::support::{Env, Helm, eventually, eventually_or};
 use crate::watching::{Receiver, Watching, events};
 use std::time::Duration;
 
@@ -58,11 +58,12 @@ fn forged_records_cannot_escalate(helm: Helm) {
                 && e["message"].as_str().unwrap_or_default().contains("is not trusted")
         })
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !(refused("web") && refused("thief")) {
-        assert!(std::time::Instant::now() < deadline, "the repairs refused\n{}", w.logs_text());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    eventually_or(
+        "the repairs refused",
+        Duration::from_secs(30),
+        || refused("web") && refused("thief"),
+        || w.logs_text(),
+    );
     assert!(w.sample("helm_drift_repairs_total{result=\"refused\"}").is_some_and(|n| n >= 2.0));
     eventually("the refusals notified with their rule", Duration::from_secs(20), || {
         let notes = hook.received();
@@ -95,11 +96,7 @@ fn forged_records_cannot_escalate(helm: Helm) {
                 && l["reason"].as_str().is_some_and(|r| r.contains("not owned by release"))
         })
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !by_ownership() {
-        assert!(std::time::Instant::now() < deadline, "the thief refused by ownership\n{}", w.logs_text());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    eventually_or("the thief refused by ownership", Duration::from_secs(30), by_ownership, || w.logs_text());
     checks_later(&w, 6.0);
     untouched(&w);
 }

@@ -3,7 +3,6 @@
 //! project's test charts. Tests that restart or freeze the API server get a second control plane
 //! of their own ([`support::Env::disturbable`]). The tools come from `scripts/tools.sh`
 //! (`scripts/test.sh` builds them).
-#![allow(dead_code)]
 
 /// One test per Helm flavour, each failing on its own: `helm_matrix! { fn name(helm: Helm) {...} }`
 /// gives `name::helm3` and `name::helm4` (a loop over both would stop at the first failure and

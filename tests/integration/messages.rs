@@ -76,14 +76,10 @@ fn refused_dry_run(helm: Helm) {
     }
 }
 
-#[test]
-fn helm3_refused_dry_run_says_what_the_server_said() {
-    refused_dry_run(Helm::V3);
-}
-
-#[test]
-fn helm4_refused_dry_run_says_what_the_server_said() {
-    refused_dry_run(Helm::V4);
+helm_matrix! {
+    fn refused_dry_run_says_what_the_server_said(helm: Helm) {
+        refused_dry_run(helm);
+    }
 }
 
 /// Arguments, environment, exit code, and a text the output must hold.

@@ -85,14 +85,10 @@ fn repair_everything(helm: Helm) {
     env.drift(&["check", "app"]).success().stdout_has("revision 2 deployed");
 }
 
-#[test]
-fn helm3_repair_everything() {
-    repair_everything(Helm::V3);
-}
-
-#[test]
-fn helm4_repair_everything() {
-    repair_everything(Helm::V4);
+helm_matrix! {
+    fn repair_everything(helm: Helm) {
+        repair_everything(helm);
+    }
 }
 
 fn ignored_and_only(helm: Helm) {
@@ -116,14 +112,10 @@ fn ignored_and_only(helm: Helm) {
         .stderr_has("ConfigMap/app-config");
 }
 
-#[test]
-fn helm3_repair_only_and_ignored() {
-    ignored_and_only(Helm::V3);
-}
-
-#[test]
-fn helm4_repair_only_and_ignored() {
-    ignored_and_only(Helm::V4);
+helm_matrix! {
+    fn repair_only_and_ignored(helm: Helm) {
+        ignored_and_only(helm);
+    }
 }
 
 fn refused_changes_nothing(helm: Helm) {
@@ -152,14 +144,10 @@ fn refused_changes_nothing(helm: Helm) {
     assert!(events.trim().is_empty(), "{events}");
 }
 
-#[test]
-fn helm3_repair_refused_changes_nothing() {
-    refused_changes_nothing(Helm::V3);
-}
-
-#[test]
-fn helm4_repair_refused_changes_nothing() {
-    refused_changes_nothing(Helm::V4);
+helm_matrix! {
+    fn repair_refused_changes_nothing(helm: Helm) {
+        refused_changes_nothing(helm);
+    }
 }
 
 helm_matrix! {

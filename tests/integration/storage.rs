@@ -133,14 +133,10 @@ fn revisions(helm: Helm) {
         .stderr_has("has no deployed revision (newest is revision 3, status uninstalled)");
 }
 
-#[test]
-fn helm3_revisions_upgrades_and_failures() {
-    revisions(Helm::V3);
-}
-
-#[test]
-fn helm4_revisions_upgrades_and_failures() {
-    revisions(Helm::V4);
+helm_matrix! {
+    fn revisions_upgrades_and_failures(helm: Helm) {
+        revisions(helm);
+    }
 }
 
 helm_matrix! {

@@ -14,8 +14,6 @@ pub enum Helm {
 }
 
 impl Helm {
-    pub const ALL: [Helm; 2] = [Helm::V3, Helm::V4];
-
     fn binary(self) -> &'static str {
         match self {
             Helm::V3 => "helm3",
@@ -182,7 +180,12 @@ pub fn without_ages(text: &str) -> String {
 }
 
 /// Polls `f` until it returns true, failing after `limit`.
-pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+pub fn eventually(what: &str, limit: Duration, f: impl FnMut() -> bool) {
+    eventually_or(what, limit, f, String::new);
+}
+
+/// [`eventually`], printing what `context` says when it fails (a watcher's log).
+pub fn eventually_or(what: &str, limit: Duration, mut f: impl FnMut() -> bool, context: impl FnOnce() -> String) {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if f() {
@@ -190,7 +193,7 @@ pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("timed out after {limit:?} waiting for {what}");
+    panic!("timed out after {limit:?} waiting for {what}\n{}", context());
 }
 
 pub fn repo_root() -> PathBuf {

@@ -100,7 +100,9 @@ fn proxy(
     // The proxy's own annotation, else its chart proxy's: one cluster can be set apart.
     let said = |key: &str| own.get(key).or_else(|| chart.get(key)).map(|v| v.trim().to_string());
     let repair = said(REPAIR).is_some_and(|v| v == "true");
-    let interval = said(REPAIR_INTERVAL).and_then(|v| crate::model::parse_duration(&v).ok());
+    let written = said(REPAIR_INTERVAL);
+    let interval = written.as_deref().and_then(|v| crate::model::parse_duration(v).ok());
+    let interval_unread = written.filter(|_| interval.is_none());
     let proxy = Proxy {
         namespace,
         name,
@@ -111,6 +113,7 @@ fn proxy(
         revision,
         repair,
         interval,
+        interval_unread,
     };
     Some((format!("{cluster_namespace}/{cluster_name}"), proxy))
 }
@@ -150,6 +153,7 @@ mod tests {
             Some(BTreeMap::from([(REPAIR.to_string(), "false".into()), (REPAIR_INTERVAL.to_string(), "soon".into())]));
         let (_, p) = proxy(&own, &charts).unwrap();
         assert!(!p.repair && p.interval.is_none());
+        assert_eq!(p.interval_unread.as_deref(), Some("soon"), "said, not swallowed");
         // Without a chart proxy saying anything: not opted in.
         let (_, p) = proxy(&hrp, &BTreeMap::new()).unwrap();
         assert!(!p.repair);

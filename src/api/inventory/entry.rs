@@ -63,6 +63,9 @@ pub(crate) struct Proxy {
     pub(crate) repair: bool,
     /// `helm-drift.io/repair-interval`: at least this long between two repairs.
     pub(crate) interval: Option<std::time::Duration>,
+    /// That annotation when it cannot be read (the default interval applies, and the watcher
+    /// says so).
+    pub(crate) interval_unread: Option<String>,
 }
 
 /// The clusters to look at, and those left out with the reason (a control plane not ready).

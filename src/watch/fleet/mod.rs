@@ -49,8 +49,14 @@ impl Running {
 fn spawn(member: member::Member, stop: watch::Receiver<bool>) -> oneshot::Receiver<()> {
     let (done, finished) = oneshot::channel();
     let name = format!("cluster {}", member.name);
+    let (log, metrics) = (member.options.log.clone(), member.metrics.clone());
+    let (thread_log, thread_metrics) = (log.clone(), metrics.clone());
     let spawned = std::thread::Builder::new().name(name).spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        if let Err(e) = &runtime {
+            thread_metrics.error("runtime");
+            thread_log.error("cannot start a runtime for the cluster's watcher: not watched", &[("error", e)]);
+        }
         if let Ok(runtime) = runtime {
             let mut told = stop.clone();
             runtime.block_on(async move {
@@ -62,7 +68,9 @@ fn spawn(member: member::Member, stop: watch::Receiver<bool>) -> oneshot::Receiv
         }
         let _ = done.send(());
     });
-    if spawned.is_err() {
+    if let Err(e) = spawned {
+        metrics.error("runtime");
+        log.error("cannot start a thread for the cluster's watcher: not watched", &[("error", &e)]);
         return already_done();
     }
     finished
@@ -276,6 +284,16 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
             None => false,
         };
         let said = if changed { "cluster's kubeconfig changed: watching it again" } else { "cluster joined the fleet" };
+        for p in m.proxies.iter().filter(|p| p.interval_unread.is_some()) {
+            start.metrics.rejected("inventory", 1);
+            log.warn(
+                "a HelmReleaseProxy's repair interval cannot be read: the default applies",
+                &[
+                    ("proxy", &format!("{}/{}", p.namespace, p.name)),
+                    ("value", &p.interval_unread.as_deref().unwrap_or("")),
+                ],
+            );
+        }
         let name = m.name.clone();
         members.insert(name, started(m, fingerprint, said, start));
     }

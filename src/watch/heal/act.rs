@@ -13,7 +13,7 @@ use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
 use crate::watch::store::tracker::Tracker;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// What healing acts with: the watcher's session (its writes), settings, outputs and tracker.
 pub(crate) struct Hands<'a> {
@@ -23,7 +23,9 @@ pub(crate) struct Hands<'a> {
     pub(crate) tracker: &'a mut Tracker,
 }
 
-/// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock.
+/// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock: the
+/// one place a wall-clock time (a window's opening in its zone, a pause's end) becomes the
+/// runtime's, which every other decision of healing and scheduling runs on.
 pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
     let left = at.duration_since(jiff::Timestamp::now()).unsigned_abs();
     tokio::time::Instant::now() + left + std::time::Duration::from_millis(10)
@@ -89,7 +91,7 @@ impl Healing {
             Plan::Later(at) => {
                 hands.outputs.metrics.repair("rate-limited");
                 hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
-                Some(at.into())
+                Some(at)
             }
             Plan::Refuse(why, objects) => {
                 self.healer.repaired(report, &[], Instant::now());

@@ -6,7 +6,10 @@ use crate::model::{DriftReport, ObjectDrift, ObjectId};
 use crate::release::ReleaseIndex;
 use crate::watch::keys::ReleaseKey;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// The runtime's clock, the scheduler's: a cooldown hands its moment over as is (and tests
+// pause it).
+use tokio::time::Instant;
 
 /// How self-healing behaves.
 #[derive(Clone, Debug)]
@@ -194,6 +197,28 @@ mod tests {
         h.observe(&report(false));
         assert!(!h.is_abandoned(&id));
         assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ConfigMap/c"]);
+    }
+
+    /// The path from a cooldown to the scheduler on paused time: the moment the rate limit
+    /// gives is the one the scheduler wakes at, not a second earlier.
+    #[tokio::test(start_paused = true)]
+    async fn a_cooldown_hands_the_repair_to_the_scheduler() {
+        let policy = HealPolicy { cooldown: Duration::from_secs(600), fight_limit: 3, window: Duration::from_secs(60) };
+        let mut h = Healer::new(policy);
+        let r = report(true);
+        let id = r.objects[0].id.clone();
+        h.repaired(&r, std::slice::from_ref(&id), Instant::now());
+        tokio::time::advance(Duration::from_secs(60)).await;
+        let d = h.decide(&r, Instant::now());
+        let at = d.later.expect("rate limited");
+        let mut scheduler = crate::watch::scheduler::Scheduler::new(Duration::from_secs(1), Duration::from_secs(3600));
+        scheduler.later(ReleaseKey::of(&r), at);
+        let started = Instant::now();
+        let due = scheduler.next().await;
+        assert_eq!(due, crate::watch::scheduler::Due::Batch);
+        assert_eq!(started.elapsed(), Duration::from_secs(540), "woken when the cooldown ends");
+        assert!(scheduler.take().contains(&ReleaseKey::of(&r)));
+        assert_eq!(h.decide(&r, Instant::now()).repair, ["ConfigMap/c"], "repaired then");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
 use crate::watch::store::signature::Signer;
 use jiff::Timestamp;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// The pauses last read from the watcher's namespace.
 #[derive(Default)]

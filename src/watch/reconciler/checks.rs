@@ -106,8 +106,15 @@ impl Watcher<'_> {
             // And whether each window with a selector applies to it now.
             for (window, selector) in healing.window_selectors() {
                 let selector = format!("name={},{selector}", index.name);
-                if let Ok(found) = self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
-                    healing.in_window(window, key.clone(), !found.is_empty());
+                match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+                    Ok(found) => healing.in_window(window, key.clone(), !found.is_empty()),
+                    Err(e) => {
+                        self.outputs.metrics.error("storage");
+                        self.outputs.log.error(
+                            "cannot read whether a repair window applies to the release",
+                            &[("release", &key), ("selector", &selector), ("error", &e)],
+                        );
+                    }
                 }
             }
         }
@@ -335,8 +342,12 @@ impl From<Evaluated> for Verdicts {
     fn from(e: Evaluated) -> Verdicts {
         let placed = e.objects.iter().zip(&e.locations).map(|(o, at)| (o.name.clone(), at.clone())).collect();
         let Evaluated { report, release, objects, .. } = e;
-        // Freeing a release's objects takes a while: not on the way to the next decision.
-        tokio::task::spawn_blocking(move || drop((release, objects)));
+        // Freeing a release's objects takes a while: not on the way to the next decision (off
+        // the runtime when there is one; here, when there is none).
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => _ = runtime.spawn_blocking(move || drop((release, objects))),
+            Err(_) => drop((release, objects)),
+        }
         Verdicts { report, placed }
     }
 }

@@ -3,7 +3,8 @@
 use crate::api::Connection;
 use crate::release::Driver;
 
-/// Everything a `check` needs, resolved.
+/// What every command needs to reach the cluster and Helm's storage and to compare, resolved
+/// once (each command's own flags live in its `XxxSettings`).
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) connection: Connection,

@@ -212,10 +212,9 @@ async fn run(
 const FLEET_AT_ONCE: usize = 4;
 
 /// Checks `selection` in each cluster (`(name, settings)`, in that order), a few at once. A
-/// cluster that cannot be checked (unreachable, forbidden, its storage unreadable) is an error
-/// for that cluster only.
-/// Checks each cluster; one that cannot be reached is an error of its own, reported in
-/// `namespace` (the one asked for) when its settings could not be made.
+/// cluster that cannot be checked (unreachable, forbidden, its storage unreadable, its
+/// settings not made) is an error for that cluster only, reported in `namespace` (the one
+/// asked for) when its settings could not be made.
 pub(crate) async fn fleet(
     clusters: &[(String, Result<Settings, String>)],
     selection: &Selection,

@@ -25,7 +25,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// What a member's task is given: its cluster's settings, the run's options under its name, the
 /// fleet's metrics under its label, and the fleet's signature key.
-pub(super) struct Member {
+pub(super) struct Task {
     pub(super) name: String,
     pub(super) settings: Settings,
     pub(super) options: WatchOptions,
@@ -44,7 +44,7 @@ pub(super) struct Member {
 pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
 
 /// Watches the member until `stop` turns true.
-pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
+pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
     let (log, metrics) = (member.options.log.clone(), member.metrics.clone());
     let mut backoff = Duration::from_secs(1);
     let mut said_down = false;
@@ -112,7 +112,7 @@ pub(super) async fn run(member: Member, mut stop: watch::Receiver<bool>) {
     }
 }
 
-impl Member {
+impl Task {
     /// Whether the watcher needs the management cluster: for the proxies' Events, this
     /// cluster's Lease and pauses.
     fn needs_home(&self) -> bool {

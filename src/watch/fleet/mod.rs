@@ -46,7 +46,7 @@ impl Running {
 
 /// Runs a member on a thread of its own (with its own runtime: a watcher's future is not
 /// `Send`), until `stop` turns true and its watcher has stopped or [`STOP_GRACE`] has passed.
-fn spawn(member: member::Member, stop: watch::Receiver<bool>) -> oneshot::Receiver<()> {
+fn spawn(member: member::Task, stop: watch::Receiver<bool>) -> oneshot::Receiver<()> {
     let (done, finished) = oneshot::channel();
     let name = format!("cluster {}", member.name);
     let (log, metrics) = (member.options.log.clone(), member.metrics.clone());
@@ -314,7 +314,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
     let done = match m.kubeconfig {
         Ok(kubeconfig) => {
             log.info(said, &[("cluster", &m.name)]);
-            let member = member::Member {
+            let member = member::Task {
                 name: m.name.clone(),
                 settings: Settings {
                     connection: start.settings.connection.for_member(kubeconfig),

@@ -1,4 +1,4 @@
-//! The act of healing: a drifted release of an opted-in release repaired within its authority
+//! The act of healing: the drift of a release that opted in, repaired within its authority
 //! (only while leading, only at the revision judged), each step logged, refusals and abandoned
 //! objects announced, and the verdicts after the repair taken in.
 
@@ -33,7 +33,7 @@ pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
 
 /// What one decision comes to, before anything is written.
 #[derive(Debug, PartialEq)]
-enum Plan {
+enum Course {
     /// Nothing to repair now.
     Nothing,
     /// The rate limit holds: look again then.
@@ -44,17 +44,17 @@ enum Plan {
     Repair(Vec<String>),
 }
 
-/// The plan for a decision, given whether the release's authority refuses every write.
-fn plan(decision: &Decision, refusal: Option<String>) -> Plan {
+/// The course a decision comes to, given whether the release's authority refuses every write.
+fn course(decision: &Decision, refusal: Option<String>) -> Course {
     if let Some(at) = decision.later {
-        return Plan::Later(at);
+        return Course::Later(at);
     }
     if decision.repair.is_empty() {
-        return Plan::Nothing;
+        return Course::Nothing;
     }
     match refusal {
-        Some(why) => Plan::Refuse(why, decision.repair.clone()),
-        None => Plan::Repair(decision.repair.clone()),
+        Some(why) => Course::Refuse(why, decision.repair.clone()),
+        None => Course::Repair(decision.repair.clone()),
     }
 }
 
@@ -86,14 +86,14 @@ impl Healing {
             hands.outputs.metrics.window(&key.namespace, &key.name, None);
         }
         let refusal = self.options.authority(&key.namespace, &key.name).refuses_all();
-        match plan(&decision, refusal) {
-            Plan::Nothing => paused,
-            Plan::Later(at) => {
+        match course(&decision, refusal) {
+            Course::Nothing => paused,
+            Course::Later(at) => {
                 hands.outputs.metrics.repair("rate-limited");
                 hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
                 Some(at)
             }
-            Plan::Refuse(why, objects) => {
+            Course::Refuse(why, objects) => {
                 self.healer.repaired(report, &[], Instant::now());
                 hands.outputs.metrics.repair("refused");
                 for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&only(&o.id))) {
@@ -101,7 +101,7 @@ impl Healing {
                 }
                 None
             }
-            Plan::Repair(objects) => {
+            Course::Repair(objects) => {
                 self.repair(report, objects, hands).await;
                 paused
             }
@@ -297,16 +297,16 @@ mod tests {
     #[test]
     fn a_rate_limited_release_waits_even_when_its_authority_would_refuse() {
         let at = Instant::now();
-        assert_eq!(plan(&decision(&[], Some(at)), None), Plan::Later(at));
-        assert_eq!(plan(&decision(&[], Some(at)), Some("untrusted".into())), Plan::Later(at));
+        assert_eq!(course(&decision(&[], Some(at)), None), Course::Later(at));
+        assert_eq!(course(&decision(&[], Some(at)), Some("untrusted".into())), Course::Later(at));
     }
 
     #[test]
     fn an_authority_that_allows_no_write_refuses_each_object_and_repairs_none() {
         let d = decision(&["Deployment/web", "Service/web"], None);
         let why = "the record is in an untrusted namespace".to_string();
-        assert_eq!(plan(&d, Some(why.clone())), Plan::Refuse(why, d.repair.clone()));
-        assert_eq!(plan(&d, None), Plan::Repair(d.repair.clone()));
-        assert_eq!(plan(&decision(&[], None), Some("x".into())), Plan::Nothing, "nothing drifted: nothing refused");
+        assert_eq!(course(&d, Some(why.clone())), Course::Refuse(why, d.repair.clone()));
+        assert_eq!(course(&d, None), Course::Repair(d.repair.clone()));
+        assert_eq!(course(&decision(&[], None), Some("x".into())), Course::Nothing, "nothing drifted: nothing refused");
     }
 }

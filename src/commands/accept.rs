@@ -2,7 +2,7 @@
 //! on new or changed drift.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, baseline_store, complete, say_warnings};
+use super::settings::{BaselineSource, baseline_store, complete, say_warnings};
 use crate::baseline::{self, Acceptance, Store};
 use crate::cli::{AcceptArgs, AcceptFormat, Global};
 use crate::engine::{Session, evaluate};
@@ -22,7 +22,7 @@ pub(crate) struct AcceptSettings {
 impl AcceptSettings {
     pub(crate) fn resolve(g: &Global, a: AcceptArgs) -> Result<AcceptSettings> {
         let AcceptArgs { release, only, path, prune, expires, baseline, dry_run, output, compare } = a;
-        let settings = complete(g, &compare, Baseline::None)?;
+        let settings = complete(g, &compare, BaselineSource::None)?;
         let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
         let request = AcceptRequest { release, only, paths: path, prune, expires, store, dry_run };
         Ok(AcceptSettings { settings, request, json: output == AcceptFormat::Json })

@@ -3,7 +3,7 @@
 //! renders now with the cluster; over several clusters at once, a fleet.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
+use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings};
 use crate::api::inventory::{Scope, Source};
 use crate::cli::{CheckArgs, Global};
 use crate::desired;
@@ -70,7 +70,7 @@ impl CheckSettings {
         }
         let one = Global { kube_context: Vec::new(), ..g.clone() };
         let fleet_of_contexts = several && inventory.is_none();
-        let settings = complete(if fleet_of_contexts { &one } else { g }, &compare, Baseline::Flag(baseline))?;
+        let settings = complete(if fleet_of_contexts { &one } else { g }, &compare, BaselineSource::Flag(baseline))?;
         let fleet = match several {
             false => None,
             true if inventory.is_some() => None,

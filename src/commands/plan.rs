@@ -1,7 +1,7 @@
 //! `plan`: what the next `helm upgrade` would do to the cluster as it is now.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, Shown, complete, say_warnings};
+use super::settings::{BaselineSource, Shown, complete, say_warnings};
 use crate::cli::{Global, PlanArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
@@ -26,7 +26,7 @@ impl PlanSettings {
             bail!("plan previews an upgrade on one cluster: give one --kube-context");
         }
         let flags = a.helm_flags();
-        let settings = complete(g, &a.compare, Baseline::None)?;
+        let settings = complete(g, &a.compare, BaselineSource::None)?;
         let request = PlanRequest {
             release: a.release,
             chart: a.chart,

@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 /// Where a command's accepted drift comes from.
-pub(crate) enum Baseline {
+pub(crate) enum BaselineSource {
     /// None (repair, accept: accept writes to its own store).
     None,
     /// `--baseline FILE|cluster`, else `./.helm-drift-baseline.yaml` when it exists.
@@ -35,12 +35,12 @@ pub(crate) fn say_warnings(settings: &Settings, printer: &mut crate::report::Ter
 
 /// Complete settings for a command that compares: [`settings`], the comparison options from
 /// its flags and config file, and its baseline.
-pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: Baseline) -> Result<Settings> {
+pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: BaselineSource) -> Result<Settings> {
     let mut settings = settings(g)?;
     settings.compare = compare_options(compare)?;
     settings.baseline = match baseline {
-        Baseline::None => None,
-        Baseline::Flag(flag) => {
+        BaselineSource::None => None,
+        BaselineSource::Flag(flag) => {
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
             let store = baseline_store(flag.as_deref(), default_file);
             if let Some(crate::baseline::Store::File(path)) = &store

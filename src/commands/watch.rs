@@ -1,7 +1,7 @@
 //! `watch`: the long-running watcher, resolved from its flags and run until stopped.
 
 use super::runtime::runtime;
-use super::settings::{Baseline, complete, say_warnings};
+use super::settings::{BaselineSource, complete, say_warnings};
 use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
@@ -42,7 +42,7 @@ impl WatchSettings {
         }
         let windows = windows(&a.repair_window, &a.repair_deny_window)?;
         let home = a.pause_namespace.clone().or_else(|| a.lease_namespace.clone());
-        let mut settings = complete(g, &a.compare, Baseline::Flag(a.baseline))?;
+        let mut settings = complete(g, &a.compare, BaselineSource::Flag(a.baseline))?;
         let trust = settings.compare.trust.clone();
         settings.compare.confined = Some(trust.clone());
         let options = WatchOptions {
@@ -70,7 +70,7 @@ impl WatchSettings {
                 policy: HealPolicy {
                     cooldown: a.repair_cooldown,
                     fight_limit: a.fight_limit.max(1),
-                    window: a.fight_window,
+                    fight_window: a.fight_window,
                 },
             }),
             signature_key_secret: a.signature_key_secret,

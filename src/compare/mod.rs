@@ -30,8 +30,8 @@ pub(crate) fn is_ignored(pointer: &str, ignore: &[IgnorePrefix]) -> bool {
     ignore.iter().any(|(prefix, _)| under(pointer, prefix))
 }
 
-/// Applies ignore prefixes to differences, returning the verdict's evidence.
-pub(crate) fn set_aside(
+/// Takes the differences ignore prefixes cover out, returning the verdict's evidence.
+pub(crate) fn without_ignored(
     fields: Vec<FieldDiff>,
     added: Vec<Foreign>,
     ignore: &[IgnorePrefix],
@@ -76,7 +76,7 @@ mod tests {
         }];
         let rules =
             vec![("/spec/replicas".to_string(), "HPA web".to_string()), ("/metadata/labels".into(), "rule".into())];
-        let (f, a, i) = set_aside(fields, added, &rules);
+        let (f, a, i) = without_ignored(fields, added, &rules);
         assert_eq!(f.len(), 1);
         assert!(a.is_empty());
         assert_eq!(

@@ -2,9 +2,9 @@
 //! place them by discovery, read them live, and judge each.
 
 use super::Session;
-use super::decide::{self, Desired};
 use super::hooks::{self, Sorted};
 use super::judge::{Grounds, Judge, judge};
+use super::steps::{self, Desired};
 use crate::desired::{DesiredObject, metadata};
 use crate::live::{self, Location, Scaled};
 use crate::model::{DriftReport, ObjectDrift};
@@ -63,11 +63,11 @@ async fn evaluate_with_hooks(
     hooks: Option<(Sorted, Vec<String>)>,
 ) -> Result<Evaluated> {
     let Desired { mut objects, from_manifest, mut broken } =
-        decide::desired_objects(&selected.release, &selected.record, &settings.compare)?;
+        steps::desired_objects(&selected.release, &selected.record, &settings.compare)?;
     let release = &selected.release;
-    let mut notes = decide::notes(release, hooks.as_ref().map(|(_, notes)| notes.as_slice()));
+    let mut notes = steps::notes(release, hooks.as_ref().map(|(_, notes)| notes.as_slice()));
     if let Some((sorted, _)) = &hooks {
-        let (kept, unparsed) = decide::hook_objects(sorted, release, &selected.record, &settings.compare)?;
+        let (kept, unparsed) = steps::hook_objects(sorted, release, &selected.record, &settings.compare)?;
         objects.extend(kept);
         broken.extend(unparsed);
     }
@@ -95,7 +95,7 @@ async fn evaluate_with_hooks(
     } else {
         hpa_scaled(session, &locations, release.namespace(), settings, &mut notes).await
     };
-    let listed = decide::shared_lists(&locations);
+    let listed = steps::shared_lists(&locations);
     let ctx = Judge {
         client: &session.cluster.client,
         cache: &session.live,
@@ -113,13 +113,13 @@ async fn evaluate_with_hooks(
     .buffered(CONCURRENCY)
     .collect()
     .await;
-    decide::name_replacements(&mut verdicts, &objects, release, |v, k| {
+    steps::name_replacements(&mut verdicts, &objects, release, |v, k| {
         live::served_replacement(&session.discovery, v, k)
     });
-    let mut findings = decide::crd_findings(&verdicts, from_manifest);
-    findings.extend(decide::outside_findings(&verdicts, release.namespace(), &settings.compare));
-    verdicts.extend(decide::broken_documents(broken, &selected.record));
-    let report = decide::report(&selected, verdicts, notes, findings);
+    let mut findings = steps::crd_findings(&verdicts, from_manifest);
+    findings.extend(steps::outside_findings(&verdicts, release.namespace(), &settings.compare));
+    verdicts.extend(steps::broken_documents(broken, &selected.record));
+    let report = steps::report(&selected, verdicts, notes, findings);
     Ok(Evaluated { report, release: selected.release, objects, locations })
 }
 

@@ -92,7 +92,7 @@ fn conclude(
     (fields, found, engine): (Vec<FieldDiff>, Found, Method),
     mut drift: ObjectDrift,
 ) -> ObjectDrift {
-    (drift.fields, drift.added, drift.ignored) = compare::set_aside(fields, found.added, ignores);
+    (drift.fields, drift.added, drift.ignored) = compare::without_ignored(fields, found.added, ignores);
     // The server's own values for Helm's object, written by whoever re-created it: ownership,
     // not content (and nothing --remove-foreign would remove).
     drift.server_values = found.defaults;

@@ -4,7 +4,7 @@
 mod upgrade;
 
 use super::runtime::runtime;
-use super::settings::{Baseline, Shown, complete, per_context, say_warnings};
+use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings};
 use crate::api::inventory::{Scope, Source};
 use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
@@ -63,7 +63,7 @@ impl RepairSettings {
             bail!("--upgrade runs helm against one cluster: give one --kube-context");
         }
         let one = Global { kube_context: Vec::new(), ..g.clone() };
-        let settings = complete(if several { &one } else { g }, &compare, Baseline::None)?;
+        let settings = complete(if several { &one } else { g }, &compare, BaselineSource::None)?;
         let fleet = several.then(|| per_context(&settings, g.kube_context.clone()));
         let upgrade = upgrade.then(|| upgrade::UpgradeRequest {
             release: release.clone(),

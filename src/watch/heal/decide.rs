@@ -16,9 +16,10 @@ use tokio::time::Instant;
 pub(crate) struct HealPolicy {
     /// At least this long between two repairs of one release.
     pub(crate) cooldown: Duration,
-    /// Repairs of one object within `window` after which a new drift abandons it.
+    /// Repairs of one object within `fight_window` after which a new drift abandons it (not a
+    /// repair window: those are [`super::window`]'s).
     pub(crate) fight_limit: usize,
-    pub(crate) window: Duration,
+    pub(crate) fight_window: Duration,
 }
 
 /// What to do about a release now.
@@ -87,7 +88,7 @@ impl Healer {
                 continue;
             }
             let recent = self.repairs.entry(o.id.clone()).or_default();
-            recent.retain(|t| now.duration_since(*t) < self.policy.window);
+            recent.retain(|t| now.duration_since(*t) < self.policy.fight_window);
             if recent.len() >= self.policy.fight_limit {
                 self.abandoned.insert(o.id.clone());
                 d.abandoned.push((o.id.clone(), other_manager(o)));
@@ -174,7 +175,8 @@ mod tests {
 
     #[test]
     fn rate_limited_then_abandoned_after_k_repairs_and_back_after_sync() {
-        let policy = HealPolicy { cooldown: Duration::from_secs(10), fight_limit: 2, window: Duration::from_secs(600) };
+        let policy =
+            HealPolicy { cooldown: Duration::from_secs(10), fight_limit: 2, fight_window: Duration::from_secs(600) };
         let mut h = Healer::new(policy);
         let t0 = Instant::now();
         let r = report(true);
@@ -203,7 +205,8 @@ mod tests {
     /// gives is the one the scheduler wakes at, not a second earlier.
     #[tokio::test(start_paused = true)]
     async fn a_cooldown_hands_the_repair_to_the_scheduler() {
-        let policy = HealPolicy { cooldown: Duration::from_secs(600), fight_limit: 3, window: Duration::from_secs(60) };
+        let policy =
+            HealPolicy { cooldown: Duration::from_secs(600), fight_limit: 3, fight_window: Duration::from_secs(60) };
         let mut h = Healer::new(policy);
         let r = report(true);
         let id = r.objects[0].id.clone();
@@ -224,7 +227,7 @@ mod tests {
     #[test]
     fn hook_objects_are_reported_never_healed_by_the_watcher() {
         let mut h =
-            Healer::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, window: Duration::from_secs(60) });
+            Healer::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, fight_window: Duration::from_secs(60) });
         let mut r = report(true);
         let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
         r.objects[0].hook = Some(Box::new(origin));
@@ -234,7 +237,7 @@ mod tests {
 
     #[test]
     fn refused_or_failed_repairs_are_not_fights() {
-        let policy = HealPolicy { cooldown: Duration::ZERO, fight_limit: 1, window: Duration::from_secs(600) };
+        let policy = HealPolicy { cooldown: Duration::ZERO, fight_limit: 1, fight_window: Duration::from_secs(600) };
         let mut h = Healer::new(policy);
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {

@@ -1,4 +1,4 @@
-//! The evaluation's decisions, as pure functions over data read beforehand: which objects a
+//! The evaluation's pure steps, as functions over data read beforehand: which objects a
 //! record yields, which are read with a shared LIST, what a verdict adds (a removed API version's
 //! replacement, a drifted CRD of `crds/`), and the report. The I/O is in `evaluate`.
 

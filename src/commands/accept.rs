@@ -58,7 +58,7 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
     let session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     let report = evaluate(&session, settings, &index, None).await?.report;
-    let client = &session.cluster.client;
+    let client = session.client();
     let (mut b, location) = match &request.store {
         Store::File(path) => (baseline::read_file(path)?, path.display().to_string()),
         Store::Cluster => (

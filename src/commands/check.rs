@@ -191,8 +191,8 @@ async fn run(
             continue;
         }
         let what = |doing: &str| format!("cannot {doing} release {:?}", report.release);
-        let index = session.storage.history(&report.namespace, &report.release).await?;
-        let selected = session.storage.select(&index, Some(report.revision)).await?;
+        let index = session.storage().history(&report.namespace, &report.release).await?;
+        let selected = session.storage().select(&index, Some(report.revision)).await?;
         let files = ChartFiles::write(&selected.release, &selected.record, rendering.chart.as_deref())?;
         if explain {
             report.explanations = crate::explain::explain(&rendering.helm, &selected.release, &files, &cluster, report)
@@ -247,7 +247,7 @@ pub(crate) async fn fleet(
 /// The mode of the admission guard covering each release. Guards that cannot be read (an
 /// identity without `list` on ValidatingAdmissionPolicies, an older API server) say nothing.
 async fn guards(session: &Session, run: &mut RunReport) {
-    let Ok(written) = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL).await else {
+    let Ok(written) = crate::live::admission::guards(session.client(), crate::guard::LABEL).await else {
         return;
     };
     let written = crate::guard::GuardInfo::all(&written);
@@ -260,8 +260,8 @@ async fn guards(session: &Session, run: &mut RunReport) {
 /// Releases with a baseline ConfigMap that this run does not use (no `--baseline cluster`):
 /// a finding each, so that accepted drift is not silently reported again.
 async fn unused_baselines(session: &Session, selection: &Selection, run: &mut RunReport) {
-    let scope = (!selection.all_namespaces).then_some(session.namespace.as_str());
-    let found = crate::baseline::configmaps(&session.cluster.client, scope).await;
+    let scope = (!selection.all_namespaces).then_some(session.namespace());
+    let found = crate::baseline::configmaps(session.client(), scope).await;
     for outcome in &mut run.outcomes {
         let Outcome::Checked(r) = outcome else { continue };
         if found.iter().any(|(ns, release)| *ns == r.namespace && *release == r.release) {

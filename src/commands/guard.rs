@@ -98,7 +98,7 @@ struct GuardRequest {
 
 /// Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes 1.30).
 fn served(session: &Session) -> Result<()> {
-    let found = session.discovery.groups().any(|g| {
+    let found = session.discovery().groups().any(|g| {
         g.name() == "admissionregistration.k8s.io"
             && g.recommended_resources()
                 .iter()
@@ -107,7 +107,7 @@ fn served(session: &Session) -> Result<()> {
     if !found {
         bail!(
             "the API server at {} does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes 1.30 or later): nothing was written",
-            session.cluster.server
+            session.cluster().server
         );
     }
     Ok(())
@@ -117,8 +117,8 @@ fn served(session: &Session) -> Result<()> {
 /// or every kind once the named releases are found.
 async fn plan(session: &Session, settings: &Settings, request: &GuardRequest) -> Result<GuardSpec> {
     let (resources, scaled) = if request.every_kind {
-        let scope = (!request.selection.all_namespaces).then_some(session.namespace.as_str());
-        let (_, missing) = crate::engine::select(&session.storage, &request.selection, scope).await?;
+        let scope = (!request.selection.all_namespaces).then_some(session.namespace());
+        let (_, missing) = crate::engine::select(session.storage(), &request.selection, scope).await?;
         if let Some(name) = missing.first() {
             bail!("cannot guard release {name:?}: no such release");
         }
@@ -133,7 +133,7 @@ async fn plan(session: &Session, settings: &Settings, request: &GuardRequest) ->
         }
     }
     Ok(GuardSpec {
-        namespace: (!request.selection.all_namespaces).then(|| session.namespace.clone()),
+        namespace: (!request.selection.all_namespaces).then(|| session.namespace().to_string()),
         releases: request.selection.releases.clone(),
         resources,
         mode: request.mode,
@@ -162,7 +162,7 @@ async fn kinds_of(
         };
         for o in &r.objects {
             let at = crate::live::locate(
-                &session.discovery,
+                session.discovery(),
                 &o.id.api_version,
                 &o.id.kind,
                 o.id.namespace.as_deref(),
@@ -207,7 +207,7 @@ async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> 
     if dry_run {
         return Ok(Installed::Planned(Box::new(spec)));
     }
-    let client = &session.cluster.client;
+    let client = session.client();
     let params = PatchParams::apply(MANAGER).force();
     let name = spec.name();
     let policy = spec.policy();
@@ -235,7 +235,7 @@ async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> 
 async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
     let session = Session::open(settings).await?;
     served(&session)?;
-    let list = crate::live::admission::guards(&session.cluster.client, crate::guard::LABEL)
+    let list = crate::live::admission::guards(session.client(), crate::guard::LABEL)
         .await
         .context("cannot list the guards (ValidatingAdmissionPolicies)")?;
     Ok(GuardInfo::all(&list))
@@ -246,8 +246,8 @@ async fn status(settings: &Settings) -> Result<Vec<GuardInfo>> {
 async fn remove(settings: &Settings, all_namespaces: bool) -> Result<Option<String>> {
     let session = Session::open(settings).await?;
     served(&session)?;
-    let name = crate::guard::name((!all_namespaces).then_some(session.namespace.as_str()));
-    let client = &session.cluster.client;
+    let name = crate::guard::name((!all_namespaces).then_some(session.namespace()));
+    let client = session.client();
     let mut found = false;
     for api in [bindings(client), policies(client)] {
         match api.delete(&name, &DeleteParams::default()).await {

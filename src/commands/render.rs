@@ -52,7 +52,7 @@ struct RenderRequest {
 async fn run(settings: &Settings, request: &RenderRequest) -> Result<RenderReport> {
     let session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
-    let selected = session.storage.select(&index, request.revision).await?;
+    let selected = session.storage().select(&index, request.revision).await?;
     let release = &selected.release;
     let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
 

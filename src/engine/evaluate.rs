@@ -36,7 +36,7 @@ pub(crate) async fn evaluate(
     revision: Option<u32>,
 ) -> Result<Evaluated> {
     let selected = session
-        .storage
+        .storage()
         .select(index, revision)
         .await
         .with_context(|| format!("cannot read release {:?}", index.name))?;
@@ -77,7 +77,7 @@ async fn evaluate_with_hooks(
             metadata::add_release_metadata(obj, release.name(), release.namespace());
         }
         let at = live::locate(
-            &session.discovery,
+            session.discovery(),
             &obj.api_version,
             &obj.kind,
             obj.namespace.as_deref(),
@@ -89,7 +89,7 @@ async fn evaluate_with_hooks(
         locations.push(at);
     }
     // The listings of their kinds keep these objects (and no object nobody names).
-    session.live.want(objects.iter().zip(&locations).filter_map(|(o, at)| Some((at.as_ref()?, o.name.as_str()))));
+    session.live().want(objects.iter().zip(&locations).filter_map(|(o, at)| Some((at.as_ref()?, o.name.as_str()))));
     let scaled = if settings.compare.check_hpa_replicas {
         Vec::new()
     } else {
@@ -97,8 +97,8 @@ async fn evaluate_with_hooks(
     };
     let listed = steps::shared_lists(&locations);
     let ctx = Judge {
-        client: &session.cluster.client,
-        cache: &session.live,
+        client: session.client(),
+        cache: session.live(),
         grounds: Grounds {
             options: &settings.compare,
             scaled: &scaled,
@@ -114,7 +114,7 @@ async fn evaluate_with_hooks(
     .collect()
     .await;
     steps::name_replacements(&mut verdicts, &objects, release, |v, k| {
-        live::served_replacement(&session.discovery, v, k)
+        live::served_replacement(session.discovery(), v, k)
     });
     let mut findings = steps::crd_findings(&verdicts, from_manifest);
     findings.extend(steps::outside_findings(&verdicts, release.namespace(), &settings.compare));
@@ -141,7 +141,7 @@ async fn hpa_scaled(
         .collect();
     let mut out = Vec::new();
     for ns in namespaces {
-        match session.live.hpa_targets(&session.cluster.client, ns).await {
+        match session.live().hpa_targets(session.client(), ns).await {
             Ok(found) => out.extend(found),
             Err(e) => notes.push(format!("HPAs in namespace {ns} not read ({e}): replica counts are compared")),
         }

@@ -142,12 +142,12 @@ pub(crate) async fn kept_hooks(
     let mut notes = Vec::new();
     if !sorted.pending.is_empty() {
         let key = EarlierRuns::key(release);
-        let runs = match session.hook_runs.get(&key) {
+        let runs = match session.hook_runs().get(&key) {
             Some(runs) => runs,
             None => {
                 let (runs, complete) =
                     walk(session, index, release.revision(), &sorted.pending, limit, &mut notes).await;
-                if complete { session.hook_runs.put(key, runs) } else { Arc::new(runs) }
+                if complete { session.hook_runs().put(key, runs) } else { Arc::new(runs) }
             }
         };
         sorted.earlier(&runs);
@@ -173,7 +173,7 @@ async fn walk(
         if pending.is_empty() {
             break;
         }
-        let read = session.storage.select(index, Some(revision)).await;
+        let read = session.storage().select(index, Some(revision)).await;
         let hooks = read.map_err(anyhow::Error::from).and_then(|s| {
             let mut hooks = s.release.hooks(limit)?;
             // A rollback's other hooks carry the runs of the revision it went back to.

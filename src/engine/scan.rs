@@ -65,7 +65,7 @@ pub(crate) async fn evaluate_with_baseline(
     match (file, &settings.baseline) {
         (Some(b), _) => baseline::apply(report, b, settings.compare.strict),
         (None, Some(Store::Cluster)) => {
-            let client = &session.cluster.client;
+            let client = session.client();
             let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
             baseline::apply(report, &b, settings.compare.strict);
         }
@@ -115,9 +115,9 @@ pub(crate) async fn scan(
     selection: &Selection,
     progress: &Progress,
 ) -> Result<RunReport> {
-    let storage = &session.storage;
-    let scope_ns = (!selection.all_namespaces).then_some(session.namespace.as_str());
-    let at = || format!("cannot list Helm releases on cluster {}", session.cluster.server);
+    let storage = session.storage();
+    let scope_ns = (!selection.all_namespaces).then_some(session.namespace());
+    let at = || format!("cannot list Helm releases on cluster {}", session.cluster().server);
 
     let (indexes, missing) = select(storage, selection, scope_ns).await.with_context(at)?;
     let mut outcomes = Vec::new();
@@ -140,7 +140,7 @@ pub(crate) async fn scan(
     }
     let total = indexes.len();
     if lists_every_namespace(selection, &indexes) {
-        session.live.list_every_namespace();
+        session.live().list_every_namespace();
     }
     // Many releases: read every deployed record with one LIST rather than a GET each.
     if selection.revision.is_none() {

@@ -7,16 +7,18 @@ use crate::release::{ReleaseIndex, Storage};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
 
+/// Its state is its own: read through its methods, the live cache forgotten only by
+/// [`Session::forget_live`], discovery replaced only by [`Session::rediscovered`].
 pub(crate) struct Session {
-    pub(crate) cluster: cluster::Cluster,
-    pub(crate) storage: Storage,
-    pub(crate) discovery: kube::Discovery,
+    cluster: cluster::Cluster,
+    storage: Storage,
+    discovery: kube::Discovery,
     /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
-    pub(crate) namespace: String,
+    namespace: String,
     /// Live objects read for this run.
-    pub(crate) live: live::LiveCache,
+    live: live::LiveCache,
     /// Earlier runs of hooks read (`--hooks`), by revision.
-    pub(crate) hook_runs: super::hook_runs::EarlierRuns,
+    hook_runs: super::hook_runs::EarlierRuns,
 }
 
 impl Session {
@@ -30,6 +32,46 @@ impl Session {
             format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)
         })?;
         Ok(Session { cluster, storage, discovery, namespace, live: Default::default(), hook_runs: Default::default() })
+    }
+
+    /// A session from its parts, nothing read (tests that put a watcher together offline).
+    #[cfg(test)]
+    pub(crate) fn from_parts(cluster: cluster::Cluster, storage: Storage, discovery: kube::Discovery) -> Session {
+        let namespace = cluster.default_namespace.clone();
+        Session { cluster, storage, discovery, namespace, live: Default::default(), hook_runs: Default::default() }
+    }
+
+    pub(crate) fn cluster(&self) -> &cluster::Cluster {
+        &self.cluster
+    }
+
+    pub(crate) fn client(&self) -> &kube::Client {
+        &self.cluster.client
+    }
+
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    pub(crate) fn discovery(&self) -> &kube::Discovery {
+        &self.discovery
+    }
+
+    pub(crate) fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    pub(crate) fn live(&self) -> &live::LiveCache {
+        &self.live
+    }
+
+    pub(crate) fn hook_runs(&self) -> &super::hook_runs::EarlierRuns {
+        &self.hook_runs
+    }
+
+    /// The cluster's APIs read again (a repair that created a CRD serves new kinds).
+    pub(crate) fn rediscovered(&mut self, discovery: kube::Discovery) {
+        self.discovery = discovery;
     }
 
     /// The stored revisions of one release in the session's namespace.

@@ -39,12 +39,12 @@ pub(crate) struct PlanRequest {
 
 /// Plans the upgrade of one release (with `--install`, of one that does not exist yet).
 pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
-    let index = match session.storage.history(&session.namespace, &request.release).await {
+    let index = match session.storage().history(session.namespace(), &request.release).await {
         Ok(index) => index,
         Err(SourceError::NotFound { .. }) if request.install => return install(session, settings, request).await,
         Err(e) => return Err(e.into()),
     };
-    let selected = session.storage.select(&index, None).await?;
+    let selected = session.storage().select(&index, None).await?;
     // The record is read once: the upgraded copy shares its content until its manifest is set.
     let mut next = selected.clone();
     let today = evaluate_selected(session, settings, selected).await?;
@@ -105,7 +105,7 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why
 /// `--install` of a release that does not exist: every object is created, and one that exists
 /// already makes the install fail (unless `--take-ownership`), as helm itself says.
 async fn install(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
-    let namespace = session.namespace.clone();
+    let namespace = session.namespace().to_string();
     let preview = request.helm.preview(&request.release, &namespace, &request.chart, &request.flags).await?;
     let preview = match preview {
         Ok(p) => p,
@@ -165,7 +165,7 @@ async fn planned(
             // Live → after: the chart's values where they differ, and what the new chart no
             // longer sets (the upgrade removes it).
             p.fields = o.fields.iter().filter(|f| f.recorded.is_some()).map(swapped).collect();
-            let live = match session.live.get(&session.cluster.client, at, &o.id.name, true).await {
+            let live = match session.live().get(session.client(), at, &o.id.name, true).await {
                 LiveState::Present(live) => Some(live),
                 _ => None,
             };
@@ -200,7 +200,7 @@ async fn dry_run(
     gone: &[FieldDiff],
     ssa: bool,
 ) -> Result<(), String> {
-    let client = &session.cluster.client;
+    let client = session.client();
     let done = match (ssa, live) {
         (false, Some(live)) => {
             let strategic = crate::compare::defaults::is_built_in(desired.group());
@@ -232,7 +232,7 @@ async fn foreign(
     release: &str,
     namespace: &str,
 ) -> Option<String> {
-    let LiveState::Present(live) = live::get(&session.cluster.client, at, &d.name).await else { return None };
+    let LiveState::Present(live) = live::get(session.client(), at, &d.name).await else { return None };
     let note = |k: &str| live.pointer(&format!("/metadata/annotations/meta.helm.sh~1{k}")).and_then(Value::as_str);
     if note("release-name") == Some(release) && note("release-namespace") == Some(namespace) {
         return None;

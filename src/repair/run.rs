@@ -23,7 +23,7 @@ pub(crate) async fn execute(
     index: &ReleaseIndex,
     request: &RepairRequest,
 ) -> Result<RepairReport> {
-    let writer = session.cluster.client.clone();
+    let writer = session.client().clone();
     execute_as(session, settings, index, request, &writer).await
 }
 
@@ -46,7 +46,7 @@ pub(crate) async fn execute_as(
         events_not_recorded: Vec::new(),
         dry_run: request.dry_run,
     };
-    let client = session.cluster.client.clone();
+    let client = session.client().clone();
     let (first, rest): (Vec<PlannedStep>, Vec<PlannedStep>) =
         planned.steps.into_iter().partition(|s| founds(&evaluated, s));
     let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
@@ -112,10 +112,10 @@ async fn served(session: &mut Session, e: &Evaluated) {
         .collect();
     let deadline = tokio::time::Instant::now() + SERVED_WITHIN;
     loop {
-        if let Ok(d) = crate::live::discover(&session.cluster.client).await {
-            session.discovery = d;
+        if let Ok(d) = crate::live::discover(session.client()).await {
+            session.rediscovered(d);
         }
-        let all = kinds.iter().all(|(v, k)| crate::live::locate(&session.discovery, v, k, None, "default").is_some());
+        let all = kinds.iter().all(|(v, k)| crate::live::locate(session.discovery(), v, k, None, "default").is_some());
         if all || tokio::time::Instant::now() > deadline {
             return;
         }

@@ -40,7 +40,6 @@ use outputs::metrics::Metrics;
 use outputs::server::{self, Health};
 use reconciler::{Given, Watcher};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// Runs until SIGINT or SIGTERM.
 pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()> {
@@ -49,8 +48,7 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
     futures::pin_mut!(shutdown);
     let metrics = Arc::new(if options.fleet.is_some() { Metrics::fleet() } else { Metrics::new() });
     let board = options.ui.then(Default::default);
-    let health =
-        Arc::new(Health { metrics: metrics.clone(), ready: Default::default(), missing: Default::default(), board });
+    let health = Arc::new(Health::new(metrics.clone(), board));
     let bound = server::serve(&options.metrics_address, health.clone()).await?;
     let serving =
         if options.ui { "serving /, /metrics, /healthz and /readyz" } else { "serving /metrics, /healthz and /readyz" };
@@ -71,10 +69,10 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
         .await?;
         return watcher.run(shutdown).await;
     };
-    let mut elected = lease::elect(&session.cluster.client, lease, &session.namespace).await?;
+    let mut elected = lease::elect(session.client(), lease, session.namespace()).await?;
     let mut session = Some(session);
     loop {
-        health.ready.store(true, Ordering::Relaxed); // a standby is ready: it serves health
+        health.serving(); // a standby is ready: it serves health
         log.info("standing by for the lease", &[("lease", &lease.name), ("identity", &lease.identity)]);
         tokio::select! {
             _ = &mut shutdown => {
@@ -85,12 +83,12 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
         }
         log.info("leading: acting on drift", &[("lease", &lease.name), ("identity", &lease.identity)]);
         metrics.leader(1);
-        health.ready.store(false, Ordering::Relaxed);
+        health.preparing();
         let s = match session.take() {
             Some(s) => s,
             None => Session::open(settings).await?,
         };
-        let lease_check = lease::LeaseCheck::new(&s.cluster.client, lease, &s.namespace);
+        let lease_check = lease::LeaseCheck::new(s.client(), lease, s.namespace());
         let mut watcher = Watcher::new(
             s,
             Given {

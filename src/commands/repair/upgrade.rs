@@ -28,7 +28,7 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
             pending.status
         );
     }
-    let selected = session.storage.select(&index, None).await?;
+    let selected = session.storage().select(&index, None).await?;
     let release = &selected.release;
     let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
     if !settings.compare.trust.trusts(release.namespace()) {
@@ -69,7 +69,7 @@ fn outside(session: &Session, namespace: &str, manifests: impl Iterator<Item = S
     for manifest in manifests {
         for o in crate::desired::parse_manifest(&manifest).into_iter().flatten() {
             let at =
-                crate::live::locate(&session.discovery, &o.api_version, &o.kind, o.namespace.as_deref(), namespace);
+                crate::live::locate(session.discovery(), &o.api_version, &o.kind, o.namespace.as_deref(), namespace);
             let place = match at {
                 Some(at) if at.namespace.as_deref() == Some(namespace) => continue,
                 Some(at) => crate::settings::place(at.namespace.as_deref()),

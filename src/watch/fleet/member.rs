@@ -69,8 +69,8 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
         };
         said_down = false;
         metrics.cluster_up(true);
-        log.info("cluster reached: watching", &[("server", &session.cluster.server)]);
-        let probe = session.cluster.client.clone();
+        log.info("cluster reached: watching", &[("server", &session.cluster().server)]);
+        let probe = session.client().clone();
         let home = match member.needs_home() {
             false => None,
             true => match crate::api::connect(&member.management).await {

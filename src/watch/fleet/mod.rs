@@ -18,7 +18,6 @@ use crate::watch::store::signing_key;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
@@ -149,7 +148,7 @@ pub(crate) async fn run(
                 };
                 reconcile(&mut members, found, &start).await;
                 give_back(shard.as_ref(), over, log).await;
-                health.ready.store(true, Ordering::Relaxed);
+                health.serving();
             }
             Err(e) => {
                 metrics.error("inventory");

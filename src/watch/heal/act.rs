@@ -67,9 +67,9 @@ impl Healing {
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
-        let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace.clone());
+        let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace().to_string());
         let reading = paused::Reading {
-            client: self.pause_client.as_ref().unwrap_or(&hands.session.cluster.client),
+            client: self.pause_client.as_ref().unwrap_or(hands.session.client()),
             cluster: self.cluster.as_deref(),
             home: &home,
             chosen: self.options.pauses.is_some(),
@@ -177,7 +177,7 @@ impl Healing {
             hands.outputs.metrics.repair("failed");
             hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e.to_string())]);
         };
-        let fresh = match hands.session.storage.history(&key.namespace, &key.name).await {
+        let fresh = match hands.session.storage().history(&key.namespace, &key.name).await {
             Ok(fresh) => fresh,
             Err(e) => {
                 failed(&e);
@@ -242,7 +242,7 @@ impl Healing {
     /// The client a repair writes with: the watcher's own, or one impersonating the release's
     /// ServiceAccount (made once per user).
     async fn writer(&mut self, authority: &Authority, hands: &Hands<'_>) -> anyhow::Result<kube::Client> {
-        let Some(user) = authority.impersonated_user() else { return Ok(hands.session.cluster.client.clone()) };
+        let Some(user) = authority.impersonated_user() else { return Ok(hands.session.client().clone()) };
         if let Some(c) = self.writers.get(&user) {
             return Ok(c.clone());
         }

@@ -14,11 +14,35 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What the endpoints read.
 pub(crate) struct Health {
     pub(crate) metrics: Arc<Metrics>,
-    pub(crate) ready: AtomicBool,
+    /// Whether `/readyz` answers 200: changed only by [`Health::serving`] and
+    /// [`Health::preparing`].
+    ready: AtomicBool,
     /// Release names asked for that match no release (said in `/readyz`).
     pub(crate) missing: std::sync::Mutex<Vec<String>>,
     /// `--ui`: each release as the page shows it (none kept without `--ui`).
     pub(crate) board: Option<std::sync::Mutex<Board>>,
+}
+
+impl Health {
+    /// What the server answers from, not ready yet; `board`: the page's (`--ui`), else none.
+    pub(crate) fn new(metrics: Arc<Metrics>, board: Option<std::sync::Mutex<Board>>) -> Health {
+        Health { metrics, ready: AtomicBool::new(false), missing: Default::default(), board }
+    }
+
+    /// Ready: the first full check is done (or the fleet's first inventory read, or a standby
+    /// waiting for its lease, which serves health and nothing else).
+    pub(crate) fn serving(&self) {
+        self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// Not ready: a standby became the leader and its first full check is under way.
+    pub(crate) fn preparing(&self) {
+        self.ready.store(false, Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
 }
 
 /// The page's releases by namespace and name.
@@ -51,7 +75,7 @@ async fn metrics(State(h): State<Arc<Health>>) -> impl IntoResponse {
 async fn page(State(h): State<Arc<Health>>) -> impl IntoResponse {
     let releases: Vec<crate::model::BoardRelease> =
         h.board.as_ref().and_then(|b| b.lock().ok().map(|b| b.values().cloned().collect())).unwrap_or_default();
-    let ready = h.ready.load(Ordering::Relaxed);
+    let ready = h.is_ready();
     let now = k8s_openapi::jiff::Timestamp::now();
     (
         [
@@ -63,7 +87,7 @@ async fn page(State(h): State<Arc<Health>>) -> impl IntoResponse {
 }
 
 async fn ready(State(h): State<Arc<Health>>) -> impl IntoResponse {
-    if !h.ready.load(Ordering::Relaxed) {
+    if !h.is_ready() {
         return (StatusCode::SERVICE_UNAVAILABLE, "the first full check is not done yet\n".to_string());
     }
     let missing = h.missing.lock().map(|m| m.clone()).unwrap_or_default();

@@ -17,7 +17,7 @@ impl Watcher<'_> {
         self.guards.expire();
         let selection = &self.options.selection;
         let scope = self.scope();
-        let storage = &self.session.storage;
+        let storage = self.session.storage();
         let (mut found, missing) = crate::engine::select(storage, selection, scope.as_deref()).await?;
         self.outputs.say_missing(missing, scope.as_deref());
         for (namespace, (count, names)) in self.refused.bound(&mut found, self.options.max_releases_per_namespace) {
@@ -59,7 +59,7 @@ impl Watcher<'_> {
     /// Releases touched by changes, evaluated again.
     pub(super) async fn evaluate(&mut self, batch: BTreeSet<ReleaseKey>) {
         // Each release's history, read `concurrency` at once (a storm of edits touches many).
-        let storage = &self.session.storage;
+        let storage = self.session.storage();
         let concurrency = self.options.selection.concurrency.max(1);
         let batch = batch.into_iter().filter(|k| !self.refused.is_crowded(k));
         let histories: Vec<_> = futures::stream::iter(batch.map(|key| async move {
@@ -93,7 +93,7 @@ impl Watcher<'_> {
         for index in indexes {
             let key = ReleaseKey::new(&index.namespace, &index.name);
             let selector = format!("name={},{}", index.name, healing.selector());
-            match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+            match self.session.storage().releases(Some(&index.namespace), Some(&selector)).await {
                 Ok(found) => healing.opts(key.clone(), !found.is_empty()),
                 Err(e) => {
                     self.outputs.metrics.error("storage");
@@ -106,7 +106,7 @@ impl Watcher<'_> {
             // And whether each window with a selector applies to it now.
             for (window, selector) in healing.window_selectors() {
                 let selector = format!("name={},{selector}", index.name);
-                match self.session.storage.releases(Some(&index.namespace), Some(&selector)).await {
+                match self.session.storage().releases(Some(&index.namespace), Some(&selector)).await {
                     Ok(found) => healing.in_window(window, key.clone(), !found.is_empty()),
                     Err(e) => {
                         self.outputs.metrics.error("storage");
@@ -125,7 +125,7 @@ impl Watcher<'_> {
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
         self.session.forget_live();
         if !indexes.is_empty() {
-            self.guards.refresh(&self.session.cluster.client, self.outputs.log.clone()).await;
+            self.guards.refresh(self.session.client(), self.outputs.log.clone()).await;
         }
         let baseline = match file_baseline(self.settings) {
             Ok(b) => b,
@@ -148,7 +148,7 @@ impl Watcher<'_> {
             }
             // Healing in an earlier batch starts a fresh cache (it reads after its writes).
             if wide {
-                self.session.live.list_every_namespace();
+                self.session.live().list_every_namespace();
             }
             self.evaluate_batch(batch, baseline.as_ref(), concurrency).await;
         }
@@ -157,7 +157,7 @@ impl Watcher<'_> {
     /// Objects the listings of this check did not keep for their byte budget (each read alone
     /// when asked for): counted and said.
     fn say_over_budget(&self) {
-        let over = self.session.live.over_budget();
+        let over = self.session.live().over_budget();
         if over > 0 {
             self.outputs.metrics.rejected("listing", over as u64);
             let budget = format!("{} MiB", crate::live::KEPT_BYTES >> 20);
@@ -453,23 +453,11 @@ mod tests {
             let storage = crate::release::Storage::open(client.clone(), settings.driver, None).await.unwrap();
             let cluster =
                 crate::api::Cluster { client: client.clone(), default_namespace: "apps".into(), server: server.into() };
-            let session = crate::engine::Session {
-                cluster,
-                storage,
-                discovery: kube::Discovery::new(client.clone()),
-                namespace: "apps".into(),
-                live: Default::default(),
-                hook_runs: Default::default(),
-            };
+            let session = crate::engine::Session::from_parts(cluster, storage, kube::Discovery::new(client.clone()));
             let start = super::super::Start { session, streams: client, seeds: Default::default(), key: vec![7; 32] };
             let metrics = Arc::new(Metrics::new());
             let board = Some(Default::default());
-            let health = Arc::new(Health {
-                metrics: metrics.clone(),
-                ready: Default::default(),
-                missing: Default::default(),
-                board,
-            });
+            let health = Arc::new(Health::new(metrics.clone(), board));
             let given = super::super::Given {
                 settings: &settings,
                 options: &options,

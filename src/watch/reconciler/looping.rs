@@ -6,7 +6,6 @@ use crate::watch::keys::{ReleaseKey, Touch};
 use crate::watch::scheduler::Due;
 use anyhow::Result;
 use k8s_openapi::jiff::Timestamp;
-use std::sync::atomic::Ordering;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 impl Watcher<'_> {
@@ -25,7 +24,7 @@ impl Watcher<'_> {
         }
         let state = &self.state;
         self.tracker.settle(|release| state.watches(release));
-        self.outputs.health.ready.store(true, Ordering::Relaxed);
+        self.outputs.health.serving();
         self.outputs.metrics.ready(1);
         let (releases, drifted) = self.state.counts();
         self.outputs.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
@@ -84,16 +83,15 @@ impl Watcher<'_> {
     async fn announce(&self) {
         let Some(healing) = self.healing.as_ref().filter(|h| !h.is_member()) else { return };
         let session = &self.session;
-        let home = healing.named_pauses().unwrap_or(&session.namespace);
+        let home = healing.named_pauses().unwrap_or(session.namespace());
         // Pauses in a namespace the operator did not name hold only its own releases.
         let everywhere = self.options.selection.all_namespaces && healing.named_pauses().is_some();
-        let namespace = if everywhere { "*" } else { session.namespace.as_str() };
+        let namespace = if everywhere { "*" } else { session.namespace() };
         let lease = self.options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
         let watcher = format!("{lease}|{namespace}|{}", self.options.cluster.as_deref().unwrap_or(""));
         let said = (vec![namespace.to_string()], false, self.options.resync);
         let outputs = &self.outputs;
-        crate::watch::heal::announce(&session.cluster.client, home, &watcher, said, &outputs.metrics, &outputs.log)
-            .await;
+        crate::watch::heal::announce(session.client(), home, &watcher, said, &outputs.metrics, &outputs.log).await;
     }
 
     /// Stops every watch.

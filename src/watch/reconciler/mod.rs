@@ -91,19 +91,19 @@ impl<'a> Watcher<'a> {
     /// signature key.
     pub(crate) async fn new(session: Session, given: Given<'a>) -> Result<Watcher<'a>> {
         let (settings, options, metrics, log) = (given.settings, given.options, &given.metrics, &given.options.log);
-        let client = session.cluster.client.clone();
+        let client = session.client().clone();
         // A watch is a request that stays open (the server ends it after about 5 minutes): the
         // per-request --timeout must not cut it.
         let mut long = settings.connection.clone();
         long.timeout = Some(WATCH_READ_TIMEOUT);
-        let scope = (!options.selection.all_namespaces).then_some(session.namespace.as_str());
+        let scope = (!options.selection.all_namespaces).then_some(session.namespace());
         let given_key = given.key.clone();
         let key = async {
             match (given_key, &options.home) {
                 (Some(key), _) => (key, signing_key::Source::Secret),
                 (None, Some(home)) => signing_key::load(&client, home, &options.signature_key_secret).await,
                 (None, None) => {
-                    (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(&session.namespace)))
+                    (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(session.namespace())))
                 }
             }
         };
@@ -153,7 +153,7 @@ impl<'a> Watcher<'a> {
         )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
         let sink = Sink { tx: TouchSender(tx), metrics: metrics.clone(), log: log.clone() };
-        let client = start.session.cluster.client.clone();
+        let client = start.session.client().clone();
         for (key, p) in proxies.iter().flat_map(|p| p.all()) {
             metrics.proxy(&key.namespace, &key.name, &p.name, p.chart_proxy.as_deref().unwrap_or(""));
         }
@@ -175,6 +175,6 @@ impl<'a> Watcher<'a> {
 
     /// The namespace watched, unless every namespace is.
     fn scope(&self) -> Option<String> {
-        (!self.options.selection.all_namespaces).then(|| self.session.namespace.clone())
+        (!self.options.selection.all_namespaces).then(|| self.session.namespace().to_string())
     }
 }

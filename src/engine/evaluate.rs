@@ -2,6 +2,7 @@
 //! place them by discovery, read them live, and judge each.
 
 use super::Session;
+use super::error::EvaluateError;
 use super::hooks::{self, Sorted};
 use super::judge::{Grounds, Judge, judge};
 use super::steps::{self, Desired};
@@ -10,7 +11,7 @@ use crate::live::{self, Location, Scaled};
 use crate::model::{DriftReport, ObjectDrift};
 use crate::release::{Release, ReleaseIndex, Selected};
 use crate::settings::Settings;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use futures::{StreamExt, stream};
 use std::collections::BTreeSet;
 
@@ -34,12 +35,12 @@ pub(crate) async fn evaluate(
     settings: &Settings,
     index: &ReleaseIndex,
     revision: Option<u32>,
-) -> Result<Evaluated> {
+) -> Result<Evaluated, EvaluateError> {
     let selected = session
         .storage()
         .select(index, revision)
         .await
-        .with_context(|| format!("cannot read release {:?}", index.name))?;
+        .map_err(|source| EvaluateError::Record { release: index.name.clone(), source: Box::new(source) })?;
     let hooks = if settings.compare.hooks {
         let limit = settings.compare.object_limit();
         Some(hooks::kept_hooks(session, index, &selected.release, &selected.record, limit).await?)
@@ -51,7 +52,11 @@ pub(crate) async fn evaluate(
 
 /// Compares a release record already read (or one whose manifest was rendered again) with the
 /// cluster.
-pub(crate) async fn evaluate_selected(session: &Session, settings: &Settings, selected: Selected) -> Result<Evaluated> {
+pub(crate) async fn evaluate_selected(
+    session: &Session,
+    settings: &Settings,
+    selected: Selected,
+) -> Result<Evaluated, EvaluateError> {
     evaluate_with_hooks(session, settings, selected, None).await
 }
 
@@ -61,7 +66,7 @@ async fn evaluate_with_hooks(
     settings: &Settings,
     selected: Selected,
     hooks: Option<(Sorted, Vec<String>)>,
-) -> Result<Evaluated> {
+) -> Result<Evaluated, EvaluateError> {
     let Desired { mut objects, from_manifest, mut broken } =
         steps::desired_objects(&selected.release, &selected.record, &settings.compare)?;
     let release = &selected.release;

@@ -4,6 +4,7 @@
 //! [`scan`] of every release a [`Selection`] names. Commands drive it and hand its model to the
 //! report layer.
 
+mod error;
 mod evaluate;
 mod hook_runs;
 mod hooks;
@@ -12,9 +13,9 @@ mod scan;
 mod session;
 mod steps;
 
+pub(crate) use error::{EvaluateError, Failure};
 pub(crate) use evaluate::{Evaluated, evaluate, evaluate_selected};
 pub(crate) use scan::{
     Selection, evaluate_with_baseline, file_baseline, lists_every_namespace, prefetch_records, scan, select,
 };
 pub(crate) use session::Session;
-pub(crate) use steps::TooManyObjects;

@@ -59,14 +59,15 @@ pub(crate) async fn evaluate_with_baseline(
     index: &ReleaseIndex,
     revision: Option<u32>,
     file: Option<&Baseline>,
-) -> Result<Evaluated> {
+) -> Result<Evaluated, super::EvaluateError> {
     let mut evaluated = evaluate(session, settings, index, revision).await?;
     let report = &mut evaluated.report;
     match (file, &settings.baseline) {
         (Some(b), _) => baseline::apply(report, b, settings.compare.strict),
         (None, Some(Store::Cluster)) => {
             let client = session.client();
-            let b = baseline::read_configmap(client, &report.namespace, &report.release).await?;
+            let read = baseline::read_configmap(client, &report.namespace, &report.release).await;
+            let b = read.map_err(|e| super::EvaluateError::Other(e.into()))?;
             baseline::apply(report, &b, settings.compare.strict);
         }
         _ => {}

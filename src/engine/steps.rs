@@ -2,22 +2,14 @@
 //! record yields, which are read with a shared LIST, what a verdict adds (a removed API version's
 //! replacement, a drifted CRD of `crds/`), and the report. The I/O is in `evaluate`.
 
+use super::error::{EvaluateError, TooManyObjects};
 use crate::desired::{self, DesiredError, DesiredObject};
 use crate::live::Location;
 use crate::model::{DriftReport, ObjectDrift, ObjectId, Verdict};
 use crate::release::{Release, Selected};
 use crate::settings::CompareOptions;
-use anyhow::{Context, Result};
+use anyhow::Context;
 use std::collections::HashMap;
-
-/// A release record holding more objects than `--max-objects`.
-#[derive(Debug, thiserror::Error)]
-#[error("{record} holds {objects} objects, more than --max-objects {limit}: not checked")]
-pub(crate) struct TooManyObjects {
-    pub(crate) record: String,
-    pub(crate) objects: usize,
-    pub(crate) limit: usize,
-}
 
 /// The objects a record yields: its manifest's (the first `from_manifest`), then with
 /// `--include-crds` the chart's `crds/`; documents that are not objects apart.
@@ -28,7 +20,11 @@ pub(crate) struct Desired {
 }
 
 /// The objects of `release` (read from `record`), refusing more than `--max-objects`.
-pub(crate) fn desired_objects(release: &Release, record: &str, options: &CompareOptions) -> Result<Desired> {
+pub(crate) fn desired_objects(
+    release: &Release,
+    record: &str,
+    options: &CompareOptions,
+) -> Result<Desired, EvaluateError> {
     let (mut objects, mut broken) = (Vec::new(), Vec::new());
     for parsed in desired::parse_manifest(&release.manifest) {
         match parsed {
@@ -44,7 +40,11 @@ pub(crate) fn desired_objects(release: &Release, record: &str, options: &Compare
     if options.include_crds
         && let Some(chart) = &release.chart
     {
-        objects.extend(desired::crds(chart).with_context(|| format!("cannot parse the CRDs of {record}"))?);
+        objects.extend(
+            desired::crds(chart)
+                .with_context(|| format!("cannot parse the CRDs of {record}"))
+                .map_err(EvaluateError::Other)?,
+        );
     }
     Ok(Desired { objects, from_manifest, broken })
 }
@@ -56,7 +56,7 @@ pub(crate) fn hook_objects(
     release: &Release,
     record: &str,
     options: &CompareOptions,
-) -> Result<(Vec<DesiredObject>, Vec<DesiredError>)> {
+) -> Result<(Vec<DesiredObject>, Vec<DesiredError>), EvaluateError> {
     let (objects, broken) = desired::hook_objects(&sorted.kept, release.revision());
     let limit = options.object_limit();
     if objects.len() > limit {
@@ -221,7 +221,7 @@ mod tests {
         );
         let tight = CompareOptions { max_objects: 1, ..CompareOptions::default() };
         let refused = desired_objects(&release(TWO), "Secret apps/r", &tight).err().unwrap();
-        let too_many = refused.downcast_ref::<TooManyObjects>().expect("typed");
+        let EvaluateError::TooMany(too_many) = refused else { panic!("typed: {refused:?}") };
         assert_eq!((too_many.objects, too_many.limit), (2, 1));
         let unlimited = CompareOptions { max_objects: 0, ..CompareOptions::default() };
         assert!(desired_objects(&release(TWO), "r", &unlimited).is_ok(), "0 is the default limit, not none");

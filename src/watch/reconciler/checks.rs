@@ -2,7 +2,7 @@
 //! between; each verdict goes into the state, the metrics and the tracker.
 
 use super::Watcher;
-use crate::engine::{Evaluated, evaluate_with_baseline, file_baseline};
+use crate::engine::{Evaluated, Failure, evaluate_with_baseline, file_baseline};
 use crate::release::{ReleaseIndex, SourceError};
 use crate::watch::heal::Hands;
 use crate::watch::keys::ReleaseKey;
@@ -197,7 +197,7 @@ impl Watcher<'_> {
                     r.guard = self.guards.covering(&r.namespace, &r.release);
                     self.absorb(&verdicts, took).await
                 }
-                Err(e) => match failure(&e) {
+                Err(e) => match e.failure() {
                     Failure::Gone => self.forget(&key),
                     Failure::BadRecord => {
                         // Input, not an outage: counted and said once per revision, never judged.
@@ -206,14 +206,14 @@ impl Watcher<'_> {
                             self.outputs.metrics.rejected("record", 1);
                             self.outputs.log.warn(
                                 "release record rejected: not compared",
-                                &[("release", &key), ("error", &crate::errors::chain(&e))],
+                                &[("release", &key), ("error", &crate::errors::one_line(&e))],
                             );
                         }
                     }
                     Failure::Outage => {
                         self.outputs.metrics.error("evaluate");
                         let fields: [(&str, &(dyn ToString + Sync)); 2] =
-                            [("release", &key), ("error", &crate::errors::chain(&e))];
+                            [("release", &key), ("error", &crate::errors::one_line(&e))];
                         self.outputs.log.error("cannot check the release", &fields);
                     }
                 },
@@ -300,31 +300,6 @@ fn history(read: Result<ReleaseIndex, SourceError>) -> History {
     }
 }
 
-/// What an evaluation that failed means.
-#[derive(Debug, PartialEq)]
-enum Failure {
-    /// The release was uninstalled meanwhile: forgotten.
-    Gone,
-    /// The record is bad input (malformed, too large, too many objects), not an outage: counted
-    /// and said once per revision, never judged.
-    BadRecord,
-    /// Anything else: an error, tried again at the next change or resync.
-    Outage,
-}
-
-fn failure(e: &anyhow::Error) -> Failure {
-    let source = e.downcast_ref::<SourceError>();
-    if source.is_some_and(|s| matches!(s, SourceError::NotDeployed { status, .. } if status == "uninstalled")) {
-        Failure::Gone
-    } else if source.is_some_and(SourceError::is_bad_record)
-        || e.downcast_ref::<crate::engine::TooManyObjects>().is_some()
-    {
-        Failure::BadRecord
-    } else {
-        Failure::Outage
-    }
-}
-
 /// Releases per batch of a full check, per concurrent evaluation.
 const BATCH_PER_WORKER: usize = 4;
 
@@ -388,29 +363,6 @@ mod tests {
         assert!(matches!(history(Err(gone)), History::Gone));
         let bad = SourceError::NoData { record: "sh.helm.release.v1.web.v1".into() };
         assert!(matches!(history(Err(bad)), History::Unreadable(_)));
-    }
-
-    #[test]
-    fn a_bad_record_is_refused_an_uninstall_forgotten_and_anything_else_an_outage() {
-        let uninstalled = SourceError::NotDeployed {
-            release: "web".into(),
-            namespace: "apps".into(),
-            revision: 2,
-            status: "uninstalled".into(),
-        };
-        assert_eq!(failure(&uninstalled.into()), Failure::Gone);
-        let failed = SourceError::NotDeployed {
-            release: "web".into(),
-            namespace: "apps".into(),
-            revision: 1,
-            status: "failed".into(),
-        };
-        assert_eq!(failure(&failed.into()), Failure::Outage);
-        let no_data = SourceError::NoData { record: "sh.helm.release.v1.web.v1".into() };
-        assert_eq!(failure(&anyhow::Error::from(no_data).context("reading")), Failure::BadRecord, "through context");
-        let many = crate::engine::TooManyObjects { record: "r".into(), objects: 10, limit: 5 };
-        assert_eq!(failure(&many.into()), Failure::BadRecord);
-        assert_eq!(failure(&anyhow::anyhow!("connection refused")), Failure::Outage);
     }
 
     /// Two watchers in one process (one per cluster, as a fleet runs them) share nothing: one's

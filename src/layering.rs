@@ -8,8 +8,29 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules, lowest layer first (as `lib.rs` lists them).
 const LAYERS: &[&str] = &[
-    "errors", "random", "model", "api", "live", "compare", "policy", "guard", "pause", "baseline", "release",
-    "settings", "desired", "helm", "explain", "engine", "repair", "plan", "report", "watch", "cli", "commands",
+    "errors",
+    "random",
+    "model",
+    "api",
+    "live",
+    "inventory",
+    "compare",
+    "policy",
+    "guard",
+    "pause",
+    "baseline",
+    "release",
+    "settings",
+    "desired",
+    "helm",
+    "explain",
+    "engine",
+    "repair",
+    "plan",
+    "report",
+    "watch",
+    "cli",
+    "commands",
 ];
 
 /// Fails, listing them, when a check found anything.

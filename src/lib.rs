@@ -7,7 +7,8 @@
 //! 1. Leaves: [`errors`] (an error as one line), [`random`], [`model`] (the data every stage
 //!    hands on: objects, drift, reports, exit codes).
 //! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
-//!    cluster's objects (discovery, shared lists, changes made as Helm would, Events).
+//!    cluster's objects (discovery, shared lists, changes made as Helm would, Events);
+//!    [`inventory`]: the fleets other tools keep (Cluster API, Argo CD, CAAPH's releases).
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
 //!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq);
 //!    [`guard`]: the admission guard's policy (what to write, what a written one says);
@@ -40,6 +41,7 @@ pub(crate) mod errors;
 pub(crate) mod explain;
 pub(crate) mod guard;
 pub(crate) mod helm;
+pub(crate) mod inventory;
 pub(crate) mod live;
 pub(crate) mod model;
 pub(crate) mod pause;

@@ -5,7 +5,6 @@
 
 mod connect;
 mod error;
-pub(crate) mod inventory;
 mod pages;
 mod retry;
 

@@ -1,8 +1,8 @@
 //! Flag groups several commands share (selection, comparison, output) and the value enums of
 //! closed sets of values.
 
-use crate::api::inventory::{Scope, Source};
 use crate::engine::Selection;
+use crate::inventory::{Scope, Source};
 pub(crate) use crate::model::parse_duration;
 use crate::report::Format;
 use anyhow::{Result, bail};
@@ -154,8 +154,8 @@ pub(crate) struct ClustersArgs {
     /// Every cluster of an inventory the current cluster holds: `capi` (Cluster API Clusters
     /// with a ready control plane, reached through their <cluster>-kubeconfig Secret) or
     /// `argocd` (Argo CD's cluster Secrets); only inline credentials are used
-    #[arg(long, value_enum, value_name = "SOURCE")]
-    pub(crate) clusters: Option<ClusterSource>,
+    #[arg(long, value_name = "SOURCE", value_parser = cluster_source())]
+    pub(crate) clusters: Option<Source>,
     /// With --clusters: the namespace of the inventory (`*`: every namespace). Argo CD's is
     /// `argocd` by default, as Argo CD reads its cluster Secrets only in its own; Cluster API's
     /// must be named
@@ -166,14 +166,12 @@ pub(crate) struct ClustersArgs {
     pub(crate) clusters_selector: Option<String>,
 }
 
-/// Where Argo CD keeps its cluster Secrets unless told otherwise.
-pub(crate) const ARGOCD_NAMESPACE: &str = "argocd";
-
-/// `--clusters`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ClusterSource {
-    Capi,
-    Argocd,
+/// `--clusters`: the inventory sources, by name (the one table is [`Source::ALL`]).
+fn cluster_source() -> impl clap::builder::TypedValueParser<Value = Source> {
+    let names = Source::ALL.map(Source::name);
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name: String| {
+        Source::named(&name).expect("a listed name")
+    })
 }
 
 impl ClustersArgs {
@@ -181,11 +179,8 @@ impl ClustersArgs {
     /// write a Secret in some namespace must not add a cluster to the fleet (or push the real
     /// ones out of `--clusters-max`) by writing an entry there.
     pub(crate) fn inventory(self) -> Result<Option<(Source, Scope)>, String> {
-        let Some(clusters) = self.clusters else { return Ok(None) };
-        let (source, default) = match clusters {
-            ClusterSource::Capi => (Source::Capi, None),
-            ClusterSource::Argocd => (Source::Argocd, Some(ARGOCD_NAMESPACE)),
-        };
+        let Some(source) = self.clusters else { return Ok(None) };
+        let default = source.default_namespace();
         let namespace = match self.clusters_namespace.as_deref().map(str::trim) {
             Some("*") => None,
             Some(ns) if !ns.is_empty() => Some(ns.to_string()),
@@ -220,7 +215,7 @@ pub(crate) enum LogFormat {
 mod tests {
     use super::*;
 
-    fn scope(clusters: ClusterSource, namespace: Option<&str>) -> Result<Option<String>, String> {
+    fn scope(clusters: Source, namespace: Option<&str>) -> Result<Option<String>, String> {
         let a = ClustersArgs {
             clusters: Some(clusters),
             clusters_namespace: namespace.map(String::from),
@@ -231,13 +226,13 @@ mod tests {
 
     #[test]
     fn an_inventory_is_read_only_where_the_operator_says() {
-        assert_eq!(scope(ClusterSource::Argocd, None).unwrap().as_deref(), Some("argocd"), "Argo CD's own namespace");
-        assert_eq!(scope(ClusterSource::Argocd, Some("")).unwrap().as_deref(), Some("argocd"));
-        assert_eq!(scope(ClusterSource::Argocd, Some("ops")).unwrap().as_deref(), Some("ops"));
-        assert_eq!(scope(ClusterSource::Argocd, Some("*")).unwrap(), None, "every namespace, when said");
-        assert!(scope(ClusterSource::Capi, None).unwrap_err().contains("--clusters-namespace"));
-        assert_eq!(scope(ClusterSource::Capi, Some("fleet")).unwrap().as_deref(), Some("fleet"));
-        assert_eq!(scope(ClusterSource::Capi, Some("*")).unwrap(), None);
+        assert_eq!(scope(Source::Argocd, None).unwrap().as_deref(), Some("argocd"), "Argo CD's own namespace");
+        assert_eq!(scope(Source::Argocd, Some("")).unwrap().as_deref(), Some("argocd"));
+        assert_eq!(scope(Source::Argocd, Some("ops")).unwrap().as_deref(), Some("ops"));
+        assert_eq!(scope(Source::Argocd, Some("*")).unwrap(), None, "every namespace, when said");
+        assert!(scope(Source::Capi, None).unwrap_err().contains("--clusters-namespace"));
+        assert_eq!(scope(Source::Capi, Some("fleet")).unwrap().as_deref(), Some("fleet"));
+        assert_eq!(scope(Source::Capi, Some("*")).unwrap(), None);
         assert!(ClustersArgs::default().inventory().unwrap().is_none());
     }
 }

@@ -4,11 +4,11 @@
 
 use super::runtime::runtime;
 use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings};
-use crate::api::inventory::{Scope, Source};
 use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
+use crate::inventory::{Scope, Source};
 use crate::model::{ClusterReport, DriftReport, ExitStatus, FleetReport, Outcome, Progress, Rerender, RunReport};
 use crate::release::Selected;
 use crate::report::{Format, Summary, Terminal};

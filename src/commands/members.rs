@@ -1,7 +1,7 @@
 //! The clusters of an inventory the current cluster holds (`--clusters`), each with the
 //! settings that reach it through its own vetted kubeconfig: shared by `check` and `repair`.
 
-use crate::api::inventory::{Scope, Source};
+use crate::inventory::{Scope, Source};
 use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
@@ -15,7 +15,7 @@ pub(crate) async fn members(
     printer: &mut Terminal,
 ) -> Result<Vec<(String, Result<Settings, String>)>> {
     let management = crate::api::connect(&settings.connection).await?;
-    let found = crate::api::inventory::read(&management.client, source, scope)
+    let found = crate::inventory::read(&management.client, source, scope)
         .await
         .with_context(|| format!("cannot read the cluster inventory (cluster {})", management.server))?;
     for (name, why) in &found.skipped {

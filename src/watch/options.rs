@@ -1,7 +1,7 @@
 //! How `watch` runs, as the command resolved it.
 
-use crate::api::inventory::{Scope, Source};
 use crate::engine::Selection;
+use crate::inventory::{Scope, Source};
 use crate::watch::heal::RepairOptions;
 use crate::watch::lease::LeaderOptions;
 use crate::watch::outputs::log::Log;

@@ -5,10 +5,10 @@ mod upgrade;
 
 use super::runtime::runtime;
 use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings};
-use crate::api::inventory::{Scope, Source};
 use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
+use crate::inventory::{Scope, Source};
 use crate::model::{ExitStatus, FleetRepair, RepairReport};
 use crate::repair::RepairRequest;
 use crate::report::Terminal;

@@ -3,8 +3,8 @@
 //! While it does not answer, `helm_drift_cluster_up` is 0 and its releases are unknown.
 
 use crate::api::Connection;
-use crate::api::inventory::Proxy;
 use crate::engine::Session;
+use crate::inventory::Proxy;
 use crate::settings::Settings;
 use crate::watch::lease::{LeaderOptions, LeaseCheck};
 use crate::watch::options::WatchOptions;

@@ -8,7 +8,7 @@ mod member;
 mod shard;
 
 use crate::api::Cluster;
-use crate::api::inventory::{self, Inventory, Member};
+use crate::inventory::{self, Inventory, Member};
 use crate::settings::Settings;
 use crate::watch::lease::LeaderOptions;
 use crate::watch::options::{FleetOptions, WatchOptions};

@@ -5,7 +5,7 @@
 //! up), gives back what is over it, and takes clusters whose Lease nobody renewed within its
 //! duration: a replica that dies loses its clusters to the others within that time.
 
-use crate::api::inventory::Inventory;
+use crate::inventory::Inventory;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;

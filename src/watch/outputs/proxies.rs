@@ -5,7 +5,7 @@
 
 use super::drift_events::{self, Recorded};
 use crate::api::ApiError;
-use crate::api::inventory::Proxy;
+use crate::inventory::Proxy;
 use crate::model::ObjectId;
 use crate::watch::keys::ReleaseKey;
 use std::collections::{HashMap, HashSet};

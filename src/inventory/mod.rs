@@ -16,7 +16,7 @@ mod vet;
 
 pub(crate) use entry::{Inventory, Member, Proxy, Scope, Source};
 
-use super::ApiError;
+use crate::api::ApiError;
 
 /// Reads the inventory through `client` (the management cluster).
 pub(crate) async fn read(client: &kube::Client, source: Source, scope: &Scope) -> Result<Inventory, ApiError> {

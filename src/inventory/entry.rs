@@ -15,12 +15,37 @@ pub(crate) enum Source {
 }
 
 impl Source {
+    /// Every source, in the order `--clusters` lists them: adding one is its reader and a row
+    /// here and in [`Source::about`].
+    pub(crate) const ALL: [Source; 2] = [Source::Capi, Source::Argocd];
+
+    /// `(--clusters name, what it lists for messages, the namespace it is read in by default)`.
+    fn about(self) -> (&'static str, &'static str, Option<&'static str>) {
+        match self {
+            Source::Capi => ("capi", "Cluster API Clusters", None),
+            // Argo CD reads its cluster Secrets only in its own namespace.
+            Source::Argocd => ("argocd", "Argo CD cluster Secrets", Some("argocd")),
+        }
+    }
+
+    /// Its `--clusters` name.
+    pub(crate) fn name(self) -> &'static str {
+        self.about().0
+    }
+
     /// What the inventory lists, for messages.
     pub(crate) fn entries(self) -> &'static str {
-        match self {
-            Source::Capi => "Cluster API Clusters",
-            Source::Argocd => "Argo CD cluster Secrets",
-        }
+        self.about().1
+    }
+
+    /// The namespace it is read in when `--clusters-namespace` does not say (`None`: it must).
+    pub(crate) fn default_namespace(self) -> Option<&'static str> {
+        self.about().2
+    }
+
+    /// The source a `--clusters` name names.
+    pub(crate) fn named(name: &str) -> Option<Source> {
+        Source::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 

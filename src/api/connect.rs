@@ -22,8 +22,6 @@ pub(crate) struct Connection {
     pub(crate) burst: Option<u32>,
     /// Per-request timeout (`--timeout`).
     pub(crate) timeout: Option<std::time::Duration>,
-    /// Objects per page of each LIST (`--chunk-size`; 0: unpaginated); applies to the process.
-    pub(crate) chunk_size: u32,
     /// A kubeconfig read from a cluster inventory (vetted: inline data only), used instead of
     /// any file.
     pub(crate) given: Option<Kubeconfig>,
@@ -38,7 +36,6 @@ impl Connection {
             qps: self.qps,
             burst: self.burst,
             timeout: self.timeout,
-            chunk_size: self.chunk_size,
             given: Some(kubeconfig),
             ..Connection::default()
         }
@@ -71,7 +68,6 @@ pub(crate) struct Cluster {
 
 /// Builds the client for `conn`. No request is sent yet.
 pub(crate) async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> {
-    super::set_chunk_size(conn.chunk_size);
     let kubeconfig = read_kubeconfig(conn)?;
     let options = KubeConfigOptions { context: conn.context.clone(), ..Default::default() };
     let mut config = match kubeconfig {

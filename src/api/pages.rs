@@ -12,7 +12,8 @@ pub(crate) const DEFAULT_CHUNK_SIZE: u32 = 500;
 
 static CHUNK_SIZE: AtomicU32 = AtomicU32::new(DEFAULT_CHUNK_SIZE);
 
-/// Sets the page size of every LIST this process sends; 0 lists each kind in one response.
+/// Sets the page size of every LIST this process sends; 0 lists each kind in one response. Called
+/// once, by `commands::main` from `--chunk-size` (and by tests).
 pub(crate) fn set_chunk_size(objects: u32) {
     CHUNK_SIZE.store(objects, Ordering::Relaxed);
 }

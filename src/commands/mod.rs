@@ -59,6 +59,8 @@ pub fn main() -> ExitCode {
 
 fn dispatch(cli: Cli, printer: &mut Terminal) -> Result<ExitStatus> {
     let g = &cli.global;
+    // `--chunk-size` is the process's: set here once, before any connection lists anything.
+    crate::api::set_chunk_size(g.chunk_size);
     match cli.command {
         Command::Version => {
             printer.text(&format!("{}\n", version_line()));

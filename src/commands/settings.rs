@@ -116,7 +116,6 @@ pub(crate) fn settings(g: &Global) -> Result<Settings> {
             qps: number("--qps (HELM_QPS)", &g.qps)?,
             burst: number("--burst-limit (HELM_BURST_LIMIT)", &g.burst_limit)?,
             timeout: Some(g.timeout),
-            chunk_size: g.chunk_size,
             given: None,
         },
         namespace: nonempty(&g.namespace),

@@ -186,6 +186,33 @@ else
 fi
 "$helm" uninstall planned --namespace demo >/dev/null
 
+say "helm drift plan in a helmfile pipeline: the README's script as written (release 'piped', helmfile's values, scaled by hand)"
+command -v jq >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null; } || true
+if command -v jq >/dev/null 2>&1; then
+  pipe="$state/helmfile"
+  mkdir -p "$pipe/bin"
+  ln -sfn "$helm" "$pipe/bin/helm"
+  ln -sfn "$tools/helmfile" "$pipe/bin/helmfile"
+  printf 'releases:\n  - name: piped\n    namespace: demo\n    chart: %s\n    values: [values.yaml]\n' "$root/tests/charts/basic" >"$pipe/helmfile.yaml"
+  printf 'replicas: 3\n' >"$pipe/values.yaml"
+  "$helm" install piped "$root/tests/charts/basic" --namespace demo >/dev/null
+  "$kubectl" -n demo scale deployment piped-web --replicas=5 >/dev/null
+  # The bash block after "**In a helmfile pipeline**" in the README, run as it stands there.
+  awk '/^\*\*In a helmfile pipeline\*\*/ {f = 1} f && /^```bash$/ {b = 1; next} b && /^```$/ {exit} b' "$root/README.md" >"$pipe/plan.sh"
+  code=0
+  (cd "$pipe" && PATH="$pipe/bin:$PATH" GITHUB_STEP_SUMMARY="$summary" bash plan.sh 2>/dev/null) || code=$?
+  if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
+    echo "the pipeline's exit code: $code (Helm 4 would conflict on the scale: the job fails before helmfile sync runs)"
+    [ "$code" = 1 ]
+  else
+    echo "the pipeline's exit code: $code (Helm 3 writes the chart's replicas back: the job passes)"
+    [ "$code" = 0 ]
+  fi
+  "$helm" uninstall piped --namespace demo >/dev/null
+else
+  echo "(jq is not installed and cannot be here: the README's helmfile pipeline needs it; skipped)"
+fi
+
 say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
 "$helm" drift repair demo -n demo --remove-foreign --dry-run || true
 

@@ -69,7 +69,7 @@ impl HelmBinary {
         if dry_run {
             cmd.arg("--dry-run=client");
         }
-        if release.apply_method.as_deref() == Some("ssa") {
+        if release.server_side() {
             cmd.arg("--force-conflicts");
         }
         let (ok, stdout, stderr) = self.run(cmd).await?;

@@ -257,12 +257,15 @@ fn helms_own(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, drift: &mut O
     let mut kept = Vec::new();
     for mut f in std::mem::take(&mut drift.fields) {
         let by_helm = f.changed_by.as_ref().filter(|c| managed::HELM_MANAGERS.contains(&c.manager.as_str()));
-        let (Some(by), Some(value), true) = (by_helm, f.live.clone(), f.recorded.is_some()) else {
+        let (Some(by), true, true) = (by_helm, f.live.is_some(), f.recorded.is_some()) else {
             kept.push(f);
             continue;
         };
         let found = provenance::of(&write, &f.path, by);
-        if found.admitted && !ctx.options.strict {
+        if found.admitted
+            && !ctx.options.strict
+            && let Some(value) = f.live.take()
+        {
             let reason = format!("{}: {}", expected::MUTATED_AT_ADMISSION, found.evidence);
             drift.expected.push(crate::model::Expected { path: f.path, value, reason, changed_by: f.changed_by });
         } else {

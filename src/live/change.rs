@@ -18,6 +18,9 @@ pub(crate) enum Change {
     Create(Value),
     /// A JSON patch (field manager `helm`); `test` operations guard against concurrent edits.
     Patch(Value),
+    /// Write the whole object (an update, field manager `helm`): what a client-side Helm
+    /// upgrade leaves.
+    Update(Value),
     /// Delete the object, wait until it is gone, create it again (`repair --replace`: a field
     /// that cannot change). Its dry-run validates the delete.
     Replace(Value),
@@ -44,6 +47,11 @@ pub(crate) async fn change(
             let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
             let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
             api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
+        }
+        Change::Update(body) => {
+            let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
+            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            api.replace(name, &params, &obj).await.map_err(|e| ApiError::from_kube(&e, "update", plural))
         }
         Change::Replace(body) => {
             let params = kube::api::DeleteParams { dry_run, ..kube::api::DeleteParams::background() };
@@ -121,19 +129,13 @@ pub(crate) async fn upgrade_dry_run(
     serde_json::to_value(made).map_err(|e| ApiError::Other { message: e.to_string() })
 }
 
-/// The whole object written as `after` (an update, field manager `helm`, `dryRun=All`), as a
-/// client-side Helm upgrade leaves it: what the server refuses (an invalid or immutable field)
-/// is what that upgrade would meet.
+/// The whole object written as `after` (`dryRun=All`), as a client-side Helm upgrade leaves it:
+/// what the server refuses (an invalid or immutable field) is what that upgrade would meet.
 pub(crate) async fn update_dry_run(
     client: &kube::Client,
     at: &Location,
     name: &str,
     after: &Value,
 ) -> Result<Value, ApiError> {
-    let invalid = |e: serde_json::Error| ApiError::Other { message: format!("cannot build the request: {e}") };
-    let obj: DynamicObject = serde_json::from_value(after.clone()).map_err(invalid)?;
-    let params = kube::api::PostParams { dry_run: true, field_manager: Some(FIELD_MANAGER.into()) };
-    let made = api(client, at).replace(name, &params, &obj).await;
-    let made = made.map_err(|e| ApiError::from_kube(&e, "update", &at.resource.plural))?;
-    serde_json::to_value(made).map_err(invalid)
+    change(client, at, name, &Change::Update(after.clone()), true).await
 }

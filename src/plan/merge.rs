@@ -54,12 +54,12 @@ fn walk(before: &Value, after: &Value, live: &Value, at: &FieldPath, out: &mut V
 pub(crate) fn client_side(live: &Value, gone: &[FieldDiff], desired: &Value, strategic: bool) -> Value {
     let mut after = live.clone();
     // Deepest and last items first, so that the indices of the others hold.
-    let mut pointers: Vec<Vec<String>> =
-        gone.iter().filter_map(|g| g.path.live_pointer()).map(|p| crate::model::path::tokens(&p)).collect();
-    let rank = |t: &String| t.parse::<usize>().map_or((1, 0, t.clone()), |n| (0, n, String::new()));
-    pointers.sort_by(|a, b| b.iter().map(rank).cmp(a.iter().map(rank)));
-    for tokens in pointers {
-        let pointer: String = tokens.iter().map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1"))).collect();
+    let mut pointers: Vec<String> = gone.iter().filter_map(|g| g.path.live_pointer()).collect();
+    let rank = |t: String| t.parse::<usize>().map_or((1, 0, t.clone()), |n| (0, n, String::new()));
+    pointers.sort_by_cached_key(|p| {
+        std::cmp::Reverse(crate::model::path::tokens(p).into_iter().map(rank).collect::<Vec<_>>())
+    });
+    for pointer in pointers {
         crate::model::path::remove(&mut after, &pointer);
     }
     overlay(&mut after, desired, "", strategic);

@@ -57,7 +57,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     let after = evaluate_selected(session, settings, next).await?;
-    let ssa = today.release.apply_method.as_deref() == Some("ssa");
+    let ssa = today.release.server_side();
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
         objects.push(planned(session, request, &today, &after, i, ssa).await);
@@ -84,7 +84,7 @@ fn applied(ssa: bool) -> &'static str {
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
-    let ssa = today.release.apply_method.as_deref() == Some("ssa");
+    let ssa = today.release.server_side();
     refusal(request, &today.report.namespace, today.report.revision, ssa, why)
 }
 
@@ -112,7 +112,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         Err(why) => return Ok(refusal(request, &namespace, 0, false, why)),
     };
     let release = crate::release::printed_by_helm(&preview.json)?;
-    let ssa = release.apply_method.as_deref() == Some("ssa");
+    let ssa = release.server_side();
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
     let after = evaluate_selected(session, settings, Selected { release, record, newest: None }).await?;
     let nothing = Evaluated {

@@ -63,8 +63,7 @@ pub(crate) struct Content {
     /// only by the commands that render (a large hostile value is never a tree in memory).
     pub(crate) config: Option<Box<RawValue>>,
     pub(crate) manifest: String,
-    /// The hooks, kept as the record's JSON text: read only with `--hooks`
-    /// ([`Content::hooks`]), and then at most `--max-objects` of them.
+    /// The hooks as the record's JSON text, read only with `--hooks` (at most `--max-objects`).
     pub(crate) hooks: Option<Box<RawValue>>,
     /// Helm 4: `ssa`, `csa`, or absent (client-side apply).
     pub(crate) apply_method: Option<String>,
@@ -74,6 +73,11 @@ impl Content {
     /// The recorded hooks, at most `limit`.
     pub(crate) fn hooks(&self, limit: usize) -> Result<Vec<super::hooks::Hook>, super::hooks::HooksError> {
         super::hooks::parse(self.hooks.as_deref(), limit)
+    }
+
+    /// Helm 4 applied it server-side (`apply_method: ssa`).
+    pub(crate) fn server_side(&self) -> bool {
+        self.apply_method.as_deref() == Some("ssa")
     }
 
     /// How many hooks the record holds.
@@ -167,7 +171,7 @@ impl Release {
             began: self.info.last_deployed.as_deref().and_then(|t| t.parse().ok()),
             recorded: self.written.map(|w| w.at),
             recorded_version: self.written.and_then(|w| w.version),
-            server_side: self.apply_method.as_deref() == Some("ssa"),
+            server_side: self.server_side(),
         }
     }
 
@@ -214,23 +218,19 @@ fn raw_tree(raw: Option<&RawValue>) -> Result<serde_json::Value, serde_json::Err
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Info {
-    #[serde(default)]
     pub(crate) status: String,
     /// `Rollback to N` for a rollback (Helm 3; Helm 4 unless `--description` said otherwise).
-    #[serde(default)]
     pub(crate) description: String,
     /// Helm 4: the revision a rollback went back to (absent otherwise).
-    #[serde(default)]
     pub(crate) rollback_revision: Option<u32>,
     /// When Helm began this revision's apply (RFC 3339; Helm 3 writes `""` for none).
     pub(crate) last_deployed: Option<String>,
 }
 
-/// A stored chart. Only its metadata's name, version and whether it declares dependencies are
-/// read when the record is decoded; its files stay the record's JSON text until a command that
-/// renders (or `--include-crds`) asks for them, so a record of a million tiny files or of a
-/// huge metadata tree costs its bytes, not a tree of them.
+/// A stored chart: its metadata's name, version and dependencies are read when the record is
+/// decoded, its files stay JSON text until a command asks (a million tiny files cost their bytes).
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct Chart {
     pub(crate) metadata: ChartMetadata,

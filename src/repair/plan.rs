@@ -42,7 +42,7 @@ impl PlannedStep {
 /// empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
 pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
-    let ssa = e.release.apply_method.as_deref() == Some("ssa");
+    let ssa = e.release.server_side();
     let mut steps = Vec::new();
     let mut skipped = Vec::new();
     let mut selected_objects = Vec::new();
@@ -178,6 +178,7 @@ mod tests {
                 Change::Create(_) => "create",
                 Change::Patch(_) => "patch",
                 Change::Replace(_) => "replace",
+                Change::Update(_) => "update",
             })
             .collect()
     }

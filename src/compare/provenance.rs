@@ -19,7 +19,7 @@
 //! In the second the revision was recorded, without the generation's word, the cluster cannot
 //! tell: the difference stays drift and the report says why.
 
-use crate::model::{Attribution, FieldPath, Provenance};
+use crate::model::{Attribution, FieldPath, HelmWrite, Provenance};
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -45,8 +45,8 @@ pub(crate) struct Write<'a> {
     pub(crate) deployed: &'a Deployed,
 }
 
-/// Whether the write `by` of the field at `path` was the deployed revision's apply: `decided`
-/// true only with evidence that it was ([`Provenance::admitted`]) or that it was not.
+/// Which write `by` of the field at `path` was: the deployed revision's apply, a later one, or
+/// unknown (no evidence either way).
 pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenance {
     let d = w.deployed;
     let rev = d.revision;
@@ -144,15 +144,15 @@ pub(crate) fn tracks_generation(group: &str, kind: &str) -> bool {
 }
 
 fn admitted(evidence: String) -> Provenance {
-    Provenance { admitted: true, decided: true, evidence }
+    Provenance { write: HelmWrite::Apply, evidence }
 }
 
 fn later(evidence: String) -> Provenance {
-    Provenance { admitted: false, decided: true, evidence }
+    Provenance { write: HelmWrite::Later, evidence }
 }
 
 fn undecided(evidence: String) -> Provenance {
-    Provenance { admitted: false, decided: false, evidence }
+    Provenance { write: HelmWrite::Unknown, evidence }
 }
 
 #[cfg(test)]
@@ -200,7 +200,7 @@ mod tests {
         for ssa in [false, true] {
             let op = if ssa { "Apply" } else { "Update" };
             let p = judge(("apps", "Deployment"), &live, &deployed(ssa), IMAGE, &by(op, "2026-12-02T12:00:10Z"));
-            assert!(p.admitted && p.decided, "{p:?}");
+            assert!(p.admitted() && p.decided(), "{p:?}");
             assert!(p.evidence.contains("generation 1"), "{}", p.evidence);
         }
     }
@@ -209,23 +209,23 @@ mod tests {
     fn a_write_before_the_revision_was_recorded_is_helms_apply() {
         let live = deployment(4, "2026-11-01T00:00:00Z");
         let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:09Z"));
-        assert!(p.admitted, "{p:?}");
+        assert!(p.admitted(), "{p:?}");
         // Long before this revision's apply: that apply sent the value again and admission made
         // the same of it (a no-op write keeps the old time).
         let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Update", "2026-11-01T00:00:00Z"));
-        assert!(p.admitted, "{p:?}");
+        assert!(p.admitted(), "{p:?}");
     }
 
     #[test]
     fn a_later_write_under_helms_name_is_drift() {
         let cm = json!({"metadata": {"creationTimestamp": "2026-12-02T12:00:10Z"}});
         let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:11Z"));
-        assert!(!p.admitted && p.decided, "{p:?}");
+        assert!(!p.admitted() && p.decided(), "{p:?}");
         assert!(p.evidence.contains("after revision 1 was recorded"), "{}", p.evidence);
         // A spec edit raised the generation: the creation no longer speaks for it.
         let live = deployment(2, "2026-12-02T12:00:10Z");
         let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:30Z"));
-        assert!(!p.admitted && p.decided, "{p:?}");
+        assert!(!p.admitted() && p.decided(), "{p:?}");
     }
 
     #[test]
@@ -234,13 +234,13 @@ mod tests {
         // kubectl patch --field-manager=helm on a Helm 4 release; kubectl apply --server-side
         // --field-manager=helm on a Helm 3 one: even before the revision was recorded.
         let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Update", "2026-12-02T12:00:01Z"));
-        assert!(!p.admitted && p.decided && p.evidence.contains("server-side (Apply)"), "{p:?}");
+        assert!(!p.admitted() && p.decided() && p.evidence.contains("server-side (Apply)"), "{p:?}");
         let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Apply", "2026-12-02T12:00:01Z"));
-        assert!(!p.admitted && p.decided && p.evidence.contains("client-side (Update)"), "{p:?}");
+        assert!(!p.admitted() && p.decided() && p.evidence.contains("client-side (Update)"), "{p:?}");
         let mut scaled = by("Update", "2026-12-02T12:00:01Z");
         scaled.subresource = Some("scale".into());
         let p = judge(("apps", "Deployment"), &live, &deployed(false), "/spec/replicas", &scaled);
-        assert!(!p.admitted && p.evidence.contains("/scale"), "{p:?}");
+        assert!(!p.admitted() && p.evidence.contains("/scale"), "{p:?}");
     }
 
     #[test]
@@ -248,7 +248,7 @@ mod tests {
         // A ConfigMap has no generation the server keeps (a client may send generation 1).
         let cm = json!({"metadata": {"generation": 1, "creationTimestamp": "2026-12-02T12:00:10Z"}});
         let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:10Z"));
-        assert!(!p.admitted && !p.decided && p.evidence.contains("cannot tell"), "{p:?}");
+        assert!(!p.admitted() && !p.decided() && p.evidence.contains("cannot tell"), "{p:?}");
         // A label is metadata: the generation does not see it.
         let live = deployment(1, "2026-12-02T12:00:10Z");
         let p = judge(
@@ -258,20 +258,20 @@ mod tests {
             "/metadata/labels/a",
             &by("Apply", "2026-12-02T12:00:10Z"),
         );
-        assert!(!p.decided, "{p:?}");
+        assert!(!p.decided(), "{p:?}");
         // Helm 3 leaves a custom resource's unchanged values alone: a write before the apply
         // began is anyone's.
         let cr = json!({"metadata": {"generation": 3}});
         let p =
             judge(("example.com", "Widget"), &cr, &deployed(false), "/spec/a", &by("Update", "2026-11-01T00:00:00Z"));
-        assert!(!p.decided && p.evidence.contains("custom resource"), "{p:?}");
+        assert!(!p.decided() && p.evidence.contains("custom resource"), "{p:?}");
         let p = judge(("example.com", "Widget"), &cr, &deployed(true), "/spec/a", &by("Apply", "2026-11-01T00:00:00Z"));
-        assert!(p.admitted, "a server-side apply sends every value: {p:?}");
+        assert!(p.admitted(), "a server-side apply sends every value: {p:?}");
         // No time for the revision (an old record, a storage that keeps none), or the write.
         let none = Deployed { recorded: None, ..deployed(false) };
-        assert!(!judge(("", "ConfigMap"), &cm, &none, "/data/a", &by("Update", "2026-12-02T12:00:01Z")).decided);
+        assert!(!judge(("", "ConfigMap"), &cm, &none, "/data/a", &by("Update", "2026-12-02T12:00:01Z")).decided());
         let untimed = Attribution { time: None, ..by("Update", "") };
-        assert!(!judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &untimed).decided);
+        assert!(!judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &untimed).decided());
     }
 
     #[test]
@@ -279,11 +279,11 @@ mod tests {
         let cm = |rv: &str| json!({"metadata": {"resourceVersion": rv}});
         let w = by("Update", "2026-12-02T12:00:10Z");
         let p = judge(("", "ConfigMap"), &cm("99"), &deployed(false), "/data/a", &w);
-        assert!(p.admitted && p.evidence.contains("resourceVersion 99"), "{p:?}");
-        assert!(!judge(("", "ConfigMap"), &cm("101"), &deployed(false), "/data/a", &w).decided, "written since");
+        assert!(p.admitted() && p.evidence.contains("resourceVersion 99"), "{p:?}");
+        assert!(!judge(("", "ConfigMap"), &cm("101"), &deployed(false), "/data/a", &w).decided(), "written since");
         let unknown = Deployed { recorded_version: None, ..deployed(false) };
-        assert!(!judge(("", "ConfigMap"), &cm("99"), &unknown, "/data/a", &w).decided, "the record labelled since");
-        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(false), "/data/a", &w).decided);
+        assert!(!judge(("", "ConfigMap"), &cm("99"), &unknown, "/data/a", &w).decided(), "the record labelled since");
+        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(false), "/data/a", &w).decided());
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn helms_own(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, drift: &mut O
             continue;
         };
         let found = provenance::of(&write, &f.path, by);
-        if found.admitted
+        if found.admitted()
             && !ctx.options.strict
             && let Some(value) = f.live.take()
         {

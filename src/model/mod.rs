@@ -28,7 +28,7 @@ pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
-    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership,
+    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HelmWrite, Ignored, Method, ObjectDrift, Ownership,
     Provenance, ServerValue, Verdict,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};

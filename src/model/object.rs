@@ -43,11 +43,31 @@ impl FieldDiff {
 /// ([`crate::compare::provenance`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Provenance {
-    /// Helm's apply: not drift.
-    pub(crate) admitted: bool,
-    /// False when the cluster cannot tell (then it is counted as drift).
-    pub(crate) decided: bool,
+    pub(crate) write: HelmWrite,
     pub(crate) evidence: String,
+}
+
+/// Which write a value under Helm's name was, as far as the cluster tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HelmWrite {
+    /// The deployed revision's apply (as admission left it): not drift.
+    Apply,
+    /// A later write that only claims Helm's name: drift.
+    Later,
+    /// The cluster cannot tell: counted as drift, and said.
+    Unknown,
+}
+
+impl Provenance {
+    /// Helm's apply: not drift.
+    pub(crate) fn admitted(&self) -> bool {
+        self.write == HelmWrite::Apply
+    }
+
+    /// Whether the cluster told which write it was.
+    pub(crate) fn decided(&self) -> bool {
+        self.write != HelmWrite::Unknown
+    }
 }
 
 /// A field another field manager added to a Helm-owned object.

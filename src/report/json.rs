@@ -262,7 +262,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
             let mut d = json!({"path": at, "recorded": value(&at, &f.recorded), "live": value(&at, &f.live), "changedBy": changed_by(&f.changed_by)});
             // Under Helm's name, in the read-only engine: which write the cluster says it was.
             if let Some(p) = &f.provenance {
-                d["provenance"] = json!({"helmsApply": p.admitted, "decided": p.decided, "evidence": p.evidence});
+                d["provenance"] = json!({"helmsApply": p.admitted(), "decided": p.decided(), "evidence": p.evidence});
             }
             d
         }).collect::<Vec<_>>(),

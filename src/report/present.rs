@@ -140,7 +140,7 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
         // Under Helm's name (the read-only engine): what the cluster cannot tell is always
         // said; what it told, with -v.
         match &f.provenance {
-            Some(p) if !p.decided => out.push((
+            Some(p) if !p.decided() => out.push((
                 Some(Tone::Note),
                 format!(
                     "  ? not known to be Helm's apply, so counted as drift: {} (the exact engine, or an expected rule naming the path, settles it)",
@@ -148,7 +148,7 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
                 ),
             )),
             Some(p) if style.verbose => {
-                let said = if p.admitted { "Helm's apply (--strict counts it)" } else { "not Helm's apply" };
+                let said = if p.admitted() { "Helm's apply (--strict counts it)" } else { "not Helm's apply" };
                 out.push((Some(Tone::Dim), format!("  = {said}: {}", p.evidence)));
             }
             _ => {}

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "inventory",
     "compare",
     "policy",
+    "audit",
     "guard",
     "pause",
     "baseline",

@@ -12,7 +12,8 @@
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
 //!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq);
 //!    [`guard`]: the admission guard's policy (what to write, what a written one says);
-//!    [`pause`]: break-glass pauses of self-healing (where they live, what they hold).
+//!    [`pause`]: break-glass pauses of self-healing (where they live, what they hold);
+//!    [`audit`]: who made a drift, from the API server's audit events (bounded, matched).
 //! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
 //!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
 //! 5. [`settings`]: what a run needs, resolved once; [`desired`]: the objects Helm
@@ -31,6 +32,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub(crate) mod api;
+pub(crate) mod audit;
 pub(crate) mod baseline;
 pub(crate) mod cli;
 pub mod commands;

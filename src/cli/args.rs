@@ -195,6 +195,10 @@ pub(crate) struct CheckArgs {
     /// output: `--summary-file "$GITHUB_STEP_SUMMARY"` in GitHub Actions
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub(crate) summary_file: Option<PathBuf>,
+    /// Name who made each drift from the API server's audit log FILE (the log backend's JSON
+    /// lines, `--audit-log-path`; `-` reads stdin): user, impersonator, client, time
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub(crate) audit_log: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]

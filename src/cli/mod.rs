@@ -12,7 +12,7 @@ mod watch;
 
 pub(crate) use args::*;
 pub(crate) use hints::refusal;
-pub(crate) use watch::WatchArgs;
+pub(crate) use watch::{AuditArgs, WatchArgs};
 
 #[cfg(test)]
 mod tests {

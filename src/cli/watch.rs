@@ -126,5 +126,36 @@ pub(crate) struct WatchArgs {
     #[arg(long, value_name = "N", default_value_t = 200, help_heading = "Selection", hide_short_help = true)]
     pub(crate) clusters_max: usize,
     #[command(flatten)]
+    pub(crate) audit: AuditArgs,
+    #[command(flatten)]
     pub(crate) compare: CompareArgs,
+}
+
+/// The flags of the audit webhook endpoint of `helm drift watch`.
+#[derive(Args, Debug)]
+pub(crate) struct AuditArgs {
+    /// Serve the API server's audit webhook (HTTPS) here, to name who made each drift (point
+    /// --audit-webhook-config-file at it; see the README)
+    #[arg(long, value_name = "ADDRESS", help_heading = "Audit", requires_all = ["audit_tls_cert", "audit_tls_key"])]
+    pub(crate) audit_address: Option<String>,
+    /// The endpoint's certificate (PEM, with its chain)
+    #[arg(long, value_name = "FILE", help_heading = "Audit", requires = "audit_address")]
+    pub(crate) audit_tls_cert: Option<std::path::PathBuf>,
+    /// The endpoint's private key (PEM)
+    #[arg(long, value_name = "FILE", help_heading = "Audit", requires = "audit_address")]
+    pub(crate) audit_tls_key: Option<std::path::PathBuf>,
+    /// API servers present a client certificate signed by this CA (PEM); its Common Name is
+    /// the cluster it speaks for (with --clusters, an inventory entry's name)
+    #[arg(long, value_name = "FILE", help_heading = "Audit", requires = "audit_address")]
+    pub(crate) audit_client_ca: Option<std::path::PathBuf>,
+    /// API servers present a bearer token from this file: one `TOKEN [CLUSTER]` a line
+    #[arg(long, value_name = "FILE", help_heading = "Audit", requires = "audit_address")]
+    pub(crate) audit_tokens: Option<std::path::PathBuf>,
+    /// How long audit events of the watched objects are kept (16 MiB at most per cluster)
+    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration, help_heading = "Audit", hide_short_help = true)]
+    pub(crate) audit_window: std::time::Duration,
+    /// Also name people in Events and notifications (read by everyone who may read the
+    /// namespace's Events, or the receiver's channel); off: only the page, the log and check
+    #[arg(long, help_heading = "Audit", requires = "audit_address")]
+    pub(crate) audit_publish_names: bool,
 }

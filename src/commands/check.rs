@@ -30,6 +30,8 @@ pub(crate) struct CheckSettings {
     shown: Shown,
     /// `--allow-empty`: a selection that matches no release passes.
     allow_empty: bool,
+    /// `--audit-log`: who made each drift.
+    audit_log: Option<PathBuf>,
 }
 
 impl CheckSettings {
@@ -44,6 +46,7 @@ impl CheckSettings {
             all_contexts,
             inventory,
             summary_file,
+            audit_log,
             baseline,
             compare,
             output,
@@ -65,6 +68,9 @@ impl CheckSettings {
         if several && (explain || rerender) {
             bail!("--explain and --rerender check one cluster at a time: give one --kube-context, without --clusters");
         }
+        if several && audit_log.is_some() {
+            bail!("--audit-log is one API server's audit: give one --kube-context, without --clusters");
+        }
         if !several && chart.is_some() && !explain && !rerender {
             bail!("--chart is for --explain and --rerender");
         }
@@ -85,7 +91,17 @@ impl CheckSettings {
         };
         let rendering =
             (explain || rerender).then(|| Rendering { helm: HelmBinary::from_env(), chart, explain, rerender });
-        Ok(CheckSettings { settings, selection, rendering, fleet, inventory, summary_file, shown, allow_empty })
+        Ok(CheckSettings {
+            settings,
+            selection,
+            rendering,
+            fleet,
+            inventory,
+            summary_file,
+            shown,
+            allow_empty,
+            audit_log,
+        })
     }
 }
 
@@ -117,7 +133,8 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
     let settings = &s.settings;
     let progress = crate::report::progress(&printer.style);
     let started = std::time::Instant::now();
-    let checked = runtime()?.block_on(run(settings, &s.selection, s.rendering.as_ref(), &progress));
+    let asked = Asked { selection: &s.selection, rendering: s.rendering.as_ref(), audit_log: s.audit_log.as_deref() };
+    let checked = runtime()?.block_on(run(settings, asked, &progress));
     let checked = checked.and_then(|report| {
         if report.outcomes.is_empty() && !s.allow_empty {
             bail!("{}", empty(&s.selection, settings.namespace.as_deref(), "the cluster"));
@@ -166,15 +183,22 @@ pub(crate) struct Rendering {
     pub(crate) rerender: bool,
 }
 
+/// What one cluster's check is asked for besides the comparison.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    selection: &'a Selection,
+    rendering: Option<&'a Rendering>,
+    audit_log: Option<&'a std::path::Path>,
+}
+
 /// Checks every release `selection` names; `progress` is told as releases finish.
-async fn run(
-    settings: &Settings,
-    selection: &Selection,
-    rendering: Option<&Rendering>,
-    progress: &Progress,
-) -> Result<RunReport> {
+async fn run(settings: &Settings, asked: Asked<'_>, progress: &Progress) -> Result<RunReport> {
+    let Asked { selection, rendering, audit_log } = asked;
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
+    if let Some(path) = audit_log {
+        super::audit_log::attribute(&session, &mut run, path)?;
+    }
     // A cluster baseline is said unused unless it is the one read (a file found in the working
     // directory does not hide it).
     if !matches!(settings.baseline, Some(crate::baseline::Store::Cluster)) {
@@ -223,9 +247,9 @@ pub(crate) async fn fleet(
     use futures::StreamExt;
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
         let checked = match settings {
-            Ok(settings) => {
-                run(settings, selection, None, &Progress::none()).await.map_err(|e| crate::errors::chain(&e))
-            }
+            Ok(settings) => run(settings, Asked { selection, rendering: None, audit_log: None }, &Progress::none())
+                .await
+                .map_err(|e| crate::errors::chain(&e)),
             Err(why) => Err(why.clone()),
         };
         let run = match checked {

@@ -4,6 +4,7 @@
 //! command never imports another command.
 
 pub(crate) mod accept;
+mod audit_log;
 pub(crate) mod check;
 mod complete;
 pub(crate) mod guard;

@@ -6,7 +6,9 @@ use crate::cli::{Global, LogFormat, NotifyFormat, WatchArgs};
 use crate::model::ExitStatus;
 use crate::report::Terminal;
 use crate::settings::Settings;
-use crate::watch::{FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions, Window};
+use crate::watch::{
+    AuditOptions, FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions, Window,
+};
 use anyhow::{Result, bail};
 
 /// `watch`, resolved.
@@ -41,6 +43,7 @@ impl WatchSettings {
             );
         }
         let windows = windows(&a.repair_window, &a.repair_deny_window)?;
+        let audit = audit(a.audit)?;
         let home = a.pause_namespace.clone().or_else(|| a.lease_namespace.clone());
         let mut settings = complete(g, &a.compare, BaselineSource::Flag(a.baseline))?;
         let trust = settings.compare.trust.clone();
@@ -74,6 +77,7 @@ impl WatchSettings {
                 },
             }),
             signature_key_secret: a.signature_key_secret,
+            audit,
             fleet,
             leader: a.leader_elect.then(|| LeaderOptions {
                 name: a.lease_name,
@@ -98,6 +102,25 @@ fn windows(allow: &[String], deny: &[String]) -> Result<Vec<Window>> {
     let allow = allow.iter().map(|w| Window::parse(w, false));
     let deny = deny.iter().map(|w| Window::parse(w, true));
     allow.chain(deny).collect::<Result<Vec<_>, String>>().map_err(anyhow::Error::msg)
+}
+
+/// The audit webhook endpoint, when asked for: it must authenticate its senders.
+fn audit(a: crate::cli::AuditArgs) -> Result<Option<AuditOptions>> {
+    let (Some(address), Some(cert), Some(key)) = (a.audit_address, a.audit_tls_cert, a.audit_tls_key) else {
+        return Ok(None);
+    };
+    if a.audit_client_ca.is_none() && a.audit_tokens.is_none() {
+        bail!("--audit-address serves only authenticated API servers: give --audit-client-ca, --audit-tokens, or both");
+    }
+    Ok(Some(AuditOptions {
+        address,
+        cert,
+        key,
+        client_ca: a.audit_client_ca,
+        tokens: a.audit_tokens,
+        limits: crate::audit::Limits { max_age: a.audit_window, ..Default::default() },
+        publish_names: a.audit_publish_names,
+    }))
 }
 
 /// This replica's name in a Lease: the pod's (host) name and the process id.

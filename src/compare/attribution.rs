@@ -49,6 +49,7 @@ fn attribution(entry: &Value) -> Attribution {
     let manager = manager_of(entry).to_string();
     Attribution {
         person: is_person(&manager),
+        audit: None,
         manager,
         operation: text("operation").unwrap_or_default(),
         subresource: text("subresource"),

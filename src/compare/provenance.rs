@@ -171,6 +171,7 @@ mod tests {
             subresource: None,
             time: Some(time.into()),
             person: false,
+            audit: None,
         }
     }
 

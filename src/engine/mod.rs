@@ -4,6 +4,7 @@
 //! [`scan`] of every release a [`Selection`] names. Commands drive it and hand its model to the
 //! report layer.
 
+pub(crate) mod audit;
 mod error;
 mod evaluate;
 mod hook_runs;

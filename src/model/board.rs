@@ -29,6 +29,33 @@ pub(crate) struct BoardObject {
     pub(crate) managers: Vec<String>,
 }
 
+/// One drift's life as the page and `/drifts.json` show it: no value, only where, who and when.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DriftLife {
+    /// The fleet member (empty for a watcher of one cluster).
+    pub(crate) cluster: String,
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    pub(crate) object: String,
+    pub(crate) revision: u32,
+    pub(crate) appeared: jiff::Timestamp,
+    pub(crate) made_by: Vec<String>,
+    pub(crate) detected: jiff::Timestamp,
+    pub(crate) steps: Vec<(jiff::Timestamp, String)>,
+    pub(crate) ended: Option<DriftEnd>,
+}
+
+/// How a drift ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DriftEnd {
+    pub(crate) at: jiff::Timestamp,
+    /// `watcher`, `repair`, `revision`, `hand`, `accepted`, `left`.
+    pub(crate) how: &'static str,
+    /// As said on the page.
+    pub(crate) said: String,
+    pub(crate) by: Option<String>,
+}
+
 impl BoardRelease {
     pub(crate) fn of(report: &DriftReport, checked: String) -> BoardRelease {
         let shown = report
@@ -40,7 +67,7 @@ impl BoardRelease {
                 verdict: o.drift_kind().word(),
                 label: o.drift_kind().label(),
                 paths: o.drifted_paths(),
-                managers: o.managers().into_iter().map(str::to_string).collect(),
+                managers: o.makers(),
             })
             .collect();
         BoardRelease {

@@ -18,9 +18,10 @@ mod release;
 mod render;
 mod repair;
 mod upgrade;
+mod writer;
 
 pub(crate) use accept::{AcceptReport, AcceptedDrift};
-pub(crate) use board::BoardRelease;
+pub(crate) use board::{BoardRelease, DriftEnd, DriftLife};
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;
 pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
@@ -28,9 +29,9 @@ pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
-    Accepted, Attribution, DriftKind, Expected, FieldDiff, Foreign, HelmWrite, Ignored, Method, ObjectDrift, Ownership,
-    Provenance, ServerValue, Verdict,
+    Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,
 };
+pub(crate) use writer::{Actor, Attribution, Audited, HelmWrite, Provenance};
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, PlanReport, PlannedChange, PlannedObject};
 pub(crate) use progress::{Phase, Progress, Tick};

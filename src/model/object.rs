@@ -2,22 +2,8 @@
 
 use super::id::ObjectId;
 use super::path::FieldPath;
+use super::writer::{Actor, Attribution, Audited, Provenance};
 use serde_json::Value;
-
-/// Who last wrote a field, as `metadata.managedFields` tells it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Attribution {
-    pub(crate) manager: String,
-    /// `Apply` or `Update`.
-    pub(crate) operation: String,
-    /// `scale`, `status`... for writes through a subresource.
-    pub(crate) subresource: Option<String>,
-    /// When that manager last wrote the object (RFC 3339), when recorded.
-    pub(crate) time: Option<String>,
-    /// Whether the writer looks like a person's tool (kubectl, k9s, Lens, a dashboard) rather
-    /// than a controller.
-    pub(crate) person: bool,
-}
 
 /// One field that differs: where, the recorded value and the live value (`None` when absent on
 /// that side), and who changed it when that is known.
@@ -35,38 +21,6 @@ pub(crate) struct FieldDiff {
 impl FieldDiff {
     pub(crate) fn new(path: FieldPath, recorded: Option<&Value>, live: Option<&Value>) -> FieldDiff {
         FieldDiff { path, recorded: recorded.cloned(), live: live.cloned(), changed_by: None, provenance: None }
-    }
-}
-
-/// Whether a value written under Helm's name was the deployed revision's apply (as admission
-/// left it) or a later write claiming the name, and the evidence that decided it
-/// ([`crate::compare::provenance`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Provenance {
-    pub(crate) write: HelmWrite,
-    pub(crate) evidence: String,
-}
-
-/// Which write a value under Helm's name was, as far as the cluster tells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HelmWrite {
-    /// The deployed revision's apply (as admission left it): not drift.
-    Apply,
-    /// A later write that only claims Helm's name: drift.
-    Later,
-    /// The cluster cannot tell: counted as drift, and said.
-    Unknown,
-}
-
-impl Provenance {
-    /// Helm's apply: not drift.
-    pub(crate) fn admitted(&self) -> bool {
-        self.write == HelmWrite::Apply
-    }
-
-    /// Whether the cluster told which write it was.
-    pub(crate) fn decided(&self) -> bool {
-        self.write != HelmWrite::Unknown
     }
 }
 
@@ -247,6 +201,8 @@ pub(crate) struct ObjectDrift {
     /// Who created the live object when Helm never wrote it (deleted and created again outside
     /// Helm: a restore, `kubectl create -f`): the chart's fields are then owned elsewhere.
     pub(crate) recreated: Option<Attribution>,
+    /// Who deleted a missing object, as the audit tells it (`None`: no audit was read).
+    pub(crate) deleted_by: Option<Audited>,
     /// The release is applied server-side (Helm 4): a field owned elsewhere makes an upgrade
     /// that changes it conflict.
     pub(crate) server_side: bool,
@@ -275,6 +231,7 @@ impl ObjectDrift {
             disowned: Vec::new(),
             server_values: Vec::new(),
             recreated: None,
+            deleted_by: None,
             server_side: false,
             expected: Vec::new(),
             accepted: Vec::new(),
@@ -310,6 +267,46 @@ impl ObjectDrift {
             Verdict::Error { message } => Some(message),
             _ => None,
         }
+    }
+
+    /// The same verdict without who the audit says made it (for what everyone who may read a
+    /// namespace's Events reads).
+    pub(crate) fn without_people(&self) -> ObjectDrift {
+        let mut o = self.clone();
+        o.deleted_by = None;
+        let fields = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
+        let added = o.added.iter_mut().filter_map(|a| a.changed_by.as_mut());
+        let expected = o.expected.iter_mut().filter_map(|e| e.changed_by.as_mut());
+        for by in fields.chain(added).chain(expected).chain(o.recreated.as_mut()) {
+            by.audit = None;
+        }
+        o
+    }
+
+    /// Who made its drift, each once, at most four: the writers' managers, with the person the
+    /// audit names (`kubectl-edit by alice@example.com via admin`), and who deleted it.
+    pub(crate) fn makers(&self) -> Vec<String> {
+        let person = |a: &Actor| match &a.impersonated_by {
+            Some(i) => format!("{} via {i}", a.user),
+            None => a.user.clone(),
+        };
+        let deleted = self.deleted_by.iter().map(|d| match d {
+            Audited::Found(a) => format!("deleted by {}", person(a)),
+            Audited::NoRecord(_) => "deleted".to_string(),
+        });
+        let writers = self.writers().chain(self.recreated.as_ref()).map(|w| match &w.audit {
+            Some(Audited::Found(a)) => format!("{} by {}", w.manager, person(a)),
+            _ => w.manager.clone(),
+        });
+        let others = self.managers().into_iter().map(str::to_string);
+        let mut out: Vec<String> = Vec::new();
+        for m in deleted.chain(writers).chain(others) {
+            let said = out.iter().any(|o| *o == m || o.starts_with(&format!("{m} by ")));
+            if out.len() < 4 && !said {
+                out.push(m);
+            }
+        }
+        out
     }
 
     /// Who last wrote the differing and added fields, as managedFields tell it (in field order).

@@ -106,6 +106,7 @@ mod tests {
             subresource: None,
             time: None,
             person: false,
+            audit: None,
         })
     }
 

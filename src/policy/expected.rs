@@ -230,6 +230,7 @@ mod tests {
             subresource: None,
             time: None,
             person: false,
+            audit: None,
         })
     }
 

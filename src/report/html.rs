@@ -118,7 +118,12 @@ fn body(out: &mut String, runs: &[(Option<&str>, &RunReport)], style: &Style) {
 /// The watcher's page (`watch --ui`): every release with its verdict, revision and last check,
 /// and per release its objects worth a look with their paths, verdicts and writers; never a
 /// value. The browser refreshes it every 10 seconds; no script.
-pub(crate) fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::jiff::Timestamp) -> String {
+pub(crate) fn board(
+    releases: &[BoardRelease],
+    lives: &[crate::model::DriftLife],
+    ready: bool,
+    now: k8s_openapi::jiff::Timestamp,
+) -> String {
     let drifted = releases.iter().filter(|r| r.verdict == "drifted").count();
     let errors = releases.iter().filter(|r| r.verdict == "error").count();
     let verdict =
@@ -183,6 +188,7 @@ pub(crate) fn board(releases: &[BoardRelease], ready: bool, now: k8s_openapi::ji
         }
         out.push_str("</tbody>\n</table>\n</section>\n");
     }
+    out.push_str(&super::timeline::section(lives, now));
     let _ = write!(
         out,
         "</main>\n<footer>helm-drift {}: values are never shown here (helm drift check shows them to whoever may read the objects).</footer>\n</body>\n</html>\n",

@@ -5,8 +5,8 @@
 
 use super::secret;
 use crate::model::{
-    AcceptReport, Attribution, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method, ObjectDrift,
-    Outcome, ReleaseVerdict, RenderReport, RunReport,
+    AcceptReport, Attribution, Audited, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method,
+    ObjectDrift, Outcome, ReleaseVerdict, RenderReport, RunReport,
 };
 use serde_json::{Value, json};
 
@@ -172,11 +172,35 @@ fn style(show_secrets: bool) -> super::style::Style {
     super::Style { show_secrets, ..Default::default() }
 }
 
-/// Who last wrote a field, or `null`.
+/// Who last wrote a field, or `null`; with the audit read, who made that write.
 fn changed_by(by: &Option<Attribution>) -> Value {
     by.as_ref().map_or(Value::Null, |b| {
-        json!({"manager": b.manager, "operation": b.operation, "subresource": b.subresource, "time": b.time, "person": b.person})
+        let mut v = json!({"manager": b.manager, "operation": b.operation, "subresource": b.subresource, "time": b.time, "person": b.person});
+        if let (Some(audited), Some(map)) = (&b.audit, v.as_object_mut()) {
+            map.extend(actor(audited));
+        }
+        v
     })
+}
+
+/// What the audit says about a write: `auditRecord` (`found`, `none`, `ambiguous`) and, when
+/// found, who (`user`, `groups`, `impersonatedBy`, `userAgent`, `sourceIPs`, `auditId`, `verb`,
+/// `auditTime`).
+fn actor(audited: &Audited) -> serde_json::Map<String, Value> {
+    let v = match audited {
+        Audited::Found(a) => json!({
+            "auditRecord": "found", "user": a.user, "groups": a.groups, "impersonatedBy": a.impersonated_by,
+            "userAgent": a.user_agent, "sourceIPs": a.source_ips, "auditId": a.audit_id, "verb": a.verb, "auditTime": a.time,
+        }),
+        Audited::NoRecord(why) if *why == crate::audit::matching::SEVERAL => {
+            json!({"auditRecord": "ambiguous", "user": null})
+        }
+        Audited::NoRecord(_) => json!({"auditRecord": "none", "user": null}),
+    };
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
 }
 
 /// The pointer of a difference: in the recorded object when the value is gone live.
@@ -272,6 +296,7 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         }).collect::<Vec<_>>(),
         "takenOver": o.disowned.iter().map(|d| json!({"path": d.path.pointer(), "manager": d.manager, "sharedWithHelm": d.shared})).collect::<Vec<_>>(),
         "recreatedBy": changed_by(&o.recreated),
+        "deletedBy": o.deleted_by.as_ref().map(|d| Value::Object(actor(d))),
         "serverValues": o.server_values.iter().map(|v| json!({"path": v.path.pointer(), "manager": v.manager})).collect::<Vec<_>>(),
         "expected": o.expected.iter().map(|e| {
             let at = e.path.pointer();

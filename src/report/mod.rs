@@ -19,10 +19,12 @@ mod printer;
 mod secret;
 mod style;
 mod text;
+mod timeline;
 
 pub(crate) use html::board as board_page;
 pub(crate) use printer::{Terminal, progress};
 pub(crate) use style::{Format, Style, Summary};
+pub(crate) use timeline::json as timeline_json;
 
 #[cfg(test)]
 mod tests;

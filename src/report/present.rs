@@ -6,7 +6,7 @@ use super::color::Tone;
 use super::secret;
 use super::style::Style;
 use crate::model::{
-    Attribution, Cause, DocChange, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift,
+    Actor, Attribution, Audited, Cause, DocChange, DriftKind, DriftReport, Explanation, FieldPath, Method, ObjectDrift,
 };
 use serde_json::Value;
 use std::fmt::Write;
@@ -64,14 +64,17 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     if let Some(reason) = o.reason() {
         out.push((None, reason.to_string()));
     }
+    if let Some(d) = &o.deleted_by {
+        out.push((Some(Tone::Warn), deletion(d, style)));
+    }
     if let (true, Some(Method::ReadOnly { reason })) = (style.verbose, &o.engine) {
         out.push((None, format!("engine: read-only client-side comparison ({reason})")));
     }
     fields(&mut out, o, style);
     for a in &o.added {
-        let when = a.changed_by.as_ref().map_or(String::new(), |by| age(by, style));
+        let by = a.changed_by.as_ref().map_or(a.manager.clone(), |by| who(by, style));
         let value = show(o, style, &a.path, a.path.live_pointer(), &a.value);
-        out.push((Some(Tone::Note), format!("+ {}: {value} (added by {}{when})", a.path, a.manager)));
+        out.push((Some(Tone::Note), format!("+ {}: {value} (added by {by})", a.path)));
     }
     ownership(&mut out, o, style);
     for a in &o.accepted {
@@ -134,7 +137,7 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
             (None, None) => continue,
         };
         if let Some(by) = &f.changed_by {
-            let _ = write!(line, "  ({}{})", by.manager, age(by, style));
+            let _ = write!(line, "  ({})", who(by, style));
         }
         out.push((Some(Tone::Warn), line));
         // Under Helm's name (the read-only engine): what the cluster cannot tell is always
@@ -163,7 +166,7 @@ fn ownership(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Sty
         let when = age(by, style);
         let when = when.strip_prefix(", ").map_or(String::new(), |w| format!(" ({w})"));
         let values = if o.fields.is_empty() && o.added.is_empty() { ", values as recorded" } else { "" };
-        out.push((Some(Tone::Warn), format!("re-created by {}{when}{values}", by.manager)));
+        out.push((Some(Tone::Warn), format!("re-created by {}{}{when}{values}", by.manager, audited(by))));
     }
     let listed = o.recreated.is_none() || style.verbose;
     for d in o.disowned.iter().filter(|_| listed) {
@@ -201,11 +204,46 @@ fn ownership(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Sty
     }
 }
 
+/// `kubectl-edit by alice@example.com, 12 min ago`: the writer's manager, who the audit says
+/// made the write (when it was read), and when.
+pub(crate) fn who(by: &Attribution, style: &Style) -> String {
+    format!("{}{}{}", by.manager, audited(by), age(by, style))
+}
+
+/// ` by alice@example.com`, `, no audit record`, or nothing when no audit was read.
+fn audited(by: &Attribution) -> String {
+    match &by.audit {
+        None => String::new(),
+        Some(Audited::Found(a)) => format!(" by {}", person(a)),
+        Some(Audited::NoRecord(why)) => format!(", {why}"),
+    }
+}
+
+/// `alice@example.com [team-a] via admin`: a user, the groups that decided, who impersonated.
+pub(crate) fn person(a: &Actor) -> String {
+    let groups = if a.groups.is_empty() { String::new() } else { format!(" [{}]", a.groups.join(", ")) };
+    let via = a.impersonated_by.as_ref().map_or(String::new(), |i| format!(" via {i}"));
+    format!("{}{groups}{via}", a.user)
+}
+
+/// The line of a deleted object with the audit read: who deleted it, with what, when.
+fn deletion(audited: &Audited, style: &Style) -> String {
+    match audited {
+        Audited::Found(a) => {
+            let client = a.user_agent.split(' ').next().unwrap_or_default();
+            format!("deleted by {} ({client}{})", person(a), age_at(Some(&a.time), style))
+        }
+        Audited::NoRecord(why) => format!("deleted: {why}"),
+    }
+}
+
 /// `, 12 min ago` from a writer's time and the report's, or nothing when either is unknown.
 pub(crate) fn age(by: &Attribution, style: &Style) -> String {
-    let (Some(now), Some(time)) =
-        (style.now, by.time.as_deref().and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok()))
-    else {
+    age_at(by.time.as_deref(), style)
+}
+
+fn age_at(time: Option<&str>, style: &Style) -> String {
+    let (Some(now), Some(time)) = (style.now, time.and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())) else {
         return String::new();
     };
     let secs = now.as_second().saturating_sub(time.as_second()).max(0);

@@ -34,6 +34,7 @@ fn recreated() -> ObjectDrift {
         subresource: None,
         time: Some("2026-11-30T09:00:00Z".into()),
         person: true,
+        audit: None,
     });
     cm
 }
@@ -68,6 +69,7 @@ fn drifted_web() -> ObjectDrift {
         // Kubernetes records no time for a write through the scale subresource.
         time: None,
         person: true,
+        audit: None,
     });
     web.fields.push(replicas);
     let port = ItemKey::from_fields([("containerPort", &json!(8080)), ("protocol", &json!("TCP"))]);

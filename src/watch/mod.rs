@@ -13,6 +13,7 @@
 //! [`keys`] (every key in one place), [`options`]; [`fleet`] runs one watcher per cluster of an
 //! inventory. This file holds the start.
 
+mod audit;
 mod fleet;
 mod heal;
 mod keys;
@@ -25,6 +26,7 @@ mod shutdown;
 mod sources;
 mod store;
 
+pub(crate) use audit::AuditOptions;
 pub(crate) use heal::window::Window;
 pub(crate) use heal::{HealPolicy, RepairOptions};
 pub(crate) use lease::LeaderOptions;
@@ -53,8 +55,12 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
     let serving =
         if options.ui { "serving /, /metrics, /healthz and /readyz" } else { "serving /metrics, /healthz and /readyz" };
     log.info(serving, &[("address", &bound)]);
+    let hub = match &options.audit {
+        Some(a) => Some(audit_hub(a, &options, &metrics).await?),
+        None => None,
+    };
     if let Some(fleet) = &options.fleet {
-        return fleet::run(settings, &options, fleet, &metrics, health, shutdown).await;
+        return fleet::run(settings, &options, fleet, (&metrics, health, hub.as_ref()), shutdown).await;
     }
     let session = tokio::select! {
         s = Session::open(settings) => s?,
@@ -62,11 +68,8 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
     };
     let Some(lease) = &options.leader else {
         metrics.leader(1);
-        let mut watcher = Watcher::new(
-            session,
-            Given { settings, options: &options, metrics, health, lease: None, key: None, proxies: None, pauses: None },
-        )
-        .await?;
+        let given = one_cluster(settings, &options, (metrics, health), None, hub.as_ref());
+        let mut watcher = Watcher::new(session, given).await?;
         return watcher.run(shutdown).await;
     };
     let mut elected = lease::elect(session.client(), lease, session.namespace()).await?;
@@ -89,20 +92,8 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
             None => Session::open(settings).await?,
         };
         let lease_check = lease::LeaseCheck::new(s.client(), lease, s.namespace());
-        let mut watcher = Watcher::new(
-            s,
-            Given {
-                settings,
-                options: &options,
-                metrics: metrics.clone(),
-                health: health.clone(),
-                lease: Some(lease_check),
-                key: None,
-                proxies: None,
-                pauses: None,
-            },
-        )
-        .await?;
+        let given = one_cluster(settings, &options, (metrics.clone(), health.clone()), Some(lease_check), hub.as_ref());
+        let mut watcher = Watcher::new(s, given).await?;
         tokio::select! {
             r = watcher.run(&mut shutdown) => {
                 elected.resign().await;
@@ -119,4 +110,27 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
             }
         }
     }
+}
+
+/// What the watcher of one cluster is given.
+fn one_cluster<'a>(
+    settings: &'a Settings,
+    options: &'a WatchOptions,
+    (metrics, health): (Arc<Metrics>, Arc<Health>),
+    lease: Option<lease::LeaseCheck>,
+    hub: Option<&Arc<audit::Hub>>,
+) -> Given<'a> {
+    let audit = hub.map(|h| (h.clone(), h.feed_name(None)));
+    Given { settings, options, metrics, health, lease, key: None, proxies: None, pauses: None, audit }
+}
+
+/// The audit hub of this run, its webhook endpoint served.
+async fn audit_hub(a: &AuditOptions, options: &WatchOptions, metrics: &Arc<Metrics>) -> Result<Arc<audit::Hub>> {
+    let hub = Arc::new(match options.fleet {
+        Some(_) => audit::Hub::fleet(a.limits),
+        None => audit::Hub::single(a.limits, options.cluster.as_deref()),
+    });
+    let bound = audit::server::serve(a, hub.clone(), metrics.clone(), options.log.clone()).await?;
+    options.log.info("serving the audit webhook", &[("address", &bound)]);
+    Ok(hub)
 }

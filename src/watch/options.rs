@@ -36,6 +36,8 @@ pub(crate) struct WatchOptions {
     pub(crate) home: Option<String>,
     /// `--clusters`: watch every cluster of an inventory the cluster connected to holds.
     pub(crate) fleet: Option<FleetOptions>,
+    /// `--audit-address`: the API server's audit webhook, to name who made each drift.
+    pub(crate) audit: Option<crate::watch::audit::AuditOptions>,
 }
 
 /// Where a fleet's clusters are listed, and how often the list is read again.

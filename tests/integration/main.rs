@@ -30,6 +30,7 @@ mod admission;
 mod support;
 mod tenancy;
 
+mod audit;
 mod baseline;
 mod bounded;
 mod caaph;

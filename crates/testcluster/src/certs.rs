@@ -56,6 +56,25 @@ impl Pki {
         admin.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         let admin_cert = admin.signed_by(&admin_key, &issuer)?;
 
+        let client = |cn: &str, issuer: &Issuer<'_, KeyPair>, name: &str| -> Result<(PathBuf, PathBuf)> {
+            let key = KeyPair::generate()?;
+            let mut params = CertificateParams::new(Vec::<String>::new())?;
+            params.distinguished_name.push(DnType::CommonName, cn);
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            let cert = params.signed_by(&key, issuer)?;
+            Ok((file(&format!("{name}.crt"), cert.pem())?, file(&format!("{name}.key"), key.serialize_pem())?))
+        };
+        let rogue_key = KeyPair::generate()?;
+        let mut rogue = CertificateParams::new(Vec::<String>::new())?;
+        rogue.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        rogue.distinguished_name.push(DnType::CommonName, "rogue-ca");
+        rogue.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        let rogue = Issuer::new(rogue, rogue_key);
+        // Client certificates for an audit webhook's sender (`ControlPlane::start_audited`):
+        // named `audited` and `intruder` by this CA, and `audited` by a CA nobody trusts.
+        client("audited", &issuer, "audit-sender")?;
+        client("intruder", &issuer, "audit-intruder")?;
+        client("audited", &rogue, "audit-rogue")?;
         let sa_key = KeyPair::generate()?;
         Ok(Pki {
             ca_cert: ca_cert_path,

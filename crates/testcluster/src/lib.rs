@@ -21,6 +21,8 @@ pub use tools::Tools;
 
 /// A running control plane. Its processes die with the process (or thread) that started them.
 pub struct ControlPlane {
+    /// Where its API server sends its audit webhook, when it does.
+    audit_sink: Option<AuditSink>,
     dir: PathBuf,
     kubeconfig: PathBuf,
     server: String,
@@ -94,7 +96,7 @@ impl ControlPlane {
 
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(&kubeconfig, kubeconfig_yaml(&server, &pki))?;
-        let mut cp = ControlPlane { dir, kubeconfig, server, tools, children };
+        let mut cp = ControlPlane { audit_sink: None, dir, kubeconfig, server, tools, children };
         cp.wait_ready(Duration::from_secs(180))?;
 
         let kcm_port = process::free_port()?;
@@ -163,6 +165,49 @@ impl ControlPlane {
         &self.tools
     }
 
+    /// Starts a control plane whose API server also sends its audit (Metadata level, batches
+    /// sent within a second) to a webhook at `https://127.0.0.1:PORT/audit` that nothing serves
+    /// yet, authenticating with a bearer token: see [`AuditSink`].
+    pub fn start_audited(tools: Tools, dir: &Path) -> Result<ControlPlane> {
+        std::fs::create_dir_all(dir)?;
+        let dir = dir.canonicalize()?;
+        let port = process::free_port()?;
+        let token = format!("audit-token-{port}-{}", std::process::id());
+        let pki = dir.join("pki");
+        let config = dir.join("audit-webhook.kubeconfig");
+        std::fs::write(
+            &config,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: watcher\n  cluster:\n    server: https://127.0.0.1:{port}/audit\n    certificate-authority: {}\nusers:\n- name: apiserver\n  user:\n    token: {token}\ncontexts:\n- name: audit\n  context: {{cluster: watcher, user: apiserver}}\ncurrent-context: audit\n",
+                pki.join("ca.crt").display()
+            ),
+        )?;
+        let flags = [
+            format!("--audit-webhook-config-file={}", config.display()),
+            "--audit-webhook-batch-max-wait=1s".to_string(),
+            "--audit-webhook-initial-backoff=200ms".to_string(),
+        ];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let mut cp = ControlPlane::start_with(tools, &dir, &flags)?;
+        let file = |name: &str| pki.join(name);
+        let client = |n: &str| (file(&format!("{n}.crt")), file(&format!("{n}.key")));
+        cp.audit_sink = Some(AuditSink {
+            port,
+            token,
+            cert: file("apiserver.crt"),
+            key: file("apiserver.key"),
+            ca: file("ca.crt"),
+            clients: [client("audit-sender"), client("audit-intruder"), client("audit-rogue")],
+        });
+        Ok(cp)
+    }
+
+    /// Where the API server sends its audit webhook, for a control plane started with
+    /// [`ControlPlane::start_audited`].
+    pub fn audit_sink(&self) -> Option<&AuditSink> {
+        self.audit_sink.as_ref()
+    }
+
     /// The API server's audit log (one JSON event per line, `Metadata` level).
     pub fn audit_log(&self) -> PathBuf {
         self.dir.join("audit.log")
@@ -206,6 +251,20 @@ impl ControlPlane {
     }
 }
 
+/// The audit webhook an API server started by [`ControlPlane::start_audited`] posts to: the
+/// loopback port, the bearer token it sends, a serving certificate (for 127.0.0.1) and key the
+/// endpoint may use, the CA that signed them and the client certificates.
+pub struct AuditSink {
+    pub port: u16,
+    pub token: String,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
+    /// `(cert, key)`: named `audited` by the CA, `intruder` by the CA, `audited` by a CA
+    /// nobody trusts.
+    pub clients: [(PathBuf, PathBuf); 3],
+}
+
 const AUDIT_POLICY: &str =
     "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n";
 
@@ -221,6 +280,7 @@ fn kubeconfig_yaml(server: &str, pki: &certs::Pki) -> String {
 static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static DISTURBABLE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static WITHOUT_POLICIES: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+static AUDITED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 static SHARED_PG: OnceLock<Result<Postgres, String>> = OnceLock::new();
 
 /// Runs `start` on a thread that never ends, so that the processes it starts (whose
@@ -265,15 +325,28 @@ pub fn without_admission_policies() -> &'static ControlPlane {
     )
 }
 
+/// A fourth control plane, whose API server sends its audit to a webhook on loopback
+/// ([`ControlPlane::audit_sink`]). Started on first use.
+pub fn audited() -> &'static ControlPlane {
+    started_by(&AUDITED, ControlPlane::start_audited)
+}
+
 fn started(
     cell: &'static OnceLock<Result<ControlPlane, String>>,
     flags: &'static [&'static str],
+) -> &'static ControlPlane {
+    started_by(cell, move |tools, dir| ControlPlane::start_with(tools, dir, flags))
+}
+
+fn started_by(
+    cell: &'static OnceLock<Result<ControlPlane, String>>,
+    start: impl FnOnce(Tools, &Path) -> Result<ControlPlane> + Send + 'static,
 ) -> &'static ControlPlane {
     let cp = cell.get_or_init(|| {
         let result = start_kept(move || {
             let tools = Tools::locate()?;
             let dir = tempfile::Builder::new().prefix("helm-drift-cp-").tempdir()?.keep();
-            ControlPlane::start_with(tools, &dir, flags)
+            start(tools, &dir)
         });
         if result.is_ok() {
             // SAFETY: registering a plain extern "C" function with the C runtime.
@@ -307,7 +380,7 @@ pub fn postgres() -> &'static Postgres {
 }
 
 extern "C" fn stop_control_planes() {
-    for cell in [&SHARED, &DISTURBABLE, &WITHOUT_POLICIES] {
+    for cell in [&SHARED, &DISTURBABLE, &WITHOUT_POLICIES, &AUDITED] {
         if let Some(Ok(cp)) = cell.get() {
             cp.stop();
             std::fs::remove_dir_all(&cp.dir).ok();

@@ -39,6 +39,8 @@ pub(super) struct Task {
     pub(super) management: Connection,
     /// With several replicas: the Lease of this cluster, checked right before each write.
     pub(super) lease: Option<LeaderOptions>,
+    /// The fleet's audit hub: this member's feed is under its name.
+    pub(super) audit: Option<Arc<crate::watch::audit::Hub>>,
 }
 
 pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
@@ -129,6 +131,10 @@ impl Task {
             health: self.health.clone(),
             lease: home.as_ref().zip(self.lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, "")),
             key: Some(self.key.clone()),
+            audit: self.audit.clone().map(|h| {
+                let feed = h.feed_name(Some(&self.name));
+                (h, feed)
+            }),
             pauses: home.clone().filter(|_| self.options.repair.is_some()),
             proxies: home
                 .filter(|_| !proxies.is_empty())

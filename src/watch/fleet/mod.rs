@@ -87,8 +87,7 @@ pub(crate) async fn run(
     settings: &Settings,
     options: &WatchOptions,
     fleet: &FleetOptions,
-    metrics: &Metrics,
-    health: Arc<Health>,
+    (metrics, health, audit): (&Metrics, Arc<Health>, Option<&Arc<crate::watch::audit::Hub>>),
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     futures::pin_mut!(shutdown);
@@ -145,6 +144,7 @@ pub(crate) async fn run(
                     every,
                     lease: &lease,
                     home: &namespace,
+                    audit,
                 };
                 reconcile(&mut members, found, &start).await;
                 give_back(shard.as_ref(), over, log).await;
@@ -251,6 +251,8 @@ struct Start<'a> {
     lease: &'a dyn Fn(&str) -> Option<String>,
     /// Where the watcher's own objects live in the management cluster.
     home: &'a str,
+    /// The audit webhook's hub: each member's feed under its name.
+    audit: Option<&'a Arc<crate::watch::audit::Hub>>,
 }
 
 /// Starts the members that appeared or changed, stops those gone or changed.
@@ -302,6 +304,9 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
             log.info("cluster left the fleet: no longer watched", &[("cluster", &name)]);
             r.end().await;
         }
+        if let Some(hub) = start.audit {
+            hub.forget(&name);
+        }
     }
 }
 
@@ -334,6 +339,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
                 key: signing_key::for_member(start.key, &m.name),
                 probe: start.every.min(member::PROBE_MAX),
                 proxies: m.proxies,
+                audit: start.audit.cloned(),
                 management: start.settings.connection.clone(),
                 lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
                     name,

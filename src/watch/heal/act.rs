@@ -21,6 +21,8 @@ pub(crate) struct Hands<'a> {
     pub(crate) settings: &'a Settings,
     pub(crate) outputs: &'a Outputs,
     pub(crate) tracker: &'a mut Tracker,
+    /// The audit feed, to learn who ended a drift.
+    pub(crate) audit: Option<&'a crate::watch::audit::Link>,
 }
 
 /// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock: the
@@ -233,7 +235,10 @@ impl Healing {
         if let Some(after) = &repair.after {
             hands.outputs.metrics.record(after, 0.0);
             self.healer.observe(after);
-            for t in &hands.tracker.update(after) {
+            let transitions = hands.tracker.update(after);
+            let ender = crate::watch::audit::ender(hands.audit, hands.session, &after.namespace);
+            hands.outputs.chronicle(after, &transitions, true, &ender);
+            for t in &transitions {
                 hands.outputs.announce(after, t).await;
             }
         }

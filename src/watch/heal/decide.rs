@@ -167,6 +167,7 @@ mod tests {
                 subresource: None,
                 time: None,
                 person: false,
+                audit: None,
             });
             o.fields.push(f);
         }

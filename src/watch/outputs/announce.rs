@@ -13,8 +13,16 @@ impl Outputs {
     /// Records the Event for a transition and, when it is news, notifies.
     pub(crate) async fn announce(&self, report: &DriftReport, t: &Transition) {
         let key = ReleaseKey::of(report);
+        // Who the audit says made it is for the page and the log unless published: Events are
+        // read by everyone who may read the namespace's, notifications by the receiver's channel.
+        let public = match t {
+            Transition::Detected { object, .. } if !self.publish_names => Some(object.without_people()),
+            _ => None,
+        };
         let (reason, id, signature, drifted): (&str, _, _, Option<&ObjectDrift>) = match t {
-            Transition::Detected { object, signature } => (events::DETECTED, &object.id, signature, Some(object)),
+            Transition::Detected { object, signature } => {
+                (events::DETECTED, &object.id, signature, Some(public.as_ref().unwrap_or(object)))
+            }
             Transition::Resolved { object, signature } => (events::RESOLVED, object, signature, None),
         };
         let message = match drifted {
@@ -102,6 +110,7 @@ impl Outputs {
         signer: &Signer,
     ) {
         let key = ReleaseKey::of(report);
+        self.chronicle_step(report, id, message.to_string());
         let object = report.objects.iter().find(|o| &o.id == id);
         let signature = object.and_then(|o| signer.of(&key, o)).unwrap_or_else(|| "0".repeat(64));
         if !self.record(report, id, reason, &signature, message).await {
@@ -133,7 +142,17 @@ fn subject(report: &DriftReport, id: &ObjectId) -> ObjectId {
 /// The Event message of a new drift: the verdict, the paths and who changed them (no values).
 pub(crate) fn detected_message(report: &DriftReport, o: &ObjectDrift) -> String {
     let paths = signature::paths(o);
-    let by: BTreeSet<&str> = o.writers().map(|a| a.manager.as_str()).collect();
+    // With --audit-publish-names the person the audit names too (else the object comes without).
+    let who = |a: &crate::model::Attribution| match &a.audit {
+        Some(crate::model::Audited::Found(p)) => {
+            format!("{} by {}", a.manager, crate::watch::store::timeline::person(p))
+        }
+        _ => a.manager.clone(),
+    };
+    let mut by: BTreeSet<String> = o.writers().map(who).collect();
+    if let Some(crate::model::Audited::Found(p)) = &o.deleted_by {
+        by.insert(format!("deleted by {}", crate::watch::store::timeline::person(p)));
+    }
     let by = if by.is_empty() {
         String::new()
     } else {

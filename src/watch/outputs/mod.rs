@@ -2,6 +2,7 @@
 //! lines and the page at `/`, each written here and nowhere else.
 
 mod announce;
+mod chronicle;
 pub(crate) mod drift_events;
 pub(crate) mod log;
 pub(crate) mod metrics;
@@ -29,6 +30,8 @@ pub(crate) struct Outputs {
     lease: Option<LeaseCheck>,
     /// A fleet member's CAAPH releases.
     pub(crate) proxies: Option<Arc<Proxies>>,
+    /// `--audit-publish-names`: who made a drift is named in Events and notifications too.
+    pub(crate) publish_names: bool,
 }
 
 impl Outputs {
@@ -41,7 +44,7 @@ impl Outputs {
         lease: Option<LeaseCheck>,
         proxies: Option<Arc<Proxies>>,
     ) -> Outputs {
-        Outputs { metrics, health, log, notifier, events, lease, proxies }
+        Outputs { metrics, health, log, notifier, events, lease, proxies, publish_names: false }
     }
 
     /// Whether this replica may act now: always without leader election, else only while it
@@ -86,6 +89,7 @@ impl Outputs {
     /// A release gone: its series and its place on the page.
     pub(crate) fn forget(&self, key: &ReleaseKey) {
         self.metrics.forget(&key.namespace, &key.name);
+        self.chronicle_forget(key);
         if let Some(Ok(mut b)) = self.health.board.as_ref().map(|b| b.lock()) {
             b.remove(&(key.namespace.clone(), key.name.clone()));
         }

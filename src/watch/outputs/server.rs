@@ -21,12 +21,20 @@ pub(crate) struct Health {
     pub(crate) missing: std::sync::Mutex<Vec<String>>,
     /// `--ui`: each release as the page shows it (none kept without `--ui`).
     pub(crate) board: Option<std::sync::Mutex<Board>>,
+    /// Every drift's life: on the page, at `/drifts.json` and in the metrics.
+    pub(crate) timeline: std::sync::Mutex<crate::watch::store::timeline::Timeline>,
 }
 
 impl Health {
     /// What the server answers from, not ready yet; `board`: the page's (`--ui`), else none.
     pub(crate) fn new(metrics: Arc<Metrics>, board: Option<std::sync::Mutex<Board>>) -> Health {
-        Health { metrics, ready: AtomicBool::new(false), missing: Default::default(), board }
+        Health {
+            metrics,
+            ready: AtomicBool::new(false),
+            missing: Default::default(),
+            board,
+            timeline: Default::default(),
+        }
     }
 
     /// Ready: the first full check is done (or the fleet's first inventory read, or a standby
@@ -56,7 +64,7 @@ pub(crate) async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<
     let bound = listener.local_addr()?;
     let mut app = Router::new();
     if health.board.is_some() {
-        app = app.route("/", get(page));
+        app = app.route("/", get(page)).route("/drifts.json", get(drifts));
     }
     let app = app
         .route("/metrics", get(metrics))
@@ -77,13 +85,21 @@ async fn page(State(h): State<Arc<Health>>) -> impl IntoResponse {
         h.board.as_ref().and_then(|b| b.lock().ok().map(|b| b.values().cloned().collect())).unwrap_or_default();
     let ready = h.is_ready();
     let now = k8s_openapi::jiff::Timestamp::now();
+    let lives = h.timeline.lock().map(|t| t.shown()).unwrap_or_default();
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'"),
         ],
-        crate::report::board_page(&releases, ready, now),
+        crate::report::board_page(&releases, &lives, ready, now),
     )
+}
+
+/// The page's drifts as JSON (`--ui`): each drift's life, who made it and how it ended.
+async fn drifts(State(h): State<Arc<Health>>) -> impl IntoResponse {
+    let lives = h.timeline.lock().map(|t| t.shown()).unwrap_or_default();
+    let body = crate::report::timeline_json(&lives, k8s_openapi::jiff::Timestamp::now());
+    ([(header::CONTENT_TYPE, "application/json")], body.to_string())
 }
 
 async fn ready(State(h): State<Arc<Health>>) -> impl IntoResponse {

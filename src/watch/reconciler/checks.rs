@@ -151,6 +151,7 @@ impl Watcher<'_> {
                 self.session.live().list_every_namespace();
             }
             self.evaluate_batch(batch, baseline.as_ref(), concurrency).await;
+            self.audit_interest();
         }
     }
 
@@ -192,6 +193,7 @@ impl Watcher<'_> {
             match result {
                 Ok(mut verdicts) => {
                     self.refused.clear(&key);
+                    self.attribute(&mut verdicts.report);
                     self.unrecorded_revision(&index, verdicts.report.revision).await;
                     let r = &mut verdicts.report;
                     r.guard = self.guards.covering(&r.namespace, &r.release);
@@ -246,6 +248,10 @@ impl Watcher<'_> {
             );
         }
         let transitions = self.tracker.update(report);
+        {
+            let ender = crate::watch::audit::ender(self.audit.as_ref(), &self.session, &report.namespace);
+            self.outputs.chronicle(report, &transitions, false, &ender);
+        }
         for t in &transitions {
             self.outputs.announce(report, t).await;
         }
@@ -261,6 +267,7 @@ impl Watcher<'_> {
                 settings: self.settings,
                 outputs: &self.outputs,
                 tracker: &mut self.tracker,
+                audit: self.audit.as_ref(),
             };
             if let Some(at) = healing.heal(report, hands).await {
                 self.schedule.later(key, at);
@@ -393,6 +400,7 @@ mod tests {
             ui: true,
             log: crate::watch::Log { json: true, cluster: None },
             fleet: None,
+            audit: None,
             repair: None,
             leader: None,
             signature_key_secret: "key".into(),
@@ -419,6 +427,7 @@ mod tests {
                 key: None,
                 proxies: None,
                 pauses: None,
+                audit: None,
             };
             watchers.push(Watcher::assemble(start, given).unwrap());
         }

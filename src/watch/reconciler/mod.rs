@@ -2,6 +2,7 @@
 //! (touches, batches, resyncs, shutdown), `checks` the full checks and the touched releases,
 //! `guards` the cache of admission guards read between them.
 
+mod audited;
 mod checks;
 mod guards;
 mod looping;
@@ -56,6 +57,8 @@ pub(crate) struct Watcher<'a> {
     schedule: Scheduler<ReleaseKey>,
     healing: Option<Healing>,
     guards: GuardCache,
+    /// The audit feed that names who made each drift (`--audit-address`).
+    audit: Option<crate::watch::audit::Link>,
 }
 
 /// What a watcher starts from, read from its cluster by [`Watcher::new`].
@@ -84,6 +87,8 @@ pub(crate) struct Given<'a> {
     pub(crate) proxies: Option<Arc<Proxies>>,
     /// A fleet member's management cluster, where pauses are read.
     pub(crate) pauses: Option<kube::Client>,
+    /// The audit hub and the name of this watcher's feed in it.
+    pub(crate) audit: Option<(Arc<crate::watch::audit::Hub>, String)>,
 }
 
 impl<'a> Watcher<'a> {
@@ -142,7 +147,7 @@ impl<'a> Watcher<'a> {
 
     /// Puts the parts together, reading and starting nothing.
     pub(crate) fn assemble(start: Start, given: Given<'a>) -> Result<Watcher<'a>> {
-        let Given { settings, options, metrics, health, lease, proxies, pauses, .. } = given;
+        let Given { settings, options, metrics, health, lease, proxies, pauses, audit, .. } = given;
         let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
@@ -152,16 +157,19 @@ impl<'a> Watcher<'a> {
             log.clone(),
         )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
+        let audit = audit.map(|(hub, feed)| crate::watch::audit::Link { hub, feed, touches: TouchSender(tx.clone()) });
         let sink = Sink { tx: TouchSender(tx), metrics: metrics.clone(), log: log.clone() };
         let client = start.session.client().clone();
         for (key, p) in proxies.iter().flat_map(|p| p.all()) {
             metrics.proxy(&key.namespace, &key.name, &p.name, p.chart_proxy.as_deref().unwrap_or(""));
         }
+        let mut outputs = Outputs::new(metrics, health, log.clone(), notifier, client, lease, proxies);
+        outputs.publish_names = options.audit.as_ref().is_some_and(|a| a.publish_names);
         Ok(Watcher {
             session: start.session,
             settings,
             options,
-            outputs: Outputs::new(metrics, health, log.clone(), notifier, client, lease, proxies),
+            outputs,
             state: State::default(),
             tracker: Tracker::seeded(start.seeds, Signer::new(&start.key)),
             refused: Refused::default(),
@@ -170,6 +178,7 @@ impl<'a> Watcher<'a> {
             schedule: Scheduler::new(options.debounce, options.resync),
             healing: options.repair.as_ref().map(|r| Healing::new(r, options.cluster.clone(), pauses.clone())),
             guards: GuardCache::default(),
+            audit,
         })
     }
 

@@ -5,6 +5,7 @@
 pub(crate) mod refused;
 pub(crate) mod signature;
 pub(crate) mod signing_key;
+pub(crate) mod timeline;
 pub(crate) mod tracker;
 
 use crate::live::Location;
@@ -32,6 +33,11 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Every object a watched release placed.
+    pub(crate) fn objects(&self) -> impl Iterator<Item = ObjectKey> + '_ {
+        self.owners.keys().cloned()
+    }
+
     /// A release's new verdict and where its objects are (`placed`: each object's name and
     /// location, `None` for an object the cluster does not serve). Says whether it is a decision
     /// worth a log line: the verdict changed, a new revision, or a release first seen drifted (one

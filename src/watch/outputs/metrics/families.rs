@@ -1,7 +1,8 @@
 //! The series families a process exports, registered once, shared by the watchers it runs.
 
 use super::labels::{
-    ClusterLabel, GuardLabels, INPUT, ObjectLabels, ProxyLabels, REASON, RESULT, ReleaseLabels, VerbLabels, Word,
+    ClusterLabel, ENDED, GuardLabels, INPUT, KEPT, ObjectLabels, ProxyLabels, REASON, RESULT, ReleaseLabels,
+    VerbLabels, Word,
 };
 use crate::api::requests;
 use prometheus_client::metrics::counter::Counter;
@@ -46,6 +47,12 @@ pub(super) struct Families {
     pub(super) proxied: Per<ProxyLabels>,
     pub(super) window: Moments,
     pub(super) paused: Moments,
+    /// When the oldest open drift of a release appeared.
+    pub(super) oldest_drift: Moments,
+    /// How long drifts lived, by what ended them.
+    pub(super) drift_lived: Family<(ClusterLabel, Word<ENDED>), Histogram, fn() -> Histogram>,
+    /// The audit events kept, and their bytes (every cluster's).
+    pub(super) audit_kept: Family<Word<KEPT>, Gauge>,
     /// The proxies each cluster has series for.
     pub(super) proxies: Mutex<BTreeMap<ClusterLabel, BTreeSet<ProxyLabels>>>,
     /// The releases each cluster has series for (to drop or mark them all at once).
@@ -78,6 +85,9 @@ impl Families {
             proxied: Family::default(),
             window: Family::default(),
             paused: Family::default(),
+            oldest_drift: Family::default(),
+            drift_lived: Family::new_with_constructor(lived),
+            audit_kept: Family::default(),
             proxies: Mutex::default(),
             known: Mutex::default(),
             registry: Registry::with_prefix("helm_drift"),
@@ -89,6 +99,14 @@ impl Families {
     }
 }
 
+/// Minutes to weeks: how long drifts live.
+fn lived() -> Histogram {
+    Histogram::new([10.0, 60.0, 300.0, 900.0, 3600.0, 4.0 * 3600.0, 86_400.0, 7.0 * 86_400.0])
+}
+
+/// What ends a drift (`helm_drift_drift_lifetime_seconds{ended_by}`).
+pub(super) const ENDINGS: [&str; 6] = ["watcher", "repair", "revision", "hand", "accepted", "left"];
+
 /// What a self-healing repair can come to.
 pub(super) const REPAIR_RESULTS: [&str; 8] =
     ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded", "waiting", "paused"];
@@ -98,7 +116,7 @@ pub(super) const ERROR_REASONS: [&str; 9] =
 pub(super) const NOTIFICATION_RESULTS: [&str; 3] = ["sent", "failed", "dropped"];
 pub(super) const EVENT_REASONS: [&str; 5] =
     ["DriftDetected", "DriftResolved", "DriftRepaired", "DriftRepairRefused", "DriftRepairAbandoned"];
-pub(super) const INPUTS: [&str; 3] = ["event", "record", "inventory"];
+pub(super) const INPUTS: [&str; 4] = ["event", "record", "inventory", "audit"];
 
 /// Every series family, named and described.
 fn register(m: &Families, registry: &mut Registry) {
@@ -163,6 +181,7 @@ fn register(m: &Families, registry: &mut Registry) {
         "A release Cluster API's Helm add-on provider installed: 1, with its HelmReleaseProxy and HelmChartProxy",
         m.proxied.clone(),
     );
+    register_lives(m, registry);
     registry.register(
         "cluster_up",
         "Whether a fleet member's API server answers (1) or not (0), by cluster",
@@ -172,3 +191,22 @@ fn register(m: &Families, registry: &mut Registry) {
 
 /// The values of `release_guard`'s `mode` (a guard's mode, or none).
 pub(super) const GUARD_MODES: [&str; 5] = ["warn", "audit", "deny", "unknown", "none"];
+
+/// The families of drifts' lives and of the audit window.
+fn register_lives(m: &Families, registry: &mut Registry) {
+    registry.register(
+        "oldest_drift_timestamp_seconds",
+        "When the oldest drift of the release still open appeared (Unix time; its age: time() - this)",
+        m.oldest_drift.clone(),
+    );
+    registry.register(
+        "drift_lifetime_seconds",
+        "How long drifts lived, from their first write to their end, by what ended them (watcher, repair, revision, hand, accepted, left)",
+        m.drift_lived.clone(),
+    );
+    registry.register(
+        "audit_window",
+        "Audit events of watched objects kept to name who made each drift (events), their size (bytes), and those forgotten before their time to stay within 16 MiB per cluster (forgotten-events)",
+        m.audit_kept.clone(),
+    );
+}

@@ -50,12 +50,16 @@ pub(crate) struct Word<const K: u8>(pub(crate) String);
 pub(crate) const REASON: u8 = 0;
 pub(crate) const RESULT: u8 = 1;
 pub(crate) const INPUT: u8 = 2;
+pub(crate) const ENDED: u8 = 3;
+pub(crate) const KEPT: u8 = 4;
 
 impl<const K: u8> EncodeLabelSet for Word<K> {
     fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), std::fmt::Error> {
         let name = match K {
             REASON => "reason",
             RESULT => "result",
+            ENDED => "ended_by",
+            KEPT => "unit",
             _ => "input",
         };
         [(name, self.0.as_str())].encode(encoder)

@@ -4,6 +4,7 @@
 
 mod families;
 mod labels;
+mod lives;
 
 use crate::api::requests;
 use crate::model::{DriftKind, DriftReport};
@@ -71,6 +72,7 @@ impl Metrics {
         for level in [&f.ready, &f.selected, &f.leader, &f.watches, &f.pending] {
             let _ = level.get_or_create(&c());
         }
+        self.seed_lives();
     }
 
     fn key<L>(&self, labels: L) -> (ClusterLabel, L) {
@@ -120,6 +122,7 @@ impl Metrics {
         f.last_check.remove(&self.key(labels.clone()));
         f.window.remove(&self.key(labels.clone()));
         f.paused.remove(&self.key(labels.clone()));
+        f.oldest_drift.remove(&self.key(labels.clone()));
         for (word, _) in DriftKind::all() {
             f.objects.remove(&self.key(object_labels(&labels, word)));
         }
@@ -226,6 +229,7 @@ impl Metrics {
         for input in INPUTS {
             f.rejected.remove(&(c(), Word(input.into())));
         }
+        self.forget_lives();
         if let Ok(mut known) = f.known.lock() {
             known.remove(&self.cluster);
         }

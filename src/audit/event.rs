@@ -1,0 +1,296 @@
+//! One audit event (`audit.k8s.io/v1` `Event`) as helm-drift keeps it: a successful write to a
+//! named object, with who made it, every string bounded. What the event's sender wrote is
+//! trusted only as far as the sender was authenticated (the caller's concern); here it is
+//! refused when it is not what an API server writes, and never truncated where it names a
+//! person (a cut name could be another person's).
+
+use super::Target;
+use crate::model::Actor;
+use jiff::Timestamp;
+use serde::Deserialize;
+
+/// The longest user name, user agent, group or address kept; a longer user name refuses the
+/// event, a longer agent is cut.
+pub(crate) const MAX_TEXT: usize = 256;
+/// The most groups and source addresses read from one event.
+const MAX_LIST: usize = 32;
+/// The longest event line read from a log file or a batch's event (metadata-level events are
+/// about 1 KiB).
+pub(crate) const MAX_EVENT_BYTES: usize = 64 * 1024;
+
+/// A successful write to one object, as its audit event tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Write {
+    pub(crate) target: Target,
+    pub(crate) subresource: Option<String>,
+    /// The field manager the request named (`?fieldManager=`), else the user agent's first word
+    /// (what the API server records for an update that names none).
+    pub(crate) manager: String,
+    pub(crate) actor: Actor,
+    pub(crate) received: Timestamp,
+    pub(crate) completed: Timestamp,
+}
+
+impl Write {
+    /// About how many bytes it holds (for the window's bound).
+    pub(crate) fn size(&self) -> usize {
+        let a = &self.actor;
+        let lists: usize = a.groups.iter().chain(&a.source_ips).map(|s| s.len() + 24).sum();
+        let texts = [&self.target.group, &self.target.plural, &self.target.name, &self.manager, &a.user, &a.user_agent];
+        192 + lists + texts.iter().map(|s| s.len()).sum::<usize>() + a.audit_id.len() + a.verb.len() + a.time.len()
+    }
+}
+
+/// Why an event was refused (counted as a rejected input; not every skipped event is refused:
+/// reads, failed requests and earlier stages are only not kept).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(crate) enum Refused {
+    #[error("not an audit.k8s.io/v1 event: {0}")]
+    Malformed(String),
+    #[error("an audit event over {MAX_EVENT_BYTES} bytes")]
+    TooLarge,
+    #[error("a user name over {MAX_TEXT} characters")]
+    LongName,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Raw {
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    kind: String,
+    #[serde(rename = "auditID")]
+    audit_id: String,
+    stage: String,
+    #[serde(default, rename = "requestURI")]
+    request_uri: String,
+    verb: String,
+    user: RawUser,
+    impersonated_user: Option<RawUser>,
+    #[serde(default, rename = "sourceIPs")]
+    source_ips: Vec<String>,
+    #[serde(default)]
+    user_agent: String,
+    object_ref: Option<RawRef>,
+    response_status: Option<RawStatus>,
+    request_received_timestamp: Timestamp,
+    stage_timestamp: Timestamp,
+    #[serde(default)]
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct RawUser {
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    groups: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRef {
+    #[serde(default)]
+    resource: String,
+    namespace: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    api_group: String,
+    subresource: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawStatus {
+    #[serde(default)]
+    code: u16,
+}
+
+const WRITES: [&str; 4] = ["create", "update", "patch", "delete"];
+
+/// Parses one event (a log line, or one item of a webhook's batch): `Ok(None)` when it is well
+/// formed but nothing helm-drift keeps (a read, a failed request, an earlier stage, a write to
+/// no named object).
+pub(crate) fn parse(value: serde_json::Value) -> Result<Option<Write>, Refused> {
+    let raw: Raw = serde_json::from_value(value).map_err(|e| Refused::Malformed(e.to_string()))?;
+    if raw.api_version != "audit.k8s.io/v1" || raw.kind != "Event" {
+        return Err(Refused::Malformed(format!("{} {}", raw.api_version, raw.kind)));
+    }
+    kept(raw)
+}
+
+/// Parses one line of a log backend's file.
+pub(crate) fn parse_line(line: &str) -> Result<Option<Write>, Refused> {
+    if line.len() > MAX_EVENT_BYTES {
+        return Err(Refused::TooLarge);
+    }
+    parse(serde_json::from_str(line).map_err(|e| Refused::Malformed(e.to_string()))?)
+}
+
+fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
+    let success = raw.response_status.as_ref().is_some_and(|s| (200..300).contains(&s.code));
+    if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) || !success {
+        return Ok(None);
+    }
+    let Some(r) = raw.object_ref.filter(|r| !r.name.is_empty() && !r.resource.is_empty()) else { return Ok(None) };
+    let (acting, impersonated_by) = match raw.impersonated_user {
+        Some(i) => (i, Some(raw.user.username)),
+        None => (raw.user, None),
+    };
+    let names = std::iter::once(&acting.username).chain(impersonated_by.as_ref());
+    if names.into_iter().any(|n| n.chars().count() > MAX_TEXT) {
+        return Err(Refused::LongName);
+    }
+    let reason = raw.annotations.get("authorization.k8s.io/reason").map_or("", String::as_str);
+    let manager = field_manager(&raw.request_uri).unwrap_or_else(|| agent_word(&raw.user_agent));
+    let actor = Actor {
+        groups: deciding(&acting.groups, reason),
+        user: acting.username,
+        impersonated_by,
+        user_agent: cut(&raw.user_agent),
+        source_ips: raw.source_ips.iter().take(MAX_LIST).map(|s| cut(s)).collect(),
+        audit_id: cut(&raw.audit_id),
+        verb: raw.verb,
+        time: format!("{:.0}", raw.stage_timestamp),
+    };
+    let target = Target { group: r.api_group, plural: r.resource, namespace: r.namespace, name: r.name };
+    let subresource = r.subresource.filter(|s| !s.is_empty());
+    let (received, completed) = (raw.request_received_timestamp, raw.stage_timestamp);
+    Ok(Some(Write { target, subresource, manager: cut(&manager), actor, received, completed }))
+}
+
+/// The groups that decided the request: `system:masters` (which passes every authorizer), and
+/// those the authorizer's reason names (`... to Group "platform"`).
+fn deciding(groups: &[String], reason: &str) -> Vec<String> {
+    let named = |g: &String| g == "system:masters" || reason.contains(&format!("Group \"{g}\""));
+    groups.iter().take(MAX_LIST).filter(|g| named(g)).map(|g| cut(g)).collect()
+}
+
+/// The `fieldManager` query parameter of a request URI.
+fn field_manager(uri: &str) -> Option<String> {
+    let query = uri.split_once('?')?.1;
+    let value = query.split('&').find_map(|p| p.strip_prefix("fieldManager="))?;
+    Some(percent_decoded(value)).filter(|m| !m.is_empty())
+}
+
+/// What the API server names an update's manager when the request names none: the user agent
+/// up to its first `/`.
+fn agent_word(agent: &str) -> String {
+    agent.split('/').next().unwrap_or_default().to_string()
+}
+
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |j: usize| bytes.get(j).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A string cut to [`MAX_TEXT`] characters (`…` marks the cut).
+fn cut(s: &str) -> String {
+    match s.char_indices().nth(MAX_TEXT) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// An event as kube-apiserver 1.36 writes it for `kubectl --as=alice patch` by the admin.
+    pub(crate) fn impersonated_patch() -> Value {
+        json!({"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"db260f28","stage":"ResponseComplete",
+            "requestURI":"/api/v1/namespaces/default/configmaps/probe?fieldManager=kubectl-patch","verb":"patch",
+            "user":{"username":"admin","groups":["system:masters","system:authenticated"]},
+            "impersonatedUser":{"username":"alice@example.com","groups":["team-a","system:authenticated"]},
+            "sourceIPs":["127.0.0.1"],"userAgent":"kubectl/v1.36.3 (linux/amd64) kubernetes/$Format",
+            "objectRef":{"resource":"configmaps","namespace":"default","name":"probe","apiVersion":"v1"},
+            "responseStatus":{"metadata":{},"code":200},
+            "requestReceivedTimestamp":"2026-12-02T14:47:43.104658Z","stageTimestamp":"2026-12-02T14:47:43.106570Z",
+            "annotations":{"authorization.k8s.io/decision":"allow","authorization.k8s.io/reason":"RBAC: allowed by RoleBinding \"alice/default\" of Role \"edit-cm\" to Group \"team-a\""}})
+    }
+
+    #[test]
+    fn an_impersonated_write_names_the_user_and_who_impersonated_them() {
+        let w = parse(impersonated_patch()).unwrap().unwrap();
+        assert_eq!(w.actor.user, "alice@example.com");
+        assert_eq!(w.actor.impersonated_by.as_deref(), Some("admin"));
+        assert_eq!(w.actor.groups, vec!["team-a"], "only the group the authorizer named");
+        assert_eq!(w.manager, "kubectl-patch");
+        assert_eq!(
+            w.target,
+            Target {
+                group: "".into(),
+                plural: "configmaps".into(),
+                namespace: Some("default".into()),
+                name: "probe".into()
+            }
+        );
+        assert_eq!(w.actor.time, "2026-12-02T14:47:43Z");
+        assert_eq!(w.actor.source_ips, vec!["127.0.0.1"]);
+    }
+
+    #[test]
+    fn system_masters_decides_and_the_agent_names_an_unnamed_manager() {
+        let mut e = impersonated_patch();
+        e.as_object_mut().unwrap().remove("impersonatedUser");
+        e["requestURI"] = json!("/apis/apps/v1/namespaces/default/deployments/web/scale");
+        e["objectRef"]["subresource"] = json!("scale");
+        let w = parse(e).unwrap().unwrap();
+        assert_eq!((w.actor.user.as_str(), w.actor.groups.clone()), ("admin", vec!["system:masters".to_string()]));
+        assert_eq!((w.manager.as_str(), w.subresource.as_deref()), ("kubectl", Some("scale")));
+    }
+
+    #[test]
+    fn reads_failures_and_early_stages_are_not_kept() {
+        for (key, value) in [("verb", json!("get")), ("stage", json!("ResponseStarted"))] {
+            let mut e = impersonated_patch();
+            e[key] = value;
+            assert_eq!(parse(e), Ok(None));
+        }
+        let mut e = impersonated_patch();
+        e["responseStatus"]["code"] = json!(403);
+        assert_eq!(parse(e), Ok(None), "a refused write changed nothing");
+    }
+
+    #[test]
+    fn what_no_api_server_writes_is_refused() {
+        let mut e = impersonated_patch();
+        e["impersonatedUser"]["username"] = json!("a".repeat(MAX_TEXT + 1));
+        assert_eq!(parse(e), Err(Refused::LongName), "a cut name could be someone else's");
+        let mut e = impersonated_patch();
+        e["apiVersion"] = json!("audit.k8s.io/v1beta1");
+        assert!(matches!(parse(e), Err(Refused::Malformed(_))));
+        assert!(matches!(parse(json!({"kind":"Event"})), Err(Refused::Malformed(_))));
+        assert!(matches!(parse_line(&"x".repeat(MAX_EVENT_BYTES + 1)), Err(Refused::TooLarge)));
+        let mut e = impersonated_patch();
+        e["userAgent"] = json!("k".repeat(10 * MAX_TEXT));
+        assert_eq!(parse(e).unwrap().unwrap().actor.user_agent.chars().count(), MAX_TEXT + 1, "an agent is cut");
+    }
+
+    #[test]
+    fn a_field_manager_is_decoded_from_the_query() {
+        assert_eq!(field_manager("/x?a=1&fieldManager=my%20tool&b=2").as_deref(), Some("my tool"));
+        assert_eq!(field_manager("/x?fieldManager="), None);
+        assert_eq!(field_manager("/x"), None);
+    }
+}

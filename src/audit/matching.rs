@@ -1,0 +1,170 @@
+//! Who made each drift, from the kept audit events: a drifted field's write is the successful
+//! write to that object under the field's manager (the request's `fieldManager`, else its user
+//! agent's first word) through the same subresource, in flight in the second its managedFields
+//! entry records; a deleted object's, the last successful delete of it. When no event matches,
+//! or events by different users do, it says so and never guesses.
+
+use super::{Target, Window, Write};
+use crate::model::{Attribution, Audited, DriftReport, ObjectDrift, ObjectId, Verdict};
+
+/// Said when no kept event made the write.
+pub(crate) const NO_RECORD: &str = "no audit record";
+/// Said when events by different users could have made it.
+pub(crate) const SEVERAL: &str = "several audit records by different users";
+
+/// Attributes every drifted field, deleted and re-created object of the report to the audit
+/// event that made it; `target`: where the audit names an object (`None`: the kind is not
+/// served, nothing is said).
+pub(crate) fn attribute(report: &mut DriftReport, window: &Window, target: impl Fn(&ObjectId) -> Option<Target>) {
+    for object in &mut report.objects {
+        let Some(t) = target(&object.id) else { continue };
+        attribute_object(object, window, &t);
+    }
+}
+
+fn attribute_object(o: &mut ObjectDrift, window: &Window, target: &Target) {
+    if o.verdict == Verdict::Missing {
+        o.deleted_by = Some(deleted(window.writes(target)));
+    }
+    let writers = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
+    let writers = writers.chain(o.added.iter_mut().filter_map(|a| a.changed_by.as_mut()));
+    let writers = writers.chain(o.expected.iter_mut().filter_map(|e| e.changed_by.as_mut()));
+    for by in writers.chain(o.recreated.as_mut()) {
+        by.audit = Some(wrote(window.writes(target), by));
+    }
+}
+
+/// The write a managedFields entry records. An entry without a time (the API server writes
+/// none for a write through `scale`) is its manager's last write through that subresource: the
+/// latest such write kept (an earlier one would not be the entry's).
+pub(crate) fn wrote<'a>(writes: impl Iterator<Item = &'a Write>, by: &Attribution) -> Audited {
+    let second = by.time.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_second());
+    let same =
+        writes.filter(|w| w.actor.verb != "delete" && w.manager == by.manager && w.subresource == by.subresource);
+    let Some(second) = second else {
+        let last = same.max_by_key(|w| w.completed);
+        return last.map_or(Audited::NoRecord(NO_RECORD), |w| Audited::Found(Box::new(w.actor.clone())));
+    };
+    one_user(same.filter(|w| w.received.as_second() <= second && second <= w.completed.as_second()).collect())
+}
+
+/// The last successful delete of the object.
+pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a Write>) -> Audited {
+    let last = writes.filter(|w| w.actor.verb == "delete" && w.subresource.is_none()).max_by_key(|w| w.completed);
+    last.map_or(Audited::NoRecord(NO_RECORD), |w| Audited::Found(Box::new(w.actor.clone())))
+}
+
+/// The latest of the writes when one user made them all.
+fn one_user(writes: Vec<&Write>) -> Audited {
+    let Some(first) = writes.first() else { return Audited::NoRecord(NO_RECORD) };
+    let same = |w: &Write| w.actor.user == first.actor.user && w.actor.impersonated_by == first.actor.impersonated_by;
+    if !writes.iter().all(|w| same(w)) {
+        return Audited::NoRecord(SEVERAL);
+    }
+    let latest = writes.iter().max_by_key(|w| w.completed).unwrap_or(first);
+    Audited::Found(Box::new(latest.actor.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::event::parse;
+    use crate::audit::{Limits, Window};
+    use serde_json::{Value, json};
+
+    fn write(user: &str, verb: &str, manager: &str, at: &str) -> Value {
+        json!({"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":format!("{user}-{at}"),"stage":"ResponseComplete",
+            "requestURI":format!("/api/v1/namespaces/ns/configmaps/c?fieldManager={manager}"),"verb":verb,
+            "user":{"username":user,"groups":["system:authenticated"]},"userAgent":"kubectl/v1.36.3",
+            "objectRef":{"resource":"configmaps","namespace":"ns","name":"c","apiVersion":"v1"},
+            "responseStatus":{"code":200},"requestReceivedTimestamp":format!("{at}.999000Z"),"stageTimestamp":format!("{at}.999900Z")})
+    }
+
+    fn window(events: &[Value]) -> Window {
+        let mut w = Window::new(Limits::default());
+        for e in events {
+            w.keep(parse(e.clone()).unwrap().unwrap(), "2026-12-02T15:00:00Z".parse().unwrap());
+        }
+        w
+    }
+
+    fn target() -> Target {
+        Target { group: "".into(), plural: "configmaps".into(), namespace: Some("ns".into()), name: "c".into() }
+    }
+
+    fn by(manager: &str, time: &str) -> Attribution {
+        Attribution {
+            manager: manager.into(),
+            operation: "Update".into(),
+            subresource: None,
+            time: Some(time.into()),
+            person: true,
+            audit: None,
+        }
+    }
+
+    fn user(a: Audited) -> String {
+        match a {
+            Audited::Found(actor) => actor.user,
+            Audited::NoRecord(why) => why.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_write_in_flight_in_the_entry_s_second_under_its_manager_made_it() {
+        let w = window(&[
+            write("bob", "patch", "kubectl-edit", "2026-12-02T14:50:00"),
+            write("alice", "patch", "kubectl-edit", "2026-12-02T14:51:00"),
+            write("carol", "patch", "kubectl-patch", "2026-12-02T14:51:00"),
+        ]);
+        assert_eq!(user(wrote(w.writes(&target()), &by("kubectl-edit", "2026-12-02T14:51:00Z"))), "alice");
+        assert_eq!(user(wrote(w.writes(&target()), &by("kubectl-edit", "2026-12-02T14:52:00Z"))), NO_RECORD);
+        assert_eq!(user(wrote(w.writes(&target()), &by("k9s", "2026-12-02T14:51:00Z"))), NO_RECORD);
+    }
+
+    #[test]
+    fn an_untimed_entry_is_its_manager_s_last_write_through_the_subresource() {
+        let w = window(&[
+            write("bob", "patch", "kubectl", "2026-12-02T14:50:00"),
+            write("alice", "patch", "kubectl", "2026-12-02T14:51:00"),
+        ]);
+        assert_eq!(user(wrote(w.writes(&target()), &Attribution { time: None, ..by("kubectl", "") })), "alice");
+        let scale = Attribution { time: None, subresource: Some("scale".into()), ..by("kubectl", "") };
+        assert_eq!(user(wrote(w.writes(&target()), &scale)), NO_RECORD, "not through the subresource");
+    }
+
+    #[test]
+    fn two_users_in_the_same_second_are_not_guessed_between() {
+        let w = window(&[
+            write("alice", "patch", "kubectl-edit", "2026-12-02T14:51:00"),
+            write("bob", "patch", "kubectl-edit", "2026-12-02T14:51:00"),
+        ]);
+        assert_eq!(user(wrote(w.writes(&target()), &by("kubectl-edit", "2026-12-02T14:51:00Z"))), SEVERAL);
+    }
+
+    #[test]
+    fn a_deleted_object_is_the_last_delete_s() {
+        let w = window(&[
+            write("bob", "delete", "", "2026-12-02T14:50:00"),
+            write("alice", "delete", "", "2026-12-02T14:55:00"),
+        ]);
+        assert_eq!(user(deleted(w.writes(&target()))), "alice");
+        assert_eq!(user(deleted(window(&[]).writes(&target()))), NO_RECORD);
+    }
+
+    #[test]
+    fn the_window_forgets_the_oldest_within_its_bytes_and_age() {
+        let mut w = Window::new(Limits { max_age: std::time::Duration::from_secs(600), max_bytes: 4096 });
+        let now: jiff::Timestamp = "2026-12-02T15:00:00Z".parse().unwrap();
+        for i in 0..1000 {
+            let e = write(&format!("user{i}"), "patch", "kubectl-edit", "2026-12-02T14:59:00");
+            w.keep(parse(e).unwrap().unwrap(), now);
+        }
+        let (count, bytes) = w.size();
+        assert!(bytes <= 4096 && count > 0 && count < 1000, "{count} writes, {bytes} bytes");
+        assert_eq!(w.dropped(), 1000 - count as u64);
+        assert!(w.writes(&target()).last().is_some_and(|x| x.actor.user == "user999"), "the newest are kept");
+        w.forget_old("2026-12-02T15:10:01Z".parse().unwrap());
+        assert_eq!(w.size(), (0, 0), "older than the window");
+    }
+}

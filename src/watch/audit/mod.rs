@@ -1,0 +1,189 @@
+//! The API server's audit as a source of the watcher: its webhook's batches ([`server`], over
+//! TLS, each sender authenticated as one cluster by [`credentials`]) feed one window per
+//! cluster, keeping only the writes to objects of that cluster's watched releases; each of
+//! those writes touches its releases, so a drift is attributed as soon as its audit event
+//! arrives. An event counts only for the cluster whose credentials sent it.
+
+pub(crate) mod credentials;
+pub(crate) mod server;
+
+use crate::audit::{Limits, Target, Window, Write};
+use crate::model::DriftReport;
+use crate::watch::keys::{ObjectKey, Touch};
+use crate::watch::sources::TouchSender;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// `watch --audit-*`: where the webhook is served, how senders authenticate, what is kept.
+#[derive(Clone, Debug)]
+pub(crate) struct AuditOptions {
+    pub(crate) address: String,
+    pub(crate) cert: PathBuf,
+    pub(crate) key: PathBuf,
+    /// Client certificates signed by this CA authenticate a cluster (their Common Name).
+    pub(crate) client_ca: Option<PathBuf>,
+    /// Bearer tokens, one per line with the cluster they authenticate.
+    pub(crate) tokens: Option<PathBuf>,
+    pub(crate) limits: Limits,
+    /// `--audit-publish-names`: people's names in Events and notifications too.
+    pub(crate) publish_names: bool,
+}
+
+/// A watcher's feed in the hub: the hub, the feed's name, and the touches of its releases.
+pub(crate) struct Link {
+    pub(crate) hub: std::sync::Arc<Hub>,
+    pub(crate) feed: String,
+    pub(crate) touches: TouchSender,
+}
+
+impl Link {
+    /// Names who made the report's drift, as far as the audit kept.
+    pub(crate) fn attribute(
+        &self,
+        report: &mut DriftReport,
+        target: impl Fn(&crate::model::ObjectId) -> Option<Target>,
+    ) {
+        self.hub.attribute(&self.feed, report, target);
+    }
+
+    /// The watcher's objects now.
+    pub(crate) fn watching(&self, objects: impl Iterator<Item = ObjectKey>) {
+        self.hub.watching(&self.feed, objects, &self.touches);
+    }
+
+    /// The last write to an object between two moments, not counting the control plane's own
+    /// (status, a controller's annotations): who put it back.
+    pub(crate) fn last_write(
+        &self,
+        target: &Target,
+        (after, before): (jiff::Timestamp, jiff::Timestamp),
+    ) -> Option<crate::model::Actor> {
+        let feeds = self.hub.feeds.lock().ok()?;
+        let writes = feeds.get(&self.feed)?.window.writes(target);
+        let controller = |u: &str| u.starts_with("system:kube-") || u.starts_with("system:serviceaccount:kube-system:");
+        writes
+            .filter(|w| w.completed >= after && w.received <= before)
+            .filter(|w| w.subresource.as_deref() != Some("status") && !controller(&w.actor.user))
+            .max_by_key(|w| w.completed)
+            .map(|w| w.actor.clone())
+    }
+}
+
+/// One cluster's kept writes, the objects its watcher watches and how to touch it.
+struct Feed {
+    window: Window,
+    interest: HashSet<Target>,
+    touches: TouchSender,
+}
+
+/// Every cluster's feed, by the name its credentials carry (`""`: the one cluster of a watcher
+/// that is not a fleet's).
+pub(crate) struct Hub {
+    limits: Limits,
+    feeds: Mutex<HashMap<String, Feed>>,
+    /// A watcher of one cluster: a sender's cluster name must be empty or this one.
+    single: Option<String>,
+}
+
+impl Hub {
+    /// The hub of a watcher of one cluster (`--cluster`, when named).
+    pub(crate) fn single(limits: Limits, cluster: Option<&str>) -> Hub {
+        Hub { limits, feeds: Mutex::default(), single: Some(cluster.unwrap_or_default().to_string()) }
+    }
+
+    /// The hub of a fleet: each sender's cluster is one of its members.
+    pub(crate) fn fleet(limits: Limits) -> Hub {
+        Hub { limits, feeds: Mutex::default(), single: None }
+    }
+
+    /// The feed a sender authenticated as `cluster` writes to, when it is one watched.
+    fn feed_of(&self, cluster: &str) -> Option<String> {
+        match &self.single {
+            Some(name) if cluster.is_empty() || cluster == name => Some(String::new()),
+            Some(_) => None,
+            None => Some(cluster.to_string()),
+        }
+    }
+
+    /// The feed a watcher reads (its member name in a fleet).
+    pub(crate) fn feed_name(&self, member: Option<&str>) -> String {
+        if self.single.is_some() { String::new() } else { member.unwrap_or_default().to_string() }
+    }
+
+    /// A watcher's objects: only writes to them are kept from now on (and the writes kept to
+    /// others forgotten when the window moves on).
+    pub(crate) fn watching(&self, feed: &str, objects: impl Iterator<Item = ObjectKey>, touches: &TouchSender) {
+        let interest =
+            objects.map(|k| Target { group: k.group, plural: k.plural, namespace: k.namespace, name: k.name });
+        let Ok(mut feeds) = self.feeds.lock() else { return };
+        let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed {
+            window: Window::new(self.limits),
+            interest: HashSet::new(),
+            touches: touches.clone(),
+        });
+        f.interest = interest.collect();
+        f.touches = touches.clone();
+    }
+
+    /// A watcher gone: its feed with it.
+    pub(crate) fn forget(&self, feed: &str) {
+        if let Ok(mut feeds) = self.feeds.lock() {
+            feeds.remove(feed);
+        }
+    }
+
+    /// Writes a sender authenticated as `cluster` reported: those to watched objects kept, and
+    /// their releases touched. Returns how many were kept, `None` when the cluster is not one
+    /// watched here.
+    pub(crate) fn receive(&self, cluster: &str, writes: Vec<Write>) -> Option<usize> {
+        let name = self.feed_of(cluster)?;
+        let now = jiff::Timestamp::now();
+        let mut feeds = self.feeds.lock().ok()?;
+        let feed = feeds.get_mut(&name)?;
+        let mut kept = 0;
+        for w in writes.into_iter().filter(|w| feed.interest.contains(&w.target)) {
+            let t = w.target.clone();
+            feed.window.keep(w, now);
+            let key = ObjectKey { group: t.group, plural: t.plural, namespace: t.namespace, name: t.name };
+            let _ = feed.touches.send(Touch::Object(key));
+            kept += 1;
+        }
+        feed.window.forget_old(now);
+        Some(kept)
+    }
+
+    /// Attributes a report's drift from the feed's window.
+    pub(crate) fn attribute(
+        &self,
+        feed: &str,
+        report: &mut DriftReport,
+        target: impl Fn(&crate::model::ObjectId) -> Option<Target>,
+    ) {
+        let Ok(feeds) = self.feeds.lock() else { return };
+        match feeds.get(feed) {
+            Some(f) => crate::audit::attribute(report, &f.window, target),
+            None => crate::audit::attribute(report, &Window::new(self.limits), target),
+        }
+    }
+
+    /// Writes kept, their bytes, and writes forgotten early for the bound, over every feed.
+    pub(crate) fn size(&self) -> (usize, usize, u64) {
+        let Ok(feeds) = self.feeds.lock() else { return (0, 0, 0) };
+        let each = feeds.values().map(|f| (f.window.size(), f.window.dropped()));
+        each.fold((0, 0, 0), |(a, b, c), ((d, e), f)| (a + d, b + e, c + f))
+    }
+}
+
+/// Who last wrote an object between two moments, from a watcher's audit feed (what the
+/// timeline asks to learn who ended a drift); nothing without a feed.
+pub(crate) fn ender<'a>(
+    audit: Option<&'a crate::watch::audit::Link>,
+    session: &'a crate::engine::Session,
+    namespace: &'a str,
+) -> impl Fn(&crate::model::ObjectId, (jiff::Timestamp, jiff::Timestamp)) -> Option<crate::model::Actor> + 'a {
+    move |id, between| {
+        let target = crate::engine::audit::target(session.discovery(), namespace, id)?;
+        audit?.last_write(&target, between)
+    }
+}

@@ -1,0 +1,185 @@
+//! The audit webhook endpoint: HTTPS, a POST of an `audit.k8s.io/v1` `EventList` from a sender
+//! authenticated as one cluster (a client certificate or a bearer token). A batch from an
+//! unauthenticated sender, one over 8 MiB, one that is not an `EventList`, an event that is not
+//! what an API server writes, a connection past the 64 served at once: refused and counted
+//! (`rejected_inputs{input="audit"}`), never kept. Parsing happens before the window is locked,
+//! so a flood costs its sender's connections, not detection.
+
+use super::credentials::{Tokens, common_name};
+use super::{AuditOptions, Hub};
+use crate::audit::event;
+use crate::watch::outputs::log::Log;
+use crate::watch::outputs::metrics::Metrics;
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::{Request, Response, StatusCode};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest batch read (the API server sends at most 400 events of about 1 KiB by default).
+const MAX_BATCH: usize = 8 << 20;
+/// Connections served at once; more are closed at once.
+const MAX_CONNECTIONS: usize = 64;
+/// The longest a connection is kept (a slow sender holds no slot for ever).
+const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
+
+/// What each connection shares.
+struct Receiver {
+    hub: Arc<Hub>,
+    tokens: Tokens,
+    metrics: Arc<Metrics>,
+    log: Log,
+}
+
+/// Binds `options.address` (a busy port or unreadable credentials are errors at start) and
+/// serves the webhook until the process ends.
+pub(crate) async fn serve(
+    options: &AuditOptions,
+    hub: Arc<Hub>,
+    metrics: Arc<Metrics>,
+    log: Log,
+) -> Result<std::net::SocketAddr> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls(options)?));
+    let tokens = options.tokens.as_deref().map(Tokens::read).transpose()?.unwrap_or_default();
+    let listener = tokio::net::TcpListener::bind(&options.address)
+        .await
+        .with_context(|| format!("cannot listen on --audit-address {}", options.address))?;
+    let bound = listener.local_addr()?;
+    let receiver = Arc::new(Receiver { hub, tokens, metrics, log });
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else { continue };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                receiver.metrics.rejected("audit", 1);
+                continue;
+            };
+            let (acceptor, receiver) = (acceptor.clone(), receiver.clone());
+            tokio::spawn(async move {
+                let _slot = slot;
+                let _ = tokio::time::timeout(CONNECTION_LIMIT, connection(acceptor, tcp, receiver)).await;
+            });
+        }
+    });
+    Ok(bound)
+}
+
+/// The server's TLS: its certificate, and client certificates verified against the CA when one
+/// is given (optional: a sender may use a token instead).
+fn tls(options: &AuditOptions) -> Result<rustls::ServerConfig> {
+    let what = |flag: &str, path: &std::path::Path| format!("cannot read {flag} {}", path.display());
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&options.cert)
+        .and_then(|c| c.collect::<Result<_, _>>())
+        .with_context(|| what("--audit-tls-cert", &options.cert))?;
+    let key = PrivateKeyDer::from_pem_file(&options.key).with_context(|| what("--audit-tls-key", &options.key))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder =
+        rustls::ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let builder = match &options.client_ca {
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_file_iter(ca).with_context(|| what("--audit-client-ca", ca))? {
+                roots.add(c.with_context(|| what("--audit-client-ca", ca))?)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    builder.with_single_cert(certs, key).context("--audit-tls-cert and --audit-tls-key do not make a pair")
+}
+
+async fn connection(acceptor: tokio_rustls::TlsAcceptor, tcp: tokio::net::TcpStream, receiver: Arc<Receiver>) {
+    let tls = match acceptor.accept(tcp).await {
+        Ok(tls) => tls,
+        Err(_) => {
+            // A certificate not signed by the CA, or not TLS at all.
+            receiver.metrics.rejected("audit", 1);
+            return;
+        }
+    };
+    let certified = tls.get_ref().1.peer_certificates().and_then(|c| c.first()).and_then(|c| common_name(c));
+    let service = hyper::service::service_fn(move |req| {
+        let (receiver, certified) = (receiver.clone(), certified.clone());
+        async move { Ok::<_, std::convert::Infallible>(receiver.batch(req, certified.as_deref()).await) }
+    });
+    let io = hyper_util::rt::TokioIo::new(tls);
+    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+}
+
+impl Receiver {
+    /// One request: authenticated, bounded, parsed, kept.
+    async fn batch(&self, req: Request<hyper::body::Incoming>, certified: Option<&str>) -> Response<Full<Bytes>> {
+        let token = req.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let token = token.and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+        let cluster = match (certified, token.and_then(|t| self.tokens.cluster(t))) {
+            (Some(c), _) => c.to_string(),
+            (None, Some(c)) => c.to_string(),
+            (None, None) => return self.refuse(StatusCode::UNAUTHORIZED, "no valid client certificate or token"),
+        };
+        if req.method() != hyper::Method::POST {
+            return self.refuse(StatusCode::METHOD_NOT_ALLOWED, "POST an audit.k8s.io/v1 EventList");
+        }
+        let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => return self.refuse(StatusCode::PAYLOAD_TOO_LARGE, "a batch over 8 MiB, or cut short"),
+        };
+        let (writes, refused) = match parse(&body) {
+            Ok(parsed) => parsed,
+            Err(why) => return self.refuse(StatusCode::BAD_REQUEST, &why),
+        };
+        if refused > 0 {
+            self.metrics.rejected("audit", refused as u64);
+        }
+        match self.hub.receive(&cluster, writes) {
+            Some(_) => {
+                self.metrics.audit_window(self.hub.size());
+                answer(StatusCode::OK, "ok")
+            }
+            None => self.refuse(StatusCode::FORBIDDEN, "these credentials are not a cluster watched here"),
+        }
+    }
+
+    fn refuse(&self, status: StatusCode, why: &str) -> Response<Full<Bytes>> {
+        self.metrics.rejected("audit", 1);
+        self.log.warn("audit batch refused", &[("status", &status.as_u16()), ("reason", &why)]);
+        answer(status, why)
+    }
+}
+
+/// A batch's writes, and how many of its events were refused.
+fn parse(body: &[u8]) -> Result<(Vec<event::Write>, usize), String> {
+    #[derive(serde::Deserialize)]
+    struct Batch {
+        #[serde(rename = "apiVersion")]
+        api_version: String,
+        kind: String,
+        #[serde(default)]
+        items: Vec<Box<serde_json::value::RawValue>>,
+    }
+    let batch: Batch = serde_json::from_slice(body).map_err(|e| format!("not an EventList: {e}"))?;
+    if batch.api_version != "audit.k8s.io/v1" || batch.kind != "EventList" {
+        return Err(format!("not an audit.k8s.io/v1 EventList: {} {}", batch.api_version, batch.kind));
+    }
+    let mut writes = Vec::new();
+    let mut refused = 0;
+    for item in batch.items {
+        match event::parse_line(item.get()) {
+            Ok(Some(w)) => writes.push(w),
+            Ok(None) => {}
+            Err(_) => refused += 1,
+        }
+    }
+    Ok((writes, refused))
+}
+
+fn answer(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(format!("{text}\n"))));
+    *r.status_mut() = status;
+    r
+}

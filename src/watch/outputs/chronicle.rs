@@ -1,0 +1,89 @@
+//! The timeline of each drift, kept as verdicts and transitions come: a drift seen opens (or
+//! learns its makers), a resolution ends it with what ended it and who (asked of the audit
+//! through `ender`: the last write to the object since the drift was reported), and the
+//! metrics of how long drifts live follow.
+
+use super::Outputs;
+use crate::model::{Actor, DriftKind, DriftReport, ObjectId};
+use crate::watch::keys::ReleaseKey;
+use crate::watch::store::timeline::{End, How, Timeline, person};
+use crate::watch::store::tracker::Transition;
+use jiff::Timestamp;
+
+/// Who last wrote an object between two moments, as far as the audit kept.
+pub(crate) type Ender<'a> = &'a dyn Fn(&ObjectId, (Timestamp, Timestamp)) -> Option<Actor>;
+
+/// The watcher's own name as the ender of its repairs.
+const WATCHER: &str = "helm-drift watch";
+
+impl Outputs {
+    /// A release's verdicts and transitions into the timeline; `healed`: the transitions follow
+    /// the watcher's own repair.
+    pub(crate) fn chronicle(&self, report: &DriftReport, transitions: &[Transition], healed: bool, ender: Ender<'_>) {
+        let now = Timestamp::now();
+        let key = ReleaseKey::of(report);
+        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        let Ok(mut timeline) = self.health.timeline.lock() else { return };
+        for o in report.objects.iter().filter(|o| o.is_drift()) {
+            timeline.seen(&cluster, &key, report.revision, o, now);
+        }
+        for t in transitions {
+            let Transition::Resolved { object, .. } = t else { continue };
+            let Some((revision, detected)) = timeline.revision(&cluster, &key, object) else { continue };
+            let after = report.objects.iter().find(|o| o.id == *object);
+            let how = match after {
+                _ if healed => How::Healed,
+                _ if report.revision != revision => How::Revision(report.revision),
+                None => How::Left,
+                Some(o) if o.drift_kind() == DriftKind::Accepted => How::Accepted,
+                Some(_) => How::Undone,
+            };
+            let (how, by) = settle(how, ender(object, (detected, now)));
+            let end = End { at: now, how, by };
+            if let Some(life) = timeline.end(&cluster, &key, object, end) {
+                let lived = now.as_millisecond().saturating_sub(life.appeared.as_millisecond());
+                self.metrics.drift_ended(how.word(), lived as f64 / 1000.0);
+            }
+        }
+        learn_enders(&mut timeline, &cluster, &key, now, ender);
+        self.metrics.oldest_drift(&key.namespace, &key.name, timeline.oldest(&cluster, &key));
+    }
+
+    /// Something happened to an open drift (a repair refused or waiting, a pause).
+    pub(crate) fn chronicle_step(&self, report: &DriftReport, id: &ObjectId, what: String) {
+        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        if let Ok(mut t) = self.health.timeline.lock() {
+            t.step(&cluster, &ReleaseKey::of(report), id, what, Timestamp::now());
+        }
+    }
+
+    /// A release gone: its open drifts with it.
+    pub(crate) fn chronicle_forget(&self, key: &ReleaseKey) {
+        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        if let Ok(mut t) = self.health.timeline.lock() {
+            t.forget(&cluster, key);
+        }
+        self.metrics.oldest_drift(&key.namespace, &key.name, None);
+    }
+}
+
+/// What ended a drift and who, from the last write the audit kept since it was reported: a
+/// write by `helm drift repair` (its client) is a repair.
+fn settle(how: How, last: Option<Actor>) -> (How, Option<String>) {
+    match (how, last) {
+        (How::Healed, _) => (How::Healed, Some(WATCHER.to_string())),
+        (How::Undone, Some(a)) if a.user_agent.starts_with("helm-drift") => (How::Repaired, Some(person(&a))),
+        (how, last) => (how, last.map(|a| person(&a))),
+    }
+}
+
+/// Ended drifts whose ender the audit had not told yet (its batch comes after the watcher saw
+/// the object back in sync): asked again.
+fn learn_enders(timeline: &mut Timeline, cluster: &str, key: &ReleaseKey, now: Timestamp, ender: Ender<'_>) {
+    for life in timeline.unsettled(cluster, key, now) {
+        let Some(end) = life.ended.as_mut() else { continue };
+        if let Some(actor) = ender(&life.object, (life.detected, end.at)) {
+            (end.how, end.by) = settle(end.how, Some(actor));
+        }
+    }
+}

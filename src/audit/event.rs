@@ -56,8 +56,9 @@ pub(crate) enum Refused {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Raw {
-    #[serde(rename = "apiVersion")]
+    #[serde(rename = "apiVersion", default)]
     api_version: String,
+    #[serde(default)]
     kind: String,
     #[serde(rename = "auditID")]
     audit_id: String,
@@ -108,23 +109,33 @@ struct RawStatus {
 
 const WRITES: [&str; 4] = ["create", "update", "patch", "delete"];
 
-/// Parses one event (a log line, or one item of a webhook's batch): `Ok(None)` when it is well
-/// formed but nothing helm-drift keeps (a read, a failed request, an earlier stage, a write to
-/// no named object).
-pub(crate) fn parse(value: serde_json::Value) -> Result<Option<Write>, Refused> {
-    let raw: Raw = serde_json::from_value(value).map_err(|e| Refused::Malformed(e.to_string()))?;
-    if raw.api_version != "audit.k8s.io/v1" || raw.kind != "Event" {
+/// Parses one line of a log backend's file: `Ok(None)` when it is well formed but nothing
+/// helm-drift keeps (a read, a failed request, an earlier stage, a write to no named object).
+pub(crate) fn parse_line(line: &str) -> Result<Option<Write>, Refused> {
+    parse_text(line, false)
+}
+
+/// Parses one item of a webhook's `audit.k8s.io/v1` `EventList` (whose items need not carry
+/// their kind and version).
+pub(crate) fn parse_item(item: &str) -> Result<Option<Write>, Refused> {
+    parse_text(item, true)
+}
+
+fn parse_text(text: &str, listed: bool) -> Result<Option<Write>, Refused> {
+    if text.len() > MAX_EVENT_BYTES {
+        return Err(Refused::TooLarge);
+    }
+    let raw: Raw = serde_json::from_str(text).map_err(|e| Refused::Malformed(e.to_string()))?;
+    typed(raw, listed)
+}
+
+/// An event that says it is one; in a list, one that says nothing of its type too.
+fn typed(raw: Raw, listed: bool) -> Result<Option<Write>, Refused> {
+    let untyped = listed && raw.api_version.is_empty() && raw.kind.is_empty();
+    if !untyped && (raw.api_version != "audit.k8s.io/v1" || raw.kind != "Event") {
         return Err(Refused::Malformed(format!("{} {}", raw.api_version, raw.kind)));
     }
     kept(raw)
-}
-
-/// Parses one line of a log backend's file.
-pub(crate) fn parse_line(line: &str) -> Result<Option<Write>, Refused> {
-    if line.len() > MAX_EVENT_BYTES {
-        return Err(Refused::TooLarge);
-    }
-    parse(serde_json::from_str(line).map_err(|e| Refused::Malformed(e.to_string()))?)
 }
 
 fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
@@ -216,6 +227,10 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
+    pub(crate) fn parse(value: Value) -> Result<Option<Write>, Refused> {
+        parse_line(&value.to_string())
+    }
+
     /// An event as kube-apiserver 1.36 writes it for `kubectl --as=alice patch` by the admin.
     pub(crate) fn impersonated_patch() -> Value {
         json!({"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"db260f28","stage":"ResponseComplete",
@@ -281,6 +296,10 @@ mod tests {
         e["apiVersion"] = json!("audit.k8s.io/v1beta1");
         assert!(matches!(parse(e), Err(Refused::Malformed(_))));
         assert!(matches!(parse(json!({"kind":"Event"})), Err(Refused::Malformed(_))));
+        let mut untyped = impersonated_patch();
+        untyped.as_object_mut().unwrap().retain(|k, _| k != "kind" && k != "apiVersion");
+        assert!(matches!(parse(untyped.clone()), Err(Refused::Malformed(_))), "a log line says what it is");
+        assert!(parse_item(&untyped.to_string()).unwrap().is_some(), "a list's item need not");
         assert!(matches!(parse_line(&"x".repeat(MAX_EVENT_BYTES + 1)), Err(Refused::TooLarge)));
         let mut e = impersonated_patch();
         e["userAgent"] = json!("k".repeat(10 * MAX_TEXT));

@@ -68,7 +68,7 @@ fn one_user(writes: Vec<&Write>) -> Audited {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::event::parse;
+    use crate::audit::event::parse_line;
     use crate::audit::{Limits, Window};
     use serde_json::{Value, json};
 
@@ -83,7 +83,7 @@ mod tests {
     fn window(events: &[Value]) -> Window {
         let mut w = Window::new(Limits::default());
         for e in events {
-            w.keep(parse(e.clone()).unwrap().unwrap(), "2026-12-02T15:00:00Z".parse().unwrap());
+            w.keep(parse_line(&e.to_string()).unwrap().unwrap(), "2026-12-02T15:00:00Z".parse().unwrap());
         }
         w
     }
@@ -158,7 +158,7 @@ mod tests {
         let now: jiff::Timestamp = "2026-12-02T15:00:00Z".parse().unwrap();
         for i in 0..1000 {
             let e = write(&format!("user{i}"), "patch", "kubectl-edit", "2026-12-02T14:59:00");
-            w.keep(parse(e).unwrap().unwrap(), now);
+            w.keep(parse_line(&e.to_string()).unwrap().unwrap(), now);
         }
         let (count, bytes) = w.size();
         assert!(bytes <= 4096 && count > 0 && count < 1000, "{count} writes, {bytes} bytes");

@@ -31,7 +31,6 @@ pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
     Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,
 };
-pub(crate) use writer::{Actor, Attribution, Audited, HelmWrite, Provenance};
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, PlanReport, PlannedChange, PlannedObject};
 pub(crate) use progress::{Phase, Progress, Tick};
@@ -41,3 +40,4 @@ pub(crate) use release::{
 pub(crate) use render::{DocChange, DocDiff, RenderReport};
 pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
 pub(crate) use upgrade::UpgradeReport;
+pub(crate) use writer::{Actor, Attribution, Audited, HelmWrite, Provenance};

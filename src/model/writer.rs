@@ -78,4 +78,3 @@ impl Provenance {
         self.write != HelmWrite::Unknown
     }
 }
-

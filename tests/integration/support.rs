@@ -54,6 +54,12 @@ impl Env {
         Env::on(testcluster::without_admission_policies(), name)
     }
 
+    /// Like [`Env::new`], on the control plane whose API server sends its audit to a loopback
+    /// webhook (`cp.audit_sink()`), which one test at a time serves.
+    pub fn audited(name: &str) -> Env {
+        Env::on(testcluster::audited(), name)
+    }
+
     fn on(cp: &'static ControlPlane, name: &str) -> Env {
         let env = Env { cp, ns: name.to_string(), home: tempfile::tempdir().expect("temp dir") };
         env.kubectl(&["create", "namespace", name]).success();

@@ -74,7 +74,8 @@ impl Link {
 struct Feed {
     window: Window,
     interest: HashSet<Target>,
-    touches: TouchSender,
+    /// None until its watcher's first check.
+    touches: Option<TouchSender>,
 }
 
 /// Every cluster's feed, by the name its credentials carry (`""`: the one cluster of a watcher
@@ -89,7 +90,10 @@ pub(crate) struct Hub {
 impl Hub {
     /// The hub of a watcher of one cluster (`--cluster`, when named).
     pub(crate) fn single(limits: Limits, cluster: Option<&str>) -> Hub {
-        Hub { limits, feeds: Mutex::default(), single: Some(cluster.unwrap_or_default().to_string()) }
+        // Its one feed from the start: a batch sent before the first check is not refused.
+        let feed = Feed { window: Window::new(limits), interest: HashSet::new(), touches: None };
+        let feeds = Mutex::new(HashMap::from([(String::new(), feed)]));
+        Hub { limits, feeds, single: Some(cluster.unwrap_or_default().to_string()) }
     }
 
     /// The hub of a fleet: each sender's cluster is one of its members.
@@ -120,10 +124,10 @@ impl Hub {
         let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed {
             window: Window::new(self.limits),
             interest: HashSet::new(),
-            touches: touches.clone(),
+            touches: None,
         });
         f.interest = interest.collect();
-        f.touches = touches.clone();
+        f.touches = Some(touches.clone());
     }
 
     /// A watcher gone: its feed with it.
@@ -146,7 +150,9 @@ impl Hub {
             let t = w.target.clone();
             feed.window.keep(w, now);
             let key = ObjectKey { group: t.group, plural: t.plural, namespace: t.namespace, name: t.name };
-            let _ = feed.touches.send(Touch::Object(key));
+            if let Some(touches) = &feed.touches {
+                let _ = touches.send(Touch::Object(key));
+            }
             kept += 1;
         }
         feed.window.forget_old(now);
@@ -176,14 +182,15 @@ impl Hub {
 }
 
 /// Who last wrote an object between two moments, from a watcher's audit feed (what the
-/// timeline asks to learn who ended a drift); nothing without a feed.
+/// timeline asks to learn who ended a drift); `None` without a feed.
 pub(crate) fn ender<'a>(
-    audit: Option<&'a crate::watch::audit::Link>,
+    audit: Option<&'a Link>,
     session: &'a crate::engine::Session,
     namespace: &'a str,
-) -> impl Fn(&crate::model::ObjectId, (jiff::Timestamp, jiff::Timestamp)) -> Option<crate::model::Actor> + 'a {
-    move |id, between| {
+) -> Option<impl Fn(&crate::model::ObjectId, (jiff::Timestamp, jiff::Timestamp)) -> Option<crate::model::Actor> + 'a> {
+    let audit = audit?;
+    Some(move |id: &crate::model::ObjectId, between| {
         let target = crate::engine::audit::target(session.discovery(), namespace, id)?;
-        audit?.last_write(&target, between)
-    }
+        audit.last_write(&target, between)
+    })
 }

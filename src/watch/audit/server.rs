@@ -133,8 +133,9 @@ impl Receiver {
             Ok(parsed) => parsed,
             Err(why) => return self.refuse(StatusCode::BAD_REQUEST, &why),
         };
-        if refused > 0 {
-            self.metrics.rejected("audit", refused as u64);
+        if let Some((n, why)) = refused {
+            self.metrics.rejected("audit", n as u64);
+            self.log.warn("audit events refused", &[("cluster", &cluster), ("events", &n), ("first", &why)]);
         }
         match self.hub.receive(&cluster, writes) {
             Some(_) => {
@@ -152,8 +153,8 @@ impl Receiver {
     }
 }
 
-/// A batch's writes, and how many of its events were refused.
-fn parse(body: &[u8]) -> Result<(Vec<event::Write>, usize), String> {
+/// A batch's writes, and how many of its events were refused (with the first one's reason).
+fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Option<(usize, String)>), String> {
     #[derive(serde::Deserialize)]
     struct Batch {
         #[serde(rename = "apiVersion")]
@@ -167,12 +168,12 @@ fn parse(body: &[u8]) -> Result<(Vec<event::Write>, usize), String> {
         return Err(format!("not an audit.k8s.io/v1 EventList: {} {}", batch.api_version, batch.kind));
     }
     let mut writes = Vec::new();
-    let mut refused = 0;
+    let mut refused: Option<(usize, String)> = None;
     for item in batch.items {
-        match event::parse_line(item.get()) {
+        match event::parse_item(item.get()) {
             Ok(Some(w)) => writes.push(w),
             Ok(None) => {}
-            Err(_) => refused += 1,
+            Err(e) => refused = Some(refused.map_or((1, e.to_string()), |(n, first)| (n + 1, first))),
         }
     }
     Ok((writes, refused))

@@ -237,7 +237,7 @@ impl Healing {
             self.healer.observe(after);
             let transitions = hands.tracker.update(after);
             let ender = crate::watch::audit::ender(hands.audit, hands.session, &after.namespace);
-            hands.outputs.chronicle(after, &transitions, true, &ender);
+            hands.outputs.chronicle(after, &transitions, true, ender.as_ref().map(|e| e as _));
             for t in &transitions {
                 hands.outputs.announce(after, t).await;
             }

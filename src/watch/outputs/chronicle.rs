@@ -6,7 +6,7 @@
 use super::Outputs;
 use crate::model::{Actor, DriftKind, DriftReport, ObjectId};
 use crate::watch::keys::ReleaseKey;
-use crate::watch::store::timeline::{End, How, Timeline, person};
+use crate::watch::store::timeline::{End, How, SETTLE_SECONDS, person};
 use crate::watch::store::tracker::Transition;
 use jiff::Timestamp;
 
@@ -19,7 +19,14 @@ const WATCHER: &str = "helm-drift watch";
 impl Outputs {
     /// A release's verdicts and transitions into the timeline; `healed`: the transitions follow
     /// the watcher's own repair.
-    pub(crate) fn chronicle(&self, report: &DriftReport, transitions: &[Transition], healed: bool, ender: Ender<'_>) {
+    /// `ender`: who last wrote an object, from the audit (none without one).
+    pub(crate) fn chronicle(
+        &self,
+        report: &DriftReport,
+        transitions: &[Transition],
+        healed: bool,
+        ender: Option<Ender<'_>>,
+    ) {
         let now = Timestamp::now();
         let key = ReleaseKey::of(report);
         let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
@@ -38,14 +45,25 @@ impl Outputs {
                 Some(o) if o.drift_kind() == DriftKind::Accepted => How::Accepted,
                 Some(_) => How::Undone,
             };
-            let (how, by) = settle(how, ender(object, (detected, now)));
-            let end = End { at: now, how, by };
-            if let Some(life) = timeline.end(&cluster, &key, object, end) {
-                let lived = now.as_millisecond().saturating_sub(life.appeared.as_millisecond());
-                self.metrics.drift_ended(how.word(), lived as f64 / 1000.0);
-            }
+            let (how, by) = settle(how, ender.and_then(|e| e(object, (detected, now))));
+            timeline.end(&cluster, &key, object, End { at: now, how, by });
         }
-        learn_enders(&mut timeline, &cluster, &key, now, ender);
+        // A lifetime is counted once what ended it is settled: at once without the audit, else
+        // when the audit told who ended it (its batch comes after the watcher saw the object
+        // back in sync) or it could not in time.
+        for life in timeline.uncounted(&cluster, &key) {
+            let Some(end) = life.ended.as_mut() else { continue };
+            if let (None, Some(ender)) = (&end.by, ender) {
+                if let Some(actor) = ender(&life.object, (life.detected, end.at)) {
+                    (end.how, end.by) = settle(end.how, Some(actor));
+                } else if now.as_second() - end.at.as_second() <= SETTLE_SECONDS {
+                    continue;
+                }
+            }
+            let lived = end.at.as_millisecond().saturating_sub(life.appeared.as_millisecond());
+            self.metrics.drift_ended(end.how.word(), lived as f64 / 1000.0);
+            life.counted = true;
+        }
         self.metrics.oldest_drift(&key.namespace, &key.name, timeline.oldest(&cluster, &key));
     }
 
@@ -74,16 +92,5 @@ fn settle(how: How, last: Option<Actor>) -> (How, Option<String>) {
         (How::Healed, _) => (How::Healed, Some(WATCHER.to_string())),
         (How::Undone, Some(a)) if a.user_agent.starts_with("helm-drift") => (How::Repaired, Some(person(&a))),
         (how, last) => (how, last.map(|a| person(&a))),
-    }
-}
-
-/// Ended drifts whose ender the audit had not told yet (its batch comes after the watcher saw
-/// the object back in sync): asked again.
-fn learn_enders(timeline: &mut Timeline, cluster: &str, key: &ReleaseKey, now: Timestamp, ender: Ender<'_>) {
-    for life in timeline.unsettled(cluster, key, now) {
-        let Some(end) = life.ended.as_mut() else { continue };
-        if let Some(actor) = ender(&life.object, (life.detected, end.at)) {
-            (end.how, end.by) = settle(end.how, Some(actor));
-        }
     }
 }

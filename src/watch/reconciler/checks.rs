@@ -250,7 +250,7 @@ impl Watcher<'_> {
         let transitions = self.tracker.update(report);
         {
             let ender = crate::watch::audit::ender(self.audit.as_ref(), &self.session, &report.namespace);
-            self.outputs.chronicle(report, &transitions, false, &ender);
+            self.outputs.chronicle(report, &transitions, false, ender.as_ref().map(|e| e as _));
         }
         for t in &transitions {
             self.outputs.announce(report, t).await;

@@ -33,6 +33,8 @@ pub(crate) struct Life {
     pub(crate) detected: Timestamp,
     pub(crate) steps: Vec<(Timestamp, String)>,
     pub(crate) ended: Option<End>,
+    /// Whether its lifetime is in the metrics (once what ended it is settled).
+    pub(crate) counted: bool,
 }
 
 /// How a drift ended.
@@ -123,6 +125,7 @@ impl Timeline {
             detected: now,
             steps: Vec::new(),
             ended: None,
+            counted: false,
         };
         self.open.insert(key, life);
     }
@@ -136,16 +139,16 @@ impl Timeline {
         }
     }
 
-    /// A drift ended: kept among the ended, its life returned.
-    pub(crate) fn end(&mut self, cluster: &str, release: &ReleaseKey, id: &ObjectId, end: End) -> Option<Life> {
+    /// A drift ended: kept among the ended (its lifetime not counted yet).
+    pub(crate) fn end(&mut self, cluster: &str, release: &ReleaseKey, id: &ObjectId, end: End) -> bool {
         let key = (cluster.to_string(), release.clone(), id.clone());
-        let mut life = self.open.remove(&key)?;
+        let Some(mut life) = self.open.remove(&key) else { return false };
         life.ended = Some(end);
         if self.ended.len() >= MAX_ENDED {
             self.ended.pop_front();
         }
-        self.ended.push_back(life.clone());
-        Some(life)
+        self.ended.push_back(life);
+        true
     }
 
     /// The revision an open drift drifted from.
@@ -154,14 +157,10 @@ impl Timeline {
         self.open.get(&key).map(|l| (l.revision, l.detected))
     }
 
-    /// Ended drifts of a release whose ender is not known yet and may still be learnt.
-    pub(crate) fn unsettled(&mut self, cluster: &str, release: &ReleaseKey, now: Timestamp) -> Vec<&mut Life> {
-        let fresh = |e: &End| now.as_second() - e.at.as_second() <= SETTLE_SECONDS;
+    /// Ended drifts of a release whose lifetime is not counted yet.
+    pub(crate) fn uncounted(&mut self, cluster: &str, release: &ReleaseKey) -> Vec<&mut Life> {
         let mine = |l: &Life| l.cluster == cluster && l.release == *release;
-        self.ended
-            .iter_mut()
-            .filter(|l| mine(l) && l.ended.as_ref().is_some_and(|e| e.by.is_none() && fresh(e)))
-            .collect()
+        self.ended.iter_mut().filter(|l| mine(l) && !l.counted).collect()
     }
 
     /// When the oldest open drift of a release appeared.
@@ -273,11 +272,10 @@ mod tests {
         let (open, _) = t.lives();
         assert_eq!(open[0].made_by, vec!["kubectl-edit by alice via admin"]);
         let end = End { at: now, how: How::Undone, by: None };
-        assert!(t.end("", &r, &o.id, end.clone()).is_some());
-        assert!(t.end("", &r, &o.id, end).is_none(), "ended once");
+        assert!(t.end("", &r, &o.id, end.clone()));
+        assert!(!t.end("", &r, &o.id, end), "ended once");
         assert_eq!(t.oldest("", &r), None);
-        assert_eq!(t.unsettled("", &r, now).len(), 1, "its ender may still be learnt");
-        assert!(t.unsettled("", &r, now + jiff::SignedDuration::from_secs(SETTLE_SECONDS + 1)).is_empty());
+        assert_eq!(t.uncounted("", &r).len(), 1, "its ender may still be learnt");
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! `testcluster DIR`: runs a local control plane in DIR until killed (used by scripts/demo.sh).
-//! Writes DIR/kubeconfig, then DIR/ready once the API server is ready.
+//! `testcluster DIR [--audited]`: runs a local control plane in DIR until killed (used by
+//! scripts/demo.sh). Writes DIR/kubeconfig, then DIR/ready once the API server is ready. With
+//! `--audited` its API server also posts its audit to a webhook on loopback, whose port, token
+//! and certificates are written to DIR/audit-sink.env.
 
 use std::path::PathBuf;
 
@@ -8,12 +10,26 @@ fn main() {
         eprintln!("usage: testcluster DIR");
         std::process::exit(1);
     };
-    let result = testcluster::Tools::locate().and_then(|tools| testcluster::ControlPlane::start(tools, &dir)).and_then(
-        |mut cp| {
-            eprintln!("control plane ready at {} (kubeconfig {})", cp.server(), cp.kubeconfig().display());
-            cp.wait()
-        },
-    );
+    let audited = std::env::args().nth(2).as_deref() == Some("--audited");
+    let start = |tools| match audited {
+        true => testcluster::ControlPlane::start_audited(tools, &dir),
+        false => testcluster::ControlPlane::start(tools, &dir),
+    };
+    let result = testcluster::Tools::locate().and_then(start).and_then(|mut cp| {
+        if let Some(sink) = cp.audit_sink() {
+            let env = format!(
+                "AUDIT_PORT={}\nAUDIT_TOKEN={}\nAUDIT_CERT={}\nAUDIT_KEY={}\nAUDIT_CA={}\n",
+                sink.port,
+                sink.token,
+                sink.cert.display(),
+                sink.key.display(),
+                sink.ca.display()
+            );
+            std::fs::write(cp.dir().join("audit-sink.env"), env)?;
+        }
+        eprintln!("control plane ready at {} (kubeconfig {})", cp.server(), cp.kubeconfig().display());
+        cp.wait()
+    });
     if let Err(e) = result {
         eprintln!("testcluster: {e:#}");
         std::process::exit(1);

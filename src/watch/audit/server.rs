@@ -153,8 +153,11 @@ impl Receiver {
     }
 }
 
-/// A batch's writes, and how many of its events were refused (with the first one's reason).
-fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Option<(usize, String)>), String> {
+/// How many of a batch's events were refused, and the first one's reason.
+type Refusals = Option<(usize, String)>;
+
+/// A batch's writes, and its refused events.
+fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Refusals), String> {
     #[derive(serde::Deserialize)]
     struct Batch {
         #[serde(rename = "apiVersion")]
@@ -168,7 +171,7 @@ fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Option<(usize, String)>), St
         return Err(format!("not an audit.k8s.io/v1 EventList: {} {}", batch.api_version, batch.kind));
     }
     let mut writes = Vec::new();
-    let mut refused: Option<(usize, String)> = None;
+    let mut refused: Refusals = None;
     for item in batch.items {
         match event::parse_item(item.get()) {
             Ok(Some(w)) => writes.push(w),

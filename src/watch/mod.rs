@@ -50,7 +50,8 @@ pub(crate) async fn run(settings: &Settings, options: WatchOptions) -> Result<()
     futures::pin_mut!(shutdown);
     let metrics = Arc::new(if options.fleet.is_some() { Metrics::fleet() } else { Metrics::new() });
     let board = options.ui.then(Default::default);
-    let health = Arc::new(Health::new(metrics.clone(), board));
+    let health = Health::new(metrics.clone(), board);
+    let health = Arc::new(if options.audit.is_some() { health.with_drifts() } else { health });
     let bound = server::serve(&options.metrics_address, health.clone()).await?;
     let serving =
         if options.ui { "serving /, /metrics, /healthz and /readyz" } else { "serving /metrics, /healthz and /readyz" };

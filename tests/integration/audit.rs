@@ -111,10 +111,18 @@ static SINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// senders authenticated by the control plane's token (and client certificates of its CA).
 pub fn audit_watcher(env: &Env, extra: &[&str]) -> Watching {
     let sink = env.cp.audit_sink().expect("an audited control plane (Env::audited)");
-    let tokens = env.home().join("audit-tokens");
-    std::fs::write(&tokens, format!("# the API server's webhook token\n{}\n", sink.token)).unwrap();
+    let tokens = format!("# the API server's webhook token\n{}\n", sink.token);
+    let mut args = vec!["--ui"];
+    args.extend_from_slice(extra);
+    audit_watcher_with(env, sink, &tokens, &args)
+}
+
+/// A watcher serving `sink`'s webhook port, its tokens file holding `tokens`.
+fn audit_watcher_with(env: &Env, sink: &testcluster::AuditSink, tokens: &str, extra: &[&str]) -> Watching {
+    let file = env.home().join("audit-tokens");
+    std::fs::write(&file, tokens).unwrap();
     let address = format!("127.0.0.1:{}", sink.port);
-    let mut args = vec!["--ui", "--audit-address", &address, "--audit-tokens", tokens.to_str().unwrap()];
+    let mut args = vec!["--audit-address", &address, "--audit-tokens", file.to_str().unwrap()];
     let (cert, key, ca) = (sink.cert.to_str().unwrap(), sink.key.to_str().unwrap(), sink.ca.to_str().unwrap());
     args.extend(["--audit-tls-cert", cert, "--audit-tls-key", key, "--audit-client-ca", ca]);
     args.extend_from_slice(extra);
@@ -199,4 +207,207 @@ helm_matrix! {
         }
         assert!(metrics.contains("helm_drift_audit_window{unit=\"events\"}"), "{metrics}");
     }
+}
+
+/// How a test's sender authenticates to the watcher's audit endpoint.
+pub enum Auth<'a> {
+    None,
+    Token(&'a str),
+    /// A client certificate and its key (PEM files).
+    Cert(&'a std::path::Path, &'a std::path::Path),
+}
+
+/// POSTs `body` to the audit endpoint on loopback `port` (verified against `ca`): the status, or
+/// why no answer came (a refused handshake).
+pub fn post(port: u16, ca: &std::path::Path, auth: Auth<'_>, body: &[u8]) -> Result<u16, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    use std::io::{Read, Write};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(ca).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let (config, header) = match auth {
+        Auth::Cert(cert, key) => {
+            let chain = CertificateDer::pem_file_iter(cert).unwrap().map(Result::unwrap).collect();
+            (builder.with_client_auth_cert(chain, PrivateKeyDer::from_pem_file(key).unwrap()).unwrap(), String::new())
+        }
+        Auth::Token(t) => (builder.with_no_client_auth(), format!("Authorization: Bearer {t}\r\n")),
+        Auth::None => (builder.with_no_client_auth(), String::new()),
+    };
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let head = format!(
+        "POST /audit HTTP/1.1\r\nHost: 127.0.0.1\r\n{header}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    // The server may answer (and close) before a refused body is all sent.
+    let _ = tls.write_all(head.as_bytes()).and_then(|_| tls.write_all(body));
+    let mut answer = Vec::new();
+    let read = tls.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    match text.split_whitespace().nth(1).and_then(|c| c.parse().ok()) {
+        Some(code) => Ok(code),
+        None => Err(format!("no answer: {read:?} {text}")),
+    }
+}
+
+/// An `audit.k8s.io/v1` `EventList` of `events` (items without their type, as the API server
+/// sends them).
+pub fn batch(events: Vec<Value>) -> Vec<u8> {
+    serde_json::json!({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": events}).to_string().into_bytes()
+}
+
+/// A successful `patch` of a ConfigMap by `user` at second `at` (RFC 3339 without zone).
+pub fn patch_event(user: &str, namespace: &str, name: &str, at: &str) -> Value {
+    serde_json::json!({"level":"Metadata","auditID":format!("forged-{user}-{name}"),"stage":"ResponseComplete",
+        "requestURI":format!("/api/v1/namespaces/{namespace}/configmaps/{name}?fieldManager=kubectl-patch"),"verb":"patch",
+        "user":{"username":user,"groups":["system:authenticated"]},"sourceIPs":["10.0.0.9"],"userAgent":"kubectl/v1.36.3",
+        "objectRef":{"resource":"configmaps","namespace":namespace,"name":name,"apiVersion":"v1"},
+        "responseStatus":{"code":200},"requestReceivedTimestamp":format!("{at}.000001Z"),"stageTimestamp":format!("{at}.999999Z")})
+}
+
+/// Refused, then counted: an unauthenticated sender, a wrong token, a certificate of a CA
+/// nobody trusts, one of another cluster, a batch over 8 MiB, one that is not an EventList, an
+/// event with a huge user name. Then a flood of writes to unrelated objects (20,000 events)
+/// while alice edits the release: only the watched objects' writes are kept, and her drift is
+/// detected and named all the same.
+#[test]
+fn the_audit_endpoint_refuses_and_counts_what_no_api_server_sends() {
+    let _port = SINK.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::audited("audit-hostile");
+    let ns = env.ns.clone();
+    env.install(Helm::V3, "app", "basic", &[]);
+    editors(&env);
+    let sink = env.cp.audit_sink().unwrap();
+    let w = audit_watcher(&env, &["app", "--cluster", "audited"]);
+    let rejected = || w.sample("helm_drift_rejected_inputs_total{input=\"audit\"}").unwrap_or(0.0);
+    let before = rejected();
+    let (port, ca) = (sink.port, sink.ca.as_path());
+    let ok = batch(vec![patch_event("mallory", "elsewhere", "x", "2026-12-02T10:00:00")]);
+    assert_eq!(post(port, ca, Auth::None, &ok), Ok(401), "no credentials");
+    assert_eq!(post(port, ca, Auth::Token("not-the-token-at-all"), &ok), Ok(401), "a wrong token");
+    let (rogue, rogue_key) = (&sink.clients[2].0, &sink.clients[2].1);
+    assert!(!matches!(post(port, ca, Auth::Cert(rogue, rogue_key), &ok), Ok(200)), "a CA nobody trusts");
+    let (intruder, intruder_key) = (&sink.clients[1].0, &sink.clients[1].1);
+    assert_eq!(post(port, ca, Auth::Cert(intruder, intruder_key), &ok), Ok(403), "another cluster's certificate");
+    let (sender, sender_key) = (&sink.clients[0].0, &sink.clients[0].1);
+    assert_eq!(post(port, ca, Auth::Cert(sender, sender_key), &ok), Ok(200), "this cluster's certificate");
+    let token = Auth::Token(&sink.token);
+    let huge = vec![b' '; 9 << 20];
+    assert_eq!(post(port, ca, Auth::Token(&sink.token), &huge), Ok(413), "over 8 MiB");
+    assert_eq!(post(port, ca, Auth::Token(&sink.token), b"{\"kind\":\"Secret\"}"), Ok(400), "not an EventList");
+    let long = batch(vec![patch_event(&"m".repeat(300), &ns, "app-config", "2026-12-02T10:00:00")]);
+    assert_eq!(post(port, ca, token, &long), Ok(200), "the batch is taken, its bad event is not");
+    // Counted: two 401s, the handshake, the 403, the 413, the 400 and the event.
+    crate::support::eventually("refusals counted", Duration::from_secs(10), || rejected() - before >= 7.0);
+
+    // A flood of writes to objects nobody watches, from four senders at once.
+    let flood: Vec<Value> =
+        (0..400).map(|i| patch_event("noise", "flood", &format!("noise-{i}"), "2026-12-02T10:00:00")).collect();
+    let flood = batch(flood);
+    let senders: Vec<_> = (0..4)
+        .map(|_| {
+            let (flood, token, ca) = (flood.clone(), sink.token.clone(), sink.ca.clone());
+            std::thread::spawn(move || {
+                (0..12).filter(|_| post(port, &ca, Auth::Token(&token), &flood) == Ok(200)).count()
+            })
+        })
+        .collect();
+    env.kubectl(&[
+        "--as",
+        "alice@example.com",
+        "patch",
+        "configmap",
+        "app-config",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"greeting":"during the flood"}}"#,
+    ])
+    .success();
+    let named = life(&w, &format!("ConfigMap {ns}/app-config"), "alice named during the flood", |d| {
+        made_by(d).contains("by alice@example.com")
+    });
+    assert!(!made_by(&named).contains("mallory"), "{named:#}");
+    let taken: usize = senders.into_iter().map(|s| s.join().unwrap()).sum();
+    assert_eq!(taken, 48, "every flood batch is answered");
+    let kept = w.sample("helm_drift_audit_window{unit=\"events\"}").unwrap();
+    assert!(kept < 100.0, "only writes to watched objects are kept: {kept}");
+    assert_eq!(w.get("/healthz").0, 200);
+}
+
+/// A fleet's watcher takes each workload cluster's audit with that cluster's credentials, and an
+/// event counts only for the cluster that sent it: cluster `b`'s token cannot name who changed
+/// cluster `a`'s objects, and a certificate of no member is refused.
+#[test]
+fn a_fleet_attributes_each_cluster_s_drift_only_from_its_own_audit() {
+    let _port = SINK.lock().unwrap_or_else(|e| e.into_inner());
+    let mgmt = Env::new("faud-mgmt");
+    crate::inventory::serve_cluster_crd(&mgmt);
+    let a = Env::audited("faud-w");
+    let b = Env::new("faud-w");
+    a.install(Helm::V4, "web", "basic", &[]);
+    b.install(Helm::V3, "web", "basic", &[]);
+    editors(&a);
+    let kubeconfig = |e: &Env| e.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout();
+    crate::inventory::cluster(&mgmt, "a", "fleet: audit", true, Some(&kubeconfig(&a)));
+    crate::inventory::cluster(&mgmt, "b", "fleet: audit", true, Some(&kubeconfig(&b)));
+    let sink = a.cp.audit_sink().unwrap();
+    let b_token = "cluster-b-token-0123456789";
+    let tokens = format!("{} faud-mgmt/a\n{b_token} faud-mgmt/b\n", sink.token);
+    let args = [
+        "web",
+        "-n",
+        "faud-w",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        "faud-mgmt",
+        "--clusters-selector",
+        "fleet=audit",
+        "--clusters-interval",
+        "1s",
+    ];
+    let w = audit_watcher_with(&mgmt, sink, &tokens, &args);
+    let drifted = |c: &str| {
+        format!("helm_drift_release_drifted{{cluster=\"faud-mgmt/{c}\",namespace=\"faud-w\",release=\"web\"}}")
+    };
+    w.wait_for(&drifted("a"), 0.0);
+    w.wait_for(&drifted("b"), 0.0);
+
+    a.kubectl(&[
+        "--as",
+        "alice@example.com",
+        "patch",
+        "configmap",
+        "web-config",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"greeting":"by alice"}}"#,
+    ])
+    .success();
+    // Cluster b's sender claims mallory made that very write, in its second.
+    let at = a.get("configmap", "web-config", "{.metadata.managedFields[?(@.manager==\"kubectl-patch\")].time}");
+    let forged = batch(vec![patch_event("mallory", "faud-w", "web-config", at.trim_end_matches('Z'))]);
+    assert_eq!(post(sink.port, &sink.ca, Auth::Token(b_token), &forged), Ok(200), "b may speak for b");
+    let (intruder, key) = (&sink.clients[1].0, &sink.clients[1].1);
+    assert_eq!(post(sink.port, &sink.ca, Auth::Cert(intruder, key), &forged), Ok(403), "no member is named intruder");
+    let named = life(&w, "ConfigMap faud-w/web-config", "alice named on cluster a", |d| {
+        d["cluster"] == "faud-mgmt/a" && made_by(d).contains("alice@example.com")
+    });
+    assert!(!made_by(&named).contains("mallory"), "b's batch is not a's audit: {named:#}");
+    // On b, the same write is b's own: b's audit names whoever b's sender says.
+    b.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"on b"}}"#);
+    let on_b = life(&w, "ConfigMap faud-w/web-config", "b's drift", |d| d["cluster"] == "faud-mgmt/b");
+    assert!(!made_by(&on_b).contains("alice"), "a's audit is not b's: {on_b:#}");
 }

@@ -130,6 +130,17 @@ impl Hub {
         f.touches = Some(touches.clone());
     }
 
+    /// A fleet member's feed, from its start: its API server's batches are not refused before
+    /// its watcher's first check.
+    pub(crate) fn expect(&self, feed: &str) {
+        let Ok(mut feeds) = self.feeds.lock() else { return };
+        feeds.entry(feed.to_string()).or_insert_with(|| Feed {
+            window: Window::new(self.limits),
+            interest: HashSet::new(),
+            touches: None,
+        });
+    }
+
     /// A watcher gone: its feed with it.
     pub(crate) fn forget(&self, feed: &str) {
         if let Ok(mut feeds) = self.feeds.lock() {

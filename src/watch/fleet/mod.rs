@@ -296,6 +296,9 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
             );
         }
         let name = m.name.clone();
+        if let Some(hub) = start.audit {
+            hub.expect(&name);
+        }
         members.insert(name, started(m, fingerprint, said, start));
     }
     let gone: Vec<String> = members.keys().filter(|n| !seen.contains_key(*n)).cloned().collect();

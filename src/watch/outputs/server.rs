@@ -23,18 +23,28 @@ pub(crate) struct Health {
     pub(crate) board: Option<std::sync::Mutex<Board>>,
     /// Every drift's life: on the page, at `/drifts.json` and in the metrics.
     pub(crate) timeline: std::sync::Mutex<crate::watch::store::timeline::Timeline>,
+    /// Whether `/drifts.json` is served: with `--ui`, or with the audit (a fleet has no page).
+    drifts: bool,
 }
 
 impl Health {
     /// What the server answers from, not ready yet; `board`: the page's (`--ui`), else none.
     pub(crate) fn new(metrics: Arc<Metrics>, board: Option<std::sync::Mutex<Board>>) -> Health {
+        let drifts = board.is_some();
         Health {
             metrics,
             ready: AtomicBool::new(false),
             missing: Default::default(),
             board,
             timeline: Default::default(),
+            drifts,
         }
+    }
+
+    /// Serves `/drifts.json` (the audit names who made each drift: a fleet reads it there).
+    pub(crate) fn with_drifts(mut self) -> Health {
+        self.drifts = true;
+        self
     }
 
     /// Ready: the first full check is done (or the fleet's first inventory read, or a standby
@@ -64,7 +74,10 @@ pub(crate) async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<
     let bound = listener.local_addr()?;
     let mut app = Router::new();
     if health.board.is_some() {
-        app = app.route("/", get(page)).route("/drifts.json", get(drifts));
+        app = app.route("/", get(page));
+    }
+    if health.drifts {
+        app = app.route("/drifts.json", get(drifts));
     }
     let app = app
         .route("/metrics", get(metrics))

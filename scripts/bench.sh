@@ -11,6 +11,8 @@
 #                                       half an hour, BENCH_F4_RUNS runs per case, default 3)
 #   BENCH_ONLY=bounded scripts/bench.sh every input of issue 45 at once: the watcher's and check's
 #                                       peak RSS beside the chart's limit (its section)
+#   BENCH_ONLY=audit scripts/bench.sh   only the audit webhook under a steady stream of 1,000 writes
+#                                       a second (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
 #                                       of 100 releases each (its section; BENCH_F5_SIZES)
 set -euo pipefail
@@ -19,7 +21,9 @@ runs=${1:-5}
 tools=$("$root/scripts/tools.sh")
 (cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins --examples) >&2
 state=$(mktemp -d "${TMPDIR:-/tmp}/helm-drift-bench.XXXXXX")
-HELM_DRIFT_TOOLS="$tools" "$root/target/release/testcluster" "$state/cluster" >"$state/cluster.log" 2>&1 &
+audited=()
+[ "${BENCH_ONLY:-}" = audit ] && audited=(--audited)
+HELM_DRIFT_TOOLS="$tools" "$root/target/release/testcluster" "$state/cluster" "${audited[@]}" >"$state/cluster.log" 2>&1 &
 cp_pid=$!
 trap 'kill $cp_pid 2>/dev/null; wait $cp_pid 2>/dev/null || true; rm -rf "$state"' EXIT
 deadline=$(( $(date +%s) + 180 ))
@@ -106,6 +110,44 @@ restored() {
   "$root/target/release/helm-drift" check -A -l fleet=rs -o json >"$state/restored.json"
   python3 "$root/bench/restored.py" "$root/bench/RESULTS.md" "$out" "$state/restore.json" "$state/restored.json" "$runs"
 }
+
+audit_stream() {
+  echo "Audit: 200 releases x 5 objects in 10 namespaces; 1,000 audit writes a second to other objects for 60 s" >&2
+  "$fleet" au 200 10 5 1 >&2
+  WATCH_LOG="$state/audit.log" python3 "$root/bench/audit.py" "$root/target/release/helm-drift" "$tools/kubectl" \
+    "$state/cluster/audit-sink.env" au 200 10 "${BENCH_AUDIT_RATE:-1000}" "${BENCH_AUDIT_SECONDS:-60}" >"$state/audit.json"
+  python3 - "$root/bench/RESULTS.md" "$state/audit.json" <<'PY'
+import datetime, json, re, sys
+path, f = sys.argv[1], json.load(open(sys.argv[2]))
+section = f"""## The audit webhook under a steady stream (issue 49)
+
+Measured {datetime.date.today()} by `bench/audit.py` (`BENCH_ONLY=audit scripts/bench.sh`): `watch -A` of {f['releases']}
+releases serving the audit webhook of the local control plane (its API server started with
+`--audit-webhook-batch-max-wait=1s`), while a sender posts {f['stream_rate']} audit events a second about objects
+nobody watches ({f['stream_events']} events in {f['stream_batches']} batches of 100 over one TLS connection with the
+API server's token; {f['stream_failed']} not answered 200). Every 2 s alice (impersonated) edits another release's
+ConfigMap; lag is from kubectl's answer to `/drifts.json` naming her.
+
+| measure | value |
+|---|---|
+| edits named / missed | {f['edits'] - f['missed']} / {f['missed']} |
+| lag to the attributed report: median | {f['lag_median']} s |
+| p99 (max) | {f['lag_p99']} s ({f['lag_max']} s) |
+| RSS before the stream / peak / after | {f['rss_before']} / {f['rss_peak']} / {f['rss_after']} MiB |
+| audit events kept (bytes) | {int(f['kept_events'])} ({int(f['kept_bytes'])}) |
+| rejected audit inputs | {int(f['rejected'])} |
+"""
+text = open(path).read()
+text = re.sub(r"## The audit webhook under a steady stream.*?(?=\n## |\Z)", "", text, flags=re.S).rstrip() + "\n\n" + section
+open(path, "w").write(text)
+PY
+}
+
+if [ "${BENCH_ONLY:-}" = audit ]; then
+  audit_stream
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
 
 if [ "${BENCH_ONLY:-}" = restore ]; then
   restored

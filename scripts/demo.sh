@@ -151,6 +151,18 @@ code=0
 "$helm" drift check demo -n demo || code=$?
 echo "exit code: $code (0 in sync, 2 drift found, 1 error)"
 
+say "Who did it: helm drift check --audit-log names the person, from the API server's audit log"
+"$kubectl" -n demo create rolebinding alice --clusterrole=edit --user=alice@example.com >/dev/null
+echo "$ kubectl -n demo --as alice@example.com patch configmap demo-config ... greeting=edited by alice"
+for _ in $(seq 100); do   # until the authorizer knows the new binding
+  "$kubectl" -n demo --as alice@example.com patch configmap demo-config --type merge \
+    -p '{"data":{"greeting":"edited by alice"}}' >/dev/null 2>&1 && break
+  sleep 0.1
+done
+echo "$ helm drift check demo -n demo --audit-log $state/cluster/audit.log"
+"$helm" drift check demo -n demo --audit-log "$state/cluster/audit.log" | tee "$state/audited.txt" || [ $? = 2 ]
+grep -q "by alice@example.com via admin" "$state/audited.txt"
+
 say "A CI gate with a typo is not green: helm drift check --all -n demo-typo"
 code=0
 "$helm" drift check --all -n demo-typo 2>"$state/typo.txt" || code=$?
@@ -293,6 +305,8 @@ healed_and_intruder_excluded() {
   greeted && says 'helm_drift_repairs_total{result="applied"} 1' && says 'release="intruder",verdict="excluded"} 1'
 }
 wait_until $(( $(date +%s) + 60 )) "$state/watch.log" healed_and_intruder_excluded
+echo "$ curl http://127.0.0.1:$port/drifts.json   (each drift's life: when it appeared, who made it, how it ended)"
+get /drifts.json | head -c 700; echo
 echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass: written where the"
 echo "  watcher announces it reads pauses, namespace helm-drift, which whoever may write a release record in 'demo' cannot)"
 "$helm" drift pause healed -n demo --for 8s --reason "INC-1: kept by hand"

@@ -143,7 +143,9 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) || !success {
         return Ok(None);
     }
-    let Some(r) = raw.object_ref.filter(|r| !r.name.is_empty() && !r.resource.is_empty()) else { return Ok(None) };
+    // A write through `status` is the object's controller reporting: never a drift's write.
+    let named = |r: &RawRef| !r.name.is_empty() && !r.resource.is_empty() && r.subresource.as_deref() != Some("status");
+    let Some(r) = raw.object_ref.filter(named) else { return Ok(None) };
     let (acting, impersonated_by) = match raw.impersonated_user {
         Some(i) => (i, Some(raw.user.username)),
         None => (raw.user, None),
@@ -276,7 +278,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_failures_and_early_stages_are_not_kept() {
+    fn reads_failures_early_stages_and_status_are_not_kept() {
         for (key, value) in [("verb", json!("get")), ("stage", json!("ResponseStarted"))] {
             let mut e = impersonated_patch();
             e[key] = value;
@@ -285,6 +287,9 @@ mod tests {
         let mut e = impersonated_patch();
         e["responseStatus"]["code"] = json!(403);
         assert_eq!(parse(e), Ok(None), "a refused write changed nothing");
+        let mut e = impersonated_patch();
+        e["objectRef"]["subresource"] = json!("status");
+        assert_eq!(parse(e), Ok(None), "a controller's status");
     }
 
     #[test]

@@ -171,6 +171,9 @@ helm_matrix! {
         assert_eq!(open["open"], true, "{open:#}");
         let page = w.get("/").1;
         assert!(page.contains("alice@example.com via admin") && page.contains("Drift timeline"), "{page}");
+        let said = w.log_lines();
+        let attributed = said.iter().find(|l| l["msg"] == "drift attributed" && l["object"] == format!("ConfigMap {ns}/app-config"));
+        assert!(attributed.is_some_and(|l| l["made_by"].as_str().unwrap().contains("alice@example.com via admin")), "the log names her: {said:#?}");
         let detected = crate::watching::events(&env, "DriftDetected");
         assert!(!detected.is_empty() && !format!("{detected:?}").contains("alice"), "names stay out of Events: {detected:#?}");
         env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"hello"}}"#);

@@ -1,7 +1,8 @@
 //! The audit webhook endpoint: HTTPS, a POST of an `audit.k8s.io/v1` `EventList` from a sender
 //! authenticated as one cluster (a client certificate or a bearer token). A batch from an
 //! unauthenticated sender, one over 8 MiB, one that is not an `EventList`, an event that is not
-//! what an API server writes, a connection past the 64 served at once: refused and counted
+//! what an API server writes, a connection past the 64 served at once, a request slower than
+//! 30 s: refused and counted
 //! (`rejected_inputs{input="audit"}`), never kept. Parsing happens before the window is locked,
 //! so a flood costs its sender's connections, not detection.
 
@@ -23,8 +24,12 @@ use std::time::Duration;
 const MAX_BATCH: usize = 8 << 20;
 /// Connections served at once; more are closed at once.
 const MAX_CONNECTIONS: usize = 64;
-/// The longest a connection is kept (a slow sender holds no slot for ever).
-const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
+/// The longest a connection is kept: an API server keeps one open for its batches; it
+/// reconnects when this ends.
+const CONNECTION_LIMIT: Duration = Duration::from_secs(15 * 60);
+/// The longest a request's headers, or its body, may take to arrive (a slow sender holds no
+/// slot for ever).
+const REQUEST_LIMIT: Duration = Duration::from_secs(30);
 
 /// What each connection shares.
 struct Receiver {
@@ -109,7 +114,9 @@ async fn connection(acceptor: tokio_rustls::TlsAcceptor, tcp: tokio::net::TcpStr
         async move { Ok::<_, std::convert::Infallible>(receiver.batch(req, certified.as_deref()).await) }
     });
     let io = hyper_util::rt::TokioIo::new(tls);
-    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(REQUEST_LIMIT);
+    let _ = http.serve_connection(io, service).await;
 }
 
 impl Receiver {
@@ -125,9 +132,10 @@ impl Receiver {
         if req.method() != hyper::Method::POST {
             return self.refuse(StatusCode::METHOD_NOT_ALLOWED, "POST an audit.k8s.io/v1 EventList");
         }
-        let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(_) => return self.refuse(StatusCode::PAYLOAD_TOO_LARGE, "a batch over 8 MiB, or cut short"),
+        let body = match tokio::time::timeout(REQUEST_LIMIT, Limited::new(req.into_body(), MAX_BATCH).collect()).await {
+            Ok(Ok(b)) => b.to_bytes(),
+            Ok(Err(_)) => return self.refuse(StatusCode::PAYLOAD_TOO_LARGE, "a batch over 8 MiB, or cut short"),
+            Err(_) => return self.refuse(StatusCode::REQUEST_TIMEOUT, "a batch that took over 30 s to send"),
         };
         let (writes, refused) = match parse(&body) {
             Ok(parsed) => parsed,

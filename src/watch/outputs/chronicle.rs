@@ -32,7 +32,10 @@ impl Outputs {
         let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
         let Ok(mut timeline) = self.health.timeline.lock() else { return };
         for o in report.objects.iter().filter(|o| o.is_drift()) {
-            timeline.seen(&cluster, &key, report.revision, o, now);
+            if timeline.seen(&cluster, &key, report.revision, o, now) {
+                let by = o.makers().join(", ");
+                self.log.info("drift attributed", &[("release", &key), ("object", &o.id), ("made_by", &by)]);
+            }
         }
         for t in transitions {
             let Transition::Resolved { object, .. } = t else { continue };

@@ -149,6 +149,8 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
 pub(crate) struct Earlier {
     /// Drift signatures recorded and not resolved, by release and object.
     pub(crate) unresolved: HashMap<crate::watch::keys::ReleaseObject, String>,
+    /// When each unresolved drift was reported (its Event's time), for the timeline.
+    pub(crate) reported: HashMap<crate::watch::keys::ReleaseObject, k8s_openapi::jiff::Timestamp>,
     /// Events of helm-drift's reasons that were not taken: another component wrote them, or
     /// their signature or object reference is malformed.
     pub(crate) rejected: usize,
@@ -185,12 +187,13 @@ pub(crate) async fn unresolved(client: &kube::Client, namespace: Option<&str>) -
     let detected = newest(&detected);
     let resolved = newest(&resolved);
     // Unresolved: the newest drift of the object has no resolution after it.
-    let unresolved = detected
+    let open: Vec<_> = detected
         .into_iter()
         .filter(|(id, (at, sig))| resolved.get(id).is_none_or(|(r_at, r_sig)| r_sig != sig || r_at < at))
-        .map(|(id, (_, sig))| (id, sig))
         .collect();
-    Ok(Earlier { unresolved, rejected })
+    let reported = open.iter().filter_map(|(id, (at, _))| Some((id.clone(), (*at)?))).collect();
+    let unresolved = open.into_iter().map(|(id, (_, sig))| (id, sig)).collect();
+    Ok(Earlier { unresolved, rejected, reported })
 }
 
 /// What is kept of one Event read at start: what [`taken`] found in it, and when it last

@@ -131,6 +131,10 @@ impl<'a> Watcher<'a> {
                     );
                     metrics.rejected("event", e.rejected as u64);
                 }
+                // When each was reported survives a restart in its Event: the timeline starts there.
+                if let Ok(mut t) = given.health.timeline.lock() {
+                    t.reported_before(log.cluster.as_deref().unwrap_or_default(), e.reported);
+                }
                 e.unresolved
             }
             Err(e) => {

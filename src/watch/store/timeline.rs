@@ -96,25 +96,46 @@ type Key = (String, ReleaseKey, ObjectId);
 pub(crate) struct Timeline {
     open: HashMap<Key, Life>,
     ended: VecDeque<Life>,
+    /// When drifts an earlier watcher reported were reported (from its Events), until seen.
+    reported: HashMap<Key, Timestamp>,
 }
 
 impl Timeline {
+    /// When drifts an earlier watcher reported and never resolved were reported (its Events):
+    /// a drift seen again starts its life there, not at this start.
+    pub(crate) fn reported_before(&mut self, cluster: &str, reported: HashMap<(ReleaseKey, ObjectId), Timestamp>) {
+        let room = MAX_OPEN.saturating_sub(self.reported.len());
+        let seeds = reported.into_iter().take(room).map(|((r, id), at)| ((cluster.to_string(), r, id), at));
+        self.reported.extend(seeds);
+    }
+
     /// A drift seen: opened when new (`since`: when an earlier watcher reported it), its makers
-    /// learnt when they were not known yet.
-    pub(crate) fn seen(&mut self, cluster: &str, release: &ReleaseKey, revision: u32, o: &ObjectDrift, now: Timestamp) {
+    /// learnt when they were not known yet. Whether the audit named its maker just now.
+    pub(crate) fn seen(
+        &mut self,
+        cluster: &str,
+        release: &ReleaseKey,
+        revision: u32,
+        o: &ObjectDrift,
+        now: Timestamp,
+    ) -> bool {
         let key = (cluster.to_string(), release.clone(), o.id.clone());
         let made_by = o.makers();
+        let named = |m: &[String]| m.iter().any(|m| m.contains(" by "));
         if let Some(life) = self.open.get_mut(&key) {
-            if !made_by.is_empty() && (life.made_by.is_empty() || made_by.iter().any(|m| m.contains(" by "))) {
+            let learnt = named(&made_by) && life.made_by != made_by;
+            if !made_by.is_empty() && (life.made_by.is_empty() || named(&made_by)) {
                 life.made_by = made_by;
             }
             life.appeared = life.appeared.min(appeared(o).unwrap_or(life.appeared));
-            return;
+            return learnt;
         }
         if self.open.len() >= MAX_OPEN {
-            return;
+            return false;
         }
-        let appeared = appeared(o).map_or(now, |t| t.min(now));
+        let detected = self.reported.remove(&key).map_or(now, |t| t.min(now));
+        let appeared = appeared(o).map_or(detected, |t| t.min(detected));
+        let learnt = named(&made_by);
         let life = Life {
             cluster: cluster.to_string(),
             release: release.clone(),
@@ -122,12 +143,13 @@ impl Timeline {
             revision,
             appeared,
             made_by,
-            detected: now,
+            detected,
             steps: Vec::new(),
             ended: None,
             counted: false,
         };
         self.open.insert(key, life);
+        learnt
     }
 
     /// Something happened to an open drift (a repair refused, a pause).
@@ -172,6 +194,7 @@ impl Timeline {
     /// A release gone: its open drifts forgotten.
     pub(crate) fn forget(&mut self, cluster: &str, release: &ReleaseKey) {
         self.open.retain(|(c, r, _), _| !(c == cluster && r == release));
+        self.reported.retain(|(c, r, _), _| !(c == cluster && r == release));
     }
 
     /// Open drifts (oldest first) and ended ones (newest first).
@@ -276,6 +299,18 @@ mod tests {
         assert!(!t.end("", &r, &o.id, end), "ended once");
         assert_eq!(t.oldest("", &r), None);
         assert_eq!(t.uncounted("", &r).len(), 1, "its ender may still be learnt");
+    }
+
+    #[test]
+    fn a_drift_reported_before_a_restart_starts_when_it_was_reported() {
+        let (mut t, r) = (Timeline::default(), ReleaseKey::new("ns", "app"));
+        let mut o = drifted("2026-12-02T14:50:00Z");
+        o.fields[0].changed_by = None; // no write time: the Event's is the earliest known
+        let reported: Timestamp = "2026-12-02T14:55:00Z".parse().unwrap();
+        t.reported_before("", HashMap::from([((r.clone(), o.id.clone()), reported)]));
+        t.seen("", &r, 1, &o, "2026-12-02T15:00:00Z".parse().unwrap());
+        let (open, _) = t.lives();
+        assert_eq!((open[0].detected, open[0].appeared), (reported, reported));
     }
 
     #[test]

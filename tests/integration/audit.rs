@@ -47,6 +47,13 @@ pub fn editors(env: &Env) -> std::path::PathBuf {
     token_kubeconfig(env, &token)
 }
 
+/// Alice (impersonated by the admin) sets a ConfigMap's greeting.
+fn alice_edits(env: &Env, configmap: &str, greeting: &str) {
+    let patch = format!(r#"{{"data":{{"greeting":"{greeting}"}}}}"#);
+    env.kubectl(&["--as", "alice@example.com", "patch", "configmap", configmap, "--type", "merge", "-p", &patch])
+        .success();
+}
+
 fn object<'a>(report: &'a Value, kind: &str) -> &'a Value {
     let objects = report["releases"][0]["objects"].as_array().unwrap();
     objects.iter().find(|o| o["kind"] == kind).unwrap_or_else(|| panic!("no {kind} in {report:#}"))
@@ -63,7 +70,7 @@ helm_matrix! {
         let as_sa = editors(&env);
 
         let mark = env.audit_mark();
-        env.kubectl(&["--as", "alice@example.com", "patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"by alice"}}"#]).success();
+        alice_edits(&env, "app-config", "by alice");
         env.kubectl(&["--kubeconfig", as_sa.to_str().unwrap(), "scale", "deployment", "app-web", "--replicas", "3"]).success();
         env.kubectl(&["delete", "service", "app-web"]).success();
         let log = log_since(&env, mark);
@@ -166,7 +173,7 @@ helm_matrix! {
         let w = audit_watcher(&env, &["app", "healed", "--repair", "--trust-namespace", &ns]);
 
         // Alice's edit, undone by the admin by hand.
-        env.kubectl(&["--as", "alice@example.com", "patch", "configmap", "app-config", "--type", "merge", "-p", r#"{"data":{"greeting":"by alice"}}"#]).success();
+        alice_edits(&env, "app-config", "by alice");
         let open = life(&w, &format!("ConfigMap {ns}/app-config"), "alice named", |d| made_by(d).contains("by alice@example.com via admin"));
         assert_eq!(open["open"], true, "{open:#}");
         let page = w.get("/").1;
@@ -197,7 +204,7 @@ helm_matrix! {
         assert_eq!(upgraded["ended"]["how"], "revision", "{upgraded:#}");
 
         // Alice's edit of the release that opts in: healed by the watcher.
-        env.kubectl(&["--as", "alice@example.com", "patch", "configmap", "healed-config", "--type", "merge", "-p", r#"{"data":{"greeting":"by alice"}}"#]).success();
+        alice_edits(&env, "healed-config", "by alice");
         let healed = life(&w, &format!("ConfigMap {ns}/healed-config"), "healed", |d| d["ended"]["how"] == "watcher");
         assert_eq!(healed["ended"]["by"], "helm-drift watch", "{healed:#}");
         assert!(made_by(&healed).contains("kubectl-patch") , "{healed:#}");
@@ -325,18 +332,7 @@ fn the_audit_endpoint_refuses_and_counts_what_no_api_server_sends() {
             })
         })
         .collect();
-    env.kubectl(&[
-        "--as",
-        "alice@example.com",
-        "patch",
-        "configmap",
-        "app-config",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"data":{"greeting":"during the flood"}}"#,
-    ])
-    .success();
+    alice_edits(&env, "app-config", "during the flood");
     let named = life(&w, &format!("ConfigMap {ns}/app-config"), "alice named during the flood", |d| {
         made_by(d).contains("by alice@example.com")
     });
@@ -387,18 +383,7 @@ fn a_fleet_attributes_each_cluster_s_drift_only_from_its_own_audit() {
     w.wait_for(&drifted("a"), 0.0);
     w.wait_for(&drifted("b"), 0.0);
 
-    a.kubectl(&[
-        "--as",
-        "alice@example.com",
-        "patch",
-        "configmap",
-        "web-config",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"data":{"greeting":"by alice"}}"#,
-    ])
-    .success();
+    alice_edits(&a, "web-config", "by alice");
     // Cluster b's sender claims mallory made that very write, in its second.
     let at = a.get("configmap", "web-config", "{.metadata.managedFields[?(@.manager==\"kubectl-patch\")].time}");
     let forged = batch(vec![patch_event("mallory", "faud-w", "web-config", at.trim_end_matches('Z'))]);

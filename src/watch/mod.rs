@@ -11,7 +11,8 @@
 //! checks that wire the parts, the guard cache), [`heal`] (the decision and the act),
 //! [`outputs`] (Events, notifications, metrics, log, the page), [`lease`] (leader election),
 //! [`keys`] (every key in one place), [`options`]; [`fleet`] runs one watcher per cluster of an
-//! inventory. This file holds the start.
+//! inventory; [`audit`] serves the API server's audit webhook (who made each drift). This file
+//! holds the start.
 
 mod audit;
 mod fleet;

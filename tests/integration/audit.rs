@@ -200,8 +200,8 @@ helm_matrix! {
         life(&w, &format!("Service {ns}/app-web"), "the delete named", |d| made_by(d).contains("deleted by admin"));
         let chart = crate::support::chart_path("basic");
         env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--reuse-values"]).success();
-        let upgraded = life(&w, &format!("Service {ns}/app-web"), "ended by the upgrade", |d| !d["ended"].is_null());
-        assert_eq!(upgraded["ended"]["how"], "revision", "{upgraded:#}");
+        let upgraded = life(&w, &format!("Service {ns}/app-web"), "ended by the upgrade", |d| !d["ended"]["by"].is_null());
+        assert_eq!((upgraded["ended"]["how"].as_str(), upgraded["ended"]["by"].as_str()), (Some("revision"), Some("admin")), "{upgraded:#}");
 
         // Alice's edit of the release that opts in: healed by the watcher.
         alice_edits(&env, "healed-config", "by alice");
@@ -210,11 +210,18 @@ helm_matrix! {
         assert!(made_by(&healed).contains("kubectl-patch") , "{healed:#}");
 
         // How long drifts live here, in the metrics.
-        let metrics = w.metrics();
-        for how in ["hand", "repair", "revision", "watcher"] {
+        // A lifetime is counted once the audit named its ender (its batch may still be coming).
+        let counted = |how: &str| {
             let series = format!("helm_drift_drift_lifetime_seconds_count{{ended_by=\"{how}\"}}");
-            assert!(w.sample(&series).is_some_and(|n| n >= 1.0), "{series}:\n{metrics}");
-        }
+            w.sample(&series).is_some_and(|n| n >= 1.0)
+        };
+        crate::support::eventually_or(
+            "every lifetime counted",
+            Duration::from_secs(60),
+            || ["hand", "repair", "revision", "watcher"].into_iter().all(counted),
+            || format!("{}\n{}", w.metrics(), w.get("/drifts.json").1),
+        );
+        let metrics = w.metrics();
         assert!(metrics.contains("helm_drift_audit_window{unit=\"events\"}"), "{metrics}");
     }
 }

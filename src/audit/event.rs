@@ -108,6 +108,8 @@ struct RawStatus {
 }
 
 const WRITES: [&str; 4] = ["create", "update", "patch", "delete"];
+/// Subresources whose writes change nothing a drift is made of.
+const UNCHANGING: [&str; 7] = ["status", "token", "proxy", "exec", "attach", "portforward", "log"];
 
 /// Parses one line of a log backend's file: `Ok(None)` when it is well formed but nothing
 /// helm-drift keeps (a read, a failed request, an earlier stage, a write to no named object).
@@ -140,11 +142,15 @@ fn typed(raw: Raw, listed: bool) -> Result<Option<Write>, Refused> {
 
 fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     let success = raw.response_status.as_ref().is_some_and(|s| (200..300).contains(&s.code));
-    if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) || !success {
+    // A dry run (helm-drift's own exact engine sends them) changes nothing.
+    let dry_run = query(&raw.request_uri, "dryRun").is_some();
+    if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) || !success || dry_run {
         return Ok(None);
     }
-    // A write through `status` is the object's controller reporting: never a drift's write.
-    let named = |r: &RawRef| !r.name.is_empty() && !r.resource.is_empty() && r.subresource.as_deref() != Some("status");
+    // A write through `status` is the object's controller reporting, and those through these
+    // others change nothing of the object (a token, a connection): never a drift's write.
+    let changes = |r: &RawRef| !r.subresource.as_deref().is_some_and(|s| UNCHANGING.contains(&s));
+    let named = |r: &RawRef| !r.name.is_empty() && !r.resource.is_empty() && changes(r);
     let Some(r) = raw.object_ref.filter(named) else { return Ok(None) };
     let (acting, impersonated_by) = match raw.impersonated_user {
         Some(i) => (i, Some(raw.user.username)),
@@ -181,9 +187,13 @@ fn deciding(groups: &[String], reason: &str) -> Vec<String> {
 
 /// The `fieldManager` query parameter of a request URI.
 fn field_manager(uri: &str) -> Option<String> {
-    let query = uri.split_once('?')?.1;
-    let value = query.split('&').find_map(|p| p.strip_prefix("fieldManager="))?;
-    Some(percent_decoded(value)).filter(|m| !m.is_empty())
+    Some(percent_decoded(query(uri, "fieldManager")?)).filter(|m| !m.is_empty())
+}
+
+/// A query parameter of a request URI, as sent.
+fn query<'a>(uri: &'a str, name: &str) -> Option<&'a str> {
+    let params = uri.split_once('?')?.1.split('&');
+    params.filter_map(|p| p.split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v)
 }
 
 /// What the API server names an update's manager when the request names none: the user agent
@@ -278,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_failures_early_stages_and_status_are_not_kept() {
+    fn reads_failures_dry_runs_early_stages_and_status_are_not_kept() {
         for (key, value) in [("verb", json!("get")), ("stage", json!("ResponseStarted"))] {
             let mut e = impersonated_patch();
             e[key] = value;
@@ -290,6 +300,9 @@ mod tests {
         let mut e = impersonated_patch();
         e["objectRef"]["subresource"] = json!("status");
         assert_eq!(parse(e), Ok(None), "a controller's status");
+        let mut e = impersonated_patch();
+        e["requestURI"] = json!("/api/v1/namespaces/default/configmaps/probe?dryRun=All&fieldManager=helm");
+        assert_eq!(parse(e), Ok(None), "a dry run changed nothing");
     }
 
     #[test]

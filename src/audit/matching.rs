@@ -1,8 +1,9 @@
 //! Who made each drift, from the kept audit events: a drifted field's write is the successful
 //! write to that object under the field's manager (the request's `fieldManager`, else its user
 //! agent's first word) through the same subresource, in flight in the second its managedFields
-//! entry records; a deleted object's, the last successful delete of it. When no event matches,
-//! or events by different users do, it says so and never guesses.
+//! entry records (the last of them, when several are); a deleted object's, the last successful
+//! delete of it. When no event matches, or another user's write overlaps the last one, it says so
+//! and never guesses.
 
 use super::{Target, Window, Write};
 use crate::model::{Attribution, Audited, DriftReport, ObjectDrift, ObjectId, Verdict};
@@ -54,15 +55,17 @@ pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a Write>) -> Audited {
     last.map_or(Audited::NoRecord(NO_RECORD), |w| Audited::Found(Box::new(w.actor.clone())))
 }
 
-/// The latest of the writes when one user made them all.
+/// The last of the writes: the one the managedFields entry records (each write of its manager
+/// moves the entry). When another user's write was still in flight as it was received, which
+/// of them came last is not known: said, not guessed.
 fn one_user(writes: Vec<&Write>) -> Audited {
-    let Some(first) = writes.first() else { return Audited::NoRecord(NO_RECORD) };
-    let same = |w: &Write| w.actor.user == first.actor.user && w.actor.impersonated_by == first.actor.impersonated_by;
-    if !writes.iter().all(|w| same(w)) {
+    let Some(last) = writes.iter().max_by_key(|w| w.completed) else { return Audited::NoRecord(NO_RECORD) };
+    let someone_else =
+        |w: &&&Write| w.actor.user != last.actor.user || w.actor.impersonated_by != last.actor.impersonated_by;
+    if writes.iter().filter(someone_else).any(|w| w.completed > last.received) {
         return Audited::NoRecord(SEVERAL);
     }
-    let latest = writes.iter().max_by_key(|w| w.completed).unwrap_or(first);
-    Audited::Found(Box::new(latest.actor.clone()))
+    Audited::Found(Box::new(last.actor.clone()))
 }
 
 #[cfg(test)]
@@ -134,12 +137,18 @@ mod tests {
     }
 
     #[test]
-    fn two_users_in_the_same_second_are_not_guessed_between() {
-        let w = window(&[
-            write("alice", "patch", "kubectl-edit", "2026-12-02T14:51:00"),
-            write("bob", "patch", "kubectl-edit", "2026-12-02T14:51:00"),
-        ]);
-        assert_eq!(user(wrote(w.writes(&target()), &by("kubectl-edit", "2026-12-02T14:51:00Z"))), SEVERAL);
+    fn of_two_users_in_one_second_the_last_is_named_unless_they_overlap() {
+        let at = |user: &str, received: &str, completed: &str| {
+            let mut e = write(user, "patch", "kubectl-edit", "2026-12-02T14:51:00");
+            e["requestReceivedTimestamp"] = json!(format!("2026-12-02T14:51:00.{received}Z"));
+            e["stageTimestamp"] = json!(format!("2026-12-02T14:51:00.{completed}Z"));
+            e
+        };
+        let entry = by("kubectl-edit", "2026-12-02T14:51:00Z");
+        let ordered = window(&[at("bob", "100", "200"), at("alice", "300", "400")]);
+        assert_eq!(user(wrote(ordered.writes(&target()), &entry)), "alice", "bob's write came first");
+        let overlapping = window(&[at("bob", "100", "350"), at("alice", "300", "400")]);
+        assert_eq!(user(wrote(overlapping.writes(&target()), &entry)), SEVERAL);
     }
 
     #[test]

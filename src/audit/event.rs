@@ -14,9 +14,9 @@ use serde::Deserialize;
 pub(crate) const MAX_TEXT: usize = 256;
 /// The most groups and source addresses read from one event.
 const MAX_LIST: usize = 32;
-/// The longest event line read from a log file or a batch's event (metadata-level events are
-/// about 1 KiB).
-pub(crate) const MAX_EVENT_BYTES: usize = 64 * 1024;
+/// The longest event read from a log file or a batch (a metadata-level event is about 1 KiB; a
+/// `RequestResponse` one holds the object twice, and an object is at most 1.5 MiB in etcd).
+pub(crate) const MAX_EVENT_BYTES: usize = 4 << 20;
 
 /// A successful write to one object, as its audit event tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,6 +23,7 @@ pub(crate) fn read(
     now: jiff::Timestamp,
 ) -> std::io::Result<LogRead> {
     let mut reader = BufReader::with_capacity(64 * 1024, source);
+    let names: HashSet<&str> = targets.iter().map(|t| t.name.as_str()).collect();
     let mut out = LogRead::default();
     let mut line = Vec::new();
     loop {
@@ -33,7 +34,7 @@ pub(crate) fn read(
         }
         out.lines += 1;
         let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() || !worth_parsing(&text, targets) {
+        if text.trim().is_empty() || !worth_parsing(&text, &names) {
             continue;
         }
         let parsed = if whole { event::parse_line(text.trim_end()) } else { Err(event::Refused::TooLarge) };
@@ -48,15 +49,20 @@ pub(crate) fn read(
     }
 }
 
-/// Whether a line may be a write to one of the targets: the log backend writes compact JSON,
-/// so a read says `"verb":"get"` (or list, watch) and a write names its object; what this cannot
-/// rule out is parsed.
-fn worth_parsing(line: &str, targets: &HashSet<Target>) -> bool {
+/// Whether a line may be a write to one of the targets: the log backend writes compact JSON, so
+/// a read says `"verb":"get"` (or list, watch) and a write names its object first in its
+/// `objectRef` (a flat object); what this cannot rule out is parsed. One lookup a line, however
+/// many objects are asked about.
+fn worth_parsing(line: &str, names: &HashSet<&str>) -> bool {
     const READS: [&str; 3] = ["\"verb\":\"get\"", "\"verb\":\"list\"", "\"verb\":\"watch\""];
     if READS.iter().any(|r| line.contains(r)) {
         return false;
     }
-    targets.iter().any(|t| line.contains(t.name.as_str()))
+    let Some(at) = line.find("\"objectRef\":{") else { return !line.contains("\"objectRef\"") };
+    let rest = &line[at..];
+    let Some(start) = rest.find("\"name\":\"") else { return false };
+    let name = &rest[start + 8..];
+    name.find('"').is_none_or(|end| names.contains(&name[..end]))
 }
 
 /// Reads one line, keeping at most [`event::MAX_EVENT_BYTES`] of it: the bytes consumed and
@@ -100,9 +106,10 @@ mod tests {
 
     #[test]
     fn only_writes_to_the_targets_are_kept_and_a_huge_line_is_refused_not_read() {
-        let huge = format!("{{\"name\":\"c\",\"x\":\"{}\"}}", "y".repeat(3 * event::MAX_EVENT_BYTES));
+        let huge = format!("{{\"objectRef\":{{\"name\":\"c\"}},\"x\":\"{}\"}}", "y".repeat(event::MAX_EVENT_BYTES));
         let other = PATCH.replace("\"name\":\"c\"", "\"name\":\"other\"");
         let log = format!("{PATCH}\n{huge}\nnot json at c\n{other}\n{}\n", PATCH.replace("\"patch\"", "\"get\""));
+        assert!(worth_parsing(PATCH, &["c"].into()) && !worth_parsing(&other, &["c"].into()));
         let mut window = Window::new(Limits::default());
         let targets: HashSet<Target> = [target("c")].into();
         let read = read(log.as_bytes(), &targets, &mut window, "2026-12-02T15:00:00Z".parse().unwrap()).unwrap();

@@ -196,9 +196,10 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub(crate) summary_file: Option<PathBuf>,
     /// Name who made each drift from the API server's audit log FILE (the log backend's JSON
-    /// lines, `--audit-log-path`; `-` reads stdin): user, impersonator, client, time
+    /// lines, `--audit-log-path`, gzipped or not; `-` reads stdin; repeatable for rotated
+    /// files): user, impersonator, client, time
     #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub(crate) audit_log: Option<PathBuf>,
+    pub(crate) audit_log: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]

@@ -1,38 +1,53 @@
-//! `check --audit-log FILE`: who made each drift, from an API server's audit log file (or
-//! stdin), read as a stream that keeps only the writes to the drifted objects.
+//! `check --audit-log FILE...`: who made each drift, from an API server's audit log files (gzipped
+//! or not, as the log backend rotates them; or stdin), read as a stream that keeps only the
+//! writes to the drifted objects.
 
 use crate::audit::{Limits, Window, file};
 use crate::engine::{Session, audit};
 use crate::model::{Outcome, RunReport};
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 
-/// Reads the log for the run's drifted objects and attributes their drift.
-pub(crate) fn attribute(session: &Session, run: &mut RunReport, path: &Path) -> Result<()> {
+/// Reads the logs for the run's drifted objects and attributes their drift.
+pub(crate) fn attribute(session: &Session, run: &mut RunReport, paths: &[PathBuf]) -> Result<()> {
     let targets = audit::targets(session.discovery(), run);
-    // The whole file is history asked for: no bound in time, only in bytes.
+    // The whole files are history asked for: no bound in time, only in bytes.
     let limits = Limits { max_age: std::time::Duration::MAX, ..Limits::default() };
     let mut window = Window::new(limits);
     let now = jiff::Timestamp::now();
-    let read = if path == Path::new("-") {
-        file::read(std::io::stdin().lock(), &targets, &mut window, now)
-    } else {
-        let f = std::fs::File::open(path).with_context(|| format!("cannot read the audit log {}", path.display()))?;
-        file::read(f, &targets, &mut window, now)
-    };
-    let read = read.with_context(|| format!("cannot read the audit log {}", path.display()))?;
+    let mut notes = Vec::new();
+    for path in paths {
+        let what = || format!("cannot read the audit log {}", path.display());
+        let read = file::read(open(path).with_context(what)?, &targets, &mut window, now).with_context(what)?;
+        if let Some((line, why)) = read.first_refusal {
+            notes.push(format!(
+                "audit log {}: {} of {} lines are not audit.k8s.io/v1 events and were skipped (line {line}: {why})",
+                path.display(),
+                read.refused,
+                read.lines
+            ));
+        }
+    }
     audit::attribute(session.discovery(), run, &window);
-    let Some((line, why)) = read.first_refusal else { return Ok(()) };
-    let note = format!(
-        "audit log {}: {} of {} lines are not audit.k8s.io/v1 events and were skipped (line {line}: {why})",
-        path.display(),
-        read.refused,
-        read.lines
-    );
     for outcome in &mut run.outcomes {
         if let Outcome::Checked(report) = outcome {
-            report.notes.push(note.clone());
+            report.notes.extend(notes.iter().cloned());
         }
     }
     Ok(())
+}
+
+/// A log file (`-`: stdin), decompressed when it is gzipped (`--audit-log-compress`).
+fn open(path: &Path) -> std::io::Result<Box<dyn Read>> {
+    let source: Box<dyn Read> = match path == Path::new("-") {
+        true => Box::new(std::io::stdin()),
+        false => Box::new(std::fs::File::open(path)?),
+    };
+    let mut buffered = BufReader::new(source);
+    let gzipped = buffered.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+    Ok(match gzipped {
+        true => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
+        false => Box::new(buffered),
+    })
 }

@@ -31,7 +31,7 @@ pub(crate) struct CheckSettings {
     /// `--allow-empty`: a selection that matches no release passes.
     allow_empty: bool,
     /// `--audit-log`: who made each drift.
-    audit_log: Option<PathBuf>,
+    audit_log: Vec<PathBuf>,
 }
 
 impl CheckSettings {
@@ -68,7 +68,7 @@ impl CheckSettings {
         if several && (explain || rerender) {
             bail!("--explain and --rerender check one cluster at a time: give one --kube-context, without --clusters");
         }
-        if several && audit_log.is_some() {
+        if several && !audit_log.is_empty() {
             bail!("--audit-log is one API server's audit: give one --kube-context, without --clusters");
         }
         if !several && chart.is_some() && !explain && !rerender {
@@ -133,7 +133,7 @@ pub(crate) fn execute(s: CheckSettings, printer: &mut Terminal) -> Result<ExitSt
     let settings = &s.settings;
     let progress = crate::report::progress(&printer.style);
     let started = std::time::Instant::now();
-    let asked = Asked { selection: &s.selection, rendering: s.rendering.as_ref(), audit_log: s.audit_log.as_deref() };
+    let asked = Asked { selection: &s.selection, rendering: s.rendering.as_ref(), audit_log: &s.audit_log };
     let checked = runtime()?.block_on(run(settings, asked, &progress));
     let checked = checked.and_then(|report| {
         if report.outcomes.is_empty() && !s.allow_empty {
@@ -188,7 +188,7 @@ pub(crate) struct Rendering {
 struct Asked<'a> {
     selection: &'a Selection,
     rendering: Option<&'a Rendering>,
-    audit_log: Option<&'a std::path::Path>,
+    audit_log: &'a [PathBuf],
 }
 
 /// Checks every release `selection` names; `progress` is told as releases finish.
@@ -196,8 +196,8 @@ async fn run(settings: &Settings, asked: Asked<'_>, progress: &Progress) -> Resu
     let Asked { selection, rendering, audit_log } = asked;
     let session = Session::open(settings).await?;
     let mut run = scan(&session, settings, selection, progress).await?;
-    if let Some(path) = audit_log {
-        super::audit_log::attribute(&session, &mut run, path)?;
+    if !audit_log.is_empty() {
+        super::audit_log::attribute(&session, &mut run, audit_log)?;
     }
     // A cluster baseline is said unused unless it is the one read (a file found in the working
     // directory does not hide it).
@@ -247,7 +247,7 @@ pub(crate) async fn fleet(
     use futures::StreamExt;
     let reports = futures::stream::iter(clusters.iter().map(|(cluster, settings)| async move {
         let checked = match settings {
-            Ok(settings) => run(settings, Asked { selection, rendering: None, audit_log: None }, &Progress::none())
+            Ok(settings) => run(settings, Asked { selection, rendering: None, audit_log: &[] }, &Progress::none())
                 .await
                 .map_err(|e| crate::errors::chain(&e)),
             Err(why) => Err(why.clone()),

@@ -100,6 +100,13 @@ helm_matrix! {
         // A log that holds none of it: said, never guessed.
         let empty = env.home().join("empty.log");
         std::fs::write(&empty, "").unwrap();
+        // Rotated and compressed as the log backend keeps it (--audit-log-compress): the same.
+        let gz = env.home().join("audit-rotated.log.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut encoder, &std::fs::read(&log).unwrap()).unwrap();
+        std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+        let rotated = env.drift(&["check", "app", "--audit-log", empty.to_str().unwrap(), "--audit-log", gz.to_str().unwrap()]).code(2);
+        rotated.says("(kubectl-patch by alice@example.com via admin,").says("deleted by admin [system:masters]");
         let none = env.drift(&["check", "app", "--audit-log", empty.to_str().unwrap()]).code(2);
         none.says("(kubectl-patch, no audit record,").says("deleted: no audit record");
         // Without the flag, nothing about the audit.

@@ -187,7 +187,9 @@ fn deciding(groups: &[String], reason: &str) -> Vec<String> {
 
 /// The `fieldManager` query parameter of a request URI.
 fn field_manager(uri: &str) -> Option<String> {
-    Some(percent_decoded(query(uri, "fieldManager")?)).filter(|m| !m.is_empty())
+    // A Go server reads `+` in a query as a space.
+    let value = query(uri, "fieldManager")?.replace('+', " ");
+    Some(crate::model::percent_decoded(&value)).filter(|m| !m.is_empty())
 }
 
 /// A query parameter of a request URI, as sent.
@@ -200,30 +202,6 @@ fn query<'a>(uri: &'a str, name: &str) -> Option<&'a str> {
 /// up to its first `/`.
 fn agent_word(agent: &str) -> String {
     agent.split('/').next().unwrap_or_default().to_string()
-}
-
-fn percent_decoded(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |j: usize| bytes.get(j).and_then(|b| (*b as char).to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A string cut to [`MAX_TEXT`] characters (`…` marks the cut).

@@ -321,14 +321,7 @@ async fn rerender(
 /// run checked, each says so: its rules apply to nothing (an Application named unlike its
 /// release, without `spec.source.helm.releaseName`, is the common cause).
 fn unmatched_gitops(settings: &Settings, run: &RunReport) -> Vec<String> {
-    let checked: Vec<&str> = run
-        .outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Checked(r) => Some(r.release.as_str()),
-            Outcome::Failed(_) => None,
-        })
-        .collect();
+    let checked: Vec<&str> = run.checked().map(|r| r.release.as_str()).collect();
     let docs = &settings.compare.gitops;
     if checked.is_empty() || docs.iter().any(|(_, release)| checked.contains(&release.as_str())) {
         return Vec::new();

@@ -19,7 +19,7 @@ pub(crate) fn target(discovery: &kube::Discovery, release_namespace: &str, id: &
 /// The drifted objects of a run, as the audit names them: the only ones whose events are kept.
 pub(crate) fn targets(discovery: &kube::Discovery, run: &RunReport) -> HashSet<Target> {
     let mut out = HashSet::new();
-    for report in run.outcomes.iter().filter_map(checked) {
+    for report in run.checked() {
         let drifted = report.objects.iter().filter(|o| attributable(o));
         out.extend(drifted.filter_map(|o| target(discovery, &report.namespace, &o.id)));
     }
@@ -32,13 +32,6 @@ pub(crate) fn attribute(discovery: &kube::Discovery, run: &mut RunReport, window
         let Outcome::Checked(report) = outcome else { continue };
         let namespace = report.namespace.clone();
         crate::audit::attribute(report, window, |id| target(discovery, &namespace, id));
-    }
-}
-
-fn checked(o: &Outcome) -> Option<&crate::model::DriftReport> {
-    match o {
-        Outcome::Checked(r) => Some(r),
-        Outcome::Failed(_) => None,
     }
 }
 

@@ -17,6 +17,7 @@ mod progress;
 mod release;
 mod render;
 mod repair;
+mod text;
 mod upgrade;
 mod writer;
 
@@ -39,5 +40,6 @@ pub(crate) use release::{
 };
 pub(crate) use render::{DocChange, DocDiff, RenderReport};
 pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
+pub(crate) use text::percent_decoded;
 pub(crate) use upgrade::UpgradeReport;
 pub(crate) use writer::{Actor, Attribution, Audited, HelmWrite, Provenance};

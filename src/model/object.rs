@@ -2,7 +2,7 @@
 
 use super::id::ObjectId;
 use super::path::FieldPath;
-use super::writer::{Actor, Attribution, Audited, Provenance};
+use super::writer::{Attribution, Audited, Provenance};
 use serde_json::Value;
 
 /// One field that differs: where, the recorded value and the live value (`None` when absent on
@@ -286,16 +286,12 @@ impl ObjectDrift {
     /// Who made its drift, each once, at most four: the writers' managers, with the person the
     /// audit names (`kubectl-edit by alice@example.com via admin`), and who deleted it.
     pub(crate) fn makers(&self) -> Vec<String> {
-        let person = |a: &Actor| match &a.impersonated_by {
-            Some(i) => format!("{} via {i}", a.user),
-            None => a.user.clone(),
-        };
         let deleted = self.deleted_by.iter().map(|d| match d {
-            Audited::Found(a) => format!("deleted by {}", person(a)),
+            Audited::Found(a) => format!("deleted by {}", a.named()),
             Audited::NoRecord(_) => "deleted".to_string(),
         });
         let writers = self.writers().chain(self.recreated.as_ref()).map(|w| match &w.audit {
-            Some(Audited::Found(a)) => format!("{} by {}", w.manager, person(a)),
+            Some(Audited::Found(a)) => format!("{} by {}", w.manager, a.named()),
             _ => w.manager.clone(),
         });
         let others = self.managers().into_iter().map(str::to_string);

@@ -276,6 +276,14 @@ pub(crate) struct RunReport {
 }
 
 impl RunReport {
+    /// The releases that could be checked.
+    pub(crate) fn checked(&self) -> impl Iterator<Item = &DriftReport> {
+        self.outcomes.iter().filter_map(|o| match o {
+            Outcome::Checked(r) => Some(r),
+            Outcome::Failed(_) => None,
+        })
+    }
+
     /// A run that could not check anything (the cluster or the storage unreachable, say): one
     /// error per release named, or one for the whole selection (release `*`) when none was.
     pub(crate) fn unchecked(releases: &[String], namespace: &str, message: &str) -> RunReport {

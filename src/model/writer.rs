@@ -56,6 +56,16 @@ pub(crate) struct Provenance {
     pub(crate) evidence: String,
 }
 
+impl Actor {
+    /// `alice@example.com via admin`: the user, and who impersonated them.
+    pub(crate) fn named(&self) -> String {
+        match &self.impersonated_by {
+            Some(i) => format!("{} via {i}", self.user),
+            None => self.user.clone(),
+        }
+    }
+}
+
 /// Which write a value under Helm's name was, as far as the cluster tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HelmWrite {

@@ -78,7 +78,7 @@ fn page(runs: &[(Option<&str>, &RunReport)], style: &Style) -> String {
 /// Objects shown, by verdict, in the order of the verdicts: the filters offered.
 fn shown_kinds(runs: &[(Option<&str>, &RunReport)], style: &Style) -> Vec<(DriftKind, usize)> {
     let mut kinds: Vec<(DriftKind, usize)> = Vec::new();
-    for r in runs.iter().flat_map(|(_, run)| checked(run)) {
+    for r in runs.iter().flat_map(|(_, run)| run.checked()) {
         for o in r.objects.iter().filter(|o| worth_showing(o, style)) {
             match kinds.iter_mut().find(|(k, _)| *k == o.drift_kind()) {
                 Some((_, n)) => *n += 1,
@@ -195,10 +195,6 @@ pub(crate) fn board(
         env!("CARGO_PKG_VERSION")
     );
     out
-}
-
-fn checked(run: &RunReport) -> impl Iterator<Item = &DriftReport> {
-    run.outcomes.iter().filter_map(|o| if let Outcome::Checked(r) = o { Some(r) } else { None })
 }
 
 fn releases_table(out: &mut String, run: &RunReport) {

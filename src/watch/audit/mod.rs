@@ -78,6 +78,13 @@ struct Feed {
     touches: Option<TouchSender>,
 }
 
+impl Feed {
+    /// An empty feed, its watcher not started yet.
+    fn new(limits: Limits) -> Feed {
+        Feed { window: Window::new(limits), interest: HashSet::new(), touches: None }
+    }
+}
+
 /// Every cluster's feed, by the name its credentials carry (`""`: the one cluster of a watcher
 /// that is not a fleet's).
 pub(crate) struct Hub {
@@ -91,8 +98,7 @@ impl Hub {
     /// The hub of a watcher of one cluster (`--cluster`, when named).
     pub(crate) fn single(limits: Limits, cluster: Option<&str>) -> Hub {
         // Its one feed from the start: a batch sent before the first check is not refused.
-        let feed = Feed { window: Window::new(limits), interest: HashSet::new(), touches: None };
-        let feeds = Mutex::new(HashMap::from([(String::new(), feed)]));
+        let feeds = Mutex::new(HashMap::from([(String::new(), Feed::new(limits))]));
         Hub { limits, feeds, single: Some(cluster.unwrap_or_default().to_string()) }
     }
 
@@ -121,11 +127,7 @@ impl Hub {
         let interest =
             objects.map(|k| Target { group: k.group, plural: k.plural, namespace: k.namespace, name: k.name });
         let Ok(mut feeds) = self.feeds.lock() else { return };
-        let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed {
-            window: Window::new(self.limits),
-            interest: HashSet::new(),
-            touches: None,
-        });
+        let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed::new(self.limits));
         f.interest = interest.collect();
         f.touches = Some(touches.clone());
     }
@@ -134,11 +136,7 @@ impl Hub {
     /// its watcher's first check.
     pub(crate) fn expect(&self, feed: &str) {
         let Ok(mut feeds) = self.feeds.lock() else { return };
-        feeds.entry(feed.to_string()).or_insert_with(|| Feed {
-            window: Window::new(self.limits),
-            interest: HashSet::new(),
-            touches: None,
-        });
+        feeds.entry(feed.to_string()).or_insert_with(|| Feed::new(self.limits));
     }
 
     /// A watcher gone: its feed with it.

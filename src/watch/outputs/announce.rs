@@ -145,13 +145,13 @@ pub(crate) fn detected_message(report: &DriftReport, o: &ObjectDrift) -> String 
     // With --audit-publish-names the person the audit names too (else the object comes without).
     let who = |a: &crate::model::Attribution| match &a.audit {
         Some(crate::model::Audited::Found(p)) => {
-            format!("{} by {}", a.manager, crate::watch::store::timeline::person(p))
+            format!("{} by {}", a.manager, p.named())
         }
         _ => a.manager.clone(),
     };
     let mut by: BTreeSet<String> = o.writers().map(who).collect();
     if let Some(crate::model::Audited::Found(p)) = &o.deleted_by {
-        by.insert(format!("deleted by {}", crate::watch::store::timeline::person(p)));
+        by.insert(format!("deleted by {}", p.named()));
     }
     let by = if by.is_empty() {
         String::new()

@@ -6,7 +6,7 @@
 use super::Outputs;
 use crate::model::{Actor, DriftKind, DriftReport, ObjectId};
 use crate::watch::keys::ReleaseKey;
-use crate::watch::store::timeline::{End, How, SETTLE_SECONDS, person};
+use crate::watch::store::timeline::{End, How, SETTLE_SECONDS};
 use crate::watch::store::tracker::Transition;
 use jiff::Timestamp;
 
@@ -29,7 +29,7 @@ impl Outputs {
     ) {
         let now = Timestamp::now();
         let key = ReleaseKey::of(report);
-        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        let cluster = self.member();
         let Ok(mut timeline) = self.health.timeline.lock() else { return };
         for o in report.objects.iter().filter(|o| o.is_drift()) {
             if timeline.seen(&cluster, &key, report.revision, o, now) {
@@ -72,15 +72,20 @@ impl Outputs {
 
     /// Something happened to an open drift (a repair refused or waiting, a pause).
     pub(crate) fn chronicle_step(&self, report: &DriftReport, id: &ObjectId, what: String) {
-        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        let cluster = self.member();
         if let Ok(mut t) = self.health.timeline.lock() {
             t.step(&cluster, &ReleaseKey::of(report), id, what, Timestamp::now());
         }
     }
 
+    /// The fleet member this watcher is (empty for a watcher of one cluster): the timeline's key.
+    fn member(&self) -> String {
+        self.log.cluster.as_deref().unwrap_or_default().to_string()
+    }
+
     /// A release gone: its open drifts with it.
     pub(crate) fn chronicle_forget(&self, key: &ReleaseKey) {
-        let cluster = self.log.cluster.as_deref().unwrap_or_default().to_string();
+        let cluster = self.member();
         if let Ok(mut t) = self.health.timeline.lock() {
             t.forget(&cluster, key);
         }
@@ -93,7 +98,7 @@ impl Outputs {
 fn settle(how: How, last: Option<Actor>) -> (How, Option<String>) {
     match (how, last) {
         (How::Healed, _) => (How::Healed, Some(WATCHER.to_string())),
-        (How::Undone, Some(a)) if a.user_agent.starts_with("helm-drift") => (How::Repaired, Some(person(&a))),
-        (how, last) => (how, last.map(|a| person(&a))),
+        (How::Undone, Some(a)) if a.user_agent.starts_with("helm-drift") => (How::Repaired, Some(a.named())),
+        (how, last) => (how, last.map(|a| a.named())),
     }
 }

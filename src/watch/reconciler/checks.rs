@@ -144,6 +144,7 @@ impl Watcher<'_> {
             let batch: Vec<ReleaseIndex> = queue.by_ref().take(concurrency * BATCH_PER_WORKER).collect();
             if batch.is_empty() {
                 self.say_over_budget();
+                self.audit_interest();
                 return;
             }
             // Healing in an earlier batch starts a fresh cache (it reads after its writes).
@@ -151,7 +152,6 @@ impl Watcher<'_> {
                 self.session.live().list_every_namespace();
             }
             self.evaluate_batch(batch, baseline.as_ref(), concurrency).await;
-            self.audit_interest();
         }
     }
 

@@ -234,14 +234,6 @@ impl Life {
     }
 }
 
-/// `alice via admin`: the user, and who impersonated them.
-pub(crate) fn person(a: &crate::model::Actor) -> String {
-    match &a.impersonated_by {
-        Some(i) => format!("{} via {i}", a.user),
-        None => a.user.clone(),
-    }
-}
-
 /// The earliest write the drift's evidence dates.
 fn appeared(o: &ObjectDrift) -> Option<Timestamp> {
     let at = |t: &str| t.parse::<Timestamp>().ok();

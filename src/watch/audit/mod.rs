@@ -90,7 +90,8 @@ impl Feed {
 pub(crate) struct Hub {
     limits: Limits,
     feeds: Mutex<HashMap<String, Feed>>,
-    /// A watcher of one cluster: a sender's cluster name must be empty or this one.
+    /// A watcher of one cluster: with `--cluster`, a sender's cluster name must be empty or this
+    /// one; without, any authenticated sender speaks for the one cluster.
     single: Option<String>,
 }
 
@@ -110,7 +111,7 @@ impl Hub {
     /// The feed a sender authenticated as `cluster` writes to, when it is one watched.
     fn feed_of(&self, cluster: &str) -> Option<String> {
         match &self.single {
-            Some(name) if cluster.is_empty() || cluster == name => Some(String::new()),
+            Some(name) if name.is_empty() || cluster.is_empty() || cluster == name => Some(String::new()),
             Some(_) => None,
             None => Some(cluster.to_string()),
         }
@@ -202,4 +203,21 @@ pub(crate) fn ender<'a>(
         let target = crate::engine::audit::target(session.discovery(), namespace, id)?;
         audit.last_write(&target, between)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sender_speaks_for_the_cluster_its_credentials_name() {
+        let any = Hub::single(Limits::default(), None);
+        assert_eq!(any.feed_of("kube-apiserver"), Some(String::new()), "unnamed: any authenticated sender");
+        let named = Hub::single(Limits::default(), Some("prod"));
+        assert_eq!(named.feed_of("prod"), Some(String::new()));
+        assert_eq!(named.feed_of(""), Some(String::new()), "a token that names no cluster");
+        assert_eq!(named.feed_of("intruder"), None);
+        let fleet = Hub::fleet(Limits::default());
+        assert_eq!(fleet.feed_of("fleet/eu"), Some("fleet/eu".to_string()), "its own feed only");
+    }
 }

@@ -59,6 +59,9 @@ pub(crate) struct CompareOptions {
     /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
     /// read, they may compare.
     pub(crate) confined: Option<Trust>,
+    /// Helm's writer as the operator named it (`--helm-manager`); `None`: learnt per release
+    /// from its objects ([`crate::compare::writer`]).
+    pub(crate) writer: Option<crate::model::HelmWriter>,
 }
 
 impl CompareOptions {

@@ -230,6 +230,7 @@ mod tests {
             rerender: None,
             guard: None,
             accepted_until: None,
+            writer: Default::default(),
         }
     }
 

@@ -85,6 +85,12 @@ pub(crate) struct CompareArgs {
     /// record's own namespace and heals only as --repair-service-account
     #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace")]
     pub(crate) trust_namespace: Vec<String>,
+    /// The field manager Helm's writes to the releases are under, instead of the one learnt from
+    /// their objects: `helm` for the helm command; a controller built on Helm's SDK writes as
+    /// its own name (Flux's helm-controller, Cluster API's Helm add-on provider `manager`).
+    /// Repairs and dry-runs write as it, so that its next upgrade meets no conflict
+    #[arg(long, value_name = "NAME", hide_short_help = true)]
+    pub(crate) helm_manager: Option<String>,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)
     #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS, hide_short_help = true)]

@@ -313,7 +313,7 @@ async fn rerender(
     now.release.manifest = manifest;
     now.record = format!("{} rendered now", now.record);
     now.newest = None;
-    let against_live: DriftReport = evaluate_selected(session, settings, now).await?.report;
+    let against_live: DriftReport = evaluate_selected(session, settings, now, None).await?.report;
     Ok(Rerender { documents, changed, against_live })
 }
 

@@ -17,27 +17,28 @@ pub(crate) fn is_person(manager: &str) -> bool {
 
 /// Who made the object, when Helm never wrote it: it was deleted and created again outside Helm
 /// (a backup restored, `kubectl create -f` of its own `get -o yaml`). The earliest writer that
-/// is not the control plane, when no entry of its managedFields is Helm's.
-pub(crate) fn recreated(live: &Value) -> Option<Attribution> {
+/// is not the control plane, when no entry of its managedFields is Helm's (the release's writer,
+/// `helm`).
+pub(crate) fn recreated(live: &Value, helm: &str) -> Option<Attribution> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
-    if entries.iter().any(|e| super::managed::HELM_MANAGERS.contains(&manager_of(e))) {
+    if entries.iter().any(|e| manager_of(e) == helm) {
         return None;
     }
     let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
-    let creator = entries.iter().filter(|e| super::managed::is_other_writer(e)).min_by_key(|e| time(e))?;
+    let creator = entries.iter().filter(|e| super::managed::is_other_writer(e, helm)).min_by_key(|e| time(e))?;
     Some(attribution(creator))
 }
 
 /// The managers (not Helm, not the control plane) that wrote the object when it was created and
 /// not since (their entry's time is its creation's, to the second): what they own they set as
 /// the object was made, such as the values a restore kept from the backup.
-pub(crate) fn creators(live: &Value) -> Vec<String> {
+pub(crate) fn creators(live: &Value, helm: &str) -> Vec<String> {
     use k8s_openapi::jiff::Timestamp;
     let at = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
     let Some(created) = at(live.pointer("/metadata/creationTimestamp")) else { return Vec::new() };
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten();
     entries
-        .filter(|e| super::managed::is_other_writer(e))
+        .filter(|e| super::managed::is_other_writer(e, helm))
         .filter(|e| at(e.get("time")).is_some_and(|t| (t.as_second() - created.as_second()).abs() <= 1))
         .map(|e| manager_of(e).to_string())
         .collect()
@@ -180,11 +181,19 @@ mod tests {
             entry("kubectl-scale", "2026-11-30T10:00:00Z"),
             entry("velero-server", "2026-11-30T09:00:00Z"),
         ]);
-        let by = recreated(&restored).expect("re-created");
+        let by = recreated(&restored, "helm").expect("re-created");
         assert_eq!((by.manager.as_str(), by.time.as_deref()), ("velero-server", Some("2026-11-30T09:00:00Z")));
-        assert_eq!(recreated(&live(vec![entry("helm", "x"), entry("kubectl-create", "y")])), None, "Helm wrote it");
-        assert_eq!(recreated(&live(vec![entry("kube-controller-manager", "x")])), None, "only the control plane");
-        assert_eq!(recreated(&json!({"metadata": {}})), None, "no managedFields kept: nothing known");
+        assert_eq!(
+            recreated(&live(vec![entry("helm", "x"), entry("kubectl-create", "y")]), "helm"),
+            None,
+            "Helm wrote it"
+        );
+        assert_eq!(
+            recreated(&live(vec![entry("kube-controller-manager", "x")]), "helm"),
+            None,
+            "only the control plane"
+        );
+        assert_eq!(recreated(&json!({"metadata": {}}), "helm"), None, "no managedFields kept: nothing known");
     }
 
     #[test]
@@ -193,7 +202,7 @@ mod tests {
         let live = json!({"metadata": {"creationTimestamp": "2026-11-30T09:00:00Z", "managedFields": [
             entry("velero-server", "2026-11-30T09:00:01Z"), entry("helm", "2026-11-30T09:05:00Z"),
             entry("kubectl-edit", "2026-11-30T09:10:00Z"), entry("kube-controller-manager", "2026-11-30T09:00:00Z")]}});
-        assert_eq!(creators(&live), ["velero-server"]);
-        assert!(creators(&json!({"metadata": {"managedFields": []}})).is_empty());
+        assert_eq!(creators(&live, "helm"), ["velero-server"]);
+        assert!(creators(&json!({"metadata": {"managedFields": []}}), "helm").is_empty());
     }
 }

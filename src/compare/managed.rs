@@ -4,11 +4,15 @@
 use crate::model::{FieldPath, Foreign, ItemKey, ServerValue};
 use serde_json::{Map, Value};
 
-/// Managers that are Helm itself.
-pub(crate) const HELM_MANAGERS: [&str; 2] = ["helm", "helm-controller"];
 /// Managers of the control plane whose writes are not user drift.
-const SYSTEM_MANAGERS: [&str; 5] =
-    ["kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver", "before-first-apply"];
+pub(crate) const SYSTEM_MANAGERS: [&str; 6] = [
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-apiserver",
+    "before-first-apply",
+    "cloud-controller-manager",
+];
 
 /// The manager of a managedFields entry.
 pub(crate) fn manager_of(entry: &Value) -> &str {
@@ -20,16 +24,20 @@ pub(crate) fn is_system_entry(entry: &Value) -> bool {
     SYSTEM_MANAGERS.contains(&manager_of(entry)) || entry.get("subresource").and_then(Value::as_str) == Some("status")
 }
 
-/// Whether a managedFields entry is neither Helm's nor the control plane's: what another writer
-/// (a person, a tool, a restore) owns.
-pub(crate) fn is_other_writer(entry: &Value) -> bool {
-    !HELM_MANAGERS.contains(&manager_of(entry)) && !is_system_entry(entry)
+/// Whether a managedFields entry is neither Helm's (the release's writer, `helm`) nor the
+/// control plane's: what another writer (a person, a tool, a restore) owns.
+pub(crate) fn is_other_writer(entry: &Value, helm: &str) -> bool {
+    manager_of(entry) != helm && !is_system_entry(entry)
 }
 
-/// Whether a manager other than Helm and the control plane owns fields of `live` (only then can
-/// anything be foreign).
-pub(crate) fn owned_besides_helm(live: &Value) -> bool {
-    live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().any(is_other_writer)
+/// Whether a manager other than Helm (`helm`) and the control plane owns fields of `live` (only
+/// then can anything be foreign).
+pub(crate) fn owned_besides_helm(live: &Value, helm: &str) -> bool {
+    live.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|e| is_other_writer(e, helm))
 }
 
 /// Fields another manager owns that the chart does not set: those whose live value is what the
@@ -43,16 +51,17 @@ pub(crate) struct Found {
     pub(crate) defaults: Vec<ServerValue>,
 }
 
-/// Fields in `live` owned by a non-Helm, non-system manager and absent from `desired`; those
+/// Fields in `live` owned by a manager other than Helm (`helm`) and the control plane and absent
+/// from `desired`; those
 /// `held` holds with their live value are [`Found::defaults`]. The values the server chooses (a
 /// cluster IP, a node port) are the server's only when owned by one of the object's `creators`
 /// (it made the object with them: a restore); another owner changed them.
-pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value) -> Found {
+pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value, helm: &str) -> Found {
     let fixed = super::defaults::without_chosen(held);
     let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
-        if !is_other_writer(entry) {
+        if !is_other_writer(entry, helm) {
             continue;
         }
         let manager = manager_of(entry);
@@ -214,7 +223,7 @@ mod tests {
             {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:annotations": {}}}},
             {"manager": "kubectl-edit", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
         ]);
-        let got: Vec<(String, String, Value, String)> = foreign(&desired, &desired, &[], &live(managed))
+        let got: Vec<(String, String, Value, String)> = foreign(&desired, &desired, &[], &live(managed), "helm")
             .added
             .into_iter()
             .map(|f| (f.path.pointer(), f.path.to_string(), f.value, f.manager))
@@ -237,7 +246,7 @@ mod tests {
     fn fields_the_chart_declares_are_not_foreign() {
         let desired = json!({"metadata": {"labels": {"app": "web", "team": "x"}}});
         let managed = json!([{"manager": "kubectl-label", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
-        assert!(foreign(&desired, &desired, &[], &live(managed)).added.is_empty());
+        assert!(foreign(&desired, &desired, &[], &live(managed), "helm").added.is_empty());
     }
 
     #[test]
@@ -245,7 +254,7 @@ mod tests {
         let desired = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}});
         let live = json!({"spec": {"automountServiceAccountToken": false, "replicas": 0}, "metadata": {"managedFields": [
             {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:automountServiceAccountToken": {}, "f:replicas": {}}}}]}});
-        assert!(foreign(&desired, &desired, &[], &live).added.is_empty());
+        assert!(foreign(&desired, &desired, &[], &live, "helm").added.is_empty());
     }
 
     /// A Service re-created from its own `get -o json` (Helm's request: a port without protocol).
@@ -261,7 +270,8 @@ mod tests {
     fn the_servers_values_owned_elsewhere_are_defaults_not_additions() {
         let desired = json!({"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
         let held = super::super::defaults::held("", "Service", &desired, None);
-        let found = foreign(&desired, &held, &["velero-server".into()], &restored_service(json!({"app": "web"})));
+        let found =
+            foreign(&desired, &held, &["velero-server".into()], &restored_service(json!({"app": "web"})), "helm");
         assert!(found.added.is_empty(), "{:?}", found.added);
         let defaults: Vec<String> = found.defaults.iter().map(|d| d.path.to_string()).collect();
         assert_eq!(
@@ -275,10 +285,10 @@ mod tests {
             ]
         );
         // Without what the server holds, the same fields read as added outside Helm.
-        assert_eq!(foreign(&desired, &desired, &[], &restored_service(json!({"app": "web"}))).added.len(), 4);
+        assert_eq!(foreign(&desired, &desired, &[], &restored_service(json!({"app": "web"})), "helm").added.len(), 4);
         // A chosen value (the cluster IP) owned by someone who did not create the object was
         // changed by them.
-        let edited = foreign(&desired, &held, &[], &restored_service(json!({"app": "web"})));
+        let edited = foreign(&desired, &held, &[], &restored_service(json!({"app": "web"})), "helm");
         assert_eq!(edited.added.iter().map(|a| a.path.to_string()).collect::<Vec<_>>(), ["spec.clusterIP"]);
     }
 
@@ -288,7 +298,7 @@ mod tests {
         let held = super::super::defaults::held("", "Service", &desired, None);
         let mut live = restored_service(json!({"app": "web", "tier": "x"}));
         live["spec"]["type"] = json!("NodePort");
-        let found = foreign(&desired, &held, &["velero-server".into()], &live);
+        let found = foreign(&desired, &held, &["velero-server".into()], &live, "helm");
         let added: Vec<(String, Value)> = found.added.into_iter().map(|a| (a.path.to_string(), a.value)).collect();
         assert_eq!(added, [("spec.selector.tier".to_string(), json!("x")), ("spec.type".into(), json!("NodePort"))]);
     }

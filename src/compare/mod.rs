@@ -5,19 +5,23 @@
 //! - [`subset`]: client-side, "is every field the chart set still there" (the read-only engine);
 //! - [`exact`]: two server-produced objects (a server-side apply dry-run against live);
 //! - [`managed`]: fields other field managers added, from `metadata.managedFields`;
+//! - [`merge`]: the object Helm 3's client-side upgrade leaves (live, the chart laid over it);
 //! - [`ownership`]: fields the chart sets that Helm no longer owns (server-side applied releases);
 //! - [`attribution`]: who last wrote a field;
-//! - [`provenance`]: whether a value under Helm's name was the deployed revision's apply.
+//! - [`provenance`]: whether a value under Helm's name was the deployed revision's apply;
+//! - [`writer`]: whose name Helm's writes to a release are under (`helm`, a controller's).
 
 pub(crate) mod attribution;
 pub(crate) mod defaults;
 pub(crate) mod exact;
 pub(crate) mod managed;
+pub(crate) mod merge;
 pub(crate) mod merge_keys;
 pub(crate) mod ownership;
 pub(crate) mod provenance;
 pub(crate) mod quantity;
 pub(crate) mod subset;
+pub(crate) mod writer;
 
 use crate::model::path::under;
 use crate::model::{FieldDiff, Foreign, Ignored};

@@ -4,11 +4,12 @@
 use super::Session;
 use super::error::EvaluateError;
 use super::hooks::{self, Sorted};
-use super::judge::{Grounds, Judge, judge};
+use super::judge::{self, Grounds, Judge, Reading, judge};
 use super::steps::{self, Desired};
+use crate::compare::writer;
 use crate::desired::{DesiredObject, metadata};
-use crate::live::{self, Location, Scaled};
-use crate::model::{DriftReport, ObjectDrift};
+use crate::live::{self, LiveState, Location, Scaled};
+use crate::model::{DriftReport, HelmWriter, ObjectDrift};
 use crate::release::{Release, ReleaseIndex, Selected};
 use crate::settings::Settings;
 use anyhow::Result;
@@ -47,17 +48,19 @@ pub(crate) async fn evaluate(
     } else {
         None
     };
-    evaluate_with_hooks(session, settings, selected, hooks).await
+    evaluate_with_hooks(session, settings, selected, hooks, None).await
 }
 
 /// Compares a release record already read (or one whose manifest was rendered again) with the
-/// cluster.
+/// cluster; `writer`: Helm's writer as already learnt for the release (its next upgrade's, for
+/// a manifest rendered again), else learnt from these objects.
 pub(crate) async fn evaluate_selected(
     session: &Session,
     settings: &Settings,
     selected: Selected,
+    writer: Option<&HelmWriter>,
 ) -> Result<Evaluated, EvaluateError> {
-    evaluate_with_hooks(session, settings, selected, None).await
+    evaluate_with_hooks(session, settings, selected, None, writer).await
 }
 
 /// [`evaluate_selected`], with the kept hooks found (`--hooks`) and what is said of the others.
@@ -66,6 +69,7 @@ async fn evaluate_with_hooks(
     settings: &Settings,
     selected: Selected,
     hooks: Option<(Sorted, Vec<String>)>,
+    writer: Option<&HelmWriter>,
 ) -> Result<Evaluated, EvaluateError> {
     let Desired { mut objects, from_manifest, mut broken } =
         steps::desired_objects(&selected.release, &selected.record, &settings.compare)?;
@@ -101,7 +105,7 @@ async fn evaluate_with_hooks(
         hpa_scaled(session, &locations, release.namespace(), settings, &mut notes).await
     };
     let listed = steps::shared_lists(&locations);
-    let ctx = Judge {
+    let mut ctx = Judge {
         client: session.client(),
         cache: session.live(),
         grounds: Grounds {
@@ -110,10 +114,19 @@ async fn evaluate_with_hooks(
             deployed: release.deployed(),
             release: release.name(),
             namespace: release.namespace(),
+            writer: HelmWriter::helm_command(),
         },
     };
+    let reads: Vec<Reading> = stream::iter(
+        objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge::read(&ctx, o, at.as_ref(), listed)),
+    )
+    .buffered(CONCURRENCY)
+    .collect()
+    .await;
+    ctx.grounds.writer = learnt(&objects, &reads, &ctx.grounds, writer.or(settings.compare.writer.as_ref()));
+    notes.extend(steps::writer_notes(&ctx.grounds.writer, present(&reads)));
     let mut verdicts: Vec<ObjectDrift> = stream::iter(
-        objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge(&ctx, o, at.as_ref(), listed)),
+        objects.iter().zip(&locations).zip(reads).map(|((o, at), read)| judge(&ctx, o, at.as_ref(), read)),
     )
     .buffered(CONCURRENCY)
     .collect()
@@ -124,8 +137,31 @@ async fn evaluate_with_hooks(
     let mut findings = steps::crd_findings(&verdicts, from_manifest);
     findings.extend(steps::outside_findings(&verdicts, release.namespace(), &settings.compare));
     verdicts.extend(steps::broken_documents(broken, &selected.record));
-    let report = steps::report(&selected, verdicts, notes, findings);
+    let mut report = steps::report(&selected, verdicts, notes, findings);
+    report.writer = ctx.grounds.writer;
     Ok(Evaluated { report, release: selected.release, objects, locations })
+}
+
+/// How many objects were read present.
+fn present(reads: &[Reading]) -> usize {
+    reads.iter().filter(|r| matches!(r, Reading::Live(LiveState::Present(_)))).count()
+}
+
+/// Helm's writer: the one `given`, else learnt from the objects read (present ones only).
+fn learnt(
+    objects: &[DesiredObject],
+    reads: &[Reading],
+    grounds: &Grounds<'_>,
+    given: Option<&HelmWriter>,
+) -> HelmWriter {
+    if let Some(w) = given {
+        return w.clone();
+    }
+    let present = objects.iter().zip(reads).filter_map(|(o, r)| match r {
+        Reading::Live(LiveState::Present(live)) => Some(writer::Read { id: o.id(), desired: &o.object, live }),
+        _ => None,
+    });
+    writer::learn(present, &grounds.deployed)
 }
 
 /// Every workload an HPA scales, in the namespaces the release's objects live in.

@@ -5,11 +5,11 @@ use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::managed::Found;
 use crate::compare::provenance::{self, Deployed};
-use crate::compare::{self, attribution, defaults, exact, managed, ownership, subset};
+use crate::compare::{self, attribution, defaults, exact, managed, merge, ownership, subset};
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, HelmWriter, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
 use crate::settings::CompareOptions;
@@ -35,26 +35,50 @@ pub(crate) struct Grounds<'a> {
     pub(crate) release: &'a str,
     /// The release's namespace (where its record is stored).
     pub(crate) namespace: &'a str,
+    /// Whose name Helm's writes are under: what it owns is Helm's, and the dry-runs write as it.
+    pub(crate) writer: HelmWriter,
 }
 
-/// The verdict for one object; `listed` reads it from the shared LIST of its kind. A pipeline
-/// of small steps over the object's evidence: read live, rules, compare, ownership, attribution,
-/// managers the rules leave alone, expected changes, verdict.
-pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> ObjectDrift {
+/// What reading an object gave: its live state, or the verdict reached without it (a kind not
+/// served, an object outside the trust rule).
+pub(crate) enum Reading {
+    Verdict(Box<ObjectDrift>),
+    Live(LiveState),
+}
+
+/// Reads the object (from the shared LIST of its kind when `listed`), unless its verdict is
+/// reached without it.
+pub(crate) async fn read(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> Reading {
     let ctx = &judge.grounds;
-    let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
-    drift.hook = obj.hook.clone();
+    let verdict = |verdict| Reading::Verdict(Box::new(ObjectDrift::new(obj.id(), obj.source.as_deref(), verdict)));
     let Some(at) = at else {
-        drift.verdict =
-            Verdict::Unknown { reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind) };
-        return drift;
+        return verdict(Verdict::Unknown {
+            reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind),
+        });
     };
     if let Some(reason) = ctx.options.confined.as_ref().and_then(|t| t.outside(ctx.namespace, at.namespace.as_deref()))
     {
-        drift.verdict = Verdict::Excluded { reason };
-        return drift;
+        return verdict(Verdict::Excluded { reason });
     }
-    let live = match judge.cache.get(judge.client, at, &obj.name, listed).await {
+    Reading::Live(judge.cache.get(judge.client, at, &obj.name, listed).await)
+}
+
+/// The verdict for one object from what [`read`] gave. A pipeline of small steps over the
+/// object's evidence: rules, compare, ownership, attribution, managers the rules leave alone,
+/// expected changes, verdict.
+pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, read: Reading) -> ObjectDrift {
+    let ctx = &judge.grounds;
+    let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
+    drift.hook = obj.hook.clone();
+    let (live, at) = match (read, at) {
+        (Reading::Verdict(mut verdict), _) => {
+            verdict.hook = drift.hook;
+            return *verdict;
+        }
+        (Reading::Live(live), Some(at)) => (live, at),
+        (Reading::Live(_), None) => unreachable!("an object without a location is not read"),
+    };
+    let live = match live {
         LiveState::Present(v) => v,
         LiveState::Absent => {
             // A Job deleted after its TTL, an expired token: gone as the chart asks.
@@ -96,15 +120,17 @@ fn conclude(
     // The server's own values for Helm's object, written by whoever re-created it: ownership,
     // not content (and nothing --remove-foreign would remove).
     drift.server_values = found.defaults;
-    drift.recreated = attribution::recreated(&live);
+    let helm = ctx.writer.manager.as_str();
+    drift.recreated = attribution::recreated(&live, helm);
     drift.server_side = ctx.deployed.server_side;
     ownership(ctx, obj, &live, ignores, &mut drift);
-    attribute(&live, &mut drift);
+    attribute(&live, helm, &mut drift);
     leave_managers(ctx, me, &mut drift);
     if !ctx.options.strict {
         let (fields, added) = (std::mem::take(&mut drift.fields), std::mem::take(&mut drift.added));
         let (fields, added, mut by_design) = controllers::set_aside(me, &obj.object, fields, added);
-        (drift.fields, drift.added, drift.expected) = expected::set_aside(&ctx.options.expected, me, fields, added);
+        (drift.fields, drift.added, drift.expected) =
+            expected::set_aside(&ctx.options.expected, me, fields, added, helm);
         drift.expected.append(&mut by_design);
     }
     if matches!(engine, Method::ReadOnly { .. }) {
@@ -180,15 +206,16 @@ async fn differences(
     // Only another writer's fields can be foreign (or the server's values in its hands): for
     // the objects no one else touched, nothing is worked out.
     let mut found = Found::default();
-    if managed::owned_besides_helm(live) {
-        let creators = attribution::creators(live);
+    let helm = judge.grounds.writer.manager.as_str();
+    if managed::owned_besides_helm(live, helm) {
+        let creators = attribution::creators(live, helm);
         let held = |schema| defaults::held(obj.group(), &obj.kind, &desired, schema);
-        found = managed::foreign(&desired, &held(None), &creators, live);
+        found = managed::foreign(&desired, &held(None), &creators, live, helm);
         if !found.added.is_empty()
             && !defaults::is_built_in(obj.group())
             && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
         {
-            found = managed::foreign(&desired, &held(Some(&schema)), &creators, live);
+            found = managed::foreign(&desired, &held(Some(&schema)), &creators, live, helm);
         }
     }
     if judge.grounds.options.read_only {
@@ -197,17 +224,42 @@ async fn differences(
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
         return (fields, found, Method::Exact);
     }
-    match live::apply_dry_run(judge.client, at, &obj.name, &obj.object).await {
+    match live::apply_dry_run(judge.client, at, &obj.name, &obj.object, helm).await {
         Ok(after) => (exact::differences(&after, live), found, Method::Exact),
+        Err(e @ ApiError::Invalid { .. }) => match whole(judge, obj, at, live, &found).await {
+            Some(differences) => (differences, found, Method::Exact),
+            None => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
+        },
         Err(e) => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
     }
+}
+
+/// The differences when the apply dry-run is refused for its merge (a Service port renumbered
+/// by hand: the apply merges the recorded port into the live list, and the list it makes is
+/// invalid): the live object with the chart's fields laid over it, the lists the chart sets
+/// whole (the recorded object as a repair leaves it), written as a dry-run update by Helm's
+/// writer. What another manager added there is reported as added (`found`), not twice.
+async fn whole(
+    judge: &Judge<'_>,
+    obj: &DesiredObject,
+    at: &Location,
+    live: &Value,
+    found: &Found,
+) -> Option<Vec<FieldDiff>> {
+    let written = merge::client_side(live, &[], &obj.object, false);
+    let after =
+        live::update_dry_run(judge.client, at, &obj.name, &written, &judge.grounds.writer.manager).await.ok()?;
+    let mut differences = exact::differences(&after, live);
+    let added = |p: &str| found.added.iter().any(|a| under(p, &a.path.pointer()));
+    differences.retain(|d| d.recorded.is_some() || !added(&d.path.pointer()));
+    Some(differences)
 }
 
 /// Fields the chart sets that another manager owns while Helm owns none: drift for server-side
 /// applied releases; for client-side applied ones a note (their upgrade overwrites them).
 fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[IgnorePrefix], drift: &mut ObjectDrift) {
     // The object as sent, not as compared: a Secret's write-only `stringData` is owned as sent.
-    let mut disowned = ownership::disowned(&obj.object, live);
+    let mut disowned = ownership::disowned(&obj.object, live, &ctx.writer.manager);
     // A field whose value differs is reported as modified; ignored paths are left alone.
     disowned.retain(|o| {
         let at = o.path.pointer();
@@ -232,13 +284,13 @@ fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[Ig
     }));
 }
 
-/// Who last wrote each difference.
-fn attribute(live: &Value, drift: &mut ObjectDrift) {
+/// Who last wrote each difference (`helm`: the release's writer).
+fn attribute(live: &Value, helm: &str, drift: &mut ObjectDrift) {
     for f in &mut drift.fields {
         f.changed_by = attribution::of(live, &f.path);
         // A field the record holds was not removed by Helm: the last writer of what holds it
         // (Helm, or a repair in Helm's name) is not who removed it, and nobody else is known.
-        let by_helm = f.changed_by.as_ref().is_some_and(|c| managed::HELM_MANAGERS.contains(&c.manager.as_str()));
+        let by_helm = f.changed_by.as_ref().is_some_and(|c| c.manager == helm);
         if f.live.is_none() && by_helm {
             f.changed_by = None;
         }
@@ -256,7 +308,7 @@ fn helms_own(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, drift: &mut O
     let write = provenance::Write { group: obj.group(), kind: &obj.kind, live, deployed: &ctx.deployed };
     let mut kept = Vec::new();
     for mut f in std::mem::take(&mut drift.fields) {
-        let by_helm = f.changed_by.as_ref().filter(|c| managed::HELM_MANAGERS.contains(&c.manager.as_str()));
+        let by_helm = f.changed_by.as_ref().filter(|c| ctx.writer.is(&c.manager));
         let (Some(by), true, true) = (by_helm, f.live.is_some(), f.recorded.is_some()) else {
             kept.push(f);
             continue;
@@ -321,7 +373,14 @@ mod tests {
     }
 
     fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Grounds<'a> {
-        Grounds { options, scaled, deployed: Deployed::default(), release: "web", namespace: "apps" }
+        Grounds {
+            options,
+            scaled,
+            deployed: Deployed::default(),
+            release: "web",
+            namespace: "apps",
+            writer: HelmWriter::helm_command(),
+        }
     }
 
     /// The read-only engine end to end, without a cluster: rules, the client-side comparison,
@@ -335,7 +394,7 @@ mod tests {
         };
         let desired = subset::comparable(&obj.object);
         let held = defaults::held(obj.group(), &obj.kind, &desired, None);
-        let found = managed::foreign(&desired, &held, &attribution::creators(&live), &live);
+        let found = managed::foreign(&desired, &held, &attribution::creators(&live, "helm"), &live, "helm");
         let found = (subset::differences(&desired, &live), found, Method::Exact);
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }

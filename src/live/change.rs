@@ -1,56 +1,55 @@
-//! Changes to live objects as Helm would make them (field manager `helm`): server-side apply,
-//! create, guarded JSON patch; each can be a server dry-run.
+//! Changes to live objects as Helm would make them, under the field manager of the release's
+//! writer (`helm`, or a controller built on Helm's SDK): server-side apply, create, update,
+//! guarded JSON patch, replace; each can be a server dry-run.
 
 use super::{Location, api};
 use crate::api::ApiError;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
-/// The field manager Helm uses; dry-runs and repairs apply as Helm would.
-pub(crate) const FIELD_MANAGER: &str = "helm";
-
-/// A change to make to one object, as Helm would make it.
+/// A change to make to one object, as Helm would make it (under the writer's field manager).
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
-    /// Server-side apply of the whole object (field manager `helm`, forced).
+    /// Server-side apply of the whole object (forced).
     Apply(Value),
-    /// Create the object (field manager `helm`), for client-side applied releases.
+    /// Create the object, for client-side applied releases.
     Create(Value),
-    /// A JSON patch (field manager `helm`); `test` operations guard against concurrent edits.
+    /// A JSON patch; `test` operations guard against concurrent edits.
     Patch(Value),
-    /// Write the whole object (an update, field manager `helm`): what a client-side Helm
-    /// upgrade leaves.
+    /// Write the whole object (an update): what a client-side Helm upgrade leaves.
     Update(Value),
     /// Delete the object, wait until it is gone, create it again (`repair --replace`: a field
     /// that cannot change). Its dry-run validates the delete.
     Replace(Value),
 }
 
-/// Makes (or, with `dry_run`, only validates) one change; returns the object the server made.
+/// Makes (or, with `dry_run`, only validates) one change under field manager `manager`; returns
+/// the object the server made.
 pub(crate) async fn change(
     client: &kube::Client,
     at: &Location,
     name: &str,
     change: &Change,
     dry_run: bool,
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let api = api(client, at);
     let plural = &at.resource.plural;
     let invalid = |e: serde_json::Error| ApiError::Other { message: format!("cannot build the request: {e}") };
     let result = match change {
         Change::Apply(body) => {
-            let mut params = PatchParams::apply(FIELD_MANAGER).force();
+            let mut params = PatchParams::apply(manager).force();
             params.dry_run = dry_run;
             api.patch(name, &params, &Patch::Apply(body)).await.map_err(|e| ApiError::from_kube(&e, "patch", plural))
         }
         Change::Create(body) => {
             let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
-            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            let params = kube::api::PostParams { dry_run, field_manager: Some(manager.into()) };
             api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
         }
         Change::Update(body) => {
             let obj: DynamicObject = serde_json::from_value(body.clone()).map_err(invalid)?;
-            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            let params = kube::api::PostParams { dry_run, field_manager: Some(manager.into()) };
             api.replace(name, &params, &obj).await.map_err(|e| ApiError::from_kube(&e, "update", plural))
         }
         Change::Replace(body) => {
@@ -75,12 +74,12 @@ pub(crate) async fn change(
                 meta.remove("resourceVersion");
             }
             let obj: DynamicObject = serde_json::from_value(fresh).map_err(invalid)?;
-            let params = kube::api::PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+            let params = kube::api::PostParams { dry_run, field_manager: Some(manager.into()) };
             api.create(&params, &obj).await.map_err(|e| ApiError::from_kube(&e, "create", plural))
         }
         Change::Patch(ops) => {
             let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(invalid)?;
-            let mut params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+            let mut params = PatchParams { field_manager: Some(manager.into()), ..Default::default() };
             params.dry_run = dry_run;
             api.patch(name, &params, &Patch::Json::<()>(patch)).await.map_err(|e| {
                 match ApiError::from_kube(&e, "patch", plural) {
@@ -100,27 +99,29 @@ pub(crate) async fn change(
     result.and_then(|o| serde_json::to_value(o).map_err(invalid))
 }
 
-/// What the object would look like after Helm applied `desired` (server-side apply, field
-/// manager `helm`, forced, `dryRun=All`): nothing is changed in the cluster.
+/// What the object would look like after Helm applied `desired` (server-side apply under
+/// `manager`, forced, `dryRun=All`): nothing is changed in the cluster.
 pub(crate) async fn apply_dry_run(
     client: &kube::Client,
     at: &Location,
     name: &str,
     desired: &Value,
+    manager: &str,
 ) -> Result<Value, ApiError> {
-    change(client, at, name, &Change::Apply(desired.clone()), true).await
+    change(client, at, name, &Change::Apply(desired.clone()), true, manager).await
 }
 
-/// A server-side apply dry-run as a Helm 4 upgrade makes it (field manager `helm`, forced only
-/// with `force`): a conflict with another field manager is the error that upgrade would meet.
+/// A server-side apply dry-run as a Helm 4 upgrade by `manager` makes it (forced only with
+/// `force`): a conflict with another field manager is the error that upgrade would meet.
 pub(crate) async fn upgrade_dry_run(
     client: &kube::Client,
     at: &Location,
     name: &str,
     desired: &Value,
     force: bool,
+    manager: &str,
 ) -> Result<Value, ApiError> {
-    let mut params = PatchParams::apply(FIELD_MANAGER);
+    let mut params = PatchParams::apply(manager);
     params.force = force;
     params.dry_run = true;
     let plural = &at.resource.plural;
@@ -129,13 +130,15 @@ pub(crate) async fn upgrade_dry_run(
     serde_json::to_value(made).map_err(|e| ApiError::Other { message: e.to_string() })
 }
 
-/// The whole object written as `after` (`dryRun=All`), as a client-side Helm upgrade leaves it:
-/// what the server refuses (an invalid or immutable field) is what that upgrade would meet.
+/// The whole object written as `after` by `manager` (`dryRun=All`), as a client-side Helm
+/// upgrade leaves it: what the server refuses (an invalid or immutable field) is what that
+/// upgrade would meet.
 pub(crate) async fn update_dry_run(
     client: &kube::Client,
     at: &Location,
     name: &str,
     after: &Value,
+    manager: &str,
 ) -> Result<Value, ApiError> {
-    change(client, at, name, &Change::Update(after.clone()), true).await
+    change(client, at, name, &Change::Update(after.clone()), true, manager).await
 }

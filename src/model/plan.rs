@@ -59,6 +59,9 @@ pub(crate) struct PlanReport {
     pub(crate) chart: String,
     /// `server-side` (Helm 4 `ssa`) or `client-side`: how the release's Helm applies.
     pub(crate) apply: &'static str,
+    /// Whose upgrade is planned: the release's writer (`helm`, or a controller's name), whose
+    /// field manager the dry-runs write as.
+    pub(crate) writer: super::HelmWriter,
     pub(crate) objects: Vec<PlannedObject>,
     /// Why the upgrade as a whole fails, in helm's words (`UPGRADE FAILED`: an object it may not
     /// take, a chart that does not render); then no object is planned.

@@ -32,6 +32,8 @@ pub(crate) struct DriftReport {
     /// When the first acceptance that accepted drift here ends (`accept --expires`): the drift
     /// counts again from then.
     pub(crate) accepted_until: Option<jiff::Timestamp>,
+    /// Whose name Helm's writes to the release are under, and how that was found.
+    pub(crate) writer: super::HelmWriter,
 }
 
 /// The chart rebuilt from the record, rendered now with its stored values (`lookup` answered by
@@ -210,6 +212,7 @@ impl DriftReport {
             rerender: None,
             guard: None,
             accepted_until: None,
+            writer: Default::default(),
         }
     }
 
@@ -231,6 +234,7 @@ impl DriftReport {
             rerender: self.rerender.clone(),
             guard: self.guard.clone(),
             accepted_until: self.accepted_until,
+            writer: self.writer.clone(),
         }
     }
 }

@@ -8,8 +8,8 @@
 //! kept, adopted or in conflict ([`fates`]).
 
 mod fates;
-mod merge;
 
+use crate::compare::merge;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
 use crate::helm::HelmBinary;
@@ -47,7 +47,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     let selected = session.storage().select(&index, None).await?;
     // The record is read once: the upgraded copy shares its content until its manifest is set.
     let mut next = selected.clone();
-    let today = evaluate_selected(session, settings, selected).await?;
+    let today = evaluate_selected(session, settings, selected, None).await?;
     let preview =
         request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
     let preview = match preview {
@@ -56,7 +56,8 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     };
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
-    let after = evaluate_selected(session, settings, next).await?;
+    // The upgrade is its writer's: judged and dry-run as today's writer.
+    let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
     let ssa = today.release.server_side();
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
@@ -70,6 +71,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         revision: today.report.revision,
         chart: preview.chart,
         apply: applied(ssa),
+        writer: today.report.writer.clone(),
         objects,
         failure: None,
         drift,
@@ -85,7 +87,9 @@ fn applied(ssa: bool) -> &'static str {
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
     let ssa = today.release.server_side();
-    refusal(request, &today.report.namespace, today.report.revision, ssa, why)
+    let mut refused = refusal(request, &today.report.namespace, today.report.revision, ssa, why);
+    refused.writer = today.report.writer.clone();
+    refused
 }
 
 fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why: String) -> PlanReport {
@@ -95,6 +99,7 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why
         revision,
         chart: request.chart.clone(),
         apply: applied(ssa),
+        writer: Default::default(),
         objects: Vec::new(),
         failure: Some(why),
         drift: Vec::new(),
@@ -114,7 +119,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
     let release = crate::release::printed_by_helm(&preview.json)?;
     let ssa = release.server_side();
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
-    let after = evaluate_selected(session, settings, Selected { release, record, newest: None }).await?;
+    let after = evaluate_selected(session, settings, Selected { release, record, newest: None }, None).await?;
     let nothing = Evaluated {
         report: after.report.with_objects(Vec::new()),
         release: after.release.clone(),
@@ -131,6 +136,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         revision: 0,
         chart: preview.chart,
         apply: applied(ssa),
+        writer: after.report.writer.clone(),
         objects,
         failure: None,
         drift: Vec::new(),
@@ -182,15 +188,24 @@ async fn planned(
                 p.change = PlannedChange::Update;
             }
             if p.failure.is_none() && (p.change == PlannedChange::Update || ssa) {
-                p.failure = dry_run(session, request, at, desired, live.as_ref(), &gone, ssa).await.err();
+                let by = Applier { manager: &after.report.writer.manager, ssa };
+                p.failure = dry_run(session, request, at, desired, live.as_ref(), &gone, by).await.err();
             }
         }
     }
     p
 }
 
-/// The upgrade's write of one object, dry-run on the server: Helm 4's server-side apply (forced
-/// only with `--force-conflicts`), or the object Helm 3's three-way merge leaves, written whole.
+/// How the release's writer applies: its field manager, and whether server-side.
+#[derive(Clone, Copy)]
+struct Applier<'a> {
+    manager: &'a str,
+    ssa: bool,
+}
+
+/// The upgrade's write of one object by the release's writer, dry-run on the server: Helm 4's
+/// server-side apply (forced only with `--force-conflicts`), or the object Helm 3's three-way
+/// merge leaves, written whole.
 async fn dry_run(
     session: &Session,
     request: &PlanRequest,
@@ -198,16 +213,19 @@ async fn dry_run(
     desired: &DesiredObject,
     live: Option<&Value>,
     gone: &[FieldDiff],
-    ssa: bool,
+    Applier { manager, ssa }: Applier<'_>,
 ) -> Result<(), String> {
     let client = session.client();
     let done = match (ssa, live) {
         (false, Some(live)) => {
             let strategic = crate::compare::defaults::is_built_in(desired.group());
             let after = merge::client_side(live, gone, &desired.object, strategic);
-            live::update_dry_run(client, at, &desired.name, &after).await
+            live::update_dry_run(client, at, &desired.name, &after, manager).await
         }
-        _ => live::upgrade_dry_run(client, at, &desired.name, &desired.object, request.force_conflicts || !ssa).await,
+        _ => {
+            let force = request.force_conflicts || !ssa;
+            live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, manager).await
+        }
     };
     done.map(|_| ()).map_err(|e| e.to_string())
 }

@@ -3,7 +3,6 @@
 //! request changed at admission. Built-in rules are data ([`BUILT_IN`]); the config file adds,
 //! replaces (same `name`) or disables them; `--strict` turns them all off.
 
-use crate::compare::managed::HELM_MANAGERS;
 use crate::model::path::{reaches_below, under_pattern};
 use crate::model::{Expected, FieldDiff, Foreign};
 use crate::policy::ignore::{IgnoreError, ObjectRef, Selector, TargetSpec, anchored};
@@ -138,6 +137,7 @@ pub(crate) fn set_aside(
     o: &ObjectRef,
     fields: Vec<FieldDiff>,
     added: Vec<Foreign>,
+    helm: &str,
 ) -> (Vec<FieldDiff>, Vec<Foreign>, Vec<Expected>) {
     let mut expected = Vec::new();
     let rule_for = |pointer: &str, manager: &str| rules.iter().find(|r| r.matches(o, pointer, manager));
@@ -160,12 +160,12 @@ pub(crate) fn set_aside(
         let reason = match (&f.recorded, &f.live) {
             (None, _) => rule_for(&pointer, writer).map(|r| reason(r, writer)),
             // A value the chart sets: only a rule the operator wrote covers it.
-            (Some(_), Some(_)) => rules.iter().find(|r| !r.built_in() && r.matches(o, &pointer, writer)).map(|r| {
-                match HELM_MANAGERS.contains(&writer) {
+            (Some(_), Some(_)) => {
+                rules.iter().find(|r| !r.built_in() && r.matches(o, &pointer, writer)).map(|r| match writer == helm {
                     true => format!("{} ({MUTATED_AT_ADMISSION})", reason(r, writer)),
                     false => reason(r, writer),
-                }
-            }),
+                })
+            }
             (Some(_), None) => None,
         };
         match (reason, &f.live) {
@@ -240,10 +240,11 @@ mod tests {
     fn rollout_restart_is_expected_other_edits_are_not() {
         let rules = rules(Vec::new(), "built-in").unwrap();
         let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/x", "kubectl-label")];
-        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added);
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, "helm");
         assert_eq!(kept.len(), 1);
         assert_eq!(expected[0].reason, "kubectl rollout restart (kubectl-rollout)");
-        let (_, kept, _) = set_aside(&rules, &deployment(), Vec::new(), vec![foreign(RESTART, "argo-rollouts")]);
+        let (_, kept, _) =
+            set_aside(&rules, &deployment(), Vec::new(), vec![foreign(RESTART, "argo-rollouts")], "helm");
         assert_eq!(kept.len(), 1, "another writer than kubectl is not the rule's");
     }
 
@@ -256,7 +257,7 @@ mod tests {
         let rules = rules(specs, "cfg").unwrap();
         assert!(!rules.iter().any(|r| r.name == "rollout-restart"));
         let added = vec![foreign(RESTART, "kubectl-rollout"), foreign("/metadata/labels/team", "kubectl-label")];
-        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added);
+        let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, "helm");
         assert_eq!((kept.len(), expected.len()), (1, 1));
         assert_eq!(expected[0].reason, "team labels (kubectl-label)");
         let bad: Vec<RuleSpec> = serde_yaml::from_str("- {paths: [spec]}").unwrap();
@@ -268,7 +269,7 @@ mod tests {
         const LAST: &str = "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration";
         let built_in = rules(Vec::new(), "built-in").unwrap();
         let (_, kept, expected) =
-            set_aside(&built_in, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")]);
+            set_aside(&built_in, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], "helm");
         assert!(kept.is_empty(), "kubectl apply's record is expected");
         assert_eq!(expected[0].reason, "kubectl apply's record of what it applied (kubectl-client-side-apply)");
         // A rule named like a built-in one replaces it: here, only for ConfigMaps.
@@ -279,7 +280,7 @@ mod tests {
         let replaced = rules(specs, "cfg").unwrap();
         assert_eq!(replaced.iter().filter(|r| r.name == "last-applied").count(), 1);
         let (_, kept, _) =
-            set_aside(&replaced, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")]);
+            set_aside(&replaced, &deployment(), Vec::new(), vec![foreign(LAST, "kubectl-client-side-apply")], "helm");
         assert_eq!(kept.len(), 1, "the replaced rule no longer covers Deployments");
     }
 
@@ -295,7 +296,8 @@ mod tests {
         let mut edited = image.clone();
         edited.changed_by = by("kubectl-edit");
         let built_in = rules(Vec::new(), "test").unwrap();
-        let (kept, _, expected) = set_aside(&built_in, &deployment(), vec![image.clone(), edited.clone()], Vec::new());
+        let (kept, _, expected) =
+            set_aside(&built_in, &deployment(), vec![image.clone(), edited.clone()], Vec::new(), "helm");
         assert_eq!((kept.len(), expected.len()), (2, 0), "Helm's name excuses nothing");
         let mirror = RuleSpec {
             paths: vec!["/spec/image".into()],
@@ -304,7 +306,7 @@ mod tests {
             ..Default::default()
         };
         let with_rule = rules(vec![mirror], "test").unwrap();
-        let (kept, _, expected) = set_aside(&with_rule, &deployment(), vec![image, edited.clone()], Vec::new());
+        let (kept, _, expected) = set_aside(&with_rule, &deployment(), vec![image, edited.clone()], Vec::new(), "helm");
         assert_eq!(kept, vec![edited]);
         assert!(expected[0].reason.contains("the registry mirror"), "{}", expected[0].reason);
         assert!(expected[0].reason.contains(MUTATED_AT_ADMISSION), "{}", expected[0].reason);

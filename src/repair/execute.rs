@@ -1,13 +1,13 @@
 //! Carrying out a repair's steps: validate every step with a server dry-run, apply only if all
 //! would succeed, take ownership back, record an Event per repaired object.
 
+use super::owners::{ATTEMPTS, present};
 use super::{Authority, PlannedStep};
 use crate::api::ApiError;
-use crate::compare::ownership;
 use crate::engine::Evaluated;
 use crate::live::{self, Change, Location};
 use crate::model::{Action, Phase, Progress, Step, StepStatus, Tick};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// What a repair asks for.
 #[derive(Clone, Debug, Default)]
@@ -76,7 +76,7 @@ pub(super) async fn carry_out(
         }
         let Some((name, at)) = planned.target(evaluated) else { continue };
         let seen = planned_live(&evaluated.report.objects[planned.index]);
-        match apply(writer, at, name, planned, &seen).await {
+        match apply(writer, at, name, planned, &seen, &evaluated.report.writer.manager).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = live::event_namespace(at.namespace.as_deref()).to_string();
@@ -130,7 +130,8 @@ async fn dry_run(
 ) -> Option<String> {
     let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
     let o = &evaluated.report.objects[planned.index];
-    let e = live::change(writer, at, name, first, true).await.err()?;
+    let manager = evaluated.report.writer.manager.as_str();
+    let e = live::change(writer, at, name, first, true, manager).await.err()?;
     let why = scrub(&e.to_string(), evaluated, planned.index);
     if !super::order::is_immutable(&why) {
         return Some(why);
@@ -151,7 +152,7 @@ async fn dry_run(
     planned.changes = vec![Change::Replace(evaluated.objects[planned.index].object.clone())];
     planned.reclaim = false;
     let replace = planned.changes[0].clone();
-    let e = live::change(writer, at, name, &replace, true).await.err()?;
+    let e = live::change(writer, at, name, &replace, true, manager).await.err()?;
     Some(scrub(&e.to_string(), evaluated, planned.index))
 }
 
@@ -164,29 +165,30 @@ fn planned_live(o: &crate::model::ObjectDrift) -> Vec<(String, Option<Value>)> {
         .collect()
 }
 
-/// Makes a planned step's changes in order, then (server-side applied releases) takes the
-/// chart's fields back from other managers; returns the object as the server left it. A
-/// server-side apply of an object that exists is guarded like the client-side patches: the
-/// fields it restores must still hold what the plan saw (`seen`).
+/// Makes a planned step's changes in order under the release's writer's field manager, then
+/// (server-side applied releases) takes the chart's fields back from other managers; returns the
+/// object as the server left it. A server-side apply of an object that exists is guarded like
+/// the client-side patches: the fields it restores must still hold what the plan saw (`seen`).
 async fn apply(
     client: &kube::Client,
     at: &Location,
     name: &str,
     planned: &PlannedStep,
     seen: &[(String, Option<Value>)],
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let mut after = Value::Null;
     for change in &planned.changes {
         after = match change {
             // (After a guarded patch, which removed items first, the paths seen have moved.)
             Change::Apply(body) if planned.step.action != Action::Recreate && planned.changes.len() == 1 => {
-                guarded_apply(client, at, name, body, seen).await?
+                guarded_apply(client, at, name, body, seen, manager).await?
             }
-            _ => live::change(client, at, name, change, false).await?,
+            _ => live::change(client, at, name, change, false, manager).await?,
         };
     }
     if planned.reclaim {
-        after = reclaim(client, at, name, after).await?;
+        after = super::owners::reclaim(client, at, name, after, manager).await?;
     }
     Ok(after)
 }
@@ -201,6 +203,7 @@ async fn guarded_apply(
     name: &str,
     body: &Value,
     seen: &[(String, Option<Value>)],
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let mut attempt = 1;
     loop {
@@ -213,44 +216,9 @@ async fn guarded_apply(
             let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
             meta.insert("resourceVersion".into(), version);
         }
-        match live::change(client, at, name, &Change::Apply(guarded), false).await {
+        match live::change(client, at, name, &Change::Apply(guarded), false, manager).await {
             Err(ApiError::Conflict { .. }) if attempt < ATTEMPTS => attempt += 1,
             other => return other,
-        }
-    }
-}
-
-/// How often a write guarded by the resourceVersion (a guarded apply, taking ownership back) is
-/// tried when a controller wrote the object meanwhile (a Deployment's status after the repair
-/// rolled it out).
-const ATTEMPTS: usize = 5;
-
-/// The object as it is now; gone is an error (a step's object was there when planned).
-async fn present(client: &kube::Client, at: &Location, name: &str) -> Result<Value, ApiError> {
-    match live::get(client, at, name).await {
-        live::LiveState::Present(v) => Ok(v),
-        live::LiveState::Absent => Err(ApiError::NotFound { message: format!("{name} is gone") }),
-        live::LiveState::Failed(e) => Err(e),
-    }
-}
-
-/// Rewrites the object's managedFields so that Helm alone owns what it applies, guarded by the
-/// resourceVersion; when the object changed meanwhile, reads it again and retries.
-async fn reclaim(client: &kube::Client, at: &Location, name: &str, mut current: Value) -> Result<Value, ApiError> {
-    let mut attempt = 1;
-    loop {
-        let Some(fields) = ownership::reclaimed(&current) else { return Ok(current) };
-        let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
-        let ops = json!([
-            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
-            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
-        ]);
-        match live::change(client, at, name, &Change::Patch(ops), false).await {
-            Err(ApiError::Invalid { .. } | ApiError::Conflict { .. }) if attempt < ATTEMPTS => {
-                attempt += 1;
-                current = present(client, at, name).await?;
-            }
-            result => return result,
         }
     }
 }

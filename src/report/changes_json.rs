@@ -99,6 +99,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         "revision": r.revision,
         "chart": r.chart,
         "apply": r.apply,
+        "writer": super::json::writer(&r.writer),
         "wouldFail": r.would_fail(),
         "failures": r.failures(),
         "objects": objects,

@@ -5,8 +5,8 @@
 
 use super::secret;
 use crate::model::{
-    AcceptReport, Attribution, Audited, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, Method,
-    ObjectDrift, Outcome, ReleaseVerdict, RenderReport, RunReport,
+    AcceptReport, Attribution, Audited, Cause, DocChange, DriftReport, Explanation, FieldDiff, FleetReport, HelmWriter,
+    Method, ObjectDrift, Outcome, ReleaseVerdict, RenderReport, RunReport, WriterFound,
 };
 use serde_json::{Value, json};
 
@@ -103,6 +103,18 @@ pub(crate) fn pretty(doc: &Value) -> String {
     text
 }
 
+/// Helm's writer of a release: its field manager, how it was found and why, and the objects
+/// whose recorded fields another manager owns.
+pub(super) fn writer(w: &HelmWriter) -> Value {
+    let others = match &w.found {
+        WriterFound::Learnt { others, .. } => {
+            others.iter().map(|(id, m)| json!({"object": id.to_string(), "manager": m})).collect()
+        }
+        _ => Vec::new(),
+    };
+    json!({"manager": w.manager, "found": w.source(), "why": w.why(), "objectsOwnedByOthers": others})
+}
+
 pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
     json!({
         "name": r.release,
@@ -115,6 +127,7 @@ pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "verdict": r.verdict().word(),
         "error": Value::Null,
         "engine": engine(&r.engine()),
+        "writer": writer(&r.writer),
         "notes": r.notes,
         "findings": r.findings,
         "guard": r.guard,

@@ -131,6 +131,7 @@ fn fixture() -> RunReport {
         rerender: None,
         guard: None,
         accepted_until: None,
+        writer: Default::default(),
     };
     let db = DriftReport {
         release: "db".into(),
@@ -148,6 +149,7 @@ fn fixture() -> RunReport {
         rerender: None,
         guard: None,
         accepted_until: None,
+        writer: Default::default(),
     };
     let broken = ReleaseError {
         namespace: "ops".into(),

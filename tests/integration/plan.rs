@@ -123,7 +123,7 @@ helm_matrix! {
             text.stdout_has(&format!("update  Deployment {}/web-web", env.ns))
                 .stdout_has("~ spec.replicas: 3 -> 2")
                 .stdout_has("would fail: ")
-                .stdout_has("helm drift repair web gives the fields back to Helm")
+                .stdout_has("helm drift repair web gives the fields back to helm")
                 .stdout_has(&format!("conflicts Deployment {}/web-web spec.replicas", env.ns))
                 .stdout_has("web: the upgrade would fail");
             let md = env.drift(&["plan", "web", basic.to_str().unwrap(), "--reuse-values", "-o", "markdown"]).env("HELM_BIN", env.helm_bin(helm)).code(3);

@@ -1,9 +1,10 @@
 //! `repair --upgrade`: repair through Helm itself, a `helm upgrade` of the chart rebuilt from the
 //! record with the stored values (a new revision with the same content, hooks included).
 
-use crate::engine::{Session, evaluate};
+use crate::engine::{Session, evaluate_selected};
 use crate::helm::{ChartFiles, HelmBinary};
 use crate::model::UpgradeReport;
+use crate::model::{DriftReport, HelmWriter};
 use crate::settings::Settings;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ pub(super) struct UpgradeRequest {
 }
 
 pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result<UpgradeReport> {
-    let session = Session::open(settings).await?;
+    let mut session = Session::open(settings).await?;
     let index = session.history(&request.release).await?;
     if let Some(pending) = index.newest().filter(|r| r.status.starts_with("pending")) {
         bail!(
@@ -45,12 +46,13 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
             );
         }
     }
+    // The helm command writes as `helm`: a controller's release is handed back to it after.
+    let writer = evaluate_selected(&session, settings, selected.clone(), None).await?.report.writer;
     let helm_output = request.helm.upgrade(release, &files, request.dry_run).await?;
     let after = if request.dry_run {
         None
     } else {
-        let index = session.history(&request.release).await?;
-        Some(evaluate(&session, settings, &index, None).await?.report)
+        Some(handed_back(&mut session, settings, &request.release, &writer).await?)
     };
     Ok(UpgradeReport {
         release: release.name().to_string(),
@@ -60,6 +62,40 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
         dry_run: request.dry_run,
         after,
     })
+}
+
+/// The release after the upgrade, judged as its writer's; when that is not the helm command, the
+/// fields the upgrade wrote as `helm` are first handed to it (else its next upgrade would conflict
+/// with `helm`).
+async fn handed_back(
+    session: &mut Session,
+    settings: &Settings,
+    release: &str,
+    writer: &HelmWriter,
+) -> Result<DriftReport> {
+    let index = session.history(release).await?;
+    let selected = session.storage().select(&index, None).await?;
+    let after = evaluate_selected(session, settings, selected.clone(), Some(writer)).await?;
+    if writer.is_helm_command() {
+        return Ok(after.report);
+    }
+    let failed = crate::repair::hand_over(session.client(), &after).await;
+    if !failed.is_empty() {
+        let what: Vec<String> = failed.iter().map(|(id, e)| format!("{id}: {e}")).collect();
+        bail!(
+            "helm upgrade made revision {}, but the fields it wrote as helm could not all be handed to {} (the release's writer: it {}), whose next upgrade may now conflict with helm: {}",
+            after.report.revision,
+            writer.manager,
+            writer.why(),
+            what.join("; ")
+        );
+    }
+    session.forget_live();
+    let mut report = evaluate_selected(session, settings, selected, Some(writer)).await?.report;
+    report
+        .notes
+        .push(format!("the fields helm upgrade wrote as helm were handed to {}, the release's writer", writer.manager));
+    Ok(report)
 }
 
 /// The objects of the rendered `manifests` that live outside `namespace`: cluster-scoped, in

@@ -81,6 +81,7 @@ fn engine_line(out: &mut String, r: &DriftReport, style: &Style) {
             Method::ReadOnly { reason } => format!("read-only client-side comparison for some objects ({reason})"),
         };
         let _ = writeln!(out, "  engine: {line}");
+        let _ = writeln!(out, "  writer: {} ({})", r.writer.manager, r.writer.why());
         return;
     }
     let read_only: Vec<&str> = r

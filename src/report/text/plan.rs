@@ -10,10 +10,22 @@ use std::fmt::Write;
 
 pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
     let on = style.color;
-    let mut out = format!(
-        "plan {}: helm upgrade to {} ({} apply), from revision {} [namespace {}]\n",
-        r.release, r.chart, r.apply, r.revision, r.namespace
-    );
+    let mut out = match r.writer.is_helm_command() {
+        true => format!(
+            "plan {}: helm upgrade to {} ({} apply), from revision {} [namespace {}]\n",
+            r.release, r.chart, r.apply, r.revision, r.namespace
+        ),
+        false => format!(
+            "plan {}: upgrade by {} to {} ({} apply; Helm's writer: it {}), from revision {} [namespace {}]\n",
+            r.release,
+            r.writer.manager,
+            r.chart,
+            r.apply,
+            r.writer.why(),
+            r.revision,
+            r.namespace
+        ),
+    };
     if let Some(why) = &r.failure {
         let _ = writeln!(out, "  {}", paint(on, Tone::Bad, &format!("would fail: helm refuses the upgrade: {why}")));
     }
@@ -43,8 +55,8 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
             if why.contains("conflict") {
                 let _ = writeln!(
                     out,
-                    "      (helm drift repair {} gives the fields back to Helm; --force-conflicts takes them)",
-                    r.release
+                    "      (helm drift repair {} gives the fields back to {}; --force-conflicts takes them)",
+                    r.release, r.writer.manager
                 );
             }
         }

@@ -1,0 +1,88 @@
+//! Who owns what after a write: the chart's fields taken back from other managers (a
+//! server-side applied release's repair), and the helm command's fields handed to the release's
+//! writer after a `helm upgrade` of a controller's release. Each a rewrite of the object's
+//! managedFields, guarded by its resourceVersion.
+
+use crate::api::ApiError;
+use crate::compare::ownership;
+use crate::engine::Evaluated;
+use crate::live::{self, Change, Location};
+use crate::model::ObjectId;
+use serde_json::{Value, json};
+
+/// Rewrites the object's managedFields so that Helm (the writer, `manager`) alone owns what it
+/// applies.
+pub(super) async fn reclaim(
+    client: &kube::Client,
+    at: &Location,
+    name: &str,
+    current: Value,
+    manager: &str,
+) -> Result<Value, ApiError> {
+    rewrite(client, (at, name), current, manager, |v| ownership::reclaimed(v, manager)).await
+}
+
+/// After a `helm upgrade` of a release whose writer is not the helm command: every object's
+/// fields the helm command now owns are given to the writer, so that its next upgrade meets no
+/// conflict with `helm`. The objects it could not rewrite, with why.
+pub(crate) async fn hand_over(client: &kube::Client, evaluated: &Evaluated) -> Vec<(ObjectId, String)> {
+    let to = evaluated.report.writer.manager.as_str();
+    let mut failed = Vec::new();
+    for (o, at) in evaluated.objects.iter().zip(&evaluated.locations) {
+        let Some(at) = at else { continue };
+        let current = match live::get(client, at, &o.name).await {
+            live::LiveState::Present(v) => v,
+            live::LiveState::Absent => continue,
+            live::LiveState::Failed(e) => {
+                failed.push((o.id(), e.to_string()));
+                continue;
+            }
+        };
+        let handed = rewrite(client, (at, &o.name), current, to, |v| ownership::handed_over(v, "helm", to)).await;
+        if let Err(e) = handed {
+            failed.push((o.id(), e.to_string()));
+        }
+    }
+    failed
+}
+
+/// Writes the managedFields `owners` makes of the object, guarded by the resourceVersion; when
+/// the object changed meanwhile, reads it again and retries. Nothing to change: as it is.
+async fn rewrite(
+    client: &kube::Client,
+    (at, name): (&Location, &str),
+    mut current: Value,
+    manager: &str,
+    owners: impl Fn(&Value) -> Option<Value>,
+) -> Result<Value, ApiError> {
+    let mut attempt = 1;
+    loop {
+        let Some(fields) = owners(&current) else { return Ok(current) };
+        let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
+        let ops = json!([
+            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
+            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
+        ]);
+        match live::change(client, at, name, &Change::Patch(ops), false, manager).await {
+            Err(ApiError::Invalid { .. } | ApiError::Conflict { .. }) if attempt < ATTEMPTS => {
+                attempt += 1;
+                current = present(client, at, name).await?;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// How often a write guarded by the resourceVersion (a guarded apply, taking ownership back) is
+/// tried when a controller wrote the object meanwhile (a Deployment's status after the repair
+/// rolled it out).
+pub(super) const ATTEMPTS: usize = 5;
+
+/// The object as it is now; gone is an error (a step's object was there when planned).
+pub(super) async fn present(client: &kube::Client, at: &Location, name: &str) -> Result<Value, ApiError> {
+    match live::get(client, at, name).await {
+        live::LiveState::Present(v) => Ok(v),
+        live::LiveState::Absent => Err(ApiError::NotFound { message: format!("{name} is gone") }),
+        live::LiveState::Failed(e) => Err(e),
+    }
+}

@@ -423,8 +423,11 @@ for name in eu us; do
   echo "workload cluster $name: API server at $(cat "$state/$name/ready")"
   # What Cluster API writes: the kubeconfig with every credential inline.
   "$kubectl" --kubeconfig "$state/$name/kubeconfig" config view --raw --flatten --minify >"$state/$name-inline.kubeconfig"
-  KUBECONFIG="$state/$name/kubeconfig" "$helm" install runtime "$root/tests/charts/basic" -n runtime --create-namespace >/dev/null
+  # Installed as CAAPH installs it: Helm 3's SDK from a binary named `manager` (tests/standins/caaph),
+  # so every field is owned by `manager`, not `helm`.
+  KUBECONFIG="$state/$name/kubeconfig" "$tools/manager" -n runtime install runtime "$root/tests/charts/basic" >/dev/null
 done
+echo "(each workload cluster's release installed as CAAPH installs it: Helm 3's SDK, field manager \`manager\`)"
 "$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" >/dev/null
 for crd in helmchartproxies helmreleaseproxies; do
   "$kubectl" apply --server-side -f "$root/tests/fixtures/cluster-api-addon-provider-helm/addons.cluster.x-k8s.io_$crd.yaml" >/dev/null
@@ -480,7 +483,12 @@ echo "$ kubectl --kubeconfig eu patch configmap runtime-config ...; helm drift r
 KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime patch configmap runtime-config --type merge -p '{"data":{"greeting":"edited on eu"}}' >/dev/null
 "$helm" drift repair runtime -n runtime --clusters capi --clusters-namespace fleet --cluster fleet/eu
 [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = hello ]
-echo "--- repaired on fleet/eu by a person, from the same inventory check reads"
+echo "--- repaired on fleet/eu by a person, from the same inventory check reads, as CAAPH's writer:"
+KUBECONFIG="$state/eu/kubeconfig" "$helm" drift check runtime -n runtime -v | grep "writer:"
+echo "$ (CAAPH's next upgrade on fleet/eu, the HelmChartProxy's values changed: greeting=next)"
+KUBECONFIG="$state/eu/kubeconfig" "$tools/manager" -n runtime upgrade runtime "$root/tests/charts/basic" --set greeting=next
+[ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = next ]
+echo "--- it lands: no conflict with what helm-drift wrote"
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

@@ -12,7 +12,8 @@
 # an OCI registry (github.com/distribution/distribution/v3), oras (oras.land/oras) and the oldest
 # Helm 3 releases the plugin supports (helm3.12, helm3.18); Prometheus (github.com/prometheus/
 # prometheus, for the dashboard's tests); helmfile (github.com/helmfile/helmfile, for a helmfile
-# user's pipeline with `plan`); and actionlint
+# user's pipeline with `plan`); the stand-ins for Helm SDK controllers (`manager` as CAAPH,
+# `helm-controller` as Flux, from tests/standins); and actionlint
 # (github.com/rhysd/actionlint) for the release workflows. The install-test tools are built each
 # into a directory named after its version and linked into the tools directory, so adding or
 # bumping one leaves the cluster tools' cache valid.
@@ -156,6 +157,31 @@ build_linked() {
   ln -sfn "$home/$name" "$bin/$name"
 }
 
+# Stand-ins for Helm SDK controllers (tests/standins/*/main.go): `manager`, the Cluster API
+# add-on provider's Helm 3 SDK install/upgrade, and `helm-controller`, Helm 4's command tree with
+# Flux's field manager. Each is built in a scratch module from its source and the pinned Helm
+# module, once per source and version into $cache_root/standin-NAME-VERSION-HASH, and linked.
+build_standin() {
+  local name=$1 source=$2 module=$3 version=$4
+  local src="$here/../tests/standins/$source/main.go" hash
+  hash=$(sha256sum "$src" | cut -c1-12)
+  local home="$cache_root/standin-$name-$version-$hash/bin"
+  if [ ! -x "$home/$name" ]; then
+    log "building the $name stand-in from tests/standins/$source and $module@$version"
+    local w="$cache_root/standin-$name-$version-$hash/work"
+    rm -rf "$w" && mkdir -p "$w" "$home" && cd "$w"
+    go mod init "helm-drift.test/standin-$source" >/dev/null 2>&1
+    cp "$src" main.go
+    go get "$module@$version" >&2
+    go mod tidy >&2
+    go build -trimpath -ldflags "-s -w" -o "$home/$name.tmp" . >&2
+    mv "$home/$name.tmp" "$home/$name"
+    cd / && rm -rf "$w"
+    log "built the $name stand-in"
+  fi
+  ln -sfn "$home/$name" "$bin/$name"
+}
+
 start=$(date +%s)
 build_helm 3 "$HELM3_VERSION"
 build_helm 4 "$HELM4_VERSION"
@@ -165,6 +191,8 @@ build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distributi
 build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
 build_linked prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
 build_helmfile
+build_standin manager caaph helm.sh/helm/v3 "$HELM3_VERSION"
+build_standin helm-controller flux helm.sh/helm/v4 "$HELM4_VERSION"
 for v in $HELM3_OLDER_VERSIONS; do
   short=${v#v}
   build_linked "helm${short%.*}" "$v" helm.sh/helm/v3/cmd/helm \

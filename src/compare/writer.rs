@@ -7,7 +7,7 @@
 //! helm-drift's own.
 
 use super::attribution::is_person;
-use super::managed::{SYSTEM_MANAGERS, is_system_entry, manager_of};
+use super::managed::{SYSTEM_MANAGERS, manager_of};
 use super::ownership::owned_leaves;
 use super::provenance::Deployed;
 use crate::model::{FieldPath, HELM_COMMAND, HelmWriter, ObjectId, WriterFound};
@@ -95,8 +95,8 @@ fn vote(o: &Read<'_>, deployed: &Deployed) -> (Option<(String, usize)>, Vec<Refu
     let mut best: Option<(String, usize)> = None;
     let mut refused = Vec::new();
     for e in entries.into_iter().flatten() {
-        if is_system_entry(e)
-            || e.get("subresource").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+        // The control plane's entries are not skipped here: they are refused below, and said.
+        if e.get("subresource").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
             || e.get("operation").and_then(Value::as_str) != Some(operation)
             || written_after(e, deployed)
         {

@@ -19,7 +19,7 @@ fn check_both(env: &Env, extra: &[&str], code: i32) -> String {
     check_release_both(env, "app", extra, code)
 }
 
-fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> String {
+pub(crate) fn check_release_both(env: &Env, release: &str, extra: &[&str], code: i32) -> String {
     let mut args = vec!["check", release];
     args.extend_from_slice(extra);
     let exact = env.drift(&args).code(code).stdout();

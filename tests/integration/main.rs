@@ -71,3 +71,4 @@ mod storage;
 mod watch;
 mod watching;
 mod windows;
+mod writers;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// what the server and the controllers keep (`resourceVersion`, `generation`, `managedFields`,
 /// `status`), so a write that only shares a field's ownership (Helm 4 applying the value a hand
 /// edit already set) is no change, and a re-created object is one (its `uid`).
-fn versions(env: &Env) -> BTreeMap<String, String> {
+pub(crate) fn versions(env: &Env) -> BTreeMap<String, String> {
     let kinds = "deployments,services,configmaps,serviceaccounts,secrets";
     let out = env.kubectl(&["get", kinds, "-o", "json"]).success().stdout();
     let list: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -34,7 +34,7 @@ fn versions(env: &Env) -> BTreeMap<String, String> {
 }
 
 /// The objects `plan -o json` says the upgrade changes (`kind/name`, lower case).
-fn planned(doc: &serde_json::Value) -> Vec<String> {
+pub(crate) fn planned(doc: &serde_json::Value) -> Vec<String> {
     let changes = doc["objects"].as_array().unwrap().iter().filter(|o| o["change"] != "none");
     let mut out: Vec<String> = changes
         .map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["name"].as_str().unwrap()).to_lowercase())

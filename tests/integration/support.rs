@@ -150,6 +150,12 @@ impl Env {
         self.helm(helm, &args).success();
     }
 
+    /// `helm upgrade RELEASE tests/charts/<chart>` with the given helm, same values.
+    pub fn install_again(&self, helm: Helm, release: &str, chart: &str) {
+        let chart = chart_path(chart);
+        self.helm(helm, &["upgrade", release, chart.to_str().unwrap(), "--reuse-values"]).success();
+    }
+
     /// A namespace with tests/charts/full installed as release `app` (one of its objects lives in
     /// a second namespace, `<ns>-other`).
     pub fn with_full_chart(helm: Helm, ns: &str) -> Env {

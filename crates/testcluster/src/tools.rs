@@ -1,10 +1,10 @@
 //! Finds the test tools that `scripts/tools.sh` builds (kube-apiserver, etcd, helm3, helm4, the
-//! OCI registry...).
+//! OCI registry, the stand-ins for Helm SDK controllers...).
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-const NEEDED: [&str; 11] = [
+const NEEDED: [&str; 14] = [
     "etcd",
     "kube-apiserver",
     "kube-controller-manager",
@@ -16,6 +16,9 @@ const NEEDED: [&str; 11] = [
     "registry",
     "oras",
     "prometheus",
+    "helmfile",
+    "manager",
+    "helm-controller",
 ];
 
 /// The directory holding the built tools.

@@ -125,12 +125,10 @@ async fn evaluate_with_hooks(
     .await;
     ctx.grounds.writer = learnt(&objects, &reads, &ctx.grounds, writer.or(settings.compare.writer.as_ref()));
     notes.extend(steps::writer_notes(&ctx.grounds.writer, present(&reads)));
-    let mut verdicts: Vec<ObjectDrift> = stream::iter(
-        objects.iter().zip(&locations).zip(reads).map(|((o, at), read)| judge(&ctx, o, at.as_ref(), read)),
-    )
-    .buffered(CONCURRENCY)
-    .collect()
-    .await;
+    let mut verdicts: Vec<ObjectDrift> = stream::iter(objects.iter().zip(reads).map(|(o, read)| judge(&ctx, o, read)))
+        .buffered(CONCURRENCY)
+        .collect()
+        .await;
     steps::name_replacements(&mut verdicts, &objects, release, |v, k| {
         live::served_replacement(session.discovery(), v, k)
     });
@@ -144,7 +142,7 @@ async fn evaluate_with_hooks(
 
 /// How many objects were read present.
 fn present(reads: &[Reading]) -> usize {
-    reads.iter().filter(|r| matches!(r, Reading::Live(LiveState::Present(_)))).count()
+    reads.iter().filter(|r| matches!(r, Reading::Live(LiveState::Present(_), _))).count()
 }
 
 /// Helm's writer: the one `given`, else learnt from the objects read (present ones only).
@@ -158,7 +156,7 @@ fn learnt(
         return w.clone();
     }
     let present = objects.iter().zip(reads).filter_map(|(o, r)| match r {
-        Reading::Live(LiveState::Present(live)) => Some(writer::Read { id: o.id(), desired: &o.object, live }),
+        Reading::Live(LiveState::Present(live), _) => Some(writer::Read { id: o.id(), desired: &o.object, live }),
         _ => None,
     });
     writer::learn(present, &grounds.deployed)

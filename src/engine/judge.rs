@@ -39,16 +39,21 @@ pub(crate) struct Grounds<'a> {
     pub(crate) writer: HelmWriter,
 }
 
-/// What reading an object gave: its live state, or the verdict reached without it (a kind not
-/// served, an object outside the trust rule).
-pub(crate) enum Reading {
+/// What reading an object gave: its live state where it lives, or the verdict reached without it
+/// (a kind not served, an object outside the trust rule).
+pub(crate) enum Reading<'a> {
     Verdict(Box<ObjectDrift>),
-    Live(LiveState),
+    Live(LiveState, &'a Location),
 }
 
 /// Reads the object (from the shared LIST of its kind when `listed`), unless its verdict is
 /// reached without it.
-pub(crate) async fn read(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, listed: bool) -> Reading {
+pub(crate) async fn read<'a>(
+    judge: &Judge<'_>,
+    obj: &DesiredObject,
+    at: Option<&'a Location>,
+    listed: bool,
+) -> Reading<'a> {
     let ctx = &judge.grounds;
     let verdict = |verdict| Reading::Verdict(Box::new(ObjectDrift::new(obj.id(), obj.source.as_deref(), verdict)));
     let Some(at) = at else {
@@ -60,23 +65,22 @@ pub(crate) async fn read(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Loc
     {
         return verdict(Verdict::Excluded { reason });
     }
-    Reading::Live(judge.cache.get(judge.client, at, &obj.name, listed).await)
+    Reading::Live(judge.cache.get(judge.client, at, &obj.name, listed).await, at)
 }
 
 /// The verdict for one object from what [`read`] gave. A pipeline of small steps over the
 /// object's evidence: rules, compare, ownership, attribution, managers the rules leave alone,
 /// expected changes, verdict.
-pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, at: Option<&Location>, read: Reading) -> ObjectDrift {
+pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, read: Reading<'_>) -> ObjectDrift {
     let ctx = &judge.grounds;
     let mut drift = ObjectDrift::new(obj.id(), obj.source.as_deref(), Verdict::InSync);
     drift.hook = obj.hook.clone();
-    let (live, at) = match (read, at) {
-        (Reading::Verdict(mut verdict), _) => {
+    let (live, at) = match read {
+        Reading::Verdict(mut verdict) => {
             verdict.hook = drift.hook;
             return *verdict;
         }
-        (Reading::Live(live), Some(at)) => (live, at),
-        (Reading::Live(_), None) => unreachable!("an object without a location is not read"),
+        Reading::Live(live, at) => (live, at),
     };
     let live = match live {
         LiveState::Present(v) => v,

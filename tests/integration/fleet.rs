@@ -107,7 +107,7 @@ fn a_fleet_of_two_clusters_in_one_run() {
         fleet(&["repair", "web", "--kube-context", "alpha", "--kube-context", "beta", "--timeout", "1s"]).output();
     beta.cp.resume_apiserver().unwrap();
     assert_eq!(out.out.status.code(), Some(1), "{}", out.dump());
-    out.stdout_has("cluster alpha: in sync")
+    out.stdout_has("cluster alpha: repaired, in sync")
         .stdout_has("restore: data.greeting")
         .stdout_has("cluster beta: error (see stderr)")
         .stderr_has("Error: [cluster beta] cannot reach the cluster at");

@@ -96,6 +96,9 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
 /// report (`None`: the repair could not run there; the error is on stderr).
 pub(crate) fn in_cluster(cluster: &str, report: Option<&RepairReport>, style: &Style) -> String {
     let (tone, how) = match report.map(RepairReport::exit_status) {
+        Some(crate::model::ExitStatus::InSync) if report.is_some_and(|r| !r.steps.is_empty()) => {
+            (Tone::Good, "repaired, in sync")
+        }
         Some(crate::model::ExitStatus::InSync) => (Tone::Good, "in sync"),
         Some(crate::model::ExitStatus::Drift) if report.is_some_and(|r| r.dry_run) => (Tone::Warn, "would change"),
         Some(crate::model::ExitStatus::Drift) => (Tone::Warn, "drift left"),

@@ -307,8 +307,8 @@ healed_and_intruder_excluded() {
 wait_until $(( $(date +%s) + 60 )) "$state/watch.log" healed_and_intruder_excluded
 echo "$ curl http://127.0.0.1:$port/drifts.json   (each drift's life: when it appeared, who made it, how it ended)"
 get /drifts.json | head -c 700; echo
-echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass: written where the"
-echo "  watcher announces it reads pauses, namespace helm-drift, which whoever may write a release record in 'demo' cannot)"
+echo "$ helm drift pause healed -n demo --for 8s --reason 'INC-1: kept by hand'   (break-glass: written in the"
+echo "  watcher's namespace, helm-drift, once its watcher announces there that it reads pauses; no other namespace's word is taken)"
 "$helm" drift pause healed -n demo --for 8s --reason "INC-1: kept by hand"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"kept by hand"}}'
 deadline=$(( $(date +%s) + 60 ))

@@ -116,6 +116,11 @@ fn salted(input: &str, salt: &[u8]) -> String {
 fn verify(stored: &str, input: &str) -> bool {
     let parts: Vec<&str> = stored.split('$').collect();
     let [PBKDF2, iterations, salt, hash] = parts.as_slice() else { return false };
+    // The hash is what `salted` writes (32 bytes), the salt at most 64: a forged 400 KB "hash"
+    // would cost thousands of PBKDF2 blocks on every check.
+    if hash.len() != 64 || salt.len() > 128 {
+        return false;
+    }
     let (Some(iterations), Some(salt), Some(hash)) =
         (iterations.parse().ok().and_then(NonZeroU32::new), unhex(salt), unhex(hash))
     else {
@@ -144,6 +149,11 @@ pub(crate) fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
     if text.trim().is_empty() {
         return Ok(Baseline { api_version: api_version(), kind: kind(), entries: Vec::new() });
     }
+    // Whoever may write a ConfigMap in the release's namespace writes its baseline: the document's
+    // expansion (aliases) and depth are bounded as a release record's are, before it is decoded.
+    let mut budget = crate::desired::yaml::Budget::for_manifest(text.len());
+    crate::desired::yaml::to_json_within(text, &mut budget)
+        .map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })?;
     serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
 }
 
@@ -170,5 +180,25 @@ mod tests {
         {
             assert!(!verify(bad, input), "{bad}");
         }
+        // A forged hash of 400 KB (12,500 PBKDF2 blocks) is refused before any is computed.
+        let long = format!("pbkdf2-sha256${PBKDF2_ITERATIONS}$00${}", "00".repeat(200_000));
+        let started = std::time::Instant::now();
+        assert!(!verify(&long, input));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_baseline_that_expands_beyond_its_budget_is_refused_naming_it() {
+        let mut bomb = format!("a: &a \"{}\"\nb: [", "x".repeat(10_000));
+        bomb.push_str(&vec!["*a"; 2_000].join(", "));
+        bomb.push_str("]\n");
+        let err = parse(&bomb, "ConfigMap tenant/helm-drift-baseline.web").unwrap_err().to_string();
+        assert!(
+            err.contains("ConfigMap tenant/helm-drift-baseline.web") && err.contains("expands to more than"),
+            "{err}"
+        );
+        // What helm-drift writes reads back.
+        let b = Baseline { entries: Vec::new(), ..Baseline::default() };
+        assert_eq!(parse(&render(&b), "file").unwrap().entries, Vec::new());
     }
 }

@@ -374,7 +374,7 @@ pub(crate) struct PauseArgs {
     #[arg(long, conflicts_with_all = ["duration", "reason"])]
     pub(crate) end: bool,
     /// The watcher's namespace, where pauses live (whoever may write there may pause)
-    /// [default: where the watchers that heal the release announce they read pauses]
+    /// [default: helm-drift, the chart's usual home; a watcher must announce there that it reads them]
     #[arg(long, value_name = "NAMESPACE", env = "HELM_DRIFT_PAUSE_NAMESPACE")]
     pub(crate) pause_namespace: Option<String>,
 }

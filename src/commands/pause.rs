@@ -49,33 +49,25 @@ async fn run(s: &PauseSettings) -> Result<String> {
     if let Some(c) = &p.cluster {
         what.push_str(&format!(" on cluster {c}"));
     }
-    let homes = homes(&cluster.client, a.pause_namespace.as_deref(), &namespace, &what, a.end).await?;
+    let home = home(&cluster.client, a.pause_namespace.as_deref(), &namespace, &what, a.end).await?;
     if a.end {
-        let mut said = String::new();
-        for home in &homes {
-            let ended = pause::end(&cluster.client, home, &p)
-                .await
-                .with_context(|| format!("cannot end the pause of {what} in namespace {home}"))?;
-            said.push_str(&if ended {
-                format!("pause of {what} ended (namespace {home}): the watcher heals it again\n")
-            } else {
-                format!("{what} was not paused (no pause in namespace {home})\n")
-            });
-        }
-        return Ok(said);
+        let ended = pause::end(&cluster.client, &home, &p)
+            .await
+            .with_context(|| format!("cannot end the pause of {what} in namespace {home}"))?;
+        return Ok(if ended {
+            format!("pause of {what} ended (namespace {home}): the watcher heals it again\n")
+        } else {
+            format!("{what} was not paused (no pause in namespace {home})\n")
+        });
     }
     let duration = a.duration.expect("clap requires --for without --end");
     p.until = jiff::Timestamp::now()
         .checked_add(jiff::SignedDuration::try_from(duration).context("--for is too long")?)
         .context("--for is too long")?;
     p.by = pause::whoami(&cluster.client).await;
-    let mut written = Vec::new();
-    for home in &homes {
-        let name = pause::write(&cluster.client, home, &p).await.with_context(|| {
-            format!("cannot write the pause of {what} in namespace {home} (the watcher's namespace: --pause-namespace)")
-        })?;
-        written.push(format!("ConfigMap {home}/{name}"));
-    }
+    let name = pause::write(&cluster.client, &home, &p).await.with_context(|| {
+        format!("cannot write the pause of {what} in namespace {home} (the watcher's namespace: --pause-namespace)")
+    })?;
     let end = format!(
         "helm drift pause {} -n {namespace} --end{}",
         a.release,
@@ -89,57 +81,42 @@ async fn run(s: &PauseSettings) -> Result<String> {
         p.until,
         p.by,
         p.reason,
-        written.join(", "),
+        format!("ConfigMap {home}/{name}"),
     ))
 }
 
-/// The namespaces the pause goes to: where the running watchers that heal releases of
-/// `namespace` announce they read pauses (`--pause-namespace`: that one, once a watcher there
-/// says so). A pause no watcher reads is refused (ending one is not: it may outlive its watcher).
-async fn homes(
-    client: &kube::Client,
-    named: Option<&str>,
-    namespace: &str,
-    what: &str,
-    ending: bool,
-) -> Result<Vec<String>> {
-    use crate::pause::announce::{USUAL_HOME, announced, homes_for};
-    let now = jiff::Timestamp::now();
-    if let Some(home) = named {
-        if ending {
-            return Ok(vec![home.to_string()]);
-        }
-        let found = announced(client, Some(home))
-            .await
-            .with_context(|| format!("cannot read which watchers read pauses in namespace {home}"))?;
-        if homes_for(&found, namespace, now).is_empty() {
-            bail!(
-                "no running watcher that heals releases of namespace {namespace} reads pauses in namespace {home} (none \
-                 announces it there): a pause of {what} would hold nothing. Start the watcher with --repair (its \
-                 namespace, or --pause-namespace, is where it reads them), or leave --pause-namespace out to find it"
-            );
-        }
-        return Ok(vec![home.to_string()]);
+/// The namespace the pause goes to: the one the operator names (`--pause-namespace`,
+/// `$HELM_DRIFT_PAUSE_NAMESPACE`), else the chart's usual home, once a running watcher that heals
+/// releases of `namespace` announces there that it reads pauses. Announcements are read only
+/// there: whoever may write a ConfigMap in any other namespace could have written one, and would
+/// receive every operator's pause and reason. Those elsewhere are only named, so the operator
+/// can name their namespace. Ending a pause needs no announcement (it may outlive its watcher).
+async fn home(client: &kube::Client, named: Option<&str>, namespace: &str, what: &str, ending: bool) -> Result<String> {
+    use crate::pause::announce::{USUAL_HOME, announced, homes_for, named_elsewhere};
+    let home = named.unwrap_or(USUAL_HOME);
+    if ending {
+        return Ok(home.to_string());
     }
-    let (found, looked) = match announced(client, None).await {
-        Ok(found) => (found, "any namespace".to_string()),
-        Err(_) => {
-            let found = announced(client, Some(USUAL_HOME)).await.with_context(|| {
-                format!(
-                    "cannot find where the watchers read pauses (announcements in every namespace, or in {USUAL_HOME}): \
-                     name it with --pause-namespace"
-                )
-            })?;
-            (found, format!("namespace {USUAL_HOME} (every namespace cannot be listed)"))
-        }
+    let found = announced(client, home)
+        .await
+        .with_context(|| format!("cannot read which watchers read pauses in namespace {home}"))?;
+    if !homes_for(&found, namespace, jiff::Timestamp::now()).is_empty() {
+        return Ok(home.to_string());
+    }
+    let elsewhere = named_elsewhere(client, home).await;
+    let hint = if elsewhere.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ". Announcements in namespace {} are not read: a pause goes only to a namespace you name (whoever may \
+             write a ConfigMap there could have written them)",
+            elsewhere.join(", ")
+        )
     };
-    let homes = homes_for(&found, namespace, now);
-    if homes.is_empty() {
-        bail!(
-            "no running watcher announces that it heals releases of namespace {namespace} (looked in {looked}): a \
-             pause of {what} would hold nothing. Start the watcher with --repair, or name its namespace with \
-             --pause-namespace"
-        );
-    }
-    Ok(homes)
+    let how = if named.is_some() { "" } else { " (--pause-namespace or $HELM_DRIFT_PAUSE_NAMESPACE: the watcher's)" };
+    bail!(
+        "no running watcher that heals releases of namespace {namespace} reads pauses in namespace {home} (none \
+         announces it there): a pause of {what} would hold nothing{hint}. Start the watcher with --repair (its \
+         namespace, or its --pause-namespace, is where it reads them), or name that namespace{how}"
+    )
 }

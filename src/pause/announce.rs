@@ -1,8 +1,9 @@
 //! Where pauses are read, said by the watchers themselves: a watcher that heals announces its
 //! namespace (where it reads pauses) with a ConfigMap there, renewed at each full check, naming
-//! the namespaces whose releases it heals. `helm drift pause` writes a pause where a watcher
-//! that heals the release announces it reads them, and refuses a pause that no watcher would
-//! read: one place to agree on, found rather than configured twice.
+//! the namespaces whose releases it heals. `helm drift pause` writes a pause in the namespace the
+//! operator names (or the chart's usual home) once a watcher that heals the release announces
+//! there that it reads them, and refuses a pause that no watcher would read. Announcements
+//! elsewhere are never taken: whoever may write a ConfigMap anywhere could write one.
 
 use crate::api::ApiError;
 use jiff::{SignedDuration, Timestamp};
@@ -13,8 +14,7 @@ use std::collections::BTreeMap;
 
 /// The label every announcement carries.
 pub(crate) const LABEL: &str = "helm-drift.io/watcher";
-/// The namespace pauses go to when no announcement can be listed across the cluster (the
-/// chart's usual home).
+/// The namespace pauses go to when the operator names none (the chart's usual home).
 pub(crate) const USUAL_HOME: &str = "helm-drift";
 /// The most announcements read (a namespace full of forged ones costs no more).
 const MOST: usize = 256;
@@ -78,25 +78,46 @@ pub(crate) async fn announce(client: &kube::Client, home: &str, name: &str, a: &
     super::apply(client, (home, name), LABEL, a.data(), "helm-drift-watcher").await
 }
 
-/// The announcements in `home` (every namespace: `None`), with the namespace each is in; at
-/// most [`MOST`] are read.
-pub(crate) async fn announced(
-    client: &kube::Client,
-    home: Option<&str>,
-) -> Result<Vec<(String, Announcement)>, ApiError> {
-    let api: Api<ConfigMap> = match home {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    };
+/// Announcements read in a page: an announcement is a few hundred bytes, and a page of
+/// ConfigMaps padded to etcd's limit (about 1.5 MiB each) costs no more than this many.
+const PAGE: u32 = 8;
+
+/// The announcements in `home`, with the namespace each is in: at most [`MOST`] are read, in
+/// pages of [`PAGE`] (a namespace of large forged ones costs a page's worth at a time).
+pub(crate) async fn announced(client: &kube::Client, home: &str) -> Result<Vec<(String, Announcement)>, ApiError> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
+    let path = format!("configmaps in namespace {home}");
+    let mut found = Vec::new();
+    let mut token: Option<String> = None;
+    for _ in 0..MOST.div_ceil(PAGE as usize) {
+        let mut params = ListParams::default().labels(&format!("{LABEL}=true")).limit(PAGE);
+        params.continue_token = token.take();
+        let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+        found.extend(
+            list.items
+                .into_iter()
+                .filter_map(|cm| Some((cm.metadata.namespace.clone()?, Announcement::from_data(cm.data.as_ref()?)?))),
+        );
+        match list.metadata.continue_.filter(|t| !t.is_empty()) {
+            Some(next) => token = Some(next),
+            None => break,
+        }
+    }
+    Ok(found)
+}
+
+/// The namespaces other than `home` holding announcements (their names only, at most five;
+/// empty when they cannot be listed): what an operator may choose to name.
+pub(crate) async fn named_elsewhere(client: &kube::Client, home: &str) -> Vec<String> {
+    let api: Api<ConfigMap> = Api::all(client.clone());
     let params = ListParams::default().labels(&format!("{LABEL}=true")).limit(MOST as u32);
-    let path = home.map_or("configmaps".to_string(), |ns| format!("configmaps in namespace {ns}"));
-    let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
-    Ok(list
-        .items
-        .into_iter()
-        .take(MOST)
-        .filter_map(|cm| Some((cm.metadata.namespace.clone()?, Announcement::from_data(cm.data.as_ref()?)?)))
-        .collect())
+    let Ok(list) = api.list_metadata(&params).await else { return Vec::new() };
+    let mut namespaces: Vec<String> =
+        list.items.into_iter().filter_map(|m| m.metadata.namespace).filter(|ns| ns != home).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces.truncate(5);
+    namespaces
 }
 
 /// The namespaces where a running watcher that heals releases of `namespace` reads pauses.

@@ -26,9 +26,24 @@ helm_matrix! {
         let w = Watching::start(&env, &args).ready();
         // The pause ends 10 s after it is written: not before `ends`.
         let ends = Instant::now() + Duration::from_secs(10);
-        // Where the watcher reads pauses is found from what it announces: no --pause-namespace.
+        // A tenant who may write ConfigMaps in its own namespace announces 256 watchers that heal
+        // every namespace: `pause` without --pause-namespace reads announcements only in the
+        // chart's usual home (none here), so it refuses, names where the others are, and
+        // writes nothing, neither the pause nor its reason.
+        let forged: String = (0..256)
+            .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: helm-drift-watcher-f{i:03}\n  labels: {{helm-drift.io/watcher: \"true\"}}\ndata: {{namespaces: \"*\", fleet: \"false\", renewed: \"{}\", everySeconds: \"86400\"}}\n", jiff::Timestamp::now()))
+            .collect();
+        env.apply_yaml("forged-announcements", &forged);
+        let refused = env.drift(&["pause", "web", "--for", "60s", "--reason", "INC-41: secret plan"]).code(1);
+        refused.stderr_has(&format!("no running watcher that heals releases of namespace {ns} reads pauses in namespace helm-drift"));
+        refused.stderr_has("are not read: a pause goes only to a namespace you name");
+        let pauses = env.kubectl(&["get", "configmaps", "-l", "helm-drift.io/pause", "-o", "name"]).success().stdout();
+        assert_eq!(pauses.trim(), "configmap/helm-drift-pause-forged", "nothing written for the tenant: {pauses}");
+        // Where the watcher reads pauses is named (or $HELM_DRIFT_PAUSE_NAMESPACE).
         // The reason carries a terminal control sequence: it reaches no terminal as one.
-        let paused = env.drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand\u{1b}[2J"]).success();
+        let paused = env
+            .drift(&["pause", "web", "--for", "10s", "--reason", "INC-42: kept by hand\u{1b}[2J", "--pause-namespace", &home])
+            .success();
         paused.stdout_has(&format!("release {ns}/web paused until ")).stdout_has("(INC-42: kept by hand\\u001b[2J)");
         paused.stdout_has(&format!("ConfigMap {home}/helm-drift-pause-"));
         assert!(!paused.stdout().contains(" by unknown"), "who paused, from the API server: {}", paused.stdout());
@@ -55,8 +70,9 @@ helm_matrix! {
         assert!(Instant::now() >= ends, "healed before the pause ended");
         eventually("no longer paused", Duration::from_secs(20), || w.sample(&series).is_none());
         // A pause where no watcher reads them is refused at the prompt, and nothing is written.
-        let nowhere = env.drift(&["pause", "other", "--for", "1h", "--reason", "x", "--pause-namespace", &ns]).code(1);
-        nowhere.stderr_has(&format!("no running watcher that heals releases of namespace {ns} reads pauses in namespace {ns}"));
+        let empty = format!("{ns}-nowhere");
+        let nowhere = env.drift(&["pause", "other", "--for", "1h", "--reason", "x", "--pause-namespace", &empty]).code(1);
+        nowhere.stderr_has(&format!("no running watcher that heals releases of namespace {ns} reads pauses in namespace {empty}"));
         let written = env.kubectl(&["get", "configmaps", "-l", "helm-drift.io/pause", "-o", "name"]).success().stdout();
         assert_eq!(written.trim(), "configmap/helm-drift-pause-forged", "only the tenant's own forged pause: {written}");
         // Ended by hand.

@@ -199,3 +199,41 @@ helm_matrix! {
         env.drift(&["check", "web", "--baseline", file]).code(0).stdout_has(&format!("until {end}"));
     }
 }
+
+/// A baseline ConfigMap is written by whoever may create ConfigMaps in the release's namespace:
+/// a stored hash made 400 KB long costs no PBKDF2 (the accepted drift is drift again, at once),
+/// and a document of aliases that expands to gigabytes is refused, naming the ConfigMap, before
+/// it is expanded (never "in sync").
+#[test]
+fn a_hostile_baseline_configmap_costs_nothing() {
+    let env = Env::new("base-hostile");
+    env.install(Helm::V4, "app", "secretive", &["--set", "password=p1"]);
+    env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"by-hand"}}"#);
+    env.drift(&["accept", "app", "--baseline", "cluster"]).success();
+    env.drift(&["check", "app", "--baseline", "cluster"]).code(0);
+    let name = "helm-drift-baseline.app";
+    let text = env.kubectl(&["get", "configmap", name, "-o", "jsonpath={.data.baseline\\.yaml}"]).success().stdout();
+    let write = |doc: &str| {
+        let file = env.home().join("baseline-patch.json");
+        std::fs::write(&file, serde_json::json!({"data": {"baseline.yaml": doc}}).to_string()).unwrap();
+        env.kubectl(&["patch", "configmap", name, "--type", "merge", "--patch-file", file.to_str().unwrap()]).success();
+    };
+    // The salted hash, made 400 KB long.
+    let at = text.find("pbkdf2-sha256$").expect("a salted hash");
+    let end = text[at..].find(['\n', '\'', '"']).map_or(text.len(), |e| at + e);
+    let forged = format!("{}{}{}", &text[..end], "0".repeat(400_000), &text[end..]);
+    write(&forged);
+    let started = std::time::Instant::now();
+    env.drift(&["check", "app", "--baseline", "cluster"]).code(2).stdout_has("changed      Secret");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    // Aliases: 8,000 of a 100 KB string (800 MB once expanded) in a 130 KB document.
+    let mut bomb =
+        format!("apiVersion: helm-drift.io/v1\nkind: Baseline\nx: &a \"{}\"\nentries: [", "x".repeat(100_000));
+    bomb.push_str(&vec!["*a"; 8_000].join(","));
+    bomb.push_str("]\n");
+    write(&bomb);
+    env.drift(&["check", "app", "--baseline", "cluster"])
+        .code(1)
+        .stderr_has(&format!("cannot read baseline ConfigMap {}/{name}", env.ns))
+        .stderr_has("expands to more than");
+}

@@ -101,4 +101,4 @@ Exit codes:
   2  it changes something
   3  it would fail (a conflict with another field manager, an immutable field, an object it
      does not own)
-  1  error";
+  1  error, or an object could not be read or dry-run (what the upgrade does to it is unknown)";

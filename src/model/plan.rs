@@ -10,6 +10,9 @@ pub(crate) enum PlannedChange {
     Update,
     Delete,
     None,
+    /// The object could not be read (forbidden, an error): what the upgrade does to it, and
+    /// whether it fails on it, is not known. Never a clean prediction: the plan exits 1.
+    Unknown,
 }
 
 impl PlannedChange {
@@ -20,6 +23,7 @@ impl PlannedChange {
             PlannedChange::Update => "update",
             PlannedChange::Delete => "delete",
             PlannedChange::None => "none",
+            PlannedChange::Unknown => "unknown",
         }
     }
 }
@@ -86,21 +90,68 @@ impl PlanReport {
     /// The plan in one sentence: the upgrade would fail, changes N objects, or changes nothing.
     pub(crate) fn verdict(&self) -> String {
         let changed = self.objects.iter().filter(|o| o.change != PlannedChange::None).count();
+        let unknown = self.objects.iter().filter(|o| o.change == PlannedChange::Unknown).count();
         match (self.would_fail(), changed) {
             (true, _) => "the upgrade would fail".to_string(),
+            (false, _) if unknown > 0 => format!(
+                "what the upgrade does is unknown: {unknown} object{} could not be read",
+                if unknown == 1 { "" } else { "s" }
+            ),
             (false, 0) => "the upgrade changes nothing".to_string(),
             (false, n) => format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }),
         }
     }
 
-    /// 3 the upgrade would fail, 2 it changes something, 0 it changes nothing.
+    /// 3 the upgrade would fail, 1 an object could not be read (the prediction is incomplete),
+    /// 2 it changes something, 0 it changes nothing.
     pub(crate) fn exit_status(&self) -> ExitStatus {
         if self.would_fail() {
             ExitStatus::WouldFail
+        } else if self.objects.iter().any(|o| o.change == PlannedChange::Unknown) {
+            ExitStatus::Error
         } else if self.objects.iter().any(|o| o.change != PlannedChange::None) {
             ExitStatus::Drift
         } else {
             ExitStatus::InSync
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_object_is_never_a_clean_plan() {
+        let object = |change, failure: Option<&str>| PlannedObject {
+            id: ObjectId {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some("shop".into()),
+                name: "web".into(),
+            },
+            change,
+            fields: Vec::new(),
+            failure: failure.map(String::from),
+            note: None,
+        };
+        let plan = |objects| PlanReport {
+            release: "web".into(),
+            namespace: "shop".into(),
+            revision: 1,
+            chart: "web-1.0.0".into(),
+            apply: "server-side",
+            writer: crate::model::HelmWriter::helm_command(),
+            objects,
+            failure: None,
+            drift: Vec::new(),
+            hooks: Vec::new(),
+        };
+        let unknown = plan(vec![object(PlannedChange::None, None), object(PlannedChange::Unknown, None)]);
+        assert_eq!(unknown.exit_status(), ExitStatus::Error);
+        assert_eq!(unknown.verdict(), "what the upgrade does is unknown: 1 object could not be read");
+        let failing = plan(vec![object(PlannedChange::Unknown, None), object(PlannedChange::Update, Some("409"))]);
+        assert_eq!(failing.exit_status(), ExitStatus::WouldFail, "a known failure is said whatever is unknown");
+        assert_eq!(plan(vec![object(PlannedChange::None, None)]).exit_status(), ExitStatus::InSync);
     }
 }

@@ -9,6 +9,7 @@
 
 mod fates;
 
+use crate::api::ApiError;
 use crate::compare::merge;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
@@ -162,18 +163,24 @@ async fn planned(
     };
     match &o.verdict {
         Verdict::Missing => p.change = PlannedChange::Create,
-        Verdict::Error { message } => p.failure = Some(format!("cannot be read: {message}")),
+        Verdict::Error { message } => return unknown(&mut p, &format!("it cannot be read: {message}")),
         _ => {
             let before = today.objects.iter().find(|d| d.id() == o.id);
             if before.is_none() && !request.take_ownership {
-                p.failure = foreign(session, at, desired, &request.release, today.release.namespace()).await;
+                match foreign(session, at, desired, &request.release, today.release.namespace()).await {
+                    Ok(failure) => p.failure = failure,
+                    Err(why) => {
+                        return unknown(&mut p, &format!("whether another release owns it cannot be read: {why}"));
+                    }
+                }
             }
             // Live → after: the chart's values where they differ, and what the new chart no
             // longer sets (the upgrade removes it).
             p.fields = o.fields.iter().filter(|f| f.recorded.is_some()).map(swapped).collect();
             let live = match session.live().get(session.client(), at, &o.id.name, true).await {
                 LiveState::Present(live) => Some(live),
-                _ => None,
+                LiveState::Absent => None,
+                LiveState::Failed(e) => return unknown(&mut p, &format!("it cannot be read: {e}")),
             };
             let gone = match (before, &live) {
                 (Some(before), Some(live)) => merge::no_longer_set(&before.object, &desired.object, live),
@@ -189,11 +196,26 @@ async fn planned(
             }
             if p.failure.is_none() && (p.change == PlannedChange::Update || ssa) {
                 let by = Applier { manager: &after.report.writer.manager, ssa };
-                p.failure = dry_run(session, request, at, desired, live.as_ref(), &gone, by).await.err();
+                match dry_run(session, request, at, desired, live.as_ref(), &gone, by).await {
+                    Ok(()) => {}
+                    // The server refused the write: that is what the upgrade meets.
+                    Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => p.failure = Some(e.to_string()),
+                    // Not allowed to ask, or no answer: the prediction is unknown, not a failure.
+                    Err(e) => return unknown(&mut p, &format!("the server did not dry-run the upgrade's write: {e}")),
+                }
             }
         }
     }
     p
+}
+
+/// An object that could not be read: what the upgrade does to it is unknown (never "no other
+/// owner", never "no fields gone").
+fn unknown(p: &mut PlannedObject, why: &str) -> PlannedObject {
+    p.change = PlannedChange::Unknown;
+    p.fields.clear();
+    p.note = Some(format!("unknown: {why}"));
+    p.clone()
 }
 
 /// How the release's writer applies: its field manager, and whether server-side.
@@ -214,7 +236,7 @@ async fn dry_run(
     live: Option<&Value>,
     gone: &[FieldDiff],
     Applier { manager, ssa }: Applier<'_>,
-) -> Result<(), String> {
+) -> Result<(), ApiError> {
     let client = session.client();
     let done = match (ssa, live) {
         (false, Some(live)) => {
@@ -227,7 +249,7 @@ async fn dry_run(
             live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, manager).await
         }
     };
-    done.map(|_| ()).map_err(|e| e.to_string())
+    done.map(|_| ())
 }
 
 /// A field as the plan says it: the live value, then the value after the upgrade.
@@ -242,23 +264,28 @@ fn swapped(f: &FieldDiff) -> FieldDiff {
 }
 
 /// Why a new object of the chart cannot be taken: it exists and another release (or no
-/// release) owns it, as Helm's `meta.helm.sh/release-name` annotation says.
+/// release) owns it, as Helm's `meta.helm.sh/release-name` annotation says. An error when it
+/// cannot be read (who owns it is then unknown).
 async fn foreign(
     session: &Session,
     at: &Location,
     d: &DesiredObject,
     release: &str,
     namespace: &str,
-) -> Option<String> {
-    let LiveState::Present(live) = live::get(session.client(), at, &d.name).await else { return None };
+) -> Result<Option<String>, String> {
+    let live = match live::get(session.client(), at, &d.name).await {
+        LiveState::Present(live) => live,
+        LiveState::Absent => return Ok(None),
+        LiveState::Failed(e) => return Err(e.to_string()),
+    };
     let note = |k: &str| live.pointer(&format!("/metadata/annotations/meta.helm.sh~1{k}")).and_then(Value::as_str);
     if note("release-name") == Some(release) && note("release-namespace") == Some(namespace) {
-        return None;
+        return Ok(None);
     }
     let owner = note("release-name").map_or("no release".to_string(), |r| format!("release {r}"));
-    Some(format!(
+    Ok(Some(format!(
         "it exists and belongs to {owner}: the upgrade refuses it (--take-ownership adopts it, Helm 3.17+ and 4)"
-    ))
+    )))
 }
 
 /// The objects of today's manifest that the new one drops: deleted by the upgrade, unless

@@ -319,3 +319,33 @@ helm_matrix! {
         assert!(after.contains_key("configmap/web-hook"), "the hook ran in the real upgrade: {after:?}");
     }
 }
+
+/// A plan by someone who may read the release's records but not all of its objects, nor
+/// dry-run a write: what could not be read is named as unknown, and the plan exits 1, never 0
+/// ("no other owner", "no fields gone" are never taken from a failed read).
+#[test]
+fn what_cannot_be_read_is_unknown_never_clean() {
+    let env = Env::new("plan-unknown");
+    env.install(Helm::V4, "web", "basic", &[]);
+    let user = format!("{}-reader", env.ns);
+    let rbac = format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\nrules:\n- apiGroups: [\"\", \"apps\"]\n  resources: [secrets, services, deployments]\n  verbs: [get, list, watch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: reader\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: reader\nsubjects:\n- kind: User\n  name: {user}\n  apiGroup: rbac.authorization.k8s.io\n"
+    );
+    env.apply_yaml("reader", &rbac);
+    env.wait_until_allowed(&user, "list", "secrets", false);
+    let basic = chart_path("basic");
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["plan", "web", basic.to_str().unwrap(), "--reuse-values"];
+        args.extend_from_slice(extra);
+        env.drift(&args).env("HELM_BIN", env.helm_bin(Helm::V4)).env("HELM_KUBEASUSER", &user)
+    };
+    let out = plan(&[]).code(1);
+    out.stdout_has(&format!("unknown ConfigMap {}/web-config", env.ns))
+        .stdout_has("unknown: it cannot be read: forbidden")
+        .stdout_has("unknown: the server did not dry-run the upgrade's write: forbidden")
+        .stdout_has("what the upgrade does is unknown");
+    let doc: serde_json::Value = serde_json::from_str(&plan(&["-o", "json"]).code(1).stdout()).unwrap();
+    assert_eq!(doc["wouldFail"], false, "{doc:#}");
+    let changes: Vec<&str> = doc["objects"].as_array().unwrap().iter().filter_map(|o| o["change"].as_str()).collect();
+    assert!(changes.iter().all(|c| *c == "unknown"), "every object unknown (reads or dry-runs refused): {doc:#}");
+}

@@ -77,11 +77,8 @@ async fn run(s: &PauseSettings) -> Result<String> {
             .collect::<String>()
     );
     Ok(format!(
-        "{what} paused until {:.0} by {} ({}): the watcher reports its drift as paused and does not heal it; helm drift check still reports it\n  {}; end it sooner with: {end}\n",
-        p.until,
-        p.by,
-        p.reason,
-        format!("ConfigMap {home}/{name}"),
+        "{what} paused until {:.0} by {} ({}): the watcher reports its drift as paused and does not heal it; helm drift check still reports it\n  ConfigMap {home}/{name}; end it sooner with: {end}\n",
+        p.until, p.by, p.reason,
     ))
 }
 

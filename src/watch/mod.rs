@@ -128,6 +128,13 @@ fn one_cluster<'a>(
 
 /// The audit hub of this run, its webhook endpoint served.
 async fn audit_hub(a: &AuditOptions, options: &WatchOptions, metrics: &Arc<Metrics>) -> Result<Arc<audit::Hub>> {
+    if a.client_ca.is_some() && options.fleet.is_none() && options.cluster.is_none() {
+        anyhow::bail!(
+            "--audit-client-ca authenticates an API server by its certificate's Common Name, the cluster it speaks \
+             for: name this watcher's cluster with --cluster NAME (without it, every certificate the CA signed, each \
+             kubelet's with kubeadm's CA, would speak for it)"
+        );
+    }
     let hub = Arc::new(match options.fleet {
         Some(_) => audit::Hub::fleet(a.limits),
         None => audit::Hub::single(a.limits, options.cluster.as_deref()),

@@ -138,7 +138,11 @@ fn audit_watcher_with(env: &Env, sink: &testcluster::AuditSink, tokens: &str, ex
     let address = format!("127.0.0.1:{}", sink.port);
     let mut args = vec!["--audit-address", &address, "--audit-tokens", file.to_str().unwrap()];
     let (cert, key, ca) = (sink.cert.to_str().unwrap(), sink.key.to_str().unwrap(), sink.ca.to_str().unwrap());
-    args.extend(["--audit-tls-cert", cert, "--audit-tls-key", key, "--audit-client-ca", ca]);
+    args.extend(["--audit-tls-cert", cert, "--audit-tls-key", key]);
+    // Client certificates name their cluster: only a watcher that names its own takes them.
+    if extra.iter().any(|a| *a == "--cluster" || *a == "--clusters") {
+        args.extend(["--audit-client-ca", ca]);
+    }
     args.extend_from_slice(extra);
     Watching::start(env, &args).ready()
 }
@@ -299,6 +303,37 @@ pub fn patch_event(user: &str, namespace: &str, name: &str, at: &str) -> Value {
         "responseStatus":{"code":200},"requestReceivedTimestamp":format!("{at}.000001Z"),"stageTimestamp":format!("{at}.999999Z")})
 }
 
+/// `n` TCP connections to loopback `port` from local address `from`, opened and left silent.
+fn idle_connections(from: &str, port: u16, n: usize) -> Vec<std::net::TcpStream> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut open = Vec::new();
+        for _ in 0..n {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+            let stream = socket.connect(([127, 0, 0, 1], port).into()).await.unwrap();
+            open.push(stream.into_std().unwrap());
+        }
+        open
+    })
+}
+
+/// Whether the server closed `c` (end of stream or a reset) within `limit`.
+fn closed_within(c: &std::net::TcpStream, limit: Duration) -> bool {
+    use std::io::{ErrorKind, Read};
+    c.set_nonblocking(false).unwrap();
+    c.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = [0u8; 64];
+    loop {
+        match (&*c).read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
 /// Refused, then counted: an unauthenticated sender, a wrong token, a certificate of a CA
 /// nobody trusts, one of another cluster, a batch over 8 MiB, one that is not an EventList, an
 /// event with a huge user name. Then a flood of writes to unrelated objects (20,000 events)
@@ -333,6 +368,15 @@ fn the_audit_endpoint_refuses_and_counts_what_no_api_server_sends() {
     assert_eq!(post(port, ca, token, &long), Ok(200), "the batch is taken, its bad event is not");
     // Counted: two 401s, the handshake, the 403, the 413, the 400 and the event.
     crate::support::eventually("refusals counted", Duration::from_secs(10), || rejected() - before >= 7.0);
+
+    // Seventy idle connections from one other address (no TLS, no credential): they hold at
+    // most eight slots, each for the handshake's 5 s, and the API server's batches still land.
+    let idle = idle_connections("127.0.0.2", port, 70);
+    assert_eq!(post(port, ca, Auth::Token(&sink.token), &ok), Ok(200), "a sender elsewhere is not starved");
+    let started = std::time::Instant::now();
+    let closed = idle.into_iter().filter(|c| closed_within(c, Duration::from_secs(15))).count();
+    assert_eq!(closed, 70, "every idle connection closed");
+    assert!(started.elapsed() < Duration::from_secs(15), "within the handshake's limit: {:?}", started.elapsed());
 
     // A flood of writes to objects nobody watches, from four senders at once.
     let flood: Vec<Value> =
@@ -412,4 +456,26 @@ fn a_fleet_attributes_each_cluster_s_drift_only_from_its_own_audit() {
     b.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"on b"}}"#);
     let on_b = life(&w, "ConfigMap faud-w/web-config", "b's drift", |d| d["cluster"] == "faud-mgmt/b");
     assert!(!made_by(&on_b).contains("alice"), "a's audit is not b's: {on_b:#}");
+}
+
+/// A watcher of one unnamed cluster that would take client certificates is refused at start:
+/// every certificate its CA signed (each kubelet's, with kubeadm's CA) would speak for it.
+#[test]
+fn client_certificates_need_the_cluster_they_name() {
+    let env = Env::new("audit-unnamed");
+    let pki = env.cp.dir().join("pki");
+    let (cert, key, ca) = (pki.join("admin.crt"), pki.join("admin.key"), pki.join("ca.crt"));
+    let args = [
+        "watch",
+        "-A",
+        "--audit-address",
+        "127.0.0.1:0",
+        "--audit-tls-cert",
+        cert.to_str().unwrap(),
+        "--audit-tls-key",
+        key.to_str().unwrap(),
+        "--audit-client-ca",
+        ca.to_str().unwrap(),
+    ];
+    env.drift(&args).code(1).stderr_has("name this watcher's cluster with --cluster NAME");
 }

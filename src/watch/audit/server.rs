@@ -1,8 +1,8 @@
 //! The audit webhook endpoint: HTTPS, a POST of an `audit.k8s.io/v1` `EventList` from a sender
 //! authenticated as one cluster (a client certificate or a bearer token). A batch from an
 //! unauthenticated sender, one over 8 MiB, one that is not an `EventList`, an event that is not
-//! what an API server writes, a connection past the 64 served at once, a request slower than
-//! 30 s: refused and counted
+//! what an API server writes, a connection past the 64 served at once (or the 8 of one source
+//! address), a TLS handshake slower than 5 s, a request slower than 30 s: refused and counted
 //! (`rejected_inputs{input="audit"}`), never kept. Parsing happens before the window is locked,
 //! so a flood costs its sender's connections, not detection.
 
@@ -30,6 +30,11 @@ const CONNECTION_LIMIT: Duration = Duration::from_secs(15 * 60);
 /// The longest a request's headers, or its body, may take to arrive (a slow sender holds no
 /// slot for ever).
 const REQUEST_LIMIT: Duration = Duration::from_secs(30);
+/// The longest a TLS handshake may take: a connection that says nothing gives its slot back.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(5);
+/// Connections one source address may hold at once (an API server keeps one or a few): idle
+/// connections from one place cannot take every slot.
+const PER_SOURCE: usize = 8;
 
 /// What each connection shares.
 struct Receiver {
@@ -55,16 +60,21 @@ pub(crate) async fn serve(
     let bound = listener.local_addr()?;
     let receiver = Arc::new(Receiver { hub, tokens, metrics, log });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let sources = Sources::default();
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else { continue };
+            let Ok((tcp, peer)) = listener.accept().await else { continue };
+            let Some(held) = sources.take(peer.ip()) else {
+                receiver.metrics.rejected("audit", 1);
+                continue;
+            };
             let Ok(slot) = slots.clone().try_acquire_owned() else {
                 receiver.metrics.rejected("audit", 1);
                 continue;
             };
             let (acceptor, receiver) = (acceptor.clone(), receiver.clone());
             tokio::spawn(async move {
-                let _slot = slot;
+                let _held = (slot, held);
                 let _ = tokio::time::timeout(CONNECTION_LIMIT, connection(acceptor, tcp, receiver)).await;
             });
         }
@@ -99,11 +109,44 @@ fn tls(options: &AuditOptions) -> Result<rustls::ServerConfig> {
     builder.with_single_cert(certs, key).context("--audit-tls-cert and --audit-tls-key do not make a pair")
 }
 
+/// The connections each source address holds.
+#[derive(Clone, Default)]
+struct Sources(Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>);
+
+/// One connection of a source, given back when dropped.
+struct Held(Sources, std::net::IpAddr);
+
+impl Sources {
+    /// A connection from `ip`, unless it holds [`PER_SOURCE`] already.
+    fn take(&self, ip: std::net::IpAddr) -> Option<Held> {
+        let mut held = self.0.lock().ok()?;
+        let n = held.entry(ip).or_default();
+        if *n >= PER_SOURCE {
+            return None;
+        }
+        *n += 1;
+        Some(Held(self.clone(), ip))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Ok(mut held) = self.0.0.lock()
+            && let Some(n) = held.get_mut(&self.1)
+        {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.1);
+            }
+        }
+    }
+}
+
 async fn connection(acceptor: tokio_rustls::TlsAcceptor, tcp: tokio::net::TcpStream, receiver: Arc<Receiver>) {
-    let tls = match acceptor.accept(tcp).await {
-        Ok(tls) => tls,
-        Err(_) => {
-            // A certificate not signed by the CA, or not TLS at all.
+    let tls = match tokio::time::timeout(HANDSHAKE_LIMIT, acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        _ => {
+            // A certificate not signed by the CA, not TLS at all, or nothing said in time.
             receiver.metrics.rejected("audit", 1);
             return;
         }
@@ -154,10 +197,14 @@ impl Receiver {
         }
     }
 
+    /// A refused request, and its connection closed: a sender must authenticate again (a new
+    /// handshake) to try anew, and holds no slot meanwhile.
     fn refuse(&self, status: StatusCode, why: &str) -> Response<Full<Bytes>> {
         self.metrics.rejected("audit", 1);
         self.log.warn("audit batch refused", &[("status", &status.as_u16()), ("reason", &why)]);
-        answer(status, why)
+        let mut r = answer(status, why);
+        r.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+        r
     }
 }
 

@@ -37,7 +37,14 @@ impl Write {
         let a = &self.actor;
         let lists: usize = a.groups.iter().chain(&a.source_ips).map(|s| s.len() + 24).sum();
         let texts = [&self.target.group, &self.target.plural, &self.target.name, &self.manager, &a.user, &a.user_agent];
-        192 + lists + texts.iter().map(|s| s.len()).sum::<usize>() + a.audit_id.len() + a.verb.len() + a.time.len()
+        let more =
+            self.target.namespace.as_ref().map_or(0, String::len) + self.subresource.as_ref().map_or(0, String::len);
+        192 + more
+            + lists
+            + texts.iter().map(|s| s.len()).sum::<usize>()
+            + a.audit_id.len()
+            + a.verb.len()
+            + a.time.len()
     }
 }
 
@@ -69,7 +76,7 @@ struct Raw {
     user: RawUser,
     impersonated_user: Option<RawUser>,
     #[serde(default, rename = "sourceIPs")]
-    source_ips: Vec<String>,
+    source_ips: Capped,
     #[serde(default)]
     user_agent: String,
     object_ref: Option<RawRef>,
@@ -77,7 +84,43 @@ struct Raw {
     request_received_timestamp: Timestamp,
     stage_timestamp: Timestamp,
     #[serde(default)]
-    annotations: std::collections::BTreeMap<String, String>,
+    annotations: Annotations,
+}
+
+/// The one annotation read (the authorizer's reason); every other is skipped unread.
+#[derive(Deserialize, Default)]
+struct Annotations {
+    #[serde(rename = "authorization.k8s.io/reason")]
+    reason: Option<String>,
+}
+
+/// The first [`MAX_LIST`] strings of a list, each cut to [`MAX_TEXT`]; the rest is skipped as
+/// it is read, never built.
+#[derive(Default)]
+struct Capped(Vec<String>);
+
+impl<'de> Deserialize<'de> for Capped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Capped, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Capped;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Capped, A::Error> {
+                let mut kept = Vec::new();
+                while kept.len() < MAX_LIST {
+                    match seq.next_element::<std::borrow::Cow<'de, str>>()? {
+                        Some(s) => kept.push(cut(&s)),
+                        None => return Ok(Capped(kept)),
+                    }
+                }
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Capped(kept))
+            }
+        }
+        d.deserialize_seq(Visitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -85,7 +128,7 @@ struct RawUser {
     #[serde(default)]
     username: String,
     #[serde(default)]
-    groups: Vec<String>,
+    groups: Capped,
 }
 
 #[derive(Deserialize)]
@@ -160,20 +203,20 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     if names.into_iter().any(|n| n.chars().count() > MAX_TEXT) {
         return Err(Refused::LongName);
     }
-    let reason = raw.annotations.get("authorization.k8s.io/reason").map_or("", String::as_str);
+    let reason = raw.annotations.reason.as_deref().unwrap_or("");
     let manager = field_manager(&raw.request_uri).unwrap_or_else(|| agent_word(&raw.user_agent));
     let actor = Actor {
-        groups: deciding(&acting.groups, reason),
+        groups: deciding(&acting.groups.0, reason),
         user: acting.username,
         impersonated_by,
         user_agent: cut(&raw.user_agent),
-        source_ips: raw.source_ips.iter().take(MAX_LIST).map(|s| cut(s)).collect(),
+        source_ips: raw.source_ips.0,
         audit_id: cut(&raw.audit_id),
         verb: raw.verb,
         time: format!("{:.0}", raw.stage_timestamp),
     };
     let target = Target { group: r.api_group, plural: r.resource, namespace: r.namespace, name: r.name };
-    let subresource = r.subresource.filter(|s| !s.is_empty());
+    let subresource = r.subresource.filter(|s| !s.is_empty()).map(|s| cut(&s));
     let (received, completed) = (raw.request_received_timestamp, raw.stage_timestamp);
     Ok(Some(Write { target, subresource, manager: cut(&manager), actor, received, completed }))
 }
@@ -300,6 +343,22 @@ mod tests {
         let mut e = impersonated_patch();
         e["userAgent"] = json!("k".repeat(10 * MAX_TEXT));
         assert_eq!(parse(e).unwrap().unwrap().actor.user_agent.chars().count(), MAX_TEXT + 1, "an agent is cut");
+    }
+
+    #[test]
+    fn long_lists_are_skipped_as_read_and_every_kept_text_is_counted() {
+        let mut e = impersonated_patch();
+        e.as_object_mut().unwrap().remove("impersonatedUser");
+        e["user"]["groups"] =
+            json!((0..10_000).map(|i| format!("g{i}")).chain(["system:masters".into()]).collect::<Vec<_>>());
+        e["sourceIPs"] = json!(vec!["10.0.0.1"; 10_000]);
+        e["objectRef"]["subresource"] = json!("s".repeat(10 * MAX_TEXT));
+        e["annotations"] = json!((0..5_000).map(|i| (format!("k{i}"), json!("v"))).collect::<serde_json::Map<_, _>>());
+        let w = parse(e).unwrap().unwrap();
+        assert_eq!(w.actor.source_ips.len(), MAX_LIST);
+        assert!(w.actor.groups.is_empty(), "system:masters past the first {MAX_LIST} groups is not read");
+        assert_eq!(w.subresource.as_ref().unwrap().chars().count(), MAX_TEXT + 1, "a subresource is cut");
+        assert!(w.size() > MAX_TEXT, "the subresource counts in the window's bytes: {}", w.size());
     }
 
     #[test]

@@ -156,14 +156,19 @@ impl Hub {
         let mut feeds = self.feeds.lock().ok()?;
         let feed = feeds.get_mut(&name)?;
         let mut kept = 0;
+        // One touch per object a batch wrote, however many writes it holds: what queues for
+        // the watcher is bounded by the objects it watches, not by a sender's volume.
+        let mut touched = HashSet::new();
         for w in writes.into_iter().filter(|w| feed.interest.contains(&w.target)) {
-            let t = w.target.clone();
+            touched.insert(w.target.clone());
             feed.window.keep(w, now);
-            let key = ObjectKey { group: t.group, plural: t.plural, namespace: t.namespace, name: t.name };
-            if let Some(touches) = &feed.touches {
+            kept += 1;
+        }
+        if let Some(touches) = &feed.touches {
+            for t in touched {
+                let key = ObjectKey { group: t.group, plural: t.plural, namespace: t.namespace, name: t.name };
                 let _ = touches.send(Touch::Object(key));
             }
-            kept += 1;
         }
         feed.window.forget_old(now);
         Some(kept)

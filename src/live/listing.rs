@@ -32,6 +32,10 @@ type KeptPage = crate::api::Page<(String, Box<RawValue>)>;
 pub(crate) const KEPT_BYTES: usize = 64 * 1024 * 1024;
 /// The response size a page aims at.
 pub(crate) const PAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The most bytes of one page's response held at once: past it the response is dropped as it
+/// is read and the page asked again with a quarter of the objects, so that a page costs no more
+/// whatever the sizes of the objects before it (tiny ones, then large ones).
+pub(crate) const PAGE_MAX: usize = 8 * 1024 * 1024;
 /// Objects asked for in a listing's first page, before their size is known (an object may be
 /// up to about 1.5 MiB, etcd's limit).
 const FIRST_PAGE: u32 = 16;
@@ -206,24 +210,42 @@ async fn list_objects(
     let base = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
     let invalid = |e: serde_json::Error| kube::Error::SerdeError(e);
     let (read_bytes, read_objects) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let size = AtomicU32::new(0);
+    // The most objects a page may ask for since one overflowed [`PAGE_MAX`] (doubled back after
+    // each page that fits).
+    let ceiling = AtomicU32::new(u32::MAX);
     let keep = &keep;
     let items = crate::api::all_pages(|limit, token| {
         let mut lp = base.clone();
-        // Unpaginated (a token expired): one request, as asked. Else sized by bytes.
-        lp.limit = limit.map(|most| {
-            let n = next_page(read_bytes.load(Ordering::Relaxed), read_objects.load(Ordering::Relaxed), most);
-            size.store(n, Ordering::Relaxed);
-            n
-        });
         lp.continue_token = token;
-        let (request, read_bytes, read_objects) = (&request, &read_bytes, &read_objects);
+        let (request, read_bytes, read_objects, ceiling) = (&request, &read_bytes, &read_objects, &ceiling);
         async move {
-            let text = crate::api::retry(|| async {
-                let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
-                client.request_text(req).await
-            })
-            .await?;
+            let text = loop {
+                // Unpaginated (a token expired, or --chunk-size 0): one request, as asked. Else
+                // sized by bytes, within the ceiling.
+                lp.limit = limit.map(|most| {
+                    let n = next_page(read_bytes.load(Ordering::Relaxed), read_objects.load(Ordering::Relaxed), most);
+                    n.min(ceiling.load(Ordering::Relaxed))
+                });
+                let text = crate::api::retry(|| async {
+                    let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
+                    page_text(client, req, lp.limit.map(|_| PAGE_MAX)).await
+                })
+                .await?;
+                match (text, lp.limit) {
+                    (Some(text), _) => {
+                        let _ =
+                            ceiling.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some(c.saturating_mul(2)));
+                        break text;
+                    }
+                    (None, Some(n)) if n > 1 => ceiling.store((n / 4).max(1), Ordering::Relaxed),
+                    (None, _) => {
+                        return Err(kube::Error::ReadEvents(std::io::Error::other(format!(
+                            "one object's response is over {} MiB",
+                            PAGE_MAX >> 20
+                        ))));
+                    }
+                }
+            };
             let page = kept(&text, everywhere, keep).map_err(invalid)?;
             read_bytes.fetch_add(text.len(), Ordering::Relaxed);
             read_objects.fetch_add(page.1, Ordering::Relaxed);
@@ -238,6 +260,25 @@ async fn list_objects(
         e => ApiError::from_kube(&e, "list", &r.plural),
     })?;
     Ok(items.into_iter().collect())
+}
+
+/// One page's response text, read as it arrives: `None` once it is over `most` bytes (what was
+/// read is dropped, and the rest of the response with the connection). `None` for `most`: the
+/// whole response, as asked.
+async fn page_text(
+    client: &kube::Client,
+    req: http::Request<Vec<u8>>,
+    most: Option<usize>,
+) -> Result<Option<String>, kube::Error> {
+    use futures::AsyncReadExt;
+    let stream = client.request_stream(req).await?;
+    let mut bytes = Vec::new();
+    let limit = most.map_or(u64::MAX, |m| m as u64 + 1);
+    stream.take(limit).read_to_end(&mut bytes).await.map_err(kube::Error::ReadEvents)?;
+    if most.is_some_and(|m| bytes.len() > m) {
+        return Ok(None);
+    }
+    String::from_utf8(bytes).map(Some).map_err(kube::Error::FromUtf8)
 }
 
 /// The objects of one page of a LIST (`text`) that `keep` keeps, each copied out of the text,

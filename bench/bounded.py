@@ -9,9 +9,14 @@ may only write Secrets, ConfigMaps and Events in their own namespaces could writ
   release (what kube-prometheus-stack's dashboards look like to a listing);
 - CLUSTERS Argo CD cluster Secrets in bnd-clusters, a tenant namespace.
 
+And issue 57's doors: 200 tiny ConfigMaps listed before the big ones, a baseline ConfigMap of
+aliases next to tiny0 (800 MB once expanded), 256 forged watcher announcements claiming every
+namespace in bnd-announce.
+
 Then `helm-drift watch -A --repair` (its peak RSS beside the chart's 256 MiB limit), `check -A`
-over the same cluster, and `check -A --clusters argocd` (Argo CD's namespace by default: the
-tenant's cluster Secrets are no member).
+over the same cluster, `check -A --clusters argocd` (Argo CD's namespace by default: the
+tenant's cluster Secrets are no member), `check tiny0 --baseline cluster` (refused, naming the
+ConfigMap) and `pause tiny0` (refused: no announcement is read outside the operator's namespace).
 
     python3 bench/bounded.py BINARY KUBECTL METADATA TINY EVENTS BIG CLUSTERS
 
@@ -91,6 +96,21 @@ create([{"apiVersion": "v1", "kind": "Secret",
          "stringData": {"name": f"c{i}", "server": f"https://127.0.0.1:{1 + i}",
                         "config": json.dumps({"bearerToken": "t", "tlsClientConfig": {"insecure": True}})}}
         for i in range(clusters)])
+# Issue 57's doors. Tiny ConfigMaps listed before the 900 KB ones (a page sized from them would
+# ask for hundreds of large ones); a baseline ConfigMap of aliases next to a release (8,000 of a
+# 100 KB string: 800 MB expanded); 256 forged watcher announcements claiming every namespace.
+create([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"a{i:03}", "namespace": "bnd-unrelated"},
+         "data": {"a": "b"}} for i in range(200)])
+bomb = "apiVersion: helm-drift.io/v1\nkind: Baseline\nx: &a \"" + "x" * 100_000 + "\"\nentries: [" + ",".join(["*a"] * 8000) + "]\n"
+create([{"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "helm-drift-baseline.tiny0", "namespace": "bnd-tiny", "labels": {"helm-drift.io/baseline": "tiny0"}},
+         "data": {"baseline.yaml": bomb}}])
+subprocess.run([kubectl, "create", "namespace", "bnd-announce"], capture_output=True)
+now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+create([{"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": f"helm-drift-watcher-f{i:03}", "namespace": "bnd-announce", "labels": {"helm-drift.io/watcher": "true"}},
+         "data": {"namespaces": "*", "fleet": "false", "renewed": now, "everySeconds": "86400", "pad": "p" * 4000}}
+        for i in range(256)])
 written = time.monotonic() - written
 
 
@@ -113,6 +133,10 @@ proc = subprocess.Popen([binary, "watch", "-A", "--repair", "--metrics-address",
 ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 900)
 check_exit, check_peak, _ = peak_of("check", "-A", "-o", "json")
 fleet_exit, fleet_peak, fleet_said = peak_of("check", "-A", "--clusters", "argocd")
+baseline_exit, baseline_peak, baseline_said = peak_of("check", "tiny0", "-n", "bnd-tiny", "--baseline", "cluster")
+pause_exit, pause_peak, pause_said = peak_of("pause", "tiny0", "-n", "bnd-tiny", "--for", "60s", "--reason", "INC-1")
+pauses_written = subprocess.run([kubectl, "get", "configmaps", "-A", "-l", "helm-drift.io/pause", "-o", "name"],
+                                capture_output=True, text=True).stdout.split()
 print(json.dumps({
     "metadata_records": metadata, "tiny_records": tiny, "events": events, "big_objects": 2 * big,
     "tenant_cluster_secrets": clusters, "write_s": round(written, 1),
@@ -121,4 +145,7 @@ print(json.dumps({
     "rss_mib": round(rss, 1), "peak_rss_mib": round(peak, 1),
     "check_exit": check_exit, "check_peak_rss_mib": check_peak,
     "fleet_exit": fleet_exit, "fleet_peak_rss_mib": fleet_peak, "fleet_said": fleet_said,
+    "baseline_exit": baseline_exit, "baseline_peak_rss_mib": baseline_peak, "baseline_said": baseline_said,
+    "pause_exit": pause_exit, "pause_peak_rss_mib": pause_peak, "pause_said": pause_said,
+    "pauses_written": len(pauses_written),
 }))

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "errors",
     "random",
+    "yaml",
     "model",
     "api",
     "live",

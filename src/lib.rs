@@ -4,8 +4,9 @@
 //! list (`layering::each_module_uses_only_the_layers_below_it` checks the `crate::` paths of the
 //! code, tests aside):
 //!
-//! 1. Leaves: [`errors`] (an error as one line), [`random`], [`model`] (the data every stage
-//!    hands on: objects, drift, reports, exit codes).
+//! 1. Leaves: [`errors`] (an error as one line), [`random`], [`yaml`] (the one budgeted YAML
+//!    parser for what others write: records' manifests, baselines), [`model`] (the data every
+//!    stage hands on: objects, drift, reports, exit codes).
 //! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
 //!    cluster's objects (discovery, shared lists, changes made as Helm would, Events);
 //!    [`inventory`]: the fleets other tools keep (Cluster API, Argo CD, CAAPH's releases).
@@ -55,6 +56,7 @@ pub(crate) mod repair;
 pub(crate) mod report;
 pub(crate) mod settings;
 pub(crate) mod watch;
+pub(crate) mod yaml;
 
 /// What the fuzz targets (`fuzz/`) call: the parsers of untrusted input, and nothing else.
 pub mod fuzzing {

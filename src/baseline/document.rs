@@ -151,8 +151,8 @@ pub(crate) fn parse(text: &str, at: &str) -> Result<Baseline, BaselineError> {
     }
     // Whoever may write a ConfigMap in the release's namespace writes its baseline: the document's
     // expansion (aliases) and depth are bounded as a release record's are, before it is decoded.
-    let mut budget = crate::desired::yaml::Budget::for_manifest(text.len());
-    crate::desired::yaml::to_json_within(text, &mut budget)
+    let mut budget = crate::yaml::Budget::for_manifest(text.len());
+    crate::yaml::to_json_within(text, &mut budget)
         .map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })?;
     serde_yaml::from_str(text).map_err(|e| BaselineError::Read { at: at.to_string(), why: e.to_string() })
 }

@@ -2,9 +2,9 @@
 //! record's hooks), as Helm sends hooks: without release metadata.
 
 use super::object::{DesiredError, DesiredObject, parse_within};
-use super::yaml::Budget;
 use crate::model::HookOrigin;
 use crate::release::Hook;
+use crate::yaml::Budget;
 
 /// The objects of `hooks` (each with the revision whose run made it) of revision `revision`, each
 /// with its origin; documents that are not objects apart.

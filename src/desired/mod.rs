@@ -5,7 +5,6 @@ mod hooks;
 mod manifest;
 pub(crate) mod metadata;
 mod object;
-pub(crate) mod yaml;
 
 pub(crate) use documents::diff_documents;
 pub(crate) use hooks::hook_objects;

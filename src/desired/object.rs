@@ -6,7 +6,7 @@ use super::manifest;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum DesiredError {
     #[error("{at}: invalid YAML: {source}")]
-    Yaml { at: String, source: super::yaml::YamlError },
+    Yaml { at: String, source: crate::yaml::YamlError },
     #[error("{at}: not a Kubernetes object (missing {field})")]
     NotAnObject { at: String, field: &'static str },
 }
@@ -53,18 +53,18 @@ pub(crate) fn from_manifest(manifest: &str) -> Result<Vec<DesiredObject>, Desire
 pub(crate) fn parse_manifest(manifest: &str) -> Vec<Result<DesiredObject, DesiredError>> {
     // One budget for the whole record: hundreds of documents each under a per-document limit
     // would otherwise add up without bound.
-    parse_within(manifest, &mut super::yaml::Budget::for_manifest(manifest.len()))
+    parse_within(manifest, &mut crate::yaml::Budget::for_manifest(manifest.len()))
 }
 
 /// [`parse_manifest`] within a budget shared with other manifests (a record's hooks).
 pub(crate) fn parse_within(
     manifest: &str,
-    budget: &mut super::yaml::Budget,
+    budget: &mut crate::yaml::Budget,
 ) -> Vec<Result<DesiredObject, DesiredError>> {
     let mut out = Vec::new();
     for (index, doc) in manifest::split(manifest).into_iter().enumerate() {
         let at = doc.source.map_or_else(|| format!("manifest document {}", index + 1), |s| s.to_string());
-        let value = match super::yaml::to_json_within(doc.body, budget) {
+        let value = match crate::yaml::to_json_within(doc.body, budget) {
             Ok(v) => v,
             Err(source) => {
                 out.push(Err(DesiredError::Yaml { at, source }));

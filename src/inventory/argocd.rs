@@ -28,10 +28,12 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
         "/api/v1/{}secrets?labelSelector={SECRET_TYPE}",
         scope.namespace.as_ref().map_or(String::new(), |n| format!("namespaces/{n}/"))
     );
-    let list =
-        api.list(&ListParams::default().labels(&selector)).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    // In pages (the namespace's writers may make it long): one page of response held at a time.
+    let list = crate::api::list_all(&api, &ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| ApiError::from_kube(&e, "list", &path))?;
     let mut out = Inventory::default();
-    for secret in list.items {
+    for secret in list {
         let (Some(namespace), Some(name)) = (secret.metadata.namespace.clone(), secret.metadata.name.clone()) else {
             continue;
         };

@@ -40,8 +40,9 @@ async fn list(
         Some(ns) => Api::namespaced_with(client.clone(), ns, &r),
         None => Api::all_with(client.clone(), &r),
     };
-    match api.list(&ListParams::default()).await {
-        Ok(list) => Ok(list.items),
+    // In pages (the namespace's writers may make it long): one page of response held at a time.
+    match crate::api::list_all(&api, &ListParams::default()).await {
+        Ok(list) => Ok(list),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
         Err(e) => Err(ApiError::from_kube(&e, "list", &format!("{plural}.addons.cluster.x-k8s.io"))),
     }

@@ -32,9 +32,10 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
         "/apis/cluster.x-k8s.io/v1beta2/{}clusters",
         scope.namespace.as_ref().map_or(String::new(), |n| format!("namespaces/{n}/"))
     );
-    let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    // In pages (the namespace's writers may make it long): one page of response held at a time.
+    let list = crate::api::list_all(&api, &params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
     let mut out = Inventory::default();
-    for cluster in list.items {
+    for cluster in list {
         let (Some(namespace), Some(name)) = (cluster.metadata.namespace.clone(), cluster.metadata.name.clone()) else {
             continue;
         };

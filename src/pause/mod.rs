@@ -46,6 +46,8 @@ pub(crate) struct Pause {
     /// cluster when `None`.
     pub(crate) cluster: Option<String>,
     pub(crate) reason: String,
+    /// Who wrote it, as the pause says: `helm drift pause` writes the API server's word, but
+    /// whoever may write in the watcher's namespace may write any name here.
     pub(crate) by: String,
     pub(crate) until: Timestamp,
 }
@@ -95,10 +97,18 @@ impl Pause {
             release: get("release")?,
             object: get("object"),
             cluster: get("cluster"),
-            reason: get("reason").unwrap_or_default(),
-            by: get("by").unwrap_or_else(|| "unknown".into()),
+            reason: get("reason").map(|r| cut(&r)).unwrap_or_default(),
+            by: get("by").map(|b| cut(&b)).unwrap_or_else(|| "unknown".into()),
             until: get("until")?.parse().ok()?,
         })
+    }
+}
+
+/// `text` within [`MAX_REASON`] characters (cut, and marked so).
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_REASON) {
+        Some((at, _)) => format!("{}… (cut)", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -146,26 +156,37 @@ pub(crate) async fn end(client: &kube::Client, home: &str, pause: &Pause) -> Res
     }
 }
 
-/// The most pauses read (one page): a namespace flooded with them costs no more.
-const MOST: u32 = 1000;
+/// The most pauses read: a namespace flooded with them costs no more.
+const MOST: usize = 256;
+/// Pauses read in a page: a page of ConfigMaps padded to etcd's limit costs no more than this
+/// many.
+const PAGE: u32 = 16;
+/// The longest reason kept (log, Event, timeline, notifications); a longer one is cut, marked.
+pub(crate) const MAX_REASON: usize = 256;
 
 /// The pauses in `home`, and how many ConfigMaps labelled as pauses could not be read as one
-/// (or were past the [`MOST`] read: at least one more when there were).
+/// (or were past the [`MOST`] read: at least one more when there were), read in pages of
+/// [`PAGE`].
 pub(crate) async fn read(client: &kube::Client, home: &str) -> Result<(Vec<Pause>, usize), ApiError> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
-    let list = api
-        .list(&ListParams::default().labels(&format!("{LABEL}=true")).limit(MOST))
-        .await
-        .map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
-    let more = list.metadata.continue_.as_deref().is_some_and(|c| !c.is_empty());
-    let (mut pauses, mut bad) = (Vec::new(), usize::from(more));
-    for cm in list.items {
-        match cm.data.as_ref().and_then(Pause::from_data) {
-            Some(p) => pauses.push(p),
-            None => bad += 1,
+    let (mut pauses, mut bad) = (Vec::new(), 0);
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().labels(&format!("{LABEL}=true")).limit(PAGE);
+        params.continue_token = token.take();
+        let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
+        for cm in list.items {
+            match cm.data.as_ref().and_then(Pause::from_data) {
+                Some(p) => pauses.push(p),
+                None => bad += 1,
+            }
+        }
+        match list.metadata.continue_.filter(|t| !t.is_empty()) {
+            Some(_) if pauses.len() + bad >= MOST => return Ok((pauses, bad + 1)),
+            Some(next) => token = Some(next),
+            None => return Ok((pauses, bad)),
         }
     }
-    Ok((pauses, bad))
 }
 
 /// Who this client authenticates as (the API server's SelfSubjectReview), for a pause's `by`.
@@ -214,6 +235,10 @@ mod tests {
         assert_ne!(eu.name(), p.name(), "one pause per cluster");
         assert_eq!(Pause::from_data(&eu.data()), Some(eu.clone()));
         assert_eq!(Pause::from_data(&p.data()), Some(p.clone()));
+        let mut long = p.data();
+        long.insert("reason".into(), "r".repeat(100_000));
+        let read = Pause::from_data(&long).unwrap();
+        assert_eq!(read.reason.chars().count(), MAX_REASON + "… (cut)".chars().count(), "a reason is cut");
         let mut broken = p.data();
         broken.insert("until".into(), "soon".into());
         assert_eq!(Pause::from_data(&broken), None, "an unreadable end is no pause");

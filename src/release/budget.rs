@@ -38,17 +38,13 @@ impl Reserved {
 }
 
 /// What a record of `size` bytes of JSON whose manifest is `manifest` bytes costs decoded: the
-/// JSON held as text, and the bytes its manifest may expand to (`desired::yaml::Budget`), at most
+/// JSON held as text, and the bytes its manifest may expand to (`yaml::Budget`), at most
 /// the whole budget. Before decoding, the manifest may be the whole record: `cost(size, size)`.
 pub(crate) fn cost(size: usize, manifest: usize) -> usize {
     size.saturating_add(expansion(manifest)).min(TOTAL)
 }
 
-/// The most bytes a manifest of `len` bytes may expand to when parsed (aliases included): eight
-/// times its text and one MiB, at most 64 MiB.
-pub(crate) fn expansion(len: usize) -> usize {
-    len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
-}
+use crate::yaml::expansion;
 
 fn units(bytes: usize) -> u32 {
     bytes.div_ceil(UNIT).max(1) as u32

@@ -13,7 +13,6 @@ mod sql_tls;
 mod storage;
 mod written;
 
-pub(crate) use budget::expansion;
 pub(crate) use codec::decode;
 pub(crate) use driver::{Driver, RECORDS, records_selector, release_of};
 pub(crate) use error::SourceError;

@@ -58,7 +58,7 @@ helm_matrix! {
         let event = &events(&env, "DriftPaused")[0];
         assert_eq!(event["involvedObject"]["name"], "web-config");
         let message = event["message"].as_str().unwrap();
-        assert!(message.contains("is paused by ") && message.contains("INC-42: kept by hand\\u001b[2J"), "{message}");
+        assert!(message.contains("is paused until ") && message.contains(", as the pause says)") && message.contains("INC-42: kept by hand\\u001b[2J"), "{message}");
         assert!(!message.contains('\u{1b}'), "every Event message escaped: {message:?}");
         // A pause hides nothing from check.
         env.drift(&["check", "web"]).code(2).stdout_has("changed      ConfigMap");

@@ -73,7 +73,8 @@ impl Pauses {
                 "drift paused: not healed until the pause ends",
                 &[("release", &key), ("object", &object), ("reason", &p.reason), ("by", &p.by), ("until", &until)],
             );
-            let message = format!("drift of {object} is paused by {} until {until}: {}", p.by, p.reason);
+            let message =
+                format!("drift of {object} is paused until {until} (by {}, as the pause says): {}", p.by, p.reason);
             if let Some(o) = report.objects.iter().find(|o| only(&o.id).eq_ignore_ascii_case(&object)) {
                 at.outputs.announce_repair(report, &o.id, events::PAUSED, &message, at.signer).await;
             }

@@ -66,6 +66,9 @@ impl Health {
 /// The page's releases by namespace and name.
 pub(crate) type Board = std::collections::BTreeMap<(String, String), crate::model::BoardRelease>;
 
+/// Pages (and `/drifts.json`) built at once.
+const PAGES: usize = 2;
+
 /// Binds `address` (so a busy port is an error at start) and serves until the process ends.
 pub(crate) async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(address)
@@ -78,6 +81,11 @@ pub(crate) async fn serve(address: &str, health: Arc<Health>) -> anyhow::Result<
     }
     if health.drifts {
         app = app.route("/drifts.json", get(drifts));
+    }
+    // The page and its JSON sort every drift: at most PAGES at once, the others wait their turn
+    // (whoever may reach the port cannot make every core sort).
+    if health.board.is_some() || health.drifts {
+        app = app.route_layer(tower::limit::ConcurrencyLimitLayer::new(PAGES));
     }
     let app = app
         .route("/metrics", get(metrics))

@@ -2,7 +2,8 @@
 //! fields or the audit tell it), who made it, when it was reported, what happened to it (a
 //! repair refused, a pause) and how it ended (the watcher's repair, a person's `helm drift
 //! repair`, a new revision, undone by hand, accepted) and by whom. Bounded: at most
-//! [`MAX_OPEN`] open drifts and the last [`MAX_ENDED`] ended ones are kept.
+//! [`MAX_OPEN`] open drifts ([`MAX_OPEN_PER_NAMESPACE`] of one namespace's releases) and the
+//! last [`MAX_ENDED`] ended ones are kept.
 
 use crate::model::{Audited, ObjectDrift, ObjectId};
 use crate::watch::keys::ReleaseKey;
@@ -11,6 +12,9 @@ use std::collections::{HashMap, VecDeque};
 
 /// The most open drifts kept (a flood of drift past it is still reported, only not timed).
 pub(crate) const MAX_OPEN: usize = 10_000;
+/// The most open drifts of one namespace's releases (on one cluster): one record listing
+/// thousands of missing objects leaves room for every other team's drifts.
+pub(crate) const MAX_OPEN_PER_NAMESPACE: usize = 1_000;
 /// The most ended drifts kept for the page.
 pub(crate) const MAX_ENDED: usize = 500;
 /// The most steps kept in one drift's life.
@@ -130,7 +134,7 @@ impl Timeline {
             life.appeared = life.appeared.min(appeared(o).unwrap_or(life.appeared));
             return learnt;
         }
-        if self.open.len() >= MAX_OPEN {
+        if self.open.len() >= MAX_OPEN || self.open_in(cluster, &release.namespace) >= MAX_OPEN_PER_NAMESPACE {
             return false;
         }
         let detected = self.reported.remove(&key).map_or(now, |t| t.min(now));
@@ -150,6 +154,11 @@ impl Timeline {
         };
         self.open.insert(key, life);
         learnt
+    }
+
+    /// How many drifts of a namespace's releases (on a cluster) are open.
+    fn open_in(&self, cluster: &str, namespace: &str) -> usize {
+        self.open.keys().filter(|(c, r, _)| c == cluster && r.namespace == namespace).count()
     }
 
     /// Something happened to an open drift (a repair refused, a pause).
@@ -303,6 +312,22 @@ mod tests {
         t.seen("", &r, 1, &o, "2026-12-02T15:00:00Z".parse().unwrap());
         let (open, _) = t.lives();
         assert_eq!((open[0].detected, open[0].appeared), (reported, reported));
+    }
+
+    #[test]
+    fn one_namespace_cannot_take_every_open_drift() {
+        let mut t = Timeline::default();
+        let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let flood = ReleaseKey::new("flood", "big");
+        for i in 0..MAX_OPEN_PER_NAMESPACE + 50 {
+            let mut o = drifted("2026-12-01T11:00:00Z");
+            o.id.name = format!("missing-{i}");
+            t.seen("", &flood, 1, &o, now);
+        }
+        assert_eq!(t.open_in("", "flood"), MAX_OPEN_PER_NAMESPACE);
+        let other = ReleaseKey::new("shop", "web");
+        t.seen("", &other, 1, &drifted("2026-12-01T11:00:00Z"), now);
+        assert_eq!(t.open_in("", "shop"), 1, "another team's drift still gets its life");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! YAML to JSON exactly as Helm's conversion (sigs.k8s.io/yaml on go-yaml v2) does it: YAML 1.1
+//! The one budgeted YAML parser for what others write (a record's manifest, a baseline): YAML to JSON exactly as Helm's conversion (sigs.k8s.io/yaml on go-yaml v2) does it: YAML 1.1
 //! plain scalars (`yes`/`on` are booleans, `0777` is octal, `1_000` is 1000), merge keys, keys
 //! turned into strings, integral numbers written as integers. Alias expansion and nesting are
 //! bounded, so a hostile document is an error, not an exhausted machine.
@@ -24,11 +24,17 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    /// The budget of a manifest of `len` bytes ([`crate::release::expansion`], what a record
-    /// reserves of the process's memory before it is decoded).
+    /// The budget of a manifest of `len` bytes ([`expansion`], what a record reserves of the
+    /// process's memory before it is decoded).
     pub(crate) fn for_manifest(len: usize) -> Budget {
-        Budget { nodes: MAX_NODES, bytes: crate::release::expansion(len) }
+        Budget { nodes: MAX_NODES, bytes: expansion(len) }
     }
+}
+
+/// The most bytes a document of `len` bytes may expand to when parsed (aliases included): eight
+/// times its text and one MiB, at most 64 MiB.
+pub(crate) fn expansion(len: usize) -> usize {
+    len.saturating_mul(8).saturating_add(1 << 20).min(64 * 1024 * 1024)
 }
 /// Deepest nesting of one document.
 pub(crate) const MAX_DEPTH: usize = 256;
@@ -403,7 +409,7 @@ mod tests {
     #[test]
     fn complex_keys_are_refused() {
         // Found by fuzzing: nested complex keys used to be stringified, doubling at each level.
-        let fuzzed = include_str!("../../tests/fixtures/fuzz/manifest-nested-complex-keys.yaml");
+        let fuzzed = include_str!("../tests/fixtures/fuzz/manifest-nested-complex-keys.yaml");
         assert!(matches!(to_json(fuzzed), Err(YamlError::ComplexKey { .. })), "{:?}", to_json(fuzzed));
         assert!(matches!(to_json("? [a, b]\n: c\n"), Err(YamlError::ComplexKey { line: 1 })));
     }

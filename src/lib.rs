@@ -4,7 +4,8 @@
 //! list (`layering::each_module_uses_only_the_layers_below_it` checks the `crate::` paths of the
 //! code, tests aside):
 //!
-//! 1. Leaves: [`errors`] (an error as one line), [`random`], [`yaml`] (the one budgeted YAML
+//! 1. Leaves: [`errors`] (an error as one line), [`doors`] (every input others write, its
+//!    door, budget and hostile test), [`random`], [`yaml`] (the one budgeted YAML
 //!    parser for what others write: records' manifests, baselines), [`model`] (the data every
 //!    stage hands on: objects, drift, reports, exit codes).
 //! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
@@ -39,6 +40,7 @@ pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod compare;
 pub(crate) mod desired;
+pub(crate) mod doors;
 pub(crate) mod engine;
 pub(crate) mod errors;
 pub(crate) mod explain;

@@ -1,0 +1,260 @@
+//! The doors: every kind of input that someone other than the operator writes and helm-drift
+//! reads (from the cluster or the network), each with the one function it enters through, what
+//! bounds it, and the test that provokes it with hostile input. `layering::every_read_goes_through_a_door`
+//! fails when code reads the cluster or the network outside these functions, when a door names a
+//! function that is not there, or a test that does not exist; README's trust table says the same
+//! for people.
+
+/// One door (read by the tests that hold the code and the README to the table).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Door {
+    /// What comes in.
+    pub(crate) input: &'static str,
+    /// Who may write it (the least power that can).
+    pub(crate) writer: &'static str,
+    /// The functions it enters through: `path/under/src.rs::function`.
+    pub(crate) through: &'static [&'static str],
+    /// What bounds it: bytes, entries, depth or aliases, time, connections.
+    pub(crate) budget: &'static str,
+    /// The test that writes it as its writer could and shows the bound holds:
+    /// `tests/integration/FILE.rs::test` or `src/FILE.rs::test`.
+    pub(crate) test: &'static str,
+}
+
+/// Every door (the README's trust table names each input).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const DOORS: &[Door] = &[
+    Door {
+        input: "release records (Secrets, ConfigMaps)",
+        writer: "whoever may create a Secret (ConfigMap) in the namespace",
+        through: &[
+            "release/storage.rs::list_metadata",
+            "release/storage.rs::list_data",
+            "release/storage.rs::get_data",
+        ],
+        budget: "listed in pages; a record reserves its text and 8x its manifest of a process-wide budget before it is decoded; chart metadata kept as text",
+        test: "tests/integration/bounded.rs::a_record_of_millions_of_metadata_values_costs_its_bytes",
+    },
+    Door {
+        input: "release records (SQL rows)",
+        writer: "whoever may write the database's tables",
+        through: &["release/sql.rs::releases", "release/sql.rs::read", "release/sql.rs::custom_labels"],
+        budget: "the same record budget as Secrets; equality selectors only",
+        test: "tests/integration/storage.rs::sql_driver_with_postgres",
+    },
+    Door {
+        input: "a record's manifest (YAML)",
+        writer: "whoever writes the record",
+        through: &["yaml.rs::to_json_within"],
+        budget: "1,000,000 nodes and 8x the text plus 1 MiB after aliases, 256 levels deep, for all of a record's documents together",
+        test: "src/yaml.rs::hostile_documents_are_bounded_errors",
+    },
+    Door {
+        input: "live objects (lists)",
+        writer: "whoever may create objects of that kind in the namespace",
+        through: &["live/listing.rs::list_objects", "live/listing.rs::page_text"],
+        budget: "pages sized to 4 MiB at the sizes seen, a response read as it arrives and asked again with fewer objects past 8 MiB; only objects a release names or Helm manages kept, 64 MiB at most",
+        test: "tests/integration/bounded.rs::a_page_costs_the_same_whatever_came_before_it",
+    },
+    Door {
+        input: "live objects (one at a time), their CRD schema, HPAs",
+        writer: "whoever edits them",
+        through: &["live/mod.rs::get", "live/mod.rs::crd_schema", "live/mod.rs::hpa_targets", "live/change.rs::change"],
+        budget: "one object (etcd's 1.5 MiB); HPAs listed in pages; compared, never obeyed",
+        test: "tests/integration/bounded.rs::objects_nobody_names_are_not_held",
+    },
+    Door {
+        input: "admission guards (ValidatingAdmissionPolicies)",
+        writer: "cluster administrators",
+        through: &["live/admission.rs::guards"],
+        budget: "only those labelled as helm-drift's, reported, never obeyed",
+        test: "tests/integration/guard.rs::a_watcher_that_cannot_read_the_guards_exports_no_guard_series",
+    },
+    Door {
+        input: "Events (DriftDetected and the like)",
+        writer: "whoever may create Events in a namespace",
+        through: &["watch/outputs/drift_events.rs::seen", "watch/outputs/drift_events.rs::again"],
+        budget: "a page at a time, reduced to their signature at once, 20,000 per reason",
+        test: "tests/integration/tenancy.rs::a_flood_of_large_events_is_read_a_page_at_a_time",
+    },
+    Door {
+        input: "break-glass pauses",
+        writer: "whoever may write ConfigMaps in the watcher's namespace",
+        through: &["pause/mod.rs::read"],
+        budget: "pages of 16, 256 at most, read only in the watcher's own namespace; a reason or name cut at 256 characters",
+        test: "tests/integration/pause.rs::a_pause_holds_healing_until_it_ends_and_one_next_to_the_release_does_nothing",
+    },
+    Door {
+        input: "watcher announcements (where pauses go)",
+        writer: "whoever may write ConfigMaps in a namespace",
+        through: &["pause/announce.rs::announced", "pause/announce.rs::named_elsewhere"],
+        budget: "read only in the namespace the operator names (or the chart's usual home), pages of 8, 256 at most; elsewhere only named (metadata)",
+        test: "tests/integration/pause.rs::a_pause_holds_healing_until_it_ends_and_one_next_to_the_release_does_nothing",
+    },
+    Door {
+        input: "baselines in the cluster",
+        writer: "whoever may write ConfigMaps in the release's namespace",
+        through: &["baseline/store.rs::read_configmap", "baseline/store.rs::configmaps"],
+        budget: "one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes refused before PBKDF2",
+        test: "tests/integration/baseline.rs::a_hostile_baseline_configmap_costs_nothing",
+    },
+    Door {
+        input: "inventories (Argo CD cluster Secrets, Cluster API Clusters and kubeconfigs, CAAPH proxies)",
+        writer: "whoever may write those kinds in the inventory's namespace",
+        through: &["inventory/argocd.rs::read", "inventory/capi.rs::read", "inventory/caaph.rs::list"],
+        budget: "read only in --clusters-namespace, in pages; inline credentials only",
+        test: "tests/integration/inventory.rs::an_argo_cd_inventory_is_checked_with_inline_credentials_only",
+    },
+    Door {
+        input: "member clusters' responses",
+        writer: "whoever runs a member cluster's API server",
+        through: &["api/connect.rs::connect"],
+        budget: "64 MiB per response",
+        test: "src/api/connect.rs::a_members_response_past_the_cap_is_an_error",
+    },
+    Door {
+        input: "leases (leader election, a fleet's shards)",
+        writer: "whoever may write Leases in the watcher's namespace",
+        through: &["watch/lease.rs::holds", "watch/fleet/shard.rs::leases", "watch/fleet/shard.rs::release"],
+        budget: "the watcher's own namespace only; a lease it cannot read claims nothing",
+        test: "tests/integration/fleet_watch.rs::a_replica_that_cannot_read_the_leases_claims_no_cluster",
+    },
+    Door {
+        input: "the Events' signing key",
+        writer: "whoever may read and write Secrets in the watcher's namespace",
+        through: &["watch/store/signing_key.rs::read_or_create"],
+        budget: "one Secret of the watcher's namespace",
+        test: "src/watch/store/signing_key.rs::each_member_of_a_fleet_signs_with_a_key_of_its_own",
+    },
+    Door {
+        input: "watch streams (records, objects: metadata)",
+        writer: "whoever writes those objects",
+        through: &["watch/sources/mod.rs::storage", "watch/sources/mod.rs::kind"],
+        budget: "metadata only; each event only touches a release, which is then read through its door",
+        test: "tests/integration/tenancy.rs::a_namespace_gets_at_most_its_share_of_releases",
+    },
+    Door {
+        input: "audit webhook connections and batches",
+        writer: "anyone who can reach the port; a batch from a sender with a token or certificate",
+        through: &["watch/audit/server.rs::serve"],
+        budget: "64 connections, 8 per source address, 5 s for the handshake, 30 s per request, 8 MiB per batch; 32 groups and addresses per event, a window of 16 MiB per cluster",
+        test: "tests/integration/audit.rs::the_audit_endpoint_refuses_and_counts_what_no_api_server_sends",
+    },
+    Door {
+        input: "audit log lines (check --audit-log)",
+        writer: "the API server (and whoever could write the file)",
+        through: &["audit/event.rs::parse_line"],
+        budget: "4 MiB per line, the same limits as a batch's events",
+        test: "src/audit/event.rs::what_no_api_server_writes_is_refused",
+    },
+    Door {
+        input: "clients of the page, /drifts.json and /metrics",
+        writer: "anyone who can reach the port",
+        through: &["watch/outputs/server.rs::serve"],
+        budget: "two pages built at once; read-only",
+        test: "tests/integration/watch.rs::detects_once_resolves_and_follows_the_release",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::DOORS;
+    use crate::layering::{fn_name, none, sources, src, without_comments_and_strings};
+    use std::collections::BTreeSet;
+
+    /// What reads the cluster or the network: a LIST, GET or watch of the API, a raw request, a
+    /// listening socket, a SQL query.
+    const READS: &[&str] = &[
+        ".list(",
+        ".list_metadata(",
+        ".get_opt(",
+        ".get_metadata_opt(",
+        "api.get(",
+        ".request::<",
+        ".request_text(",
+        ".request_stream(",
+        "metadata_watcher(",
+        "TcpListener::bind",
+        ".query(",
+        ".query_opt(",
+        ".query_one(",
+    ];
+    /// Reads that start a word (`watcher(` is not `metadata_watcher(`'s door twice).
+    const WORDS: &[&str] = &["watcher(", "list_all(", "list_all_metadata("];
+    /// Where the reads above are written once for every door's use.
+    const PRIMITIVES: &[&str] = &["api/pages.rs::list_all", "api/pages.rs::list_all_metadata"];
+
+    fn reads(line: &str) -> bool {
+        let word = |w: &str| {
+            line.match_indices(w).any(|(at, _)| !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        };
+        // `uri.query()` reads nothing.
+        READS.iter().any(|r| line.match_indices(r).any(|(at, _)| !line[at + r.len()..].starts_with(')')))
+            || WORDS.iter().any(|w| word(w))
+    }
+
+    #[test]
+    fn the_read_matcher_sees_reads_and_only_reads() {
+        assert!(reads("let list = api.list(&params).await"));
+        assert!(reads("tokio::spawn(follow(metas(watcher(api, config))))"));
+        assert!(reads("crate::api::list_all(&api, &lp)"));
+        assert!(!reads("let q = uri.query();") && !reads("fn my_watcher(x)") && !reads("let x = map.get(&k);"));
+    }
+
+    #[test]
+    fn every_read_goes_through_a_door() {
+        let doors: BTreeSet<&str> = DOORS.iter().flat_map(|d| d.through.iter().copied()).collect();
+        let (mut outside, mut functions) = (Vec::new(), BTreeSet::new());
+        for source in sources() {
+            let file = source.file.strip_prefix(src()).unwrap().display().to_string();
+            let mut current = String::from("(no function)");
+            for line in without_comments_and_strings(&source.code).lines() {
+                if let Some(name) = fn_name(line.trim()) {
+                    current = format!("{file}::{name}");
+                    functions.insert(current.clone());
+                }
+                if reads(line) && !doors.contains(current.as_str()) && !PRIMITIVES.contains(&current.as_str()) {
+                    outside.push(format!("{current}: {}", line.trim()));
+                }
+            }
+        }
+        none(outside, "reads of the cluster or the network outside every door of doors::DOORS");
+        none(doors.iter().filter(|d| !functions.contains(**d)).map(|d| d.to_string()), "doors naming no function");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let missing = DOORS.iter().filter(|d| {
+            let (file, test) = d.test.split_once("::").expect("FILE::test");
+            let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+            !text.contains(&format!("fn {test}("))
+        });
+        none(missing.map(|d| d.test.to_string()), "doors whose hostile test does not exist");
+    }
+
+    /// README's trust table of doors, as [`DOORS`] writes it (`HELM_DRIFT_WRITE_DOORS=1` writes it
+    /// into README.md).
+    #[test]
+    fn the_readme_lists_every_door() {
+        let mut table = String::from(
+            "<!-- doors: generated from src/doors.rs (HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors) -->\n\
+             | input | who can write it | door | budget |\n|---|---|---|---|\n",
+        );
+        for d in DOORS {
+            let through: Vec<String> = d.through.iter().map(|t| format!("`{t}`")).collect();
+            table.push_str(&format!("| {} | {} | {} | {} |\n", d.input, d.writer, through.join(", "), d.budget));
+        }
+        table.push_str("<!-- /doors -->");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+        let readme = std::fs::read_to_string(&path).unwrap();
+        let (start, end) = (readme.find("<!-- doors:"), readme.find("<!-- /doors -->"));
+        let (Some(start), Some(end)) = (start, end) else { panic!("README.md has no doors table") };
+        let written = &readme[start..end + "<!-- /doors -->".len()];
+        if written != table && std::env::var_os("HELM_DRIFT_WRITE_DOORS").is_some() {
+            std::fs::write(&path, readme.replacen(written, &table, 1)).unwrap();
+            return;
+        }
+        assert_eq!(
+            written, table,
+            "README's doors table is out of date: HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors"
+        );
+    }
+}

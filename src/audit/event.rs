@@ -150,7 +150,7 @@ struct RawStatus {
     code: u16,
 }
 
-const WRITES: [&str; 4] = ["create", "update", "patch", "delete"];
+const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
 /// Subresources whose writes change nothing a drift is made of.
 const UNCHANGING: [&str; 7] = ["status", "token", "proxy", "exec", "attach", "portforward", "log"];
 
@@ -193,7 +193,9 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     // A write through `status` is the object's controller reporting, and those through these
     // others change nothing of the object (a token, a connection): never a drift's write.
     let changes = |r: &RawRef| !r.subresource.as_deref().is_some_and(|s| UNCHANGING.contains(&s));
-    let named = |r: &RawRef| !r.name.is_empty() && !r.resource.is_empty() && changes(r);
+    // A `deletecollection` names its collection only (kept as the collection, its name empty).
+    let collection = raw.verb == "deletecollection";
+    let named = |r: &RawRef| (collection || !r.name.is_empty()) && !r.resource.is_empty() && changes(r);
     let Some(r) = raw.object_ref.filter(named) else { return Ok(None) };
     let (acting, impersonated_by) = match raw.impersonated_user {
         Some(i) => (i, Some(raw.user.username)),
@@ -215,7 +217,8 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
         verb: raw.verb,
         time: format!("{:.0}", raw.stage_timestamp),
     };
-    let target = Target { group: r.api_group, plural: r.resource, namespace: r.namespace, name: r.name };
+    let name = if collection { String::new() } else { r.name };
+    let target = Target { group: r.api_group, plural: r.resource, namespace: r.namespace, name };
     let subresource = r.subresource.filter(|s| !s.is_empty()).map(|s| cut(&s));
     let (received, completed) = (raw.request_received_timestamp, raw.stage_timestamp);
     Ok(Some(Write { target, subresource, manager: cut(&manager), actor, received, completed }))

@@ -24,6 +24,7 @@ pub(crate) fn read(
 ) -> std::io::Result<LogRead> {
     let mut reader = BufReader::with_capacity(64 * 1024, source);
     let names: HashSet<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+    let collections: HashSet<Target> = targets.iter().map(Target::collection).collect();
     let mut out = LogRead::default();
     let mut line = Vec::new();
     loop {
@@ -39,7 +40,7 @@ pub(crate) fn read(
         }
         let parsed = if whole { event::parse_line(text.trim_end()) } else { Err(event::Refused::TooLarge) };
         match parsed {
-            Ok(Some(w)) if targets.contains(&w.target) => window.keep(w, now),
+            Ok(Some(w)) if targets.contains(&w.target) || collections.contains(&w.target) => window.keep(w, now),
             Ok(_) => {}
             Err(e) => {
                 out.refused += 1;
@@ -57,6 +58,9 @@ fn worth_parsing(line: &str, names: &HashSet<&str>) -> bool {
     const READS: [&str; 3] = ["\"verb\":\"get\"", "\"verb\":\"list\"", "\"verb\":\"watch\""];
     if READS.iter().any(|r| line.contains(r)) {
         return false;
+    }
+    if line.contains("\"verb\":\"deletecollection\"") {
+        return true;
     }
     let Some(at) = line.find("\"objectRef\":{") else { return !line.contains("\"objectRef\"") };
     let rest = &line[at..];

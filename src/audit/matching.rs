@@ -25,7 +25,7 @@ pub(crate) fn attribute(report: &mut DriftReport, window: &Window, target: impl 
 
 fn attribute_object(o: &mut ObjectDrift, window: &Window, target: &Target) {
     if o.verdict == Verdict::Missing {
-        o.deleted_by = Some(deleted(window.writes(target)));
+        o.deleted_by = Some(deleted(window.writes(target).chain(window.writes(&target.collection()))));
     }
     let writers = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
     let writers = writers.chain(o.added.iter_mut().filter_map(|a| a.changed_by.as_mut()));
@@ -49,9 +49,16 @@ pub(crate) fn wrote<'a>(writes: impl Iterator<Item = &'a Write>, by: &Attributio
     one_user(same.filter(|w| w.received.as_second() <= second && second <= w.completed.as_second()).collect())
 }
 
-/// The last successful delete of the object.
+/// The last successful delete of the object (or `deletecollection` of its collection, said as
+/// such) after it was last created: a delete before a create did not delete what is missing now.
 pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a Write>) -> Audited {
-    let last = writes.filter(|w| w.actor.verb == "delete" && w.subresource.is_none()).max_by_key(|w| w.completed);
+    let writes: Vec<&Write> = writes.filter(|w| w.subresource.is_none()).collect();
+    let created = writes.iter().filter(|w| w.actor.verb == "create").map(|w| w.completed).max();
+    let deletes = writes.iter().filter(|w| {
+        let verb = if w.target.is_collection() { "deletecollection" } else { "delete" };
+        w.actor.verb == verb && created.is_none_or(|c| w.completed > c)
+    });
+    let last = deletes.max_by_key(|w| w.completed);
     last.map_or(Audited::NoRecord(NO_RECORD), |w| Audited::Found(Box::new(w.actor.clone())))
 }
 
@@ -159,6 +166,18 @@ mod tests {
         ]);
         assert_eq!(user(deleted(w.writes(&target()))), "alice");
         assert_eq!(user(deleted(window(&[]).writes(&target()))), NO_RECORD);
+        // Made again after alice's delete: hers did not delete what is missing now.
+        let again = window(&[
+            write("alice", "delete", "", "2026-12-02T14:55:00"),
+            write("bob", "create", "", "2026-12-02T14:56:00"),
+        ]);
+        assert_eq!(user(deleted(again.writes(&target()))), NO_RECORD);
+        // A deletecollection of its collection counts, as the collection's.
+        let mut all = write("carol", "deletecollection", "", "2026-12-02T14:57:00");
+        all["objectRef"].as_object_mut().unwrap().remove("name");
+        let swept = window(&[write("bob", "create", "", "2026-12-02T14:56:00"), all]);
+        let (one, all) = (target(), target().collection());
+        assert_eq!(user(deleted(swept.writes(&one).chain(swept.writes(&all)))), "carol");
     }
 
     #[test]

@@ -21,3 +21,15 @@ pub(crate) struct Target {
     pub(crate) namespace: Option<String>,
     pub(crate) name: String,
 }
+
+impl Target {
+    /// The collection the object is in (a `deletecollection` names no object: its name is empty).
+    pub(crate) fn collection(&self) -> Target {
+        Target { name: String::new(), ..self.clone() }
+    }
+
+    /// Whether this names a collection rather than one object.
+    pub(crate) fn is_collection(&self) -> bool {
+        self.name.is_empty()
+    }
+}

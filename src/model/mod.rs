@@ -42,4 +42,6 @@ pub(crate) use render::{DocChange, DocDiff, RenderReport};
 pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
 pub(crate) use text::percent_decoded;
 pub(crate) use upgrade::UpgradeReport;
-pub(crate) use writer::{Actor, Attribution, Audited, HELM_COMMAND, HelmWrite, HelmWriter, Provenance, WriterFound};
+pub(crate) use writer::{
+    Actor, Attribution, Audited, HELM_COMMAND, HelmWrite, HelmWriter, Provenance, WriterFound, manager_shown,
+};

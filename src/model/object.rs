@@ -287,14 +287,15 @@ impl ObjectDrift {
     /// audit names (`kubectl-edit by alice@example.com via admin`), and who deleted it.
     pub(crate) fn makers(&self) -> Vec<String> {
         let deleted = self.deleted_by.iter().map(|d| match d {
+            Audited::Found(a) if a.verb == "deletecollection" => format!("deleted by {} (deletecollection)", a.named()),
             Audited::Found(a) => format!("deleted by {}", a.named()),
             Audited::NoRecord(_) => "deleted".to_string(),
         });
         let writers = self.writers().chain(self.recreated.as_ref()).map(|w| match &w.audit {
-            Some(Audited::Found(a)) => format!("{} by {}", w.manager, a.named()),
-            _ => w.manager.clone(),
+            Some(Audited::Found(a)) => format!("{} by {}", super::manager_shown(&w.manager), a.named()),
+            _ => super::manager_shown(&w.manager),
         });
-        let others = self.managers().into_iter().map(str::to_string);
+        let others = self.managers().into_iter().map(super::manager_shown);
         let mut out: Vec<String> = Vec::new();
         for m in deleted.chain(writers).chain(others) {
             let said = out.iter().any(|o| *o == m || o.starts_with(&format!("{m} by ")));

@@ -59,6 +59,14 @@ pub(crate) struct Provenance {
     pub(crate) evidence: String,
 }
 
+/// A field manager's name as shown to people: bare when it is one plain word, else quoted (and
+/// escaped), so that a name like `kubectl-edit by alice@example.com`, which anyone may send,
+/// never reads like what the audit found.
+pub(crate) fn manager_shown(name: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.:/@+".contains(c);
+    if !name.is_empty() && name.chars().all(plain) { name.to_string() } else { format!("{name:?}") }
+}
+
 impl Actor {
     /// `alice@example.com via admin`: the user, and who impersonated them.
     pub(crate) fn named(&self) -> String {

@@ -207,7 +207,7 @@ fn ownership(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Sty
 /// `kubectl-edit by alice@example.com, 12 min ago`: the writer's manager, who the audit says
 /// made the write (when it was read), and when.
 pub(crate) fn who(by: &Attribution, style: &Style) -> String {
-    format!("{}{}{}", by.manager, audited(by), age(by, style))
+    format!("{}{}{}", crate::model::manager_shown(&by.manager), audited(by), age(by, style))
 }
 
 /// ` by alice@example.com`, `, no audit record`, or nothing when no audit was read.
@@ -231,7 +231,12 @@ fn deletion(audited: &Audited, style: &Style) -> String {
     match audited {
         Audited::Found(a) => {
             let client = a.user_agent.split(' ').next().unwrap_or_default();
-            format!("deleted by {} ({client}{})", person(a), age_at(Some(&a.time), style))
+            let how = if a.verb == "deletecollection" {
+                " with a deletecollection of its kind in its namespace (whether it matched this object, the audit does not say)"
+            } else {
+                ""
+            };
+            format!("deleted by {}{how} ({client}{})", person(a), age_at(Some(&a.time), style))
         }
         Audited::NoRecord(why) => format!("deleted: {why}"),
     }

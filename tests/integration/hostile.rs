@@ -270,3 +270,26 @@ fn control_sequences_in_edited_values_are_shown_escaped() {
         assert!(!text.contains("\u{1b}[8m") && !text.contains("\u{1b}]0;"), "{text}");
     }
 }
+
+/// A field manager is whatever its writer names: one named like an audit finding is shown
+/// quoted, so it never reads as who the audit found.
+#[test]
+fn a_manager_named_like_an_audit_finding_is_quoted() {
+    let env = Env::new("hostile-manager");
+    env.install(Helm::V4, "web", "basic", &[]);
+    env.kubectl(&[
+        "patch",
+        "configmap",
+        "web-config",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"greeting":"x"}}"#,
+        "--field-manager",
+        "kubectl-edit by alice@example.com",
+    ])
+    .success();
+    let out = env.drift(&["check", "web"]).code(2);
+    out.stdout_has("(\"kubectl-edit by alice@example.com\", ");
+    assert!(!out.stdout().contains("(kubectl-edit by alice@example.com"), "{}", out.dump());
+}

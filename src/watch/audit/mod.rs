@@ -74,6 +74,8 @@ impl Link {
 struct Feed {
     window: Window,
     interest: HashSet<Target>,
+    /// The collections the watched objects are in (a `deletecollection` names only those).
+    collections: HashSet<Target>,
     /// None until its watcher's first check.
     touches: Option<TouchSender>,
 }
@@ -81,7 +83,7 @@ struct Feed {
 impl Feed {
     /// An empty feed, its watcher not started yet.
     fn new(limits: Limits) -> Feed {
-        Feed { window: Window::new(limits), interest: HashSet::new(), touches: None }
+        Feed { window: Window::new(limits), interest: HashSet::new(), collections: HashSet::new(), touches: None }
     }
 }
 
@@ -130,6 +132,7 @@ impl Hub {
         let Ok(mut feeds) = self.feeds.lock() else { return };
         let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed::new(self.limits));
         f.interest = interest.collect();
+        f.collections = f.interest.iter().map(Target::collection).collect();
         f.touches = Some(touches.clone());
     }
 
@@ -159,8 +162,12 @@ impl Hub {
         // One touch per object a batch wrote, however many writes it holds: what queues for
         // the watcher is bounded by the objects it watches, not by a sender's volume.
         let mut touched = HashSet::new();
-        for w in writes.into_iter().filter(|w| feed.interest.contains(&w.target)) {
-            touched.insert(w.target.clone());
+        let wanted = |t: &Target| feed.interest.contains(t) || feed.collections.contains(t);
+        let writes: Vec<Write> = writes.into_iter().filter(|w| wanted(&w.target)).collect();
+        for w in writes {
+            if !w.target.is_collection() {
+                touched.insert(w.target.clone());
+            }
             feed.window.keep(w, now);
             kept += 1;
         }

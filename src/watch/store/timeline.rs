@@ -19,6 +19,24 @@ pub(crate) const MAX_OPEN_PER_NAMESPACE: usize = 1_000;
 pub(crate) const MAX_ENDED: usize = 500;
 /// The most steps kept in one drift's life.
 const MAX_STEPS: usize = 16;
+/// Whether a maker (`kubectl-edit by alice`) names the person the audit found: a quoted manager
+/// name (anyone may send `"x by alice"`) names nobody by itself.
+fn audit_named(maker: &str) -> bool {
+    let rest = match maker.strip_prefix('"') {
+        Some(quoted) => {
+            let mut escaped = false;
+            let end = quoted.char_indices().find(|&(_, c)| {
+                let close = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            });
+            end.map_or("", |(i, _)| &quoted[i + 1..])
+        }
+        None => maker,
+    };
+    rest.contains(" by ")
+}
+
 /// How long after its end a drift's ender may still be learnt from the audit (its event comes
 /// in a batch, after the watcher saw the object back in sync).
 pub(crate) const SETTLE_SECONDS: i64 = 120;
@@ -84,7 +102,8 @@ impl How {
     pub(crate) fn said(self) -> String {
         match self {
             How::Healed => "repaired by the watcher".into(),
-            How::Repaired => "repaired with helm drift repair".into(),
+            // The user agent is the client's word; the user is the API server's.
+            How::Repaired => "repaired with helm drift repair (as its client said)".into(),
             How::Revision(r) => format!("ended by revision {r} (helm upgrade or rollback)"),
             How::Undone => "undone by a write outside Helm".into(),
             How::Accepted => "accepted into the baseline".into(),
@@ -125,7 +144,7 @@ impl Timeline {
     ) -> bool {
         let key = (cluster.to_string(), release.clone(), o.id.clone());
         let made_by = o.makers();
-        let named = |m: &[String]| m.iter().any(|m| m.contains(" by "));
+        let named = |m: &[String]| m.iter().any(|m| audit_named(m));
         if let Some(life) = self.open.get_mut(&key) {
             let learnt = named(&made_by) && life.made_by != made_by;
             if !made_by.is_empty() && (life.made_by.is_empty() || named(&made_by)) {
@@ -312,6 +331,14 @@ mod tests {
         t.seen("", &r, 1, &o, "2026-12-02T15:00:00Z".parse().unwrap());
         let (open, _) = t.lives();
         assert_eq!((open[0].detected, open[0].appeared), (reported, reported));
+    }
+
+    #[test]
+    fn a_quoted_manager_names_nobody() {
+        assert!(audit_named("kubectl-edit by alice@example.com"));
+        assert!(!audit_named(&crate::model::manager_shown("kubectl-edit by alice@example.com")));
+        assert!(audit_named(&format!("{} by bob", crate::model::manager_shown("my \"tool\" by x"))));
+        assert!(!audit_named(&crate::model::manager_shown("my \"tool\" by x")));
     }
 
     #[test]

@@ -29,10 +29,21 @@ pub(crate) fn attribute(session: &Session, run: &mut RunReport, paths: &[PathBuf
             ));
         }
     }
+    // Said without -v: a forgotten write can make a person's drift read "no audit record".
+    let mut findings = Vec::new();
+    if window.dropped() > 0 {
+        findings.push(format!(
+            "audit log: {} writes to the drifted objects were forgotten to stay within {} MiB (the oldest first): an \
+             older drift may read \"no audit record\"",
+            window.dropped(),
+            limits.max_bytes >> 20
+        ));
+    }
     audit::attribute(session.discovery(), run, &window);
     for outcome in &mut run.outcomes {
         if let Outcome::Checked(report) = outcome {
             report.notes.extend(notes.iter().cloned());
+            report.findings.extend(findings.iter().cloned());
         }
     }
     Ok(())

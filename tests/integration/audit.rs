@@ -479,3 +479,24 @@ fn client_certificates_need_the_cluster_they_name() {
     ];
     env.drift(&args).code(1).stderr_has("name this watcher's cluster with --cluster NAME");
 }
+
+/// A log with more writes to a drifted object than the window holds (16 MiB): the oldest are
+/// forgotten, and `check --audit-log` says so.
+#[test]
+fn check_says_when_its_audit_window_forgot_writes() {
+    let env = Env::new("audit-dropped");
+    env.install(Helm::V4, "app", "basic", &[]);
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
+    let path = env.home().join("flood.log");
+    let mut log = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for i in 0..80_000 {
+        let mut e = patch_event(&format!("user{i}"), &env.ns, "app-config", "2026-12-02T10:00:00");
+        e["kind"] = "Event".into();
+        e["apiVersion"] = "audit.k8s.io/v1".into();
+        std::io::Write::write_all(&mut log, format!("{e}\n").as_bytes()).unwrap();
+    }
+    drop(log);
+    env.drift(&["check", "app", "--audit-log", path.to_str().unwrap()])
+        .code(2)
+        .says("writes to the drifted objects were forgotten to stay within 16 MiB");
+}

@@ -81,14 +81,14 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "break-glass pauses",
         writer: "whoever may write ConfigMaps in the watcher's namespace",
-        through: &["pause/mod.rs::read"],
+        through: &["pause/mod.rs::labelled"],
         budget: "pages of 16, 256 at most, read only in the watcher's own namespace; a reason or name cut at 256 characters",
         test: "tests/integration/pause.rs::a_pause_holds_healing_until_it_ends_and_one_next_to_the_release_does_nothing",
     },
     Door {
         input: "watcher announcements (where pauses go)",
         writer: "whoever may write ConfigMaps in a namespace",
-        through: &["pause/announce.rs::announced", "pause/announce.rs::named_elsewhere"],
+        through: &["pause/mod.rs::labelled", "pause/announce.rs::named_elsewhere"],
         budget: "read only in the namespace the operator names (or the chart's usual home), pages of 8, 256 at most; elsewhere only named (metadata)",
         test: "tests/integration/pause.rs::a_pause_holds_healing_until_it_ends_and_one_next_to_the_release_does_nothing",
     },

@@ -85,25 +85,11 @@ const PAGE: u32 = 8;
 /// The announcements in `home`, with the namespace each is in: at most [`MOST`] are read, in
 /// pages of [`PAGE`] (a namespace of large forged ones costs a page's worth at a time).
 pub(crate) async fn announced(client: &kube::Client, home: &str) -> Result<Vec<(String, Announcement)>, ApiError> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
-    let path = format!("configmaps in namespace {home}");
-    let mut found = Vec::new();
-    let mut token: Option<String> = None;
-    for _ in 0..MOST.div_ceil(PAGE as usize) {
-        let mut params = ListParams::default().labels(&format!("{LABEL}=true")).limit(PAGE);
-        params.continue_token = token.take();
-        let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
-        found.extend(
-            list.items
-                .into_iter()
-                .filter_map(|cm| Some((cm.metadata.namespace.clone()?, Announcement::from_data(cm.data.as_ref()?)?))),
-        );
-        match list.metadata.continue_.filter(|t| !t.is_empty()) {
-            Some(next) => token = Some(next),
-            None => break,
-        }
-    }
-    Ok(found)
+    let (found, _) = super::labelled(client, home, LABEL, (PAGE, MOST))
+        .await
+        .map_err(|e| ApiError::from_kube(&e, "list", &format!("configmaps in namespace {home}")))?;
+    let read = |cm: &ConfigMap| Some((cm.metadata.namespace.clone()?, Announcement::from_data(cm.data.as_ref()?)?));
+    Ok(found.iter().filter_map(read).collect())
 }
 
 /// The namespaces other than `home` holding announcements (their names only, at most five;

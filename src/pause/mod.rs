@@ -168,23 +168,35 @@ pub(crate) const MAX_REASON: usize = 256;
 /// (or were past the [`MOST`] read: at least one more when there were), read in pages of
 /// [`PAGE`].
 pub(crate) async fn read(client: &kube::Client, home: &str) -> Result<(Vec<Pause>, usize), ApiError> {
+    let (found, more) =
+        labelled(client, home, LABEL, (PAGE, MOST)).await.map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
+    let read = found.len();
+    let pauses: Vec<Pause> = found.iter().filter_map(|cm| cm.data.as_ref().and_then(Pause::from_data)).collect();
+    let bad = read - pauses.len() + usize::from(more);
+    Ok((pauses, bad))
+}
+
+/// The ConfigMaps of `home` labelled `label: "true"`, `page` at a time until `most` are read (a
+/// namespace flooded with large ones costs a page at a time, and no more than `most`), and
+/// whether more were left unread.
+async fn labelled(
+    client: &kube::Client,
+    home: &str,
+    label: &str,
+    (page, most): (u32, usize),
+) -> Result<(Vec<ConfigMap>, bool), kube::Error> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), home);
-    let (mut pauses, mut bad) = (Vec::new(), 0);
+    let mut found = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let mut params = ListParams::default().labels(&format!("{LABEL}=true")).limit(PAGE);
+        let mut params = ListParams::default().labels(&format!("{label}=true")).limit(page);
         params.continue_token = token.take();
-        let list = api.list(&params).await.map_err(|e| ApiError::from_kube(&e, "list", "configmaps"))?;
-        for cm in list.items {
-            match cm.data.as_ref().and_then(Pause::from_data) {
-                Some(p) => pauses.push(p),
-                None => bad += 1,
-            }
-        }
+        let list = api.list(&params).await?;
+        found.extend(list.items);
         match list.metadata.continue_.filter(|t| !t.is_empty()) {
-            Some(_) if pauses.len() + bad >= MOST => return Ok((pauses, bad + 1)),
+            Some(_) if found.len() >= most => return Ok((found, true)),
             Some(next) => token = Some(next),
-            None => return Ok((pauses, bad)),
+            None => return Ok((found, false)),
         }
     }
 }

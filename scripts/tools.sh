@@ -4,8 +4,15 @@
 #
 #   scripts/tools.sh              build what is missing, print the tools directory on stdout
 #   scripts/tools.sh --dir        only print the tools directory
+#   scripts/tools.sh --demo       build only what scripts/demo.sh uses, print the tools directory
+#   scripts/tools.sh --kubernetes VERSION
+#                                 build the control plane (kube-apiserver, kube-controller-manager)
+#                                 of one version of KUBERNETES_VERSIONS, print its directory (the
+#                                 tools directory for the default; kubectl, etcd and Helm stay one)
 #   scripts/tools.sh --actionlint build actionlint if missing (its own cache directory, so the
 #                                 cluster tools' cache stays valid), print its path
+#
+# The Go module proxy is the one `go env GOPROXY` gives (the machine's setting).
 #
 # Tools: kube-apiserver, kube-controller-manager, kubectl (k8s.io/kubernetes), etcd
 # (go.etcd.io/etcd/server/v3), helm3 and helm4 (helm.sh/helm/v3 and /v4); for the install tests
@@ -35,8 +42,8 @@ fi
 
 log() { echo "tools: $*" >&2; }
 
-# Only the registries this machine reaches; no `direct`, so a miss fails fast.
-export GOPROXY=${GOPROXY_OVERRIDE:-https://proxy.golang.org}
+GOPROXY=$(go env GOPROXY)
+export GOPROXY
 export GOFLAGS=-mod=mod
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
@@ -54,39 +61,42 @@ if [ "${1:-}" = "--actionlint" ]; then
 fi
 mkdir -p "$bin" "$dir/work"
 
-# Builds the k8s.io/kubernetes commands in a scratch module that replaces every staging module
-# (as listed in kubernetes' own go.mod) with its published v0.X.Y version.
+# build_kubernetes VERSION BIN TOOL...: the k8s.io/kubernetes commands of VERSION into BIN, in a
+# scratch module that replaces every staging module (as listed in kubernetes' own go.mod) with
+# its published v0.X.Y version.
 build_kubernetes() {
-  local wanted=(kube-apiserver kube-controller-manager kubectl) missing=()
-  for t in "${wanted[@]}"; do [ -x "$bin/$t" ] || missing+=("$t"); done
+  local version=$1 into=$2 missing=()
+  shift 2
+  for t in "$@"; do [ -x "$into/$t" ] || missing+=("$t"); done
   [ ${#missing[@]} -eq 0 ] && return 0
-  log "building ${missing[*]} from k8s.io/kubernetes@${KUBERNETES_VERSION} (cold: tens of minutes)"
-  local w="$dir/work/kubernetes" v=${KUBERNETES_VERSION#v}
+  log "building ${missing[*]} from k8s.io/kubernetes@${version} (cold: tens of minutes)"
+  local w="$into/../work/kubernetes" v=${version#v}
   local major=${v%%.*} rest=${v#*.}
   local minor=${rest%%.*} staging="v0.${v#*.}"
-  rm -rf "$w" && mkdir -p "$w" && cd "$w"
+  rm -rf "$w" && mkdir -p "$w" "$into" && cd "$w"
   go mod init helm-drift.test/kubernetes-tools >/dev/null 2>&1
   local gomod
-  gomod=$(go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
-  [ -f "$gomod" ] || { log "could not download the go.mod of k8s.io/kubernetes@${KUBERNETES_VERSION}"; exit 1; }
+  gomod=$(go mod download -json "k8s.io/kubernetes@${version}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -f "$gomod" ] || { log "could not download the go.mod of k8s.io/kubernetes@${version}"; exit 1; }
   local mods
   mods=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")
   [ -n "$mods" ] || { log "no staging replace lines found in $gomod"; exit 1; }
   for m in $mods; do go mod edit -replace "$m=$m@$staging"; done
-  go mod edit -require "k8s.io/kubernetes@${KUBERNETES_VERSION}"
+  go mod edit -require "k8s.io/kubernetes@${version}"
   local pkgs=()
   for t in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$t"); done
-  go get "${pkgs[@]/%/@${KUBERNETES_VERSION}}" >&2
+  go get "${pkgs[@]/%/@${version}}" >&2
   local ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $p.gitVersion=${KUBERNETES_VERSION} -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+    ldflags+=" -X $p.gitVersion=${version} -X $p.gitMajor=$major -X $p.gitMinor=$minor"
     ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
   for t in "${missing[@]}"; do
-    go build -trimpath -ldflags "$ldflags" -o "$bin/$t.tmp" "k8s.io/kubernetes/cmd/$t" >&2
-    mv "$bin/$t.tmp" "$bin/$t"
-    log "built $t"
+    go build -trimpath -ldflags "$ldflags" -o "$into/$t.tmp" "k8s.io/kubernetes/cmd/$t" >&2
+    mv "$into/$t.tmp" "$into/$t"
+    log "built $t ${version}"
   done
+  cd / && rm -rf "$w"
 }
 
 # etcd's own go.mod has replace lines, so `go install pkg@v` refuses it: build via a scratch module.
@@ -183,10 +193,41 @@ build_standin() {
 }
 
 start=$(date +%s)
+case "${1:-}" in
+  --kubernetes)
+    version=${2:?"--kubernetes VERSION: one of $KUBERNETES_VERSIONS"}
+    case " $KUBERNETES_VERSIONS " in *" $version "*) ;; *)
+      log "Kubernetes $version is not in the supported window ($KUBERNETES_VERSIONS)"; exit 1 ;;
+    esac
+    if [ "$version" = "$KUBERNETES_VERSION" ]; then
+      build_kubernetes "$version" "$bin" kube-apiserver kube-controller-manager kubectl
+      echo "$bin"
+    else
+      home="$cache_root/kubernetes-$version/bin"
+      build_kubernetes "$version" "$home" kube-apiserver kube-controller-manager
+      echo "$home"
+    fi
+    exit 0
+    ;;
+  --demo)
+    # What scripts/demo.sh runs: the control plane, kubectl, its Helm, the OCI registry and oras,
+    # helmfile and the Cluster API add-on provider's stand-in. The rest is the test suite's.
+    if [ "${DEMO_HELM:-helm4}" = helm3 ]; then build_helm 3 "$HELM3_VERSION"; else build_helm 4 "$HELM4_VERSION"; fi
+    build_etcd
+    build_kubernetes "$KUBERNETES_VERSION" "$bin" kube-apiserver kube-controller-manager kubectl
+    build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry
+    build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
+    build_helmfile
+    build_standin manager caaph helm.sh/helm/v3 "$HELM3_VERSION"
+    log "demo tools ready in $bin ($(( $(date +%s) - start ))s)"
+    echo "$bin"
+    exit 0
+    ;;
+esac
 build_helm 3 "$HELM3_VERSION"
 build_helm 4 "$HELM4_VERSION"
 build_etcd
-build_kubernetes
+build_kubernetes "$KUBERNETES_VERSION" "$bin" kube-apiserver kube-controller-manager kubectl
 build_linked registry "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry
 build_linked oras "$ORAS_VERSION" oras.land/oras/cmd/oras
 build_linked prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus

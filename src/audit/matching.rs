@@ -195,4 +195,30 @@ mod tests {
         w.forget_old("2026-12-02T15:10:01Z".parse().unwrap());
         assert_eq!(w.size(), (0, 0), "older than the window");
     }
+
+    /// Whoever floods writes to their own namespace's objects forgets their own history only.
+    #[test]
+    fn a_flood_in_one_namespace_forgets_only_its_own_writes() {
+        let mut w = Window::new(Limits { max_age: std::time::Duration::from_secs(600), max_bytes: 8192 });
+        let now: jiff::Timestamp = "2026-12-02T15:00:00Z".parse().unwrap();
+        let keep = |w: &mut Window, user: &str, ns: &str| {
+            let mut e = write(user, "patch", "kubectl-edit", "2026-12-02T14:59:00");
+            e["objectRef"]["namespace"] = json!(ns);
+            w.keep(parse_line(&e.to_string()).unwrap().unwrap(), now);
+        };
+        keep(&mut w, "alice", "team");
+        for i in 0..5000 {
+            keep(&mut w, &format!("tenant{i}"), "flood");
+        }
+        let team = Target { namespace: Some("team".into()), ..target() };
+        let flood = Target { namespace: Some("flood".into()), ..target() };
+        assert_eq!(
+            w.writes(&team).map(|x| x.actor.user.as_str()).collect::<Vec<_>>(),
+            ["alice"],
+            "another team's write"
+        );
+        assert!(w.writes(&flood).last().is_some_and(|x| x.actor.user == "tenant4999"));
+        let (count, bytes) = w.size();
+        assert!(bytes <= 8192 && count < 5001 && w.dropped() == 5001 - count as u64, "{count} writes, {bytes} bytes");
+    }
 }

@@ -1,6 +1,8 @@
 //! The audit events kept: successful writes to the objects of the watched releases, indexed by
-//! object, bounded in time (the oldest forgotten after `max_age`) and in bytes (the oldest
-//! forgotten first), so that a flood costs a bounded memory and only forgets old history.
+//! object, bounded in time (the oldest forgotten after `max_age`) and in bytes. Over its bytes,
+//! the window forgets the oldest write of the namespace that holds the most, so that whoever
+//! floods writes to objects of their own namespace forgets only their own history, never
+//! another team's.
 
 use super::{Target, Write};
 use jiff::{SignedDuration, Timestamp};
@@ -20,13 +22,20 @@ impl Default for Limits {
     }
 }
 
+/// One namespace's kept writes (`""`: cluster-scoped objects), in the order kept.
+#[derive(Debug, Default)]
+struct Pool {
+    order: VecDeque<(Target, usize, Timestamp)>,
+    bytes: usize,
+}
+
 /// The kept writes, by object, oldest first.
 #[derive(Debug)]
 pub(crate) struct Window {
     limits: Limits,
     by_target: HashMap<Target, VecDeque<Write>>,
-    /// Every kept write's object and size, in the order kept (for forgetting the oldest).
-    order: VecDeque<(Target, usize, Timestamp)>,
+    /// Every namespace's writes (the namespaces are those of watched objects: bounded).
+    pools: HashMap<String, Pool>,
     bytes: usize,
     /// Writes forgotten to stay within the bound in bytes.
     dropped: u64,
@@ -34,7 +43,7 @@ pub(crate) struct Window {
 
 impl Window {
     pub(crate) fn new(limits: Limits) -> Window {
-        Window { limits, by_target: HashMap::new(), order: VecDeque::new(), bytes: 0, dropped: 0 }
+        Window { limits, by_target: HashMap::new(), pools: HashMap::new(), bytes: 0, dropped: 0 }
     }
 
     /// Keeps a write; forgets what is older than the window or over its size.
@@ -44,29 +53,48 @@ impl Window {
             self.dropped += 1;
             return;
         }
-        self.order.push_back((write.target.clone(), size, write.completed));
+        let pool = self.pools.entry(write.target.namespace.clone().unwrap_or_default()).or_default();
+        pool.order.push_back((write.target.clone(), size, write.completed));
+        pool.bytes += size;
         self.bytes += size;
         self.by_target.entry(write.target.clone()).or_default().push_back(write);
         self.forget_old(now);
     }
 
-    /// Forgets the writes older than the window, and the oldest while over its size.
+    /// Forgets the writes older than the window, and while over its size the oldest of the
+    /// namespace holding the most.
     pub(crate) fn forget_old(&mut self, now: Timestamp) {
         let age = SignedDuration::try_from(self.limits.max_age).unwrap_or(SignedDuration::MAX);
         let oldest = now.checked_sub(age).unwrap_or(Timestamp::MIN);
-        while let Some((target, size, at)) = self.order.front().cloned() {
-            let over = self.bytes > self.limits.max_bytes;
-            if !over && at >= oldest {
-                break;
+        let stale: Vec<String> = (self.pools.iter())
+            .filter(|(_, p)| p.order.front().is_some_and(|(_, _, at)| *at < oldest))
+            .map(|(ns, _)| ns.clone())
+            .collect();
+        for ns in stale {
+            while self.pools.get(&ns).and_then(|p| p.order.front()).is_some_and(|(_, _, at)| *at < oldest) {
+                self.forget_first(&ns);
             }
-            self.dropped += u64::from(over && at >= oldest);
-            self.order.pop_front();
-            self.bytes -= size;
-            if let Some(q) = self.by_target.get_mut(&target) {
-                q.pop_front();
-                if q.is_empty() {
-                    self.by_target.remove(&target);
-                }
+        }
+        while self.bytes > self.limits.max_bytes {
+            let Some(largest) = self.pools.iter().max_by_key(|(_, p)| p.bytes).map(|(ns, _)| ns.clone()) else { break };
+            self.forget_first(&largest);
+            self.dropped += 1;
+        }
+    }
+
+    /// Forgets a namespace's oldest kept write.
+    fn forget_first(&mut self, namespace: &str) {
+        let Some(pool) = self.pools.get_mut(namespace) else { return };
+        let Some((target, size, _)) = pool.order.pop_front() else { return };
+        pool.bytes -= size;
+        self.bytes -= size;
+        if pool.order.is_empty() {
+            self.pools.remove(namespace);
+        }
+        if let Some(q) = self.by_target.get_mut(&target) {
+            q.pop_front();
+            if q.is_empty() {
+                self.by_target.remove(&target);
             }
         }
     }
@@ -78,7 +106,7 @@ impl Window {
 
     /// How many writes are kept, and about how many bytes they hold.
     pub(crate) fn size(&self) -> (usize, usize) {
-        (self.order.len(), self.bytes)
+        (self.pools.values().map(|p| p.order.len()).sum(), self.bytes)
     }
 
     /// Writes forgotten before their time to stay within the bound in bytes.

@@ -1,6 +1,8 @@
 //! When the watcher compares what: touched releases debounced into batches (the debounce counts
 //! from when the first change was seen), the periodic resync, and releases postponed until a
-//! time (a repair held back by the rate limit). One component that owns that state and spawns
+//! time (a repair held back by the rate limit), and releases that could not be checked, tried
+//! again after a backoff (10 s, doubled up to the resync) rather than only at the next resync.
+//! One component that owns that state and spawns
 //! no task, so nothing outlives the watcher that stops it; tested on paused time.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,14 +25,21 @@ pub(super) struct Scheduler<K: Ord + Clone> {
     dirty: BTreeSet<K>,
     deadline: Option<Instant>,
     later: BTreeMap<Instant, BTreeSet<K>>,
+    /// The releases whose last check failed: the wait before their next try, and when it is.
+    failing: BTreeMap<K, (Duration, Instant)>,
+    every: Duration,
 }
+
+/// The first wait before a release whose check failed is tried again.
+const FIRST_RETRY: Duration = Duration::from_secs(10);
 
 impl<K: Ord + Clone> Scheduler<K> {
     /// A schedule whose first resync is one `resync` from now.
     pub(super) fn new(debounce: Duration, resync: Duration) -> Scheduler<K> {
         let mut interval = tokio::time::interval_at(Instant::now() + resync, resync);
         interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        Scheduler { debounce, resync: interval, dirty: BTreeSet::new(), deadline: None, later: BTreeMap::new() }
+        let (dirty, later, failing) = (BTreeSet::new(), BTreeMap::new(), BTreeMap::new());
+        Scheduler { debounce, resync: interval, dirty, deadline: None, later, failing, every: resync }
     }
 
     /// The next resync one interval from now (after the first full check).
@@ -55,6 +64,24 @@ impl<K: Ord + Clone> Scheduler<K> {
     /// A release to compare again at `at` (not before).
     pub(super) fn later(&mut self, key: K, at: Instant) {
         self.later.entry(at).or_default().insert(key);
+    }
+
+    /// A release whose check failed: tried again after its backoff (10 s, then twice the last
+    /// wait, never more than the resync); one try waits at a time, however often it fails.
+    pub(super) fn failed(&mut self, key: K) {
+        let now = Instant::now();
+        let wait = match self.failing.get(&key) {
+            Some((_, at)) if *at > now => return,
+            Some((wait, _)) => (*wait * 2).min(self.every),
+            None => FIRST_RETRY.min(self.every),
+        };
+        self.failing.insert(key.clone(), (wait, now + wait));
+        self.later(key, now + wait);
+    }
+
+    /// A release checked (or gone): its backoff starts over.
+    pub(super) fn recovered(&mut self, key: &K) {
+        self.failing.remove(key);
     }
 
     /// How many releases wait for the next batch.
@@ -160,6 +187,32 @@ mod tests {
         let (due, _) = due_within(&mut s, Duration::from_secs(11)).await.expect("due");
         assert_eq!((due, start.elapsed()), (Due::Batch, Duration::from_secs(20)));
         assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_release_is_tried_again_after_a_growing_wait() {
+        let mut s = Scheduler::new(SECOND, Duration::from_secs(60));
+        let mut waits = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            s.failed("a");
+            s.failed("a");
+            let (due, _) = due_within(&mut s, Duration::from_secs(59)).await.expect("due");
+            assert_eq!(due, Due::Batch);
+            assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["a"], "one try, however often it failed");
+            waits.push(start.elapsed().as_secs());
+            s.resync_from_now();
+        }
+        assert_eq!(waits, [10, 20, 40], "doubled");
+        s.failed("a");
+        assert_eq!(s.failing["a"].0, Duration::from_secs(60), "never past the resync");
+        s.take();
+        s.recovered(&"a");
+        let start = Instant::now();
+        s.failed("a");
+        s.resync_from_now();
+        due_within(&mut s, Duration::from_secs(59)).await.expect("due");
+        assert_eq!(start.elapsed(), Duration::from_secs(10), "checked once: the backoff starts over");
     }
 
     #[tokio::test(start_paused = true)]

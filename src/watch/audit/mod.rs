@@ -78,12 +78,25 @@ struct Feed {
     collections: HashSet<Target>,
     /// None until its watcher's first check.
     touches: Option<TouchSender>,
+    /// The objects touched for a batch whose touch no check has attributed since, and when: an
+    /// object is not touched again while its touch waits, so what queues for the watcher is
+    /// bounded by its objects, whatever the senders' volume.
+    touched_at: HashMap<Target, std::time::Instant>,
 }
+
+/// A touch no check took up (its object in sync) stops holding back new ones after this.
+const TOUCH_WAITS: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Feed {
     /// An empty feed, its watcher not started yet.
     fn new(limits: Limits) -> Feed {
-        Feed { window: Window::new(limits), interest: HashSet::new(), collections: HashSet::new(), touches: None }
+        Feed {
+            window: Window::new(limits),
+            interest: HashSet::new(),
+            collections: HashSet::new(),
+            touches: None,
+            touched_at: HashMap::new(),
+        }
     }
 }
 
@@ -133,6 +146,8 @@ impl Hub {
         let f = feeds.entry(feed.to_string()).or_insert_with(|| Feed::new(self.limits));
         f.interest = interest.collect();
         f.collections = f.interest.iter().map(Target::collection).collect();
+        let interest = &f.interest;
+        f.touched_at.retain(|t, _| interest.contains(t));
         f.touches = Some(touches.clone());
     }
 
@@ -159,8 +174,8 @@ impl Hub {
         let mut feeds = self.feeds.lock().ok()?;
         let feed = feeds.get_mut(&name)?;
         let mut kept = 0;
-        // One touch per object a batch wrote, however many writes it holds: what queues for
-        // the watcher is bounded by the objects it watches, not by a sender's volume.
+        // One touch per object a batch wrote, however many writes it holds, and none for an
+        // object whose last touch still waits for its check.
         let mut touched = HashSet::new();
         let wanted = |t: &Target| feed.interest.contains(t) || feed.collections.contains(t);
         let writes: Vec<Write> = writes.into_iter().filter(|w| wanted(&w.target)).collect();
@@ -172,7 +187,13 @@ impl Hub {
             kept += 1;
         }
         if let Some(touches) = &feed.touches {
+            let at = std::time::Instant::now();
             for t in touched {
+                let waiting = feed.touched_at.get(&t).is_some_and(|last| at.duration_since(*last) < TOUCH_WAITS);
+                if waiting {
+                    continue;
+                }
+                feed.touched_at.insert(t.clone(), at);
                 let key = ObjectKey { group: t.group, plural: t.plural, namespace: t.namespace, name: t.name };
                 let _ = touches.send(Touch::Object(key));
             }
@@ -188,9 +209,14 @@ impl Hub {
         report: &mut DriftReport,
         target: impl Fn(&crate::model::ObjectId) -> Option<Target>,
     ) {
-        let Ok(feeds) = self.feeds.lock() else { return };
-        match feeds.get(feed) {
-            Some(f) => crate::audit::attribute(report, &f.window, target),
+        let Ok(mut feeds) = self.feeds.lock() else { return };
+        match feeds.get_mut(feed) {
+            Some(f) => {
+                for t in report.objects.iter().filter_map(|o| target(&o.id)) {
+                    f.touched_at.remove(&t);
+                }
+                crate::audit::attribute(report, &f.window, target)
+            }
             None => crate::audit::attribute(report, &Window::new(self.limits), target),
         }
     }
@@ -231,5 +257,34 @@ mod tests {
         assert_eq!(named.feed_of("intruder"), None);
         let fleet = Hub::fleet(Limits::default());
         assert_eq!(fleet.feed_of("fleet/eu"), Some("fleet/eu".to_string()), "its own feed only");
+    }
+
+    /// However many batches write one object, one touch waits for it until a check attributes it.
+    #[test]
+    fn a_flood_of_batches_queues_one_touch_per_object() {
+        let hub = Hub::single(Limits::default(), None);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let key =
+            ObjectKey { group: "".into(), plural: "configmaps".into(), namespace: Some("ns".into()), name: "c".into() };
+        hub.watching("", std::iter::once(key), &TouchSender(tx));
+        let event = serde_json::json!({"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"a","stage":"ResponseComplete",
+            "requestURI":"/api/v1/namespaces/ns/configmaps/c","verb":"patch","user":{"username":"alice"},
+            "objectRef":{"resource":"configmaps","namespace":"ns","name":"c","apiVersion":"v1"},"responseStatus":{"code":200},
+            "requestReceivedTimestamp":"2026-12-02T14:59:00Z","stageTimestamp":"2026-12-02T14:59:00Z"});
+        let write = || crate::audit::event::parse_line(&event.to_string()).unwrap().unwrap();
+        for _ in 0..200 {
+            assert_eq!(hub.receive("", (0..50).map(|_| write()).collect()), Some(50));
+        }
+        let mut queued = || std::iter::from_fn(|| rx.try_recv().ok()).count();
+        assert_eq!(queued(), 1, "10,000 writes to one object, one touch");
+        let id = crate::model::ObjectId::new("v1", "ConfigMap", Some("ns"), "c");
+        let mut report = DriftReport {
+            objects: vec![crate::model::ObjectDrift::new(id, None, crate::model::Verdict::Modified)],
+            ..Default::default()
+        };
+        let target = |_: &crate::model::ObjectId| Some(write().target);
+        hub.attribute("", &mut report, target);
+        hub.receive("", vec![write()]);
+        assert_eq!(queued(), 1, "a batch after its check touches it again");
     }
 }

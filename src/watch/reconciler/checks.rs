@@ -193,6 +193,7 @@ impl Watcher<'_> {
             match result {
                 Ok(mut verdicts) => {
                     self.refused.clear(&key);
+                    self.schedule.recovered(&key);
                     self.attribute(&mut verdicts.report);
                     self.unrecorded_revision(&index, verdicts.report.revision).await;
                     let r = &mut verdicts.report;
@@ -217,6 +218,7 @@ impl Watcher<'_> {
                         let fields: [(&str, &(dyn ToString + Sync)); 2] =
                             [("release", &key), ("error", &crate::errors::one_line(&e))];
                         self.outputs.log.error("cannot check the release", &fields);
+                        self.schedule.failed(key);
                     }
                 },
             }
@@ -277,6 +279,7 @@ impl Watcher<'_> {
 
     /// Forgets an uninstalled (or no longer selected) release: its series go away.
     fn forget(&mut self, key: &ReleaseKey) {
+        self.schedule.recovered(key);
         if self.state.forget(key) {
             self.outputs.log.info("release gone: its series are dropped", &[("release", &key)]);
         }

@@ -61,8 +61,8 @@ start_watcher() {
 }
 stop_watcher() { kill -- -"$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; }
 
-say "Building the test tools (cached; the first build takes a while)"
-tools=$("$root/scripts/tools.sh")
+say "Building the tools the demo runs (cached; the first build takes a while)"
+tools=$("$root/scripts/tools.sh" --demo)
 say "Building helm-drift and the local control plane launcher"
 (cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins)
 

@@ -73,5 +73,62 @@ pub mod fuzzing {
     }
 }
 
+/// What the tests of each Kubernetes version check against its real API server: the tables of
+/// what the server does that the engines assume (not an interface of the product).
+#[doc(hidden)]
+pub mod tables {
+    use serde_json::Value;
+
+    /// Whether the engines take `generation` as set to 1 on create and raised on every change.
+    pub fn tracks_generation(group: &str, kind: &str) -> bool {
+        crate::compare::provenance::tracks_generation(group, kind)
+    }
+
+    /// Where the object the server holds (`live`, outside `metadata` and `status`) and the
+    /// defaults table's prediction for `desired` disagree, as JSON pointers: `+` a field the
+    /// server holds that the table does not predict, `-` one the table predicts that the server
+    /// does not hold, `~` a value that differs.
+    pub fn defaults_disagree(group: &str, kind: &str, desired: &Value, live: &Value) -> Vec<String> {
+        let outside = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("metadata");
+                o.remove("status");
+            }
+            v
+        };
+        let held = crate::compare::defaults::held(group, kind, desired, None);
+        let mut out = Vec::new();
+        disagree(&outside(live), &outside(&held), "", &mut out);
+        out
+    }
+
+    fn disagree(live: &Value, held: &Value, at: &str, out: &mut Vec<String>) {
+        let chosen = |v: &Value| v.as_str() == Some(crate::compare::defaults::CHOSEN);
+        if chosen(held) {
+            return;
+        }
+        match (live, held) {
+            (Value::Object(l), Value::Object(h)) => {
+                for (k, lv) in l {
+                    match h.get(k) {
+                        Some(hv) => disagree(lv, hv, &format!("{at}/{k}"), out),
+                        None => out.push(format!("+{at}/{k}")),
+                    }
+                }
+                let predicted = h.iter().filter(|(k, hv)| !l.contains_key(*k) && !chosen(hv) && !hv.is_null());
+                out.extend(predicted.map(|(k, _)| format!("-{at}/{k}")));
+            }
+            (Value::Array(l), Value::Array(h)) if l.len() == h.len() => {
+                for (i, (lv, hv)) in l.iter().zip(h).enumerate() {
+                    disagree(lv, hv, &format!("{at}/{i}"), out);
+                }
+            }
+            _ if crate::compare::defaults::holds(live, held) => {}
+            _ => out.push(format!("~{at}")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod layering;

@@ -68,6 +68,7 @@ mod repair_cases;
 mod restart;
 mod restore;
 mod scan;
+mod server;
 mod storage;
 mod watch;
 mod watching;

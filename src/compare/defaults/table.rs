@@ -93,6 +93,7 @@ const DEPLOYMENT: &[Rule] = &[
     ),
     ("/metadata", Json(r#"{"annotations":{"deployment.kubernetes.io/revision":"@chosen"}}"#), Always),
 ];
+const REPLICATION_CONTROLLER: &[Rule] = &[("/spec", Json(r#"{"replicas":1}"#), Always)];
 const REPLICA_SET: &[Rule] = &[
     ("/spec", Json(r#"{"replicas":1}"#), Always),
     (
@@ -251,6 +252,7 @@ pub(super) fn rules_for(group: &str, kind: &str) -> Vec<(String, Fill, When)> {
         ("", "Pod") => POD,
         ("apps", "Deployment") => DEPLOYMENT,
         ("apps", "ReplicaSet") => REPLICA_SET,
+        ("", "ReplicationController") => REPLICATION_CONTROLLER,
         ("apps", "StatefulSet") => STATEFUL_SET,
         ("apps", "DaemonSet") => DAEMON_SET,
         ("batch", "Job") => JOB,
@@ -271,17 +273,18 @@ pub(super) fn rules_for(group: &str, kind: &str) -> Vec<(String, Fill, When)> {
     };
     let mut out: Vec<(String, Fill, When)> =
         own.iter().map(|(at, fill, when)| (at.to_string(), *fill, *when)).collect();
+    // Each pod-spec rule once per pod spec (a container's once per list of containers), beside
+    // the kind's own rule at the same place (a Pod's own `/spec` rule and the pod spec's merge).
     for spec in pod_specs(group, kind) {
         for (at, fill, when) in POD_SPEC {
-            for container in ["containers", "initContainers", "ephemeralContainers"] {
-                let placed = match (at.strip_prefix('C'), at.strip_prefix('P')) {
-                    (Some(rest), _) => format!("{spec}/{container}/*{rest}"),
-                    (_, Some(rest)) => format!("{spec}{rest}"),
-                    _ => at.to_string(),
-                };
-                if !out.iter().any(|(o, _, _)| *o == placed) {
-                    out.push((placed, *fill, *when));
+            match (at.strip_prefix('C'), at.strip_prefix('P')) {
+                (Some(rest), _) => {
+                    for container in ["containers", "initContainers", "ephemeralContainers"] {
+                        out.push((format!("{spec}/{container}/*{rest}"), *fill, *when));
+                    }
                 }
+                (_, Some(rest)) => out.push((format!("{spec}{rest}"), *fill, *when)),
+                _ => out.push((at.to_string(), *fill, *when)),
             }
         }
     }

@@ -15,7 +15,7 @@ fn main() {
         true => testcluster::ControlPlane::start_audited(tools, &dir),
         false => testcluster::ControlPlane::start(tools, &dir),
     };
-    let result = testcluster::Tools::locate().and_then(start).and_then(|mut cp| {
+    let result = testcluster::Tools::locate_control_plane().and_then(start).and_then(|mut cp| {
         if let Some(sink) = cp.audit_sink() {
             let env = format!(
                 "AUDIT_PORT={}\nAUDIT_TOKEN={}\nAUDIT_CERT={}\nAUDIT_KEY={}\nAUDIT_CA={}\n",

@@ -15,10 +15,19 @@
 #                                       a second (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
 #                                       of 100 releases each (its section; BENCH_F5_SIZES)
+#   BENCH_KUBERNETES=v1.37.2 scripts/bench.sh  any of the above on another version of the window
+#                                       (scripts/versions.env; the default is KUBERNETES_VERSION)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-5}
 tools=$("$root/scripts/tools.sh")
+# shellcheck source=versions.env
+. "$root/scripts/versions.env"
+if [ -n "${BENCH_KUBERNETES:-}" ] && [ "$BENCH_KUBERNETES" != "$KUBERNETES_VERSION" ]; then
+  HELM_DRIFT_CONTROL_PLANE=$("$root/scripts/tools.sh" --kubernetes "$BENCH_KUBERNETES")
+  export HELM_DRIFT_CONTROL_PLANE
+fi
+echo "bench: Kubernetes ${BENCH_KUBERNETES:-$KUBERNETES_VERSION}" >&2
 (cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins --examples) >&2
 state=$(mktemp -d "${TMPDIR:-/tmp}/helm-drift-bench.XXXXXX")
 audited=()

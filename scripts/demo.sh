@@ -502,8 +502,8 @@ cat <<EOT
 The demo cluster is still running. To use it from your shell:
   export KUBECONFIG=$KUBECONFIG
   export HELM_CONFIG_HOME=$HELM_CONFIG_HOME HELM_DATA_HOME=$HELM_DATA_HOME HELM_CACHE_HOME=$HELM_CACHE_HOME
-  export PATH=$tools:\$PATH     # kubectl, helm3, helm4
-  helm4 drift check demo -n demo
+  export PATH=$tools:\$PATH     # kubectl and ${DEMO_HELM:-helm4}
+  ${DEMO_HELM:-helm4} drift check demo -n demo
 Stop it with: scripts/demo.sh down
 EOT
 [ "$code" = 2 ]

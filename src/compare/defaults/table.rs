@@ -108,7 +108,7 @@ const STATEFUL_SET: &[Rule] = &[
     (
         "/spec",
         Json(
-            r#"{"replicas":1,"podManagementPolicy":"OrderedReady","revisionHistoryLimit":10,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0}},"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Retain","whenScaled":"Retain"}}"#,
+            r#"{"replicas":1,"podManagementPolicy":"OrderedReady","revisionHistoryLimit":10,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0,"maxUnavailable":1}},"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Retain","whenScaled":"Retain"}}"#,
         ),
         Always,
     ),

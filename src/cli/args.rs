@@ -229,8 +229,8 @@ pub(crate) struct RenderArgs {
 pub(crate) struct RepairArgs {
     /// The release to repair
     pub(crate) release: String,
-    /// Only repair this object (KIND/NAME, repeatable)
-    #[arg(long, value_name = "KIND/NAME", help_heading = "Repair")]
+    /// Only repair this object (NAMESPACE/KIND/NAME, or KIND/NAME where it names one; repeatable)
+    #[arg(long, value_name = "[NAMESPACE/]KIND/NAME", help_heading = "Repair")]
     pub(crate) only: Vec<String>,
     /// Also remove fields that other field managers added (the verdict "fields added")
     #[arg(long, help_heading = "Repair")]
@@ -266,8 +266,8 @@ pub(crate) struct RepairArgs {
 pub(crate) struct AcceptArgs {
     /// The release whose drift is accepted
     pub(crate) release: String,
-    /// Only this object's drift (KIND/NAME, repeatable)
-    #[arg(long, value_name = "KIND/NAME", help_heading = "Selection")]
+    /// Only this object's drift (NAMESPACE/KIND/NAME, or KIND/NAME where it names one; repeatable)
+    #[arg(long, value_name = "[NAMESPACE/]KIND/NAME", help_heading = "Selection")]
     pub(crate) only: Vec<String>,
     /// Only drift at or under this JSON pointer (repeatable)
     #[arg(long, value_name = "POINTER", help_heading = "Selection")]
@@ -363,8 +363,9 @@ pub(crate) struct PauseArgs {
     /// Why: kept with the pause, in the watcher's Event and log
     #[arg(long, required_unless_present = "end")]
     pub(crate) reason: Option<String>,
-    /// Only this object of the release (KIND/NAME)
-    #[arg(long, value_name = "KIND/NAME")]
+    /// Only this object of the release (KIND/NAME, or NAMESPACE/KIND/NAME for one of namesakes in
+    /// several namespaces)
+    #[arg(long, value_name = "[NAMESPACE/]KIND/NAME")]
     pub(crate) object: Option<String>,
     /// Only on this cluster of a fleet (its inventory name, NAMESPACE/NAME or NAME): the pause
     /// is written in the management cluster, where the fleet's watcher reads it

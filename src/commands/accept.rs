@@ -79,6 +79,7 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
         now,
         expires_at,
     };
+    crate::model::selector::one_namespace_each(report.objects.iter().map(|o| &o.id), &request.only, &report.release)?;
     let (accepted, dropped) = baseline::accept(&mut b, &report, &how);
     match (&request.store, request.dry_run) {
         (_, true) => {}

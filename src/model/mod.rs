@@ -17,6 +17,7 @@ mod progress;
 mod release;
 mod render;
 mod repair;
+pub(crate) mod selector;
 mod text;
 mod upgrade;
 mod writer;

@@ -345,14 +345,10 @@ impl ObjectDrift {
         self.drift_kind().is_drift() || (self.drift_kind() == DriftKind::TakenOver && self.verdict == Verdict::Modified)
     }
 
-    /// Whether `--only KIND/NAME` (kind case-insensitive) or `--only NAME` selects this object
-    /// (every object when `only` is empty).
+    /// Whether `--only NAMESPACE/KIND/NAME`, `KIND/NAME` (kind case-insensitive) or `NAME` selects
+    /// this object (every object when `only` is empty; see [`super::selector`]).
     pub(crate) fn selected_by(&self, only: &[String]) -> bool {
-        only.is_empty()
-            || only.iter().any(|f| match f.split_once('/') {
-                Some((kind, name)) => super::kinds::names_kind(kind, &self.id.kind) && name == self.id.name,
-                None => f == &self.id.name,
-            })
+        only.is_empty() || only.iter().any(|f| self.id.named_by(f))
     }
 
     /// List items whose key changed (a changed port, a renamed container or env var): each
@@ -437,6 +433,7 @@ mod tests {
             assert!(o.selected_by(&[typed.into()]), "{typed}");
         }
         assert!(!o.selected_by(&["ds/web".into()]));
+        assert!(o.selected_by(&["ns/Deployment/web".into()]) && !o.selected_by(&["other/Deployment/web".into()]));
     }
 
     #[test]

@@ -68,7 +68,7 @@ impl Pause {
     pub(crate) fn holds(&self, at: Held<'_>, now: Timestamp) -> bool {
         self.namespace == at.namespace
             && self.release == at.release
-            && self.object.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(at.object))
+            && self.object.as_deref().is_none_or(|o| names_object(o, at.object))
             && self.cluster.as_deref().is_none_or(|c| at.cluster.is_some_and(|at| names(c, at)))
             && now < self.until
     }
@@ -212,6 +212,14 @@ pub(crate) async fn whoami(client: &kube::Client) -> String {
         .unwrap_or_else(|| "unknown (the API server did not say)".into())
 }
 
+/// Whether a pause's `--object` (`KIND/NAME`, or `NAMESPACE/KIND/NAME` for one of namesakes in
+/// several namespaces) names the object a repair would heal (`NAMESPACE/KIND/NAME`, `KIND/NAME`
+/// when cluster-scoped).
+fn names_object(paused: &str, object: &str) -> bool {
+    let kind_name = object.split_once('/').map(|(_, rest)| rest).filter(|rest| rest.contains('/'));
+    paused.eq_ignore_ascii_case(object) || kind_name.is_some_and(|k| paused.eq_ignore_ascii_case(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +240,10 @@ mod tests {
         let at = |namespace, object, cluster| Held { namespace, release: "web", object, cluster };
         assert!(p.holds(at("shop", "deployment/web", None), before));
         assert!(p.holds(at("shop", "deployment/web", Some("eu")), before), "no cluster: every cluster");
+        assert!(p.holds(at("shop", "shop/Deployment/web", None), before), "the watcher names it in full");
+        let one = Pause { object: Some("shop/Deployment/web".into()), ..p.clone() };
+        assert!(one.holds(at("shop", "shop/Deployment/web", None), before));
+        assert!(!one.holds(at("shop", "other/Deployment/web", None), before), "its namesake elsewhere");
         assert!(!p.holds(at("shop", "ConfigMap/web", None), before), "another object");
         assert!(!p.holds(at("other", "Deployment/web", None), before), "another namespace");
         assert!(!p.holds(at("shop", "Deployment/web", None), until), "ended by itself");

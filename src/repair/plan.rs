@@ -29,6 +29,8 @@ pub(crate) struct Plan {
 pub(crate) enum PlanError {
     #[error("--only {only}: no such object in release {release} (its objects: {objects})")]
     NoSuchObject { only: String, release: String, objects: String },
+    #[error(transparent)]
+    Ambiguous(#[from] crate::model::selector::Ambiguous),
 }
 
 impl PlannedStep {
@@ -38,10 +40,11 @@ impl PlannedStep {
     }
 }
 
-/// The steps that undo the drift of the objects `only` selects (`KIND/NAME` or `NAME`; all when
-/// empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
+/// The steps that undo the drift of the objects `only` selects (`NAMESPACE/KIND/NAME`,
+/// `KIND/NAME` or `NAME`, each fitting one namespace; all when empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
 pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
+    crate::model::selector::one_namespace_each(e.report.objects.iter().map(|o| &o.id), only, &e.report.release)?;
     let ssa = e.release.server_side();
     let mut steps = Vec::new();
     let mut skipped = Vec::new();

@@ -55,6 +55,7 @@ mod hostile;
 mod inventory;
 mod lifecycle;
 mod messages;
+mod namesakes;
 mod order;
 mod pause;
 mod pictures;

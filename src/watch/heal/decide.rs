@@ -25,7 +25,7 @@ pub(crate) struct HealPolicy {
 /// What to do about a release now.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Decision {
-    /// Objects to repair (`Kind/name`, for `repair --only`).
+    /// Objects to repair (`NAMESPACE/KIND/NAME`, for `repair --only`).
     pub(super) repair: Vec<String>,
     /// Rate limited: look again at this time.
     pub(super) later: Option<Instant>,
@@ -33,9 +33,10 @@ pub(crate) struct Decision {
     pub(super) abandoned: Vec<(ObjectId, String)>,
 }
 
-/// How a repair names an object to repair (`Kind/name`, as `repair --only` takes it).
+/// How a repair names an object to repair (`NAMESPACE/KIND/NAME`, as `repair --only` takes it:
+/// that object alone, never its namesake in another namespace of the release).
 pub(super) fn only(id: &ObjectId) -> String {
-    format!("{}/{}", id.kind, id.name)
+    id.selector()
 }
 
 pub(super) struct Healer {
@@ -182,7 +183,7 @@ mod tests {
         let t0 = Instant::now();
         let r = report(true);
         let d = h.decide(&r, t0);
-        assert_eq!(d.repair, ["ConfigMap/c"]);
+        assert_eq!(d.repair, ["ns/ConfigMap/c"]);
         let id = r.objects[0].id.clone();
         h.repaired(&r, std::slice::from_ref(&id), t0);
         let d = h.decide(&r, t0 + Duration::from_secs(1));
@@ -190,7 +191,7 @@ mod tests {
         assert_eq!(d.later, Some(t0 + Duration::from_secs(10)));
         let t1 = t0 + Duration::from_secs(11);
         let d = h.decide(&r, t1);
-        assert_eq!(d.repair, ["ConfigMap/c"]);
+        assert_eq!(d.repair, ["ns/ConfigMap/c"]);
         h.repaired(&r, std::slice::from_ref(&id), t1);
         let d = h.decide(&r, t1 + Duration::from_secs(20));
         assert!(d.repair.is_empty());
@@ -199,7 +200,7 @@ mod tests {
         // Seen in sync (the whole release is: no decision is asked for): eligible again.
         h.observe(&report(false));
         assert!(!h.is_abandoned(&id));
-        assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ConfigMap/c"]);
+        assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ns/ConfigMap/c"]);
     }
 
     /// The path from a cooldown to the scheduler on paused time: the moment the rate limit
@@ -222,7 +223,7 @@ mod tests {
         assert_eq!(due, crate::watch::scheduler::Due::Batch);
         assert_eq!(started.elapsed(), Duration::from_secs(540), "woken when the cooldown ends");
         assert!(scheduler.take().contains(&ReleaseKey::of(&r)));
-        assert_eq!(h.decide(&r, Instant::now()).repair, ["ConfigMap/c"], "repaired then");
+        assert_eq!(h.decide(&r, Instant::now()).repair, ["ns/ConfigMap/c"], "repaired then");
     }
 
     #[test]
@@ -243,7 +244,7 @@ mod tests {
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {
             let d = h.decide(&r, t0 + Duration::from_secs(i));
-            assert_eq!(d.repair, ["ConfigMap/c"], "attempt {i}");
+            assert_eq!(d.repair, ["ns/ConfigMap/c"], "attempt {i}");
             h.repaired(&r, &[], t0 + Duration::from_secs(i));
         }
         assert!(h.decide(&r, t0 + Duration::from_secs(5)).abandoned.is_empty());

@@ -2,7 +2,7 @@
 //! each is reported as paused once per pause (metric, log line, a `DriftPaused` Event with the
 //! reason, who and until when); the release is looked at again when the pause ends.
 
-use super::decide::{Decision, only};
+use super::decide::Decision;
 use crate::model::DriftReport;
 use crate::pause::{Held, Pause};
 use crate::watch::keys::ReleaseKey;
@@ -75,7 +75,7 @@ impl Pauses {
             );
             let message =
                 format!("drift of {object} is paused until {until} (by {}, as the pause says): {}", p.by, p.reason);
-            if let Some(o) = report.objects.iter().find(|o| only(&o.id).eq_ignore_ascii_case(&object)) {
+            if let Some(o) = report.objects.iter().find(|o| o.id.selector() == object) {
                 at.outputs.announce_repair(report, &o.id, events::PAUSED, &message, at.signer).await;
             }
         }

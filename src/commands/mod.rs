@@ -26,7 +26,8 @@ use runtime::runtime;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-/// Parses the command line, runs it and returns the process exit code (0, 1 or 2).
+/// Parses the command line, runs it and returns the process exit code (0 in sync, 2 drift, 1
+/// error, 3 `plan`: the upgrade would fail; see [`ExitStatus`]).
 pub fn main() -> ExitCode {
     crate::watch::note_parent();
     let cli = match Cli::try_parse() {

@@ -2,14 +2,14 @@
 
 use crate::model::{FleetReport, RunReport};
 
-/// Output formats of `check` (and `render`).
+/// Output formats of `check` (and `render`; `plan` writes text, JSON and Markdown).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Format {
     #[default]
     Text,
     Json,
     Junit,
-    /// `check` only.
+    /// `check` and `plan`.
     Markdown,
     /// `check` only.
     Html,

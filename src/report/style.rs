@@ -2,7 +2,7 @@
 
 use crate::model::{FleetReport, RunReport};
 
-/// Output formats of `check` (and `render`; `plan` writes text, JSON and Markdown).
+/// Output formats of `check` (and `render`; `plan` writes each but HTML).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Format {
     #[default]

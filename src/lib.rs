@@ -98,35 +98,7 @@ pub mod tables {
             v
         };
         let held = crate::compare::defaults::held(group, kind, desired, None);
-        let mut out = Vec::new();
-        disagree(&outside(live), &outside(&held), "", &mut out);
-        out
-    }
-
-    fn disagree(live: &Value, held: &Value, at: &str, out: &mut Vec<String>) {
-        let chosen = |v: &Value| v.as_str() == Some(crate::compare::defaults::CHOSEN);
-        if chosen(held) {
-            return;
-        }
-        match (live, held) {
-            (Value::Object(l), Value::Object(h)) => {
-                for (k, lv) in l {
-                    match h.get(k) {
-                        Some(hv) => disagree(lv, hv, &format!("{at}/{k}"), out),
-                        None => out.push(format!("+{at}/{k}")),
-                    }
-                }
-                let predicted = h.iter().filter(|(k, hv)| !l.contains_key(*k) && !chosen(hv) && !hv.is_null());
-                out.extend(predicted.map(|(k, _)| format!("-{at}/{k}")));
-            }
-            (Value::Array(l), Value::Array(h)) if l.len() == h.len() => {
-                for (i, (lv, hv)) in l.iter().zip(h).enumerate() {
-                    disagree(lv, hv, &format!("{at}/{i}"), out);
-                }
-            }
-            _ if crate::compare::defaults::holds(live, held) => {}
-            _ => out.push(format!("~{at}")),
-        }
+        crate::compare::defaults::disagreements(&outside(live), &outside(&held))
     }
 }
 

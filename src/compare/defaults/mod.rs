@@ -269,6 +269,42 @@ pub(crate) fn holds(live: &Value, held: &Value) -> bool {
     }
 }
 
+/// Where `live` and `held` (a value of [`held`]) disagree, as JSON pointers: `+` a field of
+/// `live` that `held` does not hold, `-` one `held` predicts that `live` lacks (not a chosen or
+/// null one), `~` a value that differs. What [`holds`] decides, said field by field (the tests of
+/// each Kubernetes version compare the server with the table through it).
+pub(crate) fn disagreements(live: &Value, held: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    disagree(live, held, "", &mut out);
+    out
+}
+
+fn disagree(live: &Value, held: &Value, at: &str, out: &mut Vec<String>) {
+    let chosen = |v: &Value| v.as_str() == Some(CHOSEN);
+    if chosen(held) {
+        return;
+    }
+    match (live, held) {
+        (Value::Object(l), Value::Object(h)) => {
+            for (k, lv) in l {
+                match h.get(k) {
+                    Some(hv) => disagree(lv, hv, &format!("{at}/{k}"), out),
+                    None => out.push(format!("+{at}/{k}")),
+                }
+            }
+            let predicted = h.iter().filter(|(k, hv)| !l.contains_key(*k) && !chosen(hv) && !hv.is_null());
+            out.extend(predicted.map(|(k, _)| format!("-{at}/{k}")));
+        }
+        (Value::Array(l), Value::Array(h)) if l.len() == h.len() => {
+            for (i, (lv, hv)) in l.iter().zip(h).enumerate() {
+                disagree(lv, hv, &format!("{at}/{i}"), out);
+            }
+        }
+        _ if holds(live, held) => {}
+        _ => out.push(format!("~{at}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! (only while leading, only at the revision judged), each step logged, refusals and abandoned
 //! objects announced, and the verdicts after the repair taken in.
 
-use super::decide::{Decision, only, superseded};
+use super::decide::{Decision, superseded};
 use super::{Healing, paused};
 use crate::engine::Session;
 use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
@@ -98,7 +98,7 @@ impl Healing {
             Course::Refuse(why, objects) => {
                 self.healer.repaired(report, &[], Instant::now());
                 hands.outputs.metrics.repair("refused");
-                for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&only(&o.id))) {
+                for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id.selector())) {
                     refused(report, &o.id, &why, &hands).await;
                 }
                 None

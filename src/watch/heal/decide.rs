@@ -33,12 +33,6 @@ pub(crate) struct Decision {
     pub(super) abandoned: Vec<(ObjectId, String)>,
 }
 
-/// How a repair names an object to repair (`NAMESPACE/KIND/NAME`, as `repair --only` takes it:
-/// that object alone, never its namesake in another namespace of the release).
-pub(super) fn only(id: &ObjectId) -> String {
-    id.selector()
-}
-
 pub(super) struct Healer {
     policy: HealPolicy,
     last: HashMap<ReleaseKey, Instant>,
@@ -95,7 +89,8 @@ impl Healer {
                 d.abandoned.push((o.id.clone(), other_manager(o)));
                 continue;
             }
-            d.repair.push(only(&o.id));
+            // That object alone, never its namesake in another namespace of the release.
+            d.repair.push(o.id.selector());
         }
         if !d.repair.is_empty()
             && let Some(at) = self

@@ -149,7 +149,7 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "audit webhook connections and batches",
         writer: "anyone who can reach the port; a batch from a sender with a token or certificate",
-        through: &["watch/audit/server.rs::serve"],
+        through: &["watch/receiver/server.rs::serve"],
         budget: "64 connections, 8 per source address, 5 s for the handshake, 30 s per request, 8 MiB per batch; 32 groups and addresses per event; a window of 16 MiB per cluster, the namespace holding the most forgetting first; one touch per object waits at a time",
         tests: &["tests/integration/audit.rs::the_audit_endpoint_refuses_and_counts_what_no_api_server_sends"],
     },

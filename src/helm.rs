@@ -69,7 +69,7 @@ impl HelmBinary {
         if dry_run {
             cmd.arg("--dry-run=client");
         }
-        if release.server_side() {
+        if release.apply().is_server_side() {
             cmd.arg("--force-conflicts");
         }
         let (ok, stdout, stderr) = self.run(cmd).await?;

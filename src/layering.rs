@@ -83,7 +83,7 @@ pub(crate) fn sources() -> Vec<Source> {
 }
 
 /// The paths a piece of code names from `crate`, `super` or `self`, made absolute
-/// (`super::{a, b::C}` in `watch::heal` gives `watch::a` and `watch::b::C`).
+/// (`super::{a, b::C}` in `watch::healing` gives `watch::a` and `watch::b::C`).
 fn paths(source: &Source) -> Vec<Vec<String>> {
     let code = without_comments_and_strings(&source.code);
     let mut out = Vec::new();
@@ -241,6 +241,78 @@ fn each_module_uses_only_the_layers_below_it() {
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// The watcher's rooms, by floor, lowest first (as `watch/mod.rs` lists them): a room uses only
+/// the rooms of floors below its own (`watch/mod.rs`, the start, uses any).
+const WATCH_ROOMS: &[&[&str]] = &[
+    &["keys", "lease", "shutdown"],
+    &["store"],
+    &["caaph"],
+    &["outputs"],
+    &["scheduler", "sources"],
+    &["receiver"],
+    &["healing"],
+    &["options"],
+    &["reconciler"],
+    &["fleet"],
+];
+
+#[test]
+fn each_room_of_the_watcher_uses_only_the_rooms_below_it() {
+    let floor = |room: &str| WATCH_ROOMS.iter().position(|f| f.contains(&room));
+    let mut problems = BTreeSet::new();
+    let mut rooms = BTreeSet::new();
+    for source in sources().iter().filter(|s| s.module.len() > 1 && s.module[0] == "watch") {
+        let room = source.module[1].as_str();
+        rooms.insert(room.to_string());
+        let Some(at) = floor(room) else {
+            problems.insert(format!("watch::{room} is not a room of WATCH_ROOMS"));
+            continue;
+        };
+        for path in paths(source).iter().filter(|p| p.len() > 1 && p[0] == "watch" && p[1] != room) {
+            if floor(&path[1]).is_none_or(|used| used >= at) {
+                problems.insert(format!("watch::{room} uses watch::{}, a room not below it", path[1]));
+            }
+        }
+    }
+    let listed: BTreeSet<String> = WATCH_ROOMS.iter().flat_map(|f| f.iter().map(|r| r.to_string())).collect();
+    assert_eq!(rooms, listed, "WATCH_ROOMS and the folders of src/watch differ");
+    let doc = include_str!("watch/mod.rs");
+    for room in &listed {
+        assert!(doc.contains(&format!("[`{room}`]")), "watch/mod.rs does not describe {room}");
+    }
+    none(problems, "rooms of the watcher using rooms at or above them");
+}
+
+/// Each type's inherent `impl` blocks, by the files they are in.
+fn inherent_impls() -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for source in sources() {
+        let file = source.file.strip_prefix(src()).unwrap().display().to_string();
+        for line in source.code.lines().filter(|l| l.starts_with("impl")) {
+            let rest = line.strip_prefix("impl").unwrap();
+            let rest =
+                if rest.starts_with('<') { rest.split_once("> ").map_or("", |(_, r)| r) } else { rest.trim_start() };
+            if rest.contains(" for ") || !rest.ends_with('{') {
+                continue;
+            }
+            let name = rest.split(['<', ' ', '{']).next().unwrap_or_default();
+            // A type is named by its folder and its name (two `Window`s are two types).
+            let folder = Path::new(&file).parent().map(|p| p.display().to_string()).unwrap_or_default();
+            out.entry(format!("{folder}/{name}")).or_default().insert(file.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_type_s_own_impl_lives_in_at_most_two_files() {
+    let spread = inherent_impls()
+        .into_iter()
+        .filter(|(_, files)| files.len() > 2)
+        .map(|(ty, files)| format!("{ty}: {}", files.into_iter().collect::<Vec<_>>().join(", ")));
+    none(spread, "types whose own impl blocks are spread over more than two files");
 }
 
 /// The part of a folder a module path falls in: a child file or folder, or `mod` (the folder's

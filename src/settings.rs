@@ -27,7 +27,7 @@ pub(crate) const MAX_OBJECTS: usize = 10_000;
 pub(crate) struct CompareOptions {
     /// Never ask for a server-side dry-run (`--read-only`).
     pub(crate) read_only: bool,
-    pub(crate) rules: Vec<crate::policy::ignore::Rule>,
+    pub(crate) rules: Vec<crate::policy::ignore::IgnoreRule>,
     /// Report `/spec/replicas` drift even when an HPA manages the workload.
     pub(crate) check_hpa_replicas: bool,
     /// Also check the CRDs of the chart's `crds/` folder.
@@ -35,7 +35,7 @@ pub(crate) struct CompareOptions {
     /// Also check the hook objects Helm keeps after their hooks ran (`--hooks`).
     pub(crate) hooks: bool,
     /// Expected-change rules (built-in and from the config file).
-    pub(crate) expected: Vec<crate::policy::expected::Rule>,
+    pub(crate) expected: Vec<crate::policy::expected::ExpectedRule>,
     /// Count expected changes and fields owned elsewhere as drift (`--strict`).
     pub(crate) strict: bool,
     /// Honour opt-out annotations found only on the live object (`--trust-live-annotations`):

@@ -2,7 +2,7 @@
 //! closed sets of values.
 
 use crate::engine::Selection;
-use crate::inventory::{Scope, Source};
+use crate::inventory::{InventoryKind, Scope};
 pub(crate) use crate::model::parse_duration;
 use crate::report::Format;
 use anyhow::{Result, bail};
@@ -161,7 +161,7 @@ pub(crate) struct ClustersArgs {
     /// with a ready control plane, reached through their <cluster>-kubeconfig Secret) or
     /// `argocd` (Argo CD's cluster Secrets); only inline credentials are used
     #[arg(long, value_name = "SOURCE", value_parser = cluster_source())]
-    pub(crate) clusters: Option<Source>,
+    pub(crate) clusters: Option<InventoryKind>,
     /// With --clusters: the namespace of the inventory (`*`: every namespace). Argo CD's is
     /// `argocd` by default, as Argo CD reads its cluster Secrets only in its own; Cluster API's
     /// must be named
@@ -172,11 +172,11 @@ pub(crate) struct ClustersArgs {
     pub(crate) clusters_selector: Option<String>,
 }
 
-/// `--clusters`: the inventory sources, by name (the one table is [`Source::ALL`]).
-fn cluster_source() -> impl clap::builder::TypedValueParser<Value = Source> {
-    let names = Source::ALL.map(Source::name);
+/// `--clusters`: the inventory sources, by name (the one table is [`InventoryKind::ALL`]).
+fn cluster_source() -> impl clap::builder::TypedValueParser<Value = InventoryKind> {
+    let names = InventoryKind::ALL.map(InventoryKind::name);
     clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name: String| {
-        Source::named(&name).expect("a listed name")
+        InventoryKind::named(&name).expect("a listed name")
     })
 }
 
@@ -184,7 +184,7 @@ impl ClustersArgs {
     /// The inventory asked for, if any. It is read only where the operator says: whoever may
     /// write a Secret in some namespace must not add a cluster to the fleet (or push the real
     /// ones out of `--clusters-max`) by writing an entry there.
-    pub(crate) fn inventory(self) -> Result<Option<(Source, Scope)>, String> {
+    pub(crate) fn inventory(self) -> Result<Option<(InventoryKind, Scope)>, String> {
         let Some(source) = self.clusters else { return Ok(None) };
         let default = source.default_namespace();
         let namespace = match self.clusters_namespace.as_deref().map(str::trim) {
@@ -221,7 +221,7 @@ pub(crate) enum LogFormat {
 mod tests {
     use super::*;
 
-    fn scope(clusters: Source, namespace: Option<&str>) -> Result<Option<String>, String> {
+    fn scope(clusters: InventoryKind, namespace: Option<&str>) -> Result<Option<String>, String> {
         let a = ClustersArgs {
             clusters: Some(clusters),
             clusters_namespace: namespace.map(String::from),
@@ -232,13 +232,13 @@ mod tests {
 
     #[test]
     fn an_inventory_is_read_only_where_the_operator_says() {
-        assert_eq!(scope(Source::Argocd, None).unwrap().as_deref(), Some("argocd"), "Argo CD's own namespace");
-        assert_eq!(scope(Source::Argocd, Some("")).unwrap().as_deref(), Some("argocd"));
-        assert_eq!(scope(Source::Argocd, Some("ops")).unwrap().as_deref(), Some("ops"));
-        assert_eq!(scope(Source::Argocd, Some("*")).unwrap(), None, "every namespace, when said");
-        assert!(scope(Source::Capi, None).unwrap_err().contains("--clusters-namespace"));
-        assert_eq!(scope(Source::Capi, Some("fleet")).unwrap().as_deref(), Some("fleet"));
-        assert_eq!(scope(Source::Capi, Some("*")).unwrap(), None);
+        assert_eq!(scope(InventoryKind::Argocd, None).unwrap().as_deref(), Some("argocd"), "Argo CD's own namespace");
+        assert_eq!(scope(InventoryKind::Argocd, Some("")).unwrap().as_deref(), Some("argocd"));
+        assert_eq!(scope(InventoryKind::Argocd, Some("ops")).unwrap().as_deref(), Some("ops"));
+        assert_eq!(scope(InventoryKind::Argocd, Some("*")).unwrap(), None, "every namespace, when said");
+        assert!(scope(InventoryKind::Capi, None).unwrap_err().contains("--clusters-namespace"));
+        assert_eq!(scope(InventoryKind::Capi, Some("fleet")).unwrap().as_deref(), Some("fleet"));
+        assert_eq!(scope(InventoryKind::Capi, Some("*")).unwrap(), None);
         assert!(ClustersArgs::default().inventory().unwrap().is_none());
     }
 }

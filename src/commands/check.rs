@@ -8,7 +8,7 @@ use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
 use crate::helm::{ChartFiles, HelmBinary};
-use crate::inventory::{Scope, Source};
+use crate::inventory::{InventoryKind, Scope};
 use crate::model::{ClusterReport, DriftReport, ExitStatus, FleetReport, Outcome, Progress, Rerender, RunReport};
 use crate::release::Selected;
 use crate::report::{Format, Summary, Terminal};
@@ -25,7 +25,7 @@ pub(crate) struct CheckSettings {
     /// Several clusters: one settings per kubeconfig context.
     fleet: Option<Vec<(String, Settings)>>,
     /// Several clusters: those of an inventory the cluster of `settings` holds (`--clusters`).
-    inventory: Option<(Source, Scope)>,
+    inventory: Option<(InventoryKind, Scope)>,
     summary_file: Option<PathBuf>,
     shown: Shown,
     /// `--allow-empty`: a selection that matches no release passes.

@@ -1,7 +1,7 @@
 //! The clusters of an inventory the current cluster holds (`--clusters`), each with the
 //! settings that reach it through its own vetted kubeconfig: shared by `check` and `repair`.
 
-use crate::inventory::{Scope, Source};
+use crate::inventory::{InventoryKind, Scope};
 use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 /// on stderr.
 pub(crate) async fn members(
     settings: &Settings,
-    source: Source,
+    source: InventoryKind,
     scope: &Scope,
     printer: &mut Terminal,
 ) -> Result<Vec<(String, Result<Settings, String>)>> {

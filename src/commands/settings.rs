@@ -4,7 +4,7 @@
 
 use crate::api::Connection;
 use crate::cli::{CompareArgs, Global, OutputArgs};
-use crate::policy::ignore::Rule;
+use crate::policy::ignore::IgnoreRule;
 use crate::release::Driver;
 use crate::settings::{CompareOptions, Settings};
 use anyhow::{Result, bail};
@@ -146,7 +146,7 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
     let mut rules = config.rules;
     let imported = config.imported;
     for text in &a.ignore {
-        rules.push(Rule::parse_flag(text)?);
+        rules.push(IgnoreRule::parse_flag(text)?);
     }
     Ok(CompareOptions {
         read_only: a.read_only,

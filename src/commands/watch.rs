@@ -7,7 +7,7 @@ use crate::model::ExitStatus;
 use crate::report::Terminal;
 use crate::settings::Settings;
 use crate::watch::{
-    AuditOptions, FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, WatchOptions, Window,
+    AuditOptions, FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, RepairWindow, WatchOptions,
 };
 use anyhow::{Result, bail};
 
@@ -98,9 +98,9 @@ pub(crate) fn execute(s: WatchSettings, printer: &mut Terminal) -> Result<ExitSt
 }
 
 /// The repair windows, each parsed (a bad one names itself).
-fn windows(allow: &[String], deny: &[String]) -> Result<Vec<Window>> {
-    let allow = allow.iter().map(|w| Window::parse(w, false));
-    let deny = deny.iter().map(|w| Window::parse(w, true));
+fn windows(allow: &[String], deny: &[String]) -> Result<Vec<RepairWindow>> {
+    let allow = allow.iter().map(|w| RepairWindow::parse(w, false));
+    let deny = deny.iter().map(|w| RepairWindow::parse(w, true));
     allow.chain(deny).collect::<Result<Vec<_>, String>>().map_err(anyhow::Error::msg)
 }
 

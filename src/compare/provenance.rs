@@ -33,8 +33,8 @@ pub(crate) struct Deployed {
     pub(crate) recorded: Option<Timestamp>,
     /// The record's resourceVersion, when that write was its last.
     pub(crate) recorded_version: Option<u64>,
-    /// Helm 4 server-side apply (`apply_method: ssa`).
-    pub(crate) server_side: bool,
+    /// How the release's Helm applies.
+    pub(crate) apply: crate::model::Apply,
 }
 
 /// What the judge of one object knows: the kind, the live object and the revision.
@@ -50,9 +50,9 @@ pub(crate) struct Write<'a> {
 pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenance {
     let d = w.deployed;
     let rev = d.revision;
-    let helm_op = if d.server_side { "Apply" } else { "Update" };
+    let helm_op = d.apply.operation();
     if by.subresource.is_some() || by.operation != helm_op {
-        let how = if d.server_side { "server-side (Apply)" } else { "client-side (Update)" };
+        let how = format!("{} ({})", d.apply, d.apply.operation());
         let through = by.subresource.as_ref().map_or(String::new(), |s| format!(" through /{s}"));
         return later(format!(
             "written by an {}{through} under Helm's name; Helm applies this release {how}",
@@ -104,7 +104,7 @@ pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenanc
 /// live; only its two-way patch of a custom resource leaves a value it did not change as it
 /// was. Such a value written before that apply began (Helm's clock) may be anyone's.
 fn resent_by_each_apply(w: &Write<'_>, at: Option<Timestamp>) -> bool {
-    let two_way = !w.deployed.server_side && !crate::compare::defaults::is_built_in(w.group);
+    let two_way = !w.deployed.apply.is_server_side() && !crate::compare::defaults::is_built_in(w.group);
     !two_way || at.zip(w.deployed.began).is_some_and(|(at, began)| at.as_second() >= began.as_second())
 }
 
@@ -160,6 +160,7 @@ fn undecided(evidence: String) -> Provenance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Apply;
     use serde_json::json;
 
     fn at(t: &str) -> Option<Timestamp> {
@@ -177,13 +178,13 @@ mod tests {
         }
     }
 
-    fn deployed(server_side: bool) -> Deployed {
+    fn deployed(apply: Apply) -> Deployed {
         Deployed {
             revision: 1,
             began: at("2026-12-02T12:00:09.5Z"),
             recorded: at("2026-12-02T12:00:10Z"),
             recorded_version: Some(100),
-            server_side,
+            apply,
         }
     }
 
@@ -200,9 +201,14 @@ mod tests {
     #[test]
     fn an_image_rewritten_at_helms_create_is_helms_apply_even_in_the_second_it_was_recorded() {
         let live = deployment(1, "2026-12-02T12:00:10Z");
-        for ssa in [false, true] {
-            let op = if ssa { "Apply" } else { "Update" };
-            let p = judge(("apps", "Deployment"), &live, &deployed(ssa), IMAGE, &by(op, "2026-12-02T12:00:10Z"));
+        for apply in [Apply::ClientSide, Apply::ServerSide] {
+            let p = judge(
+                ("apps", "Deployment"),
+                &live,
+                &deployed(apply),
+                IMAGE,
+                &by(apply.operation(), "2026-12-02T12:00:10Z"),
+            );
             assert!(p.admitted() && p.decided(), "{p:?}");
             assert!(p.evidence.contains("generation 1"), "{}", p.evidence);
         }
@@ -211,23 +217,47 @@ mod tests {
     #[test]
     fn a_write_before_the_revision_was_recorded_is_helms_apply() {
         let live = deployment(4, "2026-11-01T00:00:00Z");
-        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:09Z"));
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(Apply::ServerSide),
+            IMAGE,
+            &by("Apply", "2026-12-02T12:00:09Z"),
+        );
         assert!(p.admitted(), "{p:?}");
         // Long before this revision's apply: that apply sent the value again and admission made
         // the same of it (a no-op write keeps the old time).
-        let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Update", "2026-11-01T00:00:00Z"));
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(Apply::ClientSide),
+            IMAGE,
+            &by("Update", "2026-11-01T00:00:00Z"),
+        );
         assert!(p.admitted(), "{p:?}");
     }
 
     #[test]
     fn a_later_write_under_helms_name_is_drift() {
         let cm = json!({"metadata": {"creationTimestamp": "2026-12-02T12:00:10Z"}});
-        let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:11Z"));
+        let p = judge(
+            ("", "ConfigMap"),
+            &cm,
+            &deployed(Apply::ClientSide),
+            "/data/a",
+            &by("Update", "2026-12-02T12:00:11Z"),
+        );
         assert!(!p.admitted() && p.decided(), "{p:?}");
         assert!(p.evidence.contains("after revision 1 was recorded"), "{}", p.evidence);
         // A spec edit raised the generation: the creation no longer speaks for it.
         let live = deployment(2, "2026-12-02T12:00:10Z");
-        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Apply", "2026-12-02T12:00:30Z"));
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(Apply::ServerSide),
+            IMAGE,
+            &by("Apply", "2026-12-02T12:00:30Z"),
+        );
         assert!(!p.admitted() && p.decided(), "{p:?}");
     }
 
@@ -236,13 +266,25 @@ mod tests {
         let live = deployment(1, "2026-12-02T12:00:10Z");
         // kubectl patch --field-manager=helm on a Helm 4 release; kubectl apply --server-side
         // --field-manager=helm on a Helm 3 one: even before the revision was recorded.
-        let p = judge(("apps", "Deployment"), &live, &deployed(true), IMAGE, &by("Update", "2026-12-02T12:00:01Z"));
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(Apply::ServerSide),
+            IMAGE,
+            &by("Update", "2026-12-02T12:00:01Z"),
+        );
         assert!(!p.admitted() && p.decided() && p.evidence.contains("server-side (Apply)"), "{p:?}");
-        let p = judge(("apps", "Deployment"), &live, &deployed(false), IMAGE, &by("Apply", "2026-12-02T12:00:01Z"));
+        let p = judge(
+            ("apps", "Deployment"),
+            &live,
+            &deployed(Apply::ClientSide),
+            IMAGE,
+            &by("Apply", "2026-12-02T12:00:01Z"),
+        );
         assert!(!p.admitted() && p.decided() && p.evidence.contains("client-side (Update)"), "{p:?}");
         let mut scaled = by("Update", "2026-12-02T12:00:01Z");
         scaled.subresource = Some("scale".into());
-        let p = judge(("apps", "Deployment"), &live, &deployed(false), "/spec/replicas", &scaled);
+        let p = judge(("apps", "Deployment"), &live, &deployed(Apply::ClientSide), "/spec/replicas", &scaled);
         assert!(!p.admitted() && p.evidence.contains("/scale"), "{p:?}");
     }
 
@@ -250,14 +292,20 @@ mod tests {
     fn what_the_cluster_cannot_tell_leans_to_drift_and_says_so() {
         // A ConfigMap has no generation the server keeps (a client may send generation 1).
         let cm = json!({"metadata": {"generation": 1, "creationTimestamp": "2026-12-02T12:00:10Z"}});
-        let p = judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &by("Update", "2026-12-02T12:00:10Z"));
+        let p = judge(
+            ("", "ConfigMap"),
+            &cm,
+            &deployed(Apply::ClientSide),
+            "/data/a",
+            &by("Update", "2026-12-02T12:00:10Z"),
+        );
         assert!(!p.admitted() && !p.decided() && p.evidence.contains("cannot tell"), "{p:?}");
         // A label is metadata: the generation does not see it.
         let live = deployment(1, "2026-12-02T12:00:10Z");
         let p = judge(
             ("apps", "Deployment"),
             &live,
-            &deployed(true),
+            &deployed(Apply::ServerSide),
             "/metadata/labels/a",
             &by("Apply", "2026-12-02T12:00:10Z"),
         );
@@ -265,28 +313,42 @@ mod tests {
         // Helm 3 leaves a custom resource's unchanged values alone: a write before the apply
         // began is anyone's.
         let cr = json!({"metadata": {"generation": 3}});
-        let p =
-            judge(("example.com", "Widget"), &cr, &deployed(false), "/spec/a", &by("Update", "2026-11-01T00:00:00Z"));
+        let p = judge(
+            ("example.com", "Widget"),
+            &cr,
+            &deployed(Apply::ClientSide),
+            "/spec/a",
+            &by("Update", "2026-11-01T00:00:00Z"),
+        );
         assert!(!p.decided() && p.evidence.contains("custom resource"), "{p:?}");
-        let p = judge(("example.com", "Widget"), &cr, &deployed(true), "/spec/a", &by("Apply", "2026-11-01T00:00:00Z"));
+        let p = judge(
+            ("example.com", "Widget"),
+            &cr,
+            &deployed(Apply::ServerSide),
+            "/spec/a",
+            &by("Apply", "2026-11-01T00:00:00Z"),
+        );
         assert!(p.admitted(), "a server-side apply sends every value: {p:?}");
         // No time for the revision (an old record, a storage that keeps none), or the write.
-        let none = Deployed { recorded: None, ..deployed(false) };
+        let none = Deployed { recorded: None, ..deployed(Apply::ClientSide) };
         assert!(!judge(("", "ConfigMap"), &cm, &none, "/data/a", &by("Update", "2026-12-02T12:00:01Z")).decided());
         let untimed = Attribution { time: None, ..by("Update", "") };
-        assert!(!judge(("", "ConfigMap"), &cm, &deployed(false), "/data/a", &untimed).decided());
+        assert!(!judge(("", "ConfigMap"), &cm, &deployed(Apply::ClientSide), "/data/a", &untimed).decided());
     }
 
     #[test]
     fn nothing_written_after_the_record_is_helms_apply_whatever_the_second() {
         let cm = |rv: &str| json!({"metadata": {"resourceVersion": rv}});
         let w = by("Update", "2026-12-02T12:00:10Z");
-        let p = judge(("", "ConfigMap"), &cm("99"), &deployed(false), "/data/a", &w);
+        let p = judge(("", "ConfigMap"), &cm("99"), &deployed(Apply::ClientSide), "/data/a", &w);
         assert!(p.admitted() && p.evidence.contains("resourceVersion 99"), "{p:?}");
-        assert!(!judge(("", "ConfigMap"), &cm("101"), &deployed(false), "/data/a", &w).decided(), "written since");
-        let unknown = Deployed { recorded_version: None, ..deployed(false) };
+        assert!(
+            !judge(("", "ConfigMap"), &cm("101"), &deployed(Apply::ClientSide), "/data/a", &w).decided(),
+            "written since"
+        );
+        let unknown = Deployed { recorded_version: None, ..deployed(Apply::ClientSide) };
         assert!(!judge(("", "ConfigMap"), &cm("99"), &unknown, "/data/a", &w).decided(), "the record labelled since");
-        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(false), "/data/a", &w).decided());
+        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(Apply::ClientSide), "/data/a", &w).decided());
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub(crate) fn learn<'a>(objects: impl IntoIterator<Item = Read<'a>>, deployed: &
 /// managers that owned some and cannot be Helm's.
 fn vote(o: &Read<'_>, deployed: &Deployed) -> (Option<(String, usize)>, Vec<Refused>) {
     let entries = o.live.pointer("/metadata/managedFields").and_then(Value::as_array);
-    let operation = if deployed.server_side { "Apply" } else { "Update" };
+    let operation = deployed.apply.operation();
     let mut best: Option<(String, usize)> = None;
     let mut refused = Vec::new();
     for e in entries.into_iter().flatten() {
@@ -159,7 +159,11 @@ mod tests {
     }
 
     fn deployed(server_side: bool) -> Deployed {
-        Deployed { recorded: Some("2026-12-01T10:00:05Z".parse().unwrap()), server_side, ..Deployed::default() }
+        Deployed {
+            recorded: Some("2026-12-01T10:00:05Z".parse().unwrap()),
+            apply: if server_side { crate::model::Apply::ServerSide } else { crate::model::Apply::ClientSide },
+            ..Deployed::default()
+        }
     }
 
     fn learnt(lives: &[Value], server_side: bool) -> HelmWriter {

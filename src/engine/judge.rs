@@ -126,7 +126,7 @@ fn conclude(
     drift.server_values = found.defaults;
     let helm = ctx.writer.manager.as_str();
     drift.recreated = attribution::recreated(&live, helm);
-    drift.server_side = ctx.deployed.server_side;
+    drift.apply = ctx.deployed.apply;
     ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, helm, &mut drift);
     leave_managers(ctx, me, &mut drift);
@@ -275,7 +275,7 @@ fn ownership(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, ignores: &[Ig
     });
     // A re-created object's fields are owned elsewhere whatever the apply method: Helm never
     // wrote it.
-    if ctx.deployed.server_side || drift.recreated.is_some() {
+    if ctx.deployed.apply.is_server_side() || drift.recreated.is_some() {
         drift.disowned = disowned;
         return;
     }

@@ -57,44 +57,42 @@ pub(super) fn unseen(v: &Value) -> bool {
     }
 }
 
-impl Search<'_> {
-    /// Searches again, with the values the first search could not see, the fields whose live
-    /// value their shape cannot give (or that showed none); keeps what it finds when the live
-    /// value then fits, else what the first search found.
-    pub(super) async fn unseen(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
-        let hidden: BTreeSet<usize> =
-            self.leaves.iter().enumerate().filter(|(_, (_, v))| unseen(v)).map(|(n, _)| n).collect();
-        if hidden.is_empty() {
-            return Ok(());
-        }
-        let current = |n: usize| self.leaves[n].1.clone();
-        let mut before = Vec::new();
-        for (i, f) in fields.iter_mut().enumerate() {
-            let shown: Vec<usize> = match &f.found {
-                Some(Found::Pieces(p)) if f.fitted.is_none() && shape::fit(p, &f.live, &current).is_none() => {
-                    p.iter().filter_map(|p| if let Piece::Value(n) = p { Some(*n) } else { None }).collect()
-                }
-                None if f.grown.is_none() && !f.added && !f.live.is_object() && !f.live.is_array() => Vec::new(),
-                _ => continue,
-            };
-            before.push((i, f.found.take(), std::mem::take(&mut f.trouble)));
-            f.untried = hidden.iter().copied().chain(shown).collect();
-            f.regroups = 0;
-        }
-        if before.is_empty() {
-            return Ok(());
-        }
-        self.run(fields).await?;
-        for (i, found, trouble) in before {
-            let f = &mut fields[i];
-            let fits = matches!(&f.found, Some(Found::Pieces(p)) if shape::fit(p, &f.live, &current).is_some());
-            if !fits {
-                (f.found, f.trouble) = (found, trouble);
-            }
-            f.untried.clear();
-        }
-        Ok(())
+/// Searches again, with the values the first search could not see, the fields whose live
+/// value their shape cannot give (or that showed none); keeps what it finds when the live
+/// value then fits, else what the first search found.
+pub(super) async fn unseen_again(search: &mut Search<'_>, fields: &mut [Field<'_>]) -> Result<()> {
+    let hidden: BTreeSet<usize> =
+        search.leaves.iter().enumerate().filter(|(_, (_, v))| unseen(v)).map(|(n, _)| n).collect();
+    if hidden.is_empty() {
+        return Ok(());
     }
+    let current = |n: usize| search.leaves[n].1.clone();
+    let mut before = Vec::new();
+    for (i, f) in fields.iter_mut().enumerate() {
+        let shown: Vec<usize> = match &f.found {
+            Some(Found::Pieces(p)) if f.fitted.is_none() && shape::fit(p, &f.live, &current).is_none() => {
+                p.iter().filter_map(|p| if let Piece::Value(n) = p { Some(*n) } else { None }).collect()
+            }
+            None if f.grown.is_none() && !f.added && !f.live.is_object() && !f.live.is_array() => Vec::new(),
+            _ => continue,
+        };
+        before.push((i, f.found.take(), std::mem::take(&mut f.trouble)));
+        f.untried = hidden.iter().copied().chain(shown).collect();
+        f.regroups = 0;
+    }
+    if before.is_empty() {
+        return Ok(());
+    }
+    search.run(fields).await?;
+    for (i, found, trouble) in before {
+        let f = &mut fields[i];
+        let fits = matches!(&f.found, Some(Found::Pieces(p)) if shape::fit(p, &f.live, &current).is_some());
+        if !fits {
+            (f.found, f.trouble) = (found, trouble);
+        }
+        f.untried.clear();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

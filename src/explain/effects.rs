@@ -15,53 +15,51 @@ const MAX_RENDERS: usize = 8;
 /// Changes listed per explanation, at most (the rest counted).
 const MAX_LISTED: usize = 10;
 
-impl Search<'_> {
-    /// Fills each explanation's `also` with what its `--set` changes besides the field.
-    pub(super) async fn effects(
-        &mut self,
-        out: &mut [Explanation],
-        keys: &[Vec<Key>],
-        wanted: &Value,
-        namespace: &str,
-    ) -> Result<()> {
-        if keys.iter().all(Vec::is_empty) {
-            return Ok(());
-        }
-        let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
-        let Ok(today) = self.render_tree(self.values, &dir).await else { return Ok(()) };
-        let recorded = desired::parse_manifest(&self.release.manifest).into_iter().flatten().collect::<Vec<_>>();
-        let mut seen: Vec<(Vec<Key>, Vec<String>)> = Vec::new();
-        for (i, keys) in keys.iter().enumerate() {
-            if keys.is_empty() {
-                continue;
-            }
-            let mut keys = keys.iter().map(Key::settable).collect::<Vec<_>>();
-            keys.sort();
-            keys.dedup();
-            let also = match seen.iter().find(|(k, _)| *k == keys) {
-                Some((_, also)) => also.clone(),
-                None if seen.len() >= MAX_RENDERS => vec!["(not worked out: too many distinct --set lines)".into()],
-                None => {
-                    let mut tree = self.values.clone();
-                    for k in &keys {
-                        if let Some(v) = values::get(wanted, k) {
-                            values::set(&mut tree, k, v.clone());
-                        }
-                    }
-                    let also = match self.render_tree(&tree, &dir).await {
-                        Ok(after) => changes(&today, &after, &recorded, out, namespace),
-                        Err(_) => vec!["(not worked out: the chart does not render with it)".into()],
-                    };
-                    seen.push((keys, also.clone()));
-                    also
-                }
-            };
-            if let Cause::Values(built) = &mut out[i].cause {
-                built.also = also;
-            }
-        }
-        Ok(())
+/// Fills each explanation's `also` with what its `--set` changes besides the field.
+pub(super) async fn effects(
+    search: &mut Search<'_>,
+    out: &mut [Explanation],
+    keys: &[Vec<Key>],
+    wanted: &Value,
+    namespace: &str,
+) -> Result<()> {
+    if keys.iter().all(Vec::is_empty) {
+        return Ok(());
     }
+    let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
+    let Ok(today) = search.render_tree(search.values, &dir).await else { return Ok(()) };
+    let recorded = desired::parse_manifest(&search.release.manifest).into_iter().flatten().collect::<Vec<_>>();
+    let mut seen: Vec<(Vec<Key>, Vec<String>)> = Vec::new();
+    for (i, keys) in keys.iter().enumerate() {
+        if keys.is_empty() {
+            continue;
+        }
+        let mut keys = keys.iter().map(Key::settable).collect::<Vec<_>>();
+        keys.sort();
+        keys.dedup();
+        let also = match seen.iter().find(|(k, _)| *k == keys) {
+            Some((_, also)) => also.clone(),
+            None if seen.len() >= MAX_RENDERS => vec!["(not worked out: too many distinct --set lines)".into()],
+            None => {
+                let mut tree = search.values.clone();
+                for k in &keys {
+                    if let Some(v) = values::get(wanted, k) {
+                        values::set(&mut tree, k, v.clone());
+                    }
+                }
+                let also = match search.render_tree(&tree, &dir).await {
+                    Ok(after) => changes(&today, &after, &recorded, out, namespace),
+                    Err(_) => vec!["(not worked out: the chart does not render with it)".into()],
+                };
+                seen.push((keys, also.clone()));
+                also
+            }
+        };
+        if let Cause::Values(built) = &mut out[i].cause {
+            built.also = also;
+        }
+    }
+    Ok(())
 }
 
 /// The fields `after` changes from `today` (`Kind namespace/name path`), without those today's

@@ -46,11 +46,11 @@ pub(crate) async fn explain(
     fields.extend(passes::added_fields(report));
     let mut search = Search { helm, release, files, cluster, values: &values, leaves: &leaves, renders: 0 };
     search.run(&mut fields).await?;
-    search.grown(&mut fields).await?;
-    search.tails(&mut fields).await?;
-    search.unseen(&mut fields).await?;
+    passes::grown(&mut search, &mut fields).await?;
+    passes::tails(&mut search, &mut fields).await?;
+    defaults::unseen_again(&mut search, &mut fields).await?;
     let (mut out, keys, wanted) = conclude(fields, &values, &leaves);
-    search.effects(&mut out, &keys, &wanted, &report.namespace).await?;
+    effects::effects(&mut search, &mut out, &keys, &wanted, &report.namespace).await?;
     Ok(out)
 }
 

@@ -77,77 +77,75 @@ pub(super) fn added_fields(report: &DriftReport) -> Vec<Field<'_>> {
     out
 }
 
-impl Search<'_> {
-    /// Lists that only grew and no value explains: the chart's empty values (`extraArgs: {}`)
-    /// each get a probe, rendered together (in halves when a render fails, within the bound);
-    /// the one whose probe shows in the list, in a form every added item fits, explains it.
-    pub(super) async fn grown(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
-        if !fields.iter().any(|f| f.found.is_none() && extension::growth(&f.recorded, &f.live).is_some()) {
-            return Ok(());
-        }
-        let empties = extension::empties(self.values);
-        let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
-        let mut queue: VecDeque<Vec<usize>> = VecDeque::from([(0..empties.len()).collect::<Vec<usize>>()]);
-        while let Some(group) = queue.pop_front() {
-            if group.is_empty() || self.renders >= MAX_RENDERS {
-                continue;
-            }
-            let mut tree = self.values.clone();
-            for &n in &group {
-                let empty = values::get(self.values, &empties[n]).cloned().unwrap_or(Value::Null);
-                values::set(&mut tree, &empties[n], extension::probe(n, &empty));
-            }
-            let Ok(objects) = self.render_tree(&tree, &dir).await else {
-                if group.len() > 1 {
-                    let (a, b) = group.split_at(group.len() / 2);
-                    queue.push_front(b.to_vec());
-                    queue.push_front(a.to_vec());
-                }
-                continue;
-            };
-            for f in fields.iter_mut().filter(|f| f.found.is_none() && f.grown.is_none()) {
-                let Some(grown) = extension::growth(&f.recorded, &f.live) else { continue };
-                let Some(rendered) = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at)) else { continue };
-                let form = group.iter().filter_map(|&n| extension::Form::of(n, rendered)).find_map(|form| {
-                    let value = form.value_for(&grown)?;
-                    Some((empties[form.empty].clone(), form.shape(), value))
-                });
-                f.grown = form;
-            }
-        }
-        Ok(())
+/// Lists that only grew and no value explains: the chart's empty values (`extraArgs: {}`)
+/// each get a probe, rendered together (in halves when a render fails, within the bound);
+/// the one whose probe shows in the list, in a form every added item fits, explains it.
+pub(super) async fn grown(search: &mut Search<'_>, fields: &mut [Field<'_>]) -> Result<()> {
+    if !fields.iter().any(|f| f.found.is_none() && extension::growth(&f.recorded, &f.live).is_some()) {
+        return Ok(());
     }
+    let empties = extension::empties(search.values);
+    let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
+    let mut queue: VecDeque<Vec<usize>> = VecDeque::from([(0..empties.len()).collect::<Vec<usize>>()]);
+    while let Some(group) = queue.pop_front() {
+        if group.is_empty() || search.renders >= MAX_RENDERS {
+            continue;
+        }
+        let mut tree = search.values.clone();
+        for &n in &group {
+            let empty = values::get(search.values, &empties[n]).cloned().unwrap_or(Value::Null);
+            values::set(&mut tree, &empties[n], extension::probe(n, &empty));
+        }
+        let Ok(objects) = search.render_tree(&tree, &dir).await else {
+            if group.len() > 1 {
+                let (a, b) = group.split_at(group.len() / 2);
+                queue.push_front(b.to_vec());
+                queue.push_front(a.to_vec());
+            }
+            continue;
+        };
+        for f in fields.iter_mut().filter(|f| f.found.is_none() && f.grown.is_none()) {
+            let Some(grown) = extension::growth(&f.recorded, &f.live) else { continue };
+            let Some(rendered) = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at)) else { continue };
+            let form = group.iter().filter_map(|&n| extension::Form::of(n, rendered)).find_map(|form| {
+                let value = form.value_for(&grown)?;
+                Some((empties[form.empty].clone(), form.shape(), value))
+            });
+            f.grown = form;
+        }
+    }
+    Ok(())
+}
 
-    /// Fields whose live value lacks the shape's last part (an image without the digest the
-    /// shape ends with): the shape without it, that value emptied, is rendered once and kept
-    /// when the template then writes the live value.
-    pub(super) async fn tails(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
-        let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
-        let current = |n: usize| self.leaves[n].1.clone();
-        let mut guesses = Vec::new();
-        for (i, f) in fields.iter().enumerate() {
-            let Some(Found::Pieces(pieces)) = &f.found else { continue };
-            if shape::fit(pieces, &f.live, &current).is_none()
-                && let Some(parts) = shape::fit_without_tail(pieces, &f.live, &current)
-            {
-                guesses.push((i, parts));
-            }
+/// Fields whose live value lacks the shape's last part (an image without the digest the
+/// shape ends with): the shape without it, that value emptied, is rendered once and kept
+/// when the template then writes the live value.
+pub(super) async fn tails(search: &mut Search<'_>, fields: &mut [Field<'_>]) -> Result<()> {
+    let dir = tempfile::Builder::new().prefix("helm-drift-explain-").tempdir()?;
+    let current = |n: usize| search.leaves[n].1.clone();
+    let mut guesses = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let Some(Found::Pieces(pieces)) = &f.found else { continue };
+        if shape::fit(pieces, &f.live, &current).is_none()
+            && let Some(parts) = shape::fit_without_tail(pieces, &f.live, &current)
+        {
+            guesses.push((i, parts));
         }
-        for (i, parts) in guesses {
-            if self.renders >= MAX_RENDERS {
-                break;
-            }
-            let mut tree = self.values.clone();
-            for (n, v) in &parts {
-                values::set(&mut tree, &self.leaves[*n].0, v.clone());
-            }
-            let Ok(objects) = self.render_tree(&tree, &dir).await else { continue };
-            let f = &mut fields[i];
-            let rendered = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at));
-            if rendered.is_some_and(|r| scalar_equal(r, &f.live, &f.path)) {
-                f.fitted = Some(parts);
-            }
-        }
-        Ok(())
     }
+    for (i, parts) in guesses {
+        if search.renders >= MAX_RENDERS {
+            break;
+        }
+        let mut tree = search.values.clone();
+        for (n, v) in &parts {
+            values::set(&mut tree, &search.leaves[*n].0, v.clone());
+        }
+        let Ok(objects) = search.render_tree(&tree, &dir).await else { continue };
+        let f = &mut fields[i];
+        let rendered = find(&objects, f.object).and_then(|o| o.object.pointer(&f.at));
+        if rendered.is_some_and(|r| scalar_equal(r, &f.live, &f.path)) {
+            f.fitted = Some(parts);
+        }
+    }
+    Ok(())
 }

@@ -305,8 +305,8 @@ pub(crate) fn covering(guards: &[GuardInfo], namespace: &str, name: &str) -> Opt
 /// `managedFieldsManagers` and the managers of expected-change rules, when a rule names one
 /// manager (a regex matching many is not a name, and is said so in the notes).
 pub(crate) fn config_managers(
-    rules: &[crate::policy::ignore::Rule],
-    expected: &[crate::policy::expected::Rule],
+    rules: &[crate::policy::ignore::IgnoreRule],
+    expected: &[crate::policy::expected::ExpectedRule],
 ) -> (Vec<String>, Vec<String>) {
     let mut names: Vec<String> = rules.iter().flat_map(|r| r.managers.iter().cloned()).collect();
     let mut notes = Vec::new();

@@ -5,7 +5,7 @@ use kube::config::Kubeconfig;
 
 /// Where a fleet's clusters come from (`--clusters`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum InventoryKind {
     /// Cluster API: `Cluster` objects with a ready control plane, reached through their
     /// `<cluster>-kubeconfig` Secret.
     Capi,
@@ -14,17 +14,17 @@ pub(crate) enum Source {
     Argocd,
 }
 
-impl Source {
+impl InventoryKind {
     /// Every source, in the order `--clusters` lists them: adding one is its reader and a row
-    /// here and in [`Source::about`].
-    pub(crate) const ALL: [Source; 2] = [Source::Capi, Source::Argocd];
+    /// here and in [`InventoryKind::about`].
+    pub(crate) const ALL: [InventoryKind; 2] = [InventoryKind::Capi, InventoryKind::Argocd];
 
     /// `(--clusters name, what it lists for messages, the namespace it is read in by default)`.
     fn about(self) -> (&'static str, &'static str, Option<&'static str>) {
         match self {
-            Source::Capi => ("capi", "Cluster API Clusters", None),
+            InventoryKind::Capi => ("capi", "Cluster API Clusters", None),
             // Argo CD reads its cluster Secrets only in its own namespace.
-            Source::Argocd => ("argocd", "Argo CD cluster Secrets", Some("argocd")),
+            InventoryKind::Argocd => ("argocd", "Argo CD cluster Secrets", Some("argocd")),
         }
     }
 
@@ -44,8 +44,8 @@ impl Source {
     }
 
     /// The source a `--clusters` name names.
-    pub(crate) fn named(name: &str) -> Option<Source> {
-        Source::ALL.into_iter().find(|s| s.name() == name)
+    pub(crate) fn named(name: &str) -> Option<InventoryKind> {
+        InventoryKind::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 

@@ -14,18 +14,18 @@ mod capi;
 mod entry;
 mod vet;
 
-pub(crate) use entry::{Inventory, Member, Proxy, Scope, Source};
+pub(crate) use entry::{Inventory, InventoryKind, Member, Proxy, Scope};
 
 use crate::api::ApiError;
 
 /// Reads the inventory through `client` (the management cluster).
-pub(crate) async fn read(client: &kube::Client, source: Source, scope: &Scope) -> Result<Inventory, ApiError> {
+pub(crate) async fn read(client: &kube::Client, source: InventoryKind, scope: &Scope) -> Result<Inventory, ApiError> {
     match source {
-        Source::Capi => {
+        InventoryKind::Capi => {
             let mut found = capi::read(client, scope).await?;
             caaph::attach(client, scope.namespace.as_deref(), &mut found).await?;
             Ok(found)
         }
-        Source::Argocd => argocd::read(client, scope).await,
+        InventoryKind::Argocd => argocd::read(client, scope).await,
     }
 }

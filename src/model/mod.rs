@@ -3,6 +3,7 @@
 //! outcome of each command, and the typed exit status.
 
 pub(crate) mod accept;
+mod apply;
 mod board;
 mod duration;
 mod exit;
@@ -23,6 +24,7 @@ mod upgrade;
 mod writer;
 
 pub(crate) use accept::{AcceptReport, AcceptedDrift};
+pub(crate) use apply::Apply;
 pub(crate) use board::{BoardRelease, DriftEnd, DriftLife};
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;

@@ -205,7 +205,7 @@ pub(crate) struct ObjectDrift {
     pub(crate) deleted_by: Option<Audited>,
     /// The release is applied server-side (Helm 4): a field owned elsewhere makes an upgrade
     /// that changes it conflict.
-    pub(crate) server_side: bool,
+    pub(crate) apply: super::Apply,
     /// Routine changes outside Helm, not counted as drift.
     pub(crate) expected: Vec<Expected>,
     /// Drift the baseline accepted, not counted.
@@ -232,7 +232,7 @@ impl ObjectDrift {
             server_values: Vec::new(),
             recreated: None,
             deleted_by: None,
-            server_side: false,
+            apply: super::Apply::ClientSide,
             expected: Vec::new(),
             accepted: Vec::new(),
             ignored: Vec::new(),

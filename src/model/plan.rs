@@ -61,8 +61,8 @@ pub(crate) struct PlanReport {
     /// The revision the plan starts from, and the chart it upgrades to (`name-version`).
     pub(crate) revision: u32,
     pub(crate) chart: String,
-    /// `server-side` (Helm 4 `ssa`) or `client-side`: how the release's Helm applies.
-    pub(crate) apply: &'static str,
+    /// How the release's Helm applies.
+    pub(crate) apply: super::Apply,
     /// Whose upgrade is planned: the release's writer (`helm`, or a controller's name), whose
     /// field manager the dry-runs write as.
     pub(crate) writer: super::HelmWriter,
@@ -140,7 +140,7 @@ mod tests {
             namespace: "shop".into(),
             revision: 1,
             chart: "web-1.0.0".into(),
-            apply: "server-side",
+            apply: crate::model::Apply::ServerSide,
             writer: crate::model::HelmWriter::helm_command(),
             objects,
             failure: None,

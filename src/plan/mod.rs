@@ -15,7 +15,7 @@ use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
 use crate::helm::HelmBinary;
 use crate::live::{self, LiveState, Location};
-use crate::model::{FieldDiff, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
+use crate::model::{Apply, FieldDiff, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
 use crate::release::{Selected, SourceError};
 use crate::settings::Settings;
 use anyhow::Result;
@@ -59,10 +59,10 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer.
     let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
-    let ssa = today.release.server_side();
+    let apply = today.release.apply();
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
-        objects.push(planned(session, request, &today, &after, i, ssa).await);
+        objects.push(planned(session, request, &today, &after, i, apply).await);
     }
     objects.extend(dropped(&today, &after));
     let drift = fates::of(&today, &after, &objects);
@@ -71,7 +71,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         namespace: today.report.namespace.clone(),
         revision: today.report.revision,
         chart: preview.chart,
-        apply: applied(ssa),
+        apply,
         writer: today.report.writer.clone(),
         objects,
         failure: None,
@@ -80,26 +80,21 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     })
 }
 
-/// How the release's Helm applies, as the report says it.
-fn applied(ssa: bool) -> &'static str {
-    if ssa { "server-side" } else { "client-side" }
-}
-
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
-    let ssa = today.release.server_side();
-    let mut refused = refusal(request, &today.report.namespace, today.report.revision, ssa, why);
+    let apply = today.release.apply();
+    let mut refused = refusal(request, &today.report.namespace, today.report.revision, apply, why);
     refused.writer = today.report.writer.clone();
     refused
 }
 
-fn refusal(request: &PlanRequest, namespace: &str, revision: u32, ssa: bool, why: String) -> PlanReport {
+fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, why: String) -> PlanReport {
     PlanReport {
         release: request.release.clone(),
         namespace: namespace.to_string(),
         revision,
         chart: request.chart.clone(),
-        apply: applied(ssa),
+        apply,
         writer: Default::default(),
         objects: Vec::new(),
         failure: Some(why),
@@ -115,10 +110,10 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
     let preview = request.helm.preview(&request.release, &namespace, &request.chart, &request.flags).await?;
     let preview = match preview {
         Ok(p) => p,
-        Err(why) => return Ok(refusal(request, &namespace, 0, false, why)),
+        Err(why) => return Ok(refusal(request, &namespace, 0, Apply::ClientSide, why)),
     };
     let release = crate::release::printed_by_helm(&preview.json)?;
-    let ssa = release.server_side();
+    let apply = release.apply();
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
     let after = evaluate_selected(session, settings, Selected { release, record, newest: None }, None).await?;
     let nothing = Evaluated {
@@ -129,14 +124,14 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
     };
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
-        objects.push(planned(session, request, &nothing, &after, i, ssa).await);
+        objects.push(planned(session, request, &nothing, &after, i, apply).await);
     }
     Ok(PlanReport {
         release: request.release.clone(),
         namespace,
         revision: 0,
         chart: preview.chart,
-        apply: applied(ssa),
+        apply,
         writer: after.report.writer.clone(),
         objects,
         failure: None,
@@ -152,7 +147,7 @@ async fn planned(
     today: &Evaluated,
     after: &Evaluated,
     i: usize,
-    ssa: bool,
+    apply: Apply,
 ) -> PlannedObject {
     let (o, desired) = (&after.report.objects[i], &after.objects[i]);
     let mut p =
@@ -194,8 +189,8 @@ async fn planned(
             if !p.fields.is_empty() {
                 p.change = PlannedChange::Update;
             }
-            if p.failure.is_none() && (p.change == PlannedChange::Update || ssa) {
-                let by = Applier { manager: &after.report.writer.manager, ssa };
+            if p.failure.is_none() && (p.change == PlannedChange::Update || apply.is_server_side()) {
+                let by = Applier { manager: &after.report.writer.manager, apply };
                 match dry_run(session, request, at, desired, live.as_ref(), &gone, by).await {
                     Ok(()) => {}
                     // The server refused the write: that is what the upgrade meets.
@@ -222,7 +217,7 @@ fn unknown(p: &mut PlannedObject, why: &str) -> PlannedObject {
 #[derive(Clone, Copy)]
 struct Applier<'a> {
     manager: &'a str,
-    ssa: bool,
+    apply: Apply,
 }
 
 /// The upgrade's write of one object by the release's writer, dry-run on the server: Helm 4's
@@ -235,17 +230,17 @@ async fn dry_run(
     desired: &DesiredObject,
     live: Option<&Value>,
     gone: &[FieldDiff],
-    Applier { manager, ssa }: Applier<'_>,
+    Applier { manager, apply }: Applier<'_>,
 ) -> Result<(), ApiError> {
     let client = session.client();
-    let done = match (ssa, live) {
+    let done = match (apply.is_server_side(), live) {
         (false, Some(live)) => {
             let strategic = crate::compare::defaults::is_built_in(desired.group());
             let after = merge::client_side(live, gone, &desired.object, strategic);
             live::update_dry_run(client, at, &desired.name, &after, manager).await
         }
         _ => {
-            let force = request.force_conflicts || !ssa;
+            let force = request.force_conflicts || !apply.is_server_side();
             live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, manager).await
         }
     };

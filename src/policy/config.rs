@@ -4,7 +4,7 @@
 
 use super::expected;
 use super::gitops::{self, Imported};
-use super::ignore::{IgnoreError, Rule, RuleSpec};
+use super::ignore::{IgnoreError, IgnoreRule, RuleSpec};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -38,10 +38,10 @@ struct File {
 #[derive(Default)]
 pub(crate) struct Config {
     /// Its ignore rules, then those of the GitOps documents.
-    pub(crate) rules: Vec<Rule>,
+    pub(crate) rules: Vec<IgnoreRule>,
     pub(crate) check_hpa_replicas: bool,
     /// The built-in expected-change rules with the file's.
-    pub(crate) expected: Vec<expected::Rule>,
+    pub(crate) expected: Vec<expected::ExpectedRule>,
     /// What the Flux and Argo CD documents said besides their rules.
     pub(crate) imported: Imported,
 }
@@ -100,7 +100,7 @@ pub(crate) fn parse(text: &str, at: &str) -> Result<Config, ConfigError> {
     }
     let mut rules = Vec::new();
     for (i, spec) in file.ignore.into_iter().enumerate() {
-        rules.push(Rule::from_spec(spec, &format!("{at} ignore[{i}]"))?);
+        rules.push(IgnoreRule::from_spec(spec, &format!("{at} ignore[{i}]"))?);
     }
     rules.append(&mut imported.rules);
     Ok(Config {

@@ -39,7 +39,7 @@ pub(crate) const MUTATED_AT_ADMISSION: &str = "Helm's own request, as mutated at
 
 /// One expected-change rule.
 #[derive(Clone, Debug)]
-pub(crate) struct Rule {
+pub(crate) struct ExpectedRule {
     pub(crate) name: String,
     pub(crate) paths: Vec<String>,
     target: Selector,
@@ -47,7 +47,7 @@ pub(crate) struct Rule {
     pub(crate) reason: String,
 }
 
-impl Rule {
+impl ExpectedRule {
     /// The manager regex as written (without the anchors added to it).
     pub(crate) fn manager_pattern(&self) -> Option<&str> {
         let m = self.manager.as_ref()?.as_str();
@@ -81,7 +81,7 @@ pub(crate) struct RuleSpec {
     pub(crate) disabled: bool,
 }
 
-impl Rule {
+impl ExpectedRule {
     fn matches(&self, o: &ObjectRef, pointer: &str, manager: &str) -> bool {
         self.target.matches(o)
             && self.paths.iter().any(|p| under_pattern(pointer, p))
@@ -90,10 +90,10 @@ impl Rule {
 }
 
 /// The built-in rules with the config file's applied; `origin` names the file in errors.
-pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, IgnoreError> {
-    let mut rules: Vec<Rule> = BUILT_IN
+pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<ExpectedRule>, IgnoreError> {
+    let mut rules: Vec<ExpectedRule> = BUILT_IN
         .iter()
-        .map(|(name, kind, paths, manager, reason)| Rule {
+        .map(|(name, kind, paths, manager, reason)| ExpectedRule {
             name: name.to_string(),
             paths: paths.iter().map(|p| p.to_string()).collect(),
             target: Selector::from_spec(TargetSpec { kind: Some(kind.to_string()), ..Default::default() })
@@ -116,7 +116,7 @@ pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, Ig
         if let Some(p) = spec.paths.iter().find(|p| !p.starts_with('/')) {
             return Err(err(&format!("{p:?} is not a JSON pointer")));
         }
-        rules.push(Rule {
+        rules.push(ExpectedRule {
             reason: spec.reason.unwrap_or_else(|| format!("expected by rule {name}")),
             name,
             paths: spec.paths,
@@ -133,7 +133,7 @@ pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<Rule>, Ig
 /// admitted). Whoever wrote it, a value that differs from the record is otherwise drift: a field
 /// manager is whatever the client says, so Helm's name alone excuses nothing.
 pub(crate) fn set_aside(
-    rules: &[Rule],
+    rules: &[ExpectedRule],
     o: &ObjectRef,
     fields: Vec<FieldDiff>,
     added: Vec<Foreign>,
@@ -181,7 +181,7 @@ pub(crate) fn set_aside(
 /// A field added outside Helm that holds a map some rule looks inside (the pod template's
 /// `annotations` map when the chart sets none) is split into its keys, so that the rule sees
 /// each one.
-fn split_for_rules(rules: &[Rule], added: Vec<Foreign>) -> Vec<Foreign> {
+fn split_for_rules(rules: &[ExpectedRule], added: Vec<Foreign>) -> Vec<Foreign> {
     let mut out = Vec::new();
     let mut todo = added;
     while let Some(a) = todo.pop() {
@@ -205,7 +205,7 @@ fn split_for_rules(rules: &[Rule], added: Vec<Foreign>) -> Vec<Foreign> {
     out
 }
 
-fn reason(rule: &Rule, manager: &str) -> String {
+fn reason(rule: &ExpectedRule, manager: &str) -> String {
     if manager.is_empty() { rule.reason.clone() } else { format!("{} ({manager})", rule.reason) }
 }
 

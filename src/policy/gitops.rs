@@ -2,7 +2,7 @@
 //! `Application` (`spec.ignoreDifferences`) read as they are, for the release they describe.
 //! What is not understood is named in a warning, never dropped silently.
 
-use crate::policy::ignore::{IgnoreError, Rule, Selector, TargetSpec};
+use crate::policy::ignore::{IgnoreError, IgnoreRule, Selector, TargetSpec};
 use crate::policy::jq::PathQuery;
 use serde_json::Value;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// What one document contributes.
 #[derive(Debug, Default)]
 pub(crate) struct Imported {
-    pub(crate) rules: Vec<Rule>,
+    pub(crate) rules: Vec<IgnoreRule>,
     /// Releases whose drift detection is off, with the reason.
     pub(crate) disabled: Vec<(String, String)>,
     pub(crate) warnings: Vec<String>,
@@ -86,7 +86,7 @@ fn flux(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
             .filter_map(Value::as_str)
             .map(str::to_string)
             .collect();
-        let mut r = Rule::new(paths, Selector::from_spec(spec)?, &format!("{at} {prefix}"));
+        let mut r = IgnoreRule::new(paths, Selector::from_spec(spec)?, &format!("{at} {prefix}"));
         r.release = Some(release.clone());
         out.rules.push(r);
     }
@@ -119,7 +119,7 @@ fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
         };
         let group = entry.get("group").and_then(Value::as_str);
         let selector = Selector::exact(group, text(entry, "/kind"), text(entry, "/name"), text(entry, "/namespace"));
-        let mut r = Rule::new(list("jsonPointers"), selector, &format!("{at} {prefix}"));
+        let mut r = IgnoreRule::new(list("jsonPointers"), selector, &format!("{at} {prefix}"));
         for expr in list("jqPathExpressions") {
             let q = PathQuery::new(&expr).map_err(|why| IgnoreError::Rule { rule: format!("{at} {prefix}"), why })?;
             r.jq.push(Arc::new(q));

@@ -34,7 +34,7 @@ pub(crate) struct Selector {
 
 /// Pointers to ignore on the objects a target selects.
 #[derive(Clone, Debug)]
-pub(crate) struct Rule {
+pub(crate) struct IgnoreRule {
     pub(crate) paths: Vec<String>,
     target: Selector,
     /// Where the rule came from, shown as the reason.
@@ -76,10 +76,10 @@ pub(crate) struct TargetSpec {
     pub(crate) namespace: Option<String>,
 }
 
-impl Rule {
+impl IgnoreRule {
     /// Parses `--ignore [key=regex,...:]/pointer[,/pointer...]`, e.g.
     /// `kind=Deployment,name=web-.*:/spec/replicas`.
-    pub(crate) fn parse_flag(text: &str) -> Result<Rule, IgnoreError> {
+    pub(crate) fn parse_flag(text: &str) -> Result<IgnoreRule, IgnoreError> {
         let err = |why: &str| IgnoreError::Rule { rule: text.to_string(), why: why.to_string() };
         let (selector, pointers) = match text.find(":/") {
             Some(i) => (&text[..i], &text[i + 1..]),
@@ -103,11 +103,11 @@ impl Rule {
             };
             *slot = Some(v.trim().to_string());
         }
-        Rule::from_spec(spec, &format!("--ignore {text}"))
+        IgnoreRule::from_spec(spec, &format!("--ignore {text}"))
     }
 
     /// Builds a rule from its file form, checking pointers and regexes.
-    pub(crate) fn from_spec(spec: RuleSpec, origin: &str) -> Result<Rule, IgnoreError> {
+    pub(crate) fn from_spec(spec: RuleSpec, origin: &str) -> Result<IgnoreRule, IgnoreError> {
         if spec.paths.is_empty() {
             return Err(IgnoreError::Rule { rule: origin.into(), why: "no paths".into() });
         }
@@ -116,12 +116,12 @@ impl Rule {
                 return Err(IgnoreError::Rule { rule: origin.into(), why: format!("{p:?} is not a JSON pointer") });
             }
         }
-        Ok(Rule::new(spec.paths, Selector::from_spec(spec.target)?, origin))
+        Ok(IgnoreRule::new(spec.paths, Selector::from_spec(spec.target)?, origin))
     }
 
     /// A rule for every release, with only pointers.
-    pub(crate) fn new(paths: Vec<String>, target: Selector, origin: &str) -> Rule {
-        Rule { paths, target, origin: origin.to_string(), release: None, jq: Vec::new(), managers: Vec::new() }
+    pub(crate) fn new(paths: Vec<String>, target: Selector, origin: &str) -> IgnoreRule {
+        IgnoreRule { paths, target, origin: origin.to_string(), release: None, jq: Vec::new(), managers: Vec::new() }
     }
 
     /// Whether the rule applies to this object of this release.
@@ -199,7 +199,7 @@ pub(crate) fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreErro
 }
 
 /// `(pointer, reason)` for every rule that selects `o`.
-pub(crate) fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Value) -> Vec<(String, String)> {
+pub(crate) fn paths_for(rules: &[IgnoreRule], o: &ObjectRef, release: &str, live: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for r in rules.iter().filter(|r| r.applies(o, release)) {
         out.extend(r.paths.iter().map(|p| (p.clone(), r.origin.clone())));
@@ -211,7 +211,7 @@ pub(crate) fn paths_for(rules: &[Rule], o: &ObjectRef, release: &str, live: &Val
 }
 
 /// `(manager, reason)` for every rule that ignores what a manager writes to `o`.
-pub(crate) fn managers_for(rules: &[Rule], o: &ObjectRef, release: &str) -> Vec<(String, String)> {
+pub(crate) fn managers_for(rules: &[IgnoreRule], o: &ObjectRef, release: &str) -> Vec<(String, String)> {
     rules
         .iter()
         .filter(|r| r.applies(o, release))
@@ -260,9 +260,9 @@ mod tests {
 
     #[test]
     fn flag_rules_with_and_without_selector() {
-        let r = Rule::parse_flag("/spec/replicas").unwrap();
+        let r = IgnoreRule::parse_flag("/spec/replicas").unwrap();
         assert!(r.matches(&obj("Deployment", "web")));
-        let r = Rule::parse_flag("kind=Deployment,name=web-.*:/spec/replicas,/metadata/labels").unwrap();
+        let r = IgnoreRule::parse_flag("kind=Deployment,name=web-.*:/spec/replicas,/metadata/labels").unwrap();
         assert_eq!(r.paths, ["/spec/replicas", "/metadata/labels"]);
         assert!(r.matches(&obj("Deployment", "web-1")));
         assert!(!r.matches(&obj("Deployment", "web")), "regexes are anchored");
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn target_selectors_by_group_version_and_namespace() {
-        let sel = |spec: &str| Rule::parse_flag(&format!("{spec}:/spec/replicas")).unwrap();
+        let sel = |spec: &str| IgnoreRule::parse_flag(&format!("{spec}:/spec/replicas")).unwrap();
         let web = obj("Deployment", "web");
         assert!(sel("group=apps").matches(&web));
         assert!(!sel("group=batch").matches(&web));
@@ -292,9 +292,11 @@ mod tests {
 
     #[test]
     fn bad_rules_are_clear_errors() {
-        assert!(Rule::parse_flag("spec/replicas").unwrap_err().to_string().contains("expected [key=regex"));
-        assert!(Rule::parse_flag("color=red:/x").unwrap_err().to_string().contains("unknown selector key \"color\""));
-        let e = Rule::parse_flag("name=(:/x").unwrap_err().to_string();
+        assert!(IgnoreRule::parse_flag("spec/replicas").unwrap_err().to_string().contains("expected [key=regex"));
+        assert!(
+            IgnoreRule::parse_flag("color=red:/x").unwrap_err().to_string().contains("unknown selector key \"color\"")
+        );
+        let e = IgnoreRule::parse_flag("name=(:/x").unwrap_err().to_string();
         assert_eq!(e, "ignore rule target field name: invalid regex \"(\": unclosed group");
     }
 

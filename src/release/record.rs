@@ -75,9 +75,9 @@ impl Content {
         super::hooks::parse(self.hooks.as_deref(), limit)
     }
 
-    /// Helm 4 applied it server-side (`apply_method: ssa`).
-    pub(crate) fn server_side(&self) -> bool {
-        self.apply_method.as_deref() == Some("ssa")
+    /// How Helm applied it (Helm 4's `apply_method`).
+    pub(crate) fn apply(&self) -> crate::model::Apply {
+        crate::model::Apply::of_record(self.apply_method.as_deref())
     }
 
     /// How many hooks the record holds.
@@ -171,7 +171,7 @@ impl Release {
             began: self.info.last_deployed.as_deref().and_then(|t| t.parse().ok()),
             recorded: self.written.map(|w| w.at),
             recorded_version: self.written.and_then(|w| w.version),
-            server_side: self.server_side(),
+            apply: self.apply(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! would succeed, take ownership back, record an Event per repaired object.
 
 use super::owners::{ATTEMPTS, present};
-use super::{Authority, PlannedStep};
+use super::{Authority, DraftStep};
 use crate::api::ApiError;
 use crate::engine::Evaluated;
 use crate::live::{self, Change, Location};
@@ -17,7 +17,7 @@ pub(crate) struct RepairRequest {
     pub(crate) only: Vec<String>,
     /// Also remove fields other field managers added (changed outside Helm).
     pub(crate) remove_foreign: bool,
-    /// Plan and validate only; change nothing.
+    /// Steps and validate only; change nothing.
     pub(crate) dry_run: bool,
     /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
     /// credentials decide, as for Helm).
@@ -50,7 +50,7 @@ pub(super) async fn carry_out(
     client: &kube::Client,
     writer: &kube::Client,
     evaluated: &Evaluated,
-    mut steps: Vec<PlannedStep>,
+    mut steps: Vec<DraftStep>,
     request: &RepairRequest,
 ) -> Carried {
     let mut refused = false;
@@ -92,7 +92,7 @@ pub(super) async fn carry_out(
         }
     }
     request.progress.tell(Tick::Step { phase: Phase::Applying, done: total, total });
-    carried.steps = steps.into_iter().map(|p: PlannedStep| p.step).collect();
+    carried.steps = steps.into_iter().map(|p: DraftStep| p.step).collect();
     carried
 }
 
@@ -101,7 +101,7 @@ pub(super) async fn carry_out(
 async fn validate(
     writer: &kube::Client,
     evaluated: &Evaluated,
-    planned: &mut PlannedStep,
+    planned: &mut DraftStep,
     request: &RepairRequest,
 ) -> Option<StepStatus> {
     if let Some(why) = allowed(evaluated, planned, request) {
@@ -111,7 +111,7 @@ async fn validate(
 }
 
 /// Why helm-drift's own rules refuse a step before anything is asked of the server.
-fn allowed(evaluated: &Evaluated, planned: &PlannedStep, request: &RepairRequest) -> Option<String> {
+fn allowed(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<String> {
     let (_, at) = planned.target(evaluated)?;
     let o = &evaluated.report.objects[planned.index];
     if let Some(authority) = &request.authority {
@@ -125,7 +125,7 @@ fn allowed(evaluated: &Evaluated, planned: &PlannedStep, request: &RepairRequest
 async fn dry_run(
     writer: &kube::Client,
     evaluated: &Evaluated,
-    planned: &mut PlannedStep,
+    planned: &mut DraftStep,
     request: &RepairRequest,
 ) -> Option<String> {
     let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
@@ -173,7 +173,7 @@ async fn apply(
     client: &kube::Client,
     at: &Location,
     name: &str,
-    planned: &PlannedStep,
+    planned: &DraftStep,
     seen: &[(String, Option<Value>)],
     manager: &str,
 ) -> Result<Value, ApiError> {

@@ -8,11 +8,11 @@ mod execute;
 mod order;
 mod owners;
 mod patch;
-mod plan;
 mod run;
+mod steps;
 
 pub(crate) use authority::Authority;
 pub(crate) use execute::RepairRequest;
 pub(crate) use owners::hand_over;
-pub(crate) use plan::{PlannedStep, plan};
 pub(crate) use run::{execute, execute_as};
+pub(crate) use steps::{DraftStep, draft};

@@ -5,7 +5,7 @@
 
 use super::execute::{Carried, RepairRequest, carry_out};
 use super::order::is_foundation;
-use super::{PlannedStep, plan};
+use super::{DraftStep, draft};
 use crate::engine::{Evaluated, Session, evaluate};
 use crate::model::{Action, RepairReport, Skip, StepStatus};
 use crate::release::ReleaseIndex;
@@ -37,7 +37,7 @@ pub(crate) async fn execute_as(
     writer: &kube::Client,
 ) -> Result<RepairReport> {
     let evaluated = evaluate(session, settings, index, None).await?;
-    let planned = plan(&evaluated, &request.only, request.remove_foreign)?;
+    let planned = draft(&evaluated, &request.only, request.remove_foreign)?;
     let mut report = RepairReport {
         before: planned.before,
         steps: Vec::new(),
@@ -47,7 +47,7 @@ pub(crate) async fn execute_as(
         dry_run: request.dry_run,
     };
     let client = session.client().clone();
-    let (first, rest): (Vec<PlannedStep>, Vec<PlannedStep>) =
+    let (first, rest): (Vec<DraftStep>, Vec<DraftStep>) =
         planned.steps.into_iter().partition(|s| founds(&evaluated, s));
     let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
     let staged = !first.is_empty() && (!rest.is_empty() || cannot);
@@ -67,12 +67,12 @@ pub(crate) async fn execute_as(
         served(session, &evaluated).await;
         session.forget_live();
         let again = evaluate(session, settings, index, None).await?;
-        let second = plan(&again, &request.only, request.remove_foreign)?;
+        let second = draft(&again, &request.only, request.remove_foreign)?;
         report.skipped = second.skipped;
         let carried = carry_out(&client, writer, &again, second.steps, request).await;
         take(&mut report, carried)
     } else {
-        let all: Vec<PlannedStep> = first.into_iter().chain(rest).collect();
+        let all: Vec<DraftStep> = first.into_iter().chain(rest).collect();
         let carried = carry_out(&client, writer, &evaluated, all, request).await;
         take(&mut report, carried)
     };
@@ -84,7 +84,7 @@ pub(crate) async fn execute_as(
 }
 
 /// Whether a step re-creates a Namespace or a CustomResourceDefinition.
-fn founds(e: &Evaluated, s: &PlannedStep) -> bool {
+fn founds(e: &Evaluated, s: &DraftStep) -> bool {
     s.step.action == Action::Recreate && is_foundation(&e.objects[s.index].kind)
 }
 

@@ -98,7 +98,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         "namespace": r.namespace,
         "revision": r.revision,
         "chart": r.chart,
-        "apply": r.apply,
+        "apply": r.apply.word(),
         "writer": super::json::writer(&r.writer),
         "wouldFail": r.would_fail(),
         "failures": r.failures(),

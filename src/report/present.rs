@@ -181,7 +181,7 @@ fn ownership(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Sty
             }
             seen
         });
-        let next = if o.server_side {
+        let next = if o.apply.is_server_side() {
             "a helm upgrade (server-side apply) that changes them will conflict; helm drift repair gives them back to Helm"
         } else {
             "the release is applied client-side, so the next helm upgrade writes them without a conflict"
@@ -195,7 +195,7 @@ fn ownership(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Sty
             ),
         ));
     } else if !o.disowned.is_empty() {
-        let next = if o.server_side {
+        let next = if o.apply.is_server_side() {
             "a helm upgrade (server-side apply) that changes these fields will conflict, one that keeps their values will not; helm drift repair gives them back to Helm"
         } else {
             "the release is applied client-side, so the next helm upgrade writes these fields without a conflict"

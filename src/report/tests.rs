@@ -27,7 +27,7 @@ fn recreated() -> ObjectDrift {
             shared: false,
         });
     }
-    cm.server_side = true;
+    cm.apply = crate::model::Apply::ServerSide;
     cm.recreated = Some(crate::model::Attribution {
         manager: "kubectl-create".into(),
         operation: "Update".into(),

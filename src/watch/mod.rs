@@ -4,36 +4,56 @@
 //! Events and notifications once per drift signature, and, for releases that opt in, to
 //! `repair`. With `--leader-elect` only the replica holding the Lease acts.
 //!
-//! The parts, as kube-runtime has them, each owning its state: [`sources`] (the watches of
-//! records and kinds, owned and stopped), [`store`] (what the watcher knows: releases, the
-//! object index, what was reported and its signatures, what it refuses), [`scheduler`]
-//! (debounce, resync, repairs postponed by the rate limit), [`reconciler`] (the loop and the
-//! checks that wire the parts, the guard cache), [`heal`] (the decision and the act),
-//! [`outputs`] (Events, notifications, metrics, log, the page), [`lease`] (leader election),
-//! [`keys`] (every key in one place), [`options`]; [`fleet`] runs one watcher per cluster of an
-//! inventory; [`audit`] serves the API server's audit webhook (who made each drift). This file
-//! holds the start.
+//! The rooms, lowest floor first; a room uses only the rooms below it
+//! (`layering::each_room_of_the_watcher_uses_only_the_rooms_below_it`):
+//!
+//! 1. The core's leaves: [`keys`] (every key in one place), [`lease`] (leader election),
+//!    [`shutdown`].
+//! 2. [`store`]: what the watcher knows (releases, the object index, what was reported and its
+//!    signatures, what it refuses).
+//! 3. [`caaph`]: a fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
+//! 4. [`outputs`]: everything the watcher says (Events, notifications, metrics, log, the page).
+//! 5. [`sources`] (the watches of records and kinds, owned and stopped) and [`scheduler`]
+//!    (debounce, resync, backoff, repairs postponed by the rate limit).
+//! 6. [`receiver`]: the audit receiver (the API server's audit webhook: who made each drift).
+//! 7. [`healing`]: self-healing (which releases opt in, the decision, the act, pauses, windows).
+//! 8. [`options`]: what `watch` was asked, each product's options together.
+//! 9. [`reconciler`]: the core watcher of one cluster, its loop and its checks, calling each
+//!    room through its small interface (`Healing`, `Outputs`, `receiver::Link`, `Proxies`).
+//! 10. [`fleet`]: one watcher per cluster of an inventory, sharded by Leases.
+//!
+//! This file holds the start.
 
-mod audit;
-mod fleet;
-mod heal;
 mod keys;
 mod lease;
-mod options;
-mod outputs;
-mod reconciler;
-mod scheduler;
 mod shutdown;
-mod sources;
+
 mod store;
 
-pub(crate) use audit::AuditOptions;
-pub(crate) use heal::window::Window;
-pub(crate) use heal::{HealPolicy, RepairOptions};
+mod caaph;
+
+mod outputs;
+
+mod scheduler;
+mod sources;
+
+mod receiver;
+
+mod healing;
+
+mod options;
+
+mod reconciler;
+
+mod fleet;
+
+pub(crate) use healing::window::RepairWindow;
+pub(crate) use healing::{HealPolicy, RepairOptions};
 pub(crate) use lease::LeaderOptions;
 pub(crate) use options::{FleetOptions, WatchOptions};
 pub(crate) use outputs::log::Log;
 pub(crate) use outputs::notify::Payload;
+pub(crate) use receiver::AuditOptions;
 pub(crate) use shutdown::note_parent;
 
 use crate::engine::Session;
@@ -120,14 +140,14 @@ fn one_cluster<'a>(
     options: &'a WatchOptions,
     (metrics, health): (Arc<Metrics>, Arc<Health>),
     lease: Option<lease::LeaseCheck>,
-    hub: Option<&Arc<audit::Hub>>,
+    hub: Option<&Arc<receiver::Hub>>,
 ) -> Given<'a> {
-    let audit = hub.map(|h| (h.clone(), h.feed_name(None)));
-    Given { settings, options, metrics, health, lease, key: None, proxies: None, pauses: None, audit }
+    let audit = hub.map(|h| receiver::Subscription::of(h, None));
+    Given { settings, options, metrics, health, lease, fleet: None, audit }
 }
 
 /// The audit hub of this run, its webhook endpoint served.
-async fn audit_hub(a: &AuditOptions, options: &WatchOptions, metrics: &Arc<Metrics>) -> Result<Arc<audit::Hub>> {
+async fn audit_hub(a: &AuditOptions, options: &WatchOptions, metrics: &Arc<Metrics>) -> Result<Arc<receiver::Hub>> {
     if a.client_ca.is_some() && options.fleet.is_none() && options.cluster.is_none() {
         anyhow::bail!(
             "--audit-client-ca authenticates an API server by its certificate's Common Name, the cluster it speaks \
@@ -136,10 +156,10 @@ async fn audit_hub(a: &AuditOptions, options: &WatchOptions, metrics: &Arc<Metri
         );
     }
     let hub = Arc::new(match options.fleet {
-        Some(_) => audit::Hub::fleet(a.limits),
-        None => audit::Hub::single(a.limits, options.cluster.as_deref()),
+        Some(_) => receiver::Hub::fleet(a.limits),
+        None => receiver::Hub::single(a.limits, options.cluster.as_deref()),
     });
-    let bound = audit::server::serve(a, hub.clone(), metrics.clone(), options.log.clone()).await?;
+    let bound = receiver::server::serve(a, hub.clone(), metrics.clone(), options.log.clone()).await?;
     options.log.info("serving the audit webhook", &[("address", &bound)]);
     Ok(hub)
 }

@@ -1,8 +1,8 @@
 //! How `watch` runs, as the command resolved it.
 
 use crate::engine::Selection;
-use crate::inventory::{Scope, Source};
-use crate::watch::heal::RepairOptions;
+use crate::inventory::{InventoryKind, Scope};
+use crate::watch::healing::RepairOptions;
 use crate::watch::lease::LeaderOptions;
 use crate::watch::outputs::log::Log;
 use crate::watch::outputs::notify::Payload;
@@ -37,13 +37,13 @@ pub(crate) struct WatchOptions {
     /// `--clusters`: watch every cluster of an inventory the cluster connected to holds.
     pub(crate) fleet: Option<FleetOptions>,
     /// `--audit-address`: the API server's audit webhook, to name who made each drift.
-    pub(crate) audit: Option<crate::watch::audit::AuditOptions>,
+    pub(crate) audit: Option<crate::watch::receiver::AuditOptions>,
 }
 
 /// Where a fleet's clusters are listed, and how often the list is read again.
 #[derive(Clone, Debug)]
 pub(crate) struct FleetOptions {
-    pub(crate) source: Source,
+    pub(crate) source: InventoryKind,
     pub(crate) scope: Scope,
     pub(crate) every: Duration,
     /// `--clusters-max`: the most entries watched (the first by name).

@@ -8,7 +8,7 @@ use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings
 use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
-use crate::inventory::{Scope, Source};
+use crate::inventory::{InventoryKind, Scope};
 use crate::model::{ExitStatus, FleetRepair, RepairReport};
 use crate::repair::RepairRequest;
 use crate::report::Terminal;
@@ -24,7 +24,7 @@ pub(crate) struct RepairSettings {
     /// Several clusters: one settings per kubeconfig context.
     fleet: Option<Vec<(String, Settings)>>,
     /// One cluster of an inventory (`--clusters SOURCE --cluster NAME`).
-    member: Option<(Source, Scope, String)>,
+    member: Option<(InventoryKind, Scope, String)>,
     shown: Shown,
 }
 

@@ -26,13 +26,13 @@ pub(super) enum When {
     Present,
 }
 
-type Rule = (&'static str, Fill, When);
+type DefaultRule = (&'static str, Fill, When);
 
 use Fill::{ChosenWhenAbsent, Json, PullPolicy, Sibling};
 use When::{Always, Present};
 
 /// A pod spec's defaults (`P` is the pod spec, `C` each container of any kind).
-const POD_SPEC: &[Rule] = &[
+const POD_SPEC: &[DefaultRule] = &[
     (
         "P",
         Json(
@@ -73,7 +73,7 @@ const MODE: &str = r#"{"defaultMode":420}"#;
 /// `default` ServiceAccount, the not-ready and unreachable tolerations). Never "chosen" where a
 /// different value gives more power: a Pod re-created with another ServiceAccount or toleration
 /// is drift.
-const POD: &[Rule] = &[(
+const POD: &[DefaultRule] = &[(
     "/spec",
     Json(
         r#"{"enableServiceLinks":true,"nodeName":"@chosen","priority":"@chosen","preemptionPolicy":"@chosen","serviceAccountName":"default","tolerations":[
@@ -83,7 +83,7 @@ const POD: &[Rule] = &[(
     Always,
 )];
 
-const DEPLOYMENT: &[Rule] = &[
+const DEPLOYMENT: &[DefaultRule] = &[
     (
         "/spec",
         Json(
@@ -93,8 +93,8 @@ const DEPLOYMENT: &[Rule] = &[
     ),
     ("/metadata", Json(r#"{"annotations":{"deployment.kubernetes.io/revision":"@chosen"}}"#), Always),
 ];
-const REPLICATION_CONTROLLER: &[Rule] = &[("/spec", Json(r#"{"replicas":1}"#), Always)];
-const REPLICA_SET: &[Rule] = &[
+const REPLICATION_CONTROLLER: &[DefaultRule] = &[("/spec", Json(r#"{"replicas":1}"#), Always)];
+const REPLICA_SET: &[DefaultRule] = &[
     ("/spec", Json(r#"{"replicas":1}"#), Always),
     (
         "/metadata",
@@ -104,7 +104,7 @@ const REPLICA_SET: &[Rule] = &[
         Always,
     ),
 ];
-const STATEFUL_SET: &[Rule] = &[
+const STATEFUL_SET: &[DefaultRule] = &[
     (
         "/spec",
         Json(
@@ -120,7 +120,7 @@ const STATEFUL_SET: &[Rule] = &[
         Present,
     ),
 ];
-const DAEMON_SET: &[Rule] = &[
+const DAEMON_SET: &[DefaultRule] = &[
     (
         "/spec",
         Json(
@@ -130,7 +130,7 @@ const DAEMON_SET: &[Rule] = &[
     ),
     ("/metadata", Json(r#"{"annotations":{"deprecated.daemonset.template.generation":"@chosen"}}"#), Always),
 ];
-const JOB: &[Rule] = &[
+const JOB: &[DefaultRule] = &[
     (
         "/spec",
         Json(
@@ -146,12 +146,12 @@ const JOB: &[Rule] = &[
         Always,
     ),
 ];
-const CRON_JOB: &[Rule] = &[(
+const CRON_JOB: &[DefaultRule] = &[(
     "/spec",
     Json(r#"{"concurrencyPolicy":"Allow","suspend":false,"successfulJobsHistoryLimit":3,"failedJobsHistoryLimit":1}"#),
     Always,
 )];
-const SERVICE: &[Rule] = &[
+const SERVICE: &[DefaultRule] = &[
     (
         "/spec",
         Json(
@@ -163,30 +163,30 @@ const SERVICE: &[Rule] = &[
     ("/spec/ports/*/targetPort", Sibling("port"), Always),
     ("/spec/sessionAffinityConfig/clientIP", Json(r#"{"timeoutSeconds":10800}"#), Present),
 ];
-const CLAIM: &[Rule] = &[
+const CLAIM: &[DefaultRule] = &[
     ("/spec", Json(r#"{"volumeMode":"Filesystem","volumeName":"@chosen"}"#), Always),
     ("/spec/storageClassName", ChosenWhenAbsent, Always),
     ("/metadata", Json(r#"{"finalizers":["kubernetes.io/pvc-protection"]}"#), Always),
     ("/metadata/annotations", Json(CLAIM_ANNOTATIONS), Present),
 ];
 const CLAIM_ANNOTATIONS: &str = r#"{"pv.kubernetes.io/bind-completed":"@chosen","pv.kubernetes.io/bound-by-controller":"@chosen","volume.beta.kubernetes.io/storage-provisioner":"@chosen","volume.kubernetes.io/storage-provisioner":"@chosen","volume.kubernetes.io/selected-node":"@chosen"}"#;
-const VOLUME: &[Rule] = &[
+const VOLUME: &[DefaultRule] = &[
     ("/spec", Json(r#"{"persistentVolumeReclaimPolicy":"Retain","volumeMode":"Filesystem"}"#), Always),
     ("/metadata", Json(r#"{"finalizers":["kubernetes.io/pv-protection"]}"#), Always),
 ];
-const NAMESPACE: &[Rule] = &[
+const NAMESPACE: &[DefaultRule] = &[
     ("/spec", Json(r#"{"finalizers":["kubernetes"]}"#), Always),
     ("/metadata", Json(r#"{"labels":{"kubernetes.io/metadata.name":"@chosen"}}"#), Always),
 ];
-const SECRET: &[Rule] = &[("", Json(r#"{"type":"Opaque"}"#), Always)];
-const NETWORK_POLICY: &[Rule] = &[
+const SECRET: &[DefaultRule] = &[("", Json(r#"{"type":"Opaque"}"#), Always)];
+const NETWORK_POLICY: &[DefaultRule] = &[
     ("/spec", Json(r#"{"policyTypes":"@chosen"}"#), Always),
     ("/spec/ingress/*/ports/*", Json(r#"{"protocol":"TCP"}"#), Always),
     ("/spec/egress/*/ports/*", Json(r#"{"protocol":"TCP"}"#), Always),
 ];
-const AUTOSCALER: &[Rule] = &[("/spec", Json(r#"{"minReplicas":1,"metrics":"@chosen"}"#), Always)];
-const BINDING: &[Rule] = &[("/subjects/*", Json(r#"{"apiGroup":"@chosen"}"#), Always)];
-const WEBHOOKS: &[Rule] = &[
+const AUTOSCALER: &[DefaultRule] = &[("/spec", Json(r#"{"minReplicas":1,"metrics":"@chosen"}"#), Always)];
+const BINDING: &[DefaultRule] = &[("/subjects/*", Json(r#"{"apiGroup":"@chosen"}"#), Always)];
+const WEBHOOKS: &[DefaultRule] = &[
     (
         "/webhooks/*",
         Json(
@@ -197,9 +197,10 @@ const WEBHOOKS: &[Rule] = &[
     ("/webhooks/*/clientConfig/service", Json(r#"{"port":443}"#), Present),
     ("/webhooks/*/rules/*", Json(r#"{"scope":"*"}"#), Always),
 ];
-const CRD: &[Rule] = &[("/spec", Json(r#"{"conversion":{"strategy":"None"}}"#), Always)];
-const STORAGE_CLASS: &[Rule] = &[("", Json(r#"{"reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}"#), Always)];
-const PRIORITY_CLASS: &[Rule] = &[("", Json(r#"{"preemptionPolicy":"PreemptLowerPriority"}"#), Always)];
+const CRD: &[DefaultRule] = &[("/spec", Json(r#"{"conversion":{"strategy":"None"}}"#), Always)];
+const STORAGE_CLASS: &[DefaultRule] =
+    &[("", Json(r#"{"reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}"#), Always)];
+const PRIORITY_CLASS: &[DefaultRule] = &[("", Json(r#"{"preemptionPolicy":"PreemptLowerPriority"}"#), Always)];
 
 /// The groups the API server serves itself: their kinds have no CRD schema to read.
 const BUILT_IN_GROUPS: [&str; 22] = [
@@ -248,7 +249,7 @@ pub(super) fn pod_specs(group: &str, kind: &str) -> &'static [&'static str] {
 
 /// The rules of a kind, with pod-spec rules placed at each of its pod specs.
 pub(super) fn rules_for(group: &str, kind: &str) -> Vec<(String, Fill, When)> {
-    let own: &[Rule] = match (group, kind) {
+    let own: &[DefaultRule] = match (group, kind) {
         ("", "Pod") => POD,
         ("apps", "Deployment") => DEPLOYMENT,
         ("apps", "ReplicaSet") => REPLICA_SET,

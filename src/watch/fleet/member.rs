@@ -6,12 +6,13 @@ use crate::api::Connection;
 use crate::engine::Session;
 use crate::inventory::Proxy;
 use crate::settings::Settings;
+use crate::watch::caaph::Proxies;
 use crate::watch::lease::{LeaderOptions, LeaseCheck};
 use crate::watch::options::WatchOptions;
 use crate::watch::outputs::metrics::Metrics;
-use crate::watch::outputs::proxies::Proxies;
 use crate::watch::outputs::server::Health;
-use crate::watch::reconciler::{Given, Watcher};
+use crate::watch::receiver::Subscription;
+use crate::watch::reconciler::{FromFleet, Given, Watcher};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -40,7 +41,7 @@ pub(super) struct Task {
     /// With several replicas: the Lease of this cluster, checked right before each write.
     pub(super) lease: Option<LeaderOptions>,
     /// The fleet's audit hub: this member's feed is under its name.
-    pub(super) audit: Option<Arc<crate::watch::audit::Hub>>,
+    pub(super) audit: Option<Arc<crate::watch::receiver::Hub>>,
 }
 
 pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
@@ -130,15 +131,14 @@ impl Task {
             metrics: Arc::new(self.metrics.clone()),
             health: self.health.clone(),
             lease: home.as_ref().zip(self.lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, "")),
-            key: Some(self.key.clone()),
-            audit: self.audit.clone().map(|h| {
-                let feed = h.feed_name(Some(&self.name));
-                (h, feed)
+            audit: self.audit.as_ref().map(|h| Subscription::of(h, Some(&self.name))),
+            fleet: Some(FromFleet {
+                key: self.key.clone(),
+                pauses: home.clone().filter(|_| self.options.repair.is_some()),
+                proxies: home
+                    .filter(|_| !proxies.is_empty())
+                    .map(|c| Arc::new(Proxies::new(c, &self.name, proxies.clone()))),
             }),
-            pauses: home.clone().filter(|_| self.options.repair.is_some()),
-            proxies: home
-                .filter(|_| !proxies.is_empty())
-                .map(|c| Arc::new(Proxies::new(c, &self.name, proxies.clone()))),
         }
     }
 }

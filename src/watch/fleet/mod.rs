@@ -87,7 +87,7 @@ pub(crate) async fn run(
     settings: &Settings,
     options: &WatchOptions,
     fleet: &FleetOptions,
-    (metrics, health, audit): (&Metrics, Arc<Health>, Option<&Arc<crate::watch::audit::Hub>>),
+    (metrics, health, audit): (&Metrics, Arc<Health>, Option<&Arc<crate::watch::receiver::Hub>>),
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     futures::pin_mut!(shutdown);
@@ -164,7 +164,7 @@ pub(crate) async fn run(
 }
 
 /// Gives back the Leases of these clusters (over this replica's share, or all when stopping).
-async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate::watch::Log) {
+async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate::watch::outputs::log::Log) {
     let Some(s) = shard else { return };
     for name in names {
         log.info("cluster given back", &[("cluster", &name)]);
@@ -177,9 +177,9 @@ async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate
 async fn signature_key(management: &Cluster, options: &WatchOptions, namespace: &str, metrics: &Metrics) -> Vec<u8> {
     let (key, source) = match &options.home {
         Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
-        None => (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(namespace))),
+        None => (signing_key::random(), signing_key::KeyOrigin::Process(signing_key::unnamed(namespace))),
     };
-    if let signing_key::Source::Process(why) = source {
+    if let signing_key::KeyOrigin::Process(why) = source {
         options.log.warn(
             "no signature key in the management cluster: drift signatures hold for this process only",
             &[("error", &why)],
@@ -197,7 +197,7 @@ async fn narrow(
     found: &mut Inventory,
     running: &BTreeSet<String>,
     metrics: &Metrics,
-    log: &crate::watch::Log,
+    log: &crate::watch::outputs::log::Log,
 ) -> Vec<String> {
     let Some(s) = shard else { return Vec::new() };
     s.narrow(found, running).await.unwrap_or_else(|why| {
@@ -221,11 +221,11 @@ async fn announce(management: &Cluster, at: (&Settings, &WatchOptions, &Metrics)
     let lease = options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
     let watcher = format!("{lease}|fleet|{namespace}");
     let said = (vec![namespace], true, every);
-    crate::watch::heal::announce(&management.client, &home, &watcher, said, metrics, &options.log).await;
+    crate::watch::healing::announce(&management.client, &home, &watcher, said, metrics, &options.log).await;
 }
 
 /// At most `max` entries, the first by name: the rest counted and named once per read.
-fn bound(found: &mut Inventory, max: usize, metrics: &Metrics, log: &crate::watch::Log) {
+fn bound(found: &mut Inventory, max: usize, metrics: &Metrics, log: &crate::watch::outputs::log::Log) {
     if found.members.len() <= max {
         return;
     }
@@ -252,7 +252,7 @@ struct Start<'a> {
     /// Where the watcher's own objects live in the management cluster.
     home: &'a str,
     /// The audit webhook's hub: each member's feed under its name.
-    audit: Option<&'a Arc<crate::watch::audit::Hub>>,
+    audit: Option<&'a Arc<crate::watch::receiver::Hub>>,
 }
 
 /// Starts the members that appeared or changed, stops those gone or changed.
@@ -331,7 +331,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Run
                     cluster: Some(m.name.clone()),
                     log: log.about(&m.name),
                     // Pauses live with the fleet's own objects in the management cluster.
-                    repair: start.options.repair.clone().map(|r| crate::watch::heal::RepairOptions {
+                    repair: start.options.repair.clone().map(|r| crate::watch::healing::RepairOptions {
                         pauses: r.pauses.clone().or_else(|| Some(start.home.to_string())),
                         ..r
                     }),
@@ -371,7 +371,7 @@ mod tests {
         let member = |name: &str| Member { name: name.into(), kubeconfig: Err("x".into()), proxies: Vec::new() };
         let mut found = Inventory { members: vec![member("f/c"), member("f/a"), member("f/b")], skipped: Vec::new() };
         let metrics = Metrics::fleet();
-        bound(&mut found, 2, &metrics, &crate::watch::Log::default());
+        bound(&mut found, 2, &metrics, &crate::watch::outputs::log::Log::default());
         let names: Vec<&str> = found.members.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["f/a", "f/b"]);
         assert!(
@@ -379,7 +379,7 @@ mod tests {
             "{}",
             metrics.encode()
         );
-        bound(&mut found, 5, &metrics, &crate::watch::Log::default());
+        bound(&mut found, 5, &metrics, &crate::watch::outputs::log::Log::default());
         assert_eq!(found.members.len(), 2, "under the bound: untouched");
     }
 }

@@ -88,14 +88,45 @@ impl Outputs {
     /// The same Event on the release's HelmReleaseProxy in the management cluster, when CAAPH
     /// installed it (where the platform team looks; its failure is said, never in the way).
     async fn on_proxy(&self, key: &ReleaseKey, reason: &str, signature: &str, message: &str) {
-        let Some(proxies) = &self.proxies else { return };
-        match proxies.record(key, reason, signature, message).await {
-            Some(Err(e)) => {
+        let Some(s) = self.proxies.as_ref().and_then(|p| p.subject(key, message)) else { return };
+        match events::record(s.client, (&s.id, s.uid), key, reason, signature, &s.message).await {
+            Err(e) => {
                 self.metrics.error(e.reason());
                 self.log.warn("cannot record the Event on the HelmReleaseProxy", &[("release", key), ("error", &e)]);
             }
-            Some(Ok(events::Recorded::Foreign)) => self.metrics.rejected("event", 1),
-            _ => {}
+            Ok(events::Recorded::Foreign) => self.metrics.rejected("event", 1),
+            Ok(_) => {}
+        }
+    }
+
+    /// A release judged at the revision CAAPH recorded while another is deployed: said once
+    /// (log, and an Event on its HelmReleaseProxy). Its drift is judged against CAAPH's
+    /// revision, and it is not healed (a repair heals only the deployed revision it judged).
+    pub(crate) async fn unrecorded_revision(&self, index: &crate::release::ReleaseIndex, judged: u32) {
+        let Some(proxies) = &self.proxies else { return };
+        let key = ReleaseKey::new(&index.namespace, &index.name);
+        let Some(deployed) = index.deployed().and_then(|r| proxies.unrecorded(&key, r.revision)) else { return };
+        self.metrics.rejected("record", 1);
+        let message = format!(
+            "release {key} is at revision {deployed} on its cluster, CAAPH recorded revision {judged}: judged against {judged}, not healed"
+        );
+        self.log.warn(
+            "a revision CAAPH did not record is deployed",
+            &[("release", &key), ("deployed", &deployed), ("recorded", &judged)],
+        );
+        if self.leading("record an Event").await
+            && let Some(s) = proxies.subject(&key, &message)
+            && let Err(e) = events::record(
+                s.client,
+                (&s.id, s.uid),
+                &key,
+                events::UNRECORDED,
+                &format!("{deployed:016}"),
+                &s.message,
+            )
+            .await
+        {
+            self.log.warn("cannot record the Event on the HelmReleaseProxy", &[("release", &key), ("error", &e)]);
         }
     }
 

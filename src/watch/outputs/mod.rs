@@ -1,21 +1,26 @@
 //! What the watcher says: Events on the drifted objects, notifications, metrics, JSON log
-//! lines and the page at `/`, each written here and nowhere else.
+//! lines and the page at `/`, each written here and nowhere else. This file also keeps the
+//! timeline of each drift as verdicts and transitions come: a drift seen opens (or learns its
+//! makers), a resolution ends it with what ended it and who (asked of the audit through `ender`:
+//! the last write to the object since the drift was reported), and the metrics of how long
+//! drifts live follow.
 
 mod announce;
-mod chronicle;
 pub(crate) mod drift_events;
 pub(crate) mod log;
 pub(crate) mod metrics;
 pub(crate) mod notify;
-pub(crate) mod proxies;
 pub(crate) mod server;
 
-use crate::model::DriftReport;
+use crate::model::{Actor, DriftKind, DriftReport, ObjectId};
+use crate::watch::caaph::Proxies;
 use crate::watch::keys::ReleaseKey;
 use crate::watch::lease::LeaseCheck;
+use crate::watch::store::timeline::{End, How, SETTLE_SECONDS};
+use crate::watch::store::tracker::Transition;
+use jiff::Timestamp;
 use log::Log;
 use metrics::Metrics;
-use proxies::Proxies;
 use server::Health;
 use std::sync::Arc;
 
@@ -93,5 +98,98 @@ impl Outputs {
         if let Some(Ok(mut b)) = self.health.board.as_ref().map(|b| b.lock()) {
             b.remove(&(key.namespace.clone(), key.name.clone()));
         }
+    }
+}
+
+/// Who last wrote an object between two moments, as far as the audit kept.
+pub(crate) type Ender<'a> = &'a dyn Fn(&ObjectId, (Timestamp, Timestamp)) -> Option<Actor>;
+
+/// The watcher's own name as the ender of its repairs.
+const WATCHER: &str = "helm-drift watch";
+
+impl Outputs {
+    /// A release's verdicts and transitions into the timeline; `healed`: the transitions follow
+    /// the watcher's own repair.
+    /// `ender`: who last wrote an object, from the audit (none without one).
+    pub(crate) fn chronicle(
+        &self,
+        report: &DriftReport,
+        transitions: &[Transition],
+        healed: bool,
+        ender: Option<Ender<'_>>,
+    ) {
+        let now = Timestamp::now();
+        let key = ReleaseKey::of(report);
+        let cluster = self.member();
+        let Ok(mut timeline) = self.health.timeline.lock() else { return };
+        for o in report.objects.iter().filter(|o| o.is_drift()) {
+            if timeline.seen(&cluster, &key, report.revision, o, now) {
+                let by = o.makers().join(", ");
+                self.log.info("drift attributed", &[("release", &key), ("object", &o.id), ("made_by", &by)]);
+            }
+        }
+        for t in transitions {
+            let Transition::Resolved { object, .. } = t else { continue };
+            let Some((revision, detected)) = timeline.revision(&cluster, &key, object) else { continue };
+            let after = report.objects.iter().find(|o| o.id == *object);
+            let how = match after {
+                _ if healed => How::Healed,
+                _ if report.revision != revision => How::Revision(report.revision),
+                None => How::Left,
+                Some(o) if o.drift_kind() == DriftKind::Accepted => How::Accepted,
+                Some(_) => How::Undone,
+            };
+            let (how, by) = settle(how, ender.and_then(|e| e(object, (detected, now))));
+            timeline.end(&cluster, &key, object, End { at: now, how, by });
+        }
+        // A lifetime is counted once what ended it is settled: at once without the audit, else
+        // when the audit told who ended it (its batch comes after the watcher saw the object
+        // back in sync) or it could not in time.
+        for life in timeline.uncounted(&cluster, &key) {
+            let Some(end) = life.ended.as_mut() else { continue };
+            if let (None, Some(ender)) = (&end.by, ender) {
+                if let Some(actor) = ender(&life.object, (life.detected, end.at)) {
+                    (end.how, end.by) = settle(end.how, Some(actor));
+                } else if now.as_second() - end.at.as_second() <= SETTLE_SECONDS {
+                    continue;
+                }
+            }
+            let lived = end.at.as_millisecond().saturating_sub(life.appeared.as_millisecond());
+            self.metrics.drift_ended(end.how.word(), lived as f64 / 1000.0);
+            life.counted = true;
+        }
+        self.metrics.oldest_drift(&key.namespace, &key.name, timeline.oldest(&cluster, &key));
+    }
+
+    /// Something happened to an open drift (a repair refused or waiting, a pause).
+    pub(crate) fn chronicle_step(&self, report: &DriftReport, id: &ObjectId, what: String) {
+        let cluster = self.member();
+        if let Ok(mut t) = self.health.timeline.lock() {
+            t.step(&cluster, &ReleaseKey::of(report), id, what, Timestamp::now());
+        }
+    }
+
+    /// The fleet member this watcher is (empty for a watcher of one cluster): the timeline's key.
+    fn member(&self) -> String {
+        self.log.cluster.as_deref().unwrap_or_default().to_string()
+    }
+
+    /// A release gone: its open drifts with it.
+    pub(crate) fn chronicle_forget(&self, key: &ReleaseKey) {
+        let cluster = self.member();
+        if let Ok(mut t) = self.health.timeline.lock() {
+            t.forget(&cluster, key);
+        }
+        self.metrics.oldest_drift(&key.namespace, &key.name, None);
+    }
+}
+
+/// What ended a drift and who, from the last write the audit kept since it was reported: a
+/// write by `helm drift repair` (its client) is a repair.
+fn settle(how: How, last: Option<Actor>) -> (How, Option<String>) {
+    match (how, last) {
+        (How::Healed, _) => (How::Healed, Some(WATCHER.to_string())),
+        (How::Undone, Some(a)) if a.user_agent.starts_with("helm-drift") => (How::Repaired, Some(a.named())),
+        (how, last) => (how, last.map(|a| a.named())),
     }
 }

@@ -4,7 +4,7 @@
 use super::Watcher;
 use crate::engine::{Evaluated, Failure, evaluate_with_baseline, file_baseline};
 use crate::release::{ReleaseIndex, SourceError};
-use crate::watch::heal::Hands;
+use crate::watch::healing::Hands;
 use crate::watch::keys::ReleaseKey;
 use anyhow::Result;
 use futures::StreamExt;
@@ -43,7 +43,9 @@ impl Watcher<'_> {
                     .windowed(window, matched.into_iter().map(|i| ReleaseKey { namespace: i.namespace, name: i.name }));
             }
         }
-        self.proxied_opt_ins();
+        if let Some(h) = &mut self.healing {
+            h.follow(self.outputs.proxies.as_deref());
+        }
         let keys: BTreeSet<ReleaseKey> = found.iter().map(|i| ReleaseKey::new(&i.namespace, &i.name)).collect();
         for k in self.state.gone(&keys) {
             self.forget(&k);
@@ -118,7 +120,9 @@ impl Watcher<'_> {
                 }
             }
         }
-        self.proxied_opt_ins();
+        if let Some(h) = &mut self.healing {
+            h.follow(self.outputs.proxies.as_deref());
+        }
     }
 
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
@@ -144,7 +148,9 @@ impl Watcher<'_> {
             let batch: Vec<ReleaseIndex> = queue.by_ref().take(concurrency * BATCH_PER_WORKER).collect();
             if batch.is_empty() {
                 self.say_over_budget();
-                self.audit_interest();
+                if let Some(a) = &self.audit {
+                    a.watching(self.state.objects());
+                }
                 return;
             }
             // Healing in an earlier batch starts a fresh cache (it reads after its writes).
@@ -194,8 +200,10 @@ impl Watcher<'_> {
                 Ok(mut verdicts) => {
                     self.refused.clear(&key);
                     self.schedule.recovered(&key);
-                    self.attribute(&mut verdicts.report);
-                    self.unrecorded_revision(&index, verdicts.report.revision).await;
+                    if let Some(a) = &self.audit {
+                        a.attribute(&mut verdicts.report, self.session.discovery());
+                    }
+                    self.outputs.unrecorded_revision(&index, verdicts.report.revision).await;
                     let r = &mut verdicts.report;
                     r.guard = self.guards.covering(&r.namespace, &r.release);
                     self.absorb(&verdicts, took).await
@@ -251,7 +259,7 @@ impl Watcher<'_> {
         }
         let transitions = self.tracker.update(report);
         {
-            let ender = crate::watch::audit::ender(self.audit.as_ref(), &self.session, &report.namespace);
+            let ender = crate::watch::receiver::ender(self.audit.as_ref(), &self.session, &report.namespace);
             self.outputs.chronicle(report, &transitions, false, ender.as_ref().map(|e| e as _));
         }
         for t in &transitions {
@@ -259,7 +267,7 @@ impl Watcher<'_> {
         }
         // An acceptance that ends: judged again at that moment, when its drift counts again.
         if let Some(until) = report.accepted_until {
-            self.schedule.later(key.clone(), crate::watch::heal::instant(until));
+            self.schedule.later(key.clone(), crate::watch::healing::instant(until));
         }
         let Some(healing) = &mut self.healing else { return };
         healing.observe(report);
@@ -401,7 +409,7 @@ mod tests {
             notify_format: crate::watch::Payload::Json,
             cluster: None,
             ui: true,
-            log: crate::watch::Log { json: true, cluster: None },
+            log: crate::watch::outputs::log::Log { json: true, cluster: None },
             fleet: None,
             audit: None,
             repair: None,
@@ -427,9 +435,7 @@ mod tests {
                 metrics,
                 health,
                 lease: None,
-                key: None,
-                proxies: None,
-                pauses: None,
+                fleet: None,
                 audit: None,
             };
             watchers.push(Watcher::assemble(start, given).unwrap());

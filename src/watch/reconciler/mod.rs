@@ -1,23 +1,22 @@
-//! The reconciler: the watcher that wires the parts together. `looping` is its event loop
-//! (touches, batches, resyncs, shutdown), `checks` the full checks and the touched releases,
-//! `guards` the cache of admission guards read between them.
+//! The reconciler: the watcher that wires the parts together. This file holds its start and its
+//! event loop (touches debounced into batches, resyncs, shutdown; the watches the state wants
+//! started and stopped); `checks` the full checks and the touched releases, `guards` the cache
+//! of admission guards read between them.
 
-mod audited;
 mod checks;
 mod guards;
-mod looping;
-mod proxied;
 
 use crate::engine::Session;
 use crate::settings::Settings;
-use crate::watch::heal::Healing;
+use crate::watch::caaph::Proxies;
+use crate::watch::healing::Healing;
 use crate::watch::keys::{ReleaseKey, ReleaseObject, Touch};
 use crate::watch::lease::LeaseCheck;
 use crate::watch::options::WatchOptions;
 use crate::watch::outputs::metrics::Metrics;
-use crate::watch::outputs::proxies::Proxies;
 use crate::watch::outputs::server::Health;
 use crate::watch::outputs::{Outputs, drift_events, notify};
+use crate::watch::scheduler::Due;
 use crate::watch::scheduler::Scheduler;
 use crate::watch::sources::watches::Watches;
 use crate::watch::sources::{Sink, TouchSender};
@@ -28,6 +27,7 @@ use crate::watch::store::signing_key;
 use crate::watch::store::tracker::Tracker;
 use anyhow::Result;
 use guards::GuardCache;
+use k8s_openapi::jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,7 +58,7 @@ pub(crate) struct Watcher<'a> {
     healing: Option<Healing>,
     guards: GuardCache,
     /// The audit feed that names who made each drift (`--audit-address`).
-    audit: Option<crate::watch::audit::Link>,
+    audit: Option<crate::watch::receiver::Link>,
 }
 
 /// What a watcher starts from, read from its cluster by [`Watcher::new`].
@@ -72,6 +72,16 @@ pub(crate) struct Start {
     pub(crate) key: Vec<u8>,
 }
 
+/// What a fleet member's watcher is given from the management cluster.
+pub(crate) struct FromFleet {
+    /// The key drift signatures are made with (the fleet's, for this member).
+    pub(crate) key: Vec<u8>,
+    /// The member's releases installed by CAAPH, by their HelmReleaseProxy.
+    pub(crate) proxies: Option<Arc<Proxies>>,
+    /// The management cluster's client, where pauses are read (with `--repair`).
+    pub(crate) pauses: Option<kube::Client>,
+}
+
 /// What a watcher is given by whoever runs it: the run's settings and options, the metrics and
 /// health it serves through, and the Lease it acts under (with leader election).
 pub(crate) struct Given<'a> {
@@ -80,15 +90,10 @@ pub(crate) struct Given<'a> {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) health: Arc<Health>,
     pub(crate) lease: Option<LeaseCheck>,
-    /// The key drift signatures are made with, when the runner read it (a fleet's, from its
-    /// management cluster); else it is read from the watched cluster.
-    pub(crate) key: Option<Vec<u8>>,
-    /// A fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
-    pub(crate) proxies: Option<Arc<Proxies>>,
-    /// A fleet member's management cluster, where pauses are read.
-    pub(crate) pauses: Option<kube::Client>,
-    /// The audit hub and the name of this watcher's feed in it.
-    pub(crate) audit: Option<(Arc<crate::watch::audit::Hub>, String)>,
+    /// What a fleet gives its member's watcher (none outside a fleet).
+    pub(crate) fleet: Option<FromFleet>,
+    /// The audit hub's feed of this watcher.
+    pub(crate) audit: Option<crate::watch::receiver::Subscription>,
 }
 
 impl<'a> Watcher<'a> {
@@ -102,20 +107,20 @@ impl<'a> Watcher<'a> {
         let mut long = settings.connection.clone();
         long.timeout = Some(WATCH_READ_TIMEOUT);
         let scope = (!options.selection.all_namespaces).then_some(session.namespace());
-        let given_key = given.key.clone();
+        let given_key = given.fleet.as_ref().map(|f| f.key.clone());
         let key = async {
             match (given_key, &options.home) {
-                (Some(key), _) => (key, signing_key::Source::Secret),
+                (Some(key), _) => (key, signing_key::KeyOrigin::Secret),
                 (None, Some(home)) => signing_key::load(&client, home, &options.signature_key_secret).await,
                 (None, None) => {
-                    (signing_key::random(), signing_key::Source::Process(signing_key::unnamed(session.namespace())))
+                    (signing_key::random(), signing_key::KeyOrigin::Process(signing_key::unnamed(session.namespace())))
                 }
             }
         };
         let (streams, earlier, (key, source)) =
             tokio::join!(crate::api::connect(&long), drift_events::unresolved(&client, scope), key);
         let streams = streams?.client;
-        if let signing_key::Source::Process(why) = source {
+        if let signing_key::KeyOrigin::Process(why) = source {
             log.warn(
                 "no signature key in the cluster: drift signatures hold for this process only (drift reported before is reported again)",
                 &[("error", &why)],
@@ -151,7 +156,8 @@ impl<'a> Watcher<'a> {
 
     /// Puts the parts together, reading and starting nothing.
     pub(crate) fn assemble(start: Start, given: Given<'a>) -> Result<Watcher<'a>> {
-        let Given { settings, options, metrics, health, lease, proxies, pauses, audit, .. } = given;
+        let Given { settings, options, metrics, health, lease, fleet, audit } = given;
+        let (proxies, pauses) = fleet.map(|f| (f.proxies, f.pauses)).unwrap_or_default();
         let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
@@ -161,7 +167,7 @@ impl<'a> Watcher<'a> {
             log.clone(),
         )?;
         let (tx, touches) = tokio::sync::mpsc::unbounded_channel();
-        let audit = audit.map(|(hub, feed)| crate::watch::audit::Link { hub, feed, touches: TouchSender(tx.clone()) });
+        let audit = audit.map(|feed| feed.link(TouchSender(tx.clone())));
         let sink = Sink { tx: TouchSender(tx), metrics: metrics.clone(), log: log.clone() };
         let client = start.session.client().clone();
         for (key, p) in proxies.iter().flat_map(|p| p.all()) {
@@ -189,5 +195,140 @@ impl<'a> Watcher<'a> {
     /// The namespace watched, unless every namespace is.
     fn scope(&self) -> Option<String> {
         (!self.options.selection.all_namespaces).then(|| self.session.namespace().to_string())
+    }
+}
+
+impl Watcher<'_> {
+    pub(crate) async fn run(&mut self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
+        futures::pin_mut!(shutdown);
+        let started = Timestamp::now();
+        self.announce().await;
+        // SIGTERM is heard during the first full check too: it retries while the API server is
+        // away, which can last.
+        tokio::select! {
+            checked = self.full_check() => checked?,
+            _ = &mut shutdown => {
+                self.outputs.log.info("stopping", &[]);
+                return Ok(());
+            }
+        }
+        let state = &self.state;
+        self.tracker.settle(|release| state.watches(release));
+        self.outputs.health.serving();
+        self.outputs.metrics.ready(1);
+        let (releases, drifted) = self.state.counts();
+        self.outputs.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
+        // The watches start after the first check (records and objects written since it began
+        // are looked at again), once /readyz says ready: their first lists are the busiest moment.
+        self.reconcile_watches(started);
+        let (scope, selector) = (self.scope(), self.options.selection.selector.as_deref());
+        if !self.watches.watch_storage(self.settings.driver, scope.as_deref(), selector, started) {
+            self.outputs.log.warn("the sql driver cannot be watched: new revisions are seen at each resync", &[]);
+        }
+        self.outputs.metrics.watches(self.watches.running() as i64);
+        self.schedule.resync_from_now();
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => {
+                    self.outputs.log.info("stopping", &[]);
+                    self.stop();
+                    return Ok(());
+                }
+                Some((touch, seen)) = self.touches.recv() => {
+                    let keys = self.releases_of(&touch);
+                    self.schedule.touched(keys, seen);
+                    self.outputs.metrics.pending(self.schedule.pending() as i64);
+                }
+                due = self.schedule.next() => self.due(due).await,
+            }
+        }
+    }
+
+    /// A batch or a resync is due.
+    async fn due(&mut self, due: Due) {
+        match due {
+            Due::Batch => {
+                // Changes already queued join this batch (they would only wait for the next).
+                let queued = queued(&mut self.touches, |t| self.state.releases_of(t, &self.options.selection.releases));
+                self.schedule.join(queued);
+                let batch = self.schedule.take();
+                self.evaluate(batch).await;
+                self.outputs.metrics.pending(self.schedule.pending() as i64);
+            }
+            Due::Resync => {
+                let at = Timestamp::now();
+                let checked = self.full_check().await;
+                self.reconcile_watches(at);
+                self.announce().await;
+                if let Err(e) = checked {
+                    self.outputs.metrics.error("resync");
+                    self.outputs.log.error("resync failed", &[("error", &crate::errors::chain(&e))]);
+                }
+            }
+        }
+    }
+
+    /// A healing watcher of one cluster says where it reads pauses (`pause::announce`),
+    /// renewed at each full check; a fleet's members leave it to the fleet.
+    async fn announce(&self) {
+        let Some(healing) = self.healing.as_ref().filter(|h| !h.is_member()) else { return };
+        let session = &self.session;
+        let home = healing.named_pauses().unwrap_or(session.namespace());
+        // Pauses in a namespace the operator did not name hold only its own releases.
+        let everywhere = self.options.selection.all_namespaces && healing.named_pauses().is_some();
+        let namespace = if everywhere { "*" } else { session.namespace() };
+        let lease = self.options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
+        let watcher = format!("{lease}|{namespace}|{}", self.options.cluster.as_deref().unwrap_or(""));
+        let said = (vec![namespace.to_string()], false, self.options.resync);
+        let outputs = &self.outputs;
+        crate::watch::healing::announce(session.client(), home, &watcher, said, &outputs.metrics, &outputs.log).await;
+    }
+
+    /// Stops every watch.
+    pub(crate) fn stop(&mut self) {
+        self.watches.stop();
+    }
+
+    /// The releases a change concerns.
+    fn releases_of(&self, touch: &Touch) -> Vec<ReleaseKey> {
+        self.state.releases_of(touch, &self.options.selection.releases)
+    }
+
+    /// Starts the watches the releases need and stops those no release needs: one per kind,
+    /// namespaced when all its objects are in one namespace, else cluster-wide.
+    pub(super) fn reconcile_watches(&mut self, since: Timestamp) {
+        let running = self.watches.reconcile(self.state.wanted_watches(), since);
+        self.outputs.metrics.watches(running as i64);
+    }
+}
+
+/// The releases of every touch already queued, taken without waiting.
+fn queued<T>(
+    touches: &mut UnboundedReceiver<(Touch, T)>,
+    releases_of: impl Fn(&Touch) -> Vec<ReleaseKey>,
+) -> Vec<ReleaseKey> {
+    let mut out = Vec::new();
+    while let Ok((touch, _)) = touches.try_recv() {
+        out.extend(releases_of(&touch));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touches_already_queued_join_the_batch_and_nothing_waits_for_more() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for name in ["a", "b", "a"] {
+            tx.send((Touch::Release(ReleaseKey::new("apps", name)), ())).unwrap();
+        }
+        let found = queued(&mut rx, |t| match t {
+            Touch::Release(k) => vec![k.clone()],
+            Touch::Object(_) => Vec::new(),
+        });
+        assert_eq!(found, [ReleaseKey::new("apps", "a"), ReleaseKey::new("apps", "b"), ReleaseKey::new("apps", "a")]);
+        assert!(queued(&mut rx, |_| vec![ReleaseKey::new("x", "y")]).is_empty(), "returns at once when none is queued");
     }
 }

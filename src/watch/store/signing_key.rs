@@ -14,7 +14,7 @@ const FIELD: &str = "key";
 const MIN_LEN: usize = 32;
 
 /// Where the key came from.
-pub(crate) enum Source {
+pub(crate) enum KeyOrigin {
     /// Read from the Secret, or created there now.
     Secret,
     /// The Secret could not be read or written: a key for this process alone (signatures change
@@ -46,10 +46,10 @@ pub(crate) fn unnamed(namespace: &str) -> String {
 
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the
 /// Secret cannot be used (with the reason).
-pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, Source) {
+pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, KeyOrigin) {
     match read_or_create(client, namespace, name).await {
-        Ok(key) => (key, Source::Secret),
-        Err(why) => (random(), Source::Process(why)),
+        Ok(key) => (key, KeyOrigin::Secret),
+        Err(why) => (random(), KeyOrigin::Process(why)),
     }
 }
 

@@ -22,7 +22,7 @@ pub(crate) struct Hands<'a> {
     pub(crate) outputs: &'a Outputs,
     pub(crate) tracker: &'a mut Tracker,
     /// The audit feed, to learn who ended a drift.
-    pub(crate) audit: Option<&'a crate::watch::audit::Link>,
+    pub(crate) audit: Option<&'a crate::watch::receiver::Link>,
 }
 
 /// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock: the
@@ -65,7 +65,7 @@ impl Healing {
     /// limit postpones it.
     pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
-        let mut decision = self.healer.decide(report, Instant::now());
+        let mut decision = self.decider.decide(report, Instant::now());
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
@@ -96,7 +96,7 @@ impl Healing {
                 Some(at)
             }
             Course::Refuse(why, objects) => {
-                self.healer.repaired(report, &[], Instant::now());
+                self.decider.repaired(report, &[], Instant::now());
                 hands.outputs.metrics.repair("refused");
                 for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id.selector())) {
                     refused(report, &o.id, &why, &hands).await;
@@ -142,7 +142,7 @@ impl Healing {
             Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
             Err(_) => Vec::new(),
         };
-        self.healer.repaired(report, &applied, Instant::now());
+        self.decider.repaired(report, &applied, Instant::now());
         match result {
             Ok(repair) => self.repaired(report, &repair, hands).await,
             Err(e) => {
@@ -234,9 +234,9 @@ impl Healing {
         }
         if let Some(after) = &repair.after {
             hands.outputs.metrics.record(after, 0.0);
-            self.healer.observe(after);
+            self.decider.observe(after);
             let transitions = hands.tracker.update(after);
-            let ender = crate::watch::audit::ender(hands.audit, hands.session, &after.namespace);
+            let ender = crate::watch::receiver::ender(hands.audit, hands.session, &after.namespace);
             hands.outputs.chronicle(after, &transitions, true, ender.as_ref().map(|e| e as _));
             for t in &transitions {
                 hands.outputs.announce(after, t).await;

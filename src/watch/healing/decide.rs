@@ -33,7 +33,9 @@ pub(crate) struct Decision {
     pub(super) abandoned: Vec<(ObjectId, String)>,
 }
 
-pub(super) struct Healer {
+/// What decides for each drifted release: the policy, and what it remembers of earlier repairs
+/// (the rate limit, the fights).
+pub(super) struct Decider {
     policy: HealPolicy,
     last: HashMap<ReleaseKey, Instant>,
     repairs: HashMap<ObjectId, VecDeque<Instant>>,
@@ -42,9 +44,9 @@ pub(super) struct Healer {
     cooldowns: HashMap<ReleaseKey, Duration>,
 }
 
-impl Healer {
-    pub(super) fn new(policy: HealPolicy) -> Healer {
-        Healer {
+impl Decider {
+    pub(super) fn new(policy: HealPolicy) -> Decider {
+        Decider {
             policy,
             last: HashMap::new(),
             repairs: HashMap::new(),
@@ -174,7 +176,7 @@ mod tests {
     fn rate_limited_then_abandoned_after_k_repairs_and_back_after_sync() {
         let policy =
             HealPolicy { cooldown: Duration::from_secs(10), fight_limit: 2, fight_window: Duration::from_secs(600) };
-        let mut h = Healer::new(policy);
+        let mut h = Decider::new(policy);
         let t0 = Instant::now();
         let r = report(true);
         let d = h.decide(&r, t0);
@@ -204,7 +206,7 @@ mod tests {
     async fn a_cooldown_hands_the_repair_to_the_scheduler() {
         let policy =
             HealPolicy { cooldown: Duration::from_secs(600), fight_limit: 3, fight_window: Duration::from_secs(60) };
-        let mut h = Healer::new(policy);
+        let mut h = Decider::new(policy);
         let r = report(true);
         let id = r.objects[0].id.clone();
         h.repaired(&r, std::slice::from_ref(&id), Instant::now());
@@ -223,8 +225,11 @@ mod tests {
 
     #[test]
     fn hook_objects_are_reported_never_healed_by_the_watcher() {
-        let mut h =
-            Healer::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, fight_window: Duration::from_secs(60) });
+        let mut h = Decider::new(HealPolicy {
+            cooldown: Duration::ZERO,
+            fight_limit: 3,
+            fight_window: Duration::from_secs(60),
+        });
         let mut r = report(true);
         let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
         r.objects[0].hook = Some(Box::new(origin));
@@ -235,7 +240,7 @@ mod tests {
     #[test]
     fn refused_or_failed_repairs_are_not_fights() {
         let policy = HealPolicy { cooldown: Duration::ZERO, fight_limit: 1, fight_window: Duration::from_secs(600) };
-        let mut h = Healer::new(policy);
+        let mut h = Decider::new(policy);
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {
             let d = h.decide(&r, t0 + Duration::from_secs(i));

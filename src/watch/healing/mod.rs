@@ -12,7 +12,7 @@ pub(crate) use decide::HealPolicy;
 pub(crate) use paused::announce;
 
 use crate::watch::keys::ReleaseKey;
-use decide::Healer;
+use decide::Decider;
 use std::collections::{HashMap, HashSet};
 
 /// `--repair`: which releases heal themselves, and how.
@@ -27,7 +27,7 @@ pub(crate) struct RepairOptions {
     /// The namespaces whose records the operator trusts (`--trust-namespace`).
     pub(crate) trust: crate::settings::Trust,
     /// `--repair-window` and `--repair-deny-window`.
-    pub(crate) windows: Vec<window::Window>,
+    pub(crate) windows: Vec<window::RepairWindow>,
     /// `--pause-namespace`: where break-glass pauses are read (else the watcher's namespace).
     pub(crate) pauses: Option<String>,
 }
@@ -48,7 +48,7 @@ impl RepairOptions {
 /// releases that opted in, and the clients that impersonate a ServiceAccount, by user.
 pub(crate) struct Healing {
     options: RepairOptions,
-    healer: Healer,
+    decider: Decider,
     opted: HashSet<ReleaseKey>,
     writers: HashMap<String, kube::Client>,
     /// The releases each window with a selector applies to (by the window's place).
@@ -68,7 +68,7 @@ impl Healing {
             cluster,
             pause_client,
             options: options.clone(),
-            healer: Healer::new(options.policy.clone()),
+            decider: Decider::new(options.policy.clone()),
             opted: HashSet::new(),
             writers: HashMap::new(),
             windowed: HashMap::new(),
@@ -98,6 +98,15 @@ impl Healing {
     }
 
     /// Whether one release opts in now (read when a change touches it).
+    /// The releases CAAPH installed heal as their HelmReleaseProxy (or HelmChartProxy) says, in
+    /// the management cluster: whatever the workload cluster's records are labelled.
+    pub(crate) fn follow(&mut self, proxies: Option<&crate::watch::caaph::Proxies>) {
+        for (key, repair, interval) in proxies.into_iter().flat_map(|p| p.opt_ins()) {
+            self.opts(key.clone(), repair);
+            self.interval(key, interval);
+        }
+    }
+
     pub(crate) fn opts(&mut self, release: ReleaseKey, opts_in: bool) {
         if opts_in {
             self.opted.insert(release);
@@ -108,7 +117,7 @@ impl Healing {
 
     /// A release's own least time between two repairs (`None`: `--repair-cooldown`).
     pub(crate) fn interval(&mut self, release: &ReleaseKey, interval: Option<std::time::Duration>) {
-        self.healer.cooldown(release.clone(), interval);
+        self.decider.cooldown(release.clone(), interval);
     }
 
     /// The windows with a selector, by their place: the selector to read their releases with.
@@ -134,10 +143,10 @@ impl Healing {
 
     /// Whether a release may heal at `now`, by the windows that apply to it.
     fn gate(&self, release: &ReleaseKey, now: jiff::Timestamp) -> window::Gate {
-        let applies = |(i, w): &(usize, &window::Window)| {
+        let applies = |(i, w): &(usize, &window::RepairWindow)| {
             w.selector.is_none() || self.windowed.get(i).is_some_and(|set| set.contains(release))
         };
-        let windows: Vec<&window::Window> =
+        let windows: Vec<&window::RepairWindow> =
             self.options.windows.iter().enumerate().filter(applies).map(|(_, w)| w).collect();
         window::gate(&windows, now)
     }
@@ -148,6 +157,6 @@ impl Healing {
 
     /// Takes in a release's latest verdicts (an abandoned object seen in sync is healed again).
     pub(crate) fn observe(&mut self, report: &crate::model::DriftReport) {
-        self.healer.observe(report);
+        self.decider.observe(report);
     }
 }

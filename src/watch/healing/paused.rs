@@ -114,7 +114,7 @@ pub(crate) async fn announce(
     watcher: &str,
     (namespaces, fleet, every): (Vec<String>, bool, std::time::Duration),
     metrics: &crate::watch::outputs::metrics::Metrics,
-    log: &crate::watch::Log,
+    log: &crate::watch::outputs::log::Log,
 ) {
     use crate::pause::announce::{Announcement, announce, name};
     let a = Announcement {

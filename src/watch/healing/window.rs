@@ -11,7 +11,7 @@ use jiff::{Timestamp, ToSpan};
 
 /// One window.
 #[derive(Clone, Debug)]
-pub(crate) struct Window {
+pub(crate) struct RepairWindow {
     /// Monday first.
     days: [bool; 7],
     start: Time,
@@ -64,9 +64,9 @@ fn time(text: &str) -> Result<Time, String> {
     }
 }
 
-impl Window {
+impl RepairWindow {
     /// `DAYS HH:MM-HH:MM [ZONE] [@ SELECTOR]`.
-    pub(crate) fn parse(text: &str, deny: bool) -> Result<Window, String> {
+    pub(crate) fn parse(text: &str, deny: bool) -> Result<RepairWindow, String> {
         let flag = if deny { "--repair-deny-window" } else { "--repair-window" };
         let bad = |why: String| format!("{flag} {text:?}: {why}");
         let (spec, selector) = match text.split_once('@') {
@@ -93,7 +93,7 @@ impl Window {
         if start == end {
             return Err(bad("the window starts and ends at the same time".into()));
         }
-        Ok(Window {
+        Ok(RepairWindow {
             days: days(days_spec).map_err(bad)?,
             start,
             end,
@@ -159,11 +159,11 @@ pub(crate) enum Gate {
 }
 
 /// The windows that apply to one release, decided at `now`.
-pub(crate) fn gate(windows: &[&Window], now: Timestamp) -> Gate {
+pub(crate) fn gate(windows: &[&RepairWindow], now: Timestamp) -> Gate {
     if let Some(deny) = windows.iter().find(|w| w.deny && w.is_open(now)) {
         return Gate::Wait { why: format!("deny window {} is open", deny.text), until: deny.closes(now) };
     }
-    let allow: Vec<&&Window> = windows.iter().filter(|w| !w.deny).collect();
+    let allow: Vec<&&RepairWindow> = windows.iter().filter(|w| !w.deny).collect();
     if allow.is_empty() || allow.iter().any(|w| w.is_open(now)) {
         return Gate::Open;
     }
@@ -185,7 +185,7 @@ mod tests {
     #[test]
     fn a_window_is_open_on_its_days_in_its_zone() {
         // Saturday 2026-12-05, 02:00 to 04:00 in Berlin (UTC+1 in winter).
-        let w = Window::parse("Sat 02:00-04:00 Europe/Berlin", false).unwrap();
+        let w = RepairWindow::parse("Sat 02:00-04:00 Europe/Berlin", false).unwrap();
         assert!(!w.is_open(at("2026-12-05T00:59:59Z")));
         assert!(w.is_open(at("2026-12-05T01:00:00Z")));
         assert!(w.is_open(at("2026-12-05T02:59:59Z")));
@@ -198,13 +198,13 @@ mod tests {
 
     #[test]
     fn a_window_through_midnight_and_ranges_of_days() {
-        let w = Window::parse("Mon-Fri 22:00-06:00", false).unwrap();
+        let w = RepairWindow::parse("Mon-Fri 22:00-06:00", false).unwrap();
         assert!(w.is_open(at("2026-12-04T23:00:00Z")), "Friday night");
         assert!(w.is_open(at("2026-12-05T05:59:00Z")), "Saturday morning, opened Friday");
         assert!(!w.is_open(at("2026-12-05T23:00:00Z")), "Saturday night");
         assert!(!w.is_open(at("2026-12-07T05:00:00Z")), "Monday morning: Sunday opened none");
         assert_eq!(w.next_open(at("2026-12-05T12:00:00Z")), Some(at("2026-12-07T22:00:00Z")));
-        let weekend = Window::parse("sat,sun 10:00:00-10:00:30 UTC @ team=a", false).unwrap();
+        let weekend = RepairWindow::parse("sat,sun 10:00:00-10:00:30 UTC @ team=a", false).unwrap();
         assert_eq!(weekend.selector.as_deref(), Some("team=a"));
         assert!(weekend.is_open(at("2026-12-06T10:00:29Z")));
         assert!(!weekend.is_open(at("2026-12-06T10:00:30Z")));
@@ -212,8 +212,8 @@ mod tests {
 
     #[test]
     fn deny_wins_and_no_allow_window_means_always() {
-        let allow = Window::parse("* 02:00-04:00", false).unwrap();
-        let deny = Window::parse("Sat 00:00-23:59", true).unwrap();
+        let allow = RepairWindow::parse("* 02:00-04:00", false).unwrap();
+        let deny = RepairWindow::parse("Sat 00:00-23:59", true).unwrap();
         assert_eq!(gate(&[], at("2026-12-01T12:00:00Z")), Gate::Open);
         assert_eq!(gate(&[&deny], at("2026-12-01T12:00:00Z")), Gate::Open, "Tuesday: no deny open");
         assert_eq!(gate(&[&allow, &deny], at("2026-12-01T03:00:00Z")), Gate::Open);
@@ -235,7 +235,7 @@ mod tests {
             ("Sat 02:00-04:00 Mars/Olympus", "is not a time zone"),
             ("Sat 02:00-02:00", "starts and ends at the same time"),
         ] {
-            let e = Window::parse(text, false).unwrap_err();
+            let e = RepairWindow::parse(text, false).unwrap_err();
             assert!(e.starts_with(&format!("--repair-window {text:?}: ")) && e.contains(said), "{e}");
         }
     }

@@ -1,4 +1,4 @@
-//! The plan: one step per drifted object, with the changes that make it, and the drifted objects
+//! The steps of a repair: one per drifted object, with the changes that make it, and the drifted objects
 //! that are skipped and why.
 
 use super::patch::{keep_ignored, repair_ops};
@@ -9,7 +9,7 @@ use crate::model::{Action, DriftReport, FieldPath, ObjectId, Skip, Step, StepSta
 /// A step with the changes that make it, in order. The first is validated by a server dry-run
 /// together with every other step's before anything is applied; the others only take ownership
 /// (their content is the same).
-pub(crate) struct PlannedStep {
+pub(crate) struct DraftStep {
     pub(crate) step: Step,
     /// Which object of the evaluation it changes.
     pub(crate) index: usize,
@@ -18,22 +18,22 @@ pub(crate) struct PlannedStep {
     pub(crate) reclaim: bool,
 }
 
-pub(crate) struct Plan {
+pub(crate) struct Steps {
     /// The verdicts of the selected objects.
     pub(crate) before: DriftReport,
-    pub(crate) steps: Vec<PlannedStep>,
+    pub(crate) steps: Vec<DraftStep>,
     pub(crate) skipped: Vec<(ObjectId, Skip)>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum PlanError {
+pub(crate) enum StepsError {
     #[error("--only {only}: no such object in release {release} (its objects: {objects})")]
     NoSuchObject { only: String, release: String, objects: String },
     #[error(transparent)]
     Ambiguous(#[from] crate::model::selector::Ambiguous),
 }
 
-impl PlannedStep {
+impl DraftStep {
     /// The object's name and where it lives (planned objects are always served).
     pub(crate) fn target<'a>(&self, e: &'a Evaluated) -> Option<(&'a str, &'a Location)> {
         Some((e.objects[self.index].name.as_str(), e.locations[self.index].as_ref()?))
@@ -43,9 +43,9 @@ impl PlannedStep {
 /// The steps that undo the drift of the objects `only` selects (`NAMESPACE/KIND/NAME`,
 /// `KIND/NAME` or `NAME`, each fitting one namespace; all when empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
-pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Plan, PlanError> {
+pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Steps, StepsError> {
     crate::model::selector::one_namespace_each(e.report.objects.iter().map(|o| &o.id), only, &e.report.release)?;
-    let ssa = e.release.server_side();
+    let ssa = e.release.apply().is_server_side();
     let mut steps = Vec::new();
     let mut skipped = Vec::new();
     let mut selected_objects = Vec::new();
@@ -55,7 +55,7 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
         }
         selected_objects.push(o.clone());
         let desired = &e.objects[index].object;
-        let step = |action, changes, reclaim| PlannedStep {
+        let step = |action, changes, reclaim| DraftStep {
             step: Step { object: o.id.clone(), action, status: StepStatus::Planned },
             index,
             changes,
@@ -115,11 +115,11 @@ pub(crate) fn plan(e: &Evaluated, only: &[String], remove_foreign: bool) -> Resu
     if !only.is_empty() && selected_objects.is_empty() {
         return Err(no_such_object(e, only));
     }
-    Ok(Plan { before: e.report.with_objects(selected_objects), steps, skipped })
+    Ok(Steps { before: e.report.with_objects(selected_objects), steps, skipped })
 }
 
 /// `--only` named no object of the release: the error lists those it has.
-fn no_such_object(e: &Evaluated, only: &[String]) -> PlanError {
+fn no_such_object(e: &Evaluated, only: &[String]) -> StepsError {
     let mut objects: Vec<String> = e.report.objects.iter().map(|o| format!("{}/{}", o.id.kind, o.id.name)).collect();
     objects.sort();
     let objects = if objects.len() > 20 {
@@ -127,7 +127,7 @@ fn no_such_object(e: &Evaluated, only: &[String]) -> PlanError {
     } else {
         objects.join(", ")
     };
-    PlanError::NoSuchObject { only: only.join(", "), release: e.report.release.clone(), objects }
+    StepsError::NoSuchObject { only: only.join(", "), release: e.report.release.clone(), objects }
 }
 
 #[cfg(test)]
@@ -173,7 +173,7 @@ mod tests {
         Evaluated { report, release, objects, locations: vec![None; 5] }
     }
 
-    fn kinds(p: &PlannedStep) -> Vec<&'static str> {
+    fn kinds(p: &DraftStep) -> Vec<&'static str> {
         p.changes
             .iter()
             .map(|c| match c {
@@ -188,38 +188,38 @@ mod tests {
 
     #[test]
     fn client_side_releases_are_recreated_and_patched_keeping_foreign_fields() {
-        let plan = plan(&evaluated(None), &[], false).unwrap();
+        let drafted = draft(&evaluated(None), &[], false).unwrap();
         let steps: Vec<(&str, Vec<&str>)> =
-            plan.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s))).collect();
+            drafted.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s))).collect();
         assert_eq!(
             steps,
             [("gone", vec!["create"]), ("edited", vec!["patch"])],
             "owned elsewhere: nothing to reclaim client-side"
         );
-        let Action::Repair { restore, remove, .. } = &plan.steps[1].step.action else { panic!() };
+        let Action::Repair { restore, remove, .. } = &drafted.steps[1].step.action else { panic!() };
         assert_eq!((restore.len(), remove.len()), (1, 0));
-        let Change::Patch(ops) = &plan.steps[1].changes[0] else { panic!() };
+        let Change::Patch(ops) = &drafted.steps[1].changes[0] else { panic!() };
         assert_eq!(ops[0]["op"], "test", "guarded: {ops}");
-        let skipped: Vec<(&str, &Skip)> = plan.skipped.iter().map(|(id, s)| (id.name.as_str(), s)).collect();
+        let skipped: Vec<(&str, &Skip)> = drafted.skipped.iter().map(|(id, s)| (id.name.as_str(), s)).collect();
         assert_eq!(skipped, [("edited", &Skip::ForeignKept), ("odd", &Skip::Cannot("not served".into()))]);
-        assert_eq!(plan.before.objects.len(), 5);
+        assert_eq!(drafted.before.objects.len(), 5);
     }
 
     #[test]
     fn server_side_releases_apply_remove_foreign_fields_first_and_reclaim_ownership() {
-        let plan = plan(&evaluated(Some("ssa")), &[], true).unwrap();
+        let drafted = draft(&evaluated(Some("ssa")), &[], true).unwrap();
         let steps: Vec<(&str, Vec<&str>, bool)> =
-            plan.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s), s.reclaim)).collect();
+            drafted.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s), s.reclaim)).collect();
         assert_eq!(
             steps,
             [("gone", vec!["apply"], false), ("edited", vec!["patch", "apply"], true), ("owned", vec!["apply"], true)]
         );
-        let Action::Repair { remove, reclaim, .. } = &plan.steps[1].step.action else { panic!() };
+        let Action::Repair { remove, reclaim, .. } = &drafted.steps[1].step.action else { panic!() };
         assert_eq!(remove.iter().map(FieldPath::pointer).collect::<Vec<_>>(), ["/data/extra"]);
         assert!(reclaim.is_empty());
-        let Action::Repair { reclaim, .. } = &plan.steps[2].step.action else { panic!() };
+        let Action::Repair { reclaim, .. } = &drafted.steps[2].step.action else { panic!() };
         assert_eq!(reclaim, &["kubectl-patch".to_string()]);
-        assert!(!plan.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept), "removed, not kept");
+        assert!(!drafted.skipped.iter().any(|(_, s)| *s == Skip::ForeignKept), "removed, not kept");
     }
 
     #[test]
@@ -233,22 +233,22 @@ mod tests {
         e.report.objects.push(job);
         e.objects.push(e.objects[0].clone());
         e.locations.push(None);
-        let plan = plan(&e, &[], false).unwrap();
-        assert_eq!(plan.steps[0].step.object.name, "gone", "a kept hook ConfigMap is put back");
-        let why = plan.skipped.iter().find(|(id, _)| id.name == "migrate").map(|(_, s)| s);
+        let steps = draft(&e, &[], false).unwrap();
+        assert_eq!(steps.steps[0].step.object.name, "gone", "a kept hook ConfigMap is put back");
+        let why = steps.skipped.iter().find(|(id, _)| id.name == "migrate").map(|(_, s)| s);
         assert_eq!(why, Some(&Skip::Cannot("creating hook Job again runs it (helm upgrade runs hooks)".into())));
     }
 
     #[test]
     fn only_selects_objects_and_names_what_it_cannot_find() {
-        let plan = plan(&evaluated(None), &["ConfigMap/edited".into()], false).unwrap();
-        assert_eq!(plan.steps.len(), 1);
-        assert_eq!(plan.before.objects.len(), 1);
-        let err = super::plan(&evaluated(None), &["Deployment/nope".into()], false).err().unwrap();
+        let steps = draft(&evaluated(None), &["ConfigMap/edited".into()], false).unwrap();
+        assert_eq!(steps.steps.len(), 1);
+        assert_eq!(steps.before.objects.len(), 1);
+        let err = super::draft(&evaluated(None), &["Deployment/nope".into()], false).err().unwrap();
         let said = err.to_string();
         assert!(said.starts_with("--only Deployment/nope: no such object in release web (its objects: "), "{said}");
         assert!(said.contains("ConfigMap/edited"), "what exists is listed: {said}");
         // As kubectl users write kinds.
-        assert_eq!(super::plan(&evaluated(None), &["cm/edited".into()], false).unwrap().steps.len(), 1);
+        assert_eq!(super::draft(&evaluated(None), &["cm/edited".into()], false).unwrap().steps.len(), 1);
     }
 }

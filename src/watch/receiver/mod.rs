@@ -30,21 +30,37 @@ pub(crate) struct AuditOptions {
     pub(crate) publish_names: bool,
 }
 
+/// A watcher's subscription to its feed in the hub, by the feed's name.
+pub(crate) struct Subscription {
+    hub: std::sync::Arc<Hub>,
+    name: String,
+}
+
+impl Subscription {
+    /// To the feed of `cluster` (a fleet member's; `None`: the one cluster's).
+    pub(crate) fn of(hub: &std::sync::Arc<Hub>, cluster: Option<&str>) -> Subscription {
+        Subscription { hub: hub.clone(), name: hub.feed_name(cluster) }
+    }
+
+    /// The link of a watcher whose releases' objects are touched through `touches`.
+    pub(crate) fn link(self, touches: TouchSender) -> Link {
+        Link { hub: self.hub, feed: self.name, touches }
+    }
+}
+
 /// A watcher's feed in the hub: the hub, the feed's name, and the touches of its releases.
 pub(crate) struct Link {
-    pub(crate) hub: std::sync::Arc<Hub>,
-    pub(crate) feed: String,
-    pub(crate) touches: TouchSender,
+    hub: std::sync::Arc<Hub>,
+    feed: String,
+    touches: TouchSender,
 }
 
 impl Link {
-    /// Names who made the report's drift, as far as the audit kept.
-    pub(crate) fn attribute(
-        &self,
-        report: &mut DriftReport,
-        target: impl Fn(&crate::model::ObjectId) -> Option<Target>,
-    ) {
-        self.hub.attribute(&self.feed, report, target);
+    /// Names who made the report's drift, as far as the audit kept (`discovery`: how each
+    /// object is named in the audit's requests).
+    pub(crate) fn attribute(&self, report: &mut DriftReport, discovery: &kube::Discovery) {
+        let namespace = report.namespace.clone();
+        self.hub.attribute(&self.feed, report, |id| crate::engine::audit::target(discovery, &namespace, id));
     }
 
     /// The watcher's objects now.

@@ -125,7 +125,7 @@ impl HelmBinary {
         namespace: &str,
         chart: &str,
         flags: &[String],
-    ) -> Result<Result<Preview, String>> {
+    ) -> Result<Previewed> {
         let mut cmd = self.command();
         cmd.args(["upgrade", release, chart, "--namespace", namespace]).args(flags);
         cmd.args(["--dry-run=server", "--output", "json"]);
@@ -140,7 +140,7 @@ impl HelmBinary {
         .iter()
         .find_map(|m| Some(stderr.find(m)? + if m.starts_with("Error: ") { "Error: ".len() } else { m.len() }));
         if let (false, Some(at)) = (ok, refused) {
-            return Ok(Err(stderr[at..].trim().to_string()));
+            return Ok(Previewed::Refused(stderr[at..].trim().to_string()));
         }
         if !ok {
             return Err(self.dry_run_failed(&stderr));
@@ -165,7 +165,7 @@ impl HelmBinary {
         });
         let meta = doc.pointer("/chart/metadata");
         let chart = format!("{}-{}", text(meta.and_then(|m| m.get("name"))), text(meta.and_then(|m| m.get("version"))));
-        Ok(Ok(Preview { manifest: text(doc.get("manifest")), chart, hooks, json }))
+        Ok(Previewed::Ready(Preview { manifest: text(doc.get("manifest")), chart, hooks, json }))
     }
 
     /// The release `upgrade --dry-run=server --output json` printed: its JSON text and tree
@@ -193,6 +193,14 @@ impl HelmBinary {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
     }
+}
+
+/// What `helm upgrade --dry-run=server` says: what it would apply, or helm's own refusal of
+/// the upgrade (`UPGRADE FAILED: …`, in helm's words): the upgrade would fail.
+#[derive(Clone, Debug)]
+pub(crate) enum Previewed {
+    Ready(Preview),
+    Refused(String),
 }
 
 /// What `helm upgrade --dry-run=server` would apply.

@@ -285,6 +285,97 @@ fn each_room_of_the_watcher_uses_only_the_rooms_below_it() {
     none(problems, "rooms of the watcher using rooms at or above them");
 }
 
+/// Each function outside the CLI edge (`cli`, `commands`) with its first doc line and its
+/// signature, as `(file, first doc line, signature)`.
+fn signatures() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for source in sources().iter().filter(|s| !matches!(s.module.first().map(String::as_str), Some("cli" | "commands")))
+    {
+        let file = source.file.strip_prefix(src()).unwrap().display().to_string();
+        let lines: Vec<&str> = source.code.lines().collect();
+        let mut doc = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim();
+            if t.starts_with("///") {
+                if doc.is_empty() {
+                    doc = t.trim_start_matches('/').trim().to_string();
+                }
+                continue;
+            }
+            if fn_name(t).is_some() {
+                let signature: String = lines[i..]
+                    .iter()
+                    .map(|l| l.trim())
+                    .scan(false, |done, l| {
+                        (!std::mem::replace(done, l.ends_with('{') || l.ends_with(';'))).then_some(l)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                out.push((file.clone(), std::mem::take(&mut doc), signature));
+            } else if !t.starts_with("#[") {
+                doc.clear();
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn decisions_are_types_not_strings() {
+    let strings = signatures()
+        .into_iter()
+        .filter(|(_, doc, signature)| {
+            let refusal = doc.starts_with("Why") && signature.contains("-> Option<String>");
+            refusal || result_errors(signature).iter().any(|e| e == "String")
+        })
+        .map(|(file, _, signature)| format!("{file}: {signature}"));
+    none(strings, "refusals as Option<String> or errors as Result<_, String> outside the CLI edge (make them types)");
+    let fields = sources()
+        .into_iter()
+        .filter(|s| !matches!(s.module.first().map(String::as_str), Some("cli" | "commands")))
+        .flat_map(|s| {
+            let file = s.file.strip_prefix(src()).unwrap().display().to_string();
+            let lines = s.code.lines().filter(|l| result_errors(l).iter().any(|e| e == "String"));
+            lines.map(move |l| format!("{file}: {}", l.trim())).collect::<Vec<_>>()
+        });
+    none(fields, "errors as Result<_, String> outside the CLI edge (make them types)");
+}
+
+/// The error type of each `Result<T, E>` written in `text` (a one-argument `Result<T>` is
+/// anyhow's, its error typed).
+fn result_errors(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("Result<") {
+        let (mut depth, mut args, mut arg) = (0, Vec::new(), String::new());
+        for c in text[at + "Result<".len()..].chars() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => break,
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    args.push(std::mem::take(&mut arg));
+                    continue;
+                }
+                _ => {}
+            }
+            arg.push(c);
+        }
+        args.push(arg);
+        if args.len() == 2 {
+            out.push(args[1].trim().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_decision_check_reads_the_error_type() {
+    assert_eq!(result_errors("-> Result<BTreeMap<String, String>, SqlError> {"), ["SqlError"]);
+    assert_eq!(result_errors("x: Result<Option<String>, String>"), ["String"]);
+    assert_eq!(result_errors("-> Result<(Vec<u8>, String)>"), Vec::<String>::new());
+    assert_eq!(result_errors("Result<(), String>, y: Result<u8, E>"), ["String", "E"]);
+}
+
 /// Each type's inherent `impl` blocks, by the files they are in.
 fn inherent_impls() -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

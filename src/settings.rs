@@ -1,6 +1,7 @@
 //! Resolved settings for a run: Helm's plugin environment and the plugin's own flags, merged once.
 
 use crate::api::Connection;
+use crate::model::Refusal;
 use crate::release::Driver;
 
 /// What every command needs to reach the cluster and Helm's storage and to compare, resolved
@@ -90,14 +91,9 @@ impl Trust {
     /// Why an object of a record of `release_ns` living in `object_ns` (`None`: cluster-scoped)
     /// is not compared, or `None` when it may be. The reason never depends on the object itself,
     /// so it says nothing of whether it exists.
-    pub(crate) fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<String> {
-        if object_ns == Some(release_ns) || self.trusts(release_ns) {
-            return None;
-        }
-        Some(format!(
-            "not compared: outside the record's namespace {release_ns} (a release record speaks only for its own \
-             namespace; --trust-namespace {release_ns} trusts its records as the operator's)"
-        ))
+    pub(crate) fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<Refusal> {
+        (object_ns != Some(release_ns) && !self.trusts(release_ns))
+            .then(|| Refusal::NotCompared { release_ns: release_ns.to_string() })
     }
 
     /// Why a person's `repair` does not write `object` (living in `object_ns`, `None` when
@@ -109,24 +105,12 @@ impl Trust {
         release_ns: &str,
         object: &crate::model::ObjectId,
         object_ns: Option<&str>,
-    ) -> Option<String> {
-        if object_ns == Some(release_ns) || self.trusts(release_ns) {
-            return None;
-        }
-        Some(format!(
-            "outside the release's namespace: {object} is {}, and the record that asks for it can be written by \
-             anyone who may write Secrets in namespace {release_ns}: repair writes it on the record's word only with \
-             --trust-namespace {release_ns} (--only repairs the rest)",
-            place(object_ns)
-        ))
-    }
-}
-
-/// Where an object lives, in words.
-pub(crate) fn place(namespace: Option<&str>) -> String {
-    match namespace {
-        None => "cluster-scoped".to_string(),
-        Some(ns) => format!("in namespace {ns}"),
+    ) -> Option<Refusal> {
+        (object_ns != Some(release_ns) && !self.trusts(release_ns)).then(|| Refusal::BeyondRecord {
+            object: object.clone(),
+            namespace: object_ns.map(String::from),
+            release_ns: release_ns.to_string(),
+        })
     }
 }
 
@@ -141,9 +125,11 @@ mod tests {
         let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
         let own = ObjectId::new("v1", "ConfigMap", Some("demo"), "c");
         let none = Trust::default();
-        let why = none.beyond("demo", &crb, None).unwrap();
+        let why = none.beyond("demo", &crb, None).unwrap().to_string();
         assert!(why.contains("is cluster-scoped") && why.contains("--trust-namespace demo"), "{why}");
-        assert!(none.beyond("demo", &cm, Some("kube-system")).unwrap().contains("in namespace kube-system"));
+        assert!(
+            none.beyond("demo", &cm, Some("kube-system")).unwrap().to_string().contains("in namespace kube-system")
+        );
         assert_eq!(none.beyond("demo", &own, Some("demo")), None);
         for trusted in [Trust::new(vec!["demo".into()]), Trust::new(vec!["*".into()])] {
             assert_eq!(trusted.beyond("demo", &crb, None), None);

@@ -7,7 +7,7 @@
 //! CI that checks. The judging (accept, apply) is pure and here; reading and writing the file
 //! or ConfigMap is in [`store`], the document and its entries in [`document`].
 
-use crate::model::{Accepted, DriftReport, Verdict};
+use crate::model::{Accepted, DriftReport, Strictness, Verdict};
 use pieces::{Piece, drifts};
 
 mod document;
@@ -21,13 +21,13 @@ pub(crate) use store::{configmap_name, configmaps, read_configmap, read_file, wr
 
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.
-/// `strict`: fields owned elsewhere with the recorded values count as drift (`--strict`).
-pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline, strict: bool) {
-    apply_at(report, baseline, jiff::Timestamp::now(), strict);
+/// `strictness`: whether fields owned elsewhere with the recorded values count as drift.
+pub(crate) fn apply(report: &mut DriftReport, baseline: &Baseline, strictness: Strictness) {
+    apply_at(report, baseline, jiff::Timestamp::now(), strictness);
 }
 
 /// [`apply`] at `now`: entries whose acceptance has expired accept nothing.
-fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp, strict: bool) {
+fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp, strictness: Strictness) {
     let mine: Vec<&Entry> = baseline
         .entries
         .iter()
@@ -56,7 +56,7 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
         // All of it accepted, or all but fields owned elsewhere with the recorded values (not
         // drift without --strict, as they are without a baseline): in sync, as it then reads.
         let only_owned_elsewhere =
-            !strict && o.verdict == Verdict::Modified && o.fields.is_empty() && o.added.is_empty();
+            !strictness.is_strict() && o.verdict == Verdict::Modified && o.fields.is_empty() && o.added.is_empty();
         if n > 0 && (n == total || only_owned_elsewhere) {
             o.verdict = Verdict::InSync;
         }
@@ -250,7 +250,7 @@ mod tests {
             let mut b = Baseline::default();
             let only = ["Deployment/web".to_string()];
             acc(&mut b, &r, &only, &["/metadata/labels/team".into()], false, None);
-            apply_at(&mut r, &b, "2026-12-01T00:00:00Z".parse().unwrap(), strict);
+            apply_at(&mut r, &b, "2026-12-01T00:00:00Z".parse().unwrap(), Strictness::of_flag(strict));
             let web = &r.objects[0];
             assert_eq!(web.accepted.len(), 1, "the label accepted");
             assert_eq!(web.drift_kind(), crate::model::DriftKind::TakenOver);
@@ -265,11 +265,11 @@ mod tests {
         let b = parse(&render(&b), "file").unwrap();
         assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-01T12:00:00Z")));
         let mut before = report(5);
-        apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap(), false);
+        apply_at(&mut before, &b, "2026-12-01T11:59:59Z".parse().unwrap(), Strictness::Lenient);
         assert_eq!(before.drifted(), 0, "accepted until it expires");
         assert_eq!(before.accepted_until, Some("2026-12-01T12:00:00Z".parse().unwrap()), "when to look again");
         let mut after = report(5);
-        apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap(), false);
+        apply_at(&mut after, &b, "2026-12-01T12:00:00Z".parse().unwrap(), Strictness::Lenient);
         assert_eq!(after.drifted(), report(5).drifted(), "drift again once it expired");
         assert!(
             after
@@ -283,7 +283,7 @@ mod tests {
         let mut unreadable = b.clone();
         unreadable.entries.iter_mut().for_each(|e| e.expires_at = Some("someday".into()));
         let mut r = report(5);
-        apply_at(&mut r, &unreadable, "2026-01-01T00:00:00Z".parse().unwrap(), false);
+        apply_at(&mut r, &unreadable, "2026-01-01T00:00:00Z".parse().unwrap(), Strictness::Lenient);
         assert_eq!(r.drifted(), report(5).drifted(), "an end that cannot be read has ended");
     }
 
@@ -295,12 +295,12 @@ mod tests {
         assert!(!text.contains("bmV3") && !text.contains("b2xk"), "no secret value is written\n{text}");
         let b = parse(&text, "file").unwrap();
         let mut r = report(5);
-        apply(&mut r, &b, false);
+        apply(&mut r, &b, Strictness::Lenient);
         assert_eq!(r.drifted(), 0);
         assert_eq!(r.objects[0].accepted.len(), 2);
         assert_eq!(r.objects[0].drift_kind(), crate::model::DriftKind::Accepted);
         let mut changed = report(7);
-        apply(&mut changed, &b, false);
+        apply(&mut changed, &b, Strictness::Lenient);
         assert_eq!(changed.drifted(), 1, "a new value is new drift");
         assert_eq!(changed.objects[0].fields.len(), 1);
         assert_eq!(
@@ -341,11 +341,11 @@ mod tests {
         assert_ne!(&again.entries[0].sha256, stored);
         // Still accepted; another value is not.
         let mut r = report(5);
-        apply(&mut r, &b, false);
+        apply(&mut r, &b, Strictness::Lenient);
         assert!(r.objects[1].fields.is_empty());
         let mut other = report(5);
         other.objects[1].fields[0].live = Some(json!("b3RoZXI="));
-        apply(&mut other, &b, false);
+        apply(&mut other, &b, Strictness::Lenient);
         assert_eq!(other.objects[1].fields.len(), 1);
     }
 
@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(acc(&mut b, &with_env(json!([foo])), &[], &["/spec".into()], false, None), (1, 0));
         assert_eq!(b.entries[0].path, "/spec/template/spec/containers/0/env/0");
         let mut later = with_env(json!([foo, {"name": "BAR", "value": "2"}]));
-        apply(&mut later, &b, false);
+        apply(&mut later, &b, Strictness::Lenient);
         let web = &later.objects[0];
         assert_eq!(web.accepted.len(), 1, "FOO stays accepted");
         assert_eq!(web.added[0].value, json!([{"name": "BAR", "value": "2"}]), "BAR is new drift");
@@ -414,7 +414,7 @@ mod tests {
         let mut b = Baseline::default();
         assert_eq!(acc(&mut b, &r, &[], &[], false, None), (2, 0));
         assert_eq!(b.entries.len(), 2, "{b:?}");
-        apply(&mut r, &b, false);
+        apply(&mut r, &b, Strictness::Lenient);
         assert_eq!(r.drifted(), 0, "{:?}", r.objects[0]);
     }
 }

@@ -33,11 +33,14 @@ pub(crate) async fn members(
         .members
         .into_iter()
         .map(|m| {
-            let member = m.kubeconfig.map(|kubeconfig| Settings {
-                connection: settings.connection.for_member(kubeconfig),
-                namespace: settings.namespace.clone(),
-                ..settings.clone()
-            });
+            let member = m
+                .kubeconfig
+                .map(|kubeconfig| Settings {
+                    connection: settings.connection.for_member(kubeconfig),
+                    namespace: settings.namespace.clone(),
+                    ..settings.clone()
+                })
+                .map_err(|e| e.to_string());
             (m.name, member)
         })
         .collect())

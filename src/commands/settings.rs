@@ -164,7 +164,7 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         gitops: imported.describes,
         trust: crate::settings::Trust::new(a.trust_namespace.clone()),
         confined: None,
-        writer: a.helm_manager.as_deref().map(crate::compare::writer::given).transpose().map_err(anyhow::Error::msg)?,
+        writer: a.helm_manager.as_deref().map(crate::compare::writer::given).transpose()?,
     })
 }
 

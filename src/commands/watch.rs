@@ -7,7 +7,8 @@ use crate::model::ExitStatus;
 use crate::report::Terminal;
 use crate::settings::Settings;
 use crate::watch::{
-    AuditOptions, FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, RepairWindow, WatchOptions,
+    AuditOptions, FleetOptions, HealPolicy, LeaderOptions, Log, Payload, RepairOptions, RepairWindow, Stance,
+    WatchOptions,
 };
 use anyhow::{Result, bail};
 
@@ -99,9 +100,9 @@ pub(crate) fn execute(s: WatchSettings, printer: &mut Terminal) -> Result<ExitSt
 
 /// The repair windows, each parsed (a bad one names itself).
 fn windows(allow: &[String], deny: &[String]) -> Result<Vec<RepairWindow>> {
-    let allow = allow.iter().map(|w| RepairWindow::parse(w, false));
-    let deny = deny.iter().map(|w| RepairWindow::parse(w, true));
-    allow.chain(deny).collect::<Result<Vec<_>, String>>().map_err(anyhow::Error::msg)
+    let allow = allow.iter().map(|w| RepairWindow::parse(w, Stance::Allow));
+    let deny = deny.iter().map(|w| RepairWindow::parse(w, Stance::Deny));
+    Ok(allow.chain(deny).collect::<Result<Vec<_>, _>>()?)
 }
 
 /// The audit webhook endpoint, when asked for: it must authenticate its senders.

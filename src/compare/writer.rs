@@ -35,10 +35,18 @@ pub(crate) fn refusal(manager: &str) -> Option<&'static str> {
     None
 }
 
+/// A writer the operator named that cannot be Helm's, and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--helm-manager {manager:?} cannot be Helm's writer: {why}")]
+pub(crate) struct NotHelms {
+    manager: String,
+    why: &'static str,
+}
+
 /// The writer the operator named (`--helm-manager`), unless it cannot be Helm's.
-pub(crate) fn given(manager: &str) -> Result<HelmWriter, String> {
+pub(crate) fn given(manager: &str) -> Result<HelmWriter, NotHelms> {
     match refusal(manager) {
-        Some(why) => Err(format!("--helm-manager {manager:?} cannot be Helm's writer: {why}")),
+        Some(why) => Err(NotHelms { manager: manager.to_string(), why }),
         None => Ok(HelmWriter { manager: manager.to_string(), found: WriterFound::Given }),
     }
 }
@@ -230,7 +238,7 @@ mod tests {
     fn a_given_name_is_refused_as_a_learnt_one_is() {
         assert_eq!(given("helm-controller").unwrap().found, WriterFound::Given);
         for bad in ["", "kube-scheduler", "helm-drift", "kubectl-edit", &"x".repeat(129), "a\nb"] {
-            let e = given(bad).unwrap_err();
+            let e = given(bad).unwrap_err().to_string();
             assert!(e.contains("cannot be Helm's writer"), "{e}");
         }
     }

@@ -63,7 +63,7 @@ pub(crate) async fn read<'a>(
     };
     if let Some(reason) = ctx.options.confined.as_ref().and_then(|t| t.outside(ctx.namespace, at.namespace.as_deref()))
     {
-        return verdict(Verdict::Excluded { reason });
+        return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
     Reading::Live(judge.cache.get(judge.client, at, &obj.name, listed).await, at)
 }
@@ -106,7 +106,17 @@ pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, read: Reading<
         }
     };
     let (fields, found, engine) = differences(judge, obj, at, &live, &ignores).await;
-    conclude(ctx, obj, &me, live, &ignores, (fields, found, engine), drift)
+    conclude(ctx, obj, &me, live, &ignores, Findings { fields, found, engine }, drift)
+}
+
+/// What a comparison found of one object, before the rules judge it.
+struct Findings {
+    /// The recorded fields that differ.
+    fields: Vec<FieldDiff>,
+    /// Fields other managers own (added outside Helm, the server's own values).
+    found: Found,
+    /// How it was compared.
+    engine: Method,
 }
 
 /// The verdict from the differences found (client-side or by the dry-run): ignored paths set
@@ -117,7 +127,7 @@ fn conclude(
     me: &ObjectRef,
     live: Value,
     ignores: &[IgnorePrefix],
-    (fields, found, engine): (Vec<FieldDiff>, Found, Method),
+    Findings { fields, found, engine }: Findings,
     mut drift: ObjectDrift,
 ) -> ObjectDrift {
     (drift.fields, drift.added, drift.ignored) = compare::without_ignored(fields, found.added, ignores);
@@ -399,7 +409,7 @@ mod tests {
         let desired = subset::comparable(&obj.object);
         let held = defaults::held(obj.group(), &obj.kind, &desired, None);
         let found = managed::foreign(&desired, &held, &attribution::creators(&live, "helm"), &live, "helm");
-        let found = (subset::differences(&desired, &live), found, Method::Exact);
+        let found = Findings { fields: subset::differences(&desired, &live), found, engine: Method::Exact };
         conclude(ctx, obj, &me, live, &ignores, found, drift)
     }
 

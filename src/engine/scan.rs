@@ -3,7 +3,7 @@
 use super::{Evaluated, Session, evaluate};
 use crate::baseline::{self, Baseline, Store};
 use crate::errors;
-use crate::model::{Outcome, Progress, ReleaseError, RunReport, Tick};
+use crate::model::{Outcome, Progress, ReleaseError, RunReport, Strictness, Tick};
 use crate::release::{ReleaseIndex, SourceError};
 use crate::settings::Settings;
 use anyhow::{Context, Result};
@@ -63,12 +63,12 @@ pub(crate) async fn evaluate_with_baseline(
     let mut evaluated = evaluate(session, settings, index, revision).await?;
     let report = &mut evaluated.report;
     match (file, &settings.baseline) {
-        (Some(b), _) => baseline::apply(report, b, settings.compare.strict),
+        (Some(b), _) => baseline::apply(report, b, Strictness::of_flag(settings.compare.strict)),
         (None, Some(Store::Cluster)) => {
             let client = session.client();
             let read = baseline::read_configmap(client, &report.namespace, &report.release).await;
             let b = read.map_err(|e| super::EvaluateError::Other(e.into()))?;
-            baseline::apply(report, &b, settings.compare.strict);
+            baseline::apply(report, &b, Strictness::of_flag(settings.compare.strict));
         }
         _ => {}
     }

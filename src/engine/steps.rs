@@ -125,7 +125,7 @@ pub(crate) fn outside_findings(verdicts: &[ObjectDrift], namespace: &str, option
     let outside: Vec<String> = verdicts
         .iter()
         .filter(|v| v.is_drift() && v.lies_outside(namespace))
-        .map(|v| format!("{} ({})", v.id, crate::settings::place(v.id.namespace.as_deref())))
+        .map(|v| format!("{} ({})", v.id, crate::model::place(v.id.namespace.as_deref())))
         .collect();
     if outside.is_empty() {
         return Vec::new();

@@ -5,6 +5,7 @@
 //! reach it as itself) is refused for that cluster alone.
 
 use super::entry::{Inventory, Member, Scope};
+use super::unreachable::{Unreachable, Why};
 use super::vet::vetted;
 use crate::api::ApiError;
 use k8s_openapi::api::core::v1::Secret;
@@ -48,21 +49,22 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
 }
 
 /// The kubeconfig an Argo CD cluster Secret amounts to, vetted (`at` names it in errors).
-fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, String> {
-    let text = |key: &str| -> Result<Option<String>, String> {
+fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, Unreachable> {
+    let refused = |why| Unreachable::new(at, why);
+    let text = |key: &str| -> Result<Option<String>, Unreachable> {
         let Some(bytes) = secret.data.as_ref().and_then(|d| d.get(key)) else { return Ok(None) };
-        String::from_utf8(bytes.0.clone()).map(Some).map_err(|_| format!("{at}: `{key}` is not UTF-8 text"))
+        String::from_utf8(bytes.0.clone()).map(Some).map_err(|_| refused(Why::NotText(Some(key.to_string()))))
     };
-    let server = text("server")?.filter(|s| !s.is_empty()).ok_or_else(|| format!("{at} has no `server`"))?;
+    let server = text("server")?.filter(|s| !s.is_empty()).ok_or_else(|| refused(Why::NoKey("server")))?;
     let config: Value = match text("config")? {
-        Some(c) => serde_json::from_str(&c).map_err(|e| format!("{at}: `config` is not JSON: {e}"))?,
+        Some(c) => serde_json::from_str(&c).map_err(|e| refused(Why::NotJson(e.to_string())))?,
         None => json!({}),
     };
-    from_config(&server, &config).map_err(|why| format!("{at}: {why}")).and_then(|k| vetted(k, at))
+    from_config(&server, &config).map_err(refused).and_then(|k| vetted(k, at))
 }
 
 /// Argo CD's cluster `config` as a kubeconfig for `server`.
-fn from_config(server: &str, config: &Value) -> Result<Kubeconfig, String> {
+fn from_config(server: &str, config: &Value) -> Result<Kubeconfig, Why> {
     let present = |key: &str| config.get(key).is_some_and(|v| !v.is_null());
     for (key, what) in [
         ("execProviderConfig", "runs a command (execProviderConfig)"),
@@ -70,9 +72,7 @@ fn from_config(server: &str, config: &Value) -> Result<Kubeconfig, String> {
         ("proxyUrl", "sends its requests through a proxy (proxyUrl)"),
     ] {
         if present(key) {
-            return Err(format!(
-                "the entry {what}, which helm-drift does not do for an entry read from the cluster (only inline credentials and certificates)"
-            ));
+            return Err(Why::EntryDoes(what));
         }
     }
     let tls = config.get("tlsClientConfig").cloned().unwrap_or(Value::Null);
@@ -92,9 +92,7 @@ fn from_config(server: &str, config: &Value) -> Result<Kubeconfig, String> {
     let certificate = user.contains_key("client-certificate-data") && user.contains_key("client-key-data");
     let password = user.contains_key("username") && user.contains_key("password");
     if !(user.contains_key("token") || certificate || password) {
-        return Err(
-            "the entry holds no credential of its own (bearerToken, username and password, or certData and keyData): helm-drift would reach it as itself, so it is not reached".into(),
-        );
+        return Err(Why::NoCredential);
     }
     let mut cluster = serde_json::Map::from_iter([("server".to_string(), Value::String(server.into()))]);
     if let Some(ca) = s(&tls, "caData") {
@@ -114,7 +112,7 @@ fn from_config(server: &str, config: &Value) -> Result<Kubeconfig, String> {
         "contexts": [{"name": "argocd", "context": {"cluster": "argocd", "user": "argocd"}}],
         "current-context": "argocd",
     });
-    serde_json::from_value(kubeconfig).map_err(|e| format!("the entry is not a usable cluster: {e}"))
+    serde_json::from_value(kubeconfig).map_err(|e| Why::NotKubeconfig(e.to_string()))
 }
 
 #[cfg(test)]
@@ -142,7 +140,7 @@ mod tests {
             (json!({"tlsClientConfig": {"certData": "Y2VydA=="}}), "no credential of its own"),
             (json!({"username": "admin"}), "no credential of its own"),
         ] {
-            let e = from_config("https://x", &config).unwrap_err();
+            let e = Unreachable::new("entry", from_config("https://x", &config).unwrap_err()).to_string();
             assert!(e.contains(said), "{config}: {e}");
         }
     }

@@ -2,6 +2,7 @@
 //! its `<cluster>-kubeconfig` Secret (key `value`).
 
 use super::entry::{Inventory, Member, Scope};
+use super::unreachable::{Unreachable, Why};
 use super::vet::vetted;
 use crate::api::ApiError;
 use k8s_openapi::api::core::v1::Secret;
@@ -49,8 +50,11 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
         let kubeconfig = match secrets.get_opt(&secret).await {
             Ok(Some(s)) => kubeconfig_of(&s, &format!("Secret {namespace}/{secret}")),
-            Ok(None) => Err(format!("Secret {namespace}/{secret} not found: the cluster cannot be reached")),
-            Err(e) => Err(ApiError::from_kube(&e, "get", &format!("Secret {namespace}/{secret}")).to_string()),
+            Ok(None) => Err(Unreachable::new(&format!("Secret {namespace}/{secret}"), Why::NoSecret)),
+            Err(e) => {
+                let at = format!("Secret {namespace}/{secret}");
+                Err(Unreachable::new(&at, Why::Unread(ApiError::from_kube(&e, "get", &at).to_string())))
+            }
         };
         out.members.push(Member { name: member, kubeconfig, proxies: Vec::new() });
     }
@@ -72,14 +76,12 @@ fn control_plane_ready(status: &Value) -> bool {
 }
 
 /// The kubeconfig a Secret holds, vetted (`at` names the Secret in errors).
-fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, String> {
-    let data = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(KUBECONFIG_KEY))
-        .ok_or_else(|| format!("{at} has no `{KUBECONFIG_KEY}` key"))?;
-    let text = std::str::from_utf8(&data.0).map_err(|_| format!("{at}: the kubeconfig is not UTF-8 text"))?;
-    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| format!("{at}: not a kubeconfig: {e}"))?;
+fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, Unreachable> {
+    let refused = |why| Unreachable::new(at, why);
+    let data =
+        secret.data.as_ref().and_then(|d| d.get(KUBECONFIG_KEY)).ok_or_else(|| refused(Why::NoKey(KUBECONFIG_KEY)))?;
+    let text = std::str::from_utf8(&data.0).map_err(|_| refused(Why::NotText(None)))?;
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| refused(Why::NotKubeconfig(e.to_string())))?;
     vetted(kubeconfig, at)
 }
 

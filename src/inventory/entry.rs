@@ -62,7 +62,7 @@ pub(crate) struct Scope {
 #[derive(Clone, Debug)]
 pub(crate) struct Member {
     pub(crate) name: String,
-    pub(crate) kubeconfig: Result<Kubeconfig, String>,
+    pub(crate) kubeconfig: Result<Kubeconfig, super::Unreachable>,
     /// The Helm releases Cluster API's Helm add-on provider (CAAPH) installs on it.
     pub(crate) proxies: Vec<Proxy>,
 }

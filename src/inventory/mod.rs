@@ -12,9 +12,13 @@ mod caaph;
 mod capi;
 
 mod entry;
+mod unreachable;
 mod vet;
 
 pub(crate) use entry::{Inventory, InventoryKind, Member, Proxy, Scope};
+pub(crate) use unreachable::Unreachable;
+#[cfg(test)]
+pub(crate) use unreachable::Why;
 
 use crate::api::ApiError;
 

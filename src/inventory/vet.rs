@@ -1,14 +1,11 @@
 //! What a kubeconfig read from an inventory may hold: inline credentials and certificates only.
 
+use super::unreachable::{Unreachable, Why};
 use kube::config::Kubeconfig;
 
 /// A kubeconfig from an inventory, refused when it would run a command or read a local file.
-pub(crate) fn vetted(kubeconfig: Kubeconfig, at: &str) -> Result<Kubeconfig, String> {
-    let refuse = |what: &str| {
-        Err(format!(
-            "{at}: the kubeconfig {what}, which helm-drift does not do for a kubeconfig read from the cluster (only inline credentials and certificates)"
-        ))
-    };
+pub(crate) fn vetted(kubeconfig: Kubeconfig, at: &str) -> Result<Kubeconfig, Unreachable> {
+    let refuse = |what: &'static str| Err(Unreachable::new(at, Why::Does(what)));
     for user in kubeconfig.auth_infos.iter().filter_map(|u| u.auth_info.as_ref()) {
         if user.exec.is_some() {
             return refuse("runs a command (exec)");
@@ -54,7 +51,7 @@ mod tests {
             ("    token: abc\n", "    certificate-authority: /etc/ca\n", "certificate-authority"),
             ("    token: abc\n", "    proxy-url: http://127.0.0.1:3128\n", "proxy"),
         ] {
-            let e = vetted(kubeconfig(user, cluster), "Secret a/b-kubeconfig").unwrap_err();
+            let e = vetted(kubeconfig(user, cluster), "Secret a/b-kubeconfig").unwrap_err().to_string();
             assert!(e.starts_with("Secret a/b-kubeconfig: the kubeconfig ") && e.contains(said), "{e}");
         }
     }

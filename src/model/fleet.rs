@@ -39,8 +39,13 @@ impl FleetReport {
 /// where the repair could not run holds why.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FleetRepair {
-    pub(crate) clusters: Vec<(String, Result<RepairReport, String>)>,
+    pub(crate) clusters: Vec<(String, Result<RepairReport, NotRun>)>,
 }
+
+/// Why a cluster's repair could not run: its error and causes, in one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NotRun(pub(crate) String);
 
 impl FleetRepair {
     /// The worst of every cluster's.
@@ -76,7 +81,7 @@ mod tests {
     fn a_repair_that_could_not_run_in_one_cluster_is_an_error() {
         let none = FleetRepair::default();
         assert_eq!(none.exit_status(), ExitStatus::InSync);
-        let down = FleetRepair { clusters: vec![("b".into(), Err("cannot reach the cluster".into()))] };
+        let down = FleetRepair { clusters: vec![("b".into(), Err(NotRun("cannot reach the cluster".into())))] };
         assert_eq!(down.exit_status(), ExitStatus::Error);
     }
 }

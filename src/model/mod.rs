@@ -15,10 +15,12 @@ mod object;
 pub(crate) mod path;
 mod plan;
 mod progress;
+mod refusal;
 mod release;
 mod render;
 mod repair;
 pub(crate) mod selector;
+mod strictness;
 mod text;
 mod upgrade;
 mod writer;
@@ -28,7 +30,7 @@ pub(crate) use apply::Apply;
 pub(crate) use board::{BoardRelease, DriftEnd, DriftLife};
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;
-pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport};
+pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport, NotRun};
 pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use kinds::{KINDS, names_kind};
@@ -36,13 +38,15 @@ pub(crate) use object::{
     Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};
-pub(crate) use plan::{DriftFate, PlanReport, PlannedChange, PlannedObject};
+pub(crate) use plan::{DriftFate, Fate, PlanReport, PlannedChange, PlannedObject};
 pub(crate) use progress::{Phase, Progress, Tick};
+pub(crate) use refusal::{Refusal, place};
 pub(crate) use release::{
     Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport,
 };
 pub(crate) use render::{DocChange, DocDiff, RenderReport};
 pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
+pub(crate) use strictness::Strictness;
 pub(crate) use text::percent_decoded;
 pub(crate) use upgrade::UpgradeReport;
 pub(crate) use writer::{

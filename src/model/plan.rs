@@ -37,8 +37,11 @@ pub(crate) struct PlannedObject {
     /// The fields the upgrade changes: `recorded` is the live value, `live` the value after.
     pub(crate) fields: Vec<FieldDiff>,
     /// Why the upgrade fails on this object (a conflict with another field manager, an
-    /// immutable field, an object it does not own).
+    /// immutable field, an object it does not own), in the server's or helm's words.
     pub(crate) failure: Option<String>,
+    /// The failure is the server's conflict with another field manager (409), whose message
+    /// names the fields in conflict.
+    pub(crate) conflict: bool,
     /// Something worth knowing that changes nothing (kept by `helm.sh/resource-policy`).
     pub(crate) note: Option<String>,
 }
@@ -48,9 +51,76 @@ pub(crate) struct PlannedObject {
 pub(crate) struct DriftFate {
     /// `Kind namespace/name path`.
     pub(crate) drift: String,
-    /// `wiped` (the upgrade writes the chart's value), `kept` (still drift after it),
-    /// `adopted` (the new chart writes the live value) or `conflicts` (the upgrade fails on it).
-    pub(crate) fate: &'static str,
+    pub(crate) fate: Fate,
+}
+
+/// What the upgrade does to one drift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// The upgrade writes the chart's value (re-creates the object, or deletes it).
+    Wiped,
+    /// Still drift after it.
+    Kept,
+    /// The new chart writes the live value.
+    Adopted,
+    /// The upgrade fails on it.
+    Conflicts,
+}
+
+impl Fate {
+    /// The word in every format.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Fate::Wiped => "wiped",
+            Fate::Kept => "kept",
+            Fate::Adopted => "adopted",
+            Fate::Conflicts => "conflicts",
+        }
+    }
+}
+
+impl std::fmt::Display for Fate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.word())
+    }
+}
+
+/// The plan in one sentence; decided from the objects' changes and failures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlanVerdict {
+    WouldFail,
+    /// This many objects could not be read: what the upgrade does is unknown.
+    Unknown(usize),
+    NoChange,
+    /// It changes this many objects.
+    Changes(usize),
+}
+
+impl PlanVerdict {
+    /// 3 the upgrade would fail, 1 an object could not be read (the prediction is incomplete),
+    /// 2 it changes something, 0 it changes nothing.
+    pub(crate) fn exit_status(self) -> ExitStatus {
+        match self {
+            PlanVerdict::WouldFail => ExitStatus::WouldFail,
+            PlanVerdict::Unknown(_) => ExitStatus::Error,
+            PlanVerdict::Changes(_) => ExitStatus::Drift,
+            PlanVerdict::NoChange => ExitStatus::InSync,
+        }
+    }
+}
+
+impl std::fmt::Display for PlanVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        match *self {
+            PlanVerdict::WouldFail => f.write_str("the upgrade would fail"),
+            PlanVerdict::Unknown(n) => {
+                write!(f, "what the upgrade does is unknown: {n} object{} could not be read", s(n))
+            }
+            PlanVerdict::NoChange => f.write_str("the upgrade changes nothing"),
+            PlanVerdict::Changes(n) => write!(f, "the upgrade changes {n} object{}", s(n)),
+        }
+    }
 }
 
 /// `plan`'s report.
@@ -87,33 +157,22 @@ impl PlanReport {
         self.failure.iter().cloned().chain(objects).collect()
     }
 
-    /// The plan in one sentence: the upgrade would fail, changes N objects, or changes nothing.
-    pub(crate) fn verdict(&self) -> String {
+    /// The plan in one sentence: the upgrade would fail, is unknown, changes N objects, or
+    /// changes nothing.
+    pub(crate) fn verdict(&self) -> PlanVerdict {
         let changed = self.objects.iter().filter(|o| o.change != PlannedChange::None).count();
         let unknown = self.objects.iter().filter(|o| o.change == PlannedChange::Unknown).count();
         match (self.would_fail(), changed) {
-            (true, _) => "the upgrade would fail".to_string(),
-            (false, _) if unknown > 0 => format!(
-                "what the upgrade does is unknown: {unknown} object{} could not be read",
-                if unknown == 1 { "" } else { "s" }
-            ),
-            (false, 0) => "the upgrade changes nothing".to_string(),
-            (false, n) => format!("the upgrade changes {n} object{}", if n == 1 { "" } else { "s" }),
+            (true, _) => PlanVerdict::WouldFail,
+            (false, _) if unknown > 0 => PlanVerdict::Unknown(unknown),
+            (false, 0) => PlanVerdict::NoChange,
+            (false, n) => PlanVerdict::Changes(n),
         }
     }
 
-    /// 3 the upgrade would fail, 1 an object could not be read (the prediction is incomplete),
-    /// 2 it changes something, 0 it changes nothing.
+    /// The exit code of its verdict.
     pub(crate) fn exit_status(&self) -> ExitStatus {
-        if self.would_fail() {
-            ExitStatus::WouldFail
-        } else if self.objects.iter().any(|o| o.change == PlannedChange::Unknown) {
-            ExitStatus::Error
-        } else if self.objects.iter().any(|o| o.change != PlannedChange::None) {
-            ExitStatus::Drift
-        } else {
-            ExitStatus::InSync
-        }
+        self.verdict().exit_status()
     }
 }
 
@@ -133,6 +192,7 @@ mod tests {
             change,
             fields: Vec::new(),
             failure: failure.map(String::from),
+            conflict: false,
             note: None,
         };
         let plan = |objects| PlanReport {
@@ -149,7 +209,7 @@ mod tests {
         };
         let unknown = plan(vec![object(PlannedChange::None, None), object(PlannedChange::Unknown, None)]);
         assert_eq!(unknown.exit_status(), ExitStatus::Error);
-        assert_eq!(unknown.verdict(), "what the upgrade does is unknown: 1 object could not be read");
+        assert_eq!(unknown.verdict().to_string(), "what the upgrade does is unknown: 1 object could not be read");
         let failing = plan(vec![object(PlannedChange::Unknown, None), object(PlannedChange::Update, Some("409"))]);
         assert_eq!(failing.exit_status(), ExitStatus::WouldFail, "a known failure is said whatever is unknown");
         assert_eq!(plan(vec![object(PlannedChange::None, None)]).exit_status(), ExitStatus::InSync);

@@ -31,7 +31,7 @@ pub(crate) enum StepStatus {
     Refused(String),
     /// helm-drift's own rule refused it before asking the server (whose word the record is,
     /// which objects the release owns), so nothing was applied.
-    Withheld(String),
+    Withheld(super::Refusal),
     Applied,
     Failed(String),
     /// Not attempted because an earlier step failed.

@@ -3,7 +3,7 @@
 //! value), **kept** (still drift after it) or **conflicts** (the upgrade fails on it).
 
 use crate::engine::Evaluated;
-use crate::model::{DriftFate, ObjectDrift, PlannedChange, PlannedObject, Verdict};
+use crate::model::{DriftFate, Fate, ObjectDrift, PlannedChange, PlannedObject, Verdict};
 
 /// The fate of every drift of today's report.
 pub(super) fn of(today: &Evaluated, after: &Evaluated, planned: &[PlannedObject]) -> Vec<DriftFate> {
@@ -13,7 +13,7 @@ pub(super) fn of(today: &Evaluated, after: &Evaluated, planned: &[PlannedObject]
         let j = after.objects.iter().position(|d| d.id() == o.id);
         let said = |path: &str| format!("{} {path}", o.id);
         if o.verdict == Verdict::Missing {
-            let fate = if j.is_some() { "wiped" } else { "kept" };
+            let fate = if j.is_some() { Fate::Wiped } else { Fate::Kept };
             out.push(DriftFate { drift: said("(whole object)"), fate });
             continue;
         }
@@ -30,28 +30,24 @@ pub(super) fn of(today: &Evaluated, after: &Evaluated, planned: &[PlannedObject]
 
 /// The fate of the drift at `pointer`, given the object's plan and its judgement against the
 /// new manifest (`None` when the new manifest drops it).
-fn fate(
-    pointer: &str,
-    plan: Option<&PlannedObject>,
-    after: Option<(&ObjectDrift, &serde_json::Value)>,
-) -> &'static str {
+fn fate(pointer: &str, plan: Option<&PlannedObject>, after: Option<(&ObjectDrift, &serde_json::Value)>) -> Fate {
     if plan.is_some_and(|p| p.change == PlannedChange::Delete) {
-        return "wiped";
+        return Fate::Wiped;
     }
-    if let Some(why) = plan.and_then(|p| p.failure.as_deref())
-        && why.contains("conflict")
+    // The server's conflict names each field in conflict (`.spec.replicas`).
+    if let Some(why) = plan.filter(|p| p.conflict).and_then(|p| p.failure.as_deref())
         && why.contains(&dotted(pointer))
     {
-        return "conflicts";
+        return Fate::Conflicts;
     }
-    let Some((judged, desired)) = after else { return "kept" };
+    let Some((judged, desired)) = after else { return Fate::Kept };
     let at = |f: &str| f == pointer || f.starts_with(&format!("{pointer}/"));
     let changed = judged.fields.iter().any(|f| at(&f.path.pointer()));
     let removed = plan.is_some_and(|p| p.fields.iter().any(|f| f.live.is_none() && at(&f.path.pointer())));
     match (changed || removed, desired.pointer(pointer).is_some()) {
-        (true, _) => "wiped",
-        (false, true) => "adopted",
-        (false, false) => "kept",
+        (true, _) => Fate::Wiped,
+        (false, true) => Fate::Adopted,
+        (false, false) => Fate::Kept,
     }
 }
 

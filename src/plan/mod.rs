@@ -13,7 +13,7 @@ use crate::api::ApiError;
 use crate::compare::merge;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
-use crate::helm::HelmBinary;
+use crate::helm::{HelmBinary, Previewed};
 use crate::live::{self, LiveState, Location};
 use crate::model::{Apply, FieldDiff, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
 use crate::release::{Selected, SourceError};
@@ -52,8 +52,8 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     let preview =
         request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
     let preview = match preview {
-        Ok(p) => p,
-        Err(why) => return Ok(refused(request, &today, why)),
+        Previewed::Ready(p) => p,
+        Previewed::Refused(why) => return Ok(refused(request, &today, why)),
     };
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
@@ -109,8 +109,8 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
     let namespace = session.namespace().to_string();
     let preview = request.helm.preview(&request.release, &namespace, &request.chart, &request.flags).await?;
     let preview = match preview {
-        Ok(p) => p,
-        Err(why) => return Ok(refusal(request, &namespace, 0, Apply::ClientSide, why)),
+        Previewed::Ready(p) => p,
+        Previewed::Refused(why) => return Ok(refusal(request, &namespace, 0, Apply::ClientSide, why)),
     };
     let release = crate::release::printed_by_helm(&preview.json)?;
     let apply = release.apply();
@@ -150,8 +150,14 @@ async fn planned(
     apply: Apply,
 ) -> PlannedObject {
     let (o, desired) = (&after.report.objects[i], &after.objects[i]);
-    let mut p =
-        PlannedObject { id: o.id.clone(), change: PlannedChange::None, fields: Vec::new(), failure: None, note: None };
+    let mut p = PlannedObject {
+        id: o.id.clone(),
+        change: PlannedChange::None,
+        fields: Vec::new(),
+        failure: None,
+        conflict: false,
+        note: None,
+    };
     let Some(at) = &after.locations[i] else {
         p.failure = o.reason().map(|r| format!("{r}: the upgrade cannot apply it"));
         return p;
@@ -194,7 +200,10 @@ async fn planned(
                 match dry_run(session, request, at, desired, live.as_ref(), &gone, by).await {
                     Ok(()) => {}
                     // The server refused the write: that is what the upgrade meets.
-                    Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => p.failure = Some(e.to_string()),
+                    Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
+                        p.conflict = matches!(e, ApiError::Conflict { .. });
+                        p.failure = Some(e.to_string());
+                    }
                     // Not allowed to ask, or no answer: the prediction is unknown, not a failure.
                     Err(e) => return unknown(&mut p, &format!("the server did not dry-run the upgrade's write: {e}")),
                 }
@@ -258,7 +267,7 @@ fn swapped(f: &FieldDiff) -> FieldDiff {
     }
 }
 
-/// Why a new object of the chart cannot be taken: it exists and another release (or no
+/// The upgrade's failure on a new object of the chart that exists and another release (or no
 /// release) owns it, as Helm's `meta.helm.sh/release-name` annotation says. An error when it
 /// cannot be read (who owns it is then unknown).
 async fn foreign(
@@ -267,11 +276,11 @@ async fn foreign(
     d: &DesiredObject,
     release: &str,
     namespace: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ApiError> {
     let live = match live::get(session.client(), at, &d.name).await {
         LiveState::Present(live) => live,
         LiveState::Absent => return Ok(None),
-        LiveState::Failed(e) => return Err(e.to_string()),
+        LiveState::Failed(e) => return Err(e),
     };
     let note = |k: &str| live.pointer(&format!("/metadata/annotations/meta.helm.sh~1{k}")).and_then(Value::as_str);
     if note("release-name") == Some(release) && note("release-namespace") == Some(namespace) {
@@ -299,6 +308,7 @@ fn dropped(today: &Evaluated, after: &Evaluated) -> Vec<PlannedObject> {
             change: if keep { PlannedChange::None } else { PlannedChange::Delete },
             fields: Vec::new(),
             failure: None,
+            conflict: false,
             note: keep.then(|| "dropped by the new chart, kept by helm.sh/resource-policy: keep".to_string()),
         });
     }

@@ -121,7 +121,8 @@ fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
         let selector = Selector::exact(group, text(entry, "/kind"), text(entry, "/name"), text(entry, "/namespace"));
         let mut r = IgnoreRule::new(list("jsonPointers"), selector, &format!("{at} {prefix}"));
         for expr in list("jqPathExpressions") {
-            let q = PathQuery::new(&expr).map_err(|why| IgnoreError::Rule { rule: format!("{at} {prefix}"), why })?;
+            let q = PathQuery::new(&expr)
+                .map_err(|e| IgnoreError::Rule { rule: format!("{at} {prefix}"), why: e.to_string() })?;
             r.jq.push(Arc::new(q));
         }
         r.managers = list("managedFieldsManagers");

@@ -18,21 +18,33 @@ impl std::fmt::Debug for PathQuery {
     }
 }
 
+/// A jq path expression that does not parse or compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("jq expression {expr:?} does not {stage}: {detail}")]
+pub(crate) struct JqError {
+    expr: String,
+    stage: &'static str,
+    detail: String,
+}
+
 impl PathQuery {
-    /// Compiles a jq path expression; the error is one line.
-    pub(crate) fn new(expr: &str) -> Result<PathQuery, String> {
+    /// Compiles a jq path expression.
+    pub(crate) fn new(expr: &str) -> Result<PathQuery, JqError> {
         let code = format!("[path({expr})]");
         let program = File { code: code.as_str(), path: () };
         let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
         let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
         let arena = Arena::default();
-        let modules = Loader::new(defs)
-            .load(&arena, program)
-            .map_err(|e| format!("jq expression {expr:?} does not parse: {e:?}"))?;
-        let filter = Compiler::default()
-            .with_funs(funs)
-            .compile(modules)
-            .map_err(|e| format!("jq expression {expr:?} does not compile: {e:?}"))?;
+        let modules = Loader::new(defs).load(&arena, program).map_err(|e| JqError {
+            expr: expr.into(),
+            stage: "parse",
+            detail: format!("{e:?}"),
+        })?;
+        let filter = Compiler::default().with_funs(funs).compile(modules).map_err(|e| JqError {
+            expr: expr.into(),
+            stage: "compile",
+            detail: format!("{e:?}"),
+        })?;
         Ok(PathQuery { expr: expr.to_string(), filter })
     }
 

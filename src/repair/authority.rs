@@ -7,7 +7,7 @@
 //! adoption rule).
 
 use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
-use crate::model::{Action, ObjectId};
+use crate::model::{Action, ObjectId, Refusal};
 use serde_json::Value;
 
 /// Who a repair acts for, and how far it may reach.
@@ -32,15 +32,9 @@ impl Authority {
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
     /// ServiceAccount to write as), or `None`.
-    pub(crate) fn refuses_all(&self) -> Option<String> {
-        (!self.trusted && self.service_account.is_none()).then(|| {
-            format!(
-                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
-                 ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
-                 the watcher where the operator trusts the namespace (--trust-namespace {ns})",
-                ns = self.namespace
-            )
-        })
+    pub(crate) fn refuses_all(&self) -> Option<Refusal> {
+        (!self.trusted && self.service_account.is_none())
+            .then(|| Refusal::Untrusted { namespace: self.namespace.clone() })
     }
 
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
@@ -51,20 +45,16 @@ impl Authority {
         action: &Action,
         namespace: Option<&str>,
         live: Option<&Value>,
-    ) -> Option<String> {
+    ) -> Option<Refusal> {
         if let Some(why) = self.refuses_all() {
             return Some(why);
         }
         if !self.trusted && namespace != Some(self.namespace.as_str()) {
-            let place = match namespace {
-                None => "a cluster-scoped object".to_string(),
-                Some(ns) => format!("an object in namespace {ns}"),
-            };
-            return Some(format!(
-                "outside the release's namespace: {object} is {place}, and a record of the untrusted namespace {} \
-                 speaks only for its own namespace (--trust-namespace {} trusts it)",
-                self.namespace, self.namespace
-            ));
+            return Some(Refusal::OutsideNamespace {
+                object: object.clone(),
+                namespace: namespace.map(String::from),
+                release_ns: self.namespace.clone(),
+            });
         }
         if matches!(action, Action::Recreate) && live.is_none() {
             return None; // missing: created again as the release holds it
@@ -76,15 +66,10 @@ impl Authority {
         if name == Some(self.release.as_str()) && ns == Some(self.namespace.as_str()) {
             return None;
         }
-        let holder = match (name, ns) {
-            (Some(n), Some(s)) => format!("it belongs to release {s}/{n}"),
-            _ => format!("it does not carry {RELEASE_NAME_ANNOTATION} and {RELEASE_NAMESPACE_ANNOTATION}"),
-        };
-        Some(format!(
-            "not owned by release {}/{}: {holder}, and self-healing changes only objects Helm's ownership \
-             metadata gives to the release",
-            self.namespace, self.release
-        ))
+        Some(Refusal::NotOwned {
+            release: (self.namespace.clone(), self.release.clone()),
+            holder: ns.zip(name).map(|(s, n)| (s.to_string(), n.to_string())),
+        })
     }
 }
 
@@ -111,7 +96,7 @@ mod tests {
         let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
         let own = ObjectId::new("v1", "ResourceQuota", Some("tenant"), "q");
         for (id, ns) in [(&crb, None), (&cm, Some("kube-system")), (&own, Some("tenant"))] {
-            let why = authority(false, None).refusal(id, &Action::Recreate, ns, None).unwrap();
+            let why = authority(false, None).refusal(id, &Action::Recreate, ns, None).unwrap().to_string();
             assert!(why.contains("namespace tenant is not trusted"), "{why}");
             assert!(why.contains("--trust-namespace tenant"), "{why}");
             assert_eq!(authority(true, None).refusal(id, &Action::Recreate, ns, None), None);
@@ -119,7 +104,7 @@ mod tests {
         // Impersonated, it writes in its own namespace; elsewhere only when trusted.
         assert_eq!(authority(false, Some("fixer")).refusal(&own, &Action::Recreate, Some("tenant"), None), None);
         for (id, ns) in [(&crb, None), (&cm, Some("kube-system"))] {
-            let why = authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None).unwrap();
+            let why = authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None).unwrap().to_string();
             assert!(why.contains("outside the release's namespace"), "{why}");
             assert_eq!(authority(true, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
         }
@@ -130,9 +115,9 @@ mod tests {
         let id = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
         let a = authority(true, None);
         assert_eq!(a.refusal(&id, &repair(), Some("tenant"), Some(&owned("web", "tenant"))), None);
-        let other = a.refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).unwrap();
+        let other = a.refusal(&id, &repair(), Some("tenant"), Some(&owned("db", "tenant"))).unwrap().to_string();
         assert!(other.contains("it belongs to release tenant/db"), "{other}");
-        let bare = a.refusal(&id, &repair(), Some("tenant"), Some(&json!({"metadata": {}}))).unwrap();
+        let bare = a.refusal(&id, &repair(), Some("tenant"), Some(&json!({"metadata": {}}))).unwrap().to_string();
         assert!(bare.contains("does not carry meta.helm.sh/release-name"), "{bare}");
         // Trust and impersonation widen the namespaces, never the ownership rule.
         assert!(

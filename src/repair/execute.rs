@@ -111,7 +111,7 @@ async fn validate(
 }
 
 /// Why helm-drift's own rules refuse a step before anything is asked of the server.
-fn allowed(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<String> {
+fn allowed(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<crate::model::Refusal> {
     let (_, at) = planned.target(evaluated)?;
     let o = &evaluated.report.objects[planned.index];
     if let Some(authority) = &request.authority {
@@ -120,8 +120,8 @@ fn allowed(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) 
     request.trust.beyond(evaluated.release.namespace(), &o.id, at.namespace.as_deref())
 }
 
-/// Why the server's dry-run refuses a step (a field that cannot change: replaced with
-/// `--replace`).
+/// The server's dry-run refusal of a step, in its words (a field that cannot change: replaced
+/// with `--replace`).
 async fn dry_run(
     writer: &kube::Client,
     evaluated: &Evaluated,

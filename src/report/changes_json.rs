@@ -22,7 +22,7 @@ pub(crate) fn repair_fleet(fleet: &FleetRepair, style: &super::style::Style) -> 
         .iter()
         .map(|(cluster, r)| match r {
             Ok(r) => json!({"cluster": cluster, "error": null, "repair": repair_doc(r, style.show_secrets)}),
-            Err(e) => json!({"cluster": cluster, "error": e, "repair": null}),
+            Err(e) => json!({"cluster": cluster, "error": e.to_string(), "repair": null}),
         })
         .collect();
     pretty(&json!({
@@ -46,7 +46,8 @@ fn repair_doc(r: &RepairReport, show_secrets: bool) -> Value {
                 }
             };
             let reason = match &s.status {
-                StepStatus::Refused(why) | StepStatus::Withheld(why) | StepStatus::Failed(why) => Some(why.clone()),
+                StepStatus::Refused(why) | StepStatus::Failed(why) => Some(why.clone()),
+                StepStatus::Withheld(why) => Some(why.to_string()),
                 _ => None,
             };
             json!({"object": s.object.to_string(), "action": action, "restore": restore, "remove": remove,
@@ -103,7 +104,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         "wouldFail": r.would_fail(),
         "failures": r.failures(),
         "objects": objects,
-        "drift": r.drift.iter().map(|d| json!({"drift": d.drift, "fate": d.fate})).collect::<Vec<_>>(),
+        "drift": r.drift.iter().map(|d| json!({"drift": d.drift, "fate": d.fate.word()})).collect::<Vec<_>>(),
         "hooks": r.hooks,
         "exitCode": r.exit_status().code(),
     }))

@@ -47,7 +47,7 @@ mod reconciler;
 
 mod fleet;
 
-pub(crate) use healing::window::RepairWindow;
+pub(crate) use healing::window::{RepairWindow, Stance};
 pub(crate) use healing::{HealPolicy, RepairOptions};
 pub(crate) use lease::LeaderOptions;
 pub(crate) use options::{FleetOptions, WatchOptions};

@@ -9,7 +9,7 @@ use crate::cli::{Global, RepairArgs};
 use crate::engine::Session;
 use crate::helm::HelmBinary;
 use crate::inventory::{InventoryKind, Scope};
-use crate::model::{ExitStatus, FleetRepair, RepairReport};
+use crate::model::{ExitStatus, FleetRepair, NotRun, RepairReport};
 use crate::repair::RepairRequest;
 use crate::report::Terminal;
 use crate::settings::Settings;
@@ -133,7 +133,7 @@ async fn run(settings: &Settings, request: &RepairRequest) -> Result<RepairRepor
 async fn fleet(clusters: &[(String, Settings)], request: &RepairRequest) -> FleetRepair {
     let mut out = FleetRepair::default();
     for (cluster, settings) in clusters {
-        let report = run(settings, request).await.map_err(|e| crate::errors::chain(&e));
+        let report = run(settings, request).await.map_err(|e| NotRun(crate::errors::chain(&e)));
         out.clusters.push((cluster.clone(), report));
     }
     out

@@ -108,7 +108,7 @@ fn outside(session: &Session, namespace: &str, manifests: impl Iterator<Item = S
                 crate::live::locate(session.discovery(), &o.api_version, &o.kind, o.namespace.as_deref(), namespace);
             let place = match at {
                 Some(at) if at.namespace.as_deref() == Some(namespace) => continue,
-                Some(at) => crate::settings::place(at.namespace.as_deref()),
+                Some(at) => crate::model::place(at.namespace.as_deref()),
                 None => "of a kind not served".to_string(),
             };
             out.push(format!("{} ({place})", o.id()));

@@ -52,7 +52,7 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
         }
         if let Some(why) = &o.failure {
             let _ = writeln!(out, "      {}", paint(on, Tone::Bad, &format!("would fail: {why}")));
-            if why.contains("conflict") {
+            if o.conflict {
                 let _ = writeln!(
                     out,
                     "      (helm drift repair {} gives the fields back to {}; --force-conflicts takes them)",
@@ -78,7 +78,7 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
         crate::model::ExitStatus::Drift => Tone::Warn,
         _ => Tone::Bad,
     };
-    let verdict = paint(on, tone, &r.verdict());
+    let verdict = paint(on, tone, &r.verdict().to_string());
     let _ = writeln!(out, "{}: {verdict}", r.release);
     out
 }

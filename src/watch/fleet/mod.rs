@@ -177,7 +177,10 @@ async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate
 async fn signature_key(management: &Cluster, options: &WatchOptions, namespace: &str, metrics: &Metrics) -> Vec<u8> {
     let (key, source) = match &options.home {
         Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
-        None => (signing_key::random(), signing_key::KeyOrigin::Process(signing_key::unnamed(namespace))),
+        None => (
+            signing_key::random(),
+            signing_key::KeyOrigin::Process(signing_key::KeyError::Unnamed { namespace: namespace.into() }),
+        ),
     };
     if let signing_key::KeyOrigin::Process(why) = source {
         options.log.warn(
@@ -220,8 +223,8 @@ async fn announce(management: &Cluster, at: (&Settings, &WatchOptions, &Metrics)
     };
     let lease = options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
     let watcher = format!("{lease}|fleet|{namespace}");
-    let said = (vec![namespace], true, every);
-    crate::watch::healing::announce(&management.client, &home, &watcher, said, metrics, &options.log).await;
+    let reach = crate::watch::healing::Reach { watcher: &watcher, namespaces: vec![namespace], fleet: true, every };
+    crate::watch::healing::announce(&management.client, &home, reach, metrics, &options.log).await;
 }
 
 /// At most `max` entries, the first by name: the rest counted and named once per read.
@@ -368,7 +371,11 @@ mod tests {
 
     #[test]
     fn an_inventory_past_its_bound_is_watched_up_to_it_by_name() {
-        let member = |name: &str| Member { name: name.into(), kubeconfig: Err("x".into()), proxies: Vec::new() };
+        let member = |name: &str| Member {
+            name: name.into(),
+            kubeconfig: Err(inventory::Unreachable::new("x", inventory::Why::NoSecret)),
+            proxies: Vec::new(),
+        };
         let mut found = Inventory { members: vec![member("f/c"), member("f/a"), member("f/b")], skipped: Vec::new() };
         let metrics = Metrics::fleet();
         bound(&mut found, 2, &metrics, &crate::watch::outputs::log::Log::default());

@@ -18,6 +18,15 @@ const FLEET: &str = "helm-drift.io/fleet";
 const ROLE: &str = "helm-drift.io/role";
 const CLUSTER: &str = "helm-drift.io/cluster";
 
+/// Why the fleet's Leases cannot be read or renewed (then no cluster is taken).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LeaseError {
+    #[error("cannot list the fleet's {role} Leases: {source}")]
+    List { role: &'static str, source: kube::Error },
+    #[error("cannot renew this replica's Lease {lease}")]
+    Renew { lease: String },
+}
+
 /// This replica's part in the fleet's Leases.
 pub(crate) struct Shard {
     api: Api<Lease>,
@@ -53,24 +62,24 @@ impl Shard {
     }
 
     /// The fleet's Leases of `role`, by name, or why they cannot be listed.
-    async fn leases(&self, role: &str) -> Result<BTreeMap<String, Lease>, String> {
+    async fn leases(&self, role: &'static str) -> Result<BTreeMap<String, Lease>, LeaseError> {
         let selector = format!("{FLEET}={},{ROLE}={role}", label(&self.prefix));
         let list = self
             .api
             .list(&ListParams::default().labels(&selector))
             .await
-            .map_err(|e| format!("cannot list the fleet's {role} Leases: {e}"))?;
+            .map_err(|source| LeaseError::List { role, source })?;
         Ok(list.items.into_iter().filter_map(|l| Some((l.metadata.name.clone()?, l))).collect())
     }
 
     /// Renews this replica's own Lease and counts the replicas alive (this one included); why
     /// not, when the Leases cannot be read or its own renewed (a failed read is never "no other
     /// replica": that would claim every cluster).
-    async fn replicas(&self) -> Result<usize, String> {
+    async fn replicas(&self) -> Result<usize, LeaseError> {
         let own = self.own_lease();
         let replicas = self.leases("replica").await?;
         if !self.hold_named(&own, replicas.get(&own).cloned(), "replica", &self.identity).await {
-            return Err(format!("cannot renew this replica's Lease {own}"));
+            return Err(LeaseError::Renew { lease: own });
         }
         let now = Timestamp::now();
         Ok(replicas.iter().filter(|(name, l)| **name != own && live(l, now)).count() + 1)
@@ -84,7 +93,7 @@ impl Shard {
         &self,
         found: &mut Inventory,
         running: &BTreeSet<String>,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, LeaseError> {
         let counted = self.replicas().await;
         let read = match counted {
             Ok(replicas) => self.leases("cluster").await.map(|l| (replicas, l)),

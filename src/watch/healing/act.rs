@@ -5,7 +5,7 @@
 use super::decide::{Decision, superseded};
 use super::{Healing, paused};
 use crate::engine::Session;
-use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
+use crate::model::{DriftReport, ObjectId, Refusal, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::repair::{Authority, RepairRequest};
 use crate::settings::Settings;
@@ -41,13 +41,13 @@ enum Course {
     /// The rate limit holds: look again then.
     Later(Instant),
     /// The release's authority allows no write: each of these objects is refused, for this reason.
-    Refuse(String, Vec<String>),
-    /// Repair these objects (`Kind/name`).
-    Repair(Vec<String>),
+    Refuse(Refusal, Vec<ObjectId>),
+    /// Repair these objects.
+    Repair(Vec<ObjectId>),
 }
 
 /// The course a decision comes to, given whether the release's authority refuses every write.
-fn course(decision: &Decision, refusal: Option<String>) -> Course {
+fn course(decision: &Decision, refusal: Option<Refusal>) -> Course {
     if let Some(at) = decision.later {
         return Course::Later(at);
     }
@@ -98,8 +98,8 @@ impl Healing {
             Course::Refuse(why, objects) => {
                 self.decider.repaired(report, &[], Instant::now());
                 hands.outputs.metrics.repair("refused");
-                for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id.selector())) {
-                    refused(report, &o.id, &why, &hands).await;
+                for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id)) {
+                    refused(report, &o.id, &why.to_string(), &hands).await;
                 }
                 None
             }
@@ -130,7 +130,7 @@ impl Healing {
         until.map(instant)
     }
 
-    async fn repair(&mut self, report: &DriftReport, objects: Vec<String>, hands: Hands<'_>) {
+    async fn repair(&mut self, report: &DriftReport, objects: Vec<ObjectId>, hands: Hands<'_>) {
         let key = ReleaseKey::of(report);
         let Some((fresh, request, writer)) = self.prepare(report, objects, &hands).await else { return };
         if !hands.outputs.leading("repair").await {
@@ -171,7 +171,7 @@ impl Healing {
     async fn prepare(
         &mut self,
         report: &DriftReport,
-        only: Vec<String>,
+        only: Vec<ObjectId>,
         hands: &Hands<'_>,
     ) -> Option<(ReleaseIndex, RepairRequest, kube::Client)> {
         let key: ReleaseKey = ReleaseKey::of(report);
@@ -204,7 +204,8 @@ impl Healing {
         };
         let request = RepairRequest {
             release: report.release.clone(),
-            only,
+            // Each by its full name: `--only`'s words for exactly that object.
+            only: only.iter().map(ObjectId::selector).collect(),
             remove_foreign: self.options.remove_foreign,
             dry_run: false,
             authority: Some(authority),
@@ -223,8 +224,12 @@ impl Healing {
             let mut fields: Vec<(&str, &(dyn ToString + Sync))> =
                 vec![("release", &release), ("object", &s.object), ("result", &result)];
             match &s.status {
-                StepStatus::Refused(why) | StepStatus::Withheld(why) => {
+                StepStatus::Refused(why) => {
                     refused(report, &s.object, why, &hands).await;
+                    continue;
+                }
+                StepStatus::Withheld(why) => {
+                    refused(report, &s.object, &why.to_string(), &hands).await;
                     continue;
                 }
                 StepStatus::Failed(why) => fields.push(("reason", why)),
@@ -287,7 +292,7 @@ mod tests {
     #[test]
     fn a_refusal_outranks_a_failure_which_outranks_success() {
         let failed = StepStatus::Failed("conflict".into());
-        let refused = StepStatus::Withheld("outside its namespace".into());
+        let refused = StepStatus::Withheld(Refusal::Untrusted { namespace: "tenant".into() });
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
         assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");
@@ -295,23 +300,31 @@ mod tests {
         assert_eq!(repair_result(&[]), "applied");
     }
 
+    fn untrusted() -> Refusal {
+        Refusal::Untrusted { namespace: "tenant".into() }
+    }
+
     fn decision(repair: &[&str], later: Option<Instant>) -> Decision {
-        Decision { repair: repair.iter().map(|s| s.to_string()).collect(), later, abandoned: Vec::new() }
+        let id = |s: &&str| ObjectId::new("v1", s.split('/').next().unwrap(), Some("ns"), s.split('/').nth(1).unwrap());
+        Decision { repair: repair.iter().map(id).collect(), later, abandoned: Vec::new() }
     }
 
     #[test]
     fn a_rate_limited_release_waits_even_when_its_authority_would_refuse() {
         let at = Instant::now();
         assert_eq!(course(&decision(&[], Some(at)), None), Course::Later(at));
-        assert_eq!(course(&decision(&[], Some(at)), Some("untrusted".into())), Course::Later(at));
+        assert_eq!(course(&decision(&[], Some(at)), Some(untrusted())), Course::Later(at));
     }
 
     #[test]
     fn an_authority_that_allows_no_write_refuses_each_object_and_repairs_none() {
         let d = decision(&["Deployment/web", "Service/web"], None);
-        let why = "the record is in an untrusted namespace".to_string();
-        assert_eq!(course(&d, Some(why.clone())), Course::Refuse(why, d.repair.clone()));
+        assert_eq!(course(&d, Some(untrusted())), Course::Refuse(untrusted(), d.repair.clone()));
         assert_eq!(course(&d, None), Course::Repair(d.repair.clone()));
-        assert_eq!(course(&decision(&[], None), Some("x".into())), Course::Nothing, "nothing drifted: nothing refused");
+        assert_eq!(
+            course(&decision(&[], None), Some(untrusted())),
+            Course::Nothing,
+            "nothing drifted: nothing refused"
+        );
     }
 }

@@ -25,8 +25,8 @@ pub(crate) struct HealPolicy {
 /// What to do about a release now.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Decision {
-    /// Objects to repair (`NAMESPACE/KIND/NAME`, for `repair --only`).
-    pub(super) repair: Vec<String>,
+    /// Objects to repair (each by its full identity: never its namesake in another namespace).
+    pub(super) repair: Vec<ObjectId>,
     /// Rate limited: look again at this time.
     pub(super) later: Option<Instant>,
     /// Objects abandoned now, with the field manager that keeps changing them.
@@ -92,7 +92,7 @@ impl Decider {
                 continue;
             }
             // That object alone, never its namesake in another namespace of the release.
-            d.repair.push(o.id.selector());
+            d.repair.push(o.id.clone());
         }
         if !d.repair.is_empty()
             && let Some(at) = self
@@ -122,19 +122,43 @@ impl Decider {
     }
 }
 
+/// How a release's history moved on since it was judged at revision `judged`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Superseded {
+    /// Helm is in the middle of an operation: the newest record is pending.
+    InProgress { revision: u32, status: String },
+    /// Another revision is deployed now (`None`: none is).
+    Deployed { judged: u32, now: Option<u32> },
+}
+
+impl std::fmt::Display for Superseded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Superseded::InProgress { revision, status } => {
+                write!(f, "revision {revision} is {status}: Helm is changing the release")
+            }
+            Superseded::Deployed { judged, now: Some(now) } => {
+                write!(f, "revision {judged} was judged, revision {now} is deployed now")
+            }
+            Superseded::Deployed { judged, now: None } => {
+                write!(f, "revision {judged} was judged, no revision is deployed now")
+            }
+        }
+    }
+}
+
 /// Why a release judged at revision `judged` must not be repaired now, from its history read
 /// again right before: Helm is in the middle of an operation (the newest record is pending), or
 /// the deployed revision is no longer the one judged. Repairing then would undo an upgrade.
-pub(super) fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<String> {
+pub(super) fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<Superseded> {
     if let Some(newest) = fresh.newest()
         && fresh.in_progress()
     {
-        return Some(format!("revision {} is {}: Helm is changing the release", newest.revision, newest.status));
+        return Some(Superseded::InProgress { revision: newest.revision, status: newest.status.to_string() });
     }
     match fresh.deployed() {
         Some(r) if r.revision == judged => None,
-        Some(r) => Some(format!("revision {} was judged, revision {} is deployed now", judged, r.revision)),
-        None => Some(format!("revision {judged} was judged, no revision is deployed now")),
+        now => Some(Superseded::Deployed { judged, now: now.map(|r| r.revision) }),
     }
 }
 
@@ -180,7 +204,7 @@ mod tests {
         let t0 = Instant::now();
         let r = report(true);
         let d = h.decide(&r, t0);
-        assert_eq!(d.repair, ["ns/ConfigMap/c"]);
+        assert_eq!(d.repair.iter().map(ObjectId::selector).collect::<Vec<_>>(), ["ns/ConfigMap/c"]);
         let id = r.objects[0].id.clone();
         h.repaired(&r, std::slice::from_ref(&id), t0);
         let d = h.decide(&r, t0 + Duration::from_secs(1));
@@ -188,7 +212,7 @@ mod tests {
         assert_eq!(d.later, Some(t0 + Duration::from_secs(10)));
         let t1 = t0 + Duration::from_secs(11);
         let d = h.decide(&r, t1);
-        assert_eq!(d.repair, ["ns/ConfigMap/c"]);
+        assert_eq!(d.repair.iter().map(ObjectId::selector).collect::<Vec<_>>(), ["ns/ConfigMap/c"]);
         h.repaired(&r, std::slice::from_ref(&id), t1);
         let d = h.decide(&r, t1 + Duration::from_secs(20));
         assert!(d.repair.is_empty());
@@ -197,7 +221,10 @@ mod tests {
         // Seen in sync (the whole release is: no decision is asked for): eligible again.
         h.observe(&report(false));
         assert!(!h.is_abandoned(&id));
-        assert_eq!(h.decide(&r, t1 + Duration::from_secs(60)).repair, ["ns/ConfigMap/c"]);
+        assert_eq!(
+            h.decide(&r, t1 + Duration::from_secs(60)).repair.iter().map(ObjectId::selector).collect::<Vec<_>>(),
+            ["ns/ConfigMap/c"]
+        );
     }
 
     /// The path from a cooldown to the scheduler on paused time: the moment the rate limit
@@ -220,7 +247,11 @@ mod tests {
         assert_eq!(due, crate::watch::scheduler::Due::Batch);
         assert_eq!(started.elapsed(), Duration::from_secs(540), "woken when the cooldown ends");
         assert!(scheduler.take().contains(&ReleaseKey::of(&r)));
-        assert_eq!(h.decide(&r, Instant::now()).repair, ["ns/ConfigMap/c"], "repaired then");
+        assert_eq!(
+            h.decide(&r, Instant::now()).repair.iter().map(ObjectId::selector).collect::<Vec<_>>(),
+            ["ns/ConfigMap/c"],
+            "repaired then"
+        );
     }
 
     #[test]
@@ -244,7 +275,7 @@ mod tests {
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {
             let d = h.decide(&r, t0 + Duration::from_secs(i));
-            assert_eq!(d.repair, ["ns/ConfigMap/c"], "attempt {i}");
+            assert_eq!(d.repair.iter().map(ObjectId::selector).collect::<Vec<_>>(), ["ns/ConfigMap/c"], "attempt {i}");
             h.repaired(&r, &[], t0 + Duration::from_secs(i));
         }
         assert!(h.decide(&r, t0 + Duration::from_secs(5)).abandoned.is_empty());
@@ -269,9 +300,9 @@ mod tests {
         };
         assert_eq!(superseded(&index(&["superseded", "deployed"]), 2), None);
         let pending = superseded(&index(&["deployed", "pending-upgrade"]), 1).unwrap();
-        assert_eq!(pending, "revision 2 is pending-upgrade: Helm is changing the release");
+        assert_eq!(pending.to_string(), "revision 2 is pending-upgrade: Helm is changing the release");
         let moved = superseded(&index(&["superseded", "superseded", "deployed"]), 2).unwrap();
-        assert_eq!(moved, "revision 2 was judged, revision 3 is deployed now");
+        assert_eq!(moved.to_string(), "revision 2 was judged, revision 3 is deployed now");
         assert!(superseded(&index(&["uninstalled"]), 1).is_some());
         // A failed upgrade after the judged revision leaves it deployed: repairable.
         assert_eq!(superseded(&index(&["deployed", "failed"]), 1), None);

@@ -9,7 +9,7 @@ pub(crate) mod window;
 
 pub(crate) use act::{Hands, instant};
 pub(crate) use decide::HealPolicy;
-pub(crate) use paused::announce;
+pub(crate) use paused::{Reach, announce};
 
 use crate::watch::keys::ReleaseKey;
 use decide::Decider;

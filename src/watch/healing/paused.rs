@@ -3,7 +3,7 @@
 //! reason, who and until when); the release is looked at again when the pause ends.
 
 use super::decide::Decision;
-use crate::model::DriftReport;
+use crate::model::{DriftReport, ObjectId};
 use crate::pause::{Held, Pause};
 use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
@@ -18,7 +18,7 @@ pub(crate) struct Pauses {
     read_at: Option<Instant>,
     list: Vec<Pause>,
     /// What was said, by release and object: until when.
-    said: std::collections::HashMap<(ReleaseKey, String), Timestamp>,
+    said: std::collections::HashMap<(ReleaseKey, ObjectId), Timestamp>,
 }
 
 /// Where pauses are read, and what is said through.
@@ -54,7 +54,8 @@ impl Pauses {
         let mut first: Option<Timestamp> = None;
         let mut held = Vec::new();
         for object in &decision.repair {
-            let here = Held { namespace: &key.namespace, release: &key.name, object, cluster: at.cluster };
+            let name = object.selector();
+            let here = Held { namespace: &key.namespace, release: &key.name, object: &name, cluster: at.cluster };
             let pause = self.list.iter().find(|p| p.holds(here, now) && (at.chosen || p.namespace == at.home));
             if let Some(p) = pause {
                 first = Some(first.map_or(p.until, |f| f.min(p.until)));
@@ -75,9 +76,7 @@ impl Pauses {
             );
             let message =
                 format!("drift of {object} is paused until {until} (by {}, as the pause says): {}", p.by, p.reason);
-            if let Some(o) = report.objects.iter().find(|o| o.id.selector() == object) {
-                at.outputs.announce_repair(report, &o.id, events::PAUSED, &message, at.signer).await;
-            }
+            at.outputs.announce_repair(report, &object, events::PAUSED, &message, at.signer).await;
         }
         first
     }
@@ -105,18 +104,30 @@ impl Pauses {
     }
 }
 
+/// What a healing watcher announces of where it reads pauses.
+pub(crate) struct Reach<'a> {
+    /// The watcher's name among the announcements (`LEASE|NAMESPACE|CLUSTER`).
+    pub(crate) watcher: &'a str,
+    /// The namespaces whose releases it heals (`*`: all).
+    pub(crate) namespaces: Vec<String>,
+    /// It heals a fleet's members (pauses there name a cluster).
+    pub(crate) fleet: bool,
+    /// How often the announcement is renewed.
+    pub(crate) every: std::time::Duration,
+}
+
 /// Says where a healing watcher reads pauses (`pause::announce`), so that `helm drift pause`
-/// finds it: in `home`, for the releases of `namespaces` (`*`: all), renewed every `every`. A
-/// failure is said and counted; healing goes on.
+/// finds it: in `home`, for the releases its reach names. A failure is said and counted; healing
+/// goes on.
 pub(crate) async fn announce(
     client: &kube::Client,
     home: &str,
-    watcher: &str,
-    (namespaces, fleet, every): (Vec<String>, bool, std::time::Duration),
+    reach: Reach<'_>,
     metrics: &crate::watch::outputs::metrics::Metrics,
     log: &crate::watch::outputs::log::Log,
 ) {
     use crate::pause::announce::{Announcement, announce, name};
+    let Reach { watcher, namespaces, fleet, every } = reach;
     let a = Announcement {
         namespaces,
         fleet,

@@ -17,11 +17,55 @@ pub(crate) struct RepairWindow {
     start: Time,
     end: Time,
     zone: TimeZone,
-    pub(crate) deny: bool,
+    pub(crate) stance: Stance,
     /// Only for the releases whose storage labels match.
     pub(crate) selector: Option<String>,
     /// As written, for messages.
     pub(crate) text: String,
+}
+
+/// Whether a window allows healing while it is open or denies it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stance {
+    /// `--repair-window`: healing only while one is open (when any is given).
+    Allow,
+    /// `--repair-deny-window`: no healing while one is open.
+    Deny,
+}
+
+impl Stance {
+    fn flag(self) -> &'static str {
+        match self {
+            Stance::Allow => "--repair-window",
+            Stance::Deny => "--repair-deny-window",
+        }
+    }
+}
+
+/// A window as written that cannot be read, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} {text:?}: {why}", stance.flag())]
+pub(crate) struct WindowError {
+    stance: Stance,
+    text: String,
+    why: Unreadable,
+}
+
+/// What part of a window cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unreadable {
+    #[error("expected DAYS HH:MM-HH:MM [ZONE] [@ SELECTOR], as `Sat 02:00-04:00 Europe/Berlin`")]
+    Shape,
+    #[error("{0:?} is not HH:MM-HH:MM")]
+    Hours(String),
+    #[error("{0:?} is not a time zone (IANA, like Europe/Berlin)")]
+    Zone(String),
+    #[error("{0:?} is not a time of day (HH:MM or HH:MM:SS)")]
+    Time(String),
+    #[error("{0:?} is not a day or a range of days (Mon, Sat-Sun, Mon-Fri, *)")]
+    Days(String),
+    #[error("the window starts and ends at the same time")]
+    Empty,
 }
 
 const DAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
@@ -31,7 +75,7 @@ fn day(word: &str) -> Option<usize> {
     DAYS.iter().position(|d| w.starts_with(d) && d.len() <= w.len())
 }
 
-fn days(spec: &str) -> Result<[bool; 7], String> {
+fn days(spec: &str) -> Result<[bool; 7], Unreadable> {
     let mut out = [false; 7];
     if spec == "*" {
         return Ok([true; 7]);
@@ -39,7 +83,7 @@ fn days(spec: &str) -> Result<[bool; 7], String> {
     for part in spec.split(',') {
         let (from, to) = part.split_once('-').unwrap_or((part, part));
         let (Some(a), Some(b)) = (day(from), day(to)) else {
-            return Err(format!("{part:?} is not a day or a range of days (Mon, Sat-Sun, Mon-Fri, *)"));
+            return Err(Unreadable::Days(part.to_string()));
         };
         let mut d = a;
         loop {
@@ -53,22 +97,19 @@ fn days(spec: &str) -> Result<[bool; 7], String> {
     Ok(out)
 }
 
-fn time(text: &str) -> Result<Time, String> {
+fn time(text: &str) -> Result<Time, Unreadable> {
     let mut parts = text.split(':').map(|p| p.parse::<i8>());
     let (h, m, s) = (parts.next(), parts.next(), parts.next().unwrap_or(Ok(0)));
     match (h, m, s, parts.next()) {
-        (Some(Ok(h)), Some(Ok(m)), Ok(s), None) => {
-            Time::new(h, m, s, 0).map_err(|_| format!("{text:?} is not a time of day (HH:MM or HH:MM:SS)"))
-        }
-        _ => Err(format!("{text:?} is not a time of day (HH:MM or HH:MM:SS)")),
+        (Some(Ok(h)), Some(Ok(m)), Ok(s), None) => Time::new(h, m, s, 0).map_err(|_| Unreadable::Time(text.into())),
+        _ => Err(Unreadable::Time(text.into())),
     }
 }
 
 impl RepairWindow {
     /// `DAYS HH:MM-HH:MM [ZONE] [@ SELECTOR]`.
-    pub(crate) fn parse(text: &str, deny: bool) -> Result<RepairWindow, String> {
-        let flag = if deny { "--repair-deny-window" } else { "--repair-window" };
-        let bad = |why: String| format!("{flag} {text:?}: {why}");
+    pub(crate) fn parse(text: &str, stance: Stance) -> Result<RepairWindow, WindowError> {
+        let bad = |why: Unreadable| WindowError { stance, text: text.to_string(), why };
         let (spec, selector) = match text.split_once('@') {
             Some((spec, selector)) => (spec, Some(selector.trim().to_string()).filter(|s| !s.is_empty())),
             None => (text, None),
@@ -77,28 +118,23 @@ impl RepairWindow {
         let (days_spec, hours, zone) = match words.as_slice() {
             [d, h] => (*d, *h, None),
             [d, h, z] => (*d, *h, Some(*z)),
-            _ => {
-                return Err(bad(
-                    "expected DAYS HH:MM-HH:MM [ZONE] [@ SELECTOR], as `Sat 02:00-04:00 Europe/Berlin`".into()
-                ));
-            }
+            _ => return Err(bad(Unreadable::Shape)),
         };
-        let (from, to) = hours.split_once('-').ok_or_else(|| bad(format!("{hours:?} is not HH:MM-HH:MM")))?;
+        let (from, to) = hours.split_once('-').ok_or_else(|| bad(Unreadable::Hours(hours.to_string())))?;
         let zone = match zone {
             None | Some("UTC") => TimeZone::UTC,
-            Some(name) => TimeZone::get(name)
-                .map_err(|_| bad(format!("{name:?} is not a time zone (IANA, like Europe/Berlin)")))?,
+            Some(name) => TimeZone::get(name).map_err(|_| bad(Unreadable::Zone(name.to_string())))?,
         };
         let (start, end) = (time(from).map_err(bad)?, time(to).map_err(bad)?);
         if start == end {
-            return Err(bad("the window starts and ends at the same time".into()));
+            return Err(bad(Unreadable::Empty));
         }
         Ok(RepairWindow {
             days: days(days_spec).map_err(bad)?,
             start,
             end,
             zone,
-            deny,
+            stance,
             selector,
             text: text.trim().to_string(),
         })
@@ -160,10 +196,10 @@ pub(crate) enum Gate {
 
 /// The windows that apply to one release, decided at `now`.
 pub(crate) fn gate(windows: &[&RepairWindow], now: Timestamp) -> Gate {
-    if let Some(deny) = windows.iter().find(|w| w.deny && w.is_open(now)) {
+    if let Some(deny) = windows.iter().find(|w| w.stance == Stance::Deny && w.is_open(now)) {
         return Gate::Wait { why: format!("deny window {} is open", deny.text), until: deny.closes(now) };
     }
-    let allow: Vec<&&RepairWindow> = windows.iter().filter(|w| !w.deny).collect();
+    let allow: Vec<&&RepairWindow> = windows.iter().filter(|w| w.stance == Stance::Allow).collect();
     if allow.is_empty() || allow.iter().any(|w| w.is_open(now)) {
         return Gate::Open;
     }
@@ -185,7 +221,7 @@ mod tests {
     #[test]
     fn a_window_is_open_on_its_days_in_its_zone() {
         // Saturday 2026-12-05, 02:00 to 04:00 in Berlin (UTC+1 in winter).
-        let w = RepairWindow::parse("Sat 02:00-04:00 Europe/Berlin", false).unwrap();
+        let w = RepairWindow::parse("Sat 02:00-04:00 Europe/Berlin", Stance::Allow).unwrap();
         assert!(!w.is_open(at("2026-12-05T00:59:59Z")));
         assert!(w.is_open(at("2026-12-05T01:00:00Z")));
         assert!(w.is_open(at("2026-12-05T02:59:59Z")));
@@ -198,13 +234,13 @@ mod tests {
 
     #[test]
     fn a_window_through_midnight_and_ranges_of_days() {
-        let w = RepairWindow::parse("Mon-Fri 22:00-06:00", false).unwrap();
+        let w = RepairWindow::parse("Mon-Fri 22:00-06:00", Stance::Allow).unwrap();
         assert!(w.is_open(at("2026-12-04T23:00:00Z")), "Friday night");
         assert!(w.is_open(at("2026-12-05T05:59:00Z")), "Saturday morning, opened Friday");
         assert!(!w.is_open(at("2026-12-05T23:00:00Z")), "Saturday night");
         assert!(!w.is_open(at("2026-12-07T05:00:00Z")), "Monday morning: Sunday opened none");
         assert_eq!(w.next_open(at("2026-12-05T12:00:00Z")), Some(at("2026-12-07T22:00:00Z")));
-        let weekend = RepairWindow::parse("sat,sun 10:00:00-10:00:30 UTC @ team=a", false).unwrap();
+        let weekend = RepairWindow::parse("sat,sun 10:00:00-10:00:30 UTC @ team=a", Stance::Allow).unwrap();
         assert_eq!(weekend.selector.as_deref(), Some("team=a"));
         assert!(weekend.is_open(at("2026-12-06T10:00:29Z")));
         assert!(!weekend.is_open(at("2026-12-06T10:00:30Z")));
@@ -212,8 +248,8 @@ mod tests {
 
     #[test]
     fn deny_wins_and_no_allow_window_means_always() {
-        let allow = RepairWindow::parse("* 02:00-04:00", false).unwrap();
-        let deny = RepairWindow::parse("Sat 00:00-23:59", true).unwrap();
+        let allow = RepairWindow::parse("* 02:00-04:00", Stance::Allow).unwrap();
+        let deny = RepairWindow::parse("Sat 00:00-23:59", Stance::Deny).unwrap();
         assert_eq!(gate(&[], at("2026-12-01T12:00:00Z")), Gate::Open);
         assert_eq!(gate(&[&deny], at("2026-12-01T12:00:00Z")), Gate::Open, "Tuesday: no deny open");
         assert_eq!(gate(&[&allow, &deny], at("2026-12-01T03:00:00Z")), Gate::Open);
@@ -235,7 +271,7 @@ mod tests {
             ("Sat 02:00-04:00 Mars/Olympus", "is not a time zone"),
             ("Sat 02:00-02:00", "starts and ends at the same time"),
         ] {
-            let e = RepairWindow::parse(text, false).unwrap_err();
+            let e = RepairWindow::parse(text, Stance::Allow).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--repair-window {text:?}: ")) && e.contains(said), "{e}");
         }
     }

@@ -127,31 +127,43 @@ impl Notifier {
     }
 }
 
+/// Why a notification was not delivered: the last attempt's failure.
+#[derive(Debug, thiserror::Error)]
+enum Undelivered {
+    #[error("the request cannot be made: {0}")]
+    Request(#[from] http::Error),
+    #[error("HTTP {0} (after {ATTEMPTS} attempts)")]
+    Status(http::StatusCode),
+    #[error("{0} (after {ATTEMPTS} attempts)")]
+    Transport(hyper_util::client::legacy::Error),
+    #[error("no answer in {TIMEOUT:?} (after {ATTEMPTS} attempts)")]
+    Timeout,
+}
+
 /// One POST, retried with backoff on failure (connection error, timeout, non-2xx).
-async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: Bytes) -> Result<(), String>
+async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: Bytes) -> Result<(), Undelivered>
 where
     C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,
 {
     let mut wait = Duration::from_millis(500);
-    let mut last = String::new();
+    let mut last = Undelivered::Timeout;
     for attempt in 1..=ATTEMPTS {
         let request = http::Request::post(url)
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::USER_AGENT, concat!("helm-drift/", env!("CARGO_PKG_VERSION")))
-            .body(Full::new(body.clone()))
-            .map_err(|e| e.to_string())?;
+            .body(Full::new(body.clone()))?;
         match tokio::time::timeout(TIMEOUT, client.request(request)).await {
             Ok(Ok(r)) if r.status().is_success() => return Ok(()),
-            Ok(Ok(r)) => last = format!("HTTP {}", r.status()),
-            Ok(Err(e)) => last = e.to_string(),
-            Err(_) => last = format!("no answer in {TIMEOUT:?}"),
+            Ok(Ok(r)) => last = Undelivered::Status(r.status()),
+            Ok(Err(e)) => last = Undelivered::Transport(e),
+            Err(_) => last = Undelivered::Timeout,
         }
         if attempt < ATTEMPTS {
             tokio::time::sleep(wait).await;
             wait *= 2;
         }
     }
-    Err(format!("{last} (after {ATTEMPTS} attempts)"))
+    Err(last)
 }
 
 /// A receiver's URL for logs: scheme, host and port only (webhook paths and `user:pass@` are

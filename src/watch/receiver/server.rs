@@ -182,7 +182,7 @@ impl Receiver {
         };
         let (writes, refused) = match parse(&body) {
             Ok(parsed) => parsed,
-            Err(why) => return self.refuse(StatusCode::BAD_REQUEST, &why),
+            Err(why) => return self.refuse(StatusCode::BAD_REQUEST, &why.to_string()),
         };
         if let Some((n, why)) = refused {
             self.metrics.rejected("audit", n as u64);
@@ -211,8 +211,17 @@ impl Receiver {
 /// How many of a batch's events were refused, and the first one's reason.
 type Refusals = Option<(usize, String)>;
 
+/// A batch that is not an audit EventList.
+#[derive(Debug, thiserror::Error)]
+enum NotABatch {
+    #[error("not an EventList: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not an audit.k8s.io/v1 EventList: {api_version} {kind}")]
+    Kind { api_version: String, kind: String },
+}
+
 /// A batch's writes, and its refused events.
-fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Refusals), String> {
+fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Refusals), NotABatch> {
     #[derive(serde::Deserialize)]
     struct Batch {
         #[serde(rename = "apiVersion")]
@@ -221,9 +230,9 @@ fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Refusals), String> {
         #[serde(default)]
         items: Vec<Box<serde_json::value::RawValue>>,
     }
-    let batch: Batch = serde_json::from_slice(body).map_err(|e| format!("not an EventList: {e}"))?;
+    let batch: Batch = serde_json::from_slice(body)?;
     if batch.api_version != "audit.k8s.io/v1" || batch.kind != "EventList" {
-        return Err(format!("not an audit.k8s.io/v1 EventList: {} {}", batch.api_version, batch.kind));
+        return Err(NotABatch::Kind { api_version: batch.api_version, kind: batch.kind });
     }
     let mut writes = Vec::new();
     let mut refused: Refusals = None;

@@ -9,7 +9,7 @@ mod guards;
 use crate::engine::Session;
 use crate::settings::Settings;
 use crate::watch::caaph::Proxies;
-use crate::watch::healing::Healing;
+use crate::watch::healing::{Healing, Reach};
 use crate::watch::keys::{ReleaseKey, ReleaseObject, Touch};
 use crate::watch::lease::LeaseCheck;
 use crate::watch::options::WatchOptions;
@@ -112,9 +112,12 @@ impl<'a> Watcher<'a> {
             match (given_key, &options.home) {
                 (Some(key), _) => (key, signing_key::KeyOrigin::Secret),
                 (None, Some(home)) => signing_key::load(&client, home, &options.signature_key_secret).await,
-                (None, None) => {
-                    (signing_key::random(), signing_key::KeyOrigin::Process(signing_key::unnamed(session.namespace())))
-                }
+                (None, None) => (
+                    signing_key::random(),
+                    signing_key::KeyOrigin::Process(signing_key::KeyError::Unnamed {
+                        namespace: session.namespace().into(),
+                    }),
+                ),
             }
         };
         let (streams, earlier, (key, source)) =
@@ -279,9 +282,14 @@ impl Watcher<'_> {
         let namespace = if everywhere { "*" } else { session.namespace() };
         let lease = self.options.leader.as_ref().map_or("helm-drift", |l| l.name.as_str());
         let watcher = format!("{lease}|{namespace}|{}", self.options.cluster.as_deref().unwrap_or(""));
-        let said = (vec![namespace.to_string()], false, self.options.resync);
+        let reach = Reach {
+            watcher: &watcher,
+            namespaces: vec![namespace.to_string()],
+            fleet: false,
+            every: self.options.resync,
+        };
         let outputs = &self.outputs;
-        crate::watch::healing::announce(session.client(), home, &watcher, said, &outputs.metrics, &outputs.log).await;
+        crate::watch::healing::announce(session.client(), home, reach, &outputs.metrics, &outputs.log).await;
     }
 
     /// Stops every watch.

@@ -19,7 +19,27 @@ pub(crate) enum KeyOrigin {
     Secret,
     /// The Secret could not be read or written: a key for this process alone (signatures change
     /// at the next start, so drift already reported is reported again).
-    Process(String),
+    Process(KeyError),
+}
+
+/// Why the key in the cluster is not used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KeyError {
+    /// The watcher's namespace is not named: the session's namespace may be a tenant's, who could
+    /// plant a key they know.
+    #[error(
+        "the watcher's namespace is not named (--pause-namespace): a key in the session's namespace {namespace} \
+         could be planted by whoever may write Secrets there"
+    )]
+    Unnamed { namespace: String },
+    #[error("{at} holds no \"key\" of at least 32 bytes")]
+    Short { at: String },
+    #[error("cannot read {at}: {error}")]
+    Unread { at: String, error: ApiError },
+    #[error("cannot create {at}: {error}")]
+    Uncreated { at: String, error: ApiError },
+    #[error("{at} vanished")]
+    Vanished { at: String },
 }
 
 /// A new random key.
@@ -35,15 +55,6 @@ pub(crate) fn for_member(fleet: &[u8], member: &str) -> Vec<u8> {
     ring::hmac::sign(&key, format!("helm-drift member {member}").as_bytes()).as_ref().to_vec()
 }
 
-/// Why no key is read when the watcher's namespace was not named: the session's namespace
-/// (`namespace`) may be a tenant's, who could plant a key they know.
-pub(crate) fn unnamed(namespace: &str) -> String {
-    format!(
-        "the watcher's namespace is not named (--pause-namespace): a key in the session's namespace {namespace} could \
-         be planted by whoever may write Secrets there"
-    )
-}
-
 /// The key in Secret `namespace/name`, created when absent; a key for this process when the
 /// Secret cannot be used (with the reason).
 pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, KeyOrigin) {
@@ -53,18 +64,20 @@ pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> 
     }
 }
 
-async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> Result<Vec<u8>, String> {
+async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> Result<Vec<u8>, KeyError> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let at = format!("Secret {namespace}/{name}");
-    let read = |s: Secret| -> Result<Vec<u8>, String> {
+    let read = |s: Secret| -> Result<Vec<u8>, KeyError> {
         let key = s.data.and_then(|mut d| d.remove(FIELD)).map(|b| b.0).unwrap_or_default();
         if key.len() < MIN_LEN {
-            return Err(format!("{at} holds no {FIELD:?} of at least {MIN_LEN} bytes"));
+            return Err(KeyError::Short { at: at.clone() });
         }
         Ok(key)
     };
     let get = || async {
-        api.get_opt(name).await.map_err(|e| format!("cannot read {at}: {}", ApiError::from_kube(&e, "get", "secrets")))
+        api.get_opt(name)
+            .await
+            .map_err(|e| KeyError::Unread { at: at.clone(), error: ApiError::from_kube(&e, "get", "secrets") })
     };
     if let Some(s) = get().await? {
         return read(s);
@@ -83,8 +96,8 @@ async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> R
     match api.create(&PostParams::default(), &secret).await {
         Ok(s) => read(s),
         // Another replica made it first: use theirs.
-        Err(kube::Error::Api(s)) if s.code == 409 => read(get().await?.ok_or_else(|| format!("{at} vanished"))?),
-        Err(e) => Err(format!("cannot create {at}: {}", ApiError::from_kube(&e, "create", "secrets"))),
+        Err(kube::Error::Api(s)) if s.code == 409 => read(get().await?.ok_or(KeyError::Vanished { at: at.clone() })?),
+        Err(e) => Err(KeyError::Uncreated { at: at.clone(), error: ApiError::from_kube(&e, "create", "secrets") }),
     }
 }
 

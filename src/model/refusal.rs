@@ -1,0 +1,79 @@
+//! Why helm-drift itself refuses to compare or write something: each refusal a type, its words
+//! in one place ([`Refusal`]'s `Display`). `None` beside one means allowed.
+
+use super::ObjectId;
+use std::fmt;
+
+/// One of helm-drift's own refusals (the server's are its words, kept as they come).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// An object a record of `release_ns` lists in another namespace (or cluster-scoped) is not
+    /// compared: a record speaks only for its own namespace (`--trust-namespace` widens it).
+    NotCompared { release_ns: String },
+    /// A person's `repair` does not write `object` (in `namespace`, `None`: cluster-scoped) on
+    /// the word of a record of the untrusted `release_ns`.
+    BeyondRecord { object: ObjectId, namespace: Option<String>, release_ns: String },
+    /// Self-healing in an untrusted namespace with no ServiceAccount to write as.
+    Untrusted { namespace: String },
+    /// Self-healing of `object` outside the untrusted `release_ns` it was recorded in.
+    OutsideNamespace { object: ObjectId, namespace: Option<String>, release_ns: String },
+    /// Self-healing of an object Helm's ownership metadata does not give to the release
+    /// (`holder`: the release it names, `None`: it names none).
+    NotOwned { release: (String, String), holder: Option<(String, String)> },
+}
+
+/// Where an object lives, in words.
+pub(crate) fn place(namespace: Option<&str>) -> String {
+    match namespace {
+        None => "cluster-scoped".to_string(),
+        Some(ns) => format!("in namespace {ns}"),
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotCompared { release_ns: ns } => write!(
+                f,
+                "not compared: outside the record's namespace {ns} (a release record speaks only for its own \
+                 namespace; --trust-namespace {ns} trusts its records as the operator's)"
+            ),
+            Refusal::BeyondRecord { object, namespace, release_ns: ns } => write!(
+                f,
+                "outside the release's namespace: {object} is {}, and the record that asks for it can be written by \
+                 anyone who may write Secrets in namespace {ns}: repair writes it on the record's word only with \
+                 --trust-namespace {ns} (--only repairs the rest)",
+                place(namespace.as_deref())
+            ),
+            Refusal::Untrusted { namespace: ns } => write!(
+                f,
+                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
+                 ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
+                 the watcher where the operator trusts the namespace (--trust-namespace {ns})"
+            ),
+            Refusal::OutsideNamespace { object, namespace, release_ns: ns } => {
+                let place = match namespace {
+                    None => "a cluster-scoped object".to_string(),
+                    Some(n) => format!("an object in namespace {n}"),
+                };
+                write!(
+                    f,
+                    "outside the release's namespace: {object} is {place}, and a record of the untrusted namespace \
+                     {ns} speaks only for its own namespace (--trust-namespace {ns} trusts it)"
+                )
+            }
+            Refusal::NotOwned { release: (ns, name), holder } => {
+                let holder = match holder {
+                    Some((s, n)) => format!("it belongs to release {s}/{n}"),
+                    // Helm's ownership annotations (`desired::metadata` writes them).
+                    None => "it does not carry meta.helm.sh/release-name and meta.helm.sh/release-namespace".into(),
+                };
+                write!(
+                    f,
+                    "not owned by release {ns}/{name}: {holder}, and self-healing changes only objects Helm's \
+                     ownership metadata gives to the release"
+                )
+            }
+        }
+    }
+}

@@ -56,7 +56,7 @@ pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every file of the crate but the test-only ones (`tests.rs`, this file).
+/// Every file of the crate but the test-only ones (`tests.rs`, `testing.rs`, this file).
 pub(crate) fn sources() -> Vec<Source> {
     let mut out = Vec::new();
     let mut dirs = vec![src()];
@@ -66,7 +66,7 @@ pub(crate) fn sources() -> Vec<Source> {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             if path.is_dir() {
                 dirs.push(path);
-            } else if name.ends_with(".rs") && name != "tests.rs" && name != "layering.rs" {
+            } else if name.ends_with(".rs") && !["tests.rs", "layering.rs", "testing.rs"].contains(&name.as_str()) {
                 let relative = path.strip_prefix(src()).unwrap().with_extension("");
                 let mut module: Vec<String> = relative.iter().map(|p| p.to_string_lossy().to_string()).collect();
                 if module.last().is_some_and(|m| m == "mod" || m == "lib" || m == "main") {
@@ -376,6 +376,54 @@ fn the_decision_check_reads_the_error_type() {
     assert_eq!(result_errors("Result<(), String>, y: Result<u8, E>"), ["String", "E"]);
 }
 
+/// Where YAML is read with `serde_yaml` (or a library built on it) outside tests, and why: what
+/// the user writes. Everything someone else writes is read by `crate::yaml`, the one budgeted
+/// parser behind its door; the two files that hand a document to a library after it are named.
+const YAML_READERS: &[(&str, &str)] = &[
+    ("policy/config.rs", "the user's --config file"),
+    ("baseline/document.rs", "a baseline, bounded by crate::yaml first (helm-drift renders it with serde_yaml)"),
+    ("inventory/capi.rs", "a kubeconfig Secret, bounded by crate::yaml first (kube's Kubeconfig reads it)"),
+];
+
+#[test]
+fn yaml_others_write_is_read_by_the_one_budgeted_parser() {
+    let readers = ["serde_yaml::from_", "serde_yaml::Deserializer", "from_yaml("];
+    let found = sources()
+        .into_iter()
+        .filter(|s| !matches!(s.module.first().map(String::as_str), Some("cli" | "commands" | "yaml")))
+        .filter(|s| readers.iter().any(|r| without_comments_and_strings(&s.code).contains(r)))
+        .map(|s| s.file.strip_prefix(src()).unwrap().display().to_string())
+        .filter(|f| !YAML_READERS.iter().any(|(allowed, _)| f == allowed));
+    none(found, "YAML read outside crate::yaml where someone else may write it");
+}
+
+/// The functions a production file keeps for its tests, each because it reads the file's private
+/// state (shared fixtures live in `src/testing.rs`).
+const TEST_ACCESSORS: &[&str] = &[
+    "watch/healing/decide.rs::is_abandoned",
+    "watch/store/tracker.rs::reported",
+    "engine/session.rs::from_parts",
+    "report/printer.rs::into_parts",
+    "release/record.rs::for_tests",
+    "yaml.rs::to_json",
+];
+
+#[test]
+fn test_only_functions_in_production_files_read_private_state() {
+    let mut found = BTreeSet::new();
+    for source in sources() {
+        let file = source.file.strip_prefix(src()).unwrap().display().to_string();
+        let lines: Vec<&str> = source.code.lines().map(str::trim).collect();
+        for pair in lines.windows(2).filter(|w| w[0] == "#[cfg(test)]") {
+            if let Some(name) = fn_name(pair[1]) {
+                found.insert(format!("{file}::{name}"));
+            }
+        }
+    }
+    let listed: BTreeSet<String> = TEST_ACCESSORS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(found, listed, "a #[cfg(test)] function beside production code (fixtures go to src/testing.rs)");
+}
+
 /// Each type's inherent `impl` blocks, by the files they are in.
 fn inherent_impls() -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -631,6 +679,33 @@ fn no_code_outside_tests_takes_every_name_of_its_parent() {
         .map(|s| s.file.strip_prefix(src()).unwrap().display().to_string())
         .collect();
     none(globs, "use super::* outside tests");
+}
+
+#[test]
+fn the_module_map_lists_the_layers_in_their_order() {
+    let lib = include_str!("lib.rs");
+    let doc: String = lib.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+    let mut named: Vec<(usize, &str)> =
+        LAYERS.iter().filter_map(|m| doc.find(&format!("[`{m}`]")).map(|at| (at, *m))).collect();
+    named.sort();
+    let order: Vec<&str> = named.into_iter().map(|(_, m)| m).collect();
+    assert_eq!(order, LAYERS, "lib.rs's module map and LAYERS order the floors differently");
+}
+
+#[test]
+fn the_contributor_docs_name_every_floor_and_room_and_only_files_that_exist() {
+    let doc = include_str!("../docs/src/contributing/architecture.md");
+    for module in LAYERS.iter().chain(WATCH_ROOMS.iter().flat_map(|f| f.iter())) {
+        assert!(doc.contains(&format!("`{module}`")), "architecture.md does not name {module}");
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let missing: Vec<String> = doc
+        .split('`')
+        .filter(|w| w.starts_with("src/") && w.ends_with(".rs"))
+        .filter(|w| !root.join(w).is_file())
+        .map(String::from)
+        .collect();
+    none(missing, "files architecture.md names that do not exist");
 }
 
 #[test]

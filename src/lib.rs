@@ -13,9 +13,9 @@
 //!    [`inventory`]: the fleets other tools keep (Cluster API, Argo CD, CAAPH's releases).
 //! 3. [`compare`]: differences between recorded and live (exact, subset, managed fields,
 //!    ownership, merge keys); [`policy`]: what a difference means (ignore, expected, gitops, jq);
+//!    [`audit`]: who made a drift, from the API server's audit events (bounded, matched);
 //!    [`guard`]: the admission guard's policy (what to write, what a written one says);
-//!    [`pause`]: break-glass pauses of self-healing (where they live, what they hold);
-//!    [`audit`]: who made a drift, from the API server's audit events (bounded, matched).
+//!    [`pause`]: break-glass pauses of self-healing (where they live, what they hold).
 //! 4. [`baseline`]: accepted drift and where it is kept; [`release`]: Helm's storage (the one
 //!    storage-driver enum, Secrets, ConfigMaps, SQL), records and their index.
 //! 5. [`settings`]: what a run needs, resolved once; [`desired`]: the objects Helm
@@ -24,9 +24,9 @@
 //! 6. [`engine`]: a session (client, caches), the evaluation of a release and scans; [`repair`]:
 //!    plans and guarded changes, judged by the engine; [`plan`]: what the next `helm upgrade`
 //!    would do, rendered by helm and judged by the engine.
-//! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit); [`watch`]: the
-//!    long-running watcher (its output is its metrics, Events, notifications and JSON log
-//!    lines, written by `watch::outputs`).
+//! 7. [`report`]: the only writer of a command's output (text, JSON, JUnit, Markdown, HTML);
+//!    [`watch`]: the long-running watcher, in rooms of its own (healing, the audit receiver,
+//!    CAAPH's proxies, outputs, the fleet: `watch/mod.rs` lists them by floor).
 //! 8. [`cli`]: clap only (the commands' arguments, flags, help); [`commands`]: each command in
 //!    one home, its `XxxSettings::resolve` (every rule about its flags) and its run over the
 //!    engine; `commands::main` parses, dispatches and sets the exit code.
@@ -104,3 +104,5 @@ pub mod tables {
 
 #[cfg(test)]
 mod layering;
+#[cfg(test)]
+mod testing;

@@ -168,7 +168,7 @@ pub(crate) fn accept(baseline: &mut Baseline, report: &DriftReport, how: &Accept
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, FieldPath, Foreign, ObjectDrift, ObjectId};
+    use crate::model::{FieldDiff, Foreign, ObjectDrift, ObjectId};
     use serde_json::json;
 
     /// `accept` now, without --strict: how many entries were accepted and dropped.
@@ -196,12 +196,12 @@ mod tests {
         let mut web =
             ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("apps"), "web"), None, Verdict::Modified);
         web.fields.push(FieldDiff::new(
-            FieldPath::from_pointer("/spec/replicas"),
+            crate::testing::path("/spec/replicas"),
             Some(&json!(2)),
             Some(&json!(replicas)),
         ));
         web.added.push(Foreign {
-            path: FieldPath::from_pointer("/metadata/labels/team"),
+            path: crate::testing::path("/metadata/labels/team"),
             value: json!("ops"),
             manager: "kubectl-label".into(),
             changed_by: None,
@@ -209,29 +209,14 @@ mod tests {
         let mut secret =
             ObjectDrift::new(ObjectId::new("v1", "Secret", Some("apps"), "creds"), None, Verdict::Modified);
         secret.fields.push(FieldDiff::new(
-            FieldPath::from_pointer("/data/password"),
+            crate::testing::path("/data/password"),
             Some(&json!("b2xk")),
             Some(&json!("bmV3")),
         ));
         let gone = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "cfg"), None, Verdict::Missing);
-        DriftReport {
-            release: "web".into(),
-            namespace: "apps".into(),
-            revision: 1,
-            status: "deployed".into(),
-            chart: String::new(),
-            record: String::new(),
-            newest: None,
-            objects: vec![web, secret, gone],
-            notes: Vec::new(),
-            stale: Vec::new(),
-            findings: Vec::new(),
-            explanations: Vec::new(),
-            rerender: None,
-            guard: None,
-            accepted_until: None,
-            writer: Default::default(),
-        }
+        let mut report = crate::testing::report("apps", "web", vec![web, secret, gone]);
+        (report.chart, report.record) = (String::new(), String::new());
+        report
     }
 
     /// A label accepted on an object whose replicas another manager owns with the recorded
@@ -243,7 +228,7 @@ mod tests {
             let web = &mut r.objects[0];
             web.fields.clear();
             web.disowned.push(crate::model::Ownership {
-                path: FieldPath::from_pointer("/spec/replicas"),
+                path: crate::testing::path("/spec/replicas"),
                 manager: "kubectl-scale".into(),
                 shared: false,
             });
@@ -358,7 +343,7 @@ mod tests {
             r.objects.truncate(1);
             r.objects[0].fields.clear();
             r.objects[0].added = vec![Foreign {
-                path: FieldPath::from_pointer("/spec/template/spec/containers/0/env"),
+                path: crate::testing::path("/spec/template/spec/containers/0/env"),
                 value: env,
                 manager: "kubectl-set".into(),
                 changed_by: None,
@@ -389,7 +374,7 @@ mod tests {
         assert!(b.entries.iter().all(|e| e.expires_at.as_deref() == Some("2026-12-20T00:00:00Z")));
         let mut r = report(5);
         r.objects[0].disowned.push(crate::model::Ownership {
-            path: FieldPath::from_pointer("/spec/paused"),
+            path: crate::testing::path("/spec/paused"),
             manager: "kubectl-edit".into(),
             shared: false,
         });
@@ -406,7 +391,7 @@ mod tests {
         r.objects.truncate(1);
         let web = &mut r.objects[0];
         web.added.clear();
-        let at = FieldPath::from_pointer("/spec/ports/0");
+        let at = crate::testing::path("/spec/ports/0");
         web.fields = vec![
             FieldDiff::new(at.clone(), Some(&json!({"port": 80})), None),
             FieldDiff::new(at, None, Some(&json!({"port": 8081}))),

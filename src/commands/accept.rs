@@ -7,7 +7,7 @@ use crate::baseline::{self, Acceptance, Store};
 use crate::cli::{AcceptArgs, AcceptFormat, Global};
 use crate::engine::{Session, evaluate};
 use crate::model::{AcceptReport, AcceptedDrift, ExitStatus};
-use crate::report::Terminal;
+use crate::report::{Format, Terminal};
 use crate::settings::Settings;
 use anyhow::Result;
 
@@ -15,8 +15,8 @@ use anyhow::Result;
 pub(crate) struct AcceptSettings {
     settings: Settings,
     request: AcceptRequest,
-    /// `-o json`.
-    json: bool,
+    /// `-o text` or `-o json`.
+    format: Format,
 }
 
 impl AcceptSettings {
@@ -25,7 +25,11 @@ impl AcceptSettings {
         let settings = complete(g, &compare, BaselineSource::None)?;
         let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
         let request = AcceptRequest { release, only, paths: path, prune, expires, store, dry_run };
-        Ok(AcceptSettings { settings, request, json: output == AcceptFormat::Json })
+        Ok(AcceptSettings {
+            settings,
+            request,
+            format: if output == AcceptFormat::Json { Format::Json } else { Format::Text },
+        })
     }
 }
 
@@ -33,7 +37,8 @@ impl AcceptSettings {
 pub(crate) fn execute(s: AcceptSettings, printer: &mut Terminal) -> Result<ExitStatus> {
     say_warnings(&s.settings, printer);
     let report = runtime()?.block_on(run(&s.settings, &s.request))?;
-    printer.accept(&report, s.json);
+    printer.style.format = s.format;
+    printer.accept(&report);
     Ok(ExitStatus::InSync)
 }
 

@@ -125,7 +125,7 @@ mod tests {
                 {"manager": "helm", "operation": "Update", "time": "2026-11-30T00:08:44Z", "fieldsV1": {"f:data": {}}},
             ]},
         });
-        let by = of(&live, &FieldPath::from_pointer("/data/greeting")).unwrap();
+        let by = of(&live, &crate::testing::path("/data/greeting")).unwrap();
         assert_eq!(by.manager, "fighter");
     }
 
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_latest_writer_of_a_field() {
-        let a = of(&live(), &FieldPath::from_pointer("/spec/replicas")).unwrap();
+        let a = of(&live(), &crate::testing::path("/spec/replicas")).unwrap();
         assert_eq!(
             (a.manager.as_str(), a.operation.as_str(), a.subresource.as_deref()),
             ("kubectl", "Update", Some("scale"))
@@ -157,9 +157,9 @@ mod tests {
 
     #[test]
     fn keyed_items_and_whole_parents() {
-        let args = FieldPath::from_pointer("/spec/template/spec/containers/0/args/1");
+        let args = crate::testing::path("/spec/template/spec/containers/0/args/1");
         assert_eq!(of(&live(), &args).unwrap().manager, "helm", "an atomic list is held whole");
-        assert!(of(&live(), &FieldPath::from_pointer("/spec/paused")).is_none());
+        assert!(of(&live(), &crate::testing::path("/spec/paused")).is_none());
     }
 
     #[test]

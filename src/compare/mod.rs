@@ -62,12 +62,12 @@ pub(crate) fn without_ignored(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::FieldPath;
+
     use serde_json::json;
 
     #[test]
     fn ignore_prefixes_set_differences_aside() {
-        let p = FieldPath::from_pointer;
+        let p = crate::testing::path;
         let fields = vec![
             FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))),
             FieldDiff::new(p("/spec/template/spec/containers/0/image"), Some(&json!("a")), Some(&json!("b"))),

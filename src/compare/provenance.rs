@@ -195,7 +195,7 @@ mod tests {
     const IMAGE: &str = "/spec/template/spec/containers/0/image";
 
     fn judge(kind: (&str, &str), live: &Value, d: &Deployed, pointer: &str, w: &Attribution) -> Provenance {
-        of(&Write { group: kind.0, kind: kind.1, live, deployed: d }, &FieldPath::from_pointer(pointer), w)
+        of(&Write { group: kind.0, kind: kind.1, live, deployed: d }, &crate::testing::path(pointer), w)
     }
 
     #[test]

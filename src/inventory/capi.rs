@@ -81,6 +81,10 @@ fn kubeconfig_of(secret: &Secret, at: &str) -> Result<Kubeconfig, Unreachable> {
     let data =
         secret.data.as_ref().and_then(|d| d.get(KUBECONFIG_KEY)).ok_or_else(|| refused(Why::NoKey(KUBECONFIG_KEY)))?;
     let text = std::str::from_utf8(&data.0).map_err(|_| refused(Why::NotText(None)))?;
+    // Whoever may write Secrets in the Cluster's namespace writes it: bounded by the one
+    // budgeted parser before the kubeconfig library reads it.
+    crate::yaml::to_json_within(text, &mut crate::yaml::Budget::for_manifest(text.len()))
+        .map_err(|e| refused(Why::NotKubeconfig(e.to_string())))?;
     let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| refused(Why::NotKubeconfig(e.to_string())))?;
     vetted(kubeconfig, at)
 }

@@ -85,19 +85,19 @@ impl BoardRelease {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, FieldPath, ObjectDrift, ObjectId, Verdict};
+    use crate::model::{FieldDiff, ObjectDrift, ObjectId, Verdict};
     use serde_json::json;
 
     #[test]
     fn keeps_paths_and_writers_never_values() {
         let mut cm = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Modified);
         cm.fields.push(FieldDiff::new(
-            FieldPath::from_pointer("/data/k"),
+            crate::testing::path("/data/k"),
             Some(&json!("old-value")),
             Some(&json!("new-value")),
         ));
         let ok = ObjectDrift::new(ObjectId::new("v1", "Service", Some("apps"), "s"), None, Verdict::InSync);
-        let b = BoardRelease::of(&DriftReport::sample("apps", "web", vec![cm, ok]), "2026-11-30T10:00:00Z".into());
+        let b = BoardRelease::of(&crate::testing::report("apps", "web", vec![cm, ok]), "2026-11-30T10:00:00Z".into());
         assert_eq!((b.verdict, b.objects, b.shown.len()), ("drifted", 2, 1));
         assert_eq!(b.shown[0].paths, ["data.k"]);
         assert!(!format!("{b:?}").contains("value"), "{b:?}");

@@ -15,7 +15,7 @@ pub(crate) enum ExitStatus {
 }
 
 impl ExitStatus {
-    /// The exit code: 0, 2 or 1.
+    /// The exit code: 0, 2, 1 or 3.
     pub(crate) fn code(self) -> u8 {
         match self {
             ExitStatus::InSync => 0,

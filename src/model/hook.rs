@@ -36,19 +36,11 @@ impl super::ObjectDrift {
     }
 }
 
-impl HookOrigin {
-    /// A hook of `events` that ran at `ran_at`, seen at revision `revision` (tests).
-    #[cfg(test)]
-    pub(crate) fn sample(events: &[&str], ran_at: u32, revision: u32) -> HookOrigin {
-        HookOrigin { events: events.iter().map(|e| e.to_string()).collect(), delete_policies: vec![], ran_at, revision }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn a_hook_says_which_run_made_its_object() {
-        let h = super::HookOrigin::sample(&["pre-install"], 1, 1);
+        let h = crate::testing::hook(&["pre-install"], 1, 1);
         assert_eq!(h.describe(), "pre-install hook");
         let later = super::HookOrigin { revision: 3, ..h.clone() };
         assert_eq!(later.describe(), "pre-install hook, as created at revision 1");

@@ -1,4 +1,13 @@
 //! One object's verdict: its identity, what differs, and which comparison said so.
+//!
+//! The verdict chain, written once: the engine decides each object's [`Verdict`] (what the
+//! comparison found: in sync, missing, modified, unknown, excluded, an error;
+//! `engine::judge::judge`); [`ObjectDrift::drift_kind`] names it as people and programs do
+//! ([`DriftKind`]: changed, fields added, taken over, expected...); a release's
+//! `ReleaseVerdict` (in sync, drift, error; `DriftReport::verdict`) is the worst of its objects';
+//! and `ExitStatus` (0, 2, 1; `model/exit.rs`) is the worst of the run's releases. `plan`'s
+//! own is `PlanVerdict` (the upgrade changes nothing, changes N objects, is unknown, would fail:
+//! exit 0, 2, 1, 3).
 
 use super::id::ObjectId;
 use super::path::FieldPath;

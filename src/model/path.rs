@@ -76,21 +76,6 @@ impl FieldPath {
         next
     }
 
-    /// A path from a plain pointer (`/spec/replicas`, `/rules/0`); numeric tokens are list
-    /// positions, the same on both sides.
-    #[cfg(test)]
-    pub(crate) fn from_pointer(pointer: &str) -> FieldPath {
-        FieldPath(
-            tokens(pointer)
-                .into_iter()
-                .map(|t| match t.parse::<usize>() {
-                    Ok(i) => Segment::Item { recorded: Some(i), live: Some(i), key: None },
-                    Err(_) => Segment::Field(t),
-                })
-                .collect(),
-        )
-    }
-
     /// The pointer in the live object, `None` when some item of the path is not live.
     pub(crate) fn live_pointer(&self) -> Option<String> {
         self.pointer_by(|recorded, live| {
@@ -285,7 +270,7 @@ mod tests {
         );
         let label = FieldPath::root().field("metadata").field("labels").field("app.kubernetes.io/name");
         assert_eq!(label.to_string(), "metadata.labels[\"app.kubernetes.io/name\"]");
-        assert_eq!(FieldPath::from_pointer("/rules/0/verbs").to_string(), "rules[0].verbs");
+        assert_eq!(crate::testing::path("/rules/0/verbs").to_string(), "rules[0].verbs");
     }
 
     /// A key's value that would read as more than one value, or holds a control character, is
@@ -306,7 +291,7 @@ mod tests {
         assert_eq!(p.live_insert_pointer().as_deref(), Some("/spec/template/spec/containers/1/ports/-"));
         let label = FieldPath::root().field("metadata").field("labels").field("app.kubernetes.io/name");
         assert_eq!(label.pointer(), "/metadata/labels/app.kubernetes.io~1name");
-        assert_eq!(FieldPath::from_pointer(&label.pointer()), label);
+        assert_eq!(crate::testing::path(&label.pointer()), label);
     }
 
     #[test]

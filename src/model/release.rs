@@ -192,30 +192,6 @@ impl DriftReport {
             .unwrap_or(Method::Exact)
     }
 
-    /// A deployed revision 1 of `namespace/release` with these verdicts and nothing else (for
-    /// tests of what consumes reports).
-    #[cfg(test)]
-    pub(crate) fn sample(namespace: &str, release: &str, objects: Vec<ObjectDrift>) -> DriftReport {
-        DriftReport {
-            release: release.into(),
-            namespace: namespace.into(),
-            revision: 1,
-            status: "deployed".into(),
-            chart: "chart-1.0.0".into(),
-            record: format!("Secret {namespace}/sh.helm.release.v1.{release}.v1"),
-            newest: None,
-            objects,
-            notes: Vec::new(),
-            stale: Vec::new(),
-            findings: Vec::new(),
-            explanations: Vec::new(),
-            rerender: None,
-            guard: None,
-            accepted_until: None,
-            writer: Default::default(),
-        }
-    }
-
     /// The same release header with other objects (e.g. those a repair selected).
     pub(crate) fn with_objects(&self, objects: Vec<ObjectDrift>) -> DriftReport {
         DriftReport {

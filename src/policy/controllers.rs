@@ -114,10 +114,10 @@ mod tests {
     fn an_aggregated_cluster_roles_rules_are_the_controllers() {
         let desired = json!({"aggregationRule": {"clusterRoleSelectors": []}, "rules": []});
         let mut rules =
-            FieldDiff::new(FieldPath::from_pointer("/rules"), Some(&json!([])), Some(&json!([{"verbs": ["get"]}])));
+            FieldDiff::new(crate::testing::path("/rules"), Some(&json!([])), Some(&json!([{"verbs": ["get"]}])));
         rules.changed_by = by("clusterrole-aggregation-controller");
         let selector =
-            FieldDiff::new(FieldPath::from_pointer("/aggregationRule/clusterRoleSelectors"), Some(&json!([])), None);
+            FieldDiff::new(crate::testing::path("/aggregationRule/clusterRoleSelectors"), Some(&json!([])), None);
         let (fields, _, expected) =
             set_aside(&role("ClusterRole"), &desired, vec![rules.clone(), selector], Vec::new());
         assert_eq!(fields.len(), 1, "the selector is the chart's: {fields:?}");

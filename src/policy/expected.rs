@@ -212,7 +212,7 @@ fn reason(rule: &ExpectedRule, manager: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Attribution, FieldPath};
+    use crate::model::Attribution;
     use serde_json::json;
 
     fn deployment() -> ObjectRef<'static> {
@@ -220,7 +220,7 @@ mod tests {
     }
 
     fn foreign(pointer: &str, manager: &str) -> Foreign {
-        Foreign { path: FieldPath::from_pointer(pointer), value: json!("x"), manager: manager.into(), changed_by: None }
+        Foreign { path: crate::testing::path(pointer), value: json!("x"), manager: manager.into(), changed_by: None }
     }
 
     fn by(manager: &str) -> Option<Attribution> {
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn a_changed_value_is_drift_whoever_wrote_it_unless_a_config_rule_names_it() {
         let mut image =
-            FieldDiff::new(FieldPath::from_pointer("/spec/image"), Some(&json!("web:1")), Some(&json!("mirror/web:1")));
+            FieldDiff::new(crate::testing::path("/spec/image"), Some(&json!("web:1")), Some(&json!("mirror/web:1")));
         image.changed_by = by("helm");
         let mut edited = image.clone();
         edited.changed_by = by("kubectl-edit");

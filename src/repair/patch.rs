@@ -80,7 +80,7 @@ mod tests {
     use crate::model::{FieldDiff, FieldPath, Foreign, Ignored, ItemKey, ObjectId, Verdict};
 
     fn modified() -> ObjectDrift {
-        let p = FieldPath::from_pointer;
+        let p = crate::testing::path;
         let env = p("/spec/template/spec/containers/0/env");
         let mut o =
             ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web"), None, Verdict::Modified);

@@ -147,7 +147,7 @@ mod tests {
         }));
         let objects = crate::desired::from_manifest(MANIFEST).unwrap();
         let id = |kind: &str, name: &str| ObjectId::new("v1", kind, Some("apps"), name);
-        let path = FieldPath::from_pointer;
+        let path = crate::testing::path;
         let mut edited = ObjectDrift::new(id("ConfigMap", "edited"), None, Verdict::Modified);
         edited.fields.push(FieldDiff::new(path("/data/a"), Some(&json!("1")), Some(&json!("2"))));
         edited.added.push(Foreign {
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn a_missing_hook_job_is_never_created_again_but_a_hook_config_map_is() {
         let mut e = evaluated(None);
-        let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
+        let origin = crate::testing::hook(&["post-install"], 1, 1);
         e.report.objects[0].hook = Some(Box::new(origin.clone()));
         let mut job =
             ObjectDrift::new(ObjectId::new("batch/v1", "Job", Some("apps"), "migrate"), None, Verdict::Missing);

@@ -102,9 +102,9 @@ mod tests {
         let o = modified(
             "Deployment",
             live,
-            vec![FieldDiff::new(FieldPath::from_pointer("/spec/replicas"), Some(&json!(2)), Some(&json!(5)))],
+            vec![FieldDiff::new(crate::testing::path("/spec/replicas"), Some(&json!(2)), Some(&json!(5)))],
             vec![Foreign {
-                path: FieldPath::from_pointer("/spec/env").item(None, Some(1), None),
+                path: crate::testing::path("/spec/env").item(None, Some(1), None),
                 value: json!({"name": "EXTRA"}),
                 manager: "kubectl-set".into(),
                 changed_by: None,
@@ -122,7 +122,7 @@ mod tests {
     /// shows the port number, not the defaulted protocol.
     #[test]
     fn a_replaced_list_item_shows_only_what_changed() {
-        let ports = FieldPath::from_pointer("/spec/ports");
+        let ports = crate::testing::path("/spec/ports");
         let key = |n: i64| Some(ItemKey::from_fields([("containerPort", &json!(n)), ("protocol", &json!("TCP"))]));
         let live = json!({"spec": {"ports": [{"containerPort": 9090, "name": "http", "protocol": "TCP"}]}});
         let o = modified(
@@ -151,7 +151,7 @@ mod tests {
         let o = modified(
             "Secret",
             live,
-            vec![FieldDiff::new(FieldPath::from_pointer("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3")))],
+            vec![FieldDiff::new(crate::testing::path("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3")))],
             vec![],
         );
         let d = unified(&o, 3, false).unwrap();

@@ -1,17 +1,24 @@
-//! The formats, in one table: what each writes for `check` (one cluster and a fleet) and for
-//! `render`, and its `-o` name. Adding a format is its file and one arm of [`Format::writer`].
+//! The formats, in one table: what each writes for `check` (one cluster and a fleet), `render`,
+//! `plan` and `repair`, and its `-o` name. Adding a format is its file and one arm of
+//! [`Format::writer`] (`accept` writes text or its JSON document; `guard` writes text).
 
 use super::style::{Format, Style};
-use super::{html, json, junit, markdown, text};
-use crate::model::{FleetReport, RenderReport, RunReport};
+use super::text::{plan as text_plan, repair as text_repair};
+use super::{changes_json, html, json, junit, markdown, plan_formats, text};
+use crate::model::{FleetReport, PlanReport, RenderReport, RepairReport, RunReport};
 
-/// What one format writes: `check` over one cluster and over several, `render` when it has one.
+/// What one format writes: `check` over one cluster and over several, `render` when it has one,
+/// `plan`, and `repair` (over several clusters too, when it has a document of its own).
 pub(crate) struct Writer {
     /// Its `-o` name.
     pub(crate) name: &'static str,
     pub(crate) run: fn(&RunReport, &Style) -> String,
     pub(crate) fleet: fn(&FleetReport, &Style) -> String,
     pub(crate) render: Option<fn(&RenderReport, &Style) -> String>,
+    pub(crate) plan: fn(&PlanReport, &Style) -> String,
+    pub(crate) repair: fn(&RepairReport, &Style) -> String,
+    /// `repair` over several clusters as one document (`None`: each cluster's under its name).
+    pub(crate) repair_fleet: Option<fn(&crate::model::FleetRepair, &Style) -> String>,
 }
 
 impl Format {
@@ -20,13 +27,49 @@ impl Format {
 
     /// The format's writers: adding a format is its file and one arm here.
     pub(crate) fn writer(self) -> Writer {
+        let (plan, repair) = (text_plan::plan, text_repair::repair);
+        let repair_fleet = None;
         match self {
-            Format::Text => Writer { name: "text", run: text::run, fleet: text::fleet, render: Some(text::render) },
-            Format::Json => Writer { name: "json", run: json::run, fleet: json::fleet, render: Some(json::render) },
+            Format::Text => Writer {
+                name: "text",
+                run: text::run,
+                fleet: text::fleet,
+                render: Some(text::render),
+                plan,
+                repair,
+                repair_fleet,
+            },
+            Format::Json => Writer {
+                name: "json",
+                run: json::run,
+                fleet: json::fleet,
+                render: Some(json::render),
+                plan: |r, s| changes_json::plan(r, s.show_secrets),
+                repair: changes_json::repair,
+                repair_fleet: Some(changes_json::repair_fleet),
+            },
             // `render -o junit` has no test cases to report: it writes its text.
-            Format::Junit => Writer { name: "junit", run: junit::run, fleet: junit::fleet, render: Some(text::render) },
-            Format::Markdown => Writer { name: "markdown", run: markdown::run, fleet: markdown::fleet, render: None },
-            Format::Html => Writer { name: "html", run: html::run, fleet: html::fleet, render: None },
+            Format::Junit => Writer {
+                name: "junit",
+                run: junit::run,
+                fleet: junit::fleet,
+                render: Some(text::render),
+                plan: |r, _| plan_formats::junit(r),
+                repair,
+                repair_fleet,
+            },
+            Format::Markdown => Writer {
+                name: "markdown",
+                run: markdown::run,
+                fleet: markdown::fleet,
+                render: None,
+                plan: plan_formats::markdown,
+                repair,
+                repair_fleet,
+            },
+            Format::Html => {
+                Writer { name: "html", run: html::run, fleet: html::fleet, render: None, plan, repair, repair_fleet }
+            }
         }
     }
 

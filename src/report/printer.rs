@@ -101,10 +101,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// The report of `repair`.
     pub(crate) fn repair(&mut self, report: &RepairReport) {
         if !self.style.quiet {
-            let out = match self.style.format {
-                Format::Json => super::changes_json::repair(report, &self.style),
-                _ => repair::repair(report, &self.style),
-            };
+            let out = (self.style.format.writer().repair)(report, &self.style);
             self.text(&out);
         }
     }
@@ -120,8 +117,8 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        if self.style.format == Format::Json {
-            let out = super::changes_json::repair_fleet(fleet, &self.style);
+        if let Some(document) = self.style.format.writer().repair_fleet {
+            let out = document(fleet, &self.style);
             self.text(&out);
             return;
         }
@@ -168,24 +165,19 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = match self.style.format {
-            Format::Json => super::changes_json::plan(report, self.style.show_secrets),
-            Format::Markdown => super::plan_formats::markdown(report, &self.style),
-            Format::Junit => super::plan_formats::junit(report),
-            _ => super::text::plan::plan(report, &self.style),
-        };
+        let out = (self.style.format.writer().plan)(report, &self.style);
         self.text(&out);
     }
 
-    /// The report of `accept`: a line for the release, one per drift accepted (`json`: the
+    /// The report of `accept`: a line for the release, one per drift accepted (`-o json`: the
     /// document).
-    pub(crate) fn accept(&mut self, r: &AcceptReport, json: bool) {
+    pub(crate) fn accept(&mut self, r: &AcceptReport) {
         if self.style.quiet {
             return;
         }
-        let out = match json {
-            true => super::json::accept(r),
-            false => super::text::accept::accept(r),
+        let out = match self.style.format {
+            Format::Json => super::json::accept(r),
+            _ => super::text::accept::accept(r),
         };
         self.text(&out);
     }

@@ -60,7 +60,10 @@ pub(crate) fn mask_pair(id: &ObjectId, recorded: &mut Value, live: &mut Value, s
 /// [`HIDDEN_CHANGED`] on the rendered side), other documents unchanged. `show` shows all.
 pub(crate) fn mask_documents(stored: Option<&str>, rendered: Option<&str>, show: bool) -> (String, String) {
     let text = |s: Option<&str>| s.unwrap_or_default().to_string();
-    let parse = |s: Option<&str>| s.and_then(|t| serde_yaml::from_str::<Value>(t).ok());
+    // A stored document is the record writer's: read through the one budgeted parser.
+    let parse = |s: Option<&str>| {
+        s.and_then(|t| crate::yaml::to_json_within(t, &mut crate::yaml::Budget::for_manifest(t.len())).ok())
+    };
     let (a, b) = (parse(stored), parse(rendered));
     let secret = |v: &Option<Value>| v.as_ref().is_some_and(|v| v["kind"] == "Secret" && v["apiVersion"] == "v1");
     if show || !(secret(&a) || secret(&b)) {

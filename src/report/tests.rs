@@ -3,8 +3,8 @@
 use super::printer::Printer;
 use super::*;
 use crate::model::{
-    Attribution, DriftReport, Expected, FieldDiff, FieldPath, Foreign, Ignored, ItemKey, Method, ObjectDrift, ObjectId,
-    Outcome, Ownership, ReleaseError, RunReport, Verdict,
+    Attribution, DriftReport, Expected, FieldDiff, Foreign, Ignored, ItemKey, Method, ObjectDrift, ObjectId, Outcome,
+    Ownership, ReleaseError, RunReport, Verdict,
 };
 use serde_json::json;
 
@@ -22,7 +22,7 @@ fn recreated() -> ObjectDrift {
     let mut cm = obj("ConfigMap", "recreated", Verdict::Modified);
     for path in ["/data/greeting", "/metadata/labels/app"] {
         cm.disowned.push(Ownership {
-            path: FieldPath::from_pointer(path),
+            path: crate::testing::path(path),
             manager: "kubectl-create".into(),
             shared: false,
         });
@@ -43,7 +43,7 @@ fn recreated() -> ObjectDrift {
 fn restarted() -> ObjectDrift {
     let mut d = obj("Deployment", "restarted", Verdict::InSync);
     d.expected.push(Expected {
-        path: FieldPath::from_pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"),
+        path: crate::testing::path("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt"),
         value: json!("2026-11-29T09:00:00Z"),
         reason: "kubectl rollout restart (kubectl-rollout)".into(),
         changed_by: None,
@@ -54,7 +54,7 @@ fn restarted() -> ObjectDrift {
 /// The drifted Deployment of the fixture: a scaled replica count, a port removed, a variable
 /// added, a label ignored.
 fn drifted_web() -> ObjectDrift {
-    let p = FieldPath::from_pointer;
+    let p = crate::testing::path;
     let container = p("/spec/template/spec/containers").item(
         Some(0),
         Some(0),
@@ -95,7 +95,7 @@ fn drifted_web() -> ObjectDrift {
 
 /// A run with a drifted release, a clean one and one that could not be read.
 fn fixture() -> RunReport {
-    let p = FieldPath::from_pointer;
+    let p = crate::testing::path;
     let web = drifted_web();
     let mut secret = obj("Secret", "creds", Verdict::Modified);
     secret.fields.push(FieldDiff::new(p("/data/password"), Some(&json!("b2xk")), Some(&json!("bmV3"))));
@@ -133,24 +133,8 @@ fn fixture() -> RunReport {
         accepted_until: None,
         writer: Default::default(),
     };
-    let db = DriftReport {
-        release: "db".into(),
-        namespace: "data".into(),
-        revision: 1,
-        status: "deployed".into(),
-        chart: "db-0.1.0".into(),
-        record: "Secret data/sh.helm.release.v1.db.v1".into(),
-        newest: None,
-        objects: vec![obj("ConfigMap", "db", Verdict::InSync)],
-        notes: Vec::new(),
-        stale: Vec::new(),
-        findings: Vec::new(),
-        explanations: Vec::new(),
-        rerender: None,
-        guard: None,
-        accepted_until: None,
-        writer: Default::default(),
-    };
+    let mut db = crate::testing::report("data", "db", vec![obj("ConfigMap", "db", Verdict::InSync)]);
+    db.chart = "db-0.1.0".into();
     let broken = ReleaseError {
         namespace: "ops".into(),
         release: "broken".into(),
@@ -451,7 +435,7 @@ fn markup_from_the_cluster_stays_text() {
     r.status = "deployed<img src=x onerror=alert(1)>".into(); // an SQL row says what it likes
     let web = r.objects.iter_mut().find(|o| o.id.name == "web").unwrap();
     web.fields.push(FieldDiff::new(
-        FieldPath::from_pointer("/metadata/annotations/note"),
+        crate::testing::path("/metadata/annotations/note"),
         Some(&json!("a")),
         Some(&json!("```\n</details><img src=x onerror=alert(1)>")),
     ));
@@ -480,7 +464,7 @@ fn markup_from_the_cluster_stays_text() {
 fn markdown_stays_under_its_limit() {
     let big = |name: &str, lines: usize| {
         let mut o = obj("ConfigMap", name, Verdict::Modified);
-        o.fields.push(FieldDiff::new(FieldPath::from_pointer("/data/k"), Some(&json!("a")), Some(&json!("b"))));
+        o.fields.push(FieldDiff::new(crate::testing::path("/data/k"), Some(&json!("a")), Some(&json!("b"))));
         let data: serde_json::Map<String, serde_json::Value> =
             (0..lines).map(|i| (format!("key{i:05}"), json!(format!("value {i}")))).collect();
         let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data});
@@ -488,7 +472,7 @@ fn markdown_stays_under_its_limit() {
         o.live = Some(live);
         o
     };
-    let r = DriftReport::sample("apps", "many", vec![big("small", 3), big("large", 2000), big("medium", 400)]);
+    let r = crate::testing::report("apps", "many", vec![big("small", 3), big("large", 2000), big("medium", 400)]);
     let run = RunReport { outcomes: vec![Outcome::Checked(r)] };
     let style = Style { context: 100_000, ..Style::default() };
     let whole = markdown::run_within(&run, &style, usize::MAX);
@@ -510,7 +494,8 @@ fn markdown_stays_under_its_limit() {
 fn markdown_of_many_releases_lists_what_needs_a_look() {
     let mut run = fixture();
     for i in 0..200 {
-        let mut r = DriftReport::sample("apps", &format!("quiet-{i:03}"), vec![obj("ConfigMap", "c", Verdict::InSync)]);
+        let mut r =
+            crate::testing::report("apps", &format!("quiet-{i:03}"), vec![obj("ConfigMap", "c", Verdict::InSync)]);
         r.chart = "quiet-0.1.0".into();
         run.outcomes.push(Outcome::Checked(r));
     }
@@ -531,13 +516,13 @@ fn control_characters_from_the_cluster_never_reach_the_terminal() {
     let web = r.objects.iter_mut().find(|o| o.id.name == "web").unwrap();
     let hostile = "x\u{1b}]0;owned\u{7}\u{1b}[2J\r\u{9b}31m";
     web.fields.push(FieldDiff::new(
-        FieldPath::from_pointer("/metadata/annotations/note"),
+        crate::testing::path("/metadata/annotations/note"),
         Some(&json!("a")),
         Some(&json!(hostile)),
     ));
     let key = ItemKey::from_fields([("name", &json!(hostile))]);
     web.added.push(Foreign {
-        path: FieldPath::from_pointer("/spec/template/spec/containers").item(None, Some(1), Some(key)),
+        path: crate::testing::path("/spec/template/spec/containers").item(None, Some(1), Some(key)),
         value: json!({"name": hostile}),
         manager: "kubectl-patch".into(),
         changed_by: None,
@@ -558,7 +543,7 @@ fn hook_objects_are_a_section_of_their_own() {
     let mut run = fixture();
     let Outcome::Checked(r) = &mut run.outcomes[0] else { panic!("a checked release first") };
     let mut crd = obj("ConfigMap", "settings", Verdict::Missing);
-    let origin = crate::model::HookOrigin::sample(&["pre-install"], 1, 3);
+    let origin = crate::testing::hook(&["pre-install"], 1, 3);
     crd.hook = Some(Box::new(origin));
     r.objects.push(crd);
     let mut printer = Printer::new(Vec::new(), Vec::new(), Style::default());

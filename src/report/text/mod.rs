@@ -359,7 +359,7 @@ mod tests {
     }
 
     fn report(objects: Vec<ObjectDrift>) -> DriftReport {
-        let mut r = DriftReport::sample("apps", "demo", objects);
+        let mut r = crate::testing::report("apps", "demo", objects);
         r.revision = 2;
         r.chart = "demo-0.1.0".into();
         r.record = "Secret apps/sh.helm.release.v1.demo.v2".into();
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn modified_fields_and_secret_values_hidden() {
-        let p = FieldPath::from_pointer;
+        let p = crate::testing::path;
         let mut web = obj("Deployment", Some("apps"), "web", Verdict::Modified);
         web.fields.push(FieldDiff::new(p("/spec/replicas"), Some(&json!(2)), Some(&json!(5))));
         web.added.push(Foreign {
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn show_secrets_prints_values() {
         let mut secret = obj("Secret", Some("apps"), "creds", Verdict::Modified);
-        secret.fields.push(FieldDiff::new(FieldPath::from_pointer("/data/password"), Some(&json!("czNjcmV0")), None));
+        secret.fields.push(FieldDiff::new(crate::testing::path("/data/password"), Some(&json!("czNjcmV0")), None));
         let mut out = String::new();
         release(&mut out, &report(vec![secret]), &Style { show_secrets: true, ..Style::default() });
         assert!(out.contains("- data.password: \"czNjcmV0\" (removed)"), "{out}");
@@ -429,7 +429,7 @@ mod tests {
             o
         };
         let mut edited = obj("ConfigMap", Some("apps"), "cfg", Verdict::Modified);
-        edited.fields.push(FieldDiff::new(FieldPath::from_pointer("/data/a"), Some(&json!("x")), Some(&json!("y"))));
+        edited.fields.push(FieldDiff::new(crate::testing::path("/data/a"), Some(&json!("x")), Some(&json!("y"))));
         // The read-only engine compared an object in sync; the drift came from the exact engine.
         let r = report(vec![edited.clone(), read_only(obj("Service", Some("apps"), "web", Verdict::InSync))]);
         assert!(!plain(&r).contains("engine"), "{}", plain(&r));

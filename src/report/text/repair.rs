@@ -138,12 +138,12 @@ pub(crate) fn upgrade(r: &UpgradeReport, style: &Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DriftReport, ObjectId, Step};
+    use crate::model::{ObjectId, Step};
 
     fn report(action: Action) -> RepairReport {
         let id = ObjectId::new("v1", "Service", Some("ux"), "web");
         RepairReport {
-            before: DriftReport::sample("ux", "web", Vec::new()),
+            before: crate::testing::report("ux", "web", Vec::new()),
             steps: vec![Step { object: id.clone(), action, status: StepStatus::Applied }],
             skipped: vec![(id, Skip::ForeignKept)],
             after: None,

@@ -175,14 +175,14 @@ fn other_manager(o: &ObjectDrift) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Attribution, FieldDiff, FieldPath, Verdict};
+    use crate::model::{Attribution, FieldDiff, Verdict};
     use serde_json::json;
 
     fn report(drifted: bool) -> DriftReport {
         let id = ObjectId::new("v1", "ConfigMap", Some("ns"), "c");
         let mut o = ObjectDrift::new(id, None, if drifted { Verdict::Modified } else { Verdict::InSync });
         if drifted {
-            let mut f = FieldDiff::new(FieldPath::from_pointer("/data/a"), Some(&json!("1")), Some(&json!("2")));
+            let mut f = FieldDiff::new(crate::testing::path("/data/a"), Some(&json!("1")), Some(&json!("2")));
             f.changed_by = Some(Attribution {
                 manager: "fighter".into(),
                 operation: "Update".into(),
@@ -193,7 +193,7 @@ mod tests {
             });
             o.fields.push(f);
         }
-        DriftReport::sample("ns", "web", vec![o])
+        crate::testing::report("ns", "web", vec![o])
     }
 
     #[test]
@@ -262,7 +262,7 @@ mod tests {
             fight_window: Duration::from_secs(60),
         });
         let mut r = report(true);
-        let origin = crate::model::HookOrigin::sample(&["post-install"], 1, 1);
+        let origin = crate::testing::hook(&["post-install"], 1, 1);
         r.objects[0].hook = Some(Box::new(origin));
         assert!(r.drifted() > 0, "reported as drift");
         assert!(h.decide(&r, Instant::now()).repair.is_empty(), "not healed");

@@ -204,11 +204,11 @@ pub(crate) fn detected_message(report: &DriftReport, o: &ObjectDrift) -> String 
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{DriftReport, ObjectId};
+    use crate::model::ObjectId;
 
     #[test]
     fn events_about_objects_beyond_the_release_namespace_go_on_its_record() {
-        let mut report = DriftReport::sample("tenant", "evil", Vec::new());
+        let mut report = crate::testing::report("tenant", "evil", Vec::new());
         report.record = "Secret tenant/sh.helm.release.v1.evil.v1".into();
         let own = ObjectId::new("v1", "ConfigMap", Some("tenant"), "c");
         assert_eq!(super::subject(&report, &own), own);

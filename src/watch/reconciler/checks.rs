@@ -440,7 +440,7 @@ mod tests {
             };
             watchers.push(Watcher::assemble(start, given).unwrap());
         }
-        let report = crate::model::DriftReport::sample("apps", "web", Vec::new());
+        let report = crate::testing::report("apps", "web", Vec::new());
         let verdicts = Verdicts { report, placed: Vec::new() };
         watchers[0].absorb(&verdicts, Duration::from_millis(5)).await;
         watchers[0].schedule.touched(vec![ReleaseKey::new("apps", "web")], tokio::time::Instant::now());

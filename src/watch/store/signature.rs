@@ -84,13 +84,13 @@ pub(crate) fn paths(object: &ObjectDrift) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, FieldPath, ObjectId, Verdict};
+    use crate::model::{FieldDiff, ObjectId, Verdict};
     use serde_json::json;
 
     fn drifted(replicas: i64) -> ObjectDrift {
         let mut o =
             ObjectDrift::new(ObjectId::new("apps/v1", "Deployment", Some("ns"), "web"), None, Verdict::Modified);
-        let path = FieldPath::from_pointer("/spec/replicas");
+        let path = crate::testing::path("/spec/replicas");
         o.fields.push(FieldDiff::new(path, Some(&json!(1)), Some(&json!(replicas))));
         o
     }
@@ -135,7 +135,7 @@ mod tests {
         let o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("ns"), "c"), None, Verdict::InSync);
         assert_eq!(of(&o), None);
         let mut a = drifted(3);
-        a.fields.push(FieldDiff::new(FieldPath::from_pointer("/metadata/labels/x"), None, Some(&json!("y"))));
+        a.fields.push(FieldDiff::new(crate::testing::path("/metadata/labels/x"), None, Some(&json!("y"))));
         let mut b = a.clone();
         b.fields.reverse();
         assert_eq!(of(&a), of(&b));
@@ -146,7 +146,7 @@ mod tests {
     fn a_secret_value_is_only_hashed() {
         let mut o = ObjectDrift::new(ObjectId::new("v1", "Secret", Some("ns"), "s"), None, Verdict::Modified);
         o.fields.push(FieldDiff::new(
-            FieldPath::from_pointer("/data/password"),
+            crate::testing::path("/data/password"),
             Some(&json!("b2xk")),
             Some(&json!("c2VjcmV0")),
         ));

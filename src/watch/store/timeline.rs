@@ -276,11 +276,11 @@ fn appeared(o: &ObjectDrift) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Attribution, FieldDiff, FieldPath, Verdict};
+    use crate::model::{Attribution, FieldDiff, Verdict};
 
     fn drifted(time: &str) -> ObjectDrift {
         let mut o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("ns"), "c"), None, Verdict::Modified);
-        let mut f = FieldDiff::new(FieldPath::from_pointer("/data/a"), Some(&"1".into()), Some(&"2".into()));
+        let mut f = FieldDiff::new(crate::testing::path("/data/a"), Some(&"1".into()), Some(&"2".into()));
         f.changed_by = Some(Attribution {
             manager: "kubectl-edit".into(),
             operation: "Update".into(),

@@ -101,7 +101,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FieldDiff, FieldPath, Verdict};
+    use crate::model::{FieldDiff, Verdict};
     use serde_json::json;
 
     fn signer() -> Signer {
@@ -116,9 +116,9 @@ mod tests {
         let mut o = ObjectDrift::new(id(), None, Verdict::InSync);
         if let Some(r) = replicas {
             o.verdict = Verdict::Modified;
-            o.fields.push(FieldDiff::new(FieldPath::from_pointer("/spec/replicas"), Some(&json!(1)), Some(&json!(r))));
+            o.fields.push(FieldDiff::new(crate::testing::path("/spec/replicas"), Some(&json!(1)), Some(&json!(r))));
         }
-        DriftReport::sample("ns", "web", vec![o])
+        crate::testing::report("ns", "web", vec![o])
     }
 
     fn kinds(t: &[Transition]) -> Vec<&'static str> {

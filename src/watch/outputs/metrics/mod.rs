@@ -303,7 +303,7 @@ mod tests {
     use crate::model::{ObjectDrift, ObjectId, Verdict};
 
     fn report(verdict: Verdict) -> DriftReport {
-        DriftReport::sample(
+        crate::testing::report(
             "apps",
             "web",
             vec![ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, verdict)],
@@ -366,10 +366,10 @@ mod tests {
 
     #[test]
     fn fields_owned_elsewhere_are_their_own_series_not_drift() {
-        use crate::model::{FieldPath, Ownership};
+        use crate::model::Ownership;
         let m = Metrics::new();
         let mut r = report(Verdict::InSync);
-        let path = FieldPath::from_pointer("/data/greeting");
+        let path = crate::testing::path("/data/greeting");
         r.objects[0].disowned.push(Ownership { path, manager: "kubectl-patch".into(), shared: false });
         m.record(&r, 0.1);
         let text = m.encode();
@@ -392,11 +392,11 @@ mod dashboard {
     fn the_dashboard_queries_only_exported_metrics() {
         let m = Metrics::new();
         let o = ObjectDrift::new(ObjectId::new("v1", "ConfigMap", Some("apps"), "c"), None, Verdict::Missing);
-        m.record(&DriftReport::sample("apps", "web", vec![o]), 0.1);
+        m.record(&crate::testing::report("apps", "web", vec![o]), 0.1);
         m.guard("apps", "web", Some("none"));
         // A fleet's series too: a member that answers no longer, a CAAPH release.
         let member = m.member("fleet/eu");
-        member.record(&DriftReport::sample("apps", "web", Vec::new()), 0.1);
+        member.record(&crate::testing::report("apps", "web", Vec::new()), 0.1);
         member.proxy("apps", "web", "cni-eu", "cni");
         member.cluster_up(false);
         let exported: Vec<String> = m

@@ -3,7 +3,7 @@
 //! writes to the drifted objects.
 
 use crate::audit::{Limits, Window, file};
-use crate::engine::{Session, audit};
+use crate::engine::{Session, makers};
 use crate::model::{Outcome, RunReport};
 use anyhow::{Context, Result};
 use std::io::{BufRead, BufReader, Read};
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Reads the logs for the run's drifted objects and attributes their drift.
 pub(crate) fn attribute(session: &Session, run: &mut RunReport, paths: &[PathBuf]) -> Result<()> {
-    let targets = audit::targets(session.discovery(), run);
+    let targets = makers::targets(session.discovery(), run);
     // The whole files are history asked for: no bound in time, only in bytes.
     let limits = Limits { max_age: std::time::Duration::MAX, ..Limits::default() };
     let mut window = Window::new(limits);
@@ -39,7 +39,7 @@ pub(crate) fn attribute(session: &Session, run: &mut RunReport, paths: &[PathBuf
             limits.max_bytes >> 20
         ));
     }
-    audit::attribute(session.discovery(), run, &window);
+    makers::attribute(session.discovery(), run, &window);
     for outcome in &mut run.outcomes {
         if let Outcome::Checked(report) = outcome {
             report.notes.extend(notes.iter().cloned());

@@ -1,15 +1,16 @@
 //! The engine: a [`Session`] (connection, discovery, Helm's storage, live cache), the evaluation
 //! of one release (record → desired objects → live → compare → verdicts, in [`evaluate`], its
 //! pure steps in `steps`), and a
-//! [`scan`] of every release a [`Selection`] names. Commands drive it and hand its model to the
+//! [`scan`] of every release a [`Selection`] names, and [`makers`]: who made each drift, from
+//! the audit events kept. Commands drive it and hand its model to the
 //! report layer.
 
-pub(crate) mod audit;
 mod error;
 mod evaluate;
 mod hook_runs;
 mod hooks;
 mod judge;
+pub(crate) mod makers;
 mod scan;
 mod session;
 mod steps;

@@ -60,7 +60,7 @@ impl Link {
     /// object is named in the audit's requests).
     pub(crate) fn attribute(&self, report: &mut DriftReport, discovery: &kube::Discovery) {
         let namespace = report.namespace.clone();
-        self.hub.attribute(&self.feed, report, |id| crate::engine::audit::target(discovery, &namespace, id));
+        self.hub.attribute(&self.feed, report, |id| crate::engine::makers::target(discovery, &namespace, id));
     }
 
     /// The watcher's objects now.
@@ -254,7 +254,7 @@ pub(crate) fn ender<'a>(
 ) -> Option<impl Fn(&crate::model::ObjectId, (jiff::Timestamp, jiff::Timestamp)) -> Option<crate::model::Actor> + 'a> {
     let audit = audit?;
     Some(move |id: &crate::model::ObjectId, between| {
-        let target = crate::engine::audit::target(session.discovery(), namespace, id)?;
+        let target = crate::engine::makers::target(session.discovery(), namespace, id)?;
         audit.last_write(&target, between)
     })
 }

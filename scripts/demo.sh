@@ -3,7 +3,8 @@
 # installs the plugin into helm (Helm 4: signed with a key made here, pushed to an OCI registry
 # on loopback, installed from it with verification), installs a demo chart, makes drift (including a value edited and
 # put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
-# shown as "taken over", not counted as drift), runs `helm drift check`, `helm drift repair`,
+# shown as "taken over", not counted as drift), runs `helm drift check`, `helm drift repair` (and
+# `--only` refusing a name that fits objects in two namespaces),
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
 # restart`) and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
@@ -65,15 +66,16 @@ say "Building the tools the demo runs (cached; the first build takes a while)"
 tools=$("$root/scripts/tools.sh" --demo)
 say "Building helm-drift and the local control plane launcher"
 (cd "$root" && cargo build --release --locked -p helm-drift -p testcluster --bins)
+release="${CARGO_TARGET_DIR:-$root/target}/release"
 
 say "Starting a local control plane (etcd, kube-apiserver, kube-controller-manager)"
 down
 mkdir -p "$state"
-HELM_DRIFT_TOOLS="$tools" nohup "$root/target/release/testcluster" "$state/cluster" >"$state/testcluster.log" 2>&1 &
+HELM_DRIFT_TOOLS="$tools" nohup "$release/testcluster" "$state/cluster" >"$state/testcluster.log" 2>&1 &
 echo $! >"$state/pid"
 # Two workload clusters for the fleet at the end, started meanwhile (control planes of their own).
 for name in eu us; do
-  HELM_DRIFT_TOOLS="$tools" nohup "$root/target/release/testcluster" "$state/$name" >"$state/$name.log" 2>&1 &
+  HELM_DRIFT_TOOLS="$tools" nohup "$release/testcluster" "$state/$name" >"$state/$name.log" 2>&1 &
   echo $! >"$state/$name.pid"
 done
 deadline=$(( $(date +%s) + 180 ))
@@ -108,7 +110,7 @@ if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
   case "$(uname -m)" in x86_64 | amd64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
   package=$(HELM="$helm" "$root/scripts/package-helm4.sh" --out "$state/dist" --key "helm-drift demo" \
     --keyring "$state/secring.gpg" --passphrase-file "$GNUPGHOME/passphrase" \
-    --binary "$os-$arch=$root/target/release/helm-drift")
+    --binary "$os-$arch=$release/helm-drift")
   port=5000
   while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
   printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
@@ -129,7 +131,7 @@ else
   say "Installing the plugin into helm ($("$helm" version --short))"
   mkdir -p "$state/plugin/bin"
   cp "$root/plugin.yaml" "$root/install-binary.sh" "$state/plugin/"
-  cp "$root/target/release/helm-drift" "$state/plugin/bin/"
+  cp "$release/helm-drift" "$state/plugin/bin/"
   "$helm" plugin install "$state/plugin"
 fi
 
@@ -198,7 +200,7 @@ else
 fi
 "$helm" uninstall planned --namespace demo >/dev/null
 
-say "helm drift plan in a helmfile pipeline: the README's script as written (release 'piped', helmfile's values, scaled by hand)"
+say "helm drift plan in a helmfile pipeline: the plan page's script as written (release 'piped', helmfile's values, scaled by hand)"
 command -v jq >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null; } || true
 if command -v jq >/dev/null 2>&1; then
   pipe="$state/helmfile"
@@ -209,8 +211,8 @@ if command -v jq >/dev/null 2>&1; then
   printf 'replicas: 3\n' >"$pipe/values.yaml"
   "$helm" install piped "$root/tests/charts/basic" --namespace demo >/dev/null
   "$kubectl" -n demo scale deployment piped-web --replicas=5 >/dev/null
-  # The bash block after "**In a helmfile pipeline**" in the README, run as it stands there.
-  awk '/^\*\*In a helmfile pipeline\*\*/ {f = 1} f && /^```bash$/ {b = 1; next} b && /^```$/ {exit} b' "$root/README.md" >"$pipe/plan.sh"
+  # The bash block after "**In a helmfile pipeline**" on the plan page of the book, run as it stands there.
+  awk '/^\*\*In a helmfile pipeline\*\*/ {f = 1} f && /^```bash$/ {b = 1; next} b && /^```$/ {exit} b' "$root/docs/src/commands/plan.md" >"$pipe/plan.sh"
   code=0
   (cd "$pipe" && PATH="$pipe/bin:$PATH" GITHUB_STEP_SUMMARY="$summary" bash plan.sh 2>/dev/null) || code=$?
   if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
@@ -222,7 +224,7 @@ if command -v jq >/dev/null 2>&1; then
   fi
   "$helm" uninstall piped --namespace demo >/dev/null
 else
-  echo "(jq is not installed and cannot be here: the README's helmfile pipeline needs it; skipped)"
+  echo "(jq is not installed and cannot be here: the plan page's helmfile pipeline needs it; skipped)"
 fi
 
 say "helm drift repair demo -n demo --remove-foreign --dry-run   (the plan, validated by server dry-runs)"
@@ -329,7 +331,7 @@ if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; the
   echo "the forged record's ClusterRoleBinding exists" >&2; exit 1
 fi
 echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for its own namespace, so the"
-echo "    forged record's cluster-scoped object was not even compared, let alone written (Security in the README)"
+echo "    forged record's cluster-scoped object was not even compared, let alone written (see the Security page of the book)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"
 stop_watcher
@@ -410,6 +412,22 @@ echo "$ helm drift repair ordered -n demo --trust-namespace demo   (the Namespac
 "$helm" drift repair ordered -n demo --trust-namespace demo | tee "$state/ordered.txt"
 grep -q "recreate Namespace ordered-extra: applied" "$state/ordered.txt"
 "$helm" uninstall ordered --namespace demo >/dev/null
+
+say "Namesakes: a ConfigMap 'dup' in two namespaces of one release; repair --only names exactly one"
+"$kubectl" create namespace demo-twin >/dev/null
+"$helm" install twins "$root/tests/charts/namesakes" --namespace demo --set otherNamespace=demo-twin >/dev/null
+for ns in demo demo-twin; do
+  "$kubectl" -n "$ns" patch configmap dup --type merge -p '{"data":{"greeting":"edited"}}' >/dev/null
+done
+echo "$ helm drift repair twins -n demo --only ConfigMap/dup   (refused: it names both; nothing written)"
+"$helm" drift repair twins -n demo --only ConfigMap/dup >"$state/twins-refused.txt" 2>&1 || [ $? = 1 ]
+cat "$state/twins-refused.txt"
+grep -q "names 2 objects of release twins in different namespaces" "$state/twins-refused.txt"
+echo "$ helm drift repair twins -n demo --only demo/ConfigMap/dup   (that one alone: its namesake still drifts, exit 2)"
+"$helm" drift repair twins -n demo --only demo/ConfigMap/dup | tee "$state/twins.txt" || [ "${PIPESTATUS[0]}" = 2 ]
+grep -q "repair ConfigMap demo/dup: applied" "$state/twins.txt"
+"$helm" uninstall twins --namespace demo >/dev/null
+"$kubectl" delete namespace demo-twin --wait=false >/dev/null
 
 say "One watcher for a fleet: a Cluster API management cluster (this one) finds and heals drift on two workload clusters"
 for name in eu us; do

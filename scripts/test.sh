@@ -23,6 +23,8 @@ HELM_DRIFT_TOOLS=$(scripts/tools.sh)
 export HELM_DRIFT_TOOLS
 HELM_DRIFT_ACTIONLINT=$(scripts/tools.sh --actionlint)
 export HELM_DRIFT_ACTIONLINT
+HELM_DRIFT_MDBOOK=$(scripts/tools.sh --mdbook)
+export HELM_DRIFT_MDBOOK
 echo "test.sh: tools ready in $(( $(date +%s) - start ))s ($HELM_DRIFT_TOOLS)"
 
 apt_install() {

@@ -11,6 +11,7 @@
 #                                 tools directory for the default; kubectl, etcd and Helm stay one)
 #   scripts/tools.sh --actionlint build actionlint if missing (its own cache directory, so the
 #                                 cluster tools' cache stays valid), print its path
+#   scripts/tools.sh --mdbook     install mdBook (cargo, crates.io) if missing, print its path
 #
 # The Go module proxy is the one `go env GOPROXY` gives (the machine's setting).
 #
@@ -57,6 +58,15 @@ if [ "${1:-}" = "--actionlint" ]; then
       "github.com/rhysd/actionlint/cmd/actionlint@${ACTIONLINT_VERSION}" >&2
   fi
   echo "$lint/actionlint"
+  exit 0
+fi
+if [ "${1:-}" = "--mdbook" ]; then
+  book="$cache_root/mdbook-${MDBOOK_VERSION}"
+  if [ ! -x "$book/bin/mdbook" ]; then
+    log "installing mdbook ${MDBOOK_VERSION} from crates.io"
+    cargo install --locked --quiet mdbook --version "${MDBOOK_VERSION}" --root "$book" >&2
+  fi
+  echo "$book/bin/mdbook"
   exit 0
 fi
 mkdir -p "$bin" "$dir/work"

@@ -2,10 +2,10 @@
 //! reads (from the cluster or the network), each with the one function it enters through, what
 //! bounds it, and the test that provokes it with hostile input. `layering::every_read_goes_through_a_door`
 //! fails when code reads the cluster or the network outside these functions, when a door names a
-//! function that is not there, or a test that does not exist; README's trust table says the same
+//! function that is not there, or a test that does not exist; the security page's trust table says the same
 //! for people.
 
-/// One door (read by the tests that hold the code and the README to the table).
+/// One door (read by the tests that hold the code and the security page to the table).
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Door {
@@ -22,7 +22,7 @@ pub(crate) struct Door {
     pub(crate) tests: &'static [&'static str],
 }
 
-/// Every door (the README's trust table names each input).
+/// Every door (the security page's trust table names each input).
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) const DOORS: &[Door] = &[
     Door {
@@ -242,8 +242,8 @@ mod tests {
         none(missing.map(|t| t.to_string()), "doors whose hostile test does not exist");
     }
 
-    /// README's trust table of doors, as [`DOORS`] writes it (`HELM_DRIFT_WRITE_DOORS=1` writes it
-    /// into README.md).
+    /// The security page's trust table of doors, as [`DOORS`] writes it (`HELM_DRIFT_WRITE_DOORS=1`
+    /// writes it into docs/src/security.md).
     #[test]
     fn the_readme_lists_every_door() {
         let mut table = String::from(
@@ -255,10 +255,10 @@ mod tests {
             table.push_str(&format!("| {} | {} | {} | {} |\n", d.input, d.writer, through.join(", "), d.budget));
         }
         table.push_str("<!-- /doors -->");
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/security.md");
         let readme = std::fs::read_to_string(&path).unwrap();
         let (start, end) = (readme.find("<!-- doors:"), readme.find("<!-- /doors -->"));
-        let (Some(start), Some(end)) = (start, end) else { panic!("README.md has no doors table") };
+        let (Some(start), Some(end)) = (start, end) else { panic!("docs/src/security.md has no doors table") };
         let written = &readme[start..end + "<!-- /doors -->".len()];
         if written != table && std::env::var_os("HELM_DRIFT_WRITE_DOORS").is_some() {
             std::fs::write(&path, readme.replacen(written, &table, 1)).unwrap();
@@ -266,7 +266,7 @@ mod tests {
         }
         assert_eq!(
             written, table,
-            "README's doors table is out of date: HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors"
+            "the security page's doors table is out of date: HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors"
         );
     }
 }

@@ -381,12 +381,12 @@ fn same_keys(example: &Ordered, real: &serde_json::Value, at: &str, exact: &[&st
     }
 }
 
-/// The README's `-o json` example shows the document as it is written: every map's keys in the
+/// The book's `-o json` example (the output page) shows the document as it is written: every map's keys in the
 /// output's order, and exactly the output's keys at the top, per release and per object.
 #[test]
 fn readme_json_example_has_the_keys_of_the_output_in_order() {
-    let readme = include_str!("../../README.md");
-    let start = readme.find("- `-o json`: one document per run").expect("the README documents -o json");
+    let readme = include_str!("../../docs/src/output.md");
+    let start = readme.find("- `-o json`: one document per run").expect("the output page documents -o json");
     let block = &readme[start..];
     let body = &block[block.find("```json\n").expect("a json block") + 8..];
     let body = &body[..body.find("```").expect("the block ends")];

@@ -6,10 +6,10 @@
 use crate::support::{Env, Helm, chart_path, repo_root};
 use std::path::Path;
 
-/// The README's helmfile script: the `bash` block after "**In a helmfile pipeline**".
+/// The book's helmfile script (the `plan` page): the `bash` block after "**In a helmfile pipeline**".
 fn readme_script() -> String {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let at = readme.find("**In a helmfile pipeline**").expect("the README's helmfile pipeline");
+    let readme = std::fs::read_to_string(repo_root().join("docs/src/commands/plan.md")).unwrap();
+    let at = readme.find("**In a helmfile pipeline**").expect("the plan page's helmfile pipeline");
     let block = &readme[at..];
     let start = block.find("```bash\n").expect("its bash block") + "```bash\n".len();
     let end = start + block[start..].find("```").unwrap();

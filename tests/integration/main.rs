@@ -40,6 +40,7 @@ mod connection;
 mod controllers;
 mod dashboard;
 mod distribution;
+mod docs;
 mod doors;
 mod drift_engine;
 mod expected;

@@ -243,12 +243,11 @@ fn the_dockerfile_copies_what_the_build_needs() {
     assert!(dockerfile.contains("ARG HELM_DRIFT_COMMIT"));
 }
 
-/// `tests/CLAIMS.md` names, for every README section, its claims and the tests that guard them:
-/// a new section needs a row, and every test a row names exists.
+/// `tests/CLAIMS.md` names, for every section of the README and the book, its claims and the
+/// tests that guard them: a new section needs a row, and every test a row names exists.
 #[test]
 fn every_readme_section_has_a_guarded_claim() {
     let root = repo_root();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let claims = std::fs::read_to_string(root.join("tests/CLAIMS.md")).unwrap();
     let rows: Vec<Vec<&str>> = claims
         .lines()
@@ -256,20 +255,25 @@ fn every_readme_section_has_a_guarded_claim() {
         .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
         .collect();
     let mut missing = Vec::new();
-    let mut in_code = false;
-    for line in readme.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-        }
-        let Some(heading) = line.strip_prefix("## ").or(line.strip_prefix("### ")).or(line.strip_prefix("#### "))
-        else {
-            continue;
-        };
-        if !in_code && !rows.iter().any(|r| r[0] == heading) {
-            missing.push(heading.to_string());
+    for (page, text) in documents(&root) {
+        let mut in_code = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            }
+            let heading = line.trim_start_matches('#');
+            // The README's title is the project's name, not a section.
+            let title = page == "README.md" && line.starts_with("# ");
+            if in_code || title || heading.len() == line.len() || !heading.starts_with(' ') {
+                continue;
+            }
+            let heading = heading.trim();
+            if !rows.iter().any(|r| r[0] == heading) {
+                missing.push(format!("{page}: {heading}"));
+            }
         }
     }
-    assert!(missing.is_empty(), "README sections without a row in tests/CLAIMS.md: {missing:?}");
+    assert!(missing.is_empty(), "sections of the README and the book without a row in tests/CLAIMS.md: {missing:#?}");
     let mut unknown = Vec::new();
     for row in &rows {
         assert_eq!(row.len(), 3, "a row is | section | claim | tests |: {row:?}");
@@ -287,6 +291,72 @@ fn every_readme_section_has_a_guarded_claim() {
         }
     }
     assert!(unknown.is_empty(), "tests/CLAIMS.md names tests that do not exist: {unknown:?}");
+}
+
+/// The CHANGELOG is in Keep a Changelog's shape: one section of each kind per release, in its
+/// order (Added, Changed, Deprecated, Removed, Fixed, Security).
+#[test]
+fn the_changelog_has_one_section_of_each_kind_per_release() {
+    let text = std::fs::read_to_string(repo_root().join("CHANGELOG.md")).unwrap();
+    let order = ["Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"];
+    for release in text.split("\n## ").skip(1) {
+        let title = release.lines().next().unwrap_or_default();
+        let kinds: Vec<usize> = release
+            .lines()
+            .filter_map(|l| l.strip_prefix("### "))
+            .map(|k| order.iter().position(|o| *o == k).unwrap_or_else(|| panic!("{title}: unknown section {k}")))
+            .collect();
+        assert!(kinds.windows(2).all(|w| w[0] < w[1]), "{title}: sections repeated or out of order: {kinds:?}");
+    }
+}
+
+/// Every relative link of the README and the book names a file that exists (the book's own
+/// build refuses a page SUMMARY.md names that does not).
+#[test]
+fn every_link_in_the_readme_and_the_book_resolves() {
+    let root = repo_root();
+    let mut pages = documents(&root);
+    pages.push(("docs/src/SUMMARY.md".into(), std::fs::read_to_string(root.join("docs/src/SUMMARY.md")).unwrap()));
+    for entry in std::fs::read_dir(root.join("docs/src/reference")).unwrap().flatten() {
+        let name = entry.path().strip_prefix(&root).unwrap().display().to_string();
+        pages.push((name, std::fs::read_to_string(entry.path()).unwrap()));
+    }
+    let mut broken = Vec::new();
+    for (page, text) in &pages {
+        let dir = root.join(page).parent().unwrap().to_path_buf();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            if !dir.join(target).exists() {
+                broken.push(format!("{page}: {target}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:#?}");
+}
+
+/// The README and every page of the book but the reference (generated from the code, and held
+/// to it by `cli::reference`), by path.
+fn documents(root: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = vec![("README.md".to_string(), std::fs::read_to_string(root.join("README.md")).unwrap())];
+    let mut dirs = vec![root.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("reference") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") && !path.ends_with("SUMMARY.md") {
+                let name = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `cargo binstall helm-drift` takes the release archive of each platform the workflow builds:

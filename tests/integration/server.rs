@@ -163,7 +163,7 @@ fn the_engines_tables_hold_on_this_api_server() {
     assert!(wrong.is_empty(), "on Kubernetes {version}:\n{}", wrong.join("\n"));
 }
 
-/// README's table of supported versions says what `scripts/versions.env` pins.
+/// The install page's table of supported versions says what `scripts/versions.env` pins.
 #[test]
 fn the_readme_gives_the_window_the_tests_run() {
     let root = crate::support::repo_root();
@@ -174,7 +174,7 @@ fn the_readme_gives_the_window_the_tests_run() {
         line[key.len() + 1..].trim_matches('"').to_string()
     };
     let window: Vec<String> = value("KUBERNETES_VERSIONS").split_whitespace().map(str::to_string).collect();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/src/install.md")).unwrap();
     let table = &readme[readme.find("<!-- versions:").unwrap()..readme.find("<!-- /versions -->").unwrap()];
     let row =
         format!("| Kubernetes | {} | {} | {} |", window[0], value("KUBERNETES_VERSION"), window[window.len() - 1]);

@@ -41,8 +41,9 @@ fn subcommands(cli: &Command) -> Vec<&Command> {
     cli.get_subcommands().filter(|c| !c.is_hide_set() && c.get_name() != "help").collect()
 }
 
+/// Help text as one line of a Markdown table cell (its `|` and `<` escaped).
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// A flag as `--help` names it: `-n, --namespace <NAME>`.

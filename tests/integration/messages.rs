@@ -171,6 +171,48 @@ fn snapshots_of_representative_runs() {
     insta::assert_snapshot!("error", transcript(&env, &["check", "web", "absent"]));
 }
 
+/// An example in the README or the book marked `<!-- snapshot: PATH -->` shows a part of the
+/// real output that snapshot holds (what `snapshots_of_representative_runs` records on the real
+/// control plane), ages aside: copy it and see it.
+#[test]
+fn the_examples_show_the_real_output() {
+    let root = crate::support::repo_root();
+    let mut pages = vec![root.join("README.md")];
+    let mut dirs = vec![root.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    let mut shown = 0;
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (at, _) in text.match_indices("<!-- snapshot: ") {
+            let rest = &text[at + "<!-- snapshot: ".len()..];
+            let snapshot = &rest[..rest.find(" -->").unwrap()];
+            let block = &rest[rest.find("```text\n").expect("a text block after the marker") + "```text\n".len()..];
+            let block = &block[..block.find("```").unwrap()];
+            let output: String = block.lines().skip_while(|l| l.starts_with("$ ")).map(|l| format!("{l}\n")).collect();
+            let recorded = std::fs::read_to_string(root.join(snapshot)).unwrap_or_else(|_| panic!("{snapshot}"));
+            let stdout = &recorded[recorded.find("--- stdout\n").unwrap() + "--- stdout\n".len()..];
+            let stdout = &stdout[..stdout.find("--- stderr").unwrap()];
+            let output = crate::support::without_ages(&output);
+            assert!(
+                stdout.contains(&output),
+                "{}: the example is not what {snapshot} holds:\n{output}",
+                page.display()
+            );
+            shown += 1;
+        }
+    }
+    assert!(shown >= 3, "the README's check and repair and the check page show real output");
+}
+
 /// A newcomer's first refusals, through the binary as Helm runs it: `-h` fits a screen (Helm's
 /// connection flags wait in `--help`), a flag of another command names the commands it belongs
 /// to, a missing argument's usage line asks only for it (not for the flags Helm's environment

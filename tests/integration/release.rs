@@ -293,6 +293,19 @@ fn every_readme_section_has_a_guarded_claim() {
     assert!(unknown.is_empty(), "tests/CLAIMS.md names tests that do not exist: {unknown:?}");
 }
 
+/// The README is what a platform engineer reads first: at most 200 lines, the demo and the test
+/// suite first, no line over 200 characters; the rest is the book's.
+#[test]
+fn the_readme_is_short_and_starts_with_the_two_commands() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    assert!(readme.lines().count() <= 200, "README.md has {} lines", readme.lines().count());
+    let long: Vec<&str> = readme.lines().filter(|l| l.chars().count() > 200).collect();
+    assert!(long.is_empty(), "lines over 200 characters: {long:#?}");
+    let first = readme.find("```sh\n").expect("a first code block");
+    let block = &readme[first..];
+    assert!(block.starts_with("```sh\nscripts/demo.sh ") && block.contains("\nscripts/test.sh "), "{block:.200}");
+}
+
 /// The CHANGELOG is in Keep a Changelog's shape: one section of each kind per release, in its
 /// order (Added, Changed, Deprecated, Removed, Fixed, Security).
 #[test]

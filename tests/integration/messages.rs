@@ -146,7 +146,8 @@ fn every_error_path_is_one_clean_line() {
 
 /// Exit code, stdout and stderr together, as users see them.
 fn transcript(env: &Env, args: &[&str]) -> String {
-    let out = env.drift(args).output();
+    // Helm 4 for what runs helm (`plan`); the others never run it.
+    let out = env.drift(args).env("HELM_BIN", env.helm_bin(Helm::V4)).output();
     let text = format!(
         "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
         args.join(" "),
@@ -154,7 +155,8 @@ fn transcript(env: &Env, args: &[&str]) -> String {
         out.stdout(),
         out.stderr()
     )
-    .replace(env.cp.server(), "https://<api-server>");
+    .replace(env.cp.server(), "https://<api-server>")
+    .replace(&crate::support::repo_root().display().to_string(), ".");
     crate::support::without_ages(&text)
 }
 
@@ -168,6 +170,9 @@ fn snapshots_of_representative_runs() {
     env.kubectl(&["label", "service", "web-web", "team=ops"]).success();
     insta::assert_snapshot!("drift", transcript(&env, &["check", "web"]));
     insta::assert_snapshot!("repair_plan", transcript(&env, &["repair", "web", "--dry-run"]));
+    // The upgrade of the same chart over the hand-scaled Deployment (Helm 4: server-side apply).
+    let chart = crate::support::chart_path("basic").display().to_string();
+    insta::assert_snapshot!("plan", transcript(&env, &["plan", "web", &chart, "--reuse-values"]));
     insta::assert_snapshot!("error", transcript(&env, &["check", "web", "absent"]));
 }
 
@@ -210,7 +215,7 @@ fn the_examples_show_the_real_output() {
             shown += 1;
         }
     }
-    assert!(shown >= 3, "the README's check and repair and the check page show real output");
+    assert!(shown >= 4, "the README's check and repair, the check page and the plan page show real output");
 }
 
 /// A newcomer's first refusals, through the binary as Helm runs it: `-h` fits a screen (Helm's

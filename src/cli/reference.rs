@@ -5,7 +5,7 @@
 //! reference` writes them all.
 
 use super::Cli;
-use clap::{Arg, ArgAction, Command, CommandFactory};
+use clap::{Arg, ArgAction, Command, CommandFactory, Parser};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -287,4 +287,96 @@ fn every_command_and_flag_is_in_the_reference() {
     let completion = &files[&PathBuf::from("completion.yaml")];
     let parsed: serde_json::Value = crate::yaml::to_json(completion).unwrap();
     assert_eq!(parsed["name"], "drift");
+}
+
+/// Words as a shell splits them (quotes kept together, not interpreted further).
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut word, mut quote) = (Vec::new(), String::new(), None);
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, ' ') => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            _ => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// Each `helm drift …` command line in the code blocks of the README and the book (the
+/// reference aside), by where it is: what a reader copies.
+fn examples() -> Vec<(String, String)> {
+    let mut pages = vec![root().join("README.md")];
+    let mut dirs = vec![root().join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("reference") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap().replace("\\\n", " ");
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        let mut in_code = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            let Some(at) = line.find(" drift ").filter(|_| in_code) else { continue };
+            // A command line: `[$ ] [VAR=value ...] helm[3|4] drift ...`; anything else in a block
+            // (output, prose) is not.
+            let mut before: Vec<&str> = line[..at].split_whitespace().collect();
+            if before.first() == Some(&"$") {
+                before.remove(0);
+            }
+            let Some((helm, env)) = before.split_last() else { continue };
+            let helm = helm.rsplit('/').next().unwrap_or_default();
+            if !["helm", "helm3", "helm4"].contains(&helm) || !env.iter().all(|w| w.contains('=')) {
+                continue;
+            }
+            // The demo's transcripts annotate a command after three spaces.
+            let command = line[at + " drift ".len()..].split(" #").next().unwrap();
+            let command = command.split("   (").next().unwrap();
+            let command = command.split(['|', ';', '>']).next().unwrap().split(" && ").next().unwrap();
+            let command = command.split(" || ").next().unwrap().trim();
+            // A synopsis (`RELEASE [RELEASE...]`) or an elided tail is not a command to copy.
+            // A `${x:+...}` expansion is words only the shell can tell.
+            if command.contains('[') || command.contains("...") || command.contains('…') || command.contains(":+") {
+                continue;
+            }
+            out.push((format!("{name}:{}", n + 1), command.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_example_command_in_the_readme_and_the_book_parses() {
+    let examples = examples();
+    assert!(examples.len() > 40, "the examples are found ({})", examples.len());
+    let refused: Vec<String> = examples
+        .into_iter()
+        .filter_map(|(at, command)| {
+            let args = std::iter::once("helm-drift".to_string()).chain(words(&command));
+            let e = Cli::try_parse_from(args).err()?;
+            let shown =
+                matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion);
+            (!shown)
+                .then(|| format!("{at}: helm drift {command}: {}", e.to_string().lines().next().unwrap_or_default()))
+        })
+        .collect();
+    assert!(refused.is_empty(), "examples the CLI refuses:\n{}", refused.join("\n"));
 }

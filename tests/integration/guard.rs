@@ -27,9 +27,14 @@ helm_matrix! {
         let env = Env::new(&format!("guard-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
         let name = format!("helm-drift-guard-{}", env.ns);
-        env.drift(&["guard", "install", "--all"])
+        let install = ["guard", "install", "--all"];
+        env.drift(&install)
             .success()
             .stdout_has(&format!("guard written: {name} [mode warn, namespace {}, releases *, 5 kinds]", env.ns));
+        if helm == Helm::V4 {
+            // Written again, as it was (install is idempotent): what the guard page shows.
+            crate::support::example("example-guard-install", &env, &install, "shop");
+        }
         until_guarded(&env);
 
         // Hand edits, a scale and a deletion: warned, naming the release and what to do instead.
@@ -95,7 +100,11 @@ helm_matrix! {
         assert_eq!(doc["releases"][0]["guard"], "warn");
 
         // Removed: nothing left behind, and edits are silent again.
-        env.drift(&["guard", "remove"]).success().stdout_has(&format!("removed {name}"));
+        if helm == Helm::V4 {
+            crate::support::example("example-guard-remove", &env, &["guard", "remove"], "shop");
+        } else {
+            env.drift(&["guard", "remove"]).success().stdout_has(&format!("removed {name}"));
+        }
         for kind in ["validatingadmissionpolicy", "validatingadmissionpolicybinding"] {
             env.kubectl(&["get", kind, &name]).code(1).stderr_has("NotFound");
         }

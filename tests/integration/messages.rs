@@ -2,7 +2,7 @@
 //! cause once), a refused dry-run says what the server said, and snapshots of exit code, stdout
 //! and stderr for representative runs (clean, drift, error, repair plan).
 
-use crate::support::{Done, Env, Helm};
+use crate::support::{Done, Env, Helm, transcript};
 
 /// Marks of a Rust debug dump or a kube error printed as is.
 const DUMPS: [&str; 5] = ["Some(", "Status {", "ApiError", "StatusDetails", "None,"];
@@ -144,22 +144,6 @@ fn every_error_path_is_one_clean_line() {
     }
 }
 
-/// Exit code, stdout and stderr together, as users see them.
-fn transcript(env: &Env, args: &[&str]) -> String {
-    // Helm 4 for what runs helm (`plan`); the others never run it.
-    let out = env.drift(args).env("HELM_BIN", env.helm_bin(Helm::V4)).output();
-    let text = format!(
-        "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        out.out.status.code().unwrap_or(-1),
-        out.stdout(),
-        out.stderr()
-    )
-    .replace(env.cp.server(), "https://<api-server>")
-    .replace(&crate::support::repo_root().display().to_string(), ".");
-    crate::support::without_ages(&text)
-}
-
 #[test]
 fn snapshots_of_representative_runs() {
     let env = Env::new("msg-snap");
@@ -176,9 +160,13 @@ fn snapshots_of_representative_runs() {
     insta::assert_snapshot!("error", transcript(&env, &["check", "web", "absent"]));
 }
 
-/// An example in the README or the book marked `<!-- snapshot: PATH -->` shows a part of the
-/// real output that snapshot holds (what `snapshots_of_representative_runs` records on the real
-/// control plane), ages aside: copy it and see it.
+/// An example in the README or the book marked `<!-- snapshot: PATH... -->` shows the real
+/// output the snapshots hold (recorded on the real control plane by
+/// `snapshots_of_representative_runs` and by the tests of each feature through
+/// [`crate::support::example`]), ages aside: copy it and see it. The block's `$ helm drift`
+/// commands take the snapshots in turn (a block without a command is one excerpt), each with the
+/// arguments its snapshot ran (`-n` aside) and a part of its stdout or stderr as its output;
+/// other commands (`$ kubectl ...`) set the scene and are not held.
 #[test]
 fn the_examples_show_the_real_output() {
     let root = crate::support::repo_root();
@@ -197,25 +185,62 @@ fn the_examples_show_the_real_output() {
     let mut shown = 0;
     for page in pages {
         let text = std::fs::read_to_string(&page).unwrap();
+        let page = page.strip_prefix(&root).unwrap().display().to_string();
         for (at, _) in text.match_indices("<!-- snapshot: ") {
             let rest = &text[at + "<!-- snapshot: ".len()..];
-            let snapshot = &rest[..rest.find(" -->").unwrap()];
-            let block = &rest[rest.find("```text\n").expect("a text block after the marker") + "```text\n".len()..];
-            let block = &block[..block.find("```").unwrap()];
-            let output: String = block.lines().skip_while(|l| l.starts_with("$ ")).map(|l| format!("{l}\n")).collect();
-            let recorded = std::fs::read_to_string(root.join(snapshot)).unwrap_or_else(|_| panic!("{snapshot}"));
-            let stdout = &recorded[recorded.find("--- stdout\n").unwrap() + "--- stdout\n".len()..];
-            let stdout = &stdout[..stdout.find("--- stderr").unwrap()];
-            let output = crate::support::without_ages(&output);
-            assert!(
-                stdout.contains(&output),
-                "{}: the example is not what {snapshot} holds:\n{output}",
-                page.display()
-            );
-            shown += 1;
+            let mut snapshots = rest[..rest.find(" -->").unwrap()].split_whitespace();
+            let fence = rest.find("```text\n").expect("a text block after the marker");
+            // A block in a list item is indented as the item is.
+            let indent = fence - rest[..fence].rfind('\n').map_or(0, |n| n + 1);
+            let block = &rest[fence + "```text\n".len()..];
+            let block = &block[..block[..block.find("```").unwrap()].rfind('\n').map_or(0, |n| n + 1)];
+            let block: String = block.lines().map(|l| format!("{}\n", l.get(indent..).unwrap_or_default())).collect();
+            for (command, output) in segments(&block) {
+                if command.as_ref().is_some_and(|c| !c.starts_with("helm drift ")) {
+                    continue;
+                }
+                let snapshot = snapshots.next().unwrap_or_else(|| panic!("{page}: no snapshot left for {command:?}"));
+                let recorded = std::fs::read_to_string(root.join(snapshot)).unwrap_or_else(|_| panic!("{snapshot}"));
+                let ran = recorded.lines().find_map(|l| l.strip_prefix("$ ")).expect("the command run");
+                if let Some(command) = &command {
+                    assert_eq!(arguments(command), arguments(ran), "{page}: the example runs what {snapshot} ran");
+                }
+                let stdout = &recorded[recorded.find("--- stdout\n").unwrap() + "--- stdout\n".len()..];
+                let output = crate::support::without_ages(&output);
+                assert!(stdout.contains(&output), "{page}: the example is not what {snapshot} holds:\n{output}");
+                shown += 1;
+            }
+            assert!(snapshots.next().is_none(), "{page}: a snapshot no command of the block shows");
         }
     }
-    assert!(shown >= 4, "the README's check and repair, the check page and the plan page show real output");
+    assert!(
+        shown >= 8,
+        "the README's check and repair, the check, plan, hooks, guard pages and restores show real output ({shown})"
+    );
+}
+
+/// A block's commands (the text after `$ `) and each one's output lines.
+fn segments(block: &str) -> Vec<(Option<String>, String)> {
+    let mut out: Vec<(Option<String>, String)> = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("$ ") {
+            Some(command) => out.push((Some(command.to_string()), String::new())),
+            None if out.is_empty() => out.push((None, format!("{line}\n"))),
+            None => out.last_mut().unwrap().1 += &format!("{line}\n"),
+        }
+    }
+    out
+}
+
+/// A command's arguments as compared: `-n NAMESPACE` aside (the snapshot's namespace is its
+/// test's) and a path by its last part (`./charts/basic`, `./tests/charts/basic`), comments cut.
+fn arguments(command: &str) -> Vec<String> {
+    let command = command.split("  #").next().unwrap();
+    let mut words: Vec<&str> = command.split_whitespace().collect();
+    while let Some(at) = words.iter().position(|w| *w == "-n") {
+        words.drain(at..(at + 2).min(words.len()));
+    }
+    words.iter().map(|w| if w.starts_with('.') { w.rsplit('/').next().unwrap() } else { w }.to_string()).collect()
 }
 
 /// A newcomer's first refusals, through the binary as Helm runs it: `-h` fits a screen (Helm's

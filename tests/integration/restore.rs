@@ -134,6 +134,9 @@ helm_matrix! {
         }
 
         let text = env.drift(&["check", "app"]).code(0).stdout();
+        if helm == Helm::V4 {
+            crate::support::example("example-restored-check", &env, &["check", "app"], "shop");
+        }
         assert!(text.contains("taken over   Deployment"), "{text}");
         assert!(text.contains("re-created by velero-server") && text.contains("values as recorded"), "{text}");
         assert!(!text.contains("(added by"), "no field listed as added: {text}");

@@ -187,8 +187,35 @@ impl Env {
 /// The text with the ages of changes (`, 12 s ago`) replaced by `, <age>`: they depend on the
 /// clock.
 pub fn without_ages(text: &str) -> String {
-    let ages = regex::Regex::new(r", \d+ (s|min|h|days) ago\)").expect("a valid regex");
-    ages.replace_all(text, ", <age>)").into_owned()
+    let ages = regex::Regex::new(r"([(,] ?)\d+ (s|min|h|days) ago\)").expect("a valid regex");
+    ages.replace_all(text, "$1<age>)").into_owned()
+}
+
+/// Exit code, stdout and stderr together, as users see them (the API server's address and the
+/// checkout's path made neutral, ages aside).
+pub fn transcript(env: &Env, args: &[&str]) -> String {
+    // Helm 4 for what runs helm (`plan`); the others never run it.
+    let out = env.drift(args).env("HELM_BIN", env.helm_bin(Helm::V4)).output();
+    let text = format!(
+        "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        out.out.status.code().unwrap_or(-1),
+        out.stdout(),
+        out.stderr()
+    )
+    .replace(env.cp.server(), "https://<api-server>")
+    .replace(&repo_root().display().to_string(), ".");
+    without_ages(&text)
+}
+
+/// Records what a page of the README or the book shows as `<!-- snapshot: tests/integration/
+/// snapshots/NAME.snap -->` (held by `messages::the_examples_show_the_real_output`): the run's
+/// [`transcript`] with the test's namespace shown as `shown` (the namespace a reader has).
+pub fn example(name: &str, env: &Env, args: &[&str], shown: &str) {
+    let text = transcript(env, args).replace(&env.ns, shown);
+    insta::with_settings!({prepend_module_to_snapshot => false, omit_expression => true}, {
+        insta::assert_snapshot!(name, text);
+    });
 }
 
 /// Polls `f` until it returns true, failing after `limit`.

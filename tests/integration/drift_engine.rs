@@ -9,7 +9,7 @@ const OBJECTS: &str = "20 objects";
 
 /// The evidence lines of a report (everything but the engine line).
 fn evidence(out: &str) -> Vec<String> {
-    let out = crate::support::without_ages(out);
+    let out = crate::support::neutral(out);
     out.lines().filter(|l| !l.trim_start().starts_with("engine:")).map(str::to_string).collect()
 }
 

@@ -206,7 +206,7 @@ fn the_examples_show_the_real_output() {
                     assert_eq!(arguments(command), arguments(ran), "{page}: the example runs what {snapshot} ran");
                 }
                 let stdout = &recorded[recorded.find("--- stdout\n").unwrap() + "--- stdout\n".len()..];
-                let output = crate::support::without_ages(&output);
+                let output = crate::support::neutral(&output);
                 assert!(stdout.contains(&output), "{page}: the example is not what {snapshot} holds:\n{output}");
                 shown += 1;
             }
@@ -214,8 +214,8 @@ fn the_examples_show_the_real_output() {
         }
     }
     assert!(
-        shown >= 8,
-        "the README's check and repair, the check, plan, hooks, guard pages and restores show real output ({shown})"
+        shown >= 10,
+        "the README's check and repair, the pages of check, plan, explain, hooks, guard and restores show real output ({shown})"
     );
 }
 

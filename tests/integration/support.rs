@@ -184,15 +184,18 @@ impl Env {
     }
 }
 
-/// The text with the ages of changes (`, 12 s ago`) replaced by `, <age>`: they depend on the
-/// clock.
-pub fn without_ages(text: &str) -> String {
+/// The text with what changes from run to run made neutral: the ages of changes (`, 12 s ago)`
+/// and `(12 s ago)` become `<age>`, they depend on the clock) and random values a chart renders.
+pub fn neutral(text: &str) -> String {
     let ages = regex::Regex::new(r"([(,] ?)\d+ (s|min|h|days) ago\)").expect("a valid regex");
-    ages.replace_all(text, "$1<age>)").into_owned()
+    let text = ages.replace_all(text, "$1<age>)");
+    // A chart's `randAlphaNum 16`, as the rendered test chart writes it.
+    let random = regex::Regex::new(r#""[A-Za-z0-9]{16}""#).expect("a valid regex");
+    random.replace_all(&text, "\"<random>\"").into_owned()
 }
 
 /// Exit code, stdout and stderr together, as users see them (the API server's address and the
-/// checkout's path made neutral, ages aside).
+/// checkout's path made neutral, ages and random values aside).
 pub fn transcript(env: &Env, args: &[&str]) -> String {
     // Helm 4 for what runs helm (`plan`); the others never run it.
     let out = env.drift(args).env("HELM_BIN", env.helm_bin(Helm::V4)).output();
@@ -205,7 +208,7 @@ pub fn transcript(env: &Env, args: &[&str]) -> String {
     )
     .replace(env.cp.server(), "https://<api-server>")
     .replace(&repo_root().display().to_string(), ".");
-    without_ages(&text)
+    neutral(&text)
 }
 
 /// Records what a page of the README or the book shows as `<!-- snapshot: tests/integration/

@@ -329,13 +329,20 @@ fn examples() -> Vec<(String, String)> {
     for page in pages {
         let text = std::fs::read_to_string(&page).unwrap().replace("\\\n", " ");
         let name = page.strip_prefix(root()).unwrap().display().to_string();
-        let mut in_code = false;
+        // A block closes at a fence at least as long as its own with nothing after it.
+        let mut fence = None::<usize>;
         for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("```") {
-                in_code = !in_code;
+            let trimmed = line.trim_start();
+            let ticks = trimmed.len() - trimmed.trim_start_matches('`').len();
+            match fence {
+                Some(open) if ticks >= open && trimmed[ticks..].trim().is_empty() => fence = None,
+                None if ticks >= 3 => fence = Some(ticks),
+                _ => {}
+            }
+            if ticks >= 3 {
                 continue;
             }
-            let Some(at) = line.find(" drift ").filter(|_| in_code) else { continue };
+            let Some(at) = line.find(" drift ").filter(|_| fence.is_some()) else { continue };
             // A command line: `[$ ] [VAR=value ...] helm[3|4] drift ...`; anything else in a block
             // (output, prose) is not.
             let mut before: Vec<&str> = line[..at].split_whitespace().collect();

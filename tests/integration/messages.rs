@@ -170,22 +170,8 @@ fn snapshots_of_representative_runs() {
 #[test]
 fn the_examples_show_the_real_output() {
     let root = crate::support::repo_root();
-    let mut pages = vec![root.join("README.md")];
-    let mut dirs = vec![root.join("docs/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
     let mut shown = 0;
-    for page in pages {
-        let text = std::fs::read_to_string(&page).unwrap();
-        let page = page.strip_prefix(&root).unwrap().display().to_string();
+    for (page, text) in crate::release::documents(&root) {
         for (at, _) in text.match_indices("<!-- snapshot: ") {
             let rest = &text[at + "<!-- snapshot: ".len()..];
             let mut snapshots = rest[..rest.find(" -->").unwrap()].split_whitespace();

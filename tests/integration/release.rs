@@ -256,11 +256,7 @@ fn every_readme_section_has_a_guarded_claim() {
         .collect();
     let mut missing = Vec::new();
     for (page, text) in documents(&root) {
-        let mut in_code = false;
-        for line in text.lines() {
-            if line.trim_start().starts_with("```") {
-                in_code = !in_code;
-            }
+        for (line, in_code) in fenced(&text) {
             let heading = line.trim_start_matches('#');
             // The README's title is the project's name, not a section.
             let title = page == "README.md" && line.starts_with("# ");
@@ -352,9 +348,74 @@ fn every_link_in_the_readme_and_the_book_resolves() {
     assert!(broken.is_empty(), "links to nothing: {broken:#?}");
 }
 
+/// The tour is a run of the demo, as `scripts/tour.sh` writes it: its sections are the demo's
+/// (each `say` from the plugin's install on, Helm 4's), in the demo's order.
+#[test]
+fn the_tour_is_a_run_of_the_demo() {
+    let root = repo_root();
+    let demo = std::fs::read_to_string(root.join("scripts/demo.sh")).unwrap();
+    let says: Vec<&str> = demo
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("say \"")?.strip_suffix('"'))
+        .skip_while(|t| !t.starts_with("Installing the plugin the way Helm 4"))
+        .filter(|t| !t.contains("$("))
+        .collect();
+    let tour = std::fs::read_to_string(root.join("docs/src/tour.md")).unwrap();
+    let titles: Vec<&str> = fenced(&tour)
+        .into_iter()
+        .filter(|(_, in_code)| !in_code)
+        .filter_map(|(line, _)| line.strip_prefix("**")?.strip_suffix("**"))
+        .collect();
+    assert_eq!(titles, says, "docs/src/tour.md is not a run of scripts/demo.sh: run scripts/tour.sh");
+    assert!(tour.contains("`scripts/tour.sh` writes it"), "the tour says how it is written");
+}
+
+/// Each line of a Markdown page, and whether it is in a fenced code block (fences included): as
+/// CommonMark reads it, a block closes at a fence at least as long as its own with nothing after
+/// it, so a block of 4 backticks can show one of 3.
+fn fenced(text: &str) -> Vec<(&str, bool)> {
+    let mut fence = None::<usize>;
+    text.lines()
+        .map(|line| {
+            let trimmed = line.trim_start();
+            let ticks = trimmed.len() - trimmed.trim_start_matches('`').len();
+            match fence {
+                Some(open) if ticks >= open && trimmed[ticks..].trim().is_empty() => fence = None,
+                Some(_) => {}
+                None if ticks >= 3 => fence = Some(ticks),
+                None => return (line, false),
+            }
+            (line, true)
+        })
+        .collect()
+}
+
+/// A code block of the README or the book holds no line that would open a block of its own (a
+/// Markdown report with its fences shown): such a block needs a longer fence than any inside it,
+/// or the page shows the rest of it as prose.
+#[test]
+fn no_code_block_holds_a_fence_as_long_as_its_own() {
+    let mut nested = Vec::new();
+    for (page, text) in documents(&repo_root()) {
+        let mut fence = None::<usize>;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            let ticks = line.len() - line.trim_start_matches('`').len();
+            match fence {
+                Some(open) if ticks >= open && line[ticks..].trim().is_empty() => fence = None,
+                Some(open) if ticks >= open => nested.push(format!("{page}:{}: {line}", n + 1)),
+                Some(_) => {}
+                None if ticks >= 3 => fence = Some(ticks),
+                None => {}
+            }
+        }
+    }
+    assert!(nested.is_empty(), "fences inside code blocks of their own length: {nested:#?}");
+}
+
 /// The README and every page of the book but the reference (generated from the code, and held
 /// to it by `cli::reference`), by path.
-fn documents(root: &std::path::Path) -> Vec<(String, String)> {
+pub fn documents(root: &std::path::Path) -> Vec<(String, String)> {
     let mut out = vec![("README.md".to_string(), std::fs::read_to_string(root.join("README.md")).unwrap())];
     let mut dirs = vec![root.join("docs/src")];
     while let Some(dir) = dirs.pop() {

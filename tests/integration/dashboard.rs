@@ -75,6 +75,16 @@ impl Prometheus {
         (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
     }
 
+    /// A range query's result matrix, from `start` to `end` (seconds since the epoch) every
+    /// `step` seconds.
+    pub fn query_range(&self, promql: &str, start: f64, end: f64, step: f64) -> Vec<Value> {
+        let path = format!("/api/v1/query_range?query={}&start={start:.3}&end={end:.3}&step={step}", encode(promql));
+        let (status, body) = self.get(&path);
+        let doc: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status} {e}: {body}"));
+        assert_eq!(doc["status"], "success", "{promql}: {body}");
+        doc["data"]["result"].as_array().cloned().unwrap_or_default()
+    }
+
     /// An instant query's result vector (an error fails the test: the query does not parse).
     pub fn query(&self, promql: &str) -> Vec<Value> {
         let (status, body) = self.get(&format!("/api/v1/query?query={}", encode(promql)));
@@ -122,6 +132,7 @@ fn every_panel_has_series_for_a_drifted_release() {
     )
     .ready();
     let prometheus = Prometheus::start(&env, &w.address, Some("kind-dashboard"));
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
     // Counters read from their first scrape on: the drift comes after it.
     eventually("Prometheus to scrape the watcher", Duration::from_secs(60), || {
         !prometheus.query("helm_drift_ready{cluster=\"kind-dashboard\"} == 1").is_empty()
@@ -172,6 +183,36 @@ fn every_panel_has_series_for_a_drifted_release() {
     let (_, values) = prometheus.get("/api/v1/label/cluster/values?match%5B%5D=helm_drift_ready");
     assert!(values.contains("\"kind-dashboard\""), "{values}");
     assert!(!hook.bodies().is_empty(), "the receiver got notifications");
+
+    // Two more edits healed (a third would be given up as a fight, by design), so that the
+    // picture's time series have a story to tell.
+    for round in 2..=3 {
+        env.merge_patch("configmap", "healed-config", &format!(r#"{{"data":{{"greeting":"edited {round}"}}}}"#));
+        w.wait_for("helm_drift_repairs_total{result=\"applied\"}", f64::from(round));
+    }
+    let healed = "sum(helm_drift_repairs_total{cluster=\"kind-dashboard\", result=\"applied\"}) == 3";
+    eventually("Prometheus to see the three repairs", Duration::from_secs(60), || !prometheus.query(healed).is_empty());
+
+    // The picture the book shows (docs/src/images/dashboard.png is a copy of it): every panel
+    // drawn where the dashboard puts it, with what its queries answer.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let shots = repo_root().join("target/pictures");
+    std::fs::create_dir_all(&shots).unwrap();
+    let page = shots.join("dashboard.html");
+    std::fs::write(&page, crate::dashboard_picture::draw(&dashboard, &prometheus, "kind-dashboard", (since, now)))
+        .unwrap();
+    let png = shots.join("dashboard.png");
+    let dom = crate::pictures::browse_at(&page, &png, "1400,2150");
+    for (title, _) in &all {
+        assert!(dom.contains(&format!("<h3>{}</h3>", title.replace('&', "&amp;"))), "panel {title:?} is drawn");
+    }
+    assert!(
+        dom.contains(&format!("<td>{}</td><td>left</td><td>drifted</td><td>1</td><td>1 missing</td>", env.ns)),
+        "{dom}"
+    );
+    let shot = std::fs::read(&png).unwrap();
+    assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "a screenshot of the dashboard: {}", png.display());
+    eprintln!("the dashboard drawn: {}", png.display());
 }
 
 /// The dashboard's JSON is what Grafana loads: the fields its schema requires, unique panel ids

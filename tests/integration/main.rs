@@ -39,6 +39,7 @@ mod check_missing;
 mod connection;
 mod controllers;
 mod dashboard;
+mod dashboard_picture;
 mod distribution;
 mod docs;
 mod doors;

@@ -26,6 +26,11 @@ fn chromium() -> PathBuf {
 
 /// Chromium on `page`: the DOM it built (`--dump-dom`) and a screenshot at `png`.
 fn browse(page: &Path, png: &Path) -> String {
+    browse_at(page, png, "1200,1400")
+}
+
+/// [`browse`] in a window of `size` (`WIDTH,HEIGHT`).
+pub fn browse_at(page: &Path, png: &Path, size: &str) -> String {
     let url = format!("file://{}", page.display());
     let run = |extra: &[&str]| {
         let profile = tempfile::tempdir().unwrap();
@@ -40,7 +45,7 @@ fn browse(page: &Path, png: &Path) -> String {
         String::from_utf8(out.stdout).unwrap()
     };
     let dom = run(&["--dump-dom"]);
-    run(&[&format!("--screenshot={}", png.display()), "--window-size=1200,1400", "--hide-scrollbars"]);
+    run(&[&format!("--screenshot={}", png.display()), &format!("--window-size={size}"), "--hide-scrollbars"]);
     dom
 }
 

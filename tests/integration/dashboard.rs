@@ -184,7 +184,7 @@ fn every_panel_has_series_for_a_drifted_release() {
     assert!(values.contains("\"kind-dashboard\""), "{values}");
     assert!(!hook.bodies().is_empty(), "the receiver got notifications");
 
-    // Two more edits healed (a third would be given up as a fight, by design), so that the
+    // Two more edits healed (a fourth repair in a row is given up as a fight, by design), so that the
     // picture's time series have a story to tell.
     for round in 2..=3 {
         env.merge_patch("configmap", "healed-config", &format!(r#"{{"data":{{"greeting":"edited {round}"}}}}"#));

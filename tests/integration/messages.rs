@@ -200,8 +200,8 @@ fn the_examples_show_the_real_output() {
         }
     }
     assert!(
-        shown >= 12,
-        "the README's check and repair, the pages of check, plan, accept, explain, hooks, guard and restores show real output ({shown})"
+        shown >= 13,
+        "the README's check and repair, the pages of check, plan, accept, explain, render, hooks, guard and restores show real output ({shown})"
     );
 }
 

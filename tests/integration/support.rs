@@ -200,7 +200,12 @@ pub fn neutral(text: &str) -> String {
 /// Exit code, stdout and stderr together, as users see them (the API server's address and the
 /// checkout's path made neutral, ages and random values aside).
 pub fn transcript(env: &Env, args: &[&str]) -> String {
-    // Helm 4 for what runs helm (`plan`); the others never run it.
+    transcript_and_run(env, args).0
+}
+
+/// [`transcript`] and the run it was made of, for a test that asserts on the same run.
+fn transcript_and_run(env: &Env, args: &[&str]) -> (String, Done) {
+    // Helm 4 for what runs helm (`plan`, `render`); the others never run it.
     let out = env.drift(args).env("HELM_BIN", env.helm_bin(Helm::V4)).output();
     let text = format!(
         "$ helm drift {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
@@ -211,17 +216,20 @@ pub fn transcript(env: &Env, args: &[&str]) -> String {
     )
     .replace(env.cp.server(), "https://<api-server>")
     .replace(&repo_root().display().to_string(), ".");
-    neutral(&text)
+    (neutral(&text), out)
 }
 
 /// Records what a page of the README or the book shows as `<!-- snapshot: tests/integration/
 /// snapshots/NAME.snap -->` (held by `messages::the_examples_show_the_real_output`): the run's
-/// [`transcript`] with the test's namespace shown as `shown` (the namespace a reader has).
-pub fn example(name: &str, env: &Env, args: &[&str], shown: &str) {
-    let text = transcript(env, args).replace(&env.ns, shown);
+/// [`transcript`] with the test's namespace shown as `shown` (the namespace a reader has). The
+/// run is returned, for the test's own assertions.
+pub fn example(name: &str, env: &Env, args: &[&str], shown: &str) -> Done {
+    let (text, run) = transcript_and_run(env, args);
+    let text = text.replace(&env.ns, shown);
     insta::with_settings!({prepend_module_to_snapshot => false, omit_expression => true}, {
         insta::assert_snapshot!(name, text);
     });
+    run
 }
 
 /// Polls `f` until it returns true, failing after `limit`.

@@ -133,10 +133,12 @@ helm_matrix! {
             assert_eq!(o["verdict"], "taken-over", "{id} as {viewer}: {o:#}");
         }
 
-        let text = env.drift(&["check", "app"]).code(0).stdout();
-        if helm == Helm::V4 {
-            crate::support::example("example-restored-check", &env, &["check", "app"], "shop");
+        let text = if helm == Helm::V4 {
+            crate::support::example("example-restored-check", &env, &["check", "app"], "shop")
+        } else {
+            env.drift(&["check", "app"]).code(0)
         }
+        .stdout();
         assert!(text.contains("taken over   Deployment"), "{text}");
         assert!(text.contains("re-created by velero-server") && text.contains("values as recorded"), "{text}");
         assert!(!text.contains("(added by"), "no field listed as added: {text}");

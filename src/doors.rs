@@ -44,6 +44,16 @@ pub(crate) const DOORS: &[Door] = &[
         tests: &["tests/integration/storage.rs::sql_driver_with_postgres"],
     },
     Door {
+        input: "a record's chart, values and hooks, run by helm (check --rerender, plan, repair --upgrade)",
+        writer: "whoever writes the record",
+        through: &["helm.rs::render_now", "helm.rs::preview", "helm.rs::upgrade"],
+        budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; repair --upgrade refused before any helm call; the watcher runs no chart",
+        tests: &[
+            "tests/integration/rights.rs::an_untrusted_records_chart_never_reads_the_cluster_as_the_reader",
+            "src/layering.rs::the_watcher_runs_no_chart",
+        ],
+    },
+    Door {
         input: "a record's manifest (YAML)",
         writer: "whoever writes the record",
         through: &["yaml.rs::to_json_within"],

@@ -81,37 +81,22 @@ impl HelmBinary {
     }
 
     /// The manifest a `helm upgrade` of the release to its own chart and stored values would
-    /// apply now: `--dry-run=server`, so that `lookup` is answered by the cluster. Nothing is
-    /// changed.
-    pub(crate) async fn render_now(&self, release: &Release, files: &ChartFiles) -> Result<String> {
-        Ok(self.render_with_hooks(release, files).await?.0)
-    }
-
-    /// [`HelmBinary::render_now`]'s manifest, and the manifests of the hooks the upgrade would
-    /// run.
-    pub(crate) async fn render_with_hooks(
-        &self,
-        release: &Release,
-        files: &ChartFiles,
-    ) -> Result<(String, Vec<String>)> {
+    /// apply now, rendered as `against` says (the server's `lookup` only for a trusted record).
+    /// Nothing is changed.
+    pub(crate) async fn render_now(&self, release: &Release, files: &ChartFiles, against: DryRun) -> Result<String> {
         let mut cmd = self.command();
         cmd.arg("upgrade")
             .arg(release.name())
             .arg(&files.chart)
             .args(["--namespace", release.namespace(), "--reset-values", "--values"])
             .arg(&files.values)
-            .args(["--dry-run=server", "--output", "json"]);
+            .args([against.flag(), "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
         if !ok {
-            return Err(self.dry_run_failed(&stderr));
+            return Err(self.dry_run_failed(&stderr, against));
         }
         let (_, doc) = self.printed_release(&stdout)?;
-        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-        let hooks = doc
-            .get("hooks")
-            .and_then(serde_json::Value::as_array)
-            .map_or_else(Vec::new, |hooks| hooks.iter().filter_map(|h| h.get("manifest")).map(text).collect());
-        Ok((doc.get("manifest").map(text).unwrap_or_default(), hooks))
+        Ok(doc.get("manifest").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
     }
 
     /// What `helm upgrade RELEASE CHART FLAGS` would apply now (`--dry-run=server`: `lookup`,
@@ -125,10 +110,11 @@ impl HelmBinary {
         namespace: &str,
         chart: &str,
         flags: &[String],
+        against: DryRun,
     ) -> Result<Previewed> {
         let mut cmd = self.command();
         cmd.args(["upgrade", release, chart, "--namespace", namespace]).args(flags);
-        cmd.args(["--dry-run=server", "--output", "json"]);
+        cmd.args([against.flag(), "--output", "json"]);
         let (ok, stdout, stderr) = self.run(cmd).await?;
         // Helm's own refusals of the upgrade (as opposed to a chart or a flag it cannot read).
         let refused = [
@@ -140,10 +126,10 @@ impl HelmBinary {
         .iter()
         .find_map(|m| Some(stderr.find(m)? + if m.starts_with("Error: ") { "Error: ".len() } else { m.len() }));
         if let (false, Some(at)) = (ok, refused) {
-            return Ok(Previewed::Refused(stderr[at..].trim().to_string()));
+            return Ok(Previewed::Refused(against.said(&stderr[at..])));
         }
         if !ok {
-            return Err(self.dry_run_failed(&stderr));
+            return Err(self.dry_run_failed(&stderr, against));
         }
         let (json, doc) = self.printed_release(&stdout)?;
         let text =
@@ -177,9 +163,9 @@ impl HelmBinary {
         Ok((json, doc))
     }
 
-    /// A dry-run upgrade helm could not run, with what it said.
-    fn dry_run_failed(&self, stderr: &str) -> anyhow::Error {
-        anyhow::anyhow!("{} upgrade --dry-run=server failed: {}", self.0.display(), stderr.trim())
+    /// A dry-run upgrade helm could not run, with what it said (cut for an untrusted record).
+    fn dry_run_failed(&self, stderr: &str, against: DryRun) -> anyhow::Error {
+        anyhow::anyhow!("{} upgrade {} failed: {}", self.0.display(), against.flag(), against.said(stderr))
     }
 
     fn command(&self) -> std::process::Command {
@@ -192,6 +178,60 @@ impl HelmBinary {
             .with_context(|| format!("cannot run {}", self.0.display()))?;
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
+    }
+}
+
+/// How a dry-run upgrade renders the chart, which decides whose rights its templates read the
+/// cluster with. A chart, hooks and values stored in a release record are written by whoever may
+/// write Secrets in the record's namespace, and a template's `lookup` reads the cluster with the
+/// rights of whoever runs helm: a record the operator does not trust is rendered without them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DryRun {
+    /// `--dry-run=server`: `lookup` is answered by the cluster with the reader's rights (the
+    /// operator's own chart and values, or a record of a trusted namespace).
+    Server,
+    /// `--dry-run=client`: Helm reads no object for a template (`lookup` answers an empty
+    /// map) and runs no hook, and what helm says of a failure is cut to its last `Error:` line;
+    /// for what an untrusted record holds.
+    Client,
+}
+
+/// How much of helm's words about a run of an untrusted record is shown.
+const SAID_UNTRUSTED: usize = 400;
+
+impl DryRun {
+    /// The dry run for what a record of `namespace` holds: the server's only when the operator
+    /// trusts it.
+    pub(crate) fn for_record(trust: &crate::settings::Trust, namespace: &str) -> DryRun {
+        if trust.trusts(namespace) { DryRun::Server } else { DryRun::Client }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            DryRun::Server => "--dry-run=server",
+            DryRun::Client => "--dry-run=client",
+        }
+    }
+
+    /// Whether templates read the cluster (`lookup`).
+    pub(crate) fn reads_the_cluster(self) -> bool {
+        self == DryRun::Server
+    }
+
+    /// What helm said (stderr), as shown: whole for a trusted run; for an untrusted one only
+    /// its last `Error:` line (else its last line), cut at [`SAID_UNTRUSTED`] characters, so that
+    /// a template cannot fill the operator's terminal or log with what it computed.
+    fn said(self, stderr: &str) -> String {
+        let text = stderr.trim();
+        if self == DryRun::Server {
+            return text.to_string();
+        }
+        let line = text.lines().rev().find(|l| l.contains("Error:")).or_else(|| text.lines().last()).unwrap_or("");
+        let line = line.trim();
+        match line.char_indices().nth(SAID_UNTRUSTED) {
+            Some((at, _)) => format!("{}… (cut: the record is not trusted)", &line[..at]),
+            None => line.to_string(),
+        }
     }
 }
 

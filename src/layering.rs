@@ -376,6 +376,18 @@ fn the_decision_check_reads_the_error_type() {
     assert_eq!(result_errors("Result<(), String>, y: Result<u8, E>"), ["String", "E"]);
 }
 
+/// The watcher is a privileged agent: it never runs helm, so no chart a record stores ever runs
+/// with its rights (`lookup`, hooks).
+#[test]
+fn the_watcher_runs_no_chart() {
+    let found = sources()
+        .into_iter()
+        .filter(|s| s.module.first().map(String::as_str) == Some("watch"))
+        .filter(|s| paths(s).iter().any(|p| p.first().map(String::as_str) == Some("helm")))
+        .map(|s| s.file.display().to_string());
+    none(found, "the watcher uses crate::helm");
+}
+
 /// Where YAML is read with `serde_yaml` (or a library built on it) outside tests, and why: what
 /// the user writes. Everything someone else writes is read by `crate::yaml`, the one budgeted
 /// parser behind its door; the two files that hand a document to a library after it are named.

@@ -177,8 +177,9 @@ pub(crate) struct CheckArgs {
     /// that would make the live state the desired state
     #[arg(long, help_heading = "Output")]
     pub(crate) explain: bool,
-    /// Also render the chart now (stored values, lookup answered by the cluster) and show
-    /// what a helm upgrade with the same values would change
+    /// Also render the chart now (stored values; lookup answered by the cluster only where
+    /// --trust-namespace trusts the record) and show what a helm upgrade with the same values
+    /// would change
     #[arg(long, help_heading = "Output")]
     pub(crate) rerender: bool,
     /// With --explain or --rerender: the chart's source directory (needed for charts with
@@ -238,7 +239,8 @@ pub(crate) struct RepairArgs {
     /// Show the plan and validate it with server dry-runs; change nothing
     #[arg(long, help_heading = "Repair")]
     pub(crate) dry_run: bool,
-    /// Repair through Helm: `helm upgrade` of the stored chart and values (a new revision)
+    /// Repair through Helm: `helm upgrade` of the stored chart and values (a new revision); it
+    /// runs the record's templates and hooks with your rights, so only with --trust-namespace
     #[arg(long, help_heading = "Repair")]
     pub(crate) upgrade: bool,
     /// With --upgrade: the chart's source directory (needed for charts with subcharts)

@@ -61,6 +61,17 @@ pub(crate) struct PlanArgs {
 }
 
 impl PlanArgs {
+    /// The value flags, for whether the upgrade takes the record's values.
+    pub(crate) fn value_flags(&self) -> crate::plan::ValueFlags {
+        crate::plan::ValueFlags {
+            reuse_values: self.reuse_values,
+            reset_values: self.reset_values,
+            reset_then_reuse_values: self.reset_then_reuse_values,
+            sets: [&self.set, &self.set_string, &self.set_json, &self.set_file].iter().any(|v| !v.is_empty()),
+            files: self.values.clone(),
+        }
+    }
+
     /// The flags for `helm upgrade`, as given.
     pub(crate) fn helm_flags(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -7,7 +7,7 @@ use super::settings::{BaselineSource, Shown, complete, per_context, say_warnings
 use crate::cli::{CheckArgs, Global};
 use crate::desired;
 use crate::engine::{Selection, Session, evaluate_selected, scan};
-use crate::helm::{ChartFiles, HelmBinary};
+use crate::helm::{ChartFiles, DryRun, HelmBinary};
 use crate::inventory::{InventoryKind, Scope};
 use crate::model::{ClusterReport, DriftReport, ExitStatus, FleetReport, Outcome, Progress, Rerender, RunReport};
 use crate::release::Selected;
@@ -307,14 +307,16 @@ async fn rerender(
     selected: Selected,
     files: &ChartFiles,
 ) -> Result<Rerender> {
-    let manifest = rendering.helm.render_now(&selected.release, files).await?;
+    // The record's chart reads the cluster with the reader's rights only when they trust its writers.
+    let against = DryRun::for_record(&settings.compare.trust, selected.release.namespace());
+    let manifest = rendering.helm.render_now(&selected.release, files, against).await?;
     let (documents, changed) = desired::diff_documents(&selected.release.manifest, &manifest);
     let mut now = selected;
     now.release.manifest = manifest;
     now.record = format!("{} rendered now", now.record);
     now.newest = None;
     let against_live: DriftReport = evaluate_selected(session, settings, now, None).await?.report;
-    Ok(Rerender { documents, changed, against_live })
+    Ok(Rerender { documents, changed, against_live, lookup_answered: against.reads_the_cluster() })
 }
 
 /// When no Flux HelmRelease or Argo CD Application of the config file describes a release this

@@ -26,6 +26,7 @@ impl PlanSettings {
             bail!("plan previews an upgrade on one cluster: give one --kube-context");
         }
         let flags = a.helm_flags();
+        let values = a.value_flags();
         let settings = complete(g, &a.compare, BaselineSource::None)?;
         let request = PlanRequest {
             release: a.release,
@@ -35,6 +36,7 @@ impl PlanSettings {
             take_ownership: a.take_ownership,
             force_conflicts: a.force_conflicts,
             install: a.install,
+            values,
         };
         Ok(PlanSettings {
             settings,

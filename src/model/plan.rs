@@ -143,6 +143,9 @@ pub(crate) struct PlanReport {
     pub(crate) drift: Vec<DriftFate>,
     /// The hooks the upgrade would run (`Kind name (events)`); never run.
     pub(crate) hooks: Vec<String>,
+    /// How the plan was made, where it differs from the upgrade (a chart rendered without
+    /// the cluster's `lookup`).
+    pub(crate) notes: Vec<String>,
 }
 
 impl PlanReport {
@@ -206,6 +209,7 @@ mod tests {
             failure: None,
             drift: Vec::new(),
             hooks: Vec::new(),
+            notes: Vec::new(),
         };
         let unknown = plan(vec![object(PlannedChange::None, None), object(PlannedChange::Unknown, None)]);
         assert_eq!(unknown.exit_status(), ExitStatus::Error);

@@ -17,10 +17,15 @@ pub(crate) enum Refusal {
     Untrusted { namespace: String },
     /// Self-healing of `object` outside the untrusted `release_ns` it was recorded in.
     OutsideNamespace { object: ObjectId, namespace: Option<String>, release_ns: String },
+    /// `repair --upgrade` does not run the chart stored in `record` (of the untrusted
+    /// namespace `namespace`, release `release`) with the person's rights.
+    ChartNotRun { record: String, namespace: String, release: String },
     /// Self-healing of an object Helm's ownership metadata does not give to the release
     /// (`holder`: the release it names, `None`: it names none).
     NotOwned { release: (String, String), holder: Option<(String, String)> },
 }
+
+impl std::error::Error for Refusal {}
 
 /// Where an object lives, in words.
 pub(crate) fn place(namespace: Option<&str>) -> String {
@@ -62,6 +67,14 @@ impl fmt::Display for Refusal {
                      {ns} speaks only for its own namespace (--trust-namespace {ns} trusts it)"
                 )
             }
+            Refusal::ChartNotRun { record, namespace: ns, release } => write!(
+                f,
+                "not repaired through helm upgrade: an upgrade runs the chart stored in {record} with your rights \
+                 (its lookup calls read the cluster as you, its hooks run), and that record (its templates, values \
+                 and hooks) can be written by anyone who may write Secrets in namespace {ns}; nothing was run. \
+                 --trust-namespace {ns} trusts its records as your own; `helm drift repair {release}` without \
+                 --upgrade writes only the recorded objects of {ns}"
+            ),
             Refusal::NotOwned { release: (ns, name), holder } => {
                 let holder = match holder {
                     Some((s, n)) => format!("it belongs to release {s}/{n}"),

@@ -47,6 +47,9 @@ pub(crate) struct Rerender {
     pub(crate) changed: Vec<super::DocDiff>,
     /// The objects as rendered now, compared with the live ones.
     pub(crate) against_live: DriftReport,
+    /// Whether the chart's `lookup` was answered by the cluster (a trusted record); else it
+    /// answered nothing, since the record's writer is not the reader.
+    pub(crate) lookup_answered: bool,
 }
 
 impl DriftReport {

@@ -8,12 +8,15 @@
 //! kept, adopted or in conflict ([`fates`]).
 
 mod fates;
+mod values;
+
+pub(crate) use values::ValueFlags;
 
 use crate::api::ApiError;
 use crate::compare::merge;
 use crate::desired::DesiredObject;
 use crate::engine::{Evaluated, Session, evaluate_selected};
-use crate::helm::{HelmBinary, Previewed};
+use crate::helm::{DryRun, HelmBinary, Previewed};
 use crate::live::{self, LiveState, Location};
 use crate::model::{Apply, FieldDiff, ObjectId, PlanReport, PlannedChange, PlannedObject, Verdict};
 use crate::release::{Selected, SourceError};
@@ -36,6 +39,8 @@ pub(crate) struct PlanRequest {
     pub(crate) force_conflicts: bool,
     /// `--install`: a release that does not exist is planned as installed.
     pub(crate) install: bool,
+    /// The value flags, which decide whether the upgrade takes the record's values.
+    pub(crate) values: ValueFlags,
 }
 
 /// Plans the upgrade of one release (with `--install`, of one that does not exist yet).
@@ -49,11 +54,20 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     // The record is read once: the upgraded copy shares its content until its manifest is set.
     let mut next = selected.clone();
     let today = evaluate_selected(session, settings, selected, None).await?;
-    let preview =
-        request.helm.preview(&request.release, today.release.namespace(), &request.chart, &request.flags).await?;
+    // The record's values, run as templates by a chart's `tpl`, read the cluster with the
+    // reader's rights only when they trust its writers.
+    let namespace = today.release.namespace();
+    let against = match request.values.take_record_values() {
+        true => DryRun::for_record(&settings.compare.trust, namespace),
+        false => DryRun::Server,
+    };
+    let preview = request.helm.preview(&request.release, namespace, &request.chart, &request.flags, against).await?;
+    let unlooked = (!against.reads_the_cluster()).then(|| unlooked(namespace, &today.report.record));
     let preview = match preview {
         Previewed::Ready(p) => p,
-        Previewed::Refused(why) => return Ok(refused(request, &today, why)),
+        Previewed::Refused(why) => {
+            return Ok(PlanReport { notes: unlooked.into_iter().collect(), ..refused(request, &today, why) });
+        }
     };
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
@@ -77,7 +91,18 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         failure: None,
         drift,
         hooks: preview.hooks,
+        notes: unlooked.into_iter().collect(),
     })
+}
+
+/// Why the chart's `lookup` answered nothing: the upgrade takes the values of `record`, which
+/// the reader does not trust.
+fn unlooked(namespace: &str, record: &str) -> String {
+    format!(
+        "rendered without the cluster (lookup answered nothing): the upgrade takes the values stored in {record}, \
+         which anyone who may write Secrets in namespace {namespace} can write, and a chart's tpl runs them as \
+         templates; --trust-namespace {namespace} answers lookup with your rights"
+    )
 }
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
@@ -100,6 +125,7 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, 
         failure: Some(why),
         drift: Vec::new(),
         hooks: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -107,7 +133,9 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, 
 /// already makes the install fail (unless `--take-ownership`), as helm itself says.
 async fn install(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
     let namespace = session.namespace().to_string();
-    let preview = request.helm.preview(&request.release, &namespace, &request.chart, &request.flags).await?;
+    // No record yet: the chart and values are the user's own.
+    let preview =
+        request.helm.preview(&request.release, &namespace, &request.chart, &request.flags, DryRun::Server).await?;
     let preview = match preview {
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(refusal(request, &namespace, 0, Apply::ClientSide, why)),
@@ -137,6 +165,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         failure: None,
         drift: Vec::new(),
         hooks: preview.hooks,
+        notes: Vec::new(),
     })
 }
 

@@ -106,6 +106,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         "objects": objects,
         "drift": r.drift.iter().map(|d| json!({"drift": d.drift, "fate": d.fate.word()})).collect::<Vec<_>>(),
         "hooks": r.hooks,
+        "notes": r.notes,
         "exitCode": r.exit_status().code(),
     }))
 }

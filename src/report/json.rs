@@ -136,6 +136,7 @@ pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "unexplained": r.unexplained(),
         "rerender": r.rerender.as_ref().map(|now| json!({
             "documents": now.documents,
+            "lookup": if now.lookup_answered { "cluster" } else { "none" },
             "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),
             "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
         })),

@@ -20,6 +20,9 @@ pub(crate) fn markdown(r: &PlanReport, style: &Style) -> String {
         r.apply,
         code(&r.namespace)
     );
+    for note in &r.notes {
+        let _ = write!(out, "Note: {}\n\n", cell(note));
+    }
     if let Some(why) = &r.failure {
         let _ = write!(out, "Helm refuses the upgrade: {}\n\n", cell(why));
     }

@@ -147,17 +147,20 @@ helm_matrix! {
 
 helm_matrix! {
     /// `check --rerender`: the chart rendered now with its stored values, `lookup` answered by the
-    /// cluster (so the lookup template renders as recorded, unlike `helm template`), random values
-    /// and `.Release.IsUpgrade` not: what a `helm upgrade` with the same values would change.
+    /// cluster when the namespace is trusted (so the lookup template renders as recorded, unlike
+    /// `helm template`), random values and `.Release.IsUpgrade` not: what a `helm upgrade` with
+    /// the same values would change. Untrusted, `lookup` answers nothing, and the output says so.
     fn rerender_shows_what_an_upgrade_with_the_same_values_would_change(helm: Helm) {
         let env = Env::new(&format!("rerender-{}", helm.tag()));
         env.install(helm, "r", "rendered", &["--set", "greeting=hi"]);
         let bin = env.helm_bin(helm);
+        let ns = env.ns.clone();
         env.drift(&["check", "r"]).code(0);
+        let trusted = ["check", "r", "--rerender", "--trust-namespace", ns.as_str()];
         let out = if helm == Helm::V4 {
-            crate::support::example("example-rerender-check", &env, &["check", "r", "--rerender"], "apps")
+            crate::support::example("example-rerender-check", &env, &trusted, "apps")
         } else {
-            env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2)
+            env.drift(&trusted).env("HELM_BIN", &bin).code(2)
         };
         out.stdout_has("r: in sync with the record (4 objects); rendered now, 2 objects would change")
             .stdout_has(
@@ -166,19 +169,27 @@ helm_matrix! {
             .stdout_has("changed  rendered/templates/random.yaml")
             .stdout_has("changed  rendered/templates/capabilities.yaml")
             .stdout_has("a helm upgrade with the same values would change (live -> after the upgrade):")
-            .stdout_has(&format!("      ConfigMap {}/r-random\n        ~ data.token: ", env.ns));
+            .stdout_has(&format!("      ConfigMap {ns}/r-random\n        ~ data.token: "));
         assert!(!out.stdout().contains("would also undo"), "no drift to undo\n{}", out.dump());
+        // Untrusted: the lookup template renders without the cluster, and the output says why.
+        let out = env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2);
+        out.stdout_has(&format!("lookup answered nothing: namespace {ns} is not trusted"))
+            .stdout_has("3 of 4 documents render differently")
+            .stdout_has("changed  rendered/templates/lookup.yaml");
         // Drift by hand: listed once, in the drift section; the upgrade's section says it undoes it.
         env.merge_patch("configmap", "r-static", r#"{"data":{"greeting":"edited"}}"#);
-        let out = env.drift(&["check", "r", "--rerender"]).env("HELM_BIN", &bin).code(2);
+        let out = env.drift(&trusted).env("HELM_BIN", &bin).code(2);
         let text = out.stdout();
         assert_eq!(text.matches("data.greeting").count(), 1, "the drift is not repeated\n{text}");
         out.stdout_has(r#"~ data.greeting: "hi" -> "edited""#)
             .stdout_has("a helm upgrade with the same values would also undo the drift listed above");
         assert!(!out.stdout().contains("templates/lookup.yaml"), "lookup is answered by the cluster\n{}", out.dump());
-        let json = env.drift(&["check", "r", "--rerender", "-o", "json"]).env("HELM_BIN", &bin).code(2).stdout();
+        let mut json = trusted.to_vec();
+        json.extend(["-o", "json"]);
+        let json = env.drift(&json).env("HELM_BIN", &bin).code(2).stdout();
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["releases"][0]["rerender"]["documents"], 4, "{json}");
+        assert_eq!(doc["releases"][0]["rerender"]["lookup"], "cluster", "{json}");
     }
 }
 

@@ -237,7 +237,9 @@ helm_matrix! {
         let stored = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(stored).unwrap()).unwrap();
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let forbidden = ["hunter2pw".to_string(), b64("hunter2pw"), stored.clone(), b64(&stored)];
-        for args in [&["render", "s"][..], &["render", "s", "-o", "json"], &["repair", "s", "--upgrade", "--dry-run"]] {
+        let ns = env.ns.clone();
+        let upgrade = ["repair", "s", "--upgrade", "--dry-run", "--trust-namespace", ns.as_str()];
+        for args in [&["render", "s"][..], &["render", "s", "-o", "json"], &upgrade] {
             let out = env.drift(args).env("HELM_BIN", &bin).output();
             let all = out.dump();
             assert!(all.contains("(hidden"), "{args:?} shows the Secret\n{all}");

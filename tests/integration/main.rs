@@ -70,6 +70,7 @@ mod repair;
 mod repair_cases;
 mod restart;
 mod restore;
+mod rights;
 mod scan;
 mod server;
 mod storage;

@@ -157,7 +157,8 @@ helm_matrix! {
         env.install(helm, "web", "basic", &["--set", "greeting=hi"]);
         env.kubectl(&["delete", "deployment", "web-web"]).success();
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
-        env.drift(&["repair", "web", "--upgrade"])
+        let ns = env.ns.clone();
+        env.drift(&["repair", "web", "--upgrade", "--trust-namespace", &ns])
             .env("HELM_BIN", &bin)
             .success()
             .stdout_has("web: in sync (4 objects) [namespace")
@@ -169,18 +170,20 @@ helm_matrix! {
         // A release with an operation in progress is refused.
         env.kubectl(&["label", "secret", "sh.helm.release.v1.web.v2", "status=pending-upgrade", "--overwrite"])
             .success();
-        env.drift(&["repair", "web", "--upgrade"])
+        env.drift(&["repair", "web", "--upgrade", "--trust-namespace", &ns])
             .env("HELM_BIN", &bin)
             .code(1)
             .stderr_has("has a pending operation (revision 2 is pending-upgrade)");
 
         env.install(helm, "p", "parent", &[]);
-        env.drift(&["repair", "p", "--upgrade"])
+        env.drift(&["repair", "p", "--upgrade", "--trust-namespace", &ns])
             .env("HELM_BIN", &bin)
             .code(1)
             .stderr_has("declares dependencies (subcharts)");
         let chart = crate::support::chart_path("parent");
-        env.drift(&["repair", "p", "--upgrade", "--chart", chart.to_str().unwrap()]).env("HELM_BIN", &bin).success();
+        env.drift(&["repair", "p", "--upgrade", "--trust-namespace", &ns, "--chart", chart.to_str().unwrap()])
+            .env("HELM_BIN", &bin)
+            .success();
     }
 }
 

@@ -355,8 +355,7 @@ fn a_persons_repair_does_not_write_outside_the_records_namespace_on_its_word() {
 
     let bin = env.helm_bin(Helm::V4);
     let out = env.drift(&["repair", "intruder", "--upgrade", "--dry-run"]).env("HELM_BIN", &bin).code(1);
-    out.stderr_has("not repaired through helm upgrade")
-        .stderr_has(&format!("ClusterRoleBinding intruder-{ns} (cluster-scoped)"));
+    out.stderr_has("not repaired through helm upgrade").stderr_has("nothing was run");
     let out = env.drift(&["repair", "intruder", "--upgrade"]).env("HELM_BIN", &bin).code(1);
     out.stderr_has(&format!("--trust-namespace {ns}"));
     assert!(!exists(&env, &[&crb]), "the upgrade ran the record's chart");

@@ -4,7 +4,7 @@
 use crate::engine::{Session, evaluate_selected};
 use crate::helm::{ChartFiles, HelmBinary};
 use crate::model::UpgradeReport;
-use crate::model::{DriftReport, HelmWriter};
+use crate::model::{DriftReport, HelmWriter, Refusal};
 use crate::settings::Settings;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -31,21 +31,16 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
     }
     let selected = session.storage().select(&index, None).await?;
     let release = &selected.release;
-    let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
+    // Before any helm call: the upgrade runs the record's templates and hooks as the person.
     if !settings.compare.trust.trusts(release.namespace()) {
-        let (manifest, hooks) = request.helm.render_with_hooks(release, &files).await?;
-        let outside = outside(&session, release.namespace(), std::iter::once(manifest).chain(hooks));
-        if !outside.is_empty() {
-            let ns = release.namespace();
-            bail!(
-                "not repaired through helm upgrade: the chart stored in {} makes {} outside namespace {ns}, and that \
-                 record (its templates and hooks) can be written by anyone who may write Secrets in {ns}; an upgrade \
-                 runs it with your rights. --trust-namespace {ns} trusts its records as your own",
-                selected.record,
-                outside.join(", ")
-            );
+        return Err(Refusal::ChartNotRun {
+            record: selected.record.clone(),
+            namespace: release.namespace().to_string(),
+            release: release.name().to_string(),
         }
+        .into());
     }
+    let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
     // The helm command writes as `helm`: a controller's release is handed back to it after.
     let writer = evaluate_selected(&session, settings, selected.clone(), None).await?.report.writer;
     let helm_output = request.helm.upgrade(release, &files, request.dry_run).await?;
@@ -96,23 +91,4 @@ async fn handed_back(
         .notes
         .push(format!("the fields helm upgrade wrote as helm were handed to {}, the release's writer", writer.manager));
     Ok(report)
-}
-
-/// The objects of the rendered `manifests` that live outside `namespace`: cluster-scoped, in
-/// another namespace, or of a kind not served (whose scope is not known).
-fn outside(session: &Session, namespace: &str, manifests: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out = Vec::new();
-    for manifest in manifests {
-        for o in crate::desired::parse_manifest(&manifest).into_iter().flatten() {
-            let at =
-                crate::live::locate(session.discovery(), &o.api_version, &o.kind, o.namespace.as_deref(), namespace);
-            let place = match at {
-                Some(at) if at.namespace.as_deref() == Some(namespace) => continue,
-                Some(at) => crate::model::place(at.namespace.as_deref()),
-                None => "of a kind not served".to_string(),
-            };
-            out.push(format!("{} ({place})", o.id()));
-        }
-    }
-    out
 }

@@ -106,7 +106,17 @@ fn engine_line(out: &mut String, r: &DriftReport, style: &Style) {
 /// in the direction it would change it (live -> after the upgrade). The drift listed above is
 /// not repeated: an upgrade undoes it too, and one line says so.
 fn rerender(out: &mut String, recorded: &DriftReport, r: &Rerender, style: &Style) {
-    let head = "rendered now (stored values, lookup answered by the cluster)";
+    let untrusted;
+    let head = if r.lookup_answered {
+        "rendered now (stored values, lookup answered by the cluster)"
+    } else {
+        let ns = &recorded.namespace;
+        untrusted = format!(
+            "rendered now (stored values; lookup answered nothing: namespace {ns} is not trusted, and its chart does not \
+             read the cluster with your rights; --trust-namespace {ns} lets it)"
+        );
+        &untrusted
+    };
     if !r.would_change() {
         let _ = writeln!(out, "  {head}: as recorded; a helm upgrade with the same values would change nothing");
         return;

@@ -26,6 +26,9 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
             r.namespace
         ),
     };
+    for note in &r.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
     if let Some(why) = &r.failure {
         let _ = writeln!(out, "  {}", paint(on, Tone::Bad, &format!("would fail: helm refuses the upgrade: {why}")));
     }

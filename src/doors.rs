@@ -54,6 +54,13 @@ pub(crate) const DOORS: &[Door] = &[
         ],
     },
     Door {
+        input: "Flux HelmReleases (a record stored apart from its release)",
+        writer: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
+        through: &["release/vouch.rs::helm_releases"],
+        budget: "read only for a record claiming another namespace, in its storage namespace; pages of 16, 256 at most; a HelmRelease vouches only when its spec and its controller's status name the release there",
+        tests: &["src/release/vouch.rs::a_helmrelease_vouches_only_when_its_spec_and_its_controller_agree"],
+    },
+    Door {
         input: "a record's manifest (YAML)",
         writer: "whoever writes the record",
         through: &["yaml.rs::to_json_within"],

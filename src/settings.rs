@@ -1,7 +1,6 @@
 //! Resolved settings for a run: Helm's plugin environment and the plugin's own flags, merged once.
 
 use crate::api::Connection;
-use crate::model::Refusal;
 use crate::release::Driver;
 
 /// What every command needs to reach the cluster and Helm's storage and to compare, resolved
@@ -72,69 +71,4 @@ impl CompareOptions {
     }
 }
 
-/// The namespaces whose release records the operator trusts as their own (`--trust-namespace`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Trust {
-    namespaces: Vec<String>,
-}
-
-impl Trust {
-    pub(crate) fn new(namespaces: Vec<String>) -> Trust {
-        Trust { namespaces }
-    }
-
-    /// Whether the records of `namespace` speak beyond it.
-    pub(crate) fn trusts(&self, namespace: &str) -> bool {
-        self.namespaces.iter().any(|n| n == "*" || n == namespace)
-    }
-
-    /// Why an object of a record of `release_ns` living in `object_ns` (`None`: cluster-scoped)
-    /// is not compared, or `None` when it may be. The reason never depends on the object itself,
-    /// so it says nothing of whether it exists.
-    pub(crate) fn outside(&self, release_ns: &str, object_ns: Option<&str>) -> Option<Refusal> {
-        (object_ns != Some(release_ns) && !self.trusts(release_ns))
-            .then(|| Refusal::NotCompared { release_ns: release_ns.to_string() })
-    }
-
-    /// Why a person's `repair` does not write `object` (living in `object_ns`, `None` when
-    /// cluster-scoped) on the word of a record of `release_ns`, or `None` when it may: the
-    /// record is written by whoever may write Secrets in its namespace, and what it lists
-    /// elsewhere would be written with the person's rights, not theirs.
-    pub(crate) fn beyond(
-        &self,
-        release_ns: &str,
-        object: &crate::model::ObjectId,
-        object_ns: Option<&str>,
-    ) -> Option<Refusal> {
-        (object_ns != Some(release_ns) && !self.trusts(release_ns)).then(|| Refusal::BeyondRecord {
-            object: object.clone(),
-            namespace: object_ns.map(String::from),
-            release_ns: release_ns.to_string(),
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::ObjectId;
-
-    #[test]
-    fn a_persons_repair_writes_outside_the_records_namespace_only_when_trusted() {
-        let crb = ObjectId::new("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None, "admin");
-        let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
-        let own = ObjectId::new("v1", "ConfigMap", Some("demo"), "c");
-        let none = Trust::default();
-        let why = none.beyond("demo", &crb, None).unwrap().to_string();
-        assert!(why.contains("is cluster-scoped") && why.contains("--trust-namespace demo"), "{why}");
-        assert!(
-            none.beyond("demo", &cm, Some("kube-system")).unwrap().to_string().contains("in namespace kube-system")
-        );
-        assert_eq!(none.beyond("demo", &own, Some("demo")), None);
-        for trusted in [Trust::new(vec!["demo".into()]), Trust::new(vec!["*".into()])] {
-            assert_eq!(trusted.beyond("demo", &crb, None), None);
-            assert_eq!(trusted.beyond("demo", &cm, Some("kube-system")), None);
-        }
-        assert!(Trust::new(vec!["other".into()]).beyond("demo", &crb, None).is_some());
-    }
-}
+pub(crate) use crate::model::Trust;

@@ -13,6 +13,7 @@ pub(crate) fn report(namespace: &str, release: &str, objects: Vec<ObjectDrift>) 
         status: "deployed".into(),
         chart: "chart-1.0.0".into(),
         record: format!("Secret {namespace}/sh.helm.release.v1.{release}.v1"),
+        stored_apart: None,
         newest: None,
         objects,
         notes: Vec::new(),

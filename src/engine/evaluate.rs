@@ -102,7 +102,7 @@ async fn evaluate_with_hooks(
     let scaled = if settings.compare.check_hpa_replicas {
         Vec::new()
     } else {
-        hpa_scaled(session, &locations, release.namespace(), settings, &mut notes).await
+        hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
     let listed = steps::shared_lists(&locations);
     let mut ctx = Judge {
@@ -114,6 +114,7 @@ async fn evaluate_with_hooks(
             deployed: release.deployed(),
             release: release.name(),
             namespace: release.namespace(),
+            stored_in: release.stored_in(),
             writer: HelmWriter::helm_command(),
         },
     };
@@ -133,7 +134,7 @@ async fn evaluate_with_hooks(
         live::served_replacement(session.discovery(), v, k)
     });
     let mut findings = steps::crd_findings(&verdicts, from_manifest);
-    findings.extend(steps::outside_findings(&verdicts, release.namespace(), &settings.compare));
+    findings.extend(steps::outside_findings(&verdicts, release.home(), &settings.compare));
     verdicts.extend(steps::broken_documents(broken, &selected.record));
     let mut report = steps::report(&selected, verdicts, notes, findings);
     report.writer = ctx.grounds.writer;
@@ -167,7 +168,7 @@ fn learnt(
 async fn hpa_scaled(
     session: &Session,
     locations: &[Option<Location>],
-    release_ns: &str,
+    home: crate::model::Home<'_>,
     settings: &Settings,
     notes: &mut Vec<String>,
 ) -> Vec<Scaled> {
@@ -176,7 +177,7 @@ async fn hpa_scaled(
         .iter()
         .flatten()
         .filter_map(|at| at.namespace.as_deref())
-        .filter(|ns| confined.is_none_or(|t| t.outside(release_ns, Some(ns)).is_none()))
+        .filter(|ns| confined.is_none_or(|t| t.outside(home, Some(ns)).is_none()))
         .collect();
     let mut out = Vec::new();
     for ns in namespaces {

@@ -9,7 +9,7 @@ use crate::compare::{self, attribution, defaults, exact, managed, merge, ownersh
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveCache, LiveState, Location, Scaled};
 use crate::model::path::under;
-use crate::model::{FieldDiff, HelmWriter, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, HelmWriter, Home, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
 use crate::settings::CompareOptions;
@@ -33,8 +33,11 @@ pub(crate) struct Grounds<'a> {
     pub(crate) deployed: Deployed,
     /// The release's name (rules imported from GitOps tools apply to one release).
     pub(crate) release: &'a str,
-    /// The release's namespace (where its record is stored).
+    /// The release's namespace.
     pub(crate) namespace: &'a str,
+    /// Where its record is stored (its writer's namespace: the release's, unless a HelmRelease
+    /// stores it apart).
+    pub(crate) stored_in: &'a str,
     /// Whose name Helm's writes are under: what it owns is Helm's, and the dry-runs write as it.
     pub(crate) writer: HelmWriter,
 }
@@ -61,7 +64,11 @@ pub(crate) async fn read<'a>(
             reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind),
         });
     };
-    if let Some(reason) = ctx.options.confined.as_ref().and_then(|t| t.outside(ctx.namespace, at.namespace.as_deref()))
+    if let Some(reason) = ctx
+        .options
+        .confined
+        .as_ref()
+        .and_then(|t| t.outside(Home { stored: ctx.stored_in, release: ctx.namespace }, at.namespace.as_deref()))
     {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
@@ -393,6 +400,7 @@ mod tests {
             deployed: Deployed::default(),
             release: "web",
             namespace: "apps",
+            stored_in: "apps",
             writer: HelmWriter::helm_command(),
         }
     }

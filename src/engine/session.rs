@@ -25,8 +25,9 @@ impl Session {
     pub(crate) async fn open(settings: &Settings) -> Result<Session> {
         let cluster = cluster::connect(&settings.connection).await?;
         let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-        let storage =
-            Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref()).await?;
+        let storage = Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref())
+            .await?
+            .trusting(settings.compare.trust.clone());
         let discovery = live::discover(&cluster.client).await.with_context(|| {
             let timeout = settings.connection.timeout.map_or(String::new(), |t| format!(", {t:?} per request"));
             format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)

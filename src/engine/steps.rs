@@ -118,21 +118,30 @@ pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Ve
 /// A person's check: the drifted objects the record lists outside its own namespace, which
 /// `repair` writes only when the namespace is trusted (`--trust-namespace`). The watcher says
 /// it of every such object already ("not compared"), and a trusted namespace needs no word.
-pub(crate) fn outside_findings(verdicts: &[ObjectDrift], namespace: &str, options: &CompareOptions) -> Vec<String> {
-    if options.confined.is_some() || options.trust.trusts(namespace) {
+pub(crate) fn outside_findings(
+    verdicts: &[ObjectDrift],
+    home: crate::model::Home<'_>,
+    options: &CompareOptions,
+) -> Vec<String> {
+    let stored = home.stored;
+    if options.confined.is_some() || options.trust.trusts(stored) {
         return Vec::new();
     }
     let outside: Vec<String> = verdicts
         .iter()
-        .filter(|v| v.is_drift() && v.lies_outside(namespace))
+        .filter(|v| v.is_drift() && v.lies_outside(stored))
         .map(|v| format!("{} ({})", v.id, crate::model::place(v.id.namespace.as_deref())))
         .collect();
     if outside.is_empty() {
         return Vec::new();
     }
+    let whose = match stored == home.release {
+        true => "the release's namespace".to_string(),
+        false => format!("namespace {stored}, where its record is stored"),
+    };
     vec![format!(
-        "outside the release's namespace: {}. The record listing them can be written by anyone who may write \
-         Secrets in namespace {namespace}, so helm drift repair writes them only with --trust-namespace {namespace}",
+        "outside {whose}: {}. The record listing them can be written by anyone who may write \
+         Secrets in namespace {stored}, so helm drift repair writes them only with --trust-namespace {stored}",
         outside.join(", ")
     )]
 }
@@ -198,6 +207,7 @@ pub(crate) fn report(
         status: release.status().to_string(),
         chart,
         record: selected.record.clone(),
+        stored_apart: release.vouch().map(|v| (release.stored_in().to_string(), v.why(release.stored_in()))),
         newest: selected.newest.clone(),
         objects,
         notes,

@@ -12,6 +12,9 @@ pub(crate) struct DriftReport {
     pub(crate) chart: String,
     /// The storage object the revision was read from.
     pub(crate) record: String,
+    /// Where the record is stored, and why it speaks for this namespace, when that is not the
+    /// release's own (a Flux HelmRelease's `storageNamespace` apart from its `targetNamespace`).
+    pub(crate) stored_apart: Option<(String, String)>,
     /// The newest revision when it is not the one checked (e.g. a failed upgrade).
     pub(crate) newest: Option<(u32, String)>,
     pub(crate) objects: Vec<ObjectDrift>,
@@ -204,6 +207,7 @@ impl DriftReport {
             status: self.status.clone(),
             chart: self.chart.clone(),
             record: self.record.clone(),
+            stored_apart: self.stored_apart.clone(),
             newest: self.newest.clone(),
             objects,
             notes: self.notes.clone(),

@@ -136,7 +136,7 @@ mod tests {
 
     impl Claimed {
         fn _bind(self, s: Stored<'_>) -> Result<crate::release::Release, crate::release::record::Mismatch> {
-            self.bind(s, crate::release::budget::Reserved::none())
+            self.bind(s, crate::release::budget::Reserved::none(), None)
         }
     }
 

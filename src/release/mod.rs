@@ -2,6 +2,7 @@
 //! [`Release`].
 
 mod budget;
+mod chart;
 mod codec;
 mod driver;
 mod error;
@@ -11,6 +12,7 @@ mod record;
 mod sql;
 mod sql_tls;
 mod storage;
+mod vouch;
 mod written;
 
 pub(crate) use codec::decode;

@@ -43,6 +43,10 @@ pub(crate) struct Storage {
     prefetched: std::sync::Mutex<BTreeMap<(String, String), Vec<u8>>>,
     /// Large records decoded at once, at most (each may decompress to 16 MiB).
     large: tokio::sync::Semaphore,
+    /// The cluster, for the HelmReleases that vouch for a record stored apart from its release.
+    client: kube::Client,
+    /// The namespaces whose records the operator trusts (they speak for any release namespace).
+    trust: crate::model::Trust,
 }
 
 impl Storage {
@@ -54,9 +58,21 @@ impl Storage {
     ) -> Result<Storage, SourceError> {
         let backend = match driver {
             Driver::Sql => Backend::Sql(SqlStorage::connect(sql_connection).await?),
-            kube => Backend::Kube { client, driver: kube },
+            kube => Backend::Kube { client: client.clone(), driver: kube },
         };
-        Ok(Storage { backend, prefetched: Default::default(), large: tokio::sync::Semaphore::new(LARGE_AT_ONCE) })
+        Ok(Storage {
+            backend,
+            prefetched: Default::default(),
+            large: tokio::sync::Semaphore::new(LARGE_AT_ONCE),
+            client,
+            trust: Default::default(),
+        })
+    }
+
+    /// The storage, taking the records of `trust`'s namespaces for a release stored elsewhere.
+    pub(crate) fn trusting(mut self, trust: crate::model::Trust) -> Storage {
+        self.trust = trust;
+        self
     }
 
     pub(crate) fn driver(&self) -> Driver {
@@ -209,8 +225,13 @@ impl Storage {
             status: &chosen.status,
             written: chosen.written,
         };
+        // A record claiming another namespace than its storage's: taken only when vouched for.
+        let vouch = match claimed.namespace() {
+            ns if ns == index.namespace => None,
+            ns => super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name).await,
+        };
         let release = claimed
-            .bind(stored, reserved)
+            .bind(stored, reserved, vouch)
             .map_err(|source| SourceError::Mismatch { record: record.clone(), source })?;
         Ok(Selected { release, record, newest })
     }

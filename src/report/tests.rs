@@ -109,6 +109,7 @@ fn fixture() -> RunReport {
         status: "deployed".into(),
         chart: "web-1.2.0".into(),
         record: "Secret apps/sh.helm.release.v1.web.v3".into(),
+        stored_apart: None,
         newest: Some((4, "failed".into())),
         objects: vec![
             obj("ConfigMap", "config", Verdict::InSync),

@@ -1,0 +1,109 @@
+//! When a record stored in one namespace speaks for a release in another: Flux stores a
+//! HelmRelease's record in its own namespace (`spec.storageNamespace`'s default) while the
+//! objects go to `spec.targetNamespace`. Such a record is taken when the operator trusts the
+//! storage namespace, or when a HelmRelease there, reconciled by helm-controller, says so: its
+//! spec installs into that namespace and stores there, and its status (written by the
+//! controller through the status subresource, which whoever may write Secrets cannot) names
+//! this release in that namespace as its newest. Otherwise it is refused.
+
+use crate::model::{Trust, Vouch};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+
+/// HelmReleases read from one namespace a page at a time, and at most this many pages (a
+/// namespace flooded with large ones costs a page at a time; one past them is not found).
+const PAGE: u32 = 16;
+const MOST: usize = 256;
+
+/// Why the record of `release` stored in `stored` may speak for `namespace`, or `None`.
+pub(crate) async fn vouch(
+    client: &kube::Client,
+    trust: &Trust,
+    stored: &str,
+    namespace: &str,
+    release: &str,
+) -> Option<Vouch> {
+    if trust.trusts(stored) {
+        return Some(Vouch::Trusted);
+    }
+    let found = helm_releases(client, stored).await;
+    found.iter().find_map(|hr| vouched_by(hr, stored, namespace, release))
+}
+
+/// Whether one HelmRelease (as JSON) of namespace `stored` installs `release` into `namespace`
+/// with its record in `stored`: its spec and its controller's status agree.
+fn vouched_by(hr: &Value, stored: &str, namespace: &str, release: &str) -> Option<Vouch> {
+    let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str);
+    let name = text("/metadata/name")?;
+    let own = text("/metadata/namespace").unwrap_or(stored);
+    let target = text("/spec/targetNamespace").unwrap_or(own);
+    let storage = text("/spec/storageNamespace").unwrap_or(own);
+    if own != stored || target != namespace || storage != stored {
+        return None;
+    }
+    if text("/status/storageNamespace").is_some_and(|s| s != stored) {
+        return None;
+    }
+    let newest = hr.pointer("/status/history/0")?;
+    let said = |key: &str| newest.get(key).and_then(Value::as_str);
+    if said("name") != Some(release) || said("namespace") != Some(namespace) {
+        return None;
+    }
+    let service_account = text("/spec/serviceAccountName").filter(|s| !s.is_empty()).map(String::from);
+    Some(Vouch::HelmRelease { name: name.to_string(), service_account })
+}
+
+/// The HelmReleases of `namespace` (helm.toolkit.fluxcd.io/v2), read a page at a time; none when
+/// the kind is not served or the reader may not list them.
+async fn helm_releases(client: &kube::Client, namespace: &str) -> Vec<Value> {
+    let gvk = GroupVersionKind::gvk("helm.toolkit.fluxcd.io", "v2", "HelmRelease");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "helmreleases");
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let mut found = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE);
+        params.continue_token = token.take();
+        let Ok(list) = api.list(&params).await else { return found };
+        found.extend(list.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()));
+        match list.metadata.continue_.filter(|t| !t.is_empty()) {
+            Some(next) if found.len() < MOST => token = Some(next),
+            _ => return found,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hr(spec: Value, status: Value) -> Value {
+        json!({"metadata": {"name": "podinfo", "namespace": "flux-system"}, "spec": spec, "status": status})
+    }
+
+    fn reconciled() -> Value {
+        json!({"storageNamespace": "flux-system", "history": [{"name": "apps-podinfo", "namespace": "apps", "version": 2}]})
+    }
+
+    #[test]
+    fn a_helmrelease_vouches_only_when_its_spec_and_its_controller_agree() {
+        let spec = json!({"targetNamespace": "apps", "serviceAccountName": "deployer"});
+        let v = vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "apps", "apps-podinfo");
+        assert_eq!(v, Some(Vouch::HelmRelease { name: "podinfo".into(), service_account: Some("deployer".into()) }));
+        // The spec alone (whoever may write HelmReleases): no status, no word.
+        assert_eq!(vouched_by(&hr(spec.clone(), json!({})), "flux-system", "apps", "apps-podinfo"), None);
+        // Another release, another namespace, a record stored elsewhere.
+        assert_eq!(vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "apps", "other"), None);
+        assert_eq!(vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "kube-system", "apps-podinfo"), None);
+        let elsewhere = json!({"targetNamespace": "apps", "storageNamespace": "apps"});
+        assert_eq!(vouched_by(&hr(elsewhere, reconciled()), "flux-system", "apps", "apps-podinfo"), None);
+        // The status names the release, the spec another target: no.
+        let moved = json!({"targetNamespace": "kube-system"});
+        assert_eq!(vouched_by(&hr(moved, reconciled()), "flux-system", "apps", "apps-podinfo"), None);
+        // A HelmRelease of another namespace (a list answers its own only; a forged one too).
+        let mut other = hr(spec, reconciled());
+        other["metadata"]["namespace"] = json!("tenant");
+        assert_eq!(vouched_by(&other, "flux-system", "apps", "apps-podinfo"), None);
+    }
+}

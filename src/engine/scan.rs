@@ -137,6 +137,7 @@ pub(crate) async fn scan(
             namespace: scope_ns.unwrap_or("").to_string(),
             message: format!("cannot read release {name:?}: {err}"),
             release: name,
+            refused: false,
         }));
     }
     let total = indexes.len();
@@ -167,10 +168,15 @@ pub(crate) async fn scan(
             }
             Err(e) => {
                 progress.tell(Tick::Release { done: done.fetch_add(1, Ordering::Relaxed) + 1, total, objects: 0 });
+                // A bad record the user did not name is refused, not an error of the run.
+                let bad = e
+                    .downcast_ref::<crate::engine::EvaluateError>()
+                    .is_some_and(|e| e.failure() == crate::engine::Failure::BadRecord);
                 Outcome::Failed(ReleaseError {
                     namespace: index.namespace.clone(),
                     release: index.name.clone(),
                     message: errors::chain(&e),
+                    refused: bad && selection.releases.is_empty(),
                 })
             }
         }

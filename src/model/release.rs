@@ -229,6 +229,10 @@ pub(crate) struct ReleaseError {
     pub(crate) release: String,
     /// One line, each cause said once.
     pub(crate) message: String,
+    /// A record refused as bad input (not what it claims, undecodable, over a limit) in a scan
+    /// that did not name it: said and counted, but it does not decide the run's exit code, so
+    /// that whoever may write a record cannot turn everyone's scan into an error.
+    pub(crate) refused: bool,
 }
 
 /// One release's outcome (one per release, moved once: the size difference does not matter).
@@ -245,6 +249,11 @@ impl Outcome {
             Outcome::Checked(r) => r.verdict(),
             Outcome::Failed(_) => ReleaseVerdict::Error,
         }
+    }
+
+    /// Whether it is a record refused as bad input in a scan ([`ReleaseError::refused`]).
+    pub(crate) fn is_refused(&self) -> bool {
+        matches!(self, Outcome::Failed(e) if e.refused)
     }
 
     /// `(namespace, release)`, the order of a run's report.
@@ -279,6 +288,7 @@ impl RunReport {
                 namespace: namespace.to_string(),
                 release: release.to_string(),
                 message: message.to_string(),
+                refused: false,
             })
         };
         let outcomes = if releases.is_empty() { vec![error("*")] } else { releases.iter().map(|r| error(r)).collect() };
@@ -286,14 +296,21 @@ impl RunReport {
     }
 
     /// Error if anything failed (an error outranks drift), drift if anything drifted.
+    /// Refused records do not count (they are said and counted apart).
     pub(crate) fn exit_status(&self) -> ExitStatus {
-        self.outcomes.iter().map(|o| o.verdict().exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
+        let counted = self.outcomes.iter().filter(|o| !o.is_refused());
+        counted.map(|o| o.verdict().exit_status()).fold(ExitStatus::InSync, ExitStatus::max)
     }
 
-    /// How many releases are in sync, drifted, in error.
+    /// How many releases are in sync, drifted, in error (refused records aside).
     pub(crate) fn counts(&self) -> (usize, usize, usize) {
-        let count = |v| self.outcomes.iter().filter(|o| o.verdict() == v).count();
+        let count = |v| self.outcomes.iter().filter(|o| !o.is_refused() && o.verdict() == v).count();
         (count(ReleaseVerdict::InSync), count(ReleaseVerdict::Drifted), count(ReleaseVerdict::Error))
+    }
+
+    /// How many records were refused as bad input.
+    pub(crate) fn refused(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.is_refused()).count()
     }
 
     /// Drifted objects over every release.
@@ -316,6 +333,14 @@ mod tests {
         let named = RunReport::unchecked(&["a".into(), "b".into()], "ns", "cannot reach the cluster");
         assert_eq!(named.counts(), (0, 0, 2));
         assert_eq!(named.exit_status(), ExitStatus::Error);
+        let mut refused = RunReport::unchecked(&["a".into(), "b".into()], "ns", "a forged record");
+        if let Outcome::Failed(e) = &mut refused.outcomes[0] {
+            e.refused = true;
+        }
+        assert_eq!((refused.counts(), refused.refused()), ((0, 0, 1), 1));
+        let Outcome::Failed(e) = &mut refused.outcomes[1] else { panic!("an error") };
+        e.refused = true;
+        assert_eq!(refused.exit_status(), ExitStatus::InSync, "a refused record decides nothing");
         let all = RunReport::unchecked(&[], "", "cannot reach the cluster");
         let Outcome::Failed(e) = &all.outcomes[0] else { panic!("an error") };
         assert_eq!((e.release.as_str(), e.message.as_str()), ("*", "cannot reach the cluster"));

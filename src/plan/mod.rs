@@ -100,8 +100,8 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
 fn unlooked(namespace: &str, record: &str) -> String {
     format!(
         "rendered without the cluster (lookup answered nothing): the upgrade takes the values stored in {record}, \
-         which anyone who may write Secrets in namespace {namespace} can write, and a chart's tpl runs them as \
-         templates; --trust-namespace {namespace} answers lookup with your rights"
+         which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} answers lookup \
+         with your rights"
     )
 }
 

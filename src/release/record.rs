@@ -111,11 +111,22 @@ pub(crate) struct Stored<'a> {
 
 /// A record whose JSON says something else than its storage object: which field, and both.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("the record says {field} {claimed:?}, but its storage object says {stored:?}")]
+#[error("the record says {field} {claimed:?}, but its storage object says {stored:?}{}", apart(field, stored))]
 pub(crate) struct Mismatch {
     pub(crate) field: &'static str,
     pub(crate) claimed: String,
     pub(crate) stored: String,
+}
+
+/// What takes a record stored apart from its release's namespace (Flux's layout).
+fn apart(field: &str, stored: &str) -> String {
+    match field {
+        "namespace" => format!(
+            " (a record stored apart from its release is taken when --trust-namespace {stored} trusts its writers, \
+             or when a Flux HelmRelease in {stored}, reconciled by helm-controller, installs it there)"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// A release helm printed (`helm upgrade --install --dry-run=server -o json`): helm's own output

@@ -88,7 +88,7 @@ fn releases(run: &RunReport, show_secrets: bool) -> Vec<Value> {
             Outcome::Failed(e) => json!({
                 "name": e.release,
                 "namespace": e.namespace,
-                "verdict": ReleaseVerdict::Error.word(),
+                "verdict": if e.refused { "refused" } else { ReleaseVerdict::Error.word() },
                 "error": e.message,
                 "objects": [],
             }),
@@ -123,6 +123,8 @@ pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
         "status": r.status,
         "chart": r.chart,
         "record": r.record,
+        "storageNamespace": r.stored_apart.as_ref().map(|(ns, _)| ns),
+        "storedApartBecause": r.stored_apart.as_ref().map(|(_, why)| why),
         "newestRevision": r.newest.as_ref().map(|(rev, status)| json!({"revision": rev, "status": status})),
         "verdict": r.verdict().word(),
         "error": Value::Null,

@@ -92,6 +92,16 @@ fn add(all: &mut Suites, run: &RunReport, style: &Style, prefix: &str) {
                 }
                 suites.push_str("  </testsuite>\n");
             }
+            Outcome::Failed(e) if e.refused => {
+                *tests += 1;
+                let _ = writeln!(
+                    suites,
+                    "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n    <testcase classname=\"{}\" name=\"release\">\n      <skipped message=\"{}\"/>\n    </testcase>\n  </testsuite>",
+                    esc(&format!("{prefix}{}/{}", e.namespace, e.release)),
+                    esc(&format!("{prefix}{}.{}", e.namespace, e.release)),
+                    esc(&format!("refused: {}", e.message))
+                );
+            }
             Outcome::Failed(e) => {
                 *tests += 1;
                 *errors += 1;

@@ -43,7 +43,8 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub(crate) fn check(&mut self, run: &RunReport) {
         for o in &run.outcomes {
             if let Outcome::Failed(e) = o {
-                self.err_line(&format!("Error: {}", e.message));
+                let word = if e.refused { "Refused (not counted in the exit code)" } else { "Error" };
+                self.err_line(&format!("{word}: {}", e.message));
             }
         }
         if self.style.quiet {

@@ -140,6 +140,7 @@ fn fixture() -> RunReport {
         namespace: "ops".into(),
         release: "broken".into(),
         message: "cannot read release \"broken\": Secret ops/sh.helm.release.v1.broken.v1: bad gzip data: unexpected end of file".into(),
+        refused: false,
     };
     RunReport { outcomes: vec![Outcome::Checked(web_release), Outcome::Checked(db), Outcome::Failed(broken)] }
 }

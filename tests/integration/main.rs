@@ -48,6 +48,7 @@ mod expected;
 mod explain;
 mod fleet;
 mod fleet_watch;
+mod flux_layout;
 mod gate;
 mod gitops;
 mod guard;

@@ -252,9 +252,10 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
     };
     let _ = writeln!(
         out,
-        "{}: {verdict} [namespace {}, revision {} {}{}{}]",
+        "{}: {verdict} [namespace {}{}, revision {} {}{}{}]",
         paint(style.color, Tone::Strong, &r.release),
         r.namespace,
+        r.stored_apart.as_ref().map_or(String::new(), |(ns, why)| format!(", stored in {ns}: {why}")),
         r.revision,
         r.status,
         if r.chart.is_empty() { String::new() } else { format!(", chart {}", r.chart) },
@@ -279,9 +280,15 @@ pub(crate) fn fleet(fleet: &FleetReport, style: &Style) -> String {
 
 fn write_run(out: &mut String, run: &RunReport, style: &Style) {
     // One release in error: its message on stderr is the whole report.
-    releases(out, run, style, run.outcomes.len() > 1);
-    if run.outcomes.len() > 1 {
-        let _ = writeln!(out, "{} releases: {}", run.outcomes.len(), tally(run.counts()));
+    // A refused record is always said on stdout too: it does not make the exit code.
+    let several = run.outcomes.len() > 1 || run.refused() > 0;
+    releases(out, run, style, several);
+    if several {
+        let refused = match run.refused() {
+            0 => String::new(),
+            n => format!(", {n} record{} refused", if n == 1 { "" } else { "s" }),
+        };
+        let _ = writeln!(out, "{} releases: {}{refused}", run.outcomes.len(), tally(run.counts()));
     }
 }
 
@@ -315,7 +322,8 @@ fn releases(out: &mut String, run: &RunReport, style: &Style, errors: bool) {
             Outcome::Checked(r) => release(out, r, style),
             Outcome::Failed(_) if !errors => {}
             Outcome::Failed(e) => {
-                let line = format!("{}: error [namespace {}] (see stderr)", e.release, e.namespace);
+                let word = if e.refused { "refused" } else { "error" };
+                let line = format!("{}: {word} [namespace {}] (see stderr)", e.release, e.namespace);
                 let _ = writeln!(out, "{}", paint(style.color, Tone::Bad, &line));
             }
         }

@@ -76,6 +76,7 @@ fn summary(run: &RunReport) -> Value {
         "inSync": in_sync,
         "drifted": drifted,
         "errors": errors,
+        "refused": run.refused(),
         "exitCode": run.exit_status().code(),
     })
 }

@@ -149,15 +149,16 @@ helm_matrix! {
         assert_eq!(p.get("configmap", "web-config", "{.data.greeting}"), "mine");
         watcher.stop();
 
-        // check -A, as a person: P/web once, T's forged one an error naming its record.
-        let out = p.drift(&["check", "-A", "-l", &select, "-o", "json"]).code(1);
+        // check -A, as a person: P/web once, T's forged one refused naming its record (not in
+        // the exit code: P's drift decides it).
+        let out = p.drift(&["check", "-A", "-l", &select, "-o", "json"]).code(2);
         let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
         let text = doc.to_string();
         let releases = doc["releases"].as_array().unwrap();
         let at = |ns: &str| releases.iter().filter(|r| r["name"] == "web" && r["namespace"] == ns).count();
         assert_eq!((at(&p.ns), at(&t.ns)), (1, 1), "P/web once, T's record for itself\n{text}");
         let forged = releases.iter().find(|r| r["name"] == "web" && r["namespace"] == t.ns.as_str()).unwrap();
-        assert_eq!(forged["verdict"], "error", "{text}");
+        assert_eq!(forged["verdict"], "refused", "{text}");
         let error = forged["error"].as_str().unwrap();
         assert!(error.contains(&format!("Secret {}/sh.helm.release.v1.web.v7", t.ns)), "{error}");
         assert!(error.contains("the record says namespace"), "{error}");

@@ -25,6 +25,15 @@ impl HelmBinary {
         )
     }
 
+    /// The major version of this helm (`helm version`), `None` when it does not say.
+    pub(crate) async fn major(&self) -> Option<u32> {
+        let mut cmd = self.command();
+        cmd.args(["version", "--template", "{{.Version}}"]);
+        let (ok, stdout, _) = self.run(cmd).await.ok()?;
+        let major = stdout.trim().strip_prefix('v')?.split('.').next()?;
+        ok.then(|| major.parse().ok()).flatten()
+    }
+
     /// `helm template` of the release's chart with its stored values, as the cluster would see
     /// it (its Kubernetes version and served API versions), `--is-upgrade` after revision 1;
     /// `extra` arguments come last (`--set-json key=value`).

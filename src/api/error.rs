@@ -1,6 +1,8 @@
 //! Why a request to the API server failed, typed: what the server said, in one line a person
 //! can act on (never a debug dump of kube's `Status`).
 
+use crate::model::FieldConflict;
+
 /// A failed request to the API server.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ApiError {
@@ -14,9 +16,10 @@ pub(crate) enum ApiError {
     /// server's causes (`field: message`).
     #[error("{code} {reason}: {detail}")]
     Invalid { code: u16, reason: String, detail: String },
-    /// HTTP 409: the object changed meanwhile, or a guarded patch's test failed.
+    /// HTTP 409: the object changed meanwhile, a guarded patch's test failed, or a server-side
+    /// apply met fields other managers own (`conflicts`, as the server names them).
     #[error("409 Conflict: {message}")]
-    Conflict { message: String },
+    Conflict { message: String, conflicts: Vec<FieldConflict> },
     /// The server was unreachable, timed out, or said it is busy or failing (retried first).
     #[error("{message}")]
     Transient { message: String },
@@ -34,7 +37,14 @@ impl ApiError {
                 match s.code {
                     403 => ApiError::Forbidden { verb: verb.into(), resource: resource.into(), message },
                     404 => ApiError::NotFound { message },
-                    409 => ApiError::Conflict { message },
+                    409 => {
+                        let causes = s.details.iter().flat_map(|d| &d.causes);
+                        let conflicts = causes
+                            .filter(|c| c.reason == "FieldManagerConflict")
+                            .filter_map(|c| FieldConflict::from_cause(&c.message, &c.field))
+                            .collect();
+                        ApiError::Conflict { message, conflicts }
+                    }
                     400 | 422 => {
                         let causes: Vec<String> = s
                             .details
@@ -112,6 +122,26 @@ mod tests {
         );
         let text = ApiError::from_kube(&e, "patch", "deployments").to_string();
         assert_eq!(text, "422 Invalid: spec.template.spec.containers[0].ports[1].name: Duplicate value: \"http\"");
+    }
+
+    #[test]
+    fn a_server_side_conflict_names_each_field_and_its_owner() {
+        let status: Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 409, "reason": "Conflict",
+            "message": "Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1: .spec.replicas",
+            "details": {"causes": [
+                {"reason": "FieldManagerConflict", "message": "conflict with \"kubectl\" with subresource \"scale\" using apps/v1", "field": ".spec.replicas"},
+                {"reason": "Other", "message": "conflict with \"x\" using v1", "field": ".spec.paused"}
+            ]}
+        }))
+        .unwrap();
+        let ApiError::Conflict { conflicts, .. } =
+            ApiError::from_kube(&kube::Error::Api(Box::new(status)), "patch", "deployments")
+        else {
+            panic!("a 409 is a conflict");
+        };
+        assert_eq!(conflicts.len(), 1, "only the field manager's causes: {conflicts:?}");
+        assert_eq!((conflicts[0].manager.as_str(), conflicts[0].field.as_str()), ("kubectl", ".spec.replicas"));
     }
 
     #[test]

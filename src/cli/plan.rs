@@ -47,6 +47,11 @@ pub(crate) struct PlanArgs {
     /// Helm 4: take fields other field managers own (helm upgrade --force-conflicts)
     #[arg(long, help_heading = "Upgrade")]
     pub(crate) force_conflicts: bool,
+    /// Helm 4: apply server-side (true), with the three-way merge (false), or as the release was
+    /// applied until now (auto, the default); predicts a switch: which fields of which managers
+    /// conflict (helm upgrade --server-side)
+    #[arg(long, value_name = "auto|true|false", value_parser = ["auto", "true", "false"], help_heading = "Upgrade")]
+    pub(crate) server_side: Option<String>,
     /// Plan an install when the release does not exist (helm upgrade --install)
     #[arg(short = 'i', long, help_heading = "Upgrade")]
     pub(crate) install: bool,
@@ -72,7 +77,18 @@ impl PlanArgs {
         }
     }
 
-    /// The flags for `helm upgrade`, as given.
+    /// `--server-side` and `--force-conflicts`: how the upgrade applies.
+    pub(crate) fn apply_flags(&self) -> crate::plan::ApplyFlags {
+        let server_side = match self.server_side.as_deref() {
+            Some("true") => Some(crate::model::Apply::ServerSide),
+            Some("false") => Some(crate::model::Apply::ClientSide),
+            _ => None,
+        };
+        crate::plan::ApplyFlags { server_side, force_conflicts: self.force_conflicts }
+    }
+
+    /// The flags for `helm upgrade` that decide what is rendered, as given (the apply flags
+    /// are the plan's: [`PlanArgs::apply_flags`]).
     pub(crate) fn helm_flags(&self) -> Vec<String> {
         let mut out = Vec::new();
         let many = [
@@ -98,7 +114,6 @@ impl PlanArgs {
             ("--reset-values", self.reset_values),
             ("--reset-then-reuse-values", self.reset_then_reuse_values),
             ("--take-ownership", self.take_ownership),
-            ("--force-conflicts", self.force_conflicts),
             ("--install", self.install),
         ];
         out.extend(switches.iter().filter(|(_, on)| *on).map(|(f, _)| f.to_string()));

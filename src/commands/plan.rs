@@ -27,6 +27,7 @@ impl PlanSettings {
         }
         let flags = a.helm_flags();
         let values = a.value_flags();
+        let apply = a.apply_flags();
         let settings = complete(g, &a.compare, BaselineSource::None)?;
         let request = PlanRequest {
             release: a.release,
@@ -34,7 +35,7 @@ impl PlanSettings {
             flags,
             helm: HelmBinary::from_env(),
             take_ownership: a.take_ownership,
-            force_conflicts: a.force_conflicts,
+            apply,
             install: a.install,
             values,
         };

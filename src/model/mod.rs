@@ -5,6 +5,7 @@
 pub(crate) mod accept;
 mod apply;
 mod board;
+mod conflict;
 mod duration;
 mod exit;
 mod fleet;
@@ -29,6 +30,7 @@ mod writer;
 pub(crate) use accept::{AcceptReport, AcceptedDrift};
 pub(crate) use apply::Apply;
 pub(crate) use board::{BoardRelease, DriftEnd, DriftLife};
+pub(crate) use conflict::FieldConflict;
 pub(crate) use duration::parse_duration;
 pub(crate) use exit::ExitStatus;
 pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport, NotRun};

@@ -1,7 +1,7 @@
 //! The outcome of `plan`: what the next `helm upgrade` would do to the cluster as it is now,
 //! object by object, whether it would fail, and what becomes of today's drift.
 
-use super::{ExitStatus, FieldDiff, ObjectId};
+use super::{ExitStatus, FieldConflict, FieldDiff, ObjectId};
 
 /// What the upgrade does to one object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +39,9 @@ pub(crate) struct PlannedObject {
     /// Why the upgrade fails on this object (a conflict with another field manager, an
     /// immutable field, an object it does not own), in the server's or helm's words.
     pub(crate) failure: Option<String>,
-    /// The failure is the server's conflict with another field manager (409), whose message
-    /// names the fields in conflict.
-    pub(crate) conflict: bool,
+    /// The fields of other field managers the upgrade's unforced server-side apply meets, as
+    /// the server names them (then `failure` is its 409).
+    pub(crate) conflicts: Vec<FieldConflict>,
     /// Something worth knowing that changes nothing (kept by `helm.sh/resource-policy`).
     pub(crate) note: Option<String>,
 }
@@ -131,8 +131,11 @@ pub(crate) struct PlanReport {
     /// The revision the plan starts from, and the chart it upgrades to (`name-version`).
     pub(crate) revision: u32,
     pub(crate) chart: String,
-    /// How the release's Helm applies.
+    /// How the upgrade applies: the release's way, unless `--server-side` says otherwise.
     pub(crate) apply: super::Apply,
+    /// How the release was applied until now, when the upgrade switches (`--server-side=true`
+    /// on a release Helm 3 installed).
+    pub(crate) switched_from: Option<super::Apply>,
     /// Whose upgrade is planned: the release's writer (`helm`, or a controller's name), whose
     /// field manager the dry-runs write as.
     pub(crate) writer: super::HelmWriter,
@@ -195,7 +198,7 @@ mod tests {
             change,
             fields: Vec::new(),
             failure: failure.map(String::from),
-            conflict: false,
+            conflicts: Vec::new(),
             note: None,
         };
         let plan = |objects| PlanReport {
@@ -204,6 +207,7 @@ mod tests {
             revision: 1,
             chart: "web-1.0.0".into(),
             apply: crate::model::Apply::ServerSide,
+            switched_from: None,
             writer: crate::model::HelmWriter::helm_command(),
             objects,
             failure: None,

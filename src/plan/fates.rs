@@ -35,9 +35,7 @@ fn fate(pointer: &str, plan: Option<&PlannedObject>, after: Option<(&ObjectDrift
         return Fate::Wiped;
     }
     // The server's conflict names each field in conflict (`.spec.replicas`).
-    if let Some(why) = plan.filter(|p| p.conflict).and_then(|p| p.failure.as_deref())
-        && why.contains(&dotted(pointer))
-    {
+    if plan.is_some_and(|p| p.conflicts.iter().any(|c| c.is_at(&dotted(pointer)))) {
         return Fate::Conflicts;
     }
     let Some((judged, desired)) = after else { return Fate::Kept };

@@ -7,9 +7,11 @@
 //! the release makes the upgrade fail unless `--take-ownership`. Today's drift is then wiped,
 //! kept, adopted or in conflict ([`fates`]).
 
+mod apply;
 mod fates;
 mod values;
 
+pub(crate) use apply::ApplyFlags;
 pub(crate) use values::ValueFlags;
 
 use crate::api::ApiError;
@@ -35,8 +37,8 @@ pub(crate) struct PlanRequest {
     pub(crate) helm: HelmBinary,
     /// `--take-ownership`: objects that exist outside the release are adopted.
     pub(crate) take_ownership: bool,
-    /// `--force-conflicts` (Helm 4): fields other managers own are taken.
-    pub(crate) force_conflicts: bool,
+    /// `--server-side` and `--force-conflicts` (Helm 4): how the upgrade applies.
+    pub(crate) apply: ApplyFlags,
     /// `--install`: a release that does not exist is planned as installed.
     pub(crate) install: bool,
     /// The value flags, which decide whether the upgrade takes the record's values.
@@ -61,19 +63,19 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         true => DryRun::for_record(&settings.compare.trust, namespace),
         false => DryRun::Server,
     };
-    let preview = request.helm.preview(&request.release, namespace, &request.chart, &request.flags, against).await?;
-    let unlooked = (!against.reads_the_cluster()).then(|| unlooked(namespace, &today.report.record));
+    let (flags, mut notes) = helm_flags(request).await;
+    let preview = request.helm.preview(&request.release, namespace, &request.chart, &flags, against).await?;
+    notes.extend((!against.reads_the_cluster()).then(|| unlooked(namespace, &today.report.record)));
     let preview = match preview {
         Previewed::Ready(p) => p,
-        Previewed::Refused(why) => {
-            return Ok(PlanReport { notes: unlooked.into_iter().collect(), ..refused(request, &today, why) });
-        }
+        Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
     };
     next.release.manifest = preview.manifest;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer.
     let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
-    let apply = today.release.apply();
+    let was = today.release.apply();
+    let apply = request.apply.upgrade(was);
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
         objects.push(planned(session, request, &today, &after, i, apply).await);
@@ -86,13 +88,21 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         revision: today.report.revision,
         chart: preview.chart,
         apply,
+        switched_from: (apply != was).then_some(was),
         writer: today.report.writer.clone(),
         objects,
         failure: None,
         drift,
         hooks: preview.hooks,
-        notes: unlooked.into_iter().collect(),
+        notes,
     })
+}
+
+/// The flags for helm: the user's, and Helm 4's apply flags where the helm takes them (with a
+/// note where it does not).
+async fn helm_flags(request: &PlanRequest) -> (Vec<String>, Vec<String>) {
+    let (apply, note) = request.apply.for_helm(request.helm.major().await);
+    (request.flags.iter().cloned().chain(apply).collect(), note.into_iter().collect())
 }
 
 /// Why the chart's `lookup` answered nothing: the upgrade takes the values of `record`, which
@@ -107,7 +117,7 @@ fn unlooked(namespace: &str, record: &str) -> String {
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
-    let apply = today.release.apply();
+    let apply = request.apply.upgrade(today.release.apply());
     let mut refused = refusal(request, &today.report.namespace, today.report.revision, apply, why);
     refused.writer = today.report.writer.clone();
     refused
@@ -120,6 +130,7 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, 
         revision,
         chart: request.chart.clone(),
         apply,
+        switched_from: None,
         writer: Default::default(),
         objects: Vec::new(),
         failure: Some(why),
@@ -134,14 +145,17 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, 
 async fn install(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
     let namespace = session.namespace().to_string();
     // No record yet: the chart and values are the user's own.
-    let preview =
-        request.helm.preview(&request.release, &namespace, &request.chart, &request.flags, DryRun::Server).await?;
+    let (flags, notes) = helm_flags(request).await;
+    let preview = request.helm.preview(&request.release, &namespace, &request.chart, &flags, DryRun::Server).await?;
     let preview = match preview {
         Previewed::Ready(p) => p,
-        Previewed::Refused(why) => return Ok(refusal(request, &namespace, 0, Apply::ClientSide, why)),
+        Previewed::Refused(why) => {
+            let apply = request.apply.upgrade(Apply::ClientSide);
+            return Ok(PlanReport { notes, ..refusal(request, &namespace, 0, apply, why) });
+        }
     };
     let release = crate::release::printed_by_helm(&preview.json)?;
-    let apply = release.apply();
+    let apply = request.apply.upgrade(release.apply());
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
     let after = evaluate_selected(session, settings, Selected { release, record, newest: None }, None).await?;
     let nothing = Evaluated {
@@ -160,12 +174,13 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         revision: 0,
         chart: preview.chart,
         apply,
+        switched_from: None,
         writer: after.report.writer.clone(),
         objects,
         failure: None,
         drift: Vec::new(),
         hooks: preview.hooks,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -184,7 +199,7 @@ async fn planned(
         change: PlannedChange::None,
         fields: Vec::new(),
         failure: None,
-        conflict: false,
+        conflicts: Vec::new(),
         note: None,
     };
     let Some(at) = &after.locations[i] else {
@@ -230,7 +245,9 @@ async fn planned(
                     Ok(()) => {}
                     // The server refused the write: that is what the upgrade meets.
                     Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
-                        p.conflict = matches!(e, ApiError::Conflict { .. });
+                        if let ApiError::Conflict { conflicts, .. } = &e {
+                            p.conflicts = conflicts.clone();
+                        }
                         p.failure = Some(e.to_string());
                     }
                     // Not allowed to ask, or no answer: the prediction is unknown, not a failure.
@@ -278,7 +295,7 @@ async fn dry_run(
             live::update_dry_run(client, at, &desired.name, &after, manager).await
         }
         _ => {
-            let force = request.force_conflicts || !apply.is_server_side();
+            let force = request.apply.forces(apply);
             live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, manager).await
         }
     };
@@ -337,7 +354,7 @@ fn dropped(today: &Evaluated, after: &Evaluated) -> Vec<PlannedObject> {
             change: if keep { PlannedChange::None } else { PlannedChange::Delete },
             fields: Vec::new(),
             failure: None,
-            conflict: false,
+            conflicts: Vec::new(),
             note: keep.then(|| "dropped by the new chart, kept by helm.sh/resource-policy: keep".to_string()),
         });
     }

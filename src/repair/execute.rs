@@ -209,7 +209,10 @@ async fn guarded_apply(
     loop {
         let current = present(client, at, name).await?;
         if let Some((at, _)) = seen.iter().find(|(p, want)| current.pointer(p) != want.as_ref()) {
-            return Err(ApiError::Conflict { message: format!("{at} changed since the plan was made") });
+            return Err(ApiError::Conflict {
+                message: format!("{at} changed since the plan was made"),
+                conflicts: Vec::new(),
+            });
         }
         let mut guarded = body.clone();
         if let Some(meta) = guarded.get_mut("metadata").and_then(Value::as_object_mut) {

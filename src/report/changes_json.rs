@@ -89,6 +89,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         .map(|o| {
             json!({"apiVersion": o.id.api_version, "kind": o.id.kind, "namespace": o.id.namespace, "name": o.id.name,
                 "change": o.change.word(), "failure": o.failure, "note": o.note,
+                "conflicts": o.conflicts.iter().map(|c| json!({"field": c.field, "manager": c.manager, "subresource": c.subresource})).collect::<Vec<_>>(),
                 "fields": o.fields.iter().map(|f| json!({"path": f.path.pointer(), "live": masked(o, f, &f.recorded), "after": masked(o, f, &f.live)})).collect::<Vec<_>>()})
         })
         .collect();
@@ -100,6 +101,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         "revision": r.revision,
         "chart": r.chart,
         "apply": r.apply.word(),
+        "switchedFrom": r.switched_from.map(|a| a.word()),
         "writer": super::json::writer(&r.writer),
         "wouldFail": r.would_fail(),
         "failures": r.failures(),

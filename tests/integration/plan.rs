@@ -74,7 +74,7 @@ pub fn copy(from: &Path, to: &Path) {
 
 /// Runs `plan` of `chart` with `flags`, then the real upgrade; asserts they agree and that
 /// `plan` exited `expect`.
-fn plan_then_upgrade(env: &Env, helm: Helm, chart: &Path, flags: &[&str], expect: i32) -> serde_json::Value {
+pub(crate) fn plan_then_upgrade(env: &Env, helm: Helm, chart: &Path, flags: &[&str], expect: i32) -> serde_json::Value {
     let chart = chart.to_str().unwrap();
     let args = [&["plan", "web", chart, "-o", "json"][..], flags].concat();
     let out = env.drift(&args).env("HELM_BIN", env.helm_bin(helm)).code(expect);
@@ -99,7 +99,7 @@ fn plan_then_upgrade(env: &Env, helm: Helm, chart: &Path, flags: &[&str], expect
 }
 
 /// The fate `plan` gives the drift whose text ends with `end`.
-fn fate(doc: &serde_json::Value, end: &str) -> String {
+pub(crate) fn fate(doc: &serde_json::Value, end: &str) -> String {
     let d = doc["drift"].as_array().unwrap().iter().find(|d| d["drift"].as_str().unwrap().ends_with(end));
     d.unwrap_or_else(|| panic!("no drift ending {end}: {doc:#}"))["fate"].as_str().unwrap().to_string()
 }

@@ -10,22 +10,7 @@ use std::fmt::Write;
 
 pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
     let on = style.color;
-    let mut out = match r.writer.is_helm_command() {
-        true => format!(
-            "plan {}: helm upgrade to {} ({} apply), from revision {} [namespace {}]\n",
-            r.release, r.chart, r.apply, r.revision, r.namespace
-        ),
-        false => format!(
-            "plan {}: upgrade by {} to {} ({} apply; Helm's writer: it {}), from revision {} [namespace {}]\n",
-            r.release,
-            r.writer.manager,
-            r.chart,
-            r.apply,
-            r.writer.why(),
-            r.revision,
-            r.namespace
-        ),
-    };
+    let mut out = header(r);
     for note in &r.notes {
         let _ = writeln!(out, "  note: {note}");
     }
@@ -55,7 +40,10 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
         }
         if let Some(why) = &o.failure {
             let _ = writeln!(out, "      {}", paint(on, Tone::Bad, &format!("would fail: {why}")));
-            if o.conflict {
+            for c in &o.conflicts {
+                let _ = writeln!(out, "      conflict: {} is {}'s", c.field, c.owner());
+            }
+            if !o.conflicts.is_empty() {
                 let _ = writeln!(
                     out,
                     "      (helm drift repair {} gives the fields back to {}; --force-conflicts takes them)",
@@ -84,4 +72,28 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
     let verdict = paint(on, tone, &r.verdict().to_string());
     let _ = writeln!(out, "{}: {verdict}", r.release);
     out
+}
+
+/// The first line: the release, whose upgrade to which chart, how it applies, from which
+/// revision.
+fn header(r: &PlanReport) -> String {
+    let apply = match r.switched_from {
+        Some(was) => format!("{} apply, switched from {was}", r.apply),
+        None => format!("{} apply", r.apply),
+    };
+    match r.writer.is_helm_command() {
+        true => format!(
+            "plan {}: helm upgrade to {} ({apply}), from revision {} [namespace {}]\n",
+            r.release, r.chart, r.revision, r.namespace
+        ),
+        false => format!(
+            "plan {}: upgrade by {} to {} ({apply}; Helm's writer: it {}), from revision {} [namespace {}]\n",
+            r.release,
+            r.writer.manager,
+            r.chart,
+            r.writer.why(),
+            r.revision,
+            r.namespace
+        ),
+    }
 }

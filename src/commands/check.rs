@@ -308,7 +308,7 @@ async fn rerender(
     files: &ChartFiles,
 ) -> Result<Rerender> {
     // The record's chart reads the cluster with the reader's rights only when they trust its writers.
-    let against = DryRun::for_record(&settings.compare.trust, selected.release.namespace());
+    let against = DryRun::for_record(&settings.compare.trust, selected.release.stored_in());
     let manifest = rendering.helm.render_now(&selected.release, files, against).await?;
     let (documents, changed) = desired::diff_documents(&selected.release.manifest, &manifest);
     let mut now = selected;

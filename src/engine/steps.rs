@@ -207,7 +207,9 @@ pub(crate) fn report(
         status: release.status().to_string(),
         chart,
         record: selected.record.clone(),
-        stored_apart: release.vouch().map(|v| (release.stored_in().to_string(), v.why(release.stored_in()))),
+        stored_apart: release
+            .vouch()
+            .map(|v| crate::model::StoredApart { namespace: release.stored_in().to_string(), vouch: v.clone() }),
         newest: selected.newest.clone(),
         objects,
         notes,

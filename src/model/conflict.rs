@@ -9,6 +9,9 @@ pub(crate) struct FieldConflict {
     pub(crate) manager: String,
     /// The subresource it wrote through (`scale`), when not the object itself.
     pub(crate) subresource: Option<String>,
+    /// The owning entry was written by an update (a client-side write: the server says which
+    /// API version it used), not by a server-side apply.
+    pub(crate) by_update: bool,
     /// The field as the server names it (`.spec.replicas`,
     /// `.spec.template.spec.containers[name="web"].image`).
     pub(crate) field: String,
@@ -26,7 +29,8 @@ impl FieldConflict {
             .strip_prefix("with subresource \"")
             .and_then(|s| s.split_once('"'))
             .map(|(s, _)| s.to_string());
-        Some(FieldConflict { manager: manager.to_string(), subresource, field: field.trim().to_string() })
+        let by_update = rest.contains(" using ");
+        Some(FieldConflict { manager: manager.to_string(), subresource, by_update, field: field.trim().to_string() })
     }
 
     /// The owner in words: `kubectl (through /scale)`.
@@ -59,6 +63,9 @@ mod tests {
         assert_eq!(c.manager, "kubectl");
         assert_eq!(c.subresource.as_deref(), Some("scale"));
         assert_eq!(c.owner(), "kubectl (through /scale)");
+        assert!(c.by_update);
+        let applied = FieldConflict::from_cause("conflict with \"flux\"", ".spec.paused").unwrap();
+        assert!(!applied.by_update, "an apply's entry names no API version");
         let c = FieldConflict::from_cause("conflict with \"kubectl-edit\" using v1", ".data.greeting").unwrap();
         assert_eq!((c.manager.as_str(), c.subresource), ("kubectl-edit", None));
         assert!(FieldConflict::from_cause("the object has been modified", "").is_none());
@@ -72,6 +79,7 @@ mod tests {
         let c = FieldConflict {
             manager: "m".into(),
             subresource: None,
+            by_update: false,
             field: ".spec.template.spec.containers[name=\"web\"].image".into(),
         };
         assert!(c.is_at(".spec.template.spec.containers"));

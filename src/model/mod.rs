@@ -51,7 +51,7 @@ pub(crate) use render::{DocChange, DocDiff, RenderReport};
 pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
 pub(crate) use strictness::Strictness;
 pub(crate) use text::percent_decoded;
-pub(crate) use trust::{Home, Trust, Vouch};
+pub(crate) use trust::{Home, StoredApart, Trust, Vouch};
 pub(crate) use upgrade::UpgradeReport;
 pub(crate) use writer::{
     Actor, Attribution, Audited, HELM_COMMAND, HelmWrite, HelmWriter, Provenance, WriterFound, manager_shown,

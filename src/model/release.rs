@@ -14,7 +14,7 @@ pub(crate) struct DriftReport {
     pub(crate) record: String,
     /// Where the record is stored, and why it speaks for this namespace, when that is not the
     /// release's own (a Flux HelmRelease's `storageNamespace` apart from its `targetNamespace`).
-    pub(crate) stored_apart: Option<(String, String)>,
+    pub(crate) stored_apart: Option<super::StoredApart>,
     /// The newest revision when it is not the one checked (e.g. a failed upgrade).
     pub(crate) newest: Option<(u32, String)>,
     pub(crate) objects: Vec<ObjectDrift>,
@@ -61,6 +61,11 @@ impl DriftReport {
     /// release's namespace.
     pub(crate) fn is_outside(&self, o: &ObjectDrift) -> bool {
         o.lies_outside(&self.namespace)
+    }
+
+    /// The namespace of the record's storage object: the release's own, unless stored apart.
+    pub(crate) fn stored_in(&self) -> &str {
+        self.stored_apart.as_ref().map_or(&self.namespace, |s| &s.namespace)
     }
 }
 

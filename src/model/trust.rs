@@ -32,6 +32,30 @@ impl Vouch {
     }
 }
 
+/// A record stored apart from its release: where, and who vouches for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StoredApart {
+    /// The namespace of its storage object.
+    pub(crate) namespace: String,
+    pub(crate) vouch: Vouch,
+}
+
+impl StoredApart {
+    /// Why it speaks for its release's namespace, in words.
+    pub(crate) fn why(&self) -> String {
+        self.vouch.why(&self.namespace)
+    }
+
+    /// The ServiceAccount (namespace, name) Flux writes the release as, when the HelmRelease that
+    /// vouches for it names one (`spec.serviceAccountName`, of the HelmRelease's namespace).
+    pub(crate) fn service_account(&self) -> Option<(String, String)> {
+        match &self.vouch {
+            Vouch::HelmRelease { service_account: Some(sa), .. } => Some((self.namespace.clone(), sa.clone())),
+            _ => None,
+        }
+    }
+}
+
 /// Where a record is stored and the namespace its release installs into (the same, unless a
 /// HelmRelease stores it elsewhere: Flux's `storageNamespace` apart from `targetNamespace`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,10 +8,12 @@
 //! kept, adopted or in conflict ([`fates`]).
 
 mod apply;
+mod dry_run;
 mod fates;
 mod values;
 
 pub(crate) use apply::ApplyFlags;
+use dry_run::Applier;
 pub(crate) use values::ValueFlags;
 
 use crate::api::ApiError;
@@ -59,13 +61,14 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     // The record's values, run as templates by a chart's `tpl`, read the cluster with the
     // reader's rights only when they trust its writers.
     let namespace = today.release.namespace();
+    let stored = today.release.stored_in();
     let against = match request.values.take_record_values() {
-        true => DryRun::for_record(&settings.compare.trust, namespace),
+        true => DryRun::for_record(&settings.compare.trust, stored),
         false => DryRun::Server,
     };
     let (flags, mut notes) = helm_flags(request).await;
     let preview = request.helm.preview(&request.release, namespace, &request.chart, &flags, against).await?;
-    notes.extend((!against.reads_the_cluster()).then(|| unlooked(namespace, &today.report.record)));
+    notes.extend((!against.reads_the_cluster()).then(|| unlooked(stored, &today.report.record)));
     let preview = match preview {
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
@@ -240,8 +243,13 @@ async fn planned(
                 p.change = PlannedChange::Update;
             }
             if p.failure.is_none() && (p.change == PlannedChange::Update || apply.is_server_side()) {
-                let by = Applier { manager: &after.report.writer.manager, apply };
-                match dry_run(session, request, at, desired, live.as_ref(), &gone, by).await {
+                let by = Applier {
+                    manager: &after.report.writer.manager,
+                    apply,
+                    switching: apply.is_server_side() && !today.release.apply().is_server_side(),
+                    force: request.apply.forces(apply),
+                };
+                match dry_run::write(session.client(), at, desired, live.as_ref(), &gone, by).await {
                     Ok(()) => {}
                     // The server refused the write: that is what the upgrade meets.
                     Err(e @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
@@ -266,40 +274,6 @@ fn unknown(p: &mut PlannedObject, why: &str) -> PlannedObject {
     p.fields.clear();
     p.note = Some(format!("unknown: {why}"));
     p.clone()
-}
-
-/// How the release's writer applies: its field manager, and whether server-side.
-#[derive(Clone, Copy)]
-struct Applier<'a> {
-    manager: &'a str,
-    apply: Apply,
-}
-
-/// The upgrade's write of one object by the release's writer, dry-run on the server: Helm 4's
-/// server-side apply (forced only with `--force-conflicts`), or the object Helm 3's three-way
-/// merge leaves, written whole.
-async fn dry_run(
-    session: &Session,
-    request: &PlanRequest,
-    at: &Location,
-    desired: &DesiredObject,
-    live: Option<&Value>,
-    gone: &[FieldDiff],
-    Applier { manager, apply }: Applier<'_>,
-) -> Result<(), ApiError> {
-    let client = session.client();
-    let done = match (apply.is_server_side(), live) {
-        (false, Some(live)) => {
-            let strategic = crate::compare::defaults::is_built_in(desired.group());
-            let after = merge::client_side(live, gone, &desired.object, strategic);
-            live::update_dry_run(client, at, &desired.name, &after, manager).await
-        }
-        _ => {
-            let force = request.apply.forces(apply);
-            live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, manager).await
-        }
-    };
-    done.map(|_| ())
 }
 
 /// A field as the plan says it: the live value, then the value after the upgrade.

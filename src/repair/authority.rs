@@ -16,25 +16,28 @@ pub(crate) struct Authority {
     /// The release's namespace and name.
     pub(crate) namespace: String,
     pub(crate) release: String,
+    /// The namespace its record is stored in (the release's own, unless a Flux HelmRelease
+    /// stores it apart): whose writers the record's word is.
+    pub(crate) stored: String,
     /// The operator trusts this namespace's records as their own (`--trust-namespace`): the
     /// watcher writes for them as itself, cluster-scoped objects and other namespaces included.
     pub(crate) trusted: bool,
-    /// Every write impersonates this ServiceAccount of the release's namespace
-    /// (`--repair-service-account`): the API server decides what it may do.
-    pub(crate) service_account: Option<String>,
+    /// Every write impersonates this ServiceAccount (namespace, name): the release namespace's
+    /// `--repair-service-account`, or the one the vouching HelmRelease names, as Flux writes;
+    /// the API server decides what it may do.
+    pub(crate) service_account: Option<(String, String)>,
 }
 
 impl Authority {
     /// The user the writes impersonate (`system:serviceaccount:NS:NAME`), if any.
     pub(crate) fn impersonated_user(&self) -> Option<String> {
-        self.service_account.as_ref().map(|sa| format!("system:serviceaccount:{}:{sa}", self.namespace))
+        self.service_account.as_ref().map(|(ns, sa)| format!("system:serviceaccount:{ns}:{sa}"))
     }
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
     /// ServiceAccount to write as), or `None`.
     pub(crate) fn refuses_all(&self) -> Option<Refusal> {
-        (!self.trusted && self.service_account.is_none())
-            .then(|| Refusal::Untrusted { namespace: self.namespace.clone() })
+        (!self.trusted && self.service_account.is_none()).then(|| Refusal::Untrusted { namespace: self.stored.clone() })
     }
 
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
@@ -79,7 +82,13 @@ mod tests {
     use serde_json::json;
 
     fn authority(trusted: bool, sa: Option<&str>) -> Authority {
-        Authority { namespace: "tenant".into(), release: "web".into(), trusted, service_account: sa.map(String::from) }
+        Authority {
+            namespace: "tenant".into(),
+            release: "web".into(),
+            stored: "tenant".into(),
+            trusted,
+            service_account: sa.map(|sa| ("tenant".to_string(), sa.to_string())),
+        }
     }
 
     fn owned(release: &str, ns: &str) -> Value {

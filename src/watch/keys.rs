@@ -15,9 +15,10 @@ impl ReleaseKey {
         ReleaseKey { namespace: namespace.to_string(), name: name.to_string() }
     }
 
-    /// The release a report is about.
+    /// The release a report is about, by where its record is stored (as the watcher lists,
+    /// reads and opts releases in: a record stored apart from its release is keyed where it is).
     pub(crate) fn of(report: &DriftReport) -> ReleaseKey {
-        ReleaseKey::new(&report.namespace, &report.release)
+        ReleaseKey::new(report.stored_in(), &report.release)
     }
 }
 

@@ -5,7 +5,9 @@
 //! the release), installs it; repair writes on its word only where it is trusted. A record that
 //! no one vouches for is refused, and a scan that did not name it is not an error for it.
 
-use crate::support::{Env, Helm};
+use crate::support::{Env, Helm, eventually_or};
+use crate::watching::{Watching, events};
+use std::time::Duration;
 
 /// Moves Secret `name` of the env's namespace to `to`, as Flux stores a HelmRelease's record in
 /// the HelmRelease's namespace.
@@ -134,4 +136,80 @@ fn a_tenants_record_claiming_another_namespace_is_refused() {
     env.drift(&["check", "--all"]).code(0).stdout_has(&format!("x: refused [namespace {}]", env.ns));
     let out = env.kubectl(&["-n", &victim, "get", "configmap", "stolen"]).output();
     assert!(!out.out.status.success(), "the tenant's record wrote in another namespace");
+}
+
+/// The watcher heals a release whose record its HelmRelease stores apart, keyed where the record
+/// is: refused while no one trusts the storage namespace and the HelmRelease names no
+/// ServiceAccount; then written as the ServiceAccount the HelmRelease names (as Flux's lockdown
+/// writes): refused whole while that account may not make every step, healed once it may.
+#[test]
+fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
+    let env = Env::new("flux-layout-watch");
+    let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
+    env.kubectl(&["create", "namespace", &s]).success();
+    env.install(Helm::V3, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    move_record(&env, "sh.helm.release.v1.web.v1", &s);
+    helm_release(&env, &s, "web", "web", &t, true);
+    let greeting = || env.get("configmap", "web-config", "{.data.greeting}");
+    let watch = |extra: &[&str]| {
+        let args = [&["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"][..], extra].concat();
+        Watching::start_with(&env, &args, &[("HELM_NAMESPACE", s.as_str())]).ready()
+    };
+
+    // Vouched for, not trusted, no ServiceAccount: found, not written.
+    let w = watch(&[]);
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    let refused =
+        || events(&env, "DriftRepairRefused").iter().any(|e| e["message"].as_str().unwrap_or("").contains(&s));
+    eventually_or("the repair refused, naming the storage namespace", Duration::from_secs(30), refused, || {
+        w.logs_text()
+    });
+    assert_eq!(greeting(), "edited");
+    w.stop();
+
+    // The HelmRelease names a ServiceAccount of its namespace that may write ConfigMaps in the
+    // target, nothing else: the repair (which re-creates the deleted Service too) is refused as
+    // that account, whole, nothing half-changed.
+    env.kubectl(&["-n", &s, "create", "serviceaccount", "flux-writer"]).success();
+    let sa = r#"{"spec":{"serviceAccountName":"flux-writer"}}"#;
+    env.kubectl(&["-n", &s, "patch", "helmrelease", "web", "--type=merge", "-p", sa]).success();
+    env.kubectl(&[
+        "create",
+        "role",
+        "configmaps",
+        "--verb=get,list,watch,patch,update,create",
+        "--resource=configmaps",
+    ])
+    .success();
+    let subject = format!("--serviceaccount={s}:flux-writer");
+    env.kubectl(&["create", "rolebinding", "flux-writer", "--role=configmaps", &subject]).success();
+    env.kubectl(&["delete", "service", "web-web"]).success();
+    let w = watch(&[]);
+    let forbidden = || {
+        w.log_lines().iter().any(|l| {
+            l["msg"] == "repair"
+                && l["result"] == "refused"
+                && l["reason"].as_str().is_some_and(|r| r.contains(&format!("system:serviceaccount:{s}:flux-writer")))
+        })
+    };
+    eventually_or("the repair refused to the ServiceAccount", Duration::from_secs(30), forbidden, || w.logs_text());
+    assert_eq!(greeting(), "edited", "half a repair was made");
+    w.stop();
+
+    // Once the account may edit the target namespace, the release heals as it.
+    env.kubectl(&["create", "rolebinding", "flux-writer-edit", "--clusterrole=edit", &subject]).success();
+    let w = watch(&[]);
+    eventually_or(
+        "healed as the HelmRelease's ServiceAccount",
+        Duration::from_secs(30),
+        || greeting() == "hello",
+        || w.logs_text(),
+    );
+    eventually_or(
+        "the Service re-created",
+        Duration::from_secs(30),
+        || env.kubectl(&["get", "service", "web-web"]).output().out.status.success(),
+        || w.logs_text(),
+    );
+    w.stop();
 }

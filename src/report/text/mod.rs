@@ -255,7 +255,7 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
         "{}: {verdict} [namespace {}{}, revision {} {}{}{}]",
         paint(style.color, Tone::Strong, &r.release),
         r.namespace,
-        r.stored_apart.as_ref().map_or(String::new(), |(ns, why)| format!(", stored in {ns}: {why}")),
+        r.stored_apart.as_ref().map_or(String::new(), |s| format!(", stored in {}: {}", s.namespace, s.why())),
         r.revision,
         r.status,
         if r.chart.is_empty() { String::new() } else { format!(", chart {}", r.chart) },

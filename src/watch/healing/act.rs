@@ -87,7 +87,7 @@ impl Healing {
         if self.waiting.remove(&key).is_some() {
             hands.outputs.metrics.window(&key.namespace, &key.name, None);
         }
-        let refusal = self.options.authority(&key.namespace, &key.name).refuses_all();
+        let refusal = self.options.authority(report).refuses_all();
         match course(&decision, refusal) {
             Course::Nothing => paused,
             Course::Later(at) => {
@@ -194,7 +194,7 @@ impl Healing {
             );
             return None;
         }
-        let authority = self.options.authority(&key.namespace, &key.name);
+        let authority = self.options.authority(report);
         let writer = match self.writer(&authority, hands).await {
             Ok(w) => w,
             Err(e) => {

@@ -33,13 +33,18 @@ pub(crate) struct RepairOptions {
 }
 
 impl RepairOptions {
-    /// The authority a repair of a release in `namespace` acts within.
-    fn authority(&self, namespace: &str, release: &str) -> crate::repair::Authority {
+    /// The authority a repair of a release acts within: trusted when the namespace its record
+    /// is stored in is; writing as the release namespace's `--repair-service-account`, else as
+    /// the ServiceAccount the HelmRelease vouching for a record stored apart names (as Flux's
+    /// lockdown writes), never more.
+    fn authority(&self, report: &crate::model::DriftReport) -> crate::repair::Authority {
+        let own = self.service_account.clone().map(|sa| (report.namespace.clone(), sa));
         crate::repair::Authority {
-            namespace: namespace.to_string(),
-            release: release.to_string(),
-            trusted: self.trust.trusts(namespace),
-            service_account: self.service_account.clone(),
+            namespace: report.namespace.clone(),
+            release: report.release.clone(),
+            stored: report.stored_in().to_string(),
+            trusted: self.trust.trusts(report.stored_in()),
+            service_account: own.or_else(|| report.stored_apart.as_ref()?.service_account()),
         }
     }
 }

@@ -4,7 +4,9 @@
 //! namespace (impersonated: the API server then authorises each write), or as itself when the
 //! operator trusts the namespace (`--trust-namespace`); otherwise nothing is written. And never
 //! a change to a live object Helm's ownership metadata does not give to this release (Helm's own
-//! adoption rule).
+//! adoption rule). A person's repair of a record stored apart from its release, which a Flux
+//! HelmRelease vouches for and the person does not trust, acts within the same authority: as the
+//! ServiceAccount the HelmRelease names, as Flux's lockdown writes.
 
 use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
 use crate::model::{Action, ObjectId, Refusal};
@@ -32,6 +34,34 @@ impl Authority {
     /// The user the writes impersonate (`system:serviceaccount:NS:NAME`), if any.
     pub(crate) fn impersonated_user(&self) -> Option<String> {
         self.service_account.as_ref().map(|(ns, sa)| format!("system:serviceaccount:{ns}:{sa}"))
+    }
+
+    /// The authority of a person's repair of `release` when its record is stored apart, in a
+    /// namespace `trust` does not name, and the HelmRelease vouching for it names a
+    /// ServiceAccount: writes go as that account, in the release's namespace only. `None`
+    /// otherwise (the person's own rights and the trust rule decide).
+    pub(crate) fn of_helm_release(release: &crate::release::Release, trust: &crate::model::Trust) -> Option<Authority> {
+        let stored = release.stored_in();
+        let Some(crate::model::Vouch::HelmRelease { service_account: Some(sa), .. }) = release.vouch() else {
+            return None;
+        };
+        (!trust.trusts(stored)).then(|| Authority {
+            namespace: release.namespace().to_string(),
+            release: release.name().to_string(),
+            stored: stored.to_string(),
+            trusted: false,
+            service_account: Some((stored.to_string(), sa.clone())),
+        })
+    }
+
+    /// A client impersonating its ServiceAccount, made from `connection`; `None` when it writes
+    /// as the caller.
+    pub(crate) async fn writer(&self, connection: &crate::api::Connection) -> anyhow::Result<Option<kube::Client>> {
+        let Some(user) = self.impersonated_user() else { return Ok(None) };
+        let mut connection = connection.clone();
+        connection.as_user = Some(user);
+        connection.as_groups = Vec::new();
+        Ok(Some(crate::api::connect(&connection).await?.client))
     }
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no

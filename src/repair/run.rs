@@ -5,7 +5,7 @@
 
 use super::execute::{Carried, RepairRequest, carry_out};
 use super::order::is_foundation;
-use super::{DraftStep, draft};
+use super::{Authority, DraftStep, draft};
 use crate::engine::{Evaluated, Session, evaluate};
 use crate::model::{Action, RepairReport, Skip, StepStatus};
 use crate::release::ReleaseIndex;
@@ -37,6 +37,20 @@ pub(crate) async fn execute_as(
     writer: &kube::Client,
 ) -> Result<RepairReport> {
     let evaluated = evaluate(session, settings, index, None).await?;
+    // A person's repair of a record stored apart, on its HelmRelease's word: as its account.
+    let helm_release = match &request.authority {
+        None => Authority::of_helm_release(&evaluated.release, &request.trust),
+        Some(_) => None,
+    };
+    let flux;
+    let (request, writer) = match helm_release {
+        Some(authority) => {
+            let client = authority.writer(&settings.connection).await?.unwrap_or_else(|| writer.clone());
+            flux = (RepairRequest { authority: Some(authority), ..request.clone() }, client);
+            (&flux.0, &flux.1)
+        }
+        None => (request, writer),
+    };
     let planned = draft(&evaluated, &request.only, request.remove_foreign)?;
     let mut report = RepairReport {
         before: planned.before,

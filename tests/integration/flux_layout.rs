@@ -114,6 +114,19 @@ helm_matrix! {
         in_s(&["repair", "web", "--trust-namespace", &s], 0);
         assert_ne!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
         in_s(&["check", "web"], 0);
+
+        // The HelmRelease names a ServiceAccount: the person's repair writes as it (as Flux's
+        // lockdown does), only where it may.
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+        env.kubectl(&["-n", &s, "create", "serviceaccount", "flux-writer"]).success();
+        let sa = r#"{"spec":{"serviceAccountName":"flux-writer"}}"#;
+        env.kubectl(&["-n", &s, "patch", "helmrelease", "web", "--type=merge", "-p", sa]).success();
+        in_s(&["repair", "web"], 1).stdout_has(&format!("system:serviceaccount:{s}:flux-writer"));
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited", "written beyond the account");
+        let subject = format!("--serviceaccount={s}:flux-writer");
+        env.kubectl(&["create", "rolebinding", "flux-writer-edit", "--clusterrole=edit", &subject]).success();
+        in_s(&["repair", "web"], 0);
+        assert_ne!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
     }
 }
 

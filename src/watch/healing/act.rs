@@ -256,10 +256,7 @@ impl Healing {
         if let Some(c) = self.writers.get(&user) {
             return Ok(c.clone());
         }
-        let mut connection = hands.settings.connection.clone();
-        connection.as_user = Some(user.clone());
-        connection.as_groups = Vec::new();
-        let client = crate::api::connect(&connection).await?.client;
+        let client = authority.writer(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
         self.writers.insert(user, client.clone());
         Ok(client)
     }

@@ -54,6 +54,16 @@ pub(crate) const DOORS: &[Door] = &[
         ],
     },
     Door {
+        input: "a Flux HelmRelease and the ConfigMaps and Secrets of its valuesFrom (plan --helmrelease)",
+        writer: "whoever may write HelmReleases, ConfigMaps or Secrets in the HelmRelease's namespace",
+        through: &["plan/values_from.rs::helm_release", "plan/values_from.rs::values_source"],
+        budget: "one HelmRelease, by name; 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers refused; values read from the cluster render the chart without lookup unless their namespace is trusted",
+        tests: &[
+            "src/plan/values_from.rs::references_are_read_with_their_defaults_and_bounded",
+            "tests/integration/plan_flux.rs::values_the_planner_did_not_write_never_read_the_cluster_as_the_planner",
+        ],
+    },
+    Door {
         input: "Flux HelmReleases (a record stored apart from its release)",
         writer: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
         through: &["release/vouch.rs::helm_releases"],

@@ -34,6 +34,31 @@ impl HelmBinary {
         ok.then(|| major.parse().ok()).flatten()
     }
 
+    /// `values` with `path=value` set by Helm's own `--set` parser (`strvals`: `--set` infers
+    /// the type, `--set-string` keeps a string), as helm-controller sets a `valuesFrom` entry's
+    /// `targetPath`: a chart of one template that prints its values renders them back.
+    pub(crate) async fn set_path(
+        &self,
+        values: &serde_json::Value,
+        assignment: &str,
+        string: bool,
+    ) -> Result<serde_json::Value> {
+        let dir = tempfile::Builder::new().prefix("helm-drift-values-").tempdir()?;
+        std::fs::write(dir.path().join("Chart.yaml"), "apiVersion: v2\nname: values\nversion: 0.0.0\n")?;
+        std::fs::create_dir(dir.path().join("templates"))?;
+        std::fs::write(dir.path().join("templates/values.json"), "{{ toJson .Values }}\n")?;
+        std::fs::write(dir.path().join("values.json"), serde_json::to_string(values)?)?;
+        let mut cmd = self.command();
+        cmd.args(["template", "values"]).arg(dir.path()).arg("--values").arg(dir.path().join("values.json"));
+        cmd.arg(if string { "--set-string" } else { "--set" }).arg(assignment);
+        let (ok, stdout, stderr) = self.run(cmd).await?;
+        if !ok {
+            bail!("{}", stderr.trim().trim_start_matches("Error: "));
+        }
+        let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("{}");
+        serde_json::from_str(json).context("helm printed no values")
+    }
+
     /// `helm template` of the release's chart with its stored values, as the cluster would see
     /// it (its Kubernetes version and served API versions), `--is-upgrade` after revision 1;
     /// `extra` arguments come last (`--set-json key=value`).

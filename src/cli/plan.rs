@@ -7,10 +7,22 @@ use clap::Args;
 /// The flags of `helm drift plan`.
 #[derive(Args, Debug)]
 pub(crate) struct PlanArgs {
-    /// The release to upgrade
-    pub(crate) release: String,
-    /// The chart, as `helm upgrade` takes it (a path, `repo/name`, `oci://...`)
-    pub(crate) chart: String,
+    /// The release to upgrade (with --helmrelease or --helmrelease-file: leave it out, the
+    /// HelmRelease names it)
+    #[arg(required_unless_present_any = ["helmrelease", "helmrelease_file"])]
+    pub(crate) release: Option<String>,
+    /// The chart, as `helm upgrade` takes it (a path, `repo/name`, `oci://...`); for a
+    /// HelmRelease, the chart helm-controller will install (your checkout's, or its reference)
+    pub(crate) chart: Option<String>,
+    /// Flux: plan the upgrade helm-controller will make of this HelmRelease of the namespace
+    /// (-n): its values and valuesFrom, target and storage namespace, server-side apply with
+    /// conflicts forced, ownership taken. With --helmrelease-file, picks one of the file's
+    #[arg(long, value_name = "NAME", help_heading = "Flux")]
+    pub(crate) helmrelease: Option<String>,
+    /// Flux: plan a HelmRelease from a file (a changed one, from a pull request); its
+    /// valuesFrom are read from the cluster
+    #[arg(long, value_name = "FILE", help_heading = "Flux")]
+    pub(crate) helmrelease_file: Option<std::path::PathBuf>,
     /// Values files (helm upgrade -f, repeatable)
     #[arg(short = 'f', long, value_name = "FILE", help_heading = "Upgrade")]
     pub(crate) values: Vec<String>,
@@ -84,7 +96,7 @@ impl PlanArgs {
             Some("false") => Some(crate::model::Apply::ClientSide),
             _ => None,
         };
-        crate::plan::ApplyFlags { server_side, force_conflicts: self.force_conflicts }
+        crate::plan::ApplyFlags { server_side, force_conflicts: self.force_conflicts, always_force: false }
     }
 
     /// The flags for `helm upgrade` that decide what is rendered, as given (the apply flags

@@ -16,6 +16,8 @@ pub(crate) struct PlanSettings {
     settings: Settings,
     request: PlanRequest,
     shown: Shown,
+    /// `--helmrelease`, `--helmrelease-file`: the Flux HelmRelease whose upgrade is planned.
+    helm_release: Option<crate::plan::HelmReleaseSource>,
     /// `--summary-file`: also append the plan as Markdown there.
     summary_file: Option<std::path::PathBuf>,
 }
@@ -25,27 +27,68 @@ impl PlanSettings {
         if g.kube_context.len() > 1 {
             bail!("plan previews an upgrade on one cluster: give one --kube-context");
         }
+        let helm_release = helm_release(&a)?;
         let flags = a.helm_flags();
         let values = a.value_flags();
         let apply = a.apply_flags();
         let settings = complete(g, &a.compare, BaselineSource::None)?;
+        let (release, chart) = match (&helm_release, a.release, a.chart) {
+            (None, Some(release), Some(chart)) => (release, chart),
+            (None, _, _) => bail!("name the release and the chart to upgrade to: helm drift plan RELEASE CHART"),
+            (Some(_), Some(chart), None) => (String::new(), chart),
+            (Some(_), _, _) => bail!(
+                "a HelmRelease names its release: give only the chart helm-controller will install (a path of your checkout, repo/name or oci://...)"
+            ),
+        };
         let request = PlanRequest {
-            release: a.release,
-            chart: a.chart,
+            release,
+            chart,
             flags,
             helm: HelmBinary::from_env(),
             take_ownership: a.take_ownership,
             apply,
             install: a.install,
             values,
+            stored: None,
+            target: None,
+            values_read_in: None,
+            notes: Vec::new(),
         };
         Ok(PlanSettings {
             settings,
             request,
+            helm_release,
             shown: Shown::resolve(&a.compare, &a.output),
             summary_file: a.summary_file,
         })
     }
+}
+
+/// The HelmRelease to plan (`--helmrelease`, `--helmrelease-file`), refusing the flags whose
+/// say is the HelmRelease's.
+fn helm_release(a: &PlanArgs) -> Result<Option<crate::plan::HelmReleaseSource>> {
+    use crate::plan::HelmReleaseSource as Source;
+    let source = match (&a.helmrelease_file, &a.helmrelease) {
+        (Some(path), name) => Source::File { path: path.clone(), name: name.clone() },
+        (None, Some(name)) => Source::Cluster(name.clone()),
+        (None, None) => return Ok(None),
+    };
+    let values = a.value_flags();
+    let theirs = values.sets
+        || !values.files.is_empty()
+        || values.reuse_values
+        || values.reset_values
+        || values.reset_then_reuse_values
+        || a.server_side.is_some()
+        || a.force_conflicts
+        || a.take_ownership
+        || a.install;
+    if theirs {
+        bail!(
+            "the HelmRelease decides its values, apply and ownership as helm-controller will: drop -f, --set..., --reuse-values, --reset-values, --server-side, --force-conflicts, --take-ownership and --install"
+        );
+    }
+    Ok(Some(source))
 }
 
 /// Runs `plan` and prints its report: 0 the upgrade changes nothing, 2 it changes something, 3
@@ -55,7 +98,16 @@ pub(crate) fn execute(s: PlanSettings, printer: &mut Terminal) -> Result<ExitSta
     s.shown.apply(&mut printer.style);
     let report = runtime()?.block_on(async {
         let session = Session::open(&s.settings).await?;
-        crate::plan::plan(&session, &s.settings, &s.request).await
+        let (request, _values) = match &s.helm_release {
+            Some(source) => {
+                let (request, dir) =
+                    crate::plan::helm_release_request(session.client(), session.namespace(), &s.request, source)
+                        .await?;
+                (request, Some(dir))
+            }
+            None => (s.request.clone(), None),
+        };
+        crate::plan::plan(&session, &s.settings, &request).await
     })?;
     printer.plan(&report);
     if let Some(path) = &s.summary_file {

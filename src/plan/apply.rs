@@ -12,6 +12,8 @@ pub(crate) struct ApplyFlags {
     pub(crate) server_side: Option<Apply>,
     /// `--force-conflicts`: fields other managers own are taken.
     pub(crate) force_conflicts: bool,
+    /// Every server-side apply is forced (Flux's helm-controller forces them all).
+    pub(crate) always_force: bool,
 }
 
 impl ApplyFlags {
@@ -23,7 +25,7 @@ impl ApplyFlags {
     /// Whether the server-side apply of the upgrade takes other managers' fields: with
     /// `--force-conflicts` only. A client-side upgrade writes whatever it sets (no conflict).
     pub(crate) fn forces(self, apply: Apply) -> bool {
-        self.force_conflicts || !apply.is_server_side()
+        self.force_conflicts || self.always_force || !apply.is_server_side()
     }
 
     /// The arguments for a helm of major version `major` (`None`: not known, given as they
@@ -58,16 +60,17 @@ mod tests {
         let auto = ApplyFlags::default();
         assert_eq!(auto.upgrade(Apply::ClientSide), Apply::ClientSide);
         assert_eq!(auto.upgrade(Apply::ServerSide), Apply::ServerSide);
-        let on = ApplyFlags { server_side: Some(Apply::ServerSide), force_conflicts: false };
+        let on = ApplyFlags { server_side: Some(Apply::ServerSide), ..Default::default() };
         assert_eq!(on.upgrade(Apply::ClientSide), Apply::ServerSide);
         assert!(!on.forces(Apply::ServerSide), "Helm 4 does not force unless told");
         assert!(on.forces(Apply::ClientSide), "a three-way merge overwrites");
         assert!(ApplyFlags { force_conflicts: true, ..on }.forces(Apply::ServerSide));
+        assert!(ApplyFlags { always_force: true, ..on }.forces(Apply::ServerSide), "as helm-controller applies");
     }
 
     #[test]
     fn helm_3_takes_no_apply_flag_and_the_plan_says_so() {
-        let on = ApplyFlags { server_side: Some(Apply::ServerSide), force_conflicts: true };
+        let on = ApplyFlags { server_side: Some(Apply::ServerSide), force_conflicts: true, always_force: false };
         assert_eq!(on.for_helm(Some(4)).0, ["--server-side=true", "--force-conflicts"]);
         assert_eq!(on.for_helm(None).0, ["--server-side=true", "--force-conflicts"]);
         let (args, note) = on.for_helm(Some(3));

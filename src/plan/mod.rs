@@ -10,10 +10,13 @@
 mod apply;
 mod dry_run;
 mod fates;
+mod helmrelease;
 mod values;
+mod values_from;
 
 pub(crate) use apply::ApplyFlags;
 use dry_run::Applier;
+pub(crate) use helmrelease::{Source as HelmReleaseSource, request as helm_release_request};
 pub(crate) use values::ValueFlags;
 
 use crate::api::ApiError;
@@ -45,11 +48,21 @@ pub(crate) struct PlanRequest {
     pub(crate) install: bool,
     /// The value flags, which decide whether the upgrade takes the record's values.
     pub(crate) values: ValueFlags,
+    /// Where the record is read and where the release installs, when not the session's
+    /// namespace (a Flux HelmRelease's `storageNamespace` and `targetNamespace`).
+    pub(crate) stored: Option<String>,
+    pub(crate) target: Option<String>,
+    /// The namespace whose writers wrote some of the values given (a HelmRelease read from the
+    /// cluster, its `valuesFrom`): the chart reads the cluster only when it is trusted.
+    pub(crate) values_read_in: Option<String>,
+    /// How the request was made, said first among the plan's notes.
+    pub(crate) notes: Vec<String>,
 }
 
 /// Plans the upgrade of one release (with `--install`, of one that does not exist yet).
 pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
-    let index = match session.storage().history(session.namespace(), &request.release).await {
+    let stored = request.stored.as_deref().unwrap_or(session.namespace());
+    let index = match session.storage().history(stored, &request.release).await {
         Ok(index) => index,
         Err(SourceError::NotFound { .. }) if request.install => return install(session, settings, request).await,
         Err(e) => return Err(e.into()),
@@ -62,13 +75,18 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     // reader's rights only when they trust its writers.
     let namespace = today.release.namespace();
     let stored = today.release.stored_in();
-    let against = match request.values.take_record_values() {
-        true => DryRun::for_record(&settings.compare.trust, stored),
-        false => DryRun::Server,
-    };
-    let (flags, mut notes) = helm_flags(request).await;
+    let record = request.values.take_record_values().then_some((stored, today.report.record.as_str()));
+    let (against, unlooked) = against(settings, request, record);
+    let (mut flags, mut notes) = helm_flags(request).await;
+    if stored != namespace {
+        // Helm's --namespace is both: a record stored apart is not found there.
+        flags.push("--install".into());
+        notes.push(format!(
+            "rendered as an install into {namespace}: helm cannot read a record stored apart (in {stored}), helm-controller renders an upgrade (a chart that tells them apart may differ)"
+        ));
+    }
     let preview = request.helm.preview(&request.release, namespace, &request.chart, &flags, against).await?;
-    notes.extend((!against.reads_the_cluster()).then(|| unlooked(stored, &today.report.record)));
+    notes.extend(unlooked);
     let preview = match preview {
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
@@ -105,17 +123,31 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
 /// note where it does not).
 async fn helm_flags(request: &PlanRequest) -> (Vec<String>, Vec<String>) {
     let (apply, note) = request.apply.for_helm(request.helm.major().await);
-    (request.flags.iter().cloned().chain(apply).collect(), note.into_iter().collect())
+    let notes = request.notes.iter().cloned().chain(note).collect();
+    (request.flags.iter().cloned().chain(apply).collect(), notes)
 }
 
-/// Why the chart's `lookup` answered nothing: the upgrade takes the values of `record`, which
-/// the reader does not trust.
-fn unlooked(namespace: &str, record: &str) -> String {
-    format!(
-        "rendered without the cluster (lookup answered nothing): the upgrade takes the values stored in {record}, \
-         which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} answers lookup \
-         with your rights"
-    )
+/// How the chart renders: with the cluster (`lookup`, the reader's rights) only when the reader
+/// trusts whoever wrote the values it takes: the record's (`record`: where it is stored, its
+/// name), and those read from the cluster for the request. Else without, and why, said.
+fn against(settings: &Settings, request: &PlanRequest, record: Option<(&str, &str)>) -> (DryRun, Vec<String>) {
+    let trust = &settings.compare.trust;
+    let mut why = Vec::new();
+    if let Some((namespace, record)) = record.filter(|(ns, _)| !trust.trusts(ns)) {
+        why.push(format!(
+            "rendered without the cluster (lookup answered nothing): the upgrade takes the values stored in {record}, \
+             which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} answers lookup \
+             with your rights"
+        ));
+    }
+    if let Some(namespace) = request.values_read_in.as_deref().filter(|ns| !trust.trusts(ns)) {
+        why.push(format!(
+            "rendered without the cluster (lookup answered nothing): the HelmRelease's values were read from namespace \
+             {namespace}, which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} \
+             answers lookup with your rights"
+        ));
+    }
+    (if why.is_empty() { DryRun::Server } else { DryRun::Client }, why)
 }
 
 /// The plan of an upgrade helm itself refuses: no object planned, helm's reason.
@@ -146,10 +178,12 @@ fn refusal(request: &PlanRequest, namespace: &str, revision: u32, apply: Apply, 
 /// `--install` of a release that does not exist: every object is created, and one that exists
 /// already makes the install fail (unless `--take-ownership`), as helm itself says.
 async fn install(session: &Session, settings: &Settings, request: &PlanRequest) -> Result<PlanReport> {
-    let namespace = session.namespace().to_string();
-    // No record yet: the chart and values are the user's own.
-    let (flags, notes) = helm_flags(request).await;
-    let preview = request.helm.preview(&request.release, &namespace, &request.chart, &flags, DryRun::Server).await?;
+    let namespace = request.target.clone().unwrap_or_else(|| session.namespace().to_string());
+    // No record yet: the values are the user's own, or read from the cluster for the request.
+    let (against, unlooked) = against(settings, request, None);
+    let (flags, mut notes) = helm_flags(request).await;
+    notes.extend(unlooked);
+    let preview = request.helm.preview(&request.release, &namespace, &request.chart, &flags, against).await?;
     let preview = match preview {
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// Moves Secret `name` of the env's namespace to `to`, as Flux stores a HelmRelease's record in
 /// the HelmRelease's namespace.
-fn move_record(env: &Env, name: &str, to: &str) {
+pub(crate) fn move_record(env: &Env, name: &str, to: &str) {
     let json = env.kubectl(&["get", "secret", name, "-o", "json"]).success().stdout();
     let mut secret: serde_json::Value = serde_json::from_str(&json).unwrap();
     let meta = secret["metadata"].as_object_mut().unwrap();
@@ -26,7 +26,7 @@ fn move_record(env: &Env, name: &str, to: &str) {
 }
 
 /// Flux's HelmRelease kind, as far as helm-drift reads it (served with a status subresource).
-const HELMRELEASE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+pub(crate) const HELMRELEASE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: helmreleases.helm.toolkit.fluxcd.io
@@ -45,7 +45,7 @@ spec:
 
 /// A HelmRelease `name` in `ns` installing release `release` into `target`; with `reconciled`,
 /// the status helm-controller writes (through the status subresource).
-fn helm_release(env: &Env, ns: &str, name: &str, release: &str, target: &str, reconciled: bool) {
+pub(crate) fn helm_release(env: &Env, ns: &str, name: &str, release: &str, target: &str, reconciled: bool) {
     env.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
     env.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
     let hr = format!(

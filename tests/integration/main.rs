@@ -63,6 +63,7 @@ mod order;
 mod pause;
 mod pictures;
 mod plan;
+mod plan_flux;
 mod plan_switch;
 mod plugin;
 mod real_charts;

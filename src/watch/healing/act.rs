@@ -256,7 +256,8 @@ impl Healing {
         if let Some(c) = self.writers.get(&user) {
             return Ok(c.clone());
         }
-        let client = authority.writer(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
+        let client =
+            authority.writer(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
         self.writers.insert(user, client.clone());
         Ok(client)
     }

@@ -1,0 +1,238 @@
+//! `plan --helmrelease`: the upgrade Flux's helm-controller will make of a HelmRelease, from the
+//! cluster or a changed one from a file (a pull request): its release name and namespaces, its
+//! values composed as helm-controller composes them (`valuesFrom` in order, each merged, or set
+//! at its `targetPath` by Helm's own `--set` parser, `optional` ones skipped when absent; then
+//! `spec.values`), and how it applies (server-side as `spec.upgrade.serverSideApply` says,
+//! conflicts always forced; ownership taken unless `disableTakeOwnership`; values reset unless
+//! `preserveValues`).
+
+use super::values_from::{self, Reference, ValuesError};
+use crate::helm::HelmBinary;
+use crate::model::Apply;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Where the HelmRelease is read from.
+#[derive(Clone, Debug)]
+pub(crate) enum Source {
+    /// `--helmrelease NAME`: the cluster's, in the session's namespace.
+    Cluster(String),
+    /// `--helmrelease-file FILE` (with `--helmrelease NAME` to pick one of several).
+    File { path: PathBuf, name: Option<String> },
+}
+
+/// A HelmRelease that cannot be planned, and why.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HelmReleaseError {
+    #[error("HelmRelease {namespace}/{name} cannot be read: {why}")]
+    Unreadable { namespace: String, name: String, why: String },
+    #[error("{path}: {why}")]
+    File { path: String, why: String },
+    #[error(
+        "HelmRelease {0} has postRenderers (Kustomize patches), which plan does not apply yet: its plan would not be what helm-controller renders"
+    )]
+    PostRenderers(String),
+    #[error("HelmRelease {hr}: {source}")]
+    Values { hr: String, source: Box<ValuesError> },
+}
+
+/// The upgrade helm-controller will make of one HelmRelease.
+#[derive(Clone, Debug)]
+pub(crate) struct FluxUpgrade {
+    /// `namespace/name` of the HelmRelease.
+    pub(crate) helm_release: String,
+    /// The release name (`spec.releaseName`, else `[targetNamespace-]name`, shortened as Flux
+    /// shortens it past 53 characters).
+    pub(crate) release: String,
+    /// Where its record is stored and where it installs.
+    pub(crate) storage: String,
+    pub(crate) target: String,
+    /// The values helm-controller passes.
+    pub(crate) values: Value,
+    /// `spec.upgrade.preserveValues`: the record's values are reused under them.
+    pub(crate) preserve_values: bool,
+    /// `spec.upgrade.serverSideApply` (`None`: auto).
+    pub(crate) server_side: Option<Apply>,
+    pub(crate) take_ownership: bool,
+    /// Whether someone other than the planner wrote some of the values (the HelmRelease read
+    /// from the cluster, or a `valuesFrom` object): the namespace they were read from.
+    pub(crate) values_read_in: Option<String>,
+    /// How the values were composed, for the plan's notes.
+    pub(crate) said: Vec<String>,
+}
+
+/// Reads the HelmRelease and composes the upgrade it asks for.
+pub(crate) async fn resolve(
+    client: &kube::Client,
+    helm: &HelmBinary,
+    source: &Source,
+    namespace: &str,
+) -> Result<FluxUpgrade, HelmReleaseError> {
+    let (hr, from_cluster) = match source {
+        Source::Cluster(name) => {
+            let read = values_from::helm_release(client, namespace, name).await;
+            let unreadable = |e: crate::api::ApiError| HelmReleaseError::Unreadable {
+                namespace: namespace.into(),
+                name: name.clone(),
+                why: e.to_string(),
+            };
+            (read.map_err(unreadable)?, true)
+        }
+        Source::File { path, name } => (from_file(path, name.as_deref())?, false),
+    };
+    let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let name = text("/metadata/name").unwrap_or_default().to_string();
+    let own = text("/metadata/namespace").unwrap_or(namespace).to_string();
+    let id = format!("{own}/{name}");
+    if hr.pointer("/spec/postRenderers").and_then(Value::as_array).is_some_and(|p| !p.is_empty()) {
+        return Err(HelmReleaseError::PostRenderers(id));
+    }
+    let target = text("/spec/targetNamespace").unwrap_or(&own).to_string();
+    let storage = text("/spec/storageNamespace").unwrap_or(&own).to_string();
+    let release = match text("/spec/releaseName") {
+        Some(r) => r.to_string(),
+        None if text("/spec/targetNamespace").is_some() => format!("{target}-{name}"),
+        None => name.clone(),
+    };
+    let references =
+        Reference::all(&hr).map_err(|source| HelmReleaseError::Values { hr: id.clone(), source: Box::new(source) })?;
+    let spec_values = hr.pointer("/spec/values").cloned().unwrap_or_else(|| Value::Object(Default::default()));
+    let composed = values_from::compose(client, helm, &own, &spec_values, &references)
+        .await
+        .map_err(|source| HelmReleaseError::Values { hr: id.clone(), source: Box::new(source) })?;
+    let server_side = match text("/spec/upgrade/serverSideApply") {
+        Some("enabled") => Some(Apply::ServerSide),
+        Some("disabled") => Some(Apply::ClientSide),
+        _ => None,
+    };
+    let flag = |pointer: &str| hr.pointer(pointer).and_then(Value::as_bool).unwrap_or(false);
+    let read_from_cluster = from_cluster || !references.is_empty();
+    Ok(FluxUpgrade {
+        helm_release: id,
+        release: shorten(&release),
+        storage,
+        target,
+        values: composed.values,
+        preserve_values: flag("/spec/upgrade/preserveValues"),
+        server_side,
+        take_ownership: !flag("/spec/upgrade/disableTakeOwnership"),
+        values_read_in: read_from_cluster.then_some(own),
+        said: composed.said,
+    })
+}
+
+/// The plan request of helm-controller's upgrade of the HelmRelease `source` names, from `base`
+/// (the chart, the helm, any `--version`), with its values written to a file that lives as long
+/// as the returned directory.
+pub(crate) async fn request(
+    client: &kube::Client,
+    namespace: &str,
+    base: &super::PlanRequest,
+    source: &Source,
+) -> anyhow::Result<(super::PlanRequest, tempfile::TempDir)> {
+    let upgrade = resolve(client, &base.helm, source, namespace).await?;
+    let dir = tempfile::Builder::new().prefix("helm-drift-flux-").tempdir()?;
+    let file = dir.path().join("values.json");
+    std::fs::write(&file, serde_json::to_string(&upgrade.values)?)?;
+    let file = file.to_string_lossy().into_owned();
+    let keep = upgrade.preserve_values;
+    let mut flags = vec![format!("--values={file}"), if keep { "--reuse-values" } else { "--reset-values" }.into()];
+    if upgrade.take_ownership {
+        flags.push("--take-ownership".into());
+    }
+    flags.extend(base.flags.iter().cloned());
+    let from: Vec<&str> = upgrade.said.iter().map(String::as_str).collect();
+    let values = match from.is_empty() {
+        true => "spec.values".to_string(),
+        false => format!("valuesFrom ({}), then spec.values", from.join("; ")),
+    };
+    let note = format!(
+        "helm-controller's upgrade of HelmRelease {}: release {} in {} (record in {}), values: {values}; server-side applies forced{}",
+        upgrade.helm_release,
+        upgrade.release,
+        upgrade.target,
+        upgrade.storage,
+        if upgrade.take_ownership { ", objects taken over" } else { "" }
+    );
+    let request = super::PlanRequest {
+        release: upgrade.release.clone(),
+        flags,
+        take_ownership: upgrade.take_ownership,
+        apply: super::ApplyFlags { server_side: upgrade.server_side, force_conflicts: false, always_force: true },
+        install: true,
+        values: super::ValueFlags { reuse_values: keep, reset_values: !keep, files: vec![file], ..Default::default() },
+        stored: Some(upgrade.storage),
+        target: Some(upgrade.target),
+        values_read_in: upgrade.values_read_in,
+        notes: vec![note],
+        ..base.clone()
+    };
+    Ok((request, dir))
+}
+
+/// The HelmRelease of a file: the one named, or the only one.
+fn from_file(path: &std::path::Path, name: Option<&str>) -> Result<Value, HelmReleaseError> {
+    let shown = path.display().to_string();
+    let bad = |why: String| HelmReleaseError::File { path: shown.clone(), why };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let mut found = Vec::new();
+    for doc in crate::desired::split(&text) {
+        let mut budget = crate::yaml::Budget::for_manifest(doc.body.len());
+        let value = crate::yaml::to_json_within(doc.body, &mut budget).map_err(|e| bad(e.to_string()))?;
+        if value.get("kind").and_then(Value::as_str) == Some("HelmRelease") {
+            found.push(value);
+        }
+    }
+    let names: Vec<String> =
+        found.iter().map(|h| h.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string()).collect();
+    let at = match name {
+        Some(n) => names.iter().position(|have| have == n).ok_or_else(|| bad(format!("no HelmRelease named {n}")))?,
+        None if found.len() == 1 => 0,
+        None if found.is_empty() => return Err(bad("no HelmRelease in it".into())),
+        None => return Err(bad(format!("several HelmReleases ({}): name one with --helmrelease", names.join(", ")))),
+    };
+    Ok(found.swap_remove(at))
+}
+
+/// A release name as helm-controller shortens it: past 53 characters, its first 40, a dash and
+/// the first 12 hex digits of its SHA-256.
+fn shorten(name: &str) -> String {
+    if name.len() <= 53 {
+        return name.to_string();
+    }
+    use sha2::Digest;
+    let sum: String = sha2::Sha256::digest(name.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect();
+    // The first 40 bytes, as Go slices them (a name is ASCII where Kubernetes takes it).
+    let mut at = 40;
+    while !name.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}-{sum}", &name[..at])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_release_name_is_shortened_as_flux_does() {
+        assert_eq!(shorten("apps-podinfo"), "apps-podinfo");
+        let long = "a-very-long-target-namespace-for-the-team-apps-and-the-podinfo-release";
+        let short = shorten(long);
+        assert_eq!(short.len(), 53);
+        assert!(short.starts_with(&long[..40]) && short.as_bytes()[40] == b'-', "{short}");
+    }
+
+    #[test]
+    fn a_file_names_its_helmrelease() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hr.yaml");
+        let hr =
+            |n: &str| format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {n}\n");
+        std::fs::write(&path, format!("{}---\nkind: HelmRepository\n---\n{}", hr("a"), hr("b"))).unwrap();
+        let several = from_file(&path, None).unwrap_err().to_string();
+        assert!(several.contains("several HelmReleases (a, b)"), "{several}");
+        assert_eq!(from_file(&path, Some("b")).unwrap()["metadata"]["name"], "b");
+        assert!(from_file(&path, Some("c")).unwrap_err().to_string().contains("no HelmRelease named c"));
+    }
+}

@@ -1,0 +1,177 @@
+//! `plan --helmrelease`: the upgrade Flux's helm-controller will make of a HelmRelease (from the
+//! cluster, or a changed one from a file), checked against that upgrade made right after by the
+//! Flux stand-in (Helm 4's SDK writing as `helm-controller`) with the values helm-controller
+//! composes, written out by hand here: the objects the plan said would change are those that
+//! changed. Values someone else wrote never read the cluster with the planner's rights.
+
+use crate::flux_layout::HELMRELEASE_CRD;
+use crate::plan::{fate, planned, versions};
+use crate::support::{Env, chart_path};
+
+/// The Flux stand-in (`helm-controller`), in the env's namespace.
+fn flux(env: &Env, args: &[&str]) -> crate::support::Run {
+    env.helm_tool("helm-controller", args)
+}
+
+/// Serves the HelmRelease kind and applies a HelmRelease `name` of the env's namespace with
+/// this `spec` (YAML, indented two spaces).
+fn helm_release(env: &Env, name: &str, spec: &str) {
+    env.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
+    env.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+    let hr =
+        format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\nspec:\n{spec}");
+    env.apply_yaml(&format!("hr-{name}"), &hr);
+}
+
+/// `plan` with the Flux-mode arguments, as JSON, asserting its exit code.
+fn plan_json(env: &Env, args: &[&str], code: i32) -> serde_json::Value {
+    let args = [&["plan"][..], args, &["-o", "json"]].concat();
+    let out = env.drift(&args).env("HELM_BIN", env.helm_bin(crate::support::Helm::V4)).code(code);
+    serde_json::from_str(&out.stdout()).expect("a JSON document")
+}
+
+const SPEC: &str = "  releaseName: web
+  chart: {spec: {chart: basic}}
+  values:
+    image: registry.example/web:2.0
+  valuesFrom:
+    - {kind: ConfigMap, name: web-values}
+    - {kind: Secret, name: web-replicas, valuesKey: replicas, targetPath: replicas}
+    - {kind: ConfigMap, name: absent, optional: true}
+";
+
+/// A HelmRelease with values, a ConfigMap of values, a Secret's key set at a targetPath and an
+/// optional reference that is absent; the Deployment scaled by hand (helm-controller forces
+/// conflicts: the edit is wiped, not a failure). The plan is the upgrade helm-controller makes.
+#[test]
+fn plan_predicts_helm_controllers_upgrade_of_a_helmrelease() {
+    let env = Env::new("plan-flux");
+    let ns = env.ns.clone();
+    let basic = chart_path("basic");
+    let chart = basic.to_str().unwrap();
+    flux(&env, &["install", "web", chart, "--server-side=true"]).success();
+    env.kubectl(&["create", "configmap", "web-values", "--from-literal=values.yaml=greeting: from-configmap\n"])
+        .success();
+    env.kubectl(&["create", "secret", "generic", "web-replicas", "--from-literal=replicas=3"]).success();
+    helm_release(&env, "web", SPEC);
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas=5"]).success();
+
+    let doc = plan_json(&env, &["--helmrelease", "web", chart, "--trust-namespace", &ns], 2);
+    assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
+    assert_eq!(fate(&doc, "spec.replicas"), "wiped", "{doc:#}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains(&format!("helm-controller's upgrade of HelmRelease {ns}/web: release web in {ns}")),
+        "{notes}"
+    );
+    assert!(notes.contains("absent, optional, skipped") && notes.contains("at replicas"), "{notes}");
+
+    // What helm-controller then does, with the values it composes (written out by hand).
+    let values = env.home().join("flux-values.yaml");
+    std::fs::write(&values, "greeting: from-configmap\nreplicas: 3\nimage: registry.example/web:2.0\n").unwrap();
+    let before = versions(&env);
+    let upgrade = ["upgrade", "web", chart, "-f", values.to_str().unwrap(), "--reset-values"];
+    flux(&env, &[&upgrade[..], &["--server-side=true", "--force-conflicts", "--take-ownership"]].concat()).success();
+    let after = versions(&env);
+    let changed: Vec<String> = after.keys().filter(|k| before.get(*k) != after.get(*k)).cloned().collect();
+    assert_eq!(planned(&doc), changed, "{doc:#}");
+    assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "3");
+    assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "from-configmap");
+    plan_json(&env, &["--helmrelease", "web", chart, "--trust-namespace", &ns], 0);
+
+    // A changed HelmRelease from a file (a pull request): its values win over the cluster's.
+    let file = env.home().join("changed.yaml");
+    let changed_spec =
+        SPEC.replace("image: registry.example/web:2.0", "image: registry.example/web:2.0\n    greeting: from-the-pr");
+    std::fs::write(&file, format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: {ns}\nspec:\n{changed_spec}")).unwrap();
+    let doc = plan_json(&env, &["--helmrelease-file", file.to_str().unwrap(), chart, "--trust-namespace", &ns], 2);
+    assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
+    let field = &doc["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "ConfigMap").unwrap()["fields"][0];
+    assert_eq!(
+        (field["live"].as_str(), field["after"].as_str()),
+        (Some("from-configmap"), Some("from-the-pr")),
+        "{doc:#}"
+    );
+
+    // What helm-controller would refuse, refused by name.
+    helm_release(&env, "gone", &SPEC.replace("name: absent, optional: true", "name: gone"));
+    let v4 = env.helm_bin(crate::support::Helm::V4);
+    env.drift(&["plan", "--helmrelease", "gone", chart])
+        .env("HELM_BIN", &v4)
+        .code(1)
+        .stderr_has(&format!("HelmRelease {ns}/gone: ConfigMap {ns}/gone (valuesFrom) does not exist"));
+    helm_release(&env, "patched", &format!("{SPEC}  postRenderers:\n    - kustomize: {{patches: []}}\n"));
+    env.drift(&["plan", "--helmrelease", "patched", chart])
+        .env("HELM_BIN", &v4)
+        .code(1)
+        .stderr_has("has postRenderers");
+    env.drift(&["plan", "--helmrelease", "web", chart, "--set", "a=b"])
+        .code(1)
+        .stderr_has("the HelmRelease decides its values");
+}
+
+/// A HelmRelease written by a tenant whose values make the planner's chart read a Secret of
+/// another namespace (`lookup`, straight and through `tpl`): untrusted, the plan renders without
+/// the cluster, says so and shows no token; trusted, the chart reads the cluster.
+#[test]
+fn values_the_planner_did_not_write_never_read_the_cluster_as_the_planner() {
+    let env = Env::new("plan-flux-rights");
+    let ns = env.ns.clone();
+    let vault = format!("{ns}-vault");
+    let token = format!("HUNTER2-{ns}");
+    env.kubectl(&["create", "namespace", &vault]).success();
+    let looker = chart_path("looker");
+    let chart = looker.to_str().unwrap();
+    flux(&env, &["install", "spy", chart, "--server-side=true"]).success();
+    env.kubectl(&["-n", &vault, "create", "secret", "generic", "top-secret", &format!("--from-literal=token={token}")])
+        .success();
+    let extra = format!(
+        "'{{{{ dig \"data\" \"token\" \"\" (lookup \"v1\" \"Secret\" \"{vault}\" \"top-secret\") | b64dec }}}}'"
+    );
+    let spec = format!(
+        "  releaseName: spy\n  chart: {{spec: {{chart: looker}}}}\n  values:\n    vault: {{namespace: {vault}, name: top-secret}}\n    extra: {extra}\n"
+    );
+    helm_release(&env, "spy", &spec);
+    let out = env
+        .drift(&["plan", "--helmrelease", "spy", chart])
+        .env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
+        .code(0);
+    assert!(!out.dump().contains(&token), "the tenant's values read the Secret as the planner\n{}", out.dump());
+    out.stdout_has(&format!("the HelmRelease's values were read from namespace {ns}, which is not trusted"));
+    let trusted = env
+        .drift(&["plan", "--helmrelease", "spy", chart, "--trust-namespace", &ns])
+        .env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
+        .code(2);
+    trusted.stdout_has(&token);
+}
+
+/// Flux's layout: the HelmRelease and the record in one namespace, the release in another.
+/// Helm's `--namespace` cannot name them apart, so the chart renders as an install into the
+/// target, said in a note; the plan is judged against the live objects there.
+#[test]
+fn a_helmrelease_storing_its_record_apart_is_planned() {
+    let env = Env::new("plan-flux-apart");
+    let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
+    env.kubectl(&["create", "namespace", &s]).success();
+    let basic = chart_path("basic");
+    let chart = basic.to_str().unwrap();
+    flux(&env, &["install", "web", chart, "--server-side=true"]).success();
+    crate::flux_layout::move_record(&env, "sh.helm.release.v1.web.v1", &s);
+    crate::flux_layout::helm_release(&env, &s, "web", "web", &t, true);
+    let plan = |args: &[&str], code: i32| {
+        let args = [&["plan"][..], args, &["--trust-namespace", &s, "-o", "json"]].concat();
+        let out = env.drift(&args).env("HELM_NAMESPACE", &s).env("HELM_BIN", env.helm_bin(crate::support::Helm::V4));
+        let doc: serde_json::Value = serde_json::from_str(&out.code(code).stdout()).unwrap();
+        doc
+    };
+    let doc = plan(&["--helmrelease", "web", chart], 0);
+    assert_eq!(doc["namespace"], t.as_str(), "{doc:#}");
+    assert!(doc["notes"].to_string().contains(&format!("rendered as an install into {t}")), "{doc:#}");
+    let file = env.home().join("apart.yaml");
+    let hr = format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: web, namespace: {s}}}\nspec:\n  releaseName: web\n  targetNamespace: {t}\n  values: {{greeting: moved}}\n"
+    );
+    std::fs::write(&file, hr).unwrap();
+    let doc = plan(&["--helmrelease-file", file.to_str().unwrap(), chart], 2);
+    assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
+}

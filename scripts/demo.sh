@@ -200,6 +200,53 @@ else
 fi
 "$helm" uninstall planned --namespace demo >/dev/null
 
+say "helm drift plan --server-side=true: the switch to server-side apply, planned (release 'switched', installed client-side, scaled by hand)"
+if [ "${DEMO_HELM:-helm4}" = helm4 ]; then
+  "$helm" install switched "$root/tests/charts/basic" --namespace demo --server-side=false >/dev/null
+else
+  "$helm" install switched "$root/tests/charts/basic" --namespace demo >/dev/null
+fi
+"$kubectl" -n demo scale deployment switched-web --replicas=3
+code=0
+"$helm" drift plan switched "$root/tests/charts/basic" -n demo --reuse-values --server-side=true || code=$?
+echo "exit code: $code (the first server-side upgrade meets kubectl's replicas)"
+[ "$code" = 3 ]
+"$helm" uninstall switched --namespace demo >/dev/null
+
+say "helm drift plan --helmrelease: what Flux's helm-controller will do with a HelmRelease (its values and valuesFrom)"
+"$kubectl" apply -f - >/dev/null <<'CRD'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: helmreleases.helm.toolkit.fluxcd.io}
+spec:
+  group: helm.toolkit.fluxcd.io
+  names: {kind: HelmRelease, listKind: HelmReleaseList, plural: helmreleases, singular: helmrelease}
+  scope: Namespaced
+  versions:
+    - name: v2
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+CRD
+"$kubectl" wait --for condition=established crd/helmreleases.helm.toolkit.fluxcd.io >/dev/null
+"$helm" install podinfo "$root/tests/charts/basic" --namespace demo >/dev/null
+"$kubectl" -n demo create configmap podinfo-values --from-literal=values.yaml='greeting: from-flux' >/dev/null
+"$kubectl" -n demo apply -f - >/dev/null <<'HR'
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: podinfo}
+spec:
+  releaseName: podinfo
+  chart: {spec: {chart: basic}}
+  valuesFrom: [{kind: ConfigMap, name: podinfo-values}]
+  values: {replicas: 3}
+HR
+code=0
+"$helm" drift plan --helmrelease podinfo "$root/tests/charts/basic" -n demo --trust-namespace demo || code=$?
+[ "$code" = 2 ]
+"$helm" uninstall podinfo --namespace demo >/dev/null
+
 say "helm drift plan in a helmfile pipeline: the plan page's script as written (release 'piped', helmfile's values, scaled by hand)"
 command -v jq >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null; } || true
 if command -v jq >/dev/null 2>&1; then

@@ -14,6 +14,8 @@ mod search;
 mod shape;
 mod values;
 
+pub(crate) use values::merge as merge_values;
+
 use crate::helm::{Capabilities, ChartFiles, HelmBinary};
 use crate::model::{Built, Cause, DriftReport, Explanation};
 use crate::release::Release;

@@ -52,7 +52,9 @@ pub(crate) fn merged(defaults: Option<&Value>, user: Option<&Value>) -> Value {
     values
 }
 
-fn merge(base: &mut Value, top: &Value) {
+/// `top` merged into `base` as Helm's (and Flux's) `MergeMaps`: maps merge key by key, anything
+/// else replaces.
+pub(crate) fn merge(base: &mut Value, top: &Value) {
     match (base, top) {
         (Value::Object(b), Value::Object(t)) => {
             for (k, v) in t {

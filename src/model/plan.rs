@@ -152,6 +152,15 @@ pub(crate) struct PlanReport {
 }
 
 impl PlanReport {
+    /// How the upgrade applies, in words: `server-side apply`, with `, switched from
+    /// client-side` when it changes how the release was applied.
+    pub(crate) fn applied(&self) -> String {
+        match self.switched_from {
+            Some(was) => format!("{} apply, switched from {was}", self.apply),
+            None => format!("{} apply", self.apply),
+        }
+    }
+
     /// Whether the upgrade would fail.
     pub(crate) fn would_fail(&self) -> bool {
         self.failure.is_some() || self.objects.iter().any(|o| o.failure.is_some())

@@ -30,6 +30,15 @@ impl Vouch {
             Vouch::HelmRelease { name, .. } => format!("HelmRelease {stored}/{name} installs it"),
         }
     }
+
+    /// The ServiceAccount (of the storage namespace) the vouching HelmRelease names, whom Flux
+    /// writes the release as.
+    pub(crate) fn service_account(&self) -> Option<&str> {
+        match self {
+            Vouch::HelmRelease { service_account, .. } => service_account.as_deref(),
+            Vouch::Trusted => None,
+        }
+    }
 }
 
 /// A record stored apart from its release: where, and who vouches for it.
@@ -49,10 +58,7 @@ impl StoredApart {
     /// The ServiceAccount (namespace, name) Flux writes the release as, when the HelmRelease that
     /// vouches for it names one (`spec.serviceAccountName`, of the HelmRelease's namespace).
     pub(crate) fn service_account(&self) -> Option<(String, String)> {
-        match &self.vouch {
-            Vouch::HelmRelease { service_account: Some(sa), .. } => Some((self.namespace.clone(), sa.clone())),
-            _ => None,
-        }
+        self.vouch.service_account().map(|sa| (self.namespace.clone(), sa.to_string()))
     }
 }
 

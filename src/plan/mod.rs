@@ -133,19 +133,17 @@ async fn helm_flags(request: &PlanRequest) -> (Vec<String>, Vec<String>) {
 fn against(settings: &Settings, request: &PlanRequest, record: Option<(&str, &str)>) -> (DryRun, Vec<String>) {
     let trust = &settings.compare.trust;
     let mut why = Vec::new();
+    let unlooked = |whose: String, namespace: &str| {
+        format!(
+            "rendered without the cluster (lookup answered nothing): {whose}, which is not trusted (a chart's tpl runs \
+             them as templates); --trust-namespace {namespace} answers lookup with your rights"
+        )
+    };
     if let Some((namespace, record)) = record.filter(|(ns, _)| !trust.trusts(ns)) {
-        why.push(format!(
-            "rendered without the cluster (lookup answered nothing): the upgrade takes the values stored in {record}, \
-             which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} answers lookup \
-             with your rights"
-        ));
+        why.push(unlooked(format!("the upgrade takes the values stored in {record}"), namespace));
     }
     if let Some(namespace) = request.values_read_in.as_deref().filter(|ns| !trust.trusts(ns)) {
-        why.push(format!(
-            "rendered without the cluster (lookup answered nothing): the HelmRelease's values were read from namespace \
-             {namespace}, which is not trusted (a chart's tpl runs them as templates); --trust-namespace {namespace} \
-             answers lookup with your rights"
-        ));
+        why.push(unlooked(format!("the HelmRelease's values were read from namespace {namespace}"), namespace));
     }
     (if why.is_empty() { DryRun::Server } else { DryRun::Client }, why)
 }

@@ -6,6 +6,7 @@
 //! this module's doors.
 
 use crate::api::ApiError;
+use crate::explain::merge_values;
 use crate::helm::HelmBinary;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
@@ -96,8 +97,8 @@ pub(crate) async fn compose(
     spec_values: &Value,
     references: &[Reference],
 ) -> Result<Composed, ValuesError> {
-    let spec = spec_values.as_object().cloned().unwrap_or_default();
-    let mut result = Map::new();
+    let spec = if spec_values.is_object() { spec_values.clone() } else { Value::Object(Map::new()) };
+    let mut result = Value::Object(Map::new());
     let mut said = Vec::new();
     let mut read: HashMap<(String, String), Option<Data>> = HashMap::new();
     for r in references {
@@ -126,31 +127,31 @@ pub(crate) async fn compose(
         };
         let text = String::from_utf8_lossy(bytes);
         if let Some(path) = &r.target_path {
-            result = merge_maps(result, &spec);
+            merge_values(&mut result, &spec);
             let (assignment, string) = assignment(path, &text, r.literal);
-            let set = helm.set_path(&Value::Object(result), &assignment, string).await;
+            let set = helm.set_path(&result, &assignment, string).await;
             let set = set.map_err(|e| ValuesError::TargetPath {
                 object: object.clone(),
                 key: r.key.clone(),
                 path: path.clone(),
                 why: format!("{e:#}"),
             })?;
-            result = set.as_object().cloned().unwrap_or_default();
+            result = if set.is_object() { set } else { Value::Object(Map::new()) };
             said.push(format!("{object} key {} at {path}", r.key));
             continue;
         }
         let mut budget = crate::yaml::Budget::for_manifest(text.len());
         let unparsable = |why: String| ValuesError::Unparsable { object: object.clone(), key: r.key.clone(), why };
         let values = crate::yaml::to_json_within(&text, &mut budget).map_err(|e| unparsable(e.to_string()))?;
-        let values = match values {
-            Value::Object(m) => m,
-            Value::Null => Map::new(),
+        match values {
+            Value::Object(_) => merge_values(&mut result, &values),
+            Value::Null => {}
             _ => return Err(unparsable("not a map of values".into())),
-        };
-        result = merge_maps(result, &values);
+        }
         said.push(format!("{object} key {}", r.key));
     }
-    Ok(Composed { values: Value::Object(merge_maps(result, &spec)), said })
+    merge_values(&mut result, &spec);
+    Ok(Composed { values: result, said })
 }
 
 /// The `--set` (or `--set-string`, when `true`) assignment helm-controller makes of `value` at
@@ -171,21 +172,6 @@ fn assignment(path: &str, value: &str, literal: bool) -> (String, bool) {
         return (format!("{path}={}", value.trim_matches(['\'', '"'])), true);
     }
     (format!("{path}={value}"), false)
-}
-
-/// `b` merged into `a` as Helm's (and Flux's) `MergeMaps`: maps merge key by key, anything
-/// else replaces.
-pub(crate) fn merge_maps(a: Map<String, Value>, b: &Map<String, Value>) -> Map<String, Value> {
-    let mut out = a;
-    for (k, v) in b {
-        if let (Value::Object(bv), Some(Value::Object(av))) = (v, out.get(k)) {
-            let merged = merge_maps(av.clone(), bv);
-            out.insert(k.clone(), Value::Object(merged));
-            continue;
-        }
-        out.insert(k.clone(), v.clone());
-    }
-    out
 }
 
 /// The HelmRelease `name` of `namespace` (helm.toolkit.fluxcd.io/v2), as JSON.
@@ -227,8 +213,9 @@ mod tests {
     fn maps_merge_key_by_key_and_anything_else_replaces() {
         let a = json!({"a": {"x": 1, "y": 2}, "b": [1], "c": {"z": 1}});
         let b = json!({"a": {"y": 3}, "b": [2], "c": "flat", "d": null});
-        let merged = merge_maps(a.as_object().unwrap().clone(), b.as_object().unwrap());
-        assert_eq!(Value::Object(merged), json!({"a": {"x": 1, "y": 3}, "b": [2], "c": "flat", "d": null}));
+        let mut merged = a;
+        merge_values(&mut merged, &b);
+        assert_eq!(merged, json!({"a": {"x": 1, "y": 3}, "b": [2], "c": "flat", "d": null}));
     }
 
     #[test]

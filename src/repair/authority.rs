@@ -42,15 +42,13 @@ impl Authority {
     /// otherwise (the person's own rights and the trust rule decide).
     pub(crate) fn of_helm_release(release: &crate::release::Release, trust: &crate::model::Trust) -> Option<Authority> {
         let stored = release.stored_in();
-        let Some(crate::model::Vouch::HelmRelease { service_account: Some(sa), .. }) = release.vouch() else {
-            return None;
-        };
+        let sa = release.vouch()?.service_account()?;
         (!trust.trusts(stored)).then(|| Authority {
             namespace: release.namespace().to_string(),
             release: release.name().to_string(),
             stored: stored.to_string(),
             trusted: false,
-            service_account: Some((stored.to_string(), sa.clone())),
+            service_account: Some((stored.to_string(), sa.to_string())),
         })
     }
 

@@ -13,12 +13,11 @@ const LIMIT: usize = 60_000;
 
 pub(crate) fn markdown(r: &PlanReport, style: &Style) -> String {
     let verdict = r.verdict();
-    let switched = r.switched_from.map_or(String::new(), |was| format!(", switched from {was}"));
     let mut out = format!(
-        "**helm drift plan: {verdict}** — {} to {} ({} apply{switched}), namespace `{}`\n\n",
+        "**helm drift plan: {verdict}** — {} to {} ({}), namespace `{}`\n\n",
         cell(&r.release),
         code(&r.chart),
-        r.apply,
+        r.applied(),
         code(&r.namespace)
     );
     for note in &r.notes {

@@ -77,10 +77,7 @@ pub(crate) fn plan(r: &PlanReport, style: &Style) -> String {
 /// The first line: the release, whose upgrade to which chart, how it applies, from which
 /// revision.
 fn header(r: &PlanReport) -> String {
-    let apply = match r.switched_from {
-        Some(was) => format!("{} apply, switched from {was}", r.apply),
-        None => format!("{} apply", r.apply),
-    };
+    let apply = r.applied();
     match r.writer.is_helm_command() {
         true => format!(
             "plan {}: helm upgrade to {} ({apply}), from revision {} [namespace {}]\n",

@@ -46,7 +46,7 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "a record's chart, values and hooks, run by helm (check --rerender, plan, repair --upgrade)",
         writer: "whoever writes the record",
-        through: &["helm.rs::render_now", "helm.rs::preview", "helm.rs::upgrade"],
+        through: &["helm/mod.rs::render_now", "helm/mod.rs::preview", "helm/mod.rs::upgrade"],
         budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; repair --upgrade refused before any helm call; the watcher runs no chart",
         tests: &[
             "tests/integration/rights.rs::an_untrusted_records_chart_never_reads_the_cluster_as_the_reader",
@@ -61,6 +61,20 @@ pub(crate) const DOORS: &[Door] = &[
         tests: &[
             "src/plan/values_from.rs::references_are_read_with_their_defaults_and_bounded",
             "tests/integration/plan_flux.rs::values_the_planner_did_not_write_never_read_the_cluster_as_the_planner",
+        ],
+    },
+    Door {
+        input: "a Cluster API HelmChartProxy, the Clusters it selects, the objects they refer to and its HelmReleaseProxies (plan --helmchartproxy)",
+        writer: "whoever may write those kinds in the HelmChartProxy's namespace of the management cluster (whoever may already make CAAPH install any chart on the workload clusters)",
+        through: &[
+            "plan/caaph/reads.rs::chart_proxy",
+            "plan/caaph/reads.rs::clusters",
+            "plan/caaph/reads.rs::referenced",
+            "plan/caaph/reads.rs::release_proxies",
+        ],
+        budget: "one HelmChartProxy by name; 1,000 Clusters and HelmReleaseProxies at most, each one read; a selector of label text only; the values template run by helm template of a scratch chart (no cluster, 30 s, 8 MiB), functions CAAPH lacks refused by name; each cluster reached only through its vetted kubeconfig Secret (inline credentials)",
+        tests: &[
+            "tests/integration/plan_caaph.rs::plan_predicts_what_caaph_does_on_every_cluster_a_helmchartproxy_selects",
         ],
     },
     Door {
@@ -141,7 +155,12 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "inventories (Argo CD cluster Secrets, Cluster API Clusters and kubeconfigs, CAAPH proxies)",
         writer: "whoever may write those kinds in the inventory's namespace",
-        through: &["inventory/argocd.rs::read", "inventory/capi.rs::read", "inventory/caaph.rs::list"],
+        through: &[
+            "inventory/argocd.rs::read",
+            "inventory/capi.rs::read",
+            "inventory/capi.rs::reach",
+            "inventory/caaph.rs::list",
+        ],
         budget: "read only in --clusters-namespace, in pages; inline credentials only",
         tests: &["tests/integration/inventory.rs::an_argo_cd_inventory_is_checked_with_inline_credentials_only"],
     },

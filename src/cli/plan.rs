@@ -9,10 +9,11 @@ use clap::Args;
 pub(crate) struct PlanArgs {
     /// The release to upgrade (with --helmrelease or --helmrelease-file: leave it out, the
     /// HelmRelease names it)
-    #[arg(required_unless_present_any = ["helmrelease", "helmrelease_file"])]
+    #[arg(required_unless_present_any = ["helmrelease", "helmrelease_file", "helmchartproxy", "helmchartproxy_file"])]
     pub(crate) release: Option<String>,
     /// The chart, as `helm upgrade` takes it (a path, `repo/name`, `oci://...`); for a
-    /// HelmRelease, the chart helm-controller will install (your checkout's, or its reference)
+    /// HelmRelease, the chart helm-controller will install (your checkout's, or its reference);
+    /// for a HelmChartProxy, the chart CAAPH will install (else its repoURL and chartName)
     pub(crate) chart: Option<String>,
     /// Flux: plan the upgrade helm-controller will make of this HelmRelease of the namespace
     /// (-n): its values and valuesFrom, target and storage namespace, server-side apply with
@@ -23,6 +24,16 @@ pub(crate) struct PlanArgs {
     /// valuesFrom are read from the cluster
     #[arg(long, value_name = "FILE", help_heading = "Flux")]
     pub(crate) helmrelease_file: Option<std::path::PathBuf>,
+    /// Cluster API: plan what the Helm add-on provider will do on every workload cluster this
+    /// HelmChartProxy of the namespace (-n) selects: its valuesTemplate over each Cluster, the
+    /// install, upgrade, reinstall or uninstall it makes there. With --helmchartproxy-file,
+    /// picks one of the file's
+    #[arg(long, value_name = "NAME", help_heading = "Cluster API", conflicts_with_all = ["helmrelease", "helmrelease_file"])]
+    pub(crate) helmchartproxy: Option<String>,
+    /// Cluster API: plan a HelmChartProxy from a file (a changed one, from a pull request)
+    /// against the Clusters of the management cluster
+    #[arg(long, value_name = "FILE", help_heading = "Cluster API", conflicts_with_all = ["helmrelease", "helmrelease_file"])]
+    pub(crate) helmchartproxy_file: Option<std::path::PathBuf>,
     /// Values files (helm upgrade -f, repeatable)
     #[arg(short = 'f', long, value_name = "FILE", help_heading = "Upgrade")]
     pub(crate) values: Vec<String>,

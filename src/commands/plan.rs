@@ -18,6 +18,9 @@ pub(crate) struct PlanSettings {
     shown: Shown,
     /// `--helmrelease`, `--helmrelease-file`: the Flux HelmRelease whose upgrade is planned.
     helm_release: Option<crate::plan::HelmReleaseSource>,
+    /// `--helmchartproxy`, `--helmchartproxy-file`: the Cluster API HelmChartProxy whose
+    /// fleet is planned.
+    chart_proxy: Option<crate::plan::ChartProxySource>,
     /// `--summary-file`: also append the plan as Markdown there.
     summary_file: Option<std::path::PathBuf>,
 }
@@ -28,11 +31,17 @@ impl PlanSettings {
             bail!("plan previews an upgrade on one cluster: give one --kube-context");
         }
         let helm_release = helm_release(&a)?;
+        let chart_proxy = chart_proxy(&a)?;
         let flags = a.helm_flags();
         let values = a.value_flags();
         let apply = a.apply_flags();
         let settings = complete(g, &a.compare, BaselineSource::None)?;
         let (release, chart) = match (&helm_release, a.release, a.chart) {
+            // A HelmChartProxy names its chart: one given stands for it (a checkout's).
+            (None, chart, None) if chart_proxy.is_some() => (String::new(), chart.unwrap_or_default()),
+            (None, _, Some(_)) if chart_proxy.is_some() => {
+                bail!("a HelmChartProxy names its releases: give at most the chart CAAPH will install")
+            }
             (None, Some(release), Some(chart)) => (release, chart),
             (None, _, _) => bail!("name the release and the chart to upgrade to: helm drift plan RELEASE CHART"),
             (Some(_), Some(chart), None) => (String::new(), chart),
@@ -58,6 +67,7 @@ impl PlanSettings {
             settings,
             request,
             helm_release,
+            chart_proxy,
             shown: Shown::resolve(&a.compare, &a.output),
             summary_file: a.summary_file,
         })
@@ -91,11 +101,39 @@ fn helm_release(a: &PlanArgs) -> Result<Option<crate::plan::HelmReleaseSource>> 
     Ok(Some(source))
 }
 
+/// The HelmChartProxy to plan (`--helmchartproxy`, `--helmchartproxy-file`), refusing the flags
+/// whose say is the proxy's.
+fn chart_proxy(a: &PlanArgs) -> Result<Option<crate::plan::ChartProxySource>> {
+    use crate::plan::ChartProxySource as Source;
+    let source = match (&a.helmchartproxy_file, &a.helmchartproxy) {
+        (Some(path), name) => Source::File { path: path.clone(), name: name.clone() },
+        (None, Some(name)) => Source::Cluster(name.clone()),
+        (None, None) => return Ok(None),
+    };
+    if !a.helm_flags().is_empty() || a.server_side.is_some() || a.force_conflicts {
+        bail!(
+            "the HelmChartProxy decides its values, version, options and apply as CAAPH will: drop -f, --set..., --version, --reuse-values, --reset-values, --take-ownership, --install, --server-side and --force-conflicts"
+        );
+    }
+    Ok(Some(source))
+}
+
 /// Runs `plan` and prints its report: 0 the upgrade changes nothing, 2 it changes something, 3
 /// it would fail.
 pub(crate) fn execute(s: PlanSettings, printer: &mut Terminal) -> Result<ExitStatus> {
     say_warnings(&s.settings, printer);
     s.shown.apply(&mut printer.style);
+    if let Some(source) = &s.chart_proxy {
+        let fleet = runtime()?.block_on(async {
+            let session = Session::open(&s.settings).await?;
+            crate::plan::chart_proxy_fleet(&session, &s.settings, &s.request, source).await
+        })?;
+        printer.fleet_plan(&fleet);
+        if let Some(path) = &s.summary_file {
+            printer.summary_file(path, crate::report::Summary::FleetPlan(&fleet))?;
+        }
+        return Ok(fleet.exit_status());
+    }
     let report = runtime()?.block_on(async {
         let session = Session::open(&s.settings).await?;
         let (request, _values) = match &s.helm_release {

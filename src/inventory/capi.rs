@@ -46,25 +46,29 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
             out.skipped.push((member, "its control plane is not ready".into()));
             continue;
         }
-        let secret = format!("{name}-kubeconfig");
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-        let kubeconfig = match secrets.get_opt(&secret).await {
-            Ok(Some(s)) => kubeconfig_of(&s, &format!("Secret {namespace}/{secret}")),
-            Ok(None) => Err(Unreachable::new(&format!("Secret {namespace}/{secret}"), Why::NoSecret)),
-            Err(e) => {
-                let at = format!("Secret {namespace}/{secret}");
-                Err(Unreachable::new(&at, Why::Unread(ApiError::from_kube(&e, "get", &at).to_string())))
-            }
-        };
+        let kubeconfig = reach(client, &namespace, &name).await;
         out.members.push(Member { name: member, kubeconfig, proxies: Vec::new() });
     }
     Ok(out)
 }
 
+/// How Cluster `namespace/name` is reached: its `<name>-kubeconfig` Secret, vetted; why not
+/// when it cannot be.
+pub(crate) async fn reach(client: &kube::Client, namespace: &str, name: &str) -> Result<Kubeconfig, Unreachable> {
+    let secret = format!("{name}-kubeconfig");
+    let at = format!("Secret {namespace}/{secret}");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    match secrets.get_opt(&secret).await {
+        Ok(Some(s)) => kubeconfig_of(&s, &at),
+        Ok(None) => Err(Unreachable::new(&at, Why::NoSecret)),
+        Err(e) => Err(Unreachable::new(&at, Why::Unread(ApiError::from_kube(&e, "get", &at).to_string()))),
+    }
+}
+
 /// Whether a Cluster's status says its control plane accepts requests: `v1beta2`'s
 /// `initialization.controlPlaneInitialized`, or its `ControlPlaneInitialized` or
 /// `ControlPlaneAvailable` condition.
-fn control_plane_ready(status: &Value) -> bool {
+pub(crate) fn control_plane_ready(status: &Value) -> bool {
     if status.pointer("/initialization/controlPlaneInitialized") == Some(&Value::Bool(true)) {
         return true;
     }

@@ -10,6 +10,7 @@
 mod argocd;
 mod caaph;
 mod capi;
+pub(crate) use capi::{control_plane_ready, reach};
 
 mod entry;
 mod unreachable;

@@ -32,7 +32,9 @@ impl ApplyFlags {
     /// are), and a note when that helm takes none of them (Helm 3).
     pub(super) fn for_helm(self, major: Option<u32>) -> (Vec<String>, Option<String>) {
         let mut given = Vec::new();
-        if let Some(apply) = self.server_side {
+        // Helm 3 applies with the three-way merge: asked for, it is no switch to note.
+        let helm3 = major.is_some_and(|m| m < 4);
+        if let Some(apply) = self.server_side.filter(|a| a.is_server_side() || !helm3) {
             given.push(format!("--server-side={}", apply.is_server_side()));
         }
         if self.force_conflicts {
@@ -77,5 +79,8 @@ mod tests {
         assert!(args.is_empty());
         assert!(note.unwrap().contains("--server-side=true --force-conflicts planned as Helm 4 applies"));
         assert_eq!(ApplyFlags::default().for_helm(Some(3)), (Vec::new(), None));
+        let off = ApplyFlags { server_side: Some(Apply::ClientSide), ..Default::default() };
+        assert_eq!(off.for_helm(Some(3)), (Vec::new(), None), "Helm 3 applies that way: nothing to say");
+        assert_eq!(off.for_helm(Some(4)).0, ["--server-side=false"]);
     }
 }

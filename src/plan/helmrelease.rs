@@ -27,7 +27,7 @@ pub(crate) enum HelmReleaseError {
     #[error("HelmRelease {namespace}/{name} cannot be read: {why}")]
     Unreadable { namespace: String, name: String, why: String },
     #[error("{path}: {why}")]
-    File { path: String, why: String },
+    File { path: String, why: FileError },
     #[error(
         "HelmRelease {0} has postRenderers (Kustomize patches), which plan does not apply yet: its plan would not be what helm-controller renders"
     )]
@@ -172,27 +172,46 @@ pub(crate) async fn request(
 
 /// The HelmRelease of a file: the one named, or the only one.
 fn from_file(path: &std::path::Path, name: Option<&str>) -> Result<Value, HelmReleaseError> {
-    let shown = path.display().to_string();
-    let bad = |why: String| HelmReleaseError::File { path: shown.clone(), why };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let (kinds, flag) = (("HelmRelease", "HelmReleases"), "--helmrelease");
+    one_of_file(path, kinds, name, flag).map_err(|why| HelmReleaseError::File { path: path.display().to_string(), why })
+}
+
+/// The object of kind `kinds` (`(singular, plural)`) a file holds: the one named, or the only
+/// one (`flag` names one); why not, in words.
+pub(super) fn one_of_file(
+    path: &std::path::Path,
+    (kind, kinds): (&str, &str),
+    name: Option<&str>,
+    flag: &str,
+) -> Result<Value, FileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| FileError(e.to_string()))?;
     let mut found = Vec::new();
     for doc in crate::desired::split(&text) {
         let mut budget = crate::yaml::Budget::for_manifest(doc.body.len());
-        let value = crate::yaml::to_json_within(doc.body, &mut budget).map_err(|e| bad(e.to_string()))?;
-        if value.get("kind").and_then(Value::as_str) == Some("HelmRelease") {
+        let value = crate::yaml::to_json_within(doc.body, &mut budget).map_err(|e| FileError(e.to_string()))?;
+        if value.get("kind").and_then(Value::as_str) == Some(kind) {
             found.push(value);
         }
     }
     let names: Vec<String> =
         found.iter().map(|h| h.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string()).collect();
+    let bad = |why: String| Err(FileError(why));
     let at = match name {
-        Some(n) => names.iter().position(|have| have == n).ok_or_else(|| bad(format!("no HelmRelease named {n}")))?,
+        Some(n) => match names.iter().position(|have| have == n) {
+            Some(at) => at,
+            None => return bad(format!("no {kind} named {n}")),
+        },
         None if found.len() == 1 => 0,
-        None if found.is_empty() => return Err(bad("no HelmRelease in it".into())),
-        None => return Err(bad(format!("several HelmReleases ({}): name one with --helmrelease", names.join(", ")))),
+        None if found.is_empty() => return bad(format!("no {kind} in it")),
+        None => return bad(format!("several {kinds} ({}): name one with {flag}", names.join(", "))),
     };
     Ok(found.swap_remove(at))
 }
+
+/// Why a file holds no one object of the kind asked for.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct FileError(String);
 
 /// A release name as helm-controller shortens it: past 53 characters, its first 40, a dash and
 /// the first 12 hex digits of its SHA-256.

@@ -8,15 +8,19 @@
 //! kept, adopted or in conflict ([`fates`]).
 
 mod apply;
+mod caaph;
 mod dry_run;
 mod fates;
 mod helmrelease;
+mod uninstall;
 mod values;
 mod values_from;
 
 pub(crate) use apply::ApplyFlags;
+pub(crate) use caaph::{Source as ChartProxySource, fleet as chart_proxy_fleet};
 use dry_run::Applier;
 pub(crate) use helmrelease::{Source as HelmReleaseSource, request as helm_release_request};
+pub(crate) use uninstall::uninstall;
 pub(crate) use values::ValueFlags;
 
 use crate::api::ApiError;
@@ -101,7 +105,8 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     for i in 0..after.objects.len() {
         objects.push(planned(session, request, &today, &after, i, apply).await);
     }
-    objects.extend(dropped(&today, &after));
+    let kept: Vec<ObjectId> = after.objects.iter().map(DesiredObject::id).collect();
+    objects.extend(uninstall::dropped(&today, |id| kept.contains(id), "dropped by the new chart"));
     let drift = fates::of(&today, &after, &objects);
     Ok(PlanReport {
         release: request.release.clone(),
@@ -342,27 +347,4 @@ async fn foreign(
     Ok(Some(format!(
         "it exists and belongs to {owner}: the upgrade refuses it (--take-ownership adopts it, Helm 3.17+ and 4)"
     )))
-}
-
-/// The objects of today's manifest that the new one drops: deleted by the upgrade, unless
-/// `helm.sh/resource-policy: keep` or already gone.
-fn dropped(today: &Evaluated, after: &Evaluated) -> Vec<PlannedObject> {
-    let mut out = Vec::new();
-    for (i, d) in today.objects.iter().enumerate() {
-        let id: ObjectId = d.id();
-        if after.objects.iter().any(|a| a.id() == id) || today.report.objects[i].verdict == Verdict::Missing {
-            continue;
-        }
-        let keep =
-            d.object.pointer("/metadata/annotations/helm.sh~1resource-policy").and_then(Value::as_str) == Some("keep");
-        out.push(PlannedObject {
-            id,
-            change: if keep { PlannedChange::None } else { PlannedChange::Delete },
-            fields: Vec::new(),
-            failure: None,
-            conflicts: Vec::new(),
-            note: keep.then(|| "dropped by the new chart, kept by helm.sh/resource-policy: keep".to_string()),
-        });
-    }
-    out
 }

@@ -4,8 +4,8 @@
 
 use super::style::{Format, Style};
 use super::text::{plan as text_plan, repair as text_repair};
-use super::{changes_json, html, json, junit, markdown, plan_formats, text};
-use crate::model::{FleetReport, PlanReport, RenderReport, RepairReport, RunReport};
+use super::{changes_json, fleet_plan, html, json, junit, markdown, plan_formats, text};
+use crate::model::{FleetPlan, FleetReport, PlanReport, RenderReport, RepairReport, RunReport};
 
 /// What one format writes: `check` over one cluster and over several, `render` when it has one,
 /// `plan`, and `repair` (over several clusters too, when it has a document of its own).
@@ -16,6 +16,8 @@ pub(crate) struct Writer {
     pub(crate) fleet: fn(&FleetReport, &Style) -> String,
     pub(crate) render: Option<fn(&RenderReport, &Style) -> String>,
     pub(crate) plan: fn(&PlanReport, &Style) -> String,
+    /// `plan --helmchartproxy`: every workload cluster's plan.
+    pub(crate) fleet_plan: fn(&FleetPlan, &Style) -> String,
     pub(crate) repair: fn(&RepairReport, &Style) -> String,
     /// `repair` over several clusters as one document (`None`: each cluster's under its name).
     pub(crate) repair_fleet: Option<fn(&crate::model::FleetRepair, &Style) -> String>,
@@ -36,6 +38,7 @@ impl Format {
                 fleet: text::fleet,
                 render: Some(text::render),
                 plan,
+                fleet_plan: fleet_plan::text,
                 repair,
                 repair_fleet,
             },
@@ -45,6 +48,7 @@ impl Format {
                 fleet: json::fleet,
                 render: Some(json::render),
                 plan: |r, s| changes_json::plan(r, s.show_secrets),
+                fleet_plan: fleet_plan::json,
                 repair: changes_json::repair,
                 repair_fleet: Some(changes_json::repair_fleet),
             },
@@ -55,6 +59,7 @@ impl Format {
                 fleet: junit::fleet,
                 render: Some(text::render),
                 plan: |r, _| plan_formats::junit(r),
+                fleet_plan: fleet_plan::junit,
                 repair,
                 repair_fleet,
             },
@@ -64,11 +69,22 @@ impl Format {
                 fleet: markdown::fleet,
                 render: None,
                 plan: plan_formats::markdown,
+                fleet_plan: fleet_plan::markdown,
                 repair,
                 repair_fleet,
             },
             Format::Html => {
-                Writer { name: "html", run: html::run, fleet: html::fleet, render: None, plan, repair, repair_fleet }
+                let fleet_plan = fleet_plan::text;
+                Writer {
+                    name: "html",
+                    run: html::run,
+                    fleet: html::fleet,
+                    render: None,
+                    plan,
+                    fleet_plan,
+                    repair,
+                    repair_fleet,
+                }
             }
         }
     }

@@ -8,6 +8,7 @@ mod changes_json;
 mod color;
 pub(crate) mod controls;
 mod diff;
+mod fleet_plan;
 mod formats;
 mod html;
 pub(crate) mod json;

@@ -80,6 +80,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             Summary::Run(run) => markdown::run_within(run, &style, markdown::SUMMARY_LIMIT),
             Summary::Fleet(fleet) => markdown::fleet_within(fleet, &style, markdown::SUMMARY_LIMIT),
             Summary::Plan(plan) => super::plan_formats::markdown(plan, &style),
+            Summary::FleetPlan(fleet) => super::fleet_plan::markdown(fleet, &style),
         };
         let mut file = std::fs::OpenOptions::new()
             .create(true)
@@ -159,6 +160,15 @@ impl<O: Write, E: Write> Printer<O, E> {
             let out = repair::upgrade(report, &self.style);
             self.text(&out);
         }
+    }
+
+    /// The report of `plan --helmchartproxy`: every cluster's plan.
+    pub(crate) fn fleet_plan(&mut self, report: &crate::model::FleetPlan) {
+        if self.style.quiet {
+            return;
+        }
+        let out = (self.style.format.writer().fleet_plan)(report, &self.style);
+        self.text(&out);
     }
 
     /// The report of `plan`.

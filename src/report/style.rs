@@ -55,4 +55,5 @@ pub(crate) enum Summary<'a> {
     Run(&'a RunReport),
     Fleet(&'a FleetReport),
     Plan(&'a crate::model::PlanReport),
+    FleetPlan(&'a crate::model::FleetPlan),
 }

@@ -63,6 +63,7 @@ mod order;
 mod pause;
 mod pictures;
 mod plan;
+mod plan_caaph;
 mod plan_flux;
 mod plan_switch;
 mod plugin;

@@ -6,6 +6,8 @@ use crate::release::Release;
 use anyhow::{Context, Result, bail};
 use std::path::{Component, Path, PathBuf};
 
+mod scratch;
+
 /// What `helm template` is told of the cluster (`.Capabilities`).
 #[derive(Clone, Debug)]
 pub(crate) struct Capabilities {
@@ -13,16 +15,26 @@ pub(crate) struct Capabilities {
     pub(crate) api_versions: Vec<String>,
 }
 
-/// The helm binary to run.
+/// The helm binary to run, and the kubeconfig it reaches the cluster through when not the
+/// environment's (a fleet member's, written for it).
 #[derive(Clone, Debug)]
-pub(crate) struct HelmBinary(PathBuf);
+pub(crate) struct HelmBinary {
+    bin: PathBuf,
+    kubeconfig: Option<PathBuf>,
+}
 
 impl HelmBinary {
     /// `HELM_BIN` when run by Helm, else `helm` from PATH.
     pub(crate) fn from_env() -> HelmBinary {
-        HelmBinary(
-            std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from),
-        )
+        let bin =
+            std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from);
+        HelmBinary { bin, kubeconfig: None }
+    }
+
+    /// This helm, reaching the cluster only through the kubeconfig file `path` (a fleet
+    /// member's): the environment's connection (`KUBECONFIG`, `HELM_KUBE*`) is not passed on.
+    pub(crate) fn for_cluster(&self, path: &Path) -> HelmBinary {
+        HelmBinary { bin: self.bin.clone(), kubeconfig: Some(path.to_path_buf()) }
     }
 
     /// The major version of this helm (`helm version`), `None` when it does not say.
@@ -32,31 +44,6 @@ impl HelmBinary {
         let (ok, stdout, _) = self.run(cmd).await.ok()?;
         let major = stdout.trim().strip_prefix('v')?.split('.').next()?;
         ok.then(|| major.parse().ok()).flatten()
-    }
-
-    /// `values` with `path=value` set by Helm's own `--set` parser (`strvals`: `--set` infers
-    /// the type, `--set-string` keeps a string), as helm-controller sets a `valuesFrom` entry's
-    /// `targetPath`: a chart of one template that prints its values renders them back.
-    pub(crate) async fn set_path(
-        &self,
-        values: &serde_json::Value,
-        assignment: &str,
-        string: bool,
-    ) -> Result<serde_json::Value> {
-        let dir = tempfile::Builder::new().prefix("helm-drift-values-").tempdir()?;
-        std::fs::write(dir.path().join("Chart.yaml"), "apiVersion: v2\nname: values\nversion: 0.0.0\n")?;
-        std::fs::create_dir(dir.path().join("templates"))?;
-        std::fs::write(dir.path().join("templates/values.json"), "{{ toJson .Values }}\n")?;
-        std::fs::write(dir.path().join("values.json"), serde_json::to_string(values)?)?;
-        let mut cmd = self.command();
-        cmd.args(["template", "values"]).arg(dir.path()).arg("--values").arg(dir.path().join("values.json"));
-        cmd.arg(if string { "--set-string" } else { "--set" }).arg(assignment);
-        let (ok, stdout, stderr) = self.run(cmd).await?;
-        if !ok {
-            bail!("{}", stderr.trim().trim_start_matches("Error: "));
-        }
-        let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("{}");
-        serde_json::from_str(json).context("helm printed no values")
     }
 
     /// `helm template` of the release's chart with its stored values, as the cluster would see
@@ -85,7 +72,7 @@ impl HelmBinary {
         cmd.args(extra);
         let (ok, stdout, stderr) = self.run(cmd).await?;
         if !ok {
-            bail!("{} template failed: {}", self.0.display(), stderr.trim());
+            bail!("{} template failed: {}", self.bin.display(), stderr.trim());
         }
         Ok(stdout)
     }
@@ -109,7 +96,7 @@ impl HelmBinary {
         let (ok, stdout, stderr) = self.run(cmd).await?;
         let output = format!("{stdout}{stderr}");
         if !ok {
-            bail!("{} upgrade failed: {}", self.0.display(), output.trim());
+            bail!("{} upgrade failed: {}", self.bin.display(), output.trim());
         }
         Ok(output)
     }
@@ -193,23 +180,33 @@ impl HelmBinary {
     fn printed_release(&self, stdout: &str) -> Result<(String, serde_json::Value)> {
         let json = stdout.find('{').map_or("", |at| &stdout[at..]).to_string();
         let doc = serde_json::from_str(&json)
-            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.0.display()))?;
+            .with_context(|| format!("{} upgrade --dry-run=server printed no release JSON", self.bin.display()))?;
         Ok((json, doc))
     }
 
     /// A dry-run upgrade helm could not run, with what it said (cut for an untrusted record).
     fn dry_run_failed(&self, stderr: &str, against: DryRun) -> anyhow::Error {
-        anyhow::anyhow!("{} upgrade {} failed: {}", self.0.display(), against.flag(), against.said(stderr))
+        anyhow::anyhow!("{} upgrade {} failed: {}", self.bin.display(), against.flag(), against.said(stderr))
     }
 
     fn command(&self) -> std::process::Command {
-        std::process::Command::new(&self.0)
+        let mut cmd = std::process::Command::new(&self.bin);
+        if let Some(path) = &self.kubeconfig {
+            for (key, _) in std::env::vars_os() {
+                let key = key.to_string_lossy();
+                if key == "KUBECONFIG" || key.starts_with("HELM_KUBE") {
+                    cmd.env_remove(key.as_ref());
+                }
+            }
+            cmd.arg("--kubeconfig").arg(path);
+        }
+        cmd
     }
 
     async fn run(&self, mut cmd: std::process::Command) -> Result<(bool, String, String)> {
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await?
-            .with_context(|| format!("cannot run {}", self.0.display()))?;
+            .with_context(|| format!("cannot run {}", self.bin.display()))?;
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
     }

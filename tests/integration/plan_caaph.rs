@@ -11,7 +11,7 @@
 use crate::caaph::{release_proxy, serve_caaph_crds};
 use crate::inventory::serve_cluster_crd;
 use crate::plan::{planned, versions};
-use crate::support::{Env, Helm, chart_path};
+use crate::support::{Env, FileServer, Helm, chart_path};
 
 /// A Cluster of the management env with `labels` and `annotations`, its control plane
 /// initialized, reached through `kubeconfig` (no control plane or infrastructure object).
@@ -142,6 +142,38 @@ fn plan_predicts_what_caaph_does_on_every_cluster_a_helmchartproxy_selects() {
         assert_eq!(p["outcome"], "fails", "{doc:#}");
         assert!(p["reason"].as_str().unwrap().contains("function \"toYaml\" not defined"), "{doc:#}");
     }
+
+    // A missing key prints `<no value>` into the values, as CAAPH prints it (and Helm's engine,
+    // CAAPH's too, drops that text from the manifest it renders); a field of a missing one stops
+    // Helm's engine where CAAPH's prints `<no value>`: that cluster is not planned, said why.
+    let missing = PROXY.replace("({{ .Cluster.metadata.labels.env }})", "({{ .Cluster.metadata.labels.nothing }})");
+    let doc = plan(&mgmt, &missing, Helm::V3, 2);
+    let greeting = cluster(&doc, &mgmt, "b")["plan"]["objects"].to_string();
+    assert!(greeting.contains("\"hello from b ()\""), "{doc:#}");
+    let deeper = PROXY.replace("({{ .Cluster.metadata.labels.env }})", "({{ .Cluster.spec.nothing.deeper }})");
+    let doc = plan(&mgmt, &deeper, Helm::V3, 1);
+    let pb = cluster(&doc, &mgmt, "b");
+    assert_eq!(pb["outcome"], "not-planned", "{doc:#}");
+    assert!(pb["reason"].as_str().unwrap().contains("CAAPH writes `<no value>` there"), "{doc:#}");
+
+    // No chart given: the proxy's own, from its repository, which the pull request moves: a
+    // changed repoURL is a reinstall (every object deleted, then created again).
+    let repo = mgmt.home().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    mgmt.helm(Helm::V3, &["package", basic.to_str().unwrap(), "-d", repo.to_str().unwrap()]).success();
+    mgmt.helm(Helm::V3, &["repo", "index", repo.to_str().unwrap()]).success();
+    let server = FileServer::start(repo);
+    let moved = PROXY.replace("oci://registry.invalid/charts", &server.url) + "  version: 0.1.0\n";
+    let file = mgmt.home().join("moved.yaml");
+    std::fs::write(&file, &moved).unwrap();
+    let out = mgmt.drift(&["plan", "--helmchartproxy-file", file.to_str().unwrap(), "-o", "json"]);
+    let out = out.env("HELM_BIN", mgmt.helm_bin(Helm::V4)).code(2);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    let pa = cluster(&doc, &mgmt, "a");
+    assert_eq!(pa["outcome"], "reinstall", "{doc:#}");
+    let objects = pa["plan"]["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 4, "{doc:#}");
+    assert!(objects.iter().all(|o| o["change"] == "create" && o["note"].as_str().unwrap().contains("created again")));
 
     // A tenant of the management namespace writes a kubeconfig that would run a command for a
     // cluster it labels into the fleet: that cluster alone is not planned, the command never runs.

@@ -15,7 +15,8 @@
 # names the binding it asks for while their repair refuses it (--trust-namespace lends a person's
 # rights, as the repairs of the hooks' CRD and of the deleted Namespace show); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
-# clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies); `--hooks` finds a kept hook ConfigMap
+# clusters (Cluster API Clusters, CAAPH's HelmReleaseProxies) and plans a pull request's
+# HelmChartProxy on each; `--hooks` finds a kept hook ConfigMap
 # and a pre-install hook CRD edited by hand and repairs them without running the hook; a release
 # deleted whole is repaired in a working order; it ends with Markdown for a pull request and the HTML report of the
 # whole cluster, printing where it is.
@@ -508,7 +509,7 @@ echo "  a HelmChartProxy annotated helm-drift.io/repair=true, one HelmReleasePro
 printf 'apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmChartProxy\nmetadata: {name: runtime, namespace: fleet, annotations: {helm-drift.io/repair: "true"}}\nspec: {clusterSelector: {matchLabels: {fleet: runtime}}, chartName: basic, repoURL: "oci://registry.invalid/charts"}\n' \
   | "$kubectl" apply -f - >/dev/null
 for name in eu us; do
-  printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet, labels: {fleet: runtime}}\nspec: {controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: cp}}\n' "$name" | "$kubectl" apply -f - >/dev/null
+  printf 'apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: %s, namespace: fleet, labels: {fleet: runtime}}\nspec: {clusterNetwork: {pods: {cidrBlocks: [10.0.0.0/16]}}}\n' "$name" | "$kubectl" apply -f - >/dev/null
   "$kubectl" -n fleet patch cluster.cluster.x-k8s.io "$name" --subresource=status --type=merge \
     -p '{"status":{"initialization":{"controlPlaneInitialized":true}}}' >/dev/null
   "$kubectl" -n fleet create secret generic "$name-kubeconfig" --from-file=value="$state/$name-inline.kubeconfig" >/dev/null
@@ -554,6 +555,26 @@ echo "$ (CAAPH's next upgrade on fleet/eu, the HelmChartProxy's values changed: 
 KUBECONFIG="$state/eu/kubeconfig" "$tools/manager" -n runtime upgrade runtime "$root/tests/charts/basic" --set greeting=next
 [ "$(KUBECONFIG="$state/eu/kubeconfig" "$kubectl" -n runtime get configmap runtime-config -o 'jsonpath={.data.greeting}')" = next ]
 echo "--- it lands: no conflict with what helm-drift wrote"
+
+say "helm drift plan --helmchartproxy: a pull request's HelmChartProxy, planned on every workload cluster it selects"
+cat >"$state/runtime-pr.yaml" <<'EOF2'
+apiVersion: addons.cluster.x-k8s.io/v1alpha1
+kind: HelmChartProxy
+metadata: {name: runtime, namespace: fleet}
+spec:
+  clusterSelector: {matchLabels: {fleet: runtime}}
+  chartName: basic
+  repoURL: oci://registry.invalid/charts
+  releaseName: runtime
+  namespace: runtime
+  valuesTemplate: |
+    greeting: hello from {{ .Cluster.metadata.name }}
+EOF2
+echo "$ cat runtime-pr.yaml   (the pull request: each cluster's greeting from its Cluster's name)"
+sed -n '/valuesTemplate/,$p' "$state/runtime-pr.yaml"
+echo "$ helm drift plan --helmchartproxy-file runtime-pr.yaml -n fleet ./charts/basic   (exit 2: it changes something)"
+"$helm" drift plan --helmchartproxy-file "$state/runtime-pr.yaml" -n fleet "$root/tests/charts/basic" 2>/dev/null | tee "$state/hcp-plan.txt" || [ "${PIPESTATUS[0]}" = 2 ]
+grep -q 'cluster fleet/eu: upgrade' "$state/hcp-plan.txt" && grep -q '"hello from us"' "$state/hcp-plan.txt"
 
 say "Pictures: Markdown for a pull request, and one self-contained HTML report of the whole cluster"
 # Exit code 2 (drift) is expected here; helm says so on stderr, which is left out.

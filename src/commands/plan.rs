@@ -62,6 +62,7 @@ impl PlanSettings {
             target: None,
             values_read_in: None,
             notes: Vec::new(),
+            post_render: None,
         };
         Ok(PlanSettings {
             settings,

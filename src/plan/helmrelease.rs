@@ -59,6 +59,8 @@ pub(crate) struct FluxUpgrade {
     pub(crate) values_read_in: Option<String>,
     /// How the values were composed, for the plan's notes.
     pub(crate) said: Vec<String>,
+    /// What helm-controller sets on every object after Helm renders.
+    pub(crate) post_render: super::PostRender,
 }
 
 /// Reads the HelmRelease and composes the upgrade it asks for.
@@ -116,6 +118,7 @@ pub(crate) async fn resolve(
         preserve_values: flag("/spec/upgrade/preserveValues"),
         server_side,
         take_ownership: !flag("/spec/upgrade/disableTakeOwnership"),
+        post_render: super::PostRender::flux(&own, &name, hr.pointer("/spec/commonMetadata")),
         values_read_in: read_from_cluster.then_some(own),
         said: composed.said,
     })
@@ -165,6 +168,7 @@ pub(crate) async fn request(
         target: Some(upgrade.target),
         values_read_in: upgrade.values_read_in,
         notes: vec![note],
+        post_render: Some(upgrade.post_render),
         ..base.clone()
     };
     Ok((request, dir))

@@ -12,6 +12,7 @@ mod caaph;
 mod dry_run;
 mod fates;
 mod helmrelease;
+mod post_render;
 mod uninstall;
 mod values;
 mod values_from;
@@ -20,6 +21,7 @@ pub(crate) use apply::ApplyFlags;
 pub(crate) use caaph::{Source as ChartProxySource, fleet as chart_proxy_fleet};
 use dry_run::Applier;
 pub(crate) use helmrelease::{Source as HelmReleaseSource, request as helm_release_request};
+pub(crate) use post_render::PostRender;
 pub(crate) use uninstall::uninstall;
 pub(crate) use values::ValueFlags;
 
@@ -61,6 +63,8 @@ pub(crate) struct PlanRequest {
     pub(crate) values_read_in: Option<String>,
     /// How the request was made, said first among the plan's notes.
     pub(crate) notes: Vec<String>,
+    /// What the controller sets on every object after Helm renders (helm-controller's labels).
+    pub(crate) post_render: Option<PostRender>,
 }
 
 /// Plans the upgrade of one release (with `--install`, of one that does not exist yet).
@@ -95,7 +99,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
     };
-    next.release.manifest = preview.manifest;
+    next.release.manifest = post_rendered(request, preview.manifest)?;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer.
     let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
@@ -121,6 +125,14 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         drift,
         hooks: preview.hooks,
         notes,
+    })
+}
+
+/// The manifest as the controller applies it: post-rendered when it does.
+fn post_rendered(request: &PlanRequest, manifest: String) -> Result<String> {
+    Ok(match &request.post_render {
+        Some(post) => post.apply(&manifest)?,
+        None => manifest,
     })
 }
 
@@ -194,7 +206,8 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
             return Ok(PlanReport { notes, ..refusal(request, &namespace, 0, apply, why) });
         }
     };
-    let release = crate::release::printed_by_helm(&preview.json)?;
+    let mut release = crate::release::printed_by_helm(&preview.json)?;
+    release.manifest = post_rendered(request, std::mem::take(&mut release.manifest))?;
     let apply = request.apply.upgrade(release.apply());
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
     let after = evaluate_selected(session, settings, Selected { release, record, newest: None }, None).await?;

@@ -8,9 +8,42 @@ use crate::flux_layout::HELMRELEASE_CRD;
 use crate::plan::{fate, planned, versions};
 use crate::support::{Env, chart_path};
 
-/// The Flux stand-in (`helm-controller`), in the env's namespace.
-fn flux(env: &Env, args: &[&str]) -> crate::support::Run {
-    env.helm_tool("helm-controller", args)
+/// The Flux stand-in (`helm-controller`), in the env's namespace; an install or upgrade is
+/// post-rendered as helm-controller post-renders (its origin labels for the HelmRelease of the
+/// release's name in `hr_namespace`).
+fn flux(env: &Env, hr_namespace: &str, args: &[&str]) -> crate::support::Run {
+    let mut args: Vec<&str> = args.to_vec();
+    if matches!(args.first(), Some(&"install" | &"upgrade")) {
+        origin_labels_plugin(env);
+        let release = args[1];
+        args.extend(["--post-renderer", "flux-origin", "--post-renderer-args", release]);
+        args.extend(["--post-renderer-args", hr_namespace]);
+    }
+    env.helm_tool("helm-controller", &args)
+}
+
+/// A Helm 4 post-renderer plugin that sets helm-controller's origin labels
+/// (`helm.toolkit.fluxcd.io/name` and `/namespace`) on every object's `metadata.labels`, as its
+/// Kustomize label transformer does (created when absent): awk over the manifest helm renders.
+fn origin_labels_plugin(env: &Env) {
+    let dir = env.home().join("data/plugins/flux-origin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = "apiVersion: v1\ntype: postrenderer/v1\nname: flux-origin\nversion: 0.1.0\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: \"${HELM_PLUGIN_DIR}/run.sh\"\n";
+    std::fs::write(dir.join("plugin.yaml"), manifest).unwrap();
+    let script = r#"#!/bin/sh
+awk -v name="$1" -v ns="$2" '
+function labels() { print "    helm.toolkit.fluxcd.io/name: " name; print "    helm.toolkit.fluxcd.io/namespace: " ns }
+/^metadata:[ \t]*$/ { print; inmeta = 1; done = 0; next }
+inmeta && /^  labels:[ \t]*$/ { print; labels(); done = 1; next }
+inmeta && !/^  / { if (!done) { print "  labels:"; labels() } inmeta = 0 }
+{ print }
+END { if (inmeta && !done) { print "  labels:"; labels() } }
+'
+"#;
+    let run = dir.join("run.sh");
+    std::fs::write(&run, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Serves the HelmRelease kind and applies a HelmRelease `name` of the env's namespace with
@@ -49,7 +82,7 @@ fn plan_predicts_helm_controllers_upgrade_of_a_helmrelease() {
     let ns = env.ns.clone();
     let basic = chart_path("basic");
     let chart = basic.to_str().unwrap();
-    flux(&env, &["install", "web", chart, "--server-side=true"]).success();
+    flux(&env, &ns, &["install", "web", chart, "--server-side=true"]).success();
     env.kubectl(&["create", "configmap", "web-values", "--from-literal=values.yaml=greeting: from-configmap\n"])
         .success();
     env.kubectl(&["create", "secret", "generic", "web-replicas", "--from-literal=replicas=3"]).success();
@@ -71,7 +104,13 @@ fn plan_predicts_helm_controllers_upgrade_of_a_helmrelease() {
     std::fs::write(&values, "greeting: from-configmap\nreplicas: 3\nimage: registry.example/web:2.0\n").unwrap();
     let before = versions(&env);
     let upgrade = ["upgrade", "web", chart, "-f", values.to_str().unwrap(), "--reset-values"];
-    flux(&env, &[&upgrade[..], &["--server-side=true", "--force-conflicts", "--take-ownership"]].concat()).success();
+    flux(&env, &ns, &[&upgrade[..], &["--server-side=true", "--force-conflicts", "--take-ownership"]].concat())
+        .success();
+    let labels = env.get("configmap", "web-config", "{.metadata.labels}");
+    assert!(
+        labels.contains("\"helm.toolkit.fluxcd.io/name\":\"web\""),
+        "post-rendered as helm-controller does: {labels}"
+    );
     let after = versions(&env);
     let changed: Vec<String> = after.keys().filter(|k| before.get(*k) != after.get(*k)).cloned().collect();
     assert_eq!(planned(&doc), changed, "{doc:#}");
@@ -122,7 +161,7 @@ fn values_the_planner_did_not_write_never_read_the_cluster_as_the_planner() {
     env.kubectl(&["create", "namespace", &vault]).success();
     let looker = chart_path("looker");
     let chart = looker.to_str().unwrap();
-    flux(&env, &["install", "spy", chart, "--server-side=true"]).success();
+    flux(&env, &ns, &["install", "spy", chart, "--server-side=true"]).success();
     env.kubectl(&["-n", &vault, "create", "secret", "generic", "top-secret", &format!("--from-literal=token={token}")])
         .success();
     let extra = format!(
@@ -155,7 +194,7 @@ fn a_helmrelease_storing_its_record_apart_is_planned() {
     env.kubectl(&["create", "namespace", &s]).success();
     let basic = chart_path("basic");
     let chart = basic.to_str().unwrap();
-    flux(&env, &["install", "web", chart, "--server-side=true"]).success();
+    flux(&env, &s, &["install", "web", chart, "--server-side=true"]).success();
     crate::flux_layout::move_record(&env, "sh.helm.release.v1.web.v1", &s);
     crate::flux_layout::helm_release(&env, &s, "web", "web", &t, true);
     let plan = |args: &[&str], code: i32| {

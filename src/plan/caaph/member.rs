@@ -189,6 +189,7 @@ impl Member {
             target: Some(namespace.to_string()),
             values_read_in: None,
             notes: vec![note],
+            post_render: None,
         }
     }
 

@@ -30,14 +30,94 @@ pub(crate) fn is_other_writer(entry: &Value, helm: &str) -> bool {
     manager_of(entry) != helm && !is_system_entry(entry)
 }
 
-/// Whether a manager other than Helm (`helm`) and the control plane owns fields of `live` (only
-/// then can anything be foreign).
+/// Whether a manager other than Helm (`helm`) owns fields of `live` outside `status` (only
+/// then can anything be foreign: a control-plane name's fields too, beyond what it writes by
+/// design).
 pub(crate) fn owned_besides_helm(live: &Value, helm: &str) -> bool {
-    live.pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|e| is_other_writer(e, helm))
+    live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten().any(|e| walked(e, helm))
+}
+
+/// Whether an entry's fields are walked for additions: every manager's but Helm's own and a
+/// `status` write's (a control-plane name is a claim: what it adds beyond its paths by design
+/// is foreign).
+fn walked(entry: &Value, helm: &str) -> bool {
+    manager_of(entry) != helm && entry.get("subresource").and_then(Value::as_str) != Some("status")
+}
+
+/// What the control plane's managers write by design outside `status`, by kind (`*`: any):
+/// a JSON pointer, or a key prefix ending in `~1` (`/metadata/annotations/pv.kubernetes.io~1`).
+/// A control-plane name anywhere else is just a name (`kubectl patch --field-manager=...`).
+const BY_DESIGN: &[(&str, &str, &str)] = &[
+    ("kube-controller-manager", "Deployment", "/metadata/annotations/deployment.kubernetes.io~1revision"),
+    ("kube-controller-manager", "Secret", "/data"),
+    ("kube-controller-manager", "ConfigMap", "/data"),
+    ("kube-controller-manager", "PersistentVolumeClaim", "/spec/volumeName"),
+    ("kube-controller-manager", "PersistentVolumeClaim", "/metadata/annotations/pv.kubernetes.io~1"),
+    ("kube-controller-manager", "PersistentVolumeClaim", "/metadata/annotations/volume.kubernetes.io~1"),
+    ("kube-controller-manager", "PersistentVolume", "/spec/claimRef"),
+    ("kube-controller-manager", "PersistentVolume", "/metadata/annotations/pv.kubernetes.io~1"),
+    ("kube-controller-manager", "ClusterRole", "/rules"),
+    ("kube-controller-manager", "Job", "/metadata/annotations/batch.kubernetes.io~1"),
+    ("kube-controller-manager", "Endpoints", "/subsets"),
+    ("kube-controller-manager", "EndpointSlice", "/endpoints"),
+    ("kube-controller-manager", "EndpointSlice", "/ports"),
+    ("kube-scheduler", "Pod", "/spec/nodeName"),
+    ("cloud-controller-manager", "Service", "/metadata/finalizers"),
+];
+
+/// Whether `manager` writes `pointer` of `live` by design: its row of [`BY_DESIGN`] (a Secret's
+/// `data` only for a ServiceAccount token, a ConfigMap's only for `kube-public/cluster-info`),
+/// finalizers while the object is deleted, and whatever `before-first-apply` holds (the server's
+/// name for the fields an object had before its first server-side apply).
+fn by_design(manager: &str, live: &Value, pointer: &str) -> bool {
+    if manager == "before-first-apply" {
+        return true;
+    }
+    let kind = live.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let text = |p: &str| live.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let deleting = live.pointer("/metadata/deletionTimestamp").is_some();
+    if deleting && SYSTEM_MANAGERS.contains(&manager) && under(pointer, "/metadata/finalizers") {
+        return true;
+    }
+    BY_DESIGN.iter().any(|&(m, k, at)| {
+        let applies = match (k, at) {
+            ("Secret", "/data") => text("/type") == "kubernetes.io/service-account-token",
+            ("ConfigMap", "/data") => {
+                text("/metadata/name") == "cluster-info" && text("/metadata/namespace") == "kube-public"
+            }
+            _ => true,
+        };
+        m == manager && (k == "*" || k == kind) && applies && under(pointer, at)
+    })
+}
+
+/// What `manager` owns at `path` (holding `value`) beyond what it writes by design: nothing
+/// when the path is by design, the map's entries one by one when a path by design lies within
+/// it, else the whole.
+fn beyond_design(manager: &str, live: &Value, path: FieldPath, value: Value) -> Vec<(FieldPath, Value)> {
+    let pointer = path.pointer();
+    if by_design(manager, live, &pointer) {
+        return Vec::new();
+    }
+    let within = |at: &str| at.strip_prefix(pointer.as_str()).is_some_and(|rest| rest.starts_with('/'));
+    match value {
+        Value::Object(map) if BY_DESIGN.iter().any(|&(m, _, at)| m == manager && within(at)) => map
+            .into_iter()
+            .flat_map(|(k, v)| {
+                let here = path.field(&k);
+                beyond_design(manager, live, here, v)
+            })
+            .collect(),
+        value => vec![(path, value)],
+    }
+}
+
+/// Whether `pointer` is `at` or under it (`at` ending in `~1`: a key that starts so).
+fn under(pointer: &str, at: &str) -> bool {
+    match pointer.strip_prefix(at) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/') || at.ends_with("~1"),
+        None => false,
+    }
 }
 
 /// Fields another manager owns that the chart does not set: those whose live value is what the
@@ -61,14 +141,24 @@ pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: 
     let mut out = Found::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
-        if !is_other_writer(entry, helm) {
+        if !walked(entry, helm) {
             continue;
         }
         let manager = manager_of(entry);
+        let system = SYSTEM_MANAGERS.contains(&manager);
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
             let held = if creators.iter().any(|c| c == manager) { held } else { &fixed };
             walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
+            if system {
+                // A control-plane write by design is not drift, nor its value ownership news.
+                found = found
+                    .into_iter()
+                    .filter(|(_, _, default)| !default)
+                    .flat_map(|(path, value, _)| beyond_design(manager, live, path, value))
+                    .map(|(path, value)| (path, value, false))
+                    .collect();
+            }
             for (path, value, default) in found {
                 let known =
                     |p: &FieldPath| out.added.iter().any(|f| f.path == *p) || out.defaults.iter().any(|d| d.path == *p);
@@ -209,6 +299,38 @@ mod tests {
             "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "a", "env": [
                 {"name": "GREETING", "value": "hi"}, {"name": "FOO", "value": "bar"}]}]}}}
         })
+    }
+
+    #[test]
+    fn a_control_plane_name_excuses_only_what_it_writes_by_design() {
+        let desired = json!({"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"template": {"spec": {
+            "containers": [{"name": "web", "image": "a"}]}}}});
+        let live = json!({"kind": "Deployment", "metadata": {"name": "web",
+            "annotations": {"deployment.kubernetes.io/revision": "3"},
+            "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {
+                "f:metadata": {"f:annotations": {"f:deployment.kubernetes.io/revision": {}}},
+                "f:spec": {"f:template": {"f:spec": {"f:hostNetwork": {}, "f:containers": {
+                    "k:{\"name\":\"miner\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}}}]},
+            "spec": {"template": {"spec": {"hostNetwork": true, "containers": [
+                {"name": "web", "image": "a"}, {"name": "miner", "image": "evil/x"}]}}}});
+        let added: Vec<String> =
+            foreign(&desired, &desired, &[], &live, "helm").added.iter().map(|f| f.path.pointer()).collect();
+        assert_eq!(added, ["/spec/template/spec/containers/1", "/spec/template/spec/hostNetwork"]);
+        assert!(by_design(
+            "kube-controller-manager",
+            &live,
+            "/metadata/annotations/deployment.kubernetes.io~1revision"
+        ));
+        assert!(!by_design("kube-controller-manager", &live, "/metadata/annotations/x"));
+        let token = json!({"kind": "Secret", "type": "kubernetes.io/service-account-token"});
+        assert!(by_design("kube-controller-manager", &token, "/data/token"));
+        assert!(!by_design("kube-controller-manager", &json!({"kind": "Secret", "type": "Opaque"}), "/data/x"));
+        assert!(!by_design("kubelet", &live, "/spec/template"), "a name with no paths writes none");
+        assert!(under(
+            "/metadata/annotations/pv.kubernetes.io~1bound-by-controller",
+            "/metadata/annotations/pv.kubernetes.io~1"
+        ));
+        assert!(!under("/spec/volumeNames", "/spec/volumeName"));
     }
 
     #[test]

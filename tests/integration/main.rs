@@ -32,6 +32,7 @@ mod tenancy;
 
 mod audit;
 mod baseline;
+mod borrowed_names;
 mod bounded;
 mod caaph;
 mod chart;

@@ -33,7 +33,7 @@ pub(crate) const DOORS: &[Door] = &[
             "release/storage.rs::list_data",
             "release/storage.rs::get_data",
         ],
-        budget: "listed in pages; a record reserves its text and 8x its manifest of a process-wide budget before it is decoded; chart metadata kept as text",
+        budget: "listed in pages of 50 metadata, each cut to its labels, name and data write time as it arrives (a release name over Helm's 53 characters is no record); a record reserves its text and 8x its manifest of a process-wide budget before it is decoded; chart metadata kept as text",
         tests: &["tests/integration/bounded.rs::a_record_of_millions_of_metadata_values_costs_its_bytes"],
     },
     Door {
@@ -146,7 +146,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "baselines in the cluster",
         writer: "whoever may write ConfigMaps in the release's namespace",
         through: &["baseline/store.rs::read_configmap", "baseline/store.rs::configmaps"],
-        budget: "one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes refused before PBKDF2",
+        budget: "one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes, or of more PBKDF2 iterations than helm-drift writes (100,000), refused before PBKDF2; 16 salted entries verified per release and check, the rest accept nothing (said)",
         tests: &[
             "tests/integration/baseline.rs::a_hostile_baseline_configmap_costs_nothing",
             "tests/integration/doors.rs::a_tenant_gains_nothing_through_the_chart_s_watcher",

@@ -84,12 +84,20 @@ impl Entry {
         self.expires_at.as_deref().is_some_and(|t| t.parse::<jiff::Timestamp>().map_or(true, |end| now >= end))
     }
 
-    /// Whether this (stored) entry accepts `found`, a drift found now.
-    pub(super) fn same_drift(&self, found: &Entry) -> bool {
+    /// Whether this (stored) entry accepts `found`, a drift found now; a salted entry spends
+    /// one of `work`'s slow hashes (none left: it accepts nothing, and `work` says so).
+    pub(super) fn same_drift(&self, found: &Entry, work: &mut Work) -> bool {
         let same = (&self.release, &self.namespace, &self.object, &self.path, &self.change)
             == (&found.release, &found.namespace, &found.object, &found.path, &found.change);
         same && match (self.sha256.starts_with(PBKDF2), &found.secret) {
-            (true, Some(input)) => verify(&self.sha256, input),
+            (true, Some(_)) if work.left == 0 => {
+                work.spent_out = true;
+                false
+            }
+            (true, Some(input)) => {
+                work.left -= 1;
+                verify(&self.sha256, input)
+            }
             (true, None) => false,
             (false, _) => self.sha256 == found.sha256,
         }
@@ -101,6 +109,23 @@ impl Entry {
             self.sha256 = salted(&input, &crate::random::bytes::<16>());
         }
         self
+    }
+}
+
+/// The salted hashes one release's check verifies at most: whoever may write a baseline
+/// ConfigMap could ask for thousands for one drift, each [`PBKDF2_ITERATIONS`] long.
+pub(crate) const SLOW_PER_CHECK: u32 = 16;
+
+/// What is left of one check's slow hashes, and whether an entry went unverified for want of it.
+#[derive(Debug)]
+pub(crate) struct Work {
+    left: u32,
+    pub(crate) spent_out: bool,
+}
+
+impl Work {
+    pub(crate) fn new() -> Work {
+        Work { left: SLOW_PER_CHECK, spent_out: false }
     }
 }
 
@@ -126,8 +151,8 @@ fn verify(stored: &str, input: &str) -> bool {
     else {
         return false;
     };
-    // A forged file must not make every check slow: at most ten times the iterations we write.
-    if iterations.get() > PBKDF2_ITERATIONS * 10 {
+    // A forged file must not make every check slow: at most the iterations we write.
+    if iterations.get() > PBKDF2_ITERATIONS {
         return false;
     }
     ring::pbkdf2::verify(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, &salt, input.as_bytes(), &hash).is_ok()
@@ -185,6 +210,29 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(!verify(&long, input));
         assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn one_check_verifies_a_bounded_number_of_salted_entries() {
+        let entry = |sha256: &str, secret: Option<&str>| -> Entry {
+            serde_json::from_value(
+                serde_json::json!({"release": "web", "namespace": "shop", "object": "Secret shop/db",
+                "path": "/data/password", "change": "changed", "sha256": sha256}),
+            )
+            .map(|mut e: Entry| {
+                e.secret = secret.map(str::to_string);
+                e
+            })
+            .unwrap()
+        };
+        let found = entry("", Some("/data/password\n\"x\""));
+        let forged = entry(&format!("pbkdf2-sha256$1$00${}", "00".repeat(32)), None);
+        let mut work = Work::new();
+        let tried = (0..100).filter(|_| !forged.same_drift(&found, &mut work)).count();
+        assert_eq!(tried, 100, "none accepts");
+        assert!(work.spent_out && work.left == 0, "only {SLOW_PER_CHECK} were verified");
+        let costly = entry(&format!("pbkdf2-sha256${}$00${}", PBKDF2_ITERATIONS + 1, "00".repeat(32)), None);
+        assert!(!costly.same_drift(&found, &mut Work::new()), "more iterations than we write: not verified");
     }
 
     #[test]

@@ -50,10 +50,12 @@ fn walked(entry: &Value, helm: &str) -> bool {
 const BY_DESIGN: &[(&str, &str, &str)] = &[
     ("kube-controller-manager", "Deployment", "/metadata/annotations/deployment.kubernetes.io~1revision"),
     ("kube-controller-manager", "Secret", "/data"),
+    ("kube-controller-manager", "Secret", "/metadata/annotations/kubernetes.io~1service-account.uid"),
     ("kube-controller-manager", "ConfigMap", "/data"),
     ("kube-controller-manager", "PersistentVolumeClaim", "/spec/volumeName"),
     ("kube-controller-manager", "PersistentVolumeClaim", "/metadata/annotations/pv.kubernetes.io~1"),
     ("kube-controller-manager", "PersistentVolumeClaim", "/metadata/annotations/volume.kubernetes.io~1"),
+    ("kube-controller-manager", "PersistentVolumeClaim", "/metadata/annotations/volume.beta.kubernetes.io~1"),
     ("kube-controller-manager", "PersistentVolume", "/spec/claimRef"),
     ("kube-controller-manager", "PersistentVolume", "/metadata/annotations/pv.kubernetes.io~1"),
     ("kube-controller-manager", "ClusterRole", "/rules"),

@@ -111,11 +111,8 @@ impl Storage {
             SourceError::Api { what, source, hint }
         })?;
         let mut grouped: BTreeMap<(String, String), Vec<Record>> = BTreeMap::new();
-        for meta in metas {
-            let ns = meta.namespace.clone().unwrap_or_default();
-            if let Some((name, record)) = record(meta) {
-                grouped.entry((ns, name)).or_default().push(record);
-            }
+        for (ns, name, record) in metas {
+            grouped.entry((ns, name)).or_default().push(record);
         }
         Ok(grouped.into_iter().map(|((namespace, name), records)| ReleaseIndex { namespace, name, records }).collect())
     }
@@ -269,13 +266,47 @@ fn api<K: RecordObject>(client: &kube::Client, namespace: Option<&str>) -> Api<K
     }
 }
 
+/// Records per page of the metadata LIST (fewer with a smaller `--chunk-size`): whoever may
+/// write a Secret can give a forged record 1 MiB of annotations and managedFields, so a page is
+/// cut to its [`Record`]s as it arrives (its labels, name and when its data was written).
+const METADATA_PAGE: u32 = 50;
+/// The longest release name Helm takes (`helm install` refuses longer ones).
+pub(crate) const MAX_RELEASE_NAME: usize = 53;
+
+/// Every record's namespace, release name and [`Record`], read in pages of metadata.
 async fn list_metadata<K: RecordObject>(
     client: &kube::Client,
     namespace: Option<&str>,
     lp: &ListParams,
-) -> Result<Vec<ObjectMeta>, kube::Error> {
+) -> Result<Vec<(String, String, Record)>, kube::Error> {
     let api = api::<K>(client, namespace);
-    Ok(crate::api::list_all_metadata(&api, lp).await?.into_iter().map(|m| m.metadata).collect())
+    let mut found = Vec::new();
+    // `--chunk-size 0` asks for one response per kind, as kubectl's: so it is.
+    let mut page = match crate::api::chunk_size() {
+        Some(n) => lp.clone().limit(n.min(METADATA_PAGE)),
+        None => lp.clone(),
+    };
+    let mut restarted = false;
+    loop {
+        let list = match retry(|| api.list_metadata(&page)).await {
+            Ok(list) => list,
+            // The continue token expired: listed again from the start, once.
+            Err(kube::Error::Api(s)) if s.code == 410 && page.continue_token.is_some() && !restarted => {
+                (found, page.continue_token, restarted) = (Vec::new(), None, true);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
+        for item in list.items {
+            let ns = item.metadata.namespace.clone().unwrap_or_default();
+            found.extend(record(item.metadata).map(|(name, record)| (ns, name, record)));
+        }
+        match next {
+            Some(token) => page.continue_token = Some(token),
+            None => return Ok(found),
+        }
+    }
 }
 
 /// Records at most this large (their data, compressed) are kept from the prefetch; larger ones are
@@ -336,7 +367,27 @@ fn record(meta: ObjectMeta) -> Option<(String, Record)> {
     let written = super::written::data_written(&meta);
     let labels = meta.labels.unwrap_or_default();
     let revision = labels.get("version")?.parse().ok()?;
-    let name = labels.get("name")?.clone();
+    // Helm refuses a release name it could not have made: so is its forged record.
+    let name = labels.get("name").filter(|n| n.len() <= MAX_RELEASE_NAME)?.clone();
     let status = labels.get("status").cloned().unwrap_or_default();
     Some((name, Record { object: meta.name.unwrap_or_default(), revision, status, written }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_its_labels_and_a_name_longer_than_helm_takes_is_none() {
+        let meta = |name: &str| -> ObjectMeta {
+            serde_json::from_value(serde_json::json!({"name": format!("sh.helm.release.v1.{name}.v1"),
+                "labels": {"owner": "helm", "name": name, "version": "1", "status": "deployed"},
+                "annotations": {"big": "x".repeat(1000)}}))
+            .unwrap()
+        };
+        let (name, r) = record(meta("web")).unwrap();
+        assert_eq!((name.as_str(), r.revision, r.status.as_str()), ("web", 1, "deployed"));
+        assert!(record(meta(&"a".repeat(MAX_RELEASE_NAME))).is_some());
+        assert!(record(meta(&"a".repeat(MAX_RELEASE_NAME + 1))).is_none(), "Helm takes at most 53 characters");
+    }
 }

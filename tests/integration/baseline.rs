@@ -237,6 +237,25 @@ fn a_hostile_baseline_configmap_costs_nothing() {
     let started = std::time::Instant::now();
     env.drift(&["check", "app", "--baseline", "cluster"]).code(2).stdout_has("changed      Secret");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    // 3,300 salted entries for the one drift, each of a well-formed hash asking for 100,000
+    // iterations: one check verifies 16 of them, accepts nothing and says so.
+    let original = text.clone();
+    let at = original.find("entries:").expect("entries");
+    let entry_start = original[at..].find("- ").map(|e| at + e).expect("an entry");
+    let one = &original[entry_start..];
+    let rest: String = one.lines().take_while(|_| true).collect::<Vec<_>>().join("\n");
+    let forged_one = {
+        let h = rest.find("pbkdf2-sha256$").expect("a salted hash");
+        let end = rest[h..].find(['\n', '\'', '"']).map_or(rest.len(), |e| h + e);
+        format!("{}pbkdf2-sha256$100000$00${}{}", &rest[..h], "00".repeat(32), &rest[end..])
+    };
+    let flood = format!("{}{}\n", &original[..entry_start], vec![forged_one; 3_300].join("\n"));
+    write(&flood);
+    let started = std::time::Instant::now();
+    env.drift(&["check", "app", "--baseline", "cluster"])
+        .code(2)
+        .stdout_has("more salted entries for this release's drift than one check verifies (16)");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
     // Aliases: 8,000 of a 100 KB string (800 MB once expanded) in a 130 KB document.
     let mut bomb =
         format!("apiVersion: helm-drift.io/v1\nkind: Baseline\nx: &a \"{}\"\nentries: [", "x".repeat(100_000));

@@ -144,11 +144,12 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "baselines in the cluster",
-        writer: "whoever may write ConfigMaps in the release's namespace",
-        through: &["baseline/store.rs::read_configmap", "baseline/store.rs::configmaps"],
-        budget: "one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes, or of more PBKDF2 iterations than helm-drift writes (100,000), refused before PBKDF2; 16 salted entries verified per release and check, the rest accept nothing (said)",
+        writer: "whoever may write ConfigMaps in the release's namespace (or in the namespace the operator names)",
+        through: &["baseline/store.rs::read_configmap", "baseline/store.rs::exists", "baseline/store.rs::configmaps"],
+        budget: "taken only from the namespace the operator names (--baseline cluster=NS) or trusts (--trust-namespace); elsewhere named (metadata) and ignored; one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes, or of more PBKDF2 iterations than helm-drift writes (100,000), refused before PBKDF2; 16 salted entries verified per release and check, the rest accept nothing (said)",
         tests: &[
             "tests/integration/baseline.rs::a_hostile_baseline_configmap_costs_nothing",
+            "tests/integration/baseline.rs::a_baseline_next_to_the_release_is_taken_only_from_a_trusted_namespace",
             "tests/integration/doors.rs::a_tenant_gains_nothing_through_the_chart_s_watcher",
         ],
     },

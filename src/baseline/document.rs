@@ -21,8 +21,44 @@ pub(crate) const CONFIGMAP_KEY: &str = "baseline.yaml";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Store {
     File(std::path::PathBuf),
-    /// A ConfigMap in each release's namespace.
-    Cluster,
+    /// ConfigMaps: in `home` when the operator names a namespace (`--baseline cluster=NS`: one
+    /// per release, `helm-drift-baseline.<namespace>.<release>`), else next to each release
+    /// (`helm-drift-baseline.<release>`, which a check takes only from a namespace it trusts).
+    Cluster {
+        home: Option<String>,
+    },
+}
+
+/// The ConfigMap holding one release's baseline in a cluster store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    /// Kept where the operator named (`--baseline cluster=NS`), not by the release's namespace.
+    pub(crate) named: bool,
+}
+
+impl Place {
+    /// Where the cluster store (`home`, as in [`Store::Cluster`]) keeps the baseline of
+    /// `release` of `namespace`.
+    pub(crate) fn of(home: Option<&str>, namespace: &str, release: &str) -> Place {
+        match home {
+            Some(home) => Place {
+                namespace: home.to_string(),
+                name: format!("{CONFIGMAP_PREFIX}{namespace}.{release}"),
+                named: true,
+            },
+            None => {
+                Place { namespace: namespace.to_string(), name: format!("{CONFIGMAP_PREFIX}{release}"), named: false }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ConfigMap {}/{}", self.namespace, self.name)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -14,11 +14,11 @@ mod document;
 mod pieces;
 mod store;
 
-pub(crate) use document::{Baseline, DEFAULT_FILE, Entry, Store};
+pub(crate) use document::{Baseline, DEFAULT_FILE, Entry, Place, Store};
 use document::{SLOW_PER_CHECK, Work};
 #[cfg(test)]
 use document::{parse, render};
-pub(crate) use store::{configmap_name, configmaps, read_configmap, read_file, write_configmap, write_file};
+pub(crate) use store::{configmap_name, configmaps, exists, read_configmap, read_file, write_configmap, write_file};
 
 /// Marks the report's drift that the baseline accepted (moved to `accepted`, not counted) and
 /// records the release's entries whose drift is gone as stale.

@@ -1,7 +1,13 @@
 //! Where a baseline is kept: a YAML file (`./.helm-drift-baseline.yaml` by default) or a
-//! ConfigMap next to each release; read, parsed, rendered and written here, judged in the parent.
+//! ConfigMap per release (next to it, or where the operator named); read, parsed, rendered and
+//! written here, judged in the parent.
 
-use super::document::{Baseline, BaselineError, CONFIGMAP_KEY, CONFIGMAP_LABEL, CONFIGMAP_PREFIX, parse, render};
+use super::document::{
+    Baseline, BaselineError, CONFIGMAP_KEY, CONFIGMAP_LABEL, CONFIGMAP_PREFIX, Place, parse, render,
+};
+
+/// The label on a baseline kept where the operator named: the release's namespace.
+const NAMESPACE_LABEL: &str = "helm-drift.io/baseline-namespace";
 
 /// Reads a baseline file (an empty baseline when it does not exist).
 pub(crate) fn read_file(path: &std::path::Path) -> Result<Baseline, BaselineError> {
@@ -25,22 +31,25 @@ pub(crate) fn configmap_name(release: &str) -> String {
     format!("{CONFIGMAP_PREFIX}{release}")
 }
 
-/// Reads a release's baseline from its ConfigMap (an empty baseline when there is none).
-pub(crate) async fn read_configmap(
-    client: &kube::Client,
-    namespace: &str,
-    release: &str,
-) -> Result<Baseline, BaselineError> {
+/// Reads a release's baseline from its ConfigMap at `place` (an empty baseline when there is
+/// none).
+pub(crate) async fn read_configmap(client: &kube::Client, place: &Place) -> Result<Baseline, BaselineError> {
     use k8s_openapi::api::core::v1::ConfigMap;
-    let name = configmap_name(release);
-    let at = format!("ConfigMap {namespace}/{name}");
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
-    let found = crate::api::retry(|| api.get_opt(&name)).await.map_err(|e| BaselineError::Read {
+    let at = place.to_string();
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), &place.namespace);
+    let found = crate::api::retry(|| api.get_opt(&place.name)).await.map_err(|e| BaselineError::Read {
         at: at.clone(),
         why: crate::api::ApiError::from_kube(&e, "get", "configmaps").to_string(),
     })?;
     let text = found.and_then(|c| c.data).and_then(|mut d| d.remove(CONFIGMAP_KEY)).unwrap_or_default();
     parse(&text, &at)
+}
+
+/// Whether a ConfigMap is at `place` (its metadata only: a baseline not taken is never parsed).
+pub(crate) async fn exists(client: &kube::Client, place: &Place) -> bool {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), &place.namespace);
+    matches!(crate::api::retry(|| api.get_metadata_opt(&place.name)).await, Ok(Some(_)))
 }
 
 /// The releases (`(namespace, release)`) that have a baseline ConfigMap in scope (one
@@ -61,26 +70,31 @@ pub(crate) async fn configmaps(client: &kube::Client, namespace: Option<&str>) -
         .collect()
 }
 
-/// Writes a release's baseline to its ConfigMap (server-side apply as `helm-drift`), labelled so
-/// that it is found, and never one of Helm's own records.
+/// Writes a release's baseline (`release` of `namespace`) to its ConfigMap at `place`
+/// (server-side apply as `helm-drift`), labelled so that it is found, and never one of Helm's
+/// own records.
 pub(crate) async fn write_configmap(
     client: &kube::Client,
-    namespace: &str,
-    release: &str,
+    place: &Place,
+    (namespace, release): (&str, &str),
     b: &Baseline,
 ) -> Result<(), BaselineError> {
     use k8s_openapi::api::core::v1::ConfigMap;
-    let name = configmap_name(release);
+    let mut labels = serde_json::json!({CONFIGMAP_LABEL: release});
+    if place.named {
+        labels[NAMESPACE_LABEL] = namespace.into();
+    }
     let body = serde_json::json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": {CONFIGMAP_LABEL: release}},
+        "metadata": {"name": place.name, "namespace": place.namespace, "labels": labels},
         "data": {CONFIGMAP_KEY: render(b)},
     });
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), &place.namespace);
     let params = kube::api::PatchParams::apply("helm-drift").force();
-    api.patch(&name, &params, &kube::api::Patch::Apply(&body)).await.map(|_| ()).map_err(|e| BaselineError::Write {
-        at: format!("ConfigMap {namespace}/{name}"),
+    let patched = api.patch(&place.name, &params, &kube::api::Patch::Apply(&body)).await;
+    patched.map(|_| ()).map_err(|e| BaselineError::Write {
+        at: place.to_string(),
         why: crate::api::ApiError::from_kube(&e, "patch", "configmaps").to_string(),
     })
 }

@@ -169,9 +169,11 @@ pub(crate) struct CheckArgs {
     /// that a CI gate with a typo in its namespace or selector is never green
     #[arg(long, help_heading = "Selection")]
     pub(crate) allow_empty: bool,
-    /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
+    /// Accepted drift: a baseline FILE; `cluster=NAMESPACE` for ConfigMaps kept in a namespace
+    /// you name; `cluster` for ConfigMaps next to the releases, taken only from namespaces you
+    /// trust (--trust-namespace: whoever writes ConfigMaps there could accept any drift)
     /// [default: ./.helm-drift-baseline.yaml when present]
-    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    #[arg(long, value_name = "FILE|cluster[=NAMESPACE]", help_heading = "Comparison")]
     pub(crate) baseline: Option<String>,
     /// Say which value of the release produced each modified field, and the helm upgrade
     /// that would make the live state the desired state
@@ -280,9 +282,10 @@ pub(crate) struct AcceptArgs {
     /// The acceptance ends by itself this long from now (24h, 30m): the drift is drift again
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Selection")]
     pub(crate) expires: Option<std::time::Duration>,
-    /// Where to keep it: a FILE, or `cluster` for a ConfigMap next to the release
-    /// [default: ./.helm-drift-baseline.yaml]
-    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    /// Where to keep it: a FILE; `cluster=NAMESPACE` for a ConfigMap in a namespace you name;
+    /// `cluster` for a ConfigMap next to the release (a check takes it only with
+    /// --trust-namespace for that namespace) [default: ./.helm-drift-baseline.yaml]
+    #[arg(long, value_name = "FILE|cluster[=NAMESPACE]", help_heading = "Comparison")]
     pub(crate) baseline: Option<String>,
     /// Show what would be accepted; write nothing
     #[arg(long, help_heading = "Selection")]

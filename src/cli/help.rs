@@ -41,7 +41,7 @@ Examples:
   helm drift accept web                          # everything web drifted by, into ./.helm-drift-baseline.yaml
   helm drift accept web --only Deployment/web --path /spec/replicas
   helm drift accept web --dry-run                # what would be accepted; nothing written
-  helm drift accept web --baseline cluster --prune
+  helm drift accept web --baseline cluster=platform --prune
 
 Exit codes:
   0  recorded

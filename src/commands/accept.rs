@@ -23,7 +23,7 @@ impl AcceptSettings {
     pub(crate) fn resolve(g: &Global, a: AcceptArgs) -> Result<AcceptSettings> {
         let AcceptArgs { release, only, path, prune, expires, baseline, dry_run, output, compare } = a;
         let settings = complete(g, &compare, BaselineSource::None)?;
-        let store = baseline_store(baseline.as_deref(), true).expect("accept always has a store");
+        let store = baseline_store(baseline.as_deref(), true)?.expect("accept always has a store");
         let request = AcceptRequest { release, only, paths: path, prune, expires, store, dry_run };
         Ok(AcceptSettings {
             settings,
@@ -66,10 +66,14 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
     let client = session.client();
     let (mut b, location) = match &request.store {
         Store::File(path) => (baseline::read_file(path)?, path.display().to_string()),
-        Store::Cluster => (
-            baseline::read_configmap(client, &report.namespace, &report.release).await?,
-            format!("ConfigMap {}/{}", report.namespace, baseline::configmap_name(&report.release)),
-        ),
+        Store::Cluster { home } => {
+            let place = baseline::Place::of(home.as_deref(), &report.namespace, &report.release);
+            let location = match place.named || settings.compare.trust.trusts(&report.namespace) {
+                true => place.to_string(),
+                false => format!("{place} (a check takes it only with --trust-namespace {})", place.namespace),
+            };
+            (baseline::read_configmap(client, &place).await?, location)
+        }
     };
     let now = jiff::Timestamp::now();
     let expires_at = match request.expires {
@@ -89,7 +93,10 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
     match (&request.store, request.dry_run) {
         (_, true) => {}
         (Store::File(path), false) => baseline::write_file(path, &b)?,
-        (Store::Cluster, false) => baseline::write_configmap(client, &report.namespace, &report.release, &b).await?,
+        (Store::Cluster { home }, false) => {
+            let place = baseline::Place::of(home.as_deref(), &report.namespace, &report.release);
+            baseline::write_configmap(client, &place, (&report.namespace, &report.release), &b).await?
+        }
     }
     let entries = b.entries.iter().filter(|e| e.release == report.release && e.namespace == report.namespace).count();
     let accepted = accepted

@@ -201,7 +201,7 @@ async fn run(settings: &Settings, asked: Asked<'_>, progress: &Progress) -> Resu
     }
     // A cluster baseline is said unused unless it is the one read (a file found in the working
     // directory does not hide it).
-    if !matches!(settings.baseline, Some(crate::baseline::Store::Cluster)) {
+    if !matches!(settings.baseline, Some(crate::baseline::Store::Cluster { home: None })) {
         unused_baselines(&session, selection, &mut run).await;
     }
     guards(&session, &mut run).await;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 pub(crate) enum BaselineSource {
     /// None (repair, accept: accept writes to its own store).
     None,
-    /// `--baseline FILE|cluster`, else `./.helm-drift-baseline.yaml` when it exists.
+    /// `--baseline FILE|cluster[=NAMESPACE]`, else `./.helm-drift-baseline.yaml` when it exists.
     Flag(Option<String>),
 }
 
@@ -42,7 +42,7 @@ pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: BaselineSour
         BaselineSource::None => None,
         BaselineSource::Flag(flag) => {
             let default_file = std::path::Path::new(crate::baseline::DEFAULT_FILE).is_file();
-            let store = baseline_store(flag.as_deref(), default_file);
+            let store = baseline_store(flag.as_deref(), default_file)?;
             if let Some(crate::baseline::Store::File(path)) = &store
                 && flag.is_some()
                 && !path.is_file()
@@ -67,7 +67,13 @@ pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: BaselineSour
 fn baseline_said(store: &crate::baseline::Store, implicit: bool) -> String {
     use crate::baseline::Store;
     match store {
-        Store::Cluster => "accepted drift read from each release's ConfigMap (--baseline cluster)".to_string(),
+        Store::Cluster { home: None } => {
+            "accepted drift read from each release's ConfigMap in a namespace you trust (--baseline cluster)"
+                .to_string()
+        }
+        Store::Cluster { home: Some(ns) } => {
+            format!("accepted drift read from ConfigMaps in {ns} (--baseline cluster={ns})")
+        }
         Store::File(path) => {
             let found = match crate::baseline::read_file(path) {
                 Ok(b) => {
@@ -168,16 +174,32 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
     })
 }
 
-/// `--baseline FILE|cluster`; without it, `./.helm-drift-baseline.yaml` when `default_file` says
-/// so (always for `accept`, which creates it; when present for `check`).
-pub(crate) fn baseline_store(flag: Option<&str>, default_file: bool) -> Option<crate::baseline::Store> {
+/// `--baseline FILE|cluster|cluster=NAMESPACE`; without it, `./.helm-drift-baseline.yaml` when
+/// `default_file` says so (always for `accept`, which creates it; when present for `check`).
+pub(crate) fn baseline_store(flag: Option<&str>, default_file: bool) -> Result<Option<crate::baseline::Store>> {
     use crate::baseline::{DEFAULT_FILE, Store};
-    match flag.map(str::trim).filter(|f| !f.is_empty()) {
-        Some("cluster") => Some(Store::Cluster),
+    Ok(match flag.map(str::trim).filter(|f| !f.is_empty()) {
+        Some("cluster") => Some(Store::Cluster { home: None }),
+        Some(named) if named.starts_with("cluster=") => {
+            let home = named["cluster=".len()..].trim();
+            if !is_namespace_name(home) {
+                bail!("--baseline {named}: expected cluster=NAMESPACE, a namespace's name");
+            }
+            Some(Store::Cluster { home: Some(home.to_string()) })
+        }
         Some(path) => Some(Store::File(PathBuf::from(path))),
         None if default_file => Some(Store::File(PathBuf::from(DEFAULT_FILE))),
         None => None,
-    }
+    })
+}
+
+/// Whether `name` can name a namespace (an RFC 1123 label).
+fn is_namespace_name(name: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (1..=63).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && edge(name.chars().next())
+        && edge(name.chars().last())
 }
 
 /// A number from a flag or Helm's environment (empty = unset).
@@ -246,4 +268,22 @@ pub(crate) fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec
             (context, settings)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::baseline_store;
+    use crate::baseline::Store;
+
+    #[test]
+    fn a_cluster_baseline_is_next_to_the_release_or_where_the_operator_names() {
+        assert_eq!(baseline_store(Some("cluster"), false).unwrap(), Some(Store::Cluster { home: None }));
+        let named = baseline_store(Some("cluster=platform"), false).unwrap();
+        assert_eq!(named, Some(Store::Cluster { home: Some("platform".into()) }));
+        for bad in ["cluster=", "cluster=Platform", "cluster=a.b", "cluster=-x"] {
+            assert!(baseline_store(Some(bad), false).is_err(), "{bad}");
+        }
+        assert_eq!(baseline_store(Some("b.yaml"), false).unwrap(), Some(Store::File("b.yaml".into())));
+        assert_eq!(baseline_store(None, false).unwrap(), None);
+    }
 }

@@ -180,6 +180,64 @@ pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: 
     out
 }
 
+/// Fields Helm's own name (`helm`) holds that the chart does not set and the server would not
+/// hold for Helm's object (`held`): a name is a claim (`kubectl patch --field-manager=helm`),
+/// so each is Helm's apply only when the server, asked, makes it again (admission); else added.
+pub(crate) fn under_helms_name(desired: &Value, held: &Value, live: &Value, helm: &str) -> Vec<Foreign> {
+    let mut out: Vec<Foreign> = Vec::new();
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
+    for entry in entries.into_iter().flatten() {
+        let status = entry.get("subresource").and_then(Value::as_str) == Some("status");
+        let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object).filter(|_| !status) else { continue };
+        if manager_of(entry) != helm {
+            continue;
+        }
+        let mut found = Vec::new();
+        walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
+        for (path, value, default) in found {
+            if !default && !out.iter().any(|f| f.path == path) {
+                out.push(Foreign { path, value, manager: helm.to_string(), changed_by: None });
+            }
+        }
+    }
+    out
+}
+
+/// Whether `root` holds `value` at `path` (list items found by their key, set items by value):
+/// the same field as in the object the path was found in, wherever its index is now.
+pub(crate) fn holds_at(root: &Value, path: &FieldPath, value: &Value) -> bool {
+    use crate::model::Segment;
+    let mut here = root;
+    for (i, segment) in path.0.iter().enumerate() {
+        let last = i + 1 == path.0.len();
+        here = match segment {
+            Segment::Field(name) => match here.get(name) {
+                Some(v) => v,
+                None => return false,
+            },
+            Segment::Item { key: Some(key), .. } => {
+                let item = here.as_array().into_iter().flatten().find(|e| {
+                    key.0
+                        .iter()
+                        .all(|(k, want)| e.get(k).is_some_and(|got| crate::model::path::scalar_text(got) == *want))
+                });
+                match item {
+                    Some(v) => v,
+                    None => return false,
+                }
+            }
+            Segment::Item { key: None, .. } if last => {
+                return here.as_array().is_some_and(|items| items.contains(value));
+            }
+            Segment::Item { live, .. } => match live.and_then(|n| here.get(n)) {
+                Some(v) => v,
+                None => return false,
+            },
+        };
+    }
+    here == value
+}
+
 /// Where a walk is in what the chart set and in what the server would hold for it.
 #[derive(Clone, Copy)]
 struct Sides<'a> {
@@ -333,6 +391,38 @@ mod tests {
             "/metadata/annotations/pv.kubernetes.io~1"
         ));
         assert!(!under("/spec/volumeNames", "/spec/volumeName"));
+    }
+
+    #[test]
+    fn helms_own_name_holds_only_what_the_chart_sets_or_the_server_would() {
+        let desired = json!({"kind": "Deployment", "spec": {"replicas": 1, "template": {"spec": {
+            "containers": [{"name": "web", "image": "a"}]}}}});
+        let held = json!({"kind": "Deployment", "spec": {"replicas": 1, "revisionHistoryLimit": 10,
+            "template": {"spec": {"containers": [{"name": "web", "image": "a"}]}}}});
+        let live = json!({"kind": "Deployment", "metadata": {"managedFields": [
+            {"manager": "helm", "operation": "Update", "fieldsV1": {"f:spec": {"f:replicas": {},
+                "f:revisionHistoryLimit": {}, "f:template": {"f:spec": {"f:hostNetwork": {}, "f:containers": {
+                    "k:{\"name\":\"web\"}": {".": {}, "f:name": {}, "f:image": {}},
+                    "k:{\"name\":\"miner\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}}},
+            {"manager": "helm", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {"f:x": {}}}},
+            {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:spec": {"f:paused": {}}}}]},
+            "spec": {"replicas": 1, "revisionHistoryLimit": 10, "paused": true, "template": {"spec": {"hostNetwork": true,
+                "containers": [{"name": "miner", "image": "evil/x"}, {"name": "web", "image": "a"}]}}},
+            "status": {"x": 1}});
+        let claimed = under_helms_name(&desired, &held, &live, "helm");
+        let paths: Vec<String> = claimed.iter().map(|f| f.path.to_string()).collect();
+        assert_eq!(paths, ["spec.template.spec.containers[name=miner]", "spec.template.spec.hostNetwork"]);
+        assert!(claimed.iter().all(|f| f.manager == "helm"));
+        assert!(under_helms_name(&desired, &held, &live, "manager").is_empty(), "another writer's name: not Helm's");
+        // Found again by key wherever the item is now; a value that differs is not held.
+        let moved = json!({"spec": {"template": {"spec": {"hostNetwork": true,
+            "containers": [{"name": "web", "image": "a"}, {"name": "miner", "image": "evil/x"}]}}}});
+        assert!(claimed.iter().all(|f| holds_at(&moved, &f.path, &f.value)));
+        let gone = json!({"spec": {"template": {"spec": {"hostNetwork": false, "containers": [{"name": "web"}]}}}});
+        assert!(claimed.iter().all(|f| !holds_at(&gone, &f.path, &f.value)));
+        let set = FieldPath::root().field("finalizers").item(None, Some(3), None);
+        assert!(holds_at(&json!({"finalizers": ["a", "b"]}), &set, &json!("b")));
+        assert!(!holds_at(&json!({"finalizers": ["a"]}), &set, &json!("b")));
     }
 
     #[test]

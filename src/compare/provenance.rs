@@ -8,10 +8,8 @@
 //!   `Update`s; the other operation under Helm's name is not Helm's apply;
 //! - the object's resourceVersion against the record's (one etcd orders both): nothing written
 //!   to the object after the record was written means every value in it is that apply's;
-//! - the time of the write against the second the storage wrote the deployed revision (the
-//!   server's clock on both sides): before it, the write belongs to an apply Helm had finished
-//!   (each apply sends every recorded value again, so a value that still differs is what
-//!   admission made of it); after it, it is a later edit;
+//! - the time on the write's managedFields entry is whatever the writing client sent (a
+//!   `kubectl replace` puts old entries back): it explains a verdict, never proves Helm's apply;
 //! - for the kinds whose `generation` the server resets on create and raises on every change
 //!   outside `metadata`: generation 1 on an object created before the revision was recorded
 //!   means nothing outside `metadata` changed since Helm created it.
@@ -60,7 +58,7 @@ pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenanc
         ));
     }
     let at = by.time.as_deref().and_then(|t| t.parse::<Timestamp>().ok());
-    let resent = resent_by_each_apply(w, at);
+    let resent = resent_by_each_apply(w);
     let version =
         w.live.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse::<u64>().ok());
     if let (Some(object), Some(record), true) = (version, d.recorded_version, resent)
@@ -73,39 +71,34 @@ pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenanc
     let Some(recorded) = d.recorded else {
         return undecided(format!("the storage does not say when revision {rev} was recorded"));
     };
-    let Some(at) = at else {
-        return undecided("the write has no time".to_string());
-    };
-    let (at_s, recorded_s) = (at.as_second(), recorded.as_second());
-    if at_s < recorded_s && resent {
-        return admitted(format!("last written at {at}, before revision {rev} was recorded at {recorded}"));
-    }
+    let recorded_s = recorded.as_second();
     if let Some(created) = unchanged_since_created(w, path).filter(|c| c.as_second() <= recorded_s) {
         return admitted(format!(
             "unchanged outside metadata since it was created at {created} (generation 1), when revision {rev} was recorded at {recorded}"
         ));
     }
-    if at_s > recorded_s {
+    if !resent {
+        return undecided(format!(
+            "Helm 3 does not send a custom resource's unchanged values again: what revision {rev}'s apply left as it was may be anyone's"
+        ));
+    }
+    let Some(at) = at else {
+        return undecided("the write has no time".to_string());
+    };
+    if at.as_second() > recorded_s {
         return later(format!("written at {at}, after revision {rev} was recorded at {recorded}"));
     }
-    let why = match at_s < recorded_s {
-        true => format!(
-            "written at {at}, before revision {rev}'s apply began: Helm 3 does not send a custom resource's unchanged values again"
-        ),
-        false => format!(
-            "written at {at}, the second revision {rev} was recorded: the cluster cannot tell Helm's apply from a later edit under its name"
-        ),
-    };
-    undecided(why)
+    undecided(format!(
+        "written at {at} by its entry, not after revision {rev} was recorded at {recorded}; an entry's time is what the writing client sends, not proof of Helm's apply"
+    ))
 }
 
-/// Whether the apply of the deployed revision sent the value again whatever it was: a
+/// Whether the apply of the deployed revision sent every value again whatever it was: a
 /// server-side apply sends every field, Helm 3's three-way patch every field that differs from
 /// live; only its two-way patch of a custom resource leaves a value it did not change as it
-/// was. Such a value written before that apply began (Helm's clock) may be anyone's.
-fn resent_by_each_apply(w: &Write<'_>, at: Option<Timestamp>) -> bool {
-    let two_way = !w.deployed.apply.is_server_side() && !crate::compare::defaults::is_built_in(w.group);
-    !two_way || at.zip(w.deployed.began).is_some_and(|(at, began)| at.as_second() >= began.as_second())
+/// was, so what that resource holds may be anyone's.
+fn resent_by_each_apply(w: &Write<'_>) -> bool {
+    w.deployed.apply.is_server_side() || crate::compare::defaults::is_built_in(w.group)
 }
 
 /// When the object was created, if its kind's `generation` says nothing outside `metadata`
@@ -215,26 +208,16 @@ mod tests {
     }
 
     #[test]
-    fn a_write_before_the_revision_was_recorded_is_helms_apply() {
-        let live = deployment(4, "2026-11-01T00:00:00Z");
-        let p = judge(
-            ("apps", "Deployment"),
-            &live,
-            &deployed(Apply::ServerSide),
-            IMAGE,
-            &by("Apply", "2026-12-02T12:00:09Z"),
-        );
-        assert!(p.admitted(), "{p:?}");
-        // Long before this revision's apply: that apply sent the value again and admission made
-        // the same of it (a no-op write keeps the old time).
-        let p = judge(
-            ("apps", "Deployment"),
-            &live,
-            &deployed(Apply::ClientSide),
-            IMAGE,
-            &by("Update", "2026-11-01T00:00:00Z"),
-        );
-        assert!(p.admitted(), "{p:?}");
+    fn an_entry_time_before_the_record_is_not_proof() {
+        // `kubectl replace` with the old managedFields: the entry's time is from before the
+        // record, the object's resourceVersion from after it.
+        let mut live = deployment(4, "2026-11-01T00:00:00Z");
+        live["metadata"]["resourceVersion"] = json!("150");
+        for (apply, op) in [(Apply::ServerSide, "Apply"), (Apply::ClientSide, "Update")] {
+            let p = judge(("apps", "Deployment"), &live, &deployed(apply), IMAGE, &by(op, "2026-11-01T00:00:00Z"));
+            assert!(!p.admitted() && !p.decided(), "{p:?}");
+            assert!(p.evidence.contains("not proof of Helm's apply"), "{}", p.evidence);
+        }
     }
 
     #[test]
@@ -299,7 +282,7 @@ mod tests {
             "/data/a",
             &by("Update", "2026-12-02T12:00:10Z"),
         );
-        assert!(!p.admitted() && !p.decided() && p.evidence.contains("cannot tell"), "{p:?}");
+        assert!(!p.admitted() && !p.decided() && p.evidence.contains("not proof"), "{p:?}");
         // A label is metadata: the generation does not see it.
         let live = deployment(1, "2026-12-02T12:00:10Z");
         let p = judge(
@@ -312,22 +295,17 @@ mod tests {
         assert!(!p.decided(), "{p:?}");
         // Helm 3 leaves a custom resource's unchanged values alone: a write before the apply
         // began is anyone's.
-        let cr = json!({"metadata": {"generation": 3}});
-        let p = judge(
-            ("example.com", "Widget"),
-            &cr,
-            &deployed(Apply::ClientSide),
-            "/spec/a",
-            &by("Update", "2026-11-01T00:00:00Z"),
-        );
-        assert!(!p.decided() && p.evidence.contains("custom resource"), "{p:?}");
-        let p = judge(
-            ("example.com", "Widget"),
-            &cr,
-            &deployed(Apply::ServerSide),
-            "/spec/a",
-            &by("Apply", "2026-11-01T00:00:00Z"),
-        );
+        let widget = |cr: &Value, apply, operation| {
+            judge(("example.com", "Widget"), cr, &deployed(apply), "/spec/a", &by(operation, "2026-11-01T00:00:00Z"))
+        };
+        for cr in
+            [json!({"metadata": {"generation": 3}}), json!({"metadata": {"generation": 3, "resourceVersion": "90"}})]
+        {
+            let p = widget(&cr, Apply::ClientSide, "Update");
+            assert!(!p.decided() && p.evidence.contains("custom resource"), "{p:?}");
+        }
+        let cr = json!({"metadata": {"generation": 3, "resourceVersion": "90"}});
+        let p = widget(&cr, Apply::ServerSide, "Apply");
         assert!(p.admitted(), "a server-side apply sends every value: {p:?}");
         // No time for the revision (an old record, a storage that keeps none), or the write.
         let none = Deployed { recorded: None, ..deployed(Apply::ClientSide) };

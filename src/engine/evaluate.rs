@@ -3,8 +3,9 @@
 
 use super::Session;
 use super::error::EvaluateError;
+use super::grounds::{Grounds, Judge};
 use super::hooks::{self, Sorted};
-use super::judge::{self, Grounds, Judge, Reading, judge};
+use super::judge::{self, Reading, judge};
 use super::steps::{self, Desired};
 use crate::compare::writer;
 use crate::desired::{DesiredObject, metadata};

@@ -1,46 +1,19 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
+use super::grounds::{Grounds, Judge};
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::managed::Found;
-use crate::compare::provenance::{self, Deployed};
+use crate::compare::provenance;
 use crate::compare::{self, attribution, defaults, exact, managed, merge, ownership, subset};
 use crate::desired::DesiredObject;
-use crate::live::{self, LiveCache, LiveState, Location, Scaled};
+use crate::live::{self, LiveState, Location};
 use crate::model::path::under;
-use crate::model::{FieldDiff, HelmWriter, Home, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, Home, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
-use crate::settings::CompareOptions;
 use serde_json::Value;
-
-/// What judging an object needs from the run: where to read, and the [`Grounds`].
-pub(crate) struct Judge<'a> {
-    pub(crate) client: &'a kube::Client,
-    pub(crate) cache: &'a LiveCache,
-    pub(crate) grounds: Grounds<'a>,
-}
-
-/// The run's rules for judging, as data: every decision after the reads is a pure function of
-/// these, the object and what was read.
-pub(crate) struct Grounds<'a> {
-    pub(crate) options: &'a CompareOptions,
-    pub(crate) scaled: &'a [Scaled],
-    /// The revision compared and how it was applied: server-side (Helm 4 `apply_method: ssa`),
-    /// who owns the chart's fields decides whether the next upgrade conflicts; when it was
-    /// recorded tells Helm's apply from a later write under its name (the read-only engine).
-    pub(crate) deployed: Deployed,
-    /// The release's name (rules imported from GitOps tools apply to one release).
-    pub(crate) release: &'a str,
-    /// The release's namespace.
-    pub(crate) namespace: &'a str,
-    /// Where its record is stored (its writer's namespace: the release's, unless a HelmRelease
-    /// stores it apart).
-    pub(crate) stored_in: &'a str,
-    /// Whose name Helm's writes are under: what it owns is Helm's, and the dry-runs write as it.
-    pub(crate) writer: HelmWriter,
-}
 
 /// What reading an object gave: its live state where it lives, or the verdict reached without it
 /// (a kind not served, an object outside the trust rule).
@@ -239,6 +212,8 @@ async fn differences(
             found = managed::foreign(&desired, &held(Some(&schema)), &creators, live, helm);
         }
     }
+    found.added.extend(super::own_name::unexplained(judge, obj, at, &desired, live).await);
+    found.added.sort_by_cached_key(|f| f.path.pointer());
     if judge.grounds.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
     }
@@ -246,7 +221,7 @@ async fn differences(
         return (fields, found, Method::Exact);
     }
     match live::apply_dry_run(judge.client, at, &obj.name, &obj.object, helm).await {
-        Ok(after) => (exact::differences(&after, live), found, Method::Exact),
+        Ok(after) => (not_added(exact::differences(&after, live), &found), found, Method::Exact),
         Err(e @ ApiError::Invalid { .. }) => match whole(judge, obj, at, live, &found).await {
             Some(differences) => (differences, found, Method::Exact),
             None => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
@@ -259,7 +234,7 @@ async fn differences(
 /// by hand: the apply merges the recorded port into the live list, and the list it makes is
 /// invalid): the live object with the chart's fields laid over it, the lists the chart sets
 /// whole (the recorded object as a repair leaves it), written as a dry-run update by Helm's
-/// writer. What another manager added there is reported as added (`found`), not twice.
+/// writer.
 async fn whole(
     judge: &Judge<'_>,
     obj: &DesiredObject,
@@ -270,10 +245,15 @@ async fn whole(
     let written = merge::client_side(live, &[], &obj.object, false);
     let after =
         live::update_dry_run(judge.client, at, &obj.name, &written, &judge.grounds.writer.manager).await.ok()?;
-    let mut differences = exact::differences(&after, live);
+    Some(not_added(exact::differences(&after, live), found))
+}
+
+/// The differences without what another manager (or a borrowed name) added: reported as added
+/// (`found`), not twice.
+fn not_added(mut differences: Vec<FieldDiff>, found: &Found) -> Vec<FieldDiff> {
     let added = |p: &str| found.added.iter().any(|a| under(p, &a.path.pointer()));
     differences.retain(|d| d.recorded.is_some() || !added(&d.path.pointer()));
-    Some(differences)
+    differences
 }
 
 /// Fields the chart sets that another manager owns while Helm owns none: drift for server-side
@@ -385,6 +365,10 @@ fn fallback_reason(e: &ApiError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::provenance::Deployed;
+    use crate::live::Scaled;
+    use crate::model::HelmWriter;
+    use crate::settings::CompareOptions;
     use serde_json::json;
 
     const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - name: web\n          image: a\n";

@@ -7,10 +7,12 @@
 
 mod error;
 mod evaluate;
+mod grounds;
 mod hook_runs;
 mod hooks;
 mod judge;
 pub(crate) mod makers;
+mod own_name;
 mod scan;
 mod session;
 mod steps;

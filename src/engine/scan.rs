@@ -1,7 +1,7 @@
 //! A scan: every release a [`Selection`] names, evaluated concurrently into one [`RunReport`].
 
 use super::{Evaluated, Session, evaluate};
-use crate::baseline::{self, Baseline, Store};
+use crate::baseline::{self, Baseline, Place, Store};
 use crate::errors;
 use crate::model::{Outcome, Progress, ReleaseError, RunReport, Strictness, Tick};
 use crate::release::{ReleaseIndex, SourceError};
@@ -64,15 +64,32 @@ pub(crate) async fn evaluate_with_baseline(
     let report = &mut evaluated.report;
     match (file, &settings.baseline) {
         (Some(b), _) => baseline::apply(report, b, Strictness::of_flag(settings.compare.strict)),
-        (None, Some(Store::Cluster)) => {
+        (None, Some(Store::Cluster { home })) => {
             let client = session.client();
-            let read = baseline::read_configmap(client, &report.namespace, &report.release).await;
+            let place = Place::of(home.as_deref(), &report.namespace, &report.release);
+            if !place.named && !settings.compare.trust.trusts(&report.namespace) {
+                if baseline::exists(client, &place).await {
+                    report.findings.push(untrusted(&place));
+                }
+                return Ok(evaluated);
+            }
+            let read = baseline::read_configmap(client, &place).await;
             let b = read.map_err(|e| super::EvaluateError::Other(e.into()))?;
             baseline::apply(report, &b, Strictness::of_flag(settings.compare.strict));
         }
         _ => {}
     }
     Ok(evaluated)
+}
+
+/// Why a baseline next to a release is not taken: whoever may write ConfigMaps in its namespace
+/// wrote it, and nothing says they may accept drift.
+fn untrusted(place: &Place) -> String {
+    format!(
+        "baseline {place} ignored: whoever may write ConfigMaps in {ns} could have written it; \
+         --trust-namespace {ns} takes it, or keep baselines where you name (--baseline cluster=NAMESPACE)",
+        ns = place.namespace
+    )
 }
 
 /// The baseline file the settings name, read once for a run (`None` for the cluster store).

@@ -22,7 +22,13 @@ pub(crate) fn data_written(meta: &ObjectMeta) -> Option<Written> {
         || meta.managed_fields.iter().flatten().filter_map(|e| Some((e.fields_v1.as_ref()?, e.time.as_ref()?.0)));
     let at = entries().filter(|(f, _)| f.0.get("f:data").is_some()).map(|(_, t)| t).max()?;
     let last = entries().all(|(_, t)| t.as_second() <= at.as_second());
-    let version = meta.resource_version.as_deref().and_then(|v| v.parse().ok()).filter(|_| last);
+    // Helm's storage writes a record's data, type and labels, never annotations, finalizers or
+    // owners: a record that holds one was written since by someone else, whatever the entries'
+    // times say (a time is what the writing client sends), so its resourceVersion is not Helm's.
+    let helms_shape = meta.annotations.as_ref().is_none_or(|a| a.is_empty())
+        && meta.finalizers.as_ref().is_none_or(|f| f.is_empty())
+        && meta.owner_references.as_ref().is_none_or(|o| o.is_empty());
+    let version = meta.resource_version.as_deref().and_then(|v| v.parse().ok()).filter(|_| last && helms_shape);
     Some(Written { at, version })
 }
 
@@ -46,5 +52,10 @@ mod tests {
         let w = data_written(&meta(serde_json::json!([data, label]))).unwrap();
         assert_eq!((w.at.to_string().as_str(), w.version), ("2026-12-02T12:00:10Z", None));
         assert_eq!(data_written(&meta(serde_json::json!([label]))), None);
+        // Annotated under Helm's name in the same second: one entry, its time the data's, but
+        // Helm's storage never annotates a record.
+        let mut annotated = meta(serde_json::json!([data]));
+        annotated.annotations = Some([("moved".to_string(), "x".to_string())].into());
+        assert_eq!(data_written(&annotated).unwrap().version, None);
     }
 }

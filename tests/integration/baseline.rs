@@ -10,7 +10,12 @@ fn accept_then_check(helm: Helm, store: &str) {
     env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
     env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"t0p-s3cret-value"}}"#);
     let file = env.home().join("baseline.yaml");
-    let baseline = if store == "cluster" { "cluster".to_string() } else { file.display().to_string() };
+    // The cluster store kept where the operator names (a namespace only the platform team writes).
+    let home = format!("{}-baselines", env.ns);
+    if store == "cluster" {
+        env.kubectl(&["create", "namespace", &home]).success();
+    }
+    let baseline = if store == "cluster" { format!("cluster={home}") } else { file.display().to_string() };
     let with = |args: &[&str]| {
         let mut a = args.to_vec();
         a.extend(["--baseline", baseline.as_str()]);
@@ -25,27 +30,21 @@ fn accept_then_check(helm: Helm, store: &str) {
     // The ConfigMap baseline with Helm 4 records what the accept page shows.
     let shown = store == "cluster" && helm == Helm::V4;
     let accepted = if shown {
-        crate::support::example("example-accept", &env, &["accept", "app", "--baseline", "cluster"], "shop")
+        crate::support::example("example-accept", &env, &["accept", "app", "--baseline", &baseline], "shop")
     } else {
         with(&["accept", "app"]).success()
     };
     accepted.stdout_has("app: accepted 2 drifts into ");
-    if store == "cluster" {
-        // Without the flag the ConfigMap is not read, and the report says so.
-        env.drift(&["check", "app"]).code(2).stdout_has(&format!(
-            "finding: a cluster baseline exists (ConfigMap {}/helm-drift-baseline.app) but is not used: --baseline cluster applies it",
-            env.ns
-        ));
-    }
     let out = if shown {
-        crate::support::example("example-accepted-check", &env, &["check", "app", "--baseline", "cluster"], "shop")
+        crate::support::example("example-accepted-check", &env, &["check", "app", "--baseline", &baseline], "shop")
     } else {
         with(&["check", "app"]).code(0)
     };
     out.stdout_has("accepted     Deployment").stdout_has("✓ spec.replicas (accepted: changed)");
     // The baseline holds hashes, never values.
     let text = if store == "cluster" {
-        env.kubectl(&["get", "configmap", "helm-drift-baseline.app", "-o", "jsonpath={.data.baseline\\.yaml}"])
+        let name = format!("helm-drift-baseline.{}.app", env.ns);
+        env.kubectl(&["get", "configmap", "-n", &home, &name, "-o", "jsonpath={.data.baseline\\.yaml}"])
             .success()
             .stdout()
     } else {
@@ -117,8 +116,8 @@ fn the_flag_decides_between_a_file_and_the_cluster() {
     let out = env.drift(&["check", "app"]).code(2);
     out.stdout_has("~ spec.replicas: 2 -> 4");
     assert!(!out.stdout().contains("~ data.greeting"), "{}", out.dump());
-    // --baseline cluster: the ConfigMaps, which accepted only the replicas.
-    let out = env.drift(&["check", "app", "--baseline", "cluster"]).code(2);
+    // --baseline cluster (from a namespace trusted): the ConfigMaps, which accepted only the replicas.
+    let out = env.drift(&["check", "app", "--baseline", "cluster", "--trust-namespace", &env.ns]).code(2);
     out.stdout_has("~ data.greeting");
     assert!(!out.stdout().contains("~ spec.replicas"), "{}", out.dump());
 }
@@ -211,8 +210,46 @@ helm_matrix! {
     }
 }
 
-/// A baseline ConfigMap is written by whoever may create ConfigMaps in the release's namespace:
-/// a stored hash made 400 KB long costs no PBKDF2 (the accepted drift is drift again, at once),
+helm_matrix! {
+    /// A baseline next to the release is written by whoever may write ConfigMaps there (here, as
+    /// a tenant would, by the same `accept` anyone with that right can run): a check names it and
+    /// ignores it, in both engines, unless the operator trusts the namespace; one kept where the
+    /// operator names (`--baseline cluster=NS`) is taken.
+    fn a_baseline_next_to_the_release_is_taken_only_from_a_trusted_namespace(helm: Helm) {
+        let env = Env::new(&format!("base-trust-{}", helm.tag()));
+        env.install(helm, "app", "repairable", &[]);
+        env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+        let ns = env.ns.as_str();
+        env.drift(&["accept", "app", "--baseline", "cluster"]).success().stdout_has(&format!(
+            "into ConfigMap {ns}/helm-drift-baseline.app (a check takes it only with --trust-namespace {ns})"
+        ));
+        let ignored = format!("finding: baseline ConfigMap {ns}/helm-drift-baseline.app ignored");
+        for engine in [&[][..], &["--read-only"][..]] {
+            let args = [&["check", "app", "--baseline", "cluster"][..], engine].concat();
+            env.drift(&args).code(2).stdout_has(&ignored).stdout_has("~ spec.replicas: 2 -> 4");
+            let trusted = [&args[..], &["--trust-namespace", ns][..]].concat();
+            env.drift(&trusted).code(0).stdout_has("✓ spec.replicas (accepted: changed)");
+        }
+        // Without the flag the ConfigMap is not read, and the report says so.
+        env.drift(&["check", "app"]).code(2).stdout_has(&format!(
+            "finding: a cluster baseline exists (ConfigMap {ns}/helm-drift-baseline.app) but is not used: --baseline cluster applies it"
+        ));
+        // Kept where the operator names: taken, and labelled with the release's namespace.
+        let home = format!("{ns}-baselines");
+        env.kubectl(&["create", "namespace", &home]).success();
+        let named = format!("cluster={home}");
+        env.drift(&["accept", "app", "--baseline", &named])
+            .success()
+            .stdout_has(&format!("into ConfigMap {home}/helm-drift-baseline.{ns}.app (1 entry"));
+        env.drift(&["check", "app", "--baseline", &named]).code(0).stdout_has("✓ spec.replicas (accepted: changed)");
+        let label = env.kubectl(&["get", "configmap", "-n", &home, "-l", &format!("helm-drift.io/baseline-namespace={ns}"), "-o", "name"]);
+        assert_eq!(label.success().stdout().trim(), format!("configmap/helm-drift-baseline.{ns}.app"));
+        env.drift(&["check", "app", "--baseline", "cluster=Not_A_Namespace"]).code(1).stderr_has("expected cluster=NAMESPACE");
+    }
+}
+
+/// A baseline ConfigMap is written by whoever may create ConfigMaps in the release's namespace;
+/// even when the operator trusts that namespace (`--trust-namespace`), a stored hash made 400 KB long costs no PBKDF2 (the accepted drift is drift again, at once),
 /// and a document of aliases that expands to gigabytes is refused, naming the ConfigMap, before
 /// it is expanded (never "in sync").
 #[test]
@@ -221,7 +258,7 @@ fn a_hostile_baseline_configmap_costs_nothing() {
     env.install(Helm::V4, "app", "secretive", &["--set", "password=p1"]);
     env.merge_patch("secret", "app-creds", r#"{"stringData":{"password":"by-hand"}}"#);
     env.drift(&["accept", "app", "--baseline", "cluster"]).success();
-    env.drift(&["check", "app", "--baseline", "cluster"]).code(0);
+    env.drift(&["check", "app", "--baseline", "cluster", "--trust-namespace", &env.ns]).code(0);
     let name = "helm-drift-baseline.app";
     let text = env.kubectl(&["get", "configmap", name, "-o", "jsonpath={.data.baseline\\.yaml}"]).success().stdout();
     let write = |doc: &str| {
@@ -235,7 +272,9 @@ fn a_hostile_baseline_configmap_costs_nothing() {
     let forged = format!("{}{}{}", &text[..end], "0".repeat(400_000), &text[end..]);
     write(&forged);
     let started = std::time::Instant::now();
-    env.drift(&["check", "app", "--baseline", "cluster"]).code(2).stdout_has("changed      Secret");
+    env.drift(&["check", "app", "--baseline", "cluster", "--trust-namespace", &env.ns])
+        .code(2)
+        .stdout_has("changed      Secret");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     // 3,300 salted entries for the one drift, each of a well-formed hash asking for 100,000
     // iterations: one check verifies 16 of them, accepts nothing and says so.
@@ -252,7 +291,7 @@ fn a_hostile_baseline_configmap_costs_nothing() {
     let flood = format!("{}{}\n", &original[..entry_start], vec![forged_one; 3_300].join("\n"));
     write(&flood);
     let started = std::time::Instant::now();
-    env.drift(&["check", "app", "--baseline", "cluster"])
+    env.drift(&["check", "app", "--baseline", "cluster", "--trust-namespace", &env.ns])
         .code(2)
         .stdout_has("more salted entries for this release's drift than one check verifies (16)");
     assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
@@ -262,7 +301,7 @@ fn a_hostile_baseline_configmap_costs_nothing() {
     bomb.push_str(&vec!["*a"; 8_000].join(","));
     bomb.push_str("]\n");
     write(&bomb);
-    env.drift(&["check", "app", "--baseline", "cluster"])
+    env.drift(&["check", "app", "--baseline", "cluster", "--trust-namespace", &env.ns])
         .code(1)
         .stderr_has(&format!("cannot read baseline ConfigMap {}/{name}", env.ns))
         .stderr_has("expands to more than");

@@ -24,7 +24,15 @@ helm_matrix! {
         let mut install = vec!["install", release.as_str(), chart];
         install.extend_from_slice(&values);
         env.helm(helm, &install).success();
+        // In sync with no dry-run at all: every field under Helm's name that the chart does not
+        // set is one the server holds for Helm's object (nothing for the server to be asked).
+        let mark = env.audit_mark();
         env.drift(&["check", &release]).code(0).stdout_has("in sync (9 objects)");
+        let events = env.audit_since(mark);
+        for verb in ["create", "update", "patch"] {
+            let asked = crate::support::by_drift(&events, verb);
+            assert!(asked.is_empty(), "an in-sync check sent a {verb}: {asked:#?}");
+        }
 
         let deploy = format!("deploy/{release}-ingress-nginx-controller");
         let name = format!("{release}-ingress-nginx-controller");

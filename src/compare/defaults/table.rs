@@ -173,6 +173,7 @@ const CLAIM_ANNOTATIONS: &str = r#"{"pv.kubernetes.io/bind-completed":"@chosen",
 const VOLUME: &[DefaultRule] = &[
     ("/spec", Json(r#"{"persistentVolumeReclaimPolicy":"Retain","volumeMode":"Filesystem"}"#), Always),
     ("/metadata", Json(r#"{"finalizers":["kubernetes.io/pv-protection"]}"#), Always),
+    ("/spec/hostPath", Json(r#"{"type":""}"#), Present),
 ];
 const NAMESPACE: &[DefaultRule] = &[
     ("/spec", Json(r#"{"finalizers":["kubernetes"]}"#), Always),

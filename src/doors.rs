@@ -57,10 +57,11 @@ pub(crate) const DOORS: &[Door] = &[
         input: "a Flux HelmRelease and the ConfigMaps and Secrets of its valuesFrom (plan --helmrelease)",
         writer: "whoever may write HelmReleases, ConfigMaps or Secrets in the HelmRelease's namespace",
         through: &["plan/values_from.rs::helm_release", "plan/values_from.rs::values_source"],
-        budget: "one HelmRelease, by name; 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers refused; values read from the cluster render the chart without lookup unless their namespace is trusted",
+        budget: "one HelmRelease, by name; 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers only as helm-controller's API takes them (inline patches, targets, images: no file or URL), 64 and 256 KiB at most, Kustomize run within 30 s and 8 MiB; values read from the cluster render the chart without lookup unless their namespace is trusted",
         tests: &[
             "src/plan/values_from.rs::references_are_read_with_their_defaults_and_bounded",
             "tests/integration/plan_flux.rs::values_the_planner_did_not_write_never_read_the_cluster_as_the_planner",
+            "src/plan/kustomize.rs::only_what_helm_controllers_api_takes_is_run",
         ],
     },
     Door {

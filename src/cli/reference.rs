@@ -22,6 +22,10 @@ const HELM_ENV: &[(&str, &str)] = &[
     ("HELM_DRIVER", "Helm's storage driver: secrets (the default), configmaps or sql"),
     ("HELM_DRIVER_SQL_CONNECTION_STRING", "the SQL driver's connection string"),
     ("HELM_BIN", "the helm binary helm-drift runs (`plan`, `--rerender`, `--explain`, `repair --upgrade`)"),
+    (
+        "HELM_DRIFT_KUSTOMIZE",
+        "the Kustomize (a `kustomize` or a `kubectl`) `plan --helmrelease` runs a HelmRelease's `postRenderers` with; default: `kustomize`, else `kubectl`, on `PATH`",
+    ),
     ("HELM_DEBUG", "`--debug`: where the run looked and what it found, on stderr"),
     ("NO_COLOR", "no colours (as `--color never`)"),
 ];

@@ -23,7 +23,7 @@ pub(crate) fn refusal(manager: &str) -> Option<&'static str> {
     if manager.is_empty() || manager.len() > LONGEST || manager.chars().any(|c| c.is_control()) {
         return Some("not a field manager name the API server takes");
     }
-    if SYSTEM_MANAGERS.contains(&manager) || manager.starts_with("system:") {
+    if is_control_plane(manager) {
         return Some("a control-plane manager");
     }
     if manager.starts_with("helm-drift") {
@@ -33,6 +33,20 @@ pub(crate) fn refusal(manager: &str) -> Option<&'static str> {
         return Some("a person's tool");
     }
     None
+}
+
+/// Whether `manager` is a name the control plane's components write as: the known ones, and every
+/// name of their families (`kube-*`, `*controller-manager`, a `system:` identity, a kubelet or
+/// bootstrapper, the client library's default), so that no controller of the control plane,
+/// nor anyone borrowing its name, is taken for Helm.
+fn is_control_plane(manager: &str) -> bool {
+    const NAMES: [&str; 6] = ["kubelet", "kubeadm", "k3s", "rke2", "cluster-autoscaler", "go-http-client"];
+    let m = manager.to_ascii_lowercase();
+    SYSTEM_MANAGERS.contains(&manager)
+        || m.starts_with("system:")
+        || m.starts_with("kube-")
+        || m.ends_with("controller-manager")
+        || NAMES.iter().any(|n| m == *n || m.starts_with(&format!("{n}/")) || m.starts_with(&format!("{n}-")))
 }
 
 /// A writer the operator named that cannot be Helm's, and why.
@@ -237,7 +251,11 @@ mod tests {
     #[test]
     fn a_given_name_is_refused_as_a_learnt_one_is() {
         assert_eq!(given("helm-controller").unwrap().found, WriterFound::Given);
-        for bad in ["", "kube-scheduler", "helm-drift", "kubectl-edit", &"x".repeat(129), "a\nb"] {
+        let control_plane = ["kube-proxy", "aws-cloud-controller-manager", "Go-http-client", "kubelet/v1.36.3", "k3s"];
+        for bad in ["", "kube-scheduler", "helm-drift", "kubectl-edit", &"x".repeat(129), "a\nb"]
+            .into_iter()
+            .chain(control_plane)
+        {
             let e = given(bad).unwrap_err().to_string();
             assert!(e.contains("cannot be Helm's writer"), "{e}");
         }

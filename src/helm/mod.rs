@@ -8,6 +8,8 @@ use std::path::{Component, Path, PathBuf};
 
 mod scratch;
 
+pub(crate) use scratch::bounded_output;
+
 /// What `helm template` is told of the cluster (`.Capabilities`).
 #[derive(Clone, Debug)]
 pub(crate) struct Capabilities {

@@ -28,10 +28,8 @@ pub(crate) enum HelmReleaseError {
     Unreadable { namespace: String, name: String, why: String },
     #[error("{path}: {why}")]
     File { path: String, why: FileError },
-    #[error(
-        "HelmRelease {0} has postRenderers (Kustomize patches), which plan does not apply yet: its plan would not be what helm-controller renders"
-    )]
-    PostRenderers(String),
+    #[error("HelmRelease {hr}: {source}")]
+    PostRenderers { hr: String, source: super::kustomize::Unplannable },
     #[error("HelmRelease {hr}: {source}")]
     Values { hr: String, source: Box<ValuesError> },
 }
@@ -86,9 +84,8 @@ pub(crate) async fn resolve(
     let name = text("/metadata/name").unwrap_or_default().to_string();
     let own = text("/metadata/namespace").unwrap_or(namespace).to_string();
     let id = format!("{own}/{name}");
-    if hr.pointer("/spec/postRenderers").and_then(Value::as_array).is_some_and(|p| !p.is_empty()) {
-        return Err(HelmReleaseError::PostRenderers(id));
-    }
+    let kustomize = super::kustomize::kustomizations(hr.pointer("/spec/postRenderers"))
+        .map_err(|source| HelmReleaseError::PostRenderers { hr: id.clone(), source })?;
     let target = text("/spec/targetNamespace").unwrap_or(&own).to_string();
     let storage = text("/spec/storageNamespace").unwrap_or(&own).to_string();
     let release = match text("/spec/releaseName") {
@@ -118,7 +115,7 @@ pub(crate) async fn resolve(
         preserve_values: flag("/spec/upgrade/preserveValues"),
         server_side,
         take_ownership: !flag("/spec/upgrade/disableTakeOwnership"),
-        post_render: super::PostRender::flux(&own, &name, hr.pointer("/spec/commonMetadata")),
+        post_render: super::PostRender::flux(&own, &name, hr.pointer("/spec/commonMetadata"), kustomize),
         values_read_in: read_from_cluster.then_some(own),
         said: composed.said,
     })

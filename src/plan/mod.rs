@@ -12,6 +12,7 @@ mod caaph;
 mod dry_run;
 mod fates;
 mod helmrelease;
+mod kustomize;
 mod post_render;
 mod uninstall;
 mod values;
@@ -99,7 +100,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
     };
-    next.release.manifest = post_rendered(request, preview.manifest)?;
+    next.release.manifest = post_rendered(request, preview.manifest).await?;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer.
     let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
@@ -129,9 +130,9 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
 }
 
 /// The manifest as the controller applies it: post-rendered when it does.
-fn post_rendered(request: &PlanRequest, manifest: String) -> Result<String> {
+async fn post_rendered(request: &PlanRequest, manifest: String) -> Result<String> {
     Ok(match &request.post_render {
-        Some(post) => post.apply(&manifest)?,
+        Some(post) => post.render(&manifest).await?,
         None => manifest,
     })
 }
@@ -207,7 +208,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         }
     };
     let mut release = crate::release::printed_by_helm(&preview.json)?;
-    release.manifest = post_rendered(request, std::mem::take(&mut release.manifest))?;
+    release.manifest = post_rendered(request, std::mem::take(&mut release.manifest)).await?;
     let apply = request.apply.upgrade(release.apply());
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
     let after = evaluate_selected(session, settings, Selected { release, record, newest: None }, None).await?;

@@ -1,5 +1,6 @@
 //! What helm-controller does to a chart's manifest after Helm renders it and before it is
-//! applied and recorded: its `spec.commonMetadata` labels and annotations, then its origin labels
+//! applied and recorded: its Kustomize post-renderers (`spec.postRenderers`, in order), then its
+//! `spec.commonMetadata` labels and annotations, then its origin labels
 //! (`helm.toolkit.fluxcd.io/name` and `/namespace`, which win a collision), set on every
 //! object's `metadata` as Kustomize's label and annotation transformers set them (created when
 //! absent, a value there replaced).
@@ -10,6 +11,8 @@ use std::collections::BTreeMap;
 /// The labels and annotations set on every object of the manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PostRender {
+    /// The Kustomizations of its `postRenderers`, run first.
+    pub(crate) kustomize: Vec<Value>,
     pub(crate) labels: BTreeMap<String, String>,
     pub(crate) annotations: BTreeMap<String, String>,
 }
@@ -20,8 +23,9 @@ pub(crate) struct PostRender {
 pub(crate) struct PostRenderError(String);
 
 impl PostRender {
-    /// helm-controller's for HelmRelease `namespace/name` with `spec.commonMetadata` `common`.
-    pub(crate) fn flux(namespace: &str, name: &str, common: Option<&Value>) -> PostRender {
+    /// helm-controller's for HelmRelease `namespace/name` with `spec.commonMetadata` `common`
+    /// and the Kustomizations of its `spec.postRenderers`.
+    pub(crate) fn flux(namespace: &str, name: &str, common: Option<&Value>, kustomize: Vec<Value>) -> PostRender {
         let map = |key: &str| -> BTreeMap<String, String> {
             let entries = common.and_then(|c| c.get(key)).and_then(Value::as_object).into_iter().flatten();
             entries.filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect()
@@ -29,7 +33,14 @@ impl PostRender {
         let mut labels = map("labels");
         labels.insert("helm.toolkit.fluxcd.io/name".into(), name.into());
         labels.insert("helm.toolkit.fluxcd.io/namespace".into(), namespace.into());
-        PostRender { labels, annotations: map("annotations") }
+        PostRender { kustomize, labels, annotations: map("annotations") }
+    }
+
+    /// `manifest` as helm-controller post-renders it: its Kustomizations, then the labels and
+    /// annotations.
+    pub(crate) async fn render(&self, manifest: &str) -> anyhow::Result<String> {
+        let kustomized = super::kustomize::run(&self.kustomize, manifest.to_string()).await?;
+        Ok(self.apply(&kustomized)?)
     }
 
     /// `manifest` with every object's labels and annotations set.
@@ -72,7 +83,7 @@ mod tests {
     fn every_object_gets_the_origin_labels_which_win_over_common_metadata() {
         let common =
             json!({"labels": {"team": "a", "helm.toolkit.fluxcd.io/name": "forged"}, "annotations": {"owner": "a"}});
-        let post = PostRender::flux("apps", "web", Some(&common));
+        let post = PostRender::flux("apps", "web", Some(&common), Vec::new());
         let manifest = "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: {a: b}\n---\n# Source: c/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: y\n  labels: {app: web}\n";
         let out = post.apply(manifest).unwrap();
         let docs = crate::desired::split(&out);

@@ -26,12 +26,20 @@ fn flux(env: &Env, hr_namespace: &str, args: &[&str]) -> crate::support::Run {
 /// (`helm.toolkit.fluxcd.io/name` and `/namespace`) on every object's `metadata.labels`, as its
 /// Kustomize label transformer does (created when absent): awk over the manifest helm renders.
 fn origin_labels_plugin(env: &Env) {
-    let dir = env.home().join("data/plugins/flux-origin");
+    post_renderer_plugin(env, "flux-origin", "");
+}
+
+/// A Helm 4 post-renderer plugin `name` whose script pipes the manifest through `prelude` (a
+/// shell pipeline's first stages, ending in `|`; empty: none), then sets the origin labels of
+/// the HelmRelease named by its first two arguments (its name and namespace).
+fn post_renderer_plugin(env: &Env, name: &str, prelude: &str) {
+    let dir = env.home().join(format!("data/plugins/{name}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let manifest = "apiVersion: v1\ntype: postrenderer/v1\nname: flux-origin\nversion: 0.1.0\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: \"${HELM_PLUGIN_DIR}/run.sh\"\n";
+    let manifest = format!(
+        "apiVersion: v1\ntype: postrenderer/v1\nname: {name}\nversion: 0.1.0\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: \"${{HELM_PLUGIN_DIR}}/run.sh\"\n"
+    );
     std::fs::write(dir.join("plugin.yaml"), manifest).unwrap();
-    let script = r#"#!/bin/sh
-awk -v name="$1" -v ns="$2" '
+    let awk = r#"awk -v name="$1" -v ns="$2" '
 function labels() { print "    helm.toolkit.fluxcd.io/name: " name; print "    helm.toolkit.fluxcd.io/namespace: " ns }
 /^metadata:[ \t]*$/ { print; inmeta = 1; done = 0; next }
 inmeta && /^  labels:[ \t]*$/ { print; labels(); done = 1; next }
@@ -41,7 +49,7 @@ END { if (inmeta && !done) { print "  labels:"; labels() } }
 '
 "#;
     let run = dir.join("run.sh");
-    std::fs::write(&run, script).unwrap();
+    std::fs::write(&run, format!("#!/bin/sh\n{prelude}{awk}")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
@@ -139,14 +147,108 @@ fn plan_predicts_helm_controllers_upgrade_of_a_helmrelease() {
         .env("HELM_BIN", &v4)
         .code(1)
         .stderr_has(&format!("HelmRelease {ns}/gone: ConfigMap {ns}/gone (valuesFrom) does not exist"));
-    helm_release(&env, "patched", &format!("{SPEC}  postRenderers:\n    - kustomize: {{patches: []}}\n"));
-    env.drift(&["plan", "--helmrelease", "patched", chart])
-        .env("HELM_BIN", &v4)
-        .code(1)
-        .stderr_has("has postRenderers");
+    // A post-renderer helm-controller's API does not take (Kustomize would read a URL).
+    let reads = "  postRenderers:\n    - kustomize: {resources: [\"https://example.com/x.yaml\"]}\n";
+    helm_release(&env, "patched", &format!("{SPEC}{reads}"));
+    env.drift(&["plan", "--helmrelease", "patched", chart]).env("HELM_BIN", &v4).code(1).stderr_has(&format!(
+        "HelmRelease {ns}/patched: postRenderers[0]: kustomize has \"resources\", which helm-controller's API does not take"
+    ));
     env.drift(&["plan", "--helmrelease", "web", chart, "--set", "a=b"])
         .code(1)
         .stderr_has("the HelmRelease decides its values");
+}
+
+/// The Kustomize post-renderers of a HelmRelease (a strategic-merge patch, a JSON 6902 patch
+/// with a target, an image) are planned as helm-controller runs them; the Flux stand-in's
+/// upgrade right after, post-rendered by Kustomize (kubectl's) and then the origin labels,
+/// changes what the plan said, and the plan after it is empty.
+#[test]
+fn a_helmrelease_s_kustomize_post_renderers_are_planned() {
+    let env = Env::new("plan-flux-kustomize");
+    let ns = env.ns.clone();
+    let basic = chart_path("basic");
+    let chart = basic.to_str().unwrap();
+    flux(&env, &ns, &["install", "web", chart, "--server-side=true"]).success();
+    let post_renderers = r#"  postRenderers:
+    - kustomize:
+        patches:
+          - patch: |
+              apiVersion: apps/v1
+              kind: Deployment
+              metadata:
+                name: web-web
+              spec:
+                replicas: 4
+          - target: {kind: ConfigMap, name: "web-.*"}
+            patch: |
+              - op: add
+                path: /data/patched
+                value: by-kustomize
+        images:
+          - name: registry.example/web
+            newTag: "2.1"
+"#;
+    let spec = "  releaseName: web\n  chart: {spec: {chart: basic}}\n  values:\n    image: registry.example/web:2.0\n";
+    helm_release(&env, "web", &format!("{spec}{post_renderers}"));
+    let kubectl = env.tool("kubectl");
+    let with_kustomize = |args: &[&str], code: i32| {
+        let args = [&["plan"][..], args, &["-o", "json"]].concat();
+        let out = env
+            .drift(&args)
+            .env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
+            .env("HELM_DRIFT_KUSTOMIZE", &kubectl)
+            .code(code);
+        serde_json::from_str::<serde_json::Value>(&out.stdout()).expect("a JSON document")
+    };
+    let plan = ["--helmrelease", "web", chart, "--trust-namespace", &ns];
+    let doc = with_kustomize(&plan, 2);
+    assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
+    let text = doc["objects"].to_string();
+    assert!(text.contains("by-kustomize") && text.contains("registry.example/web:2.1"), "{doc:#}");
+
+    // What helm-controller then does: Kustomize over the manifest, then its origin labels.
+    let kustomization = env.home().join("kustomization.yaml");
+    let patches = post_renderers.replacen("  postRenderers:\n    - kustomize:\n", "", 1);
+    let body = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [helm-output.yaml]\n{}",
+        unindent(&patches, 8)
+    );
+    std::fs::write(&kustomization, body).unwrap();
+    let prelude = r#"dir=$(mktemp -d)
+cat > "$dir/helm-output.yaml"
+cp "$4" "$dir/kustomization.yaml"
+"$3" kustomize "$dir" | "#;
+    post_renderer_plugin(&env, "flux-kustomize", prelude);
+    let values = env.home().join("flux-values.yaml");
+    std::fs::write(&values, "image: registry.example/web:2.0\n").unwrap();
+    let before = versions(&env);
+    let renderer = ["--post-renderer", "flux-kustomize", "--post-renderer-args", "web", "--post-renderer-args", &ns];
+    let files =
+        ["--post-renderer-args", kubectl.to_str().unwrap(), "--post-renderer-args", kustomization.to_str().unwrap()];
+    let upgrade = ["upgrade", "web", chart, "-f", values.to_str().unwrap(), "--reset-values", "--server-side=true"];
+    let taking = ["--force-conflicts", "--take-ownership"];
+    env.helm_tool("helm-controller", &[&upgrade[..], &taking, &renderer, &files].concat()).success();
+    let after = versions(&env);
+    let changed: Vec<String> = after.keys().filter(|k| before.get(*k) != after.get(*k)).cloned().collect();
+    assert_eq!(planned(&doc), changed, "{doc:#}");
+    assert_eq!(env.get("configmap", "web-config", "{.data.patched}"), "by-kustomize");
+    assert_eq!(
+        env.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}"),
+        "registry.example/web:2.1"
+    );
+    assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "4");
+    with_kustomize(&plan, 0);
+    // No Kustomize to run: an error naming what is missing, never a plan without the patches.
+    env.drift(&["plan", "--helmrelease", "web", chart])
+        .env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
+        .env("HELM_DRIFT_KUSTOMIZE", env.home().join("no-kustomize"))
+        .code(1)
+        .stderr_has("could not post-render the manifest as helm-controller does");
+}
+
+/// `text` with `n` leading spaces taken from each line.
+fn unindent(text: &str, n: usize) -> String {
+    text.lines().map(|l| l.get(n..).unwrap_or(l.trim_start())).collect::<Vec<_>>().join("\n") + "\n"
 }
 
 /// A HelmRelease written by a tenant whose values make the planner's chart read a Secret of

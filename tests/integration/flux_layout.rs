@@ -226,3 +226,45 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
     );
     w.stop();
 }
+
+/// The Flux stand-in storing the record apart itself (Helm 4's SDK, the storage namespace given
+/// to its action configuration apart from the release's, as helm-controller does for
+/// `spec.targetNamespace`): the record is in S and names T; vouched for by its HelmRelease, a
+/// check of S judges the objects in T; a hand edit there is found and repaired (S trusted), and
+/// the controller's next upgrade, stored apart again, lands after the repair.
+#[test]
+fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_and_upgraded_again() {
+    let env = Env::new("flux-layout-sdk");
+    let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
+    env.kubectl(&["create", "namespace", &s]).success();
+    let chart = crate::support::chart_path("basic");
+    let flux = |verb: &str, values: &str| {
+        let file = env.home().join(format!("{verb}-values.yaml"));
+        std::fs::write(&file, values).unwrap();
+        let apart = ["--storage-namespace", &s, "--namespace", &t, verb, "web", chart.to_str().unwrap()];
+        env.helm_tool("helm-controller", &[&apart[..], &["-f", file.to_str().unwrap()]].concat()).success();
+    };
+    flux("install", "greeting: first\n");
+    let record = |ns: &str| env.kubectl(&["-n", ns, "get", "secrets", "-l", "owner=helm,name=web", "-o", "name"]);
+    assert_eq!(record(&s).success().stdout().trim(), "secret/sh.helm.release.v1.web.v1", "stored in S");
+    assert_eq!(record(&t).success().stdout().trim(), "", "nothing stored in T");
+    let in_s = |args: &[&str], code: i32| env.drift(args).env("HELM_NAMESPACE", &s).code(code);
+    in_s(&["check", "web"], 1).stderr_has(&format!("the record says namespace \"{t}\""));
+    helm_release(&env, &s, "web", "web", &t, true);
+    in_s(&["check", "web"], 0)
+        .stdout_has(&format!("[namespace {t}, stored in {s}: HelmRelease {s}/web installs it"))
+        .stdout_has("in sync");
+    let writer = in_s(&["check", "web", "-o", "json"], 0).stdout();
+    assert!(writer.contains("\"manager\": \"helm-controller\""), "{writer}");
+
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    env.kubectl(&["scale", "deployment", "web-web", "--replicas=5"]).success();
+    in_s(&["check", "web"], 2).stdout_has(&format!("changed      ConfigMap {t}/web-config"));
+    in_s(&["repair", "web", "--trust-namespace", &s], 0);
+    assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "first");
+    in_s(&["check", "web"], 0);
+    flux("upgrade", "greeting: second\n");
+    assert_eq!(record(&s).success().stdout().lines().count(), 2, "revision 2 stored in S");
+    assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "second");
+    in_s(&["check", "web"], 0).stdout_has("revision 2 deployed");
+}

@@ -10,19 +10,94 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 
 	// Import to initialize client auth plugins.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/cli"
 	helmcmd "helm.sh/helm/v4/pkg/cmd"
 	"helm.sh/helm/v4/pkg/kube"
 )
 
+// apart installs or upgrades a release whose record is stored in another namespace.
+func apart(args []string) error {
+	fs := flag.NewFlagSet("apart", flag.ContinueOnError)
+	storage := fs.String("storage-namespace", "", "where the record is stored")
+	target := fs.String("namespace", "", "where the release installs")
+	fs.StringVar(target, "n", "", "where the release installs")
+	valuesFile := fs.String("f", "", "a values file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) < 3 || *storage == "" || *target == "" {
+		return fmt.Errorf("usage: --storage-namespace S --namespace T install|upgrade NAME CHART [-f VALUES]")
+	}
+	if len(rest) > 3 {
+		if err := fs.Parse(rest[3:]); err != nil {
+			return err
+		}
+	}
+	verb, name, chartPath := rest[0], rest[1], rest[2]
+	settings := cli.New()
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(settings.RESTClientGetter(), *storage, "secret"); err != nil {
+		return err
+	}
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+		kc.Namespace = *target
+	}
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		return err
+	}
+	vals := map[string]any{}
+	if *valuesFile != "" {
+		read, err := common.ReadValuesFile(*valuesFile)
+		if err != nil {
+			return err
+		}
+		vals = read
+	}
+	ctx := context.Background()
+	switch verb {
+	case "install":
+		i := action.NewInstall(cfg)
+		i.Namespace, i.ReleaseName = *target, name
+		i.ServerSideApply, i.ForceConflicts, i.TakeOwnership = true, true, true
+		i.WaitStrategy = kube.HookOnlyStrategy
+		_, err = i.RunWithContext(ctx, ch, vals)
+	case "upgrade":
+		u := action.NewUpgrade(cfg)
+		u.Namespace = *target
+		u.ServerSideApply, u.ForceConflicts, u.TakeOwnership = "true", true, true
+		u.WaitStrategy = kube.HookOnlyStrategy
+		_, err = u.RunWithContext(ctx, name, ch, vals)
+	default:
+		err = fmt.Errorf("install or upgrade, not %q", verb)
+	}
+	return err
+}
+
 func main() {
 	kube.ManagedFieldsManager = "helm-controller"
+	if slices.Contains(os.Args, "--storage-namespace") {
+		if err := apart(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	cmd, err := helmcmd.NewRootCmd(os.Stdout, os.Args[1:], helmcmd.SetupLogging)
 	if err != nil {

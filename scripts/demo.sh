@@ -214,7 +214,7 @@ echo "exit code: $code (the first server-side upgrade meets kubectl's replicas)"
 [ "$code" = 3 ]
 "$helm" uninstall switched --namespace demo >/dev/null
 
-say "helm drift plan --helmrelease: what Flux's helm-controller will do with a HelmRelease (its values and valuesFrom)"
+say "helm drift plan --helmrelease: what Flux's helm-controller will do with a HelmRelease (its values, valuesFrom and Kustomize postRenderers)"
 "$kubectl" apply -f - >/dev/null <<'CRD'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -242,9 +242,12 @@ spec:
   chart: {spec: {chart: basic}}
   valuesFrom: [{kind: ConfigMap, name: podinfo-values}]
   values: {replicas: 3}
+  postRenderers:
+    - kustomize:
+        images: [{name: registry.example/web, newTag: "1.1"}]
 HR
 code=0
-"$helm" drift plan --helmrelease podinfo "$root/tests/charts/basic" -n demo --trust-namespace demo || code=$?
+HELM_DRIFT_KUSTOMIZE="$kubectl" "$helm" drift plan --helmrelease podinfo "$root/tests/charts/basic" -n demo --trust-namespace demo || code=$?
 [ "$code" = 2 ]
 "$helm" uninstall podinfo --namespace demo >/dev/null
 

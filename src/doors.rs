@@ -47,10 +47,11 @@ pub(crate) const DOORS: &[Door] = &[
         input: "a record's chart, values and hooks, run by helm (check --rerender, plan, repair --upgrade)",
         writer: "whoever writes the record",
         through: &["helm/mod.rs::render_now", "helm/mod.rs::preview", "helm/mod.rs::upgrade"],
-        budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; repair --upgrade refused before any helm call; the watcher runs no chart",
+        budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; helm's output read up to 64 MiB (helm stopped past it), its words up to 1 MiB (the rest dropped); repair --upgrade refused before any helm call; the watcher runs no chart",
         tests: &[
             "tests/integration/rights.rs::an_untrusted_records_chart_never_reads_the_cluster_as_the_reader",
             "src/layering.rs::the_watcher_runs_no_chart",
+            "src/helm/capture.rs::a_helper_is_read_within_its_budget",
         ],
     },
     Door {

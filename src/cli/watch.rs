@@ -22,6 +22,10 @@ pub(crate) struct WatchArgs {
     /// namespace could otherwise make thousands of releases, each with its series)
     #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Watch", hide_short_help = true)]
     pub(crate) max_releases_per_namespace: usize,
+    /// Watch at most this many releases in all, each namespace an even share (no namespace keeps
+    /// more than another that was cut); the rest are counted and named as above
+    #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Watch", hide_short_help = true)]
+    pub(crate) max_releases: usize,
     /// Where /metrics, /healthz and /readyz are served (loopback by default; the chart serves on
     /// every interface of the pod)
     #[arg(long, default_value = "127.0.0.1:8080", help_heading = "Watch")]

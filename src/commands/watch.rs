@@ -54,6 +54,7 @@ impl WatchSettings {
             resync: a.resync,
             debounce: a.debounce,
             max_releases_per_namespace: a.max_releases_per_namespace.max(1),
+            max_releases: a.max_releases.max(1),
             metrics_address: a.metrics_address,
             notify: a.notify,
             notify_format: match a.notify_format {

@@ -6,9 +6,16 @@ use crate::release::Release;
 use anyhow::{Context, Result, bail};
 use std::path::{Component, Path, PathBuf};
 
+mod capture;
 mod scratch;
 
 pub(crate) use scratch::bounded_output;
+
+/// The most helm may print for one command (a release's manifest and hooks, as JSON): Helm's
+/// own record is at most 1 MiB compressed, so this holds any release Helm could store.
+const HELM_STDOUT: usize = 64 << 20;
+/// The most of helm's words read (the rest is dropped).
+const HELM_STDERR: usize = 1 << 20;
 
 /// What `helm template` is told of the cluster (`.Capabilities`).
 #[derive(Clone, Debug)]
@@ -205,12 +212,13 @@ impl HelmBinary {
         cmd
     }
 
-    async fn run(&self, mut cmd: std::process::Command) -> Result<(bool, String, String)> {
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await?
-            .with_context(|| format!("cannot run {}", self.bin.display()))?;
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
+    /// Runs helm and reads what it prints within [`HELM_STDOUT`] (a chart can print without
+    /// bound: helm is stopped past it) and [`HELM_STDERR`]; no time limit (an upgrade waits as
+    /// long as helm's own `--timeout`).
+    async fn run(&self, cmd: std::process::Command) -> Result<(bool, String, String)> {
+        let limits = capture::Limits { stdout: HELM_STDOUT, stderr: HELM_STDERR, time: None };
+        let done = capture::capture(cmd, "helm", limits).await?;
+        Ok((done.ok, done.stdout, done.stderr))
     }
 }
 

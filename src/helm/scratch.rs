@@ -4,6 +4,7 @@
 //! says of itself (`helm show chart`: the version a controller compares before it upgrades).
 
 use super::HelmBinary;
+use super::capture::{Limits, capture};
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use std::path::Path;
@@ -92,36 +93,13 @@ impl HelmBinary {
 /// What `cmd` (a helper the run starts: helm, kustomize) printed, within [`RENDER_TIME`] and
 /// [`RENDER_BYTES`]; its words (2,000 characters at most) when it fails.
 pub(crate) async fn bounded_output(cmd: std::process::Command, program: &str) -> Result<String> {
-    let mut cmd = tokio::process::Command::from(cmd);
-    cmd.kill_on_drop(true).stdin(std::process::Stdio::null());
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let shown = cmd.as_std().get_program().to_string_lossy().into_owned();
-    let mut child = cmd.spawn().with_context(|| format!("cannot run {shown}"))?;
-    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        bail!("{shown} started without its output");
-    };
-    let read = async {
-        use tokio::io::AsyncReadExt;
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let (mut stdout, mut stderr) = (stdout.take(RENDER_BYTES as u64 + 1), stderr.take(64 << 10));
-        let (o, e) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-        o?;
-        e?;
-        Ok::<_, std::io::Error>((child.wait().await?, out, err))
-    };
-    let (status, stdout, stderr) = match tokio::time::timeout(RENDER_TIME, read).await {
-        Ok(done) => done?,
-        Err(_) => bail!("{program} took longer than {}s to render it", RENDER_TIME.as_secs()),
-    };
-    if stdout.len() > RENDER_BYTES {
-        bail!("{program} printed more than {} MiB for it", RENDER_BYTES >> 20);
-    }
-    if !status.success() {
-        let said = String::from_utf8_lossy(&stderr);
-        let said = said.trim().trim_start_matches("Error: ");
+    let limits = Limits { stdout: RENDER_BYTES, stderr: 64 << 10, time: Some(RENDER_TIME) };
+    let done = capture(cmd, program, limits).await?;
+    if !done.ok {
+        let said = done.stderr.trim().trim_start_matches("Error: ");
         bail!("{}", said.chars().take(2000).collect::<String>());
     }
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
+    Ok(done.stdout)
 }
 
 /// A chart named `values` whose one template is `body`, with `partial` as

@@ -16,6 +16,9 @@ pub(crate) struct WatchOptions {
     pub(crate) debounce: Duration,
     /// `--max-releases-per-namespace`.
     pub(crate) max_releases_per_namespace: usize,
+    /// The most releases watched in all (each namespace an even share), so that the metric
+    /// series and memory stay bounded whoever creates namespaces.
+    pub(crate) max_releases: usize,
     pub(crate) metrics_address: String,
     pub(crate) notify: Vec<String>,
     pub(crate) notify_format: Payload,

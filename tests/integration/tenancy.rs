@@ -292,6 +292,35 @@ fn a_namespace_gets_at_most_its_share_of_releases() {
     assert!(logs.contains("rc rd re"), "{logs}");
 }
 
+/// Many namespaces of releases would each bring their series: a watcher of every namespace keeps
+/// at most --max-releases in all, each namespace an even share, so a crowded namespace is cut
+/// and a small one keeps its release.
+#[test]
+fn all_namespaces_together_get_at_most_the_total_each_an_even_share() {
+    let crowd = Env::new("ten-total-crowd");
+    let small = Env::new("ten-total-small");
+    let configmap = |name: &str| {
+        format!(
+            "---\n# Source: f/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
+        )
+    };
+    for name in ["ra", "rb", "rc", "rd", "re"] {
+        crowd.forge_record(name, &configmap(name), "share: ten-total");
+    }
+    small.forge_record("sa", &configmap("sa"), "share: ten-total");
+    let args = ["-A", "-l", "share=ten-total", "--max-releases", "3", "--resync", "2s"];
+    let w = Watching::start(&crowd, &args).ready();
+    let before = w.checks();
+    eventually("a resync", Duration::from_secs(30), || w.checks() >= before + 2.0);
+    assert_eq!(w.sample("helm_drift_selected_releases"), Some(3.0), "{}", w.metrics());
+    let watched = [(&crowd.ns, "ra", true), (&crowd.ns, "rb", true), (&crowd.ns, "rc", false), (&small.ns, "sa", true)];
+    for (ns, name, watched) in watched {
+        assert_eq!(w.sample(&Watching::drifted(ns, name)).is_some(), watched, "{ns}/{name}\n{}", w.metrics());
+    }
+    let logs = w.logs_text();
+    assert!(logs.contains("rc rd re") && logs.contains(&crowd.ns), "{logs}");
+}
+
 /// A receiver's URL with credentials: the watcher's log names its host, never the user, the
 /// password or the path.
 #[test]

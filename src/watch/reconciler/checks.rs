@@ -20,14 +20,16 @@ impl Watcher<'_> {
         let storage = self.session.storage();
         let (mut found, missing) = crate::engine::select(storage, selection, scope.as_deref()).await?;
         self.outputs.say_missing(missing, scope.as_deref());
-        for (namespace, (count, names)) in self.refused.bound(&mut found, self.options.max_releases_per_namespace) {
+        let (per_namespace, total) = (self.options.max_releases_per_namespace, self.options.max_releases);
+        for (namespace, (count, names)) in self.refused.bound(&mut found, per_namespace, total) {
             self.outputs.metrics.rejected("record", count as u64);
             self.outputs.log.warn(
-                "more releases in the namespace than --max-releases-per-namespace: the rest are not watched",
+                "more releases in the namespace than --max-releases-per-namespace (or its share of --max-releases): the rest are not watched",
                 &[
                     ("namespace", &namespace),
                     ("left_out", &count),
-                    ("max", &self.options.max_releases_per_namespace),
+                    ("max", &per_namespace),
+                    ("total", &total),
                     ("first", &names.join(" ")),
                 ],
             );
@@ -404,6 +406,7 @@ mod tests {
             resync: Duration::from_secs(300),
             debounce: Duration::from_secs(1),
             max_releases_per_namespace: 100,
+            max_releases: 10_000,
             metrics_address: "127.0.0.1:0".into(),
             notify: Vec::new(),
             notify_format: crate::watch::Payload::Json,

@@ -11,14 +11,17 @@ may only write Secrets, ConfigMaps and Events in their own namespaces could writ
 
 And issue 57's doors: 200 tiny ConfigMaps listed before the big ones, a baseline ConfigMap of
 aliases next to tiny0 (800 MB once expanded), 256 forged watcher announcements claiming every
-namespace in bnd-announce.
+namespace in bnd-announce. And issue 70's floods: FLOOD superseded records of release `flood`
+(labelled as Helm labels them, each with a 250 KiB annotation) before its deployed one, in
+bnd-flood; a baseline ConfigMap of 3,300 salted entries (100,000 PBKDF2 iterations each) for
+the one drifted Secret of release `sec0`, in bnd-base.
 
 Then `helm-drift watch -A --repair` (its peak RSS beside the chart's 256 MiB limit), `check -A`
 over the same cluster, `check -A --clusters argocd` (Argo CD's namespace by default: the
 tenant's cluster Secrets are no member), `check tiny0 --baseline cluster` (refused, naming the
 ConfigMap) and `pause tiny0` (refused: no announcement is read outside the operator's namespace).
 
-    python3 bench/bounded.py BINARY KUBECTL METADATA TINY EVENTS BIG CLUSTERS
+    python3 bench/bounded.py BINARY KUBECTL METADATA TINY EVENTS BIG CLUSTERS FLOOD
 
 Prints one JSON object.
 """
@@ -35,7 +38,7 @@ import zlib
 import probe
 
 binary, kubectl = sys.argv[1], sys.argv[2]
-metadata, tiny, events, big, clusters = (int(a) for a in sys.argv[3:8])
+metadata, tiny, events, big, clusters, flood = (int(a) for a in sys.argv[3:9])
 
 
 def kube(*args, stdin=None):
@@ -48,19 +51,25 @@ def create(items):
         kube("create", "-f", "-", stdin=json.dumps(doc).encode())
 
 
-def secret(ns, name, data):
+def secret(ns, name, data, version=1, status="deployed", annotations=None):
     value = base64.b64encode(base64.b64encode(data)).decode()
     return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-            "metadata": {"name": f"sh.helm.release.v1.{name}.v1", "namespace": ns,
-                         "labels": {"owner": "helm", "name": name, "status": "deployed", "version": "1"}},
+            "metadata": {"name": f"sh.helm.release.v1.{name}.v{version}", "namespace": ns,
+                         "labels": {"owner": "helm", "name": name, "status": status, "version": str(version)},
+                         "annotations": annotations or {}},
             "data": {"release": value}}
+
+
+def record(ns, name, manifest, version=1):
+    return gzip.compress(json.dumps({"name": name, "namespace": ns, "version": version,
+                                     "info": {"status": "deployed"}, "manifest": manifest}).encode())
 
 
 def cm(name):
     return f"---\n# Source: t/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
 
 
-for ns in ["bnd-meta", "bnd-tiny", "bnd-unrelated", "bnd-clusters"]:
+for ns in ["bnd-meta", "bnd-tiny", "bnd-unrelated", "bnd-clusters", "bnd-flood", "bnd-base"]:
     subprocess.run([kubectl, "create", "namespace", ns], capture_output=True)
 written = time.monotonic()
 
@@ -111,18 +120,49 @@ create([{"apiVersion": "v1", "kind": "ConfigMap",
          "metadata": {"name": f"helm-drift-watcher-f{i:03}", "namespace": "bnd-announce", "labels": {"helm-drift.io/watcher": "true"}},
          "data": {"namespaces": "*", "fleet": "false", "renewed": now, "everySeconds": "86400", "pad": "p" * 4000}}
         for i in range(256)])
+# Issue 70's floods. Superseded records of one release, each with a 250 KiB annotation, before
+# its deployed revision; a baseline of 3,300 salted entries for one drifted Secret.
+pad = {"pad": "p" * (250 * 1024)}
+create([secret("bnd-flood", "flood", b"x", version=v, status="superseded", annotations=pad) for v in range(1, flood + 1)])
+create([secret("bnd-flood", "flood", record("bnd-flood", "flood", cm("flood0"), flood + 1), version=flood + 1)])
+kube("-n", "bnd-flood", "create", "configmap", "flood0", "--from-literal=a=b")
+creds = "---\n# Source: s/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: sec0-creds\nstringData:\n  password: recorded\n"
+create([secret("bnd-base", "sec0", record("bnd-base", "sec0", creds))])
+kube("-n", "bnd-base", "create", "secret", "generic", "sec0-creds", "--from-literal=password=by-hand")
+# The salted flood: the entry `accept` writes for the drift, its hash replaced by a well-formed
+# wrong one of 100,000 iterations, 3,300 times.
+subprocess.run([binary, "accept", "sec0", "-n", "bnd-base", "--baseline", "cluster"], check=True, capture_output=True)
+cm_json = json.loads(kube("-n", "bnd-base", "get", "configmap", "helm-drift-baseline.sec0", "-o", "json").stdout)
+text = cm_json["data"]["baseline.yaml"]
+first = text.index("- ", text.index("entries:"))
+one = text[first:].rstrip("\n")
+h = one.index("pbkdf2-sha256$")
+end = min([i for i in (one.find(c, h) for c in "\n'\"") if i >= 0] or [len(one)])
+forged = [one[:h] + f"pbkdf2-sha256$100000${i:04x}$" + "00" * 32 + one[end:] for i in range(3300)]  # each its own salt
+salted = min(3300, (1_000_000 - first) // (len(forged[0]) + 1))  # as many as a ConfigMap holds
+patch_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "bounded-salted-patch.json")
+with open(patch_file, "w") as f:
+    json.dump({"data": {"baseline.yaml": text[:first] + "\n".join(forged[:salted]) + "\n"}}, f)
+kube("-n", "bnd-base", "patch", "configmap", "helm-drift-baseline.sec0", "--type", "merge", "--patch-file", patch_file)
 written = time.monotonic() - written
 
 
-def peak_of(*args):
-    """Exit code and peak RSS (MiB) of one run of the binary, a process of its own."""
+def peak_of(*args, said=None):
+    """Exit code, peak RSS (MiB) and what it said (the last line of stderr, or the first of
+    stdout holding `said`) of one run of the binary, a process of its own; its seconds in
+    `last_seconds`."""
+    global last_seconds
+    started = time.monotonic()
     out = subprocess.run([sys.executable, "-c",
         "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
-        "sys.stderr.buffer.write(r.stderr[-2000:]); "
+        "sys.stderr.buffer.write(r.stderr[-2000:]); sys.stderr.buffer.write(b'\\n@@\\n' + r.stdout[-20000:]); "
         "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", binary, *args],
         capture_output=True, text=True)
+    last_seconds = round(time.monotonic() - started, 2)
     code, rss = out.stdout.split()
-    return int(code), round(int(rss) / 1024, 1), out.stderr.strip().splitlines()[-1:]
+    err, _, stdout = out.stderr.partition("\n@@\n")
+    shown = [line.strip() for line in stdout.splitlines() if said and said in line][:1] or err.strip().splitlines()[-1:]
+    return int(code), round(int(rss) / 1024, 1), shown
 
 
 port, base, log = probe.endpoint()
@@ -133,7 +173,15 @@ proc = subprocess.Popen([binary, "watch", "-A", "--repair", "--metrics-address",
 ready, alive, metrics, rss, peak = probe.settle(proc, base, started, 900)
 check_exit, check_peak, _ = peak_of("check", "-A", "-o", "json")
 fleet_exit, fleet_peak, fleet_said = peak_of("check", "-A", "--clusters", "argocd")
-baseline_exit, baseline_peak, baseline_said = peak_of("check", "tiny0", "-n", "bnd-tiny", "--baseline", "cluster")
+baseline_exit, baseline_peak, baseline_said = peak_of("check", "tiny0", "-n", "bnd-tiny", "--baseline", "cluster",
+                                                     "--trust-namespace", "bnd-tiny")
+untrusted_exit, untrusted_peak, untrusted_said = peak_of("check", "tiny0", "-n", "bnd-tiny", "--baseline", "cluster",
+                                                         said="ignored")
+flood_exit, flood_peak, flood_said = peak_of("check", "flood", "-n", "bnd-flood")
+flood_s = last_seconds
+salted_exit, salted_peak, salted_said = peak_of("check", "sec0", "-n", "bnd-base", "--baseline", "cluster",
+                                                "--trust-namespace", "bnd-base", said="salted")
+salted_s = last_seconds
 pause_exit, pause_peak, pause_said = peak_of("pause", "tiny0", "-n", "bnd-tiny", "--for", "60s", "--reason", "INC-1")
 pauses_written = subprocess.run([kubectl, "get", "configmaps", "-A", "-l", "helm-drift.io/pause", "-o", "name"],
                                 capture_output=True, text=True).stdout.split()
@@ -146,6 +194,10 @@ print(json.dumps({
     "check_exit": check_exit, "check_peak_rss_mib": check_peak,
     "fleet_exit": fleet_exit, "fleet_peak_rss_mib": fleet_peak, "fleet_said": fleet_said,
     "baseline_exit": baseline_exit, "baseline_peak_rss_mib": baseline_peak, "baseline_said": baseline_said,
+    "untrusted_exit": untrusted_exit, "untrusted_peak_rss_mib": untrusted_peak, "untrusted_said": untrusted_said,
+    "flood_records": flood, "flood_exit": flood_exit, "flood_peak_rss_mib": flood_peak, "flood_s": flood_s,
+    "flood_said": flood_said,
+    "salted_entries": salted, "salted_exit": salted_exit, "salted_peak_rss_mib": salted_peak, "salted_s": salted_s, "salted_said": salted_said,
     "pause_exit": pause_exit, "pause_peak_rss_mib": pause_peak, "pause_said": pause_said,
     "pauses_written": len(pauses_written),
 }))

@@ -165,9 +165,9 @@ if [ "${BENCH_ONLY:-}" = restore ]; then
 fi
 
 bounded() {
-  echo "Bounded: 100 records of 16 MB metadata, 1,000 tiny records, 300 Events of 900 KB, 300 unrelated objects of 900 KB, 200 tenant cluster Secrets" >&2
+  echo "Bounded: 100 records of 16 MB metadata, 1,000 tiny records, 300 Events of 900 KB, 300 unrelated objects of 900 KB, 200 tenant cluster Secrets, 500 superseded records of 250 KiB annotations, 3,300 salted baseline entries" >&2
   WATCH_LOG="$state/bounded.log" python3 "$root/bench/bounded.py" "${BENCH_BINARY:-$root/target/release/helm-drift}" "$tools/kubectl" \
-    100 1000 300 150 200 >"$state/bounded.json"
+    100 1000 300 150 200 500 >"$state/bounded.json"
   python3 - "$root/bench/RESULTS.md" "$state/bounded.json" <<'PY'
 import sys, json, datetime
 path, f = sys.argv[1], json.load(open(sys.argv[2]))
@@ -175,7 +175,7 @@ text = open(path).read()
 before, _, after = text.partition("\n## Bounded by construction")
 rest = after.split("\n## ", 1)[1] if "\n## " in after else ""
 section = f'''
-## Bounded by construction (issues 45 and 57)
+## Bounded by construction (issues 45, 57 and 70)
 
 Measured {datetime.date.today()} by `bench/bounded.py` (`BENCH_ONLY=bounded scripts/bench.sh`), every input of
 issue 45 at once, as tenants who may only write Secrets, ConfigMaps and Events in their own
@@ -183,8 +183,9 @@ namespaces could write them: {f['metadata_records']} records whose chart metadat
 JSON, 21 KB stored), {f['tiny_records']} tiny records, {f['events']} Events of helm-drift's reason with 900 KB messages,
 {f['big_objects']} unrelated ConfigMaps and Secrets of 900 KB in a namespace without a release, and
 {f['tenant_cluster_secrets']} Argo CD cluster Secrets in a tenant namespace; and issue 57's doors: 200 tiny ConfigMaps listed
-before the large ones, a baseline ConfigMap of aliases, 256 forged watcher announcements. The
-release build, a local process.
+before the large ones, a baseline ConfigMap of aliases, 256 forged watcher announcements; and
+issue 70's floods: {f['flood_records']} superseded records of one release with 250 KiB annotations, a baseline of
+{f['salted_entries']:,} salted entries for one Secret's drift. The release build, a local process.
 
 | measure | value | goal |
 |---|---|---|
@@ -194,8 +195,13 @@ release build, a local process.
 | `check -A`: peak RSS (exit) | {f['check_peak_rss_mib']} MiB ({f['check_exit']}) | |
 | `check -A --clusters argocd`: peak RSS (exit) | {f['fleet_peak_rss_mib']} MiB ({f['fleet_exit']}) | no tenant cluster Secret read |
 | what it said | {' '.join(f['fleet_said'])} | |
-| `check tiny0 --baseline cluster` (a baseline of aliases, 800 MB expanded): peak RSS (exit) | {f['baseline_peak_rss_mib']} MiB ({f['baseline_exit']}) | refused (1), naming the ConfigMap |
+| `check tiny0 --baseline cluster --trust-namespace bnd-tiny` (a baseline of aliases, 800 MB expanded): peak RSS (exit) | {f['baseline_peak_rss_mib']} MiB ({f['baseline_exit']}) | refused (1), naming the ConfigMap |
 | what it said | {' '.join(f['baseline_said'])} | |
+| the same, its namespace not trusted: peak RSS (exit) | {f['untrusted_peak_rss_mib']} MiB ({f['untrusted_exit']}) | ignored, never parsed, drift stays drift (2) |
+| what it said | {' '.join(f['untrusted_said'])} | |
+| `check flood` ({f['flood_records']} superseded records with 250 KiB annotations before the deployed one): peak RSS, time (exit) | {f['flood_peak_rss_mib']} MiB, {f['flood_s']} s ({f['flood_exit']}) | < 256 MiB |
+| `check sec0 --baseline cluster --trust-namespace bnd-base` ({f['salted_entries']:,} salted entries of 100,000 iterations for one Secret's drift, as many as a ConfigMap holds): peak RSS, time (exit) | {f['salted_peak_rss_mib']} MiB, {f['salted_s']} s ({f['salted_exit']}) | seconds, not minutes; drift (2) |
+| what it said | {' '.join(f['salted_said'])} | |
 | `pause tiny0` (256 forged announcements claiming every namespace): peak RSS (exit) | {f['pause_peak_rss_mib']} MiB ({f['pause_exit']}) | refused (1), nothing written |
 | pauses written anywhere | {f['pauses_written']} | 0 |
 

@@ -25,5 +25,5 @@ pub(crate) use hooks::LastRun;
 pub(crate) use index::Record;
 pub(crate) use index::ReleaseIndex;
 pub(crate) use record::{Chart, Release, printed_by_helm};
-pub(crate) use storage::{Selected, Storage};
+pub(crate) use storage::{METADATA_PAGE, Selected, Storage};
 pub(crate) use written::Written;

@@ -269,7 +269,7 @@ fn api<K: RecordObject>(client: &kube::Client, namespace: Option<&str>) -> Api<K
 /// Records per page of the metadata LIST (fewer with a smaller `--chunk-size`): whoever may
 /// write a Secret can give a forged record 1 MiB of annotations and managedFields, so a page is
 /// cut to its [`Record`]s as it arrives (its labels, name and when its data was written).
-const METADATA_PAGE: u32 = 50;
+pub(crate) const METADATA_PAGE: u32 = 50;
 /// The longest release name Helm takes (`helm install` refuses longer ones).
 pub(crate) const MAX_RELEASE_NAME: usize = 53;
 

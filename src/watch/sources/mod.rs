@@ -51,7 +51,11 @@ pub(crate) fn storage(
     since: Timestamp,
     sink: Sink,
 ) -> Option<tokio::task::JoinHandle<()>> {
-    let config = config().labels(&records_selector(RECORDS, selector));
+    let mut config = config().labels(&records_selector(RECORDS, selector));
+    // Whoever may write a Secret can give a record 1 MiB of annotations: a page of records'
+    // metadata is as small as `check`'s (a page of 500 forged ones was 390 MiB at its peak).
+    let page = crate::release::METADATA_PAGE;
+    config.page_size = Some(config.page_size.map_or(page, |n| n.min(page)));
     let touch = |m: &ObjectMeta| release_of(m).map(|(namespace, name)| Touch::Release(ReleaseKey { namespace, name }));
     let version = |m: &ObjectMeta| hash(&m.resource_version);
     Some(match driver {

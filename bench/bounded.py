@@ -149,13 +149,13 @@ written = time.monotonic() - written
 
 def peak_of(*args, said=None):
     """Exit code, peak RSS (MiB) and what it said (the last line of stderr, or the first of
-    stdout holding `said`) of one run of the binary, a process of its own; its seconds in
+    stdout, among its first 20,000 characters, holding `said`) of one run of the binary, a process of its own; its seconds in
     `last_seconds`."""
     global last_seconds
     started = time.monotonic()
     out = subprocess.run([sys.executable, "-c",
         "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
-        "sys.stderr.buffer.write(r.stderr[-2000:]); sys.stderr.buffer.write(b'\\n@@\\n' + r.stdout[-20000:]); "
+        "sys.stderr.buffer.write(r.stderr[-2000:]); sys.stderr.buffer.write(b'\\n@@\\n' + r.stdout[:20000]); "
         "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", binary, *args],
         capture_output=True, text=True)
     last_seconds = round(time.monotonic() - started, 2)

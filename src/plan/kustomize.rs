@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 /// The most text a HelmRelease's post-renderers may hold (what a tenant writes, Kustomize reads).
 const MOST_TEXT: usize = 256 << 10;
-/// The most post-renderers, patches or images read of one HelmRelease.
+/// The most post-renderers read of one HelmRelease (their patches and images are bounded by
+/// [`MOST_TEXT`]).
 const MOST_ITEMS: usize = 64;
 /// The Kustomize binary to run (a `kustomize` or a `kubectl`), when not found on `PATH`.
 const KUSTOMIZE_ENV: &str = "HELM_DRIFT_KUSTOMIZE";

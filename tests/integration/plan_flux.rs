@@ -66,9 +66,17 @@ fn helm_release(env: &Env, name: &str, spec: &str) {
 
 /// `plan` with the Flux-mode arguments, as JSON, asserting its exit code.
 fn plan_json(env: &Env, args: &[&str], code: i32) -> serde_json::Value {
+    plan_json_with(env, args, code, &[])
+}
+
+/// [`plan_json`] with these environment variables set too.
+fn plan_json_with(env: &Env, args: &[&str], code: i32, vars: &[(&str, &std::path::Path)]) -> serde_json::Value {
     let args = [&["plan"][..], args, &["-o", "json"]].concat();
-    let out = env.drift(&args).env("HELM_BIN", env.helm_bin(crate::support::Helm::V4)).code(code);
-    serde_json::from_str(&out.stdout()).expect("a JSON document")
+    let mut run = env.drift(&args).env("HELM_BIN", env.helm_bin(crate::support::Helm::V4));
+    for (k, v) in vars {
+        run = run.env(k, v);
+    }
+    serde_json::from_str(&run.code(code).stdout()).expect("a JSON document")
 }
 
 const SPEC: &str = "  releaseName: web
@@ -191,15 +199,8 @@ fn a_helmrelease_s_kustomize_post_renderers_are_planned() {
     let spec = "  releaseName: web\n  chart: {spec: {chart: basic}}\n  values:\n    image: registry.example/web:2.0\n";
     helm_release(&env, "web", &format!("{spec}{post_renderers}"));
     let kubectl = env.tool("kubectl");
-    let with_kustomize = |args: &[&str], code: i32| {
-        let args = [&["plan"][..], args, &["-o", "json"]].concat();
-        let out = env
-            .drift(&args)
-            .env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
-            .env("HELM_DRIFT_KUSTOMIZE", &kubectl)
-            .code(code);
-        serde_json::from_str::<serde_json::Value>(&out.stdout()).expect("a JSON document")
-    };
+    let with_kustomize =
+        |args: &[&str], code: i32| plan_json_with(&env, args, code, &[("HELM_DRIFT_KUSTOMIZE", &kubectl)]);
     let plan = ["--helmrelease", "web", chart, "--trust-namespace", &ns];
     let doc = with_kustomize(&plan, 2);
     assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");

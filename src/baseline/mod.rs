@@ -86,6 +86,9 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
             (e.object.clone(), e.path.clone(), again)
         })
         .collect();
+    // Many entries of one object and path (a flood, or one drift accepted many times) are one line.
+    let mut seen = std::collections::HashSet::new();
+    report.stale.retain(|s| seen.insert(s.clone()));
 }
 
 /// What `accept` takes from a report.
@@ -305,6 +308,23 @@ mod tests {
             vec![("apps/v1 Deployment apps/web".to_string(), "/spec/replicas".to_string(), true)],
             "the entry's path drifts again, with another value"
         );
+    }
+
+    /// A flood of entries for one drift that is gone (or one accepted many times) is one stale line.
+    #[test]
+    fn many_entries_of_one_drift_are_one_stale_line() {
+        let mut b = Baseline::default();
+        acc(&mut b, &report(5), &[], &[], false, None);
+        let once = b.entries.clone();
+        for _ in 0..500 {
+            b.entries.extend(once.iter().cloned());
+        }
+        let mut fixed = report(5);
+        for o in &mut fixed.objects {
+            (o.fields, o.added, o.verdict) = (Vec::new(), Vec::new(), Verdict::InSync);
+        }
+        apply(&mut fixed, &b, Strictness::Lenient);
+        assert_eq!(fixed.stale.len(), once.len(), "{:?}", fixed.stale);
     }
 
     #[test]

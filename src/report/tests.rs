@@ -178,6 +178,18 @@ fn ages_of_changes() {
     assert!(out.contains("~ spec.replicas: 2 -> 5  (kubectl, 12 min ago)"), "{out}");
 }
 
+/// A baseline flood of stale entries shows a few lines and counts the rest.
+#[test]
+fn stale_baseline_lines_are_counted_past_a_few() {
+    let mut run = fixture();
+    if let Outcome::Checked(r) = &mut run.outcomes[0] {
+        r.stale = (0..1000).map(|i| (format!("v1 Secret apps/s{i}"), "/data/x".to_string(), false)).collect();
+    }
+    let out = text::run(&run, &Style::default());
+    assert_eq!(out.matches("baseline: stale entry").count(), 20, "{out}");
+    assert!(out.contains("baseline: 980 more entries stale or drifting again"), "{out}");
+}
+
 #[test]
 fn text_report_verbose_and_summary() {
     insta::assert_snapshot!("text_verbose", printed(Style { verbose: true, context: 1, ..Style::default() }).0);

@@ -22,6 +22,9 @@ use std::fmt::Write;
 /// Indentation of an object's evidence.
 const DETAIL: &str = "      ";
 
+/// How many baseline lines a release shows before it counts the rest.
+const STALE_SHOWN: usize = 20;
+
 /// One release: its verdict line, notes, and every object worth showing.
 pub(crate) fn release(out: &mut String, r: &DriftReport, style: &Style) {
     verdict_line(out, r, style);
@@ -37,7 +40,7 @@ pub(crate) fn release(out: &mut String, r: &DriftReport, style: &Style) {
     for f in &r.findings {
         let _ = writeln!(out, "  finding: {f}");
     }
-    for (object, path, changed) in &r.stale {
+    for (object, path, changed) in r.stale.iter().take(STALE_SHOWN) {
         let at = if path.is_empty() { "(whole object)" } else { path };
         let line = if *changed {
             format!(
@@ -48,6 +51,14 @@ pub(crate) fn release(out: &mut String, r: &DriftReport, style: &Style) {
             format!("stale entry {object} {at}: its drift is gone (helm drift accept {} --prune drops it)", r.release)
         };
         let _ = writeln!(out, "  baseline: {line}");
+    }
+    if r.stale.len() > STALE_SHOWN {
+        let _ = writeln!(
+            out,
+            "  baseline: {} more entries stale or drifting again (--output json lists them; helm drift accept {} --prune drops the stale ones)",
+            r.stale.len() - STALE_SHOWN,
+            r.release
+        );
     }
     for o in r.objects.iter().filter(|o| o.hook.is_none()) {
         object(out, o, style);

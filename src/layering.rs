@@ -730,3 +730,44 @@ fn the_module_map_names_every_module() {
     let declared = lib.lines().filter(|l| l.contains(" mod ") && l.ends_with(';') && !l.contains("layering")).count();
     assert_eq!(declared, LAYERS.len(), "a module missing from LAYERS");
 }
+
+/// The types a piece of code declares: structs, enums, traits at any depth and type aliases at
+/// the top of a file (an indented `type X =` is an impl's associated type).
+fn declared_types(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in without_comments_and_strings(code).lines() {
+        let top = !line.starts_with(char::is_whitespace);
+        let mut rest = line.trim_start();
+        if let Some(after) = rest.strip_prefix("pub(") {
+            rest = after.split_once(')').map_or("", |(_, r)| r.trim_start());
+        }
+        rest = rest.strip_prefix("pub ").unwrap_or(rest);
+        let name = ["struct ", "enum ", "trait "]
+            .iter()
+            .find_map(|w| rest.strip_prefix(w))
+            .or_else(|| rest.strip_prefix("type ").filter(|_| top));
+        if let Some(name) = name.and_then(|n| n.split(|c: char| !c.is_alphanumeric() && c != '_').next()) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn one_type_per_name_across_the_crate() {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for source in sources() {
+        for name in declared_types(&source.code) {
+            by_name.entry(name).or_default().push(source.file.strip_prefix(src()).unwrap().display().to_string());
+        }
+    }
+    let twice =
+        by_name.into_iter().filter(|(_, files)| files.len() > 1).map(|(name, files)| format!("{name}: {files:?}"));
+    none(twice, "type names declared twice (give each its own name)");
+}
+
+#[test]
+fn the_type_name_check_sees_every_form_and_skips_associated_types() {
+    let code = "pub(crate) struct A {\nenum B {}\npub trait C {}\ntype D = u8;\nimpl X for Y {\n    type Value = u8;\n    struct E;\n}\n// struct F\n";
+    assert_eq!(declared_types(code), ["A", "B", "C", "D", "E"]);
+}

@@ -20,7 +20,7 @@ pub(crate) const MAX_EVENT_BYTES: usize = 4 << 20;
 
 /// A successful write to one object, as its audit event tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Write {
+pub(crate) struct AuditedWrite {
     pub(crate) target: Target,
     pub(crate) subresource: Option<String>,
     /// The field manager the request named (`?fieldManager=`), else the user agent's first word
@@ -31,7 +31,7 @@ pub(crate) struct Write {
     pub(crate) completed: Timestamp,
 }
 
-impl Write {
+impl AuditedWrite {
     /// About how many bytes it holds (for the window's bound).
     pub(crate) fn size(&self) -> usize {
         let a = &self.actor;
@@ -51,7 +51,7 @@ impl Write {
 /// Why an event was refused (counted as a rejected input; not every skipped event is refused:
 /// reads, failed requests and earlier stages are only not kept).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub(crate) enum Rejected {
     #[error("not an audit.k8s.io/v1 event: {0}")]
     Malformed(String),
     #[error("an audit event over {MAX_EVENT_BYTES} bytes")]
@@ -156,34 +156,34 @@ const UNCHANGING: [&str; 7] = ["status", "token", "proxy", "exec", "attach", "po
 
 /// Parses one line of a log backend's file: `Ok(None)` when it is well formed but nothing
 /// helm-drift keeps (a read, a failed request, an earlier stage, a write to no named object).
-pub(crate) fn parse_line(line: &str) -> Result<Option<Write>, Refused> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<AuditedWrite>, Rejected> {
     parse_text(line, false)
 }
 
 /// Parses one item of a webhook's `audit.k8s.io/v1` `EventList` (whose items need not carry
 /// their kind and version).
-pub(crate) fn parse_item(item: &str) -> Result<Option<Write>, Refused> {
+pub(crate) fn parse_item(item: &str) -> Result<Option<AuditedWrite>, Rejected> {
     parse_text(item, true)
 }
 
-fn parse_text(text: &str, listed: bool) -> Result<Option<Write>, Refused> {
+fn parse_text(text: &str, listed: bool) -> Result<Option<AuditedWrite>, Rejected> {
     if text.len() > MAX_EVENT_BYTES {
-        return Err(Refused::TooLarge);
+        return Err(Rejected::TooLarge);
     }
-    let raw: Raw = serde_json::from_str(text).map_err(|e| Refused::Malformed(e.to_string()))?;
+    let raw: Raw = serde_json::from_str(text).map_err(|e| Rejected::Malformed(e.to_string()))?;
     typed(raw, listed)
 }
 
 /// An event that says it is one; in a list, one that says nothing of its type too.
-fn typed(raw: Raw, listed: bool) -> Result<Option<Write>, Refused> {
+fn typed(raw: Raw, listed: bool) -> Result<Option<AuditedWrite>, Rejected> {
     let untyped = listed && raw.api_version.is_empty() && raw.kind.is_empty();
     if !untyped && (raw.api_version != "audit.k8s.io/v1" || raw.kind != "Event") {
-        return Err(Refused::Malformed(format!("{} {}", raw.api_version, raw.kind)));
+        return Err(Rejected::Malformed(format!("{} {}", raw.api_version, raw.kind)));
     }
     kept(raw)
 }
 
-fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
+fn kept(raw: Raw) -> Result<Option<AuditedWrite>, Rejected> {
     let success = raw.response_status.as_ref().is_some_and(|s| (200..300).contains(&s.code));
     // A dry run (helm-drift's own exact engine sends them) changes nothing.
     let dry_run = query(&raw.request_uri, "dryRun").is_some();
@@ -203,7 +203,7 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     };
     let names = std::iter::once(&acting.username).chain(impersonated_by.as_ref());
     if names.into_iter().any(|n| n.chars().count() > MAX_TEXT) {
-        return Err(Refused::LongName);
+        return Err(Rejected::LongName);
     }
     let reason = raw.annotations.reason.as_deref().unwrap_or("");
     let manager = field_manager(&raw.request_uri).unwrap_or_else(|| agent_word(&raw.user_agent));
@@ -221,7 +221,7 @@ fn kept(raw: Raw) -> Result<Option<Write>, Refused> {
     let target = Target { group: r.api_group, plural: r.resource, namespace: r.namespace, name };
     let subresource = r.subresource.filter(|s| !s.is_empty()).map(|s| cut(&s));
     let (received, completed) = (raw.request_received_timestamp, raw.stage_timestamp);
-    Ok(Some(Write { target, subresource, manager: cut(&manager), actor, received, completed }))
+    Ok(Some(AuditedWrite { target, subresource, manager: cut(&manager), actor, received, completed }))
 }
 
 /// The groups that decided the request: `system:masters` (which passes every authorizer), and
@@ -263,7 +263,7 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    pub(crate) fn parse(value: Value) -> Result<Option<Write>, Refused> {
+    pub(crate) fn parse(value: Value) -> Result<Option<AuditedWrite>, Rejected> {
         parse_line(&value.to_string())
     }
 
@@ -333,16 +333,16 @@ mod tests {
     fn what_no_api_server_writes_is_refused() {
         let mut e = impersonated_patch();
         e["impersonatedUser"]["username"] = json!("a".repeat(MAX_TEXT + 1));
-        assert_eq!(parse(e), Err(Refused::LongName), "a cut name could be someone else's");
+        assert_eq!(parse(e), Err(Rejected::LongName), "a cut name could be someone else's");
         let mut e = impersonated_patch();
         e["apiVersion"] = json!("audit.k8s.io/v1beta1");
-        assert!(matches!(parse(e), Err(Refused::Malformed(_))));
-        assert!(matches!(parse(json!({"kind":"Event"})), Err(Refused::Malformed(_))));
+        assert!(matches!(parse(e), Err(Rejected::Malformed(_))));
+        assert!(matches!(parse(json!({"kind":"Event"})), Err(Rejected::Malformed(_))));
         let mut untyped = impersonated_patch();
         untyped.as_object_mut().unwrap().retain(|k, _| k != "kind" && k != "apiVersion");
-        assert!(matches!(parse(untyped.clone()), Err(Refused::Malformed(_))), "a log line says what it is");
+        assert!(matches!(parse(untyped.clone()), Err(Rejected::Malformed(_))), "a log line says what it is");
         assert!(parse_item(&untyped.to_string()).unwrap().is_some(), "a list's item need not");
-        assert!(matches!(parse_line(&"x".repeat(MAX_EVENT_BYTES + 1)), Err(Refused::TooLarge)));
+        assert!(matches!(parse_line(&"x".repeat(MAX_EVENT_BYTES + 1)), Err(Rejected::TooLarge)));
         let mut e = impersonated_patch();
         e["userAgent"] = json!("k".repeat(10 * MAX_TEXT));
         assert_eq!(parse(e).unwrap().unwrap().actor.user_agent.chars().count(), MAX_TEXT + 1, "an agent is cut");

@@ -38,7 +38,7 @@ pub(crate) fn read(
         if text.trim().is_empty() || !worth_parsing(&text, &names) {
             continue;
         }
-        let parsed = if whole { event::parse_line(text.trim_end()) } else { Err(event::Refused::TooLarge) };
+        let parsed = if whole { event::parse_line(text.trim_end()) } else { Err(event::Rejected::TooLarge) };
         match parsed {
             Ok(Some(w)) if targets.contains(&w.target) || collections.contains(&w.target) => window.keep(w, now),
             Ok(_) => {}
@@ -100,7 +100,7 @@ fn bounded_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::Limits;
+    use crate::audit::WindowLimits;
 
     const PATCH: &str = r#"{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"a1","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/ns/configmaps/c?fieldManager=kubectl-edit","verb":"patch","user":{"username":"alice"},"userAgent":"kubectl/v1.36.3","objectRef":{"resource":"configmaps","namespace":"ns","name":"c","apiVersion":"v1"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-12-02T14:51:00.1Z","stageTimestamp":"2026-12-02T14:51:00.2Z"}"#;
 
@@ -114,7 +114,7 @@ mod tests {
         let other = PATCH.replace("\"name\":\"c\"", "\"name\":\"other\"");
         let log = format!("{PATCH}\n{huge}\nnot json at c\n{other}\n{}\n", PATCH.replace("\"patch\"", "\"get\""));
         assert!(worth_parsing(PATCH, &["c"].into()) && !worth_parsing(&other, &["c"].into()));
-        let mut window = Window::new(Limits::default());
+        let mut window = Window::new(WindowLimits::default());
         let targets: HashSet<Target> = [target("c")].into();
         let read = read(log.as_bytes(), &targets, &mut window, "2026-12-02T15:00:00Z".parse().unwrap()).unwrap();
         assert_eq!(window.writes(&target("c")).count(), 1);

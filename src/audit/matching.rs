@@ -5,7 +5,7 @@
 //! delete of it. When no event matches, or another user's write overlaps the last one, it says so
 //! and never guesses.
 
-use super::{Target, Window, Write};
+use super::{AuditedWrite, Target, Window};
 use crate::model::{Attribution, Audited, DriftReport, ObjectDrift, ObjectId, Verdict};
 
 /// Said when no kept event made the write.
@@ -38,7 +38,7 @@ fn attribute_object(o: &mut ObjectDrift, window: &Window, target: &Target) {
 /// The write a managedFields entry records. An entry without a time (the API server writes
 /// none for a write through `scale`) is its manager's last write through that subresource: the
 /// latest such write kept (an earlier one would not be the entry's).
-pub(crate) fn wrote<'a>(writes: impl Iterator<Item = &'a Write>, by: &Attribution) -> Audited {
+pub(crate) fn wrote<'a>(writes: impl Iterator<Item = &'a AuditedWrite>, by: &Attribution) -> Audited {
     let second = by.time.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_second());
     let same =
         writes.filter(|w| w.actor.verb != "delete" && w.manager == by.manager && w.subresource == by.subresource);
@@ -51,8 +51,8 @@ pub(crate) fn wrote<'a>(writes: impl Iterator<Item = &'a Write>, by: &Attributio
 
 /// The last successful delete of the object (or `deletecollection` of its collection, said as
 /// such) after it was last created: a delete before a create did not delete what is missing now.
-pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a Write>) -> Audited {
-    let writes: Vec<&Write> = writes.filter(|w| w.subresource.is_none()).collect();
+pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a AuditedWrite>) -> Audited {
+    let writes: Vec<&AuditedWrite> = writes.filter(|w| w.subresource.is_none()).collect();
     let created = writes.iter().filter(|w| w.actor.verb == "create").map(|w| w.completed).max();
     let deletes = writes.iter().filter(|w| {
         let verb = if w.target.is_collection() { "deletecollection" } else { "delete" };
@@ -65,10 +65,10 @@ pub(crate) fn deleted<'a>(writes: impl Iterator<Item = &'a Write>) -> Audited {
 /// The last of the writes: the one the managedFields entry records (each write of its manager
 /// moves the entry). When another user's write was still in flight as it was received, which
 /// of them came last is not known: said, not guessed.
-fn one_user(writes: Vec<&Write>) -> Audited {
+fn one_user(writes: Vec<&AuditedWrite>) -> Audited {
     let Some(last) = writes.iter().max_by_key(|w| w.completed) else { return Audited::NoRecord(NO_RECORD) };
     let someone_else =
-        |w: &&&Write| w.actor.user != last.actor.user || w.actor.impersonated_by != last.actor.impersonated_by;
+        |w: &&&AuditedWrite| w.actor.user != last.actor.user || w.actor.impersonated_by != last.actor.impersonated_by;
     if writes.iter().filter(someone_else).any(|w| w.completed > last.received) {
         return Audited::NoRecord(SEVERAL);
     }
@@ -79,7 +79,7 @@ fn one_user(writes: Vec<&Write>) -> Audited {
 mod tests {
     use super::*;
     use crate::audit::event::parse_line;
-    use crate::audit::{Limits, Window};
+    use crate::audit::{Window, WindowLimits};
     use serde_json::{Value, json};
 
     fn write(user: &str, verb: &str, manager: &str, at: &str) -> Value {
@@ -91,7 +91,7 @@ mod tests {
     }
 
     fn window(events: &[Value]) -> Window {
-        let mut w = Window::new(Limits::default());
+        let mut w = Window::new(WindowLimits::default());
         for e in events {
             w.keep(parse_line(&e.to_string()).unwrap().unwrap(), "2026-12-02T15:00:00Z".parse().unwrap());
         }
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_window_forgets_the_oldest_within_its_bytes_and_age() {
-        let mut w = Window::new(Limits { max_age: std::time::Duration::from_secs(600), max_bytes: 4096 });
+        let mut w = Window::new(WindowLimits { max_age: std::time::Duration::from_secs(600), max_bytes: 4096 });
         let now: jiff::Timestamp = "2026-12-02T15:00:00Z".parse().unwrap();
         for i in 0..1000 {
             let e = write(&format!("user{i}"), "patch", "kubectl-edit", "2026-12-02T14:59:00");
@@ -199,7 +199,7 @@ mod tests {
     /// Whoever floods writes to their own namespace's objects forgets their own history only.
     #[test]
     fn a_flood_in_one_namespace_forgets_only_its_own_writes() {
-        let mut w = Window::new(Limits { max_age: std::time::Duration::from_secs(600), max_bytes: 8192 });
+        let mut w = Window::new(WindowLimits { max_age: std::time::Duration::from_secs(600), max_bytes: 8192 });
         let now: jiff::Timestamp = "2026-12-02T15:00:00Z".parse().unwrap();
         let keep = |w: &mut Window, user: &str, ns: &str| {
             let mut e = write(user, "patch", "kubectl-edit", "2026-12-02T14:59:00");

@@ -9,9 +9,9 @@ pub(crate) mod file;
 pub(crate) mod matching;
 pub(crate) mod window;
 
-pub(crate) use event::Write;
+pub(crate) use event::AuditedWrite;
 pub(crate) use matching::attribute;
-pub(crate) use window::{Limits, Window};
+pub(crate) use window::{Window, WindowLimits};
 
 /// An object as the audit names it: API group, resource (plural), namespace, name.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]

@@ -4,21 +4,21 @@
 //! floods writes to objects of their own namespace forgets only their own history, never
 //! another team's.
 
-use super::{Target, Write};
+use super::{AuditedWrite, Target};
 use jiff::{SignedDuration, Timestamp};
 use std::collections::{HashMap, VecDeque};
 
 /// How much history a window keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Limits {
+pub(crate) struct WindowLimits {
     pub(crate) max_age: std::time::Duration,
     pub(crate) max_bytes: usize,
 }
 
-impl Default for Limits {
+impl Default for WindowLimits {
     /// A day of history in 16 MiB (about 50,000 writes to watched objects).
-    fn default() -> Limits {
-        Limits { max_age: std::time::Duration::from_secs(24 * 3600), max_bytes: 16 << 20 }
+    fn default() -> WindowLimits {
+        WindowLimits { max_age: std::time::Duration::from_secs(24 * 3600), max_bytes: 16 << 20 }
     }
 }
 
@@ -32,8 +32,8 @@ struct Pool {
 /// The kept writes, by object, oldest first.
 #[derive(Debug)]
 pub(crate) struct Window {
-    limits: Limits,
-    by_target: HashMap<Target, VecDeque<Write>>,
+    limits: WindowLimits,
+    by_target: HashMap<Target, VecDeque<AuditedWrite>>,
     /// Every namespace's writes (the namespaces are those of watched objects: bounded).
     pools: HashMap<String, Pool>,
     bytes: usize,
@@ -42,12 +42,12 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    pub(crate) fn new(limits: Limits) -> Window {
+    pub(crate) fn new(limits: WindowLimits) -> Window {
         Window { limits, by_target: HashMap::new(), pools: HashMap::new(), bytes: 0, dropped: 0 }
     }
 
     /// Keeps a write; forgets what is older than the window or over its size.
-    pub(crate) fn keep(&mut self, write: Write, now: Timestamp) {
+    pub(crate) fn keep(&mut self, write: AuditedWrite, now: Timestamp) {
         let size = write.size();
         if size > self.limits.max_bytes {
             self.dropped += 1;
@@ -100,7 +100,7 @@ impl Window {
     }
 
     /// The kept writes to one object, oldest first.
-    pub(crate) fn writes(&self, target: &Target) -> impl Iterator<Item = &Write> {
+    pub(crate) fn writes(&self, target: &Target) -> impl Iterator<Item = &AuditedWrite> {
         self.by_target.get(target).into_iter().flatten()
     }
 

@@ -8,7 +8,7 @@
 //! or ConfigMap is in [`store`], the document and its entries in [`document`].
 
 use crate::model::{Accepted, DriftReport, Strictness, Verdict};
-use pieces::{Piece, drifts};
+use pieces::{Evidence, drifts};
 
 mod document;
 mod pieces;
@@ -43,7 +43,7 @@ fn apply_at(report: &mut DriftReport, baseline: &Baseline, now: jiff::Timestamp,
     for i in 0..report.objects.len() {
         let found = drifts(report, &report.objects[i]);
         let total = found.len();
-        let mut accepted: Vec<(Piece, Accepted)> = Vec::new();
+        let mut accepted: Vec<(Evidence, Accepted)> = Vec::new();
         for (piece, path, entry) in found {
             if let Some(j) = mine.iter().position(|e| e.same_drift(&entry, &mut work)) {
                 matched[j] = true;
@@ -140,7 +140,7 @@ pub(crate) fn accept(baseline: &mut Baseline, report: &DriftReport, how: &Accept
     for o in report.objects.iter().filter(|o| o.selected_by(how.only)) {
         for (piece, _, mut entry) in drifts(report, o) {
             let wanted = how.paths.is_empty() || how.paths.iter().any(|p| crate::model::path::under(&entry.path, p));
-            if !wanted || (matches!(piece, Piece::Disowned(_)) && !how.strict) {
+            if !wanted || (matches!(piece, Evidence::Disowned(_)) && !how.strict) {
                 continue;
             }
             let kept = baseline.entries.iter().find(|e| e.same_drift(&entry, &mut work) && !e.expired(how.now));

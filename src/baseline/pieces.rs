@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 /// Which piece of evidence of an object a drift is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Piece {
+pub(super) enum Evidence {
     Field(usize),
     /// Item `.1` of a keyed list the field `.0` added whole (recorded absent).
     FieldItem(usize, usize),
@@ -37,7 +37,7 @@ fn items(path: &FieldPath, value: &Value) -> Option<Vec<(FieldPath, Value)>> {
 }
 
 /// Every drift of an object, as baseline entries name it.
-pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath, Entry)> {
+pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Evidence, FieldPath, Entry)> {
     let object = format!("{} {}", o.id.api_version, o.id);
     let entry = |path: &FieldPath, change: &str, value: &Value| {
         let pointer = path.pointer();
@@ -55,7 +55,7 @@ pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath,
     };
     let mut out = Vec::new();
     let mut added =
-        |whole: Piece, item: &dyn Fn(usize) -> Piece, path: &FieldPath, value: &Value| match items(path, value) {
+        |whole: Evidence, item: &dyn Fn(usize) -> Evidence, path: &FieldPath, value: &Value| match items(path, value) {
             Some(list) => {
                 for (j, (at, v)) in list.into_iter().enumerate() {
                     out.push((item(j), at.clone(), entry(&at, "added", &v)));
@@ -66,16 +66,16 @@ pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath,
     match &o.verdict {
         Verdict::Missing | Verdict::Unknown { .. } => {
             let change = if o.verdict == Verdict::Missing { "missing" } else { "unknown" };
-            return vec![(Piece::Whole, FieldPath::root(), entry(&FieldPath::root(), change, &Value::Null))];
+            return vec![(Evidence::Whole, FieldPath::root(), entry(&FieldPath::root(), change, &Value::Null))];
         }
         Verdict::Modified => {
             for (i, f) in o.fields.iter().enumerate() {
                 if let (None, Some(l)) = (&f.recorded, &f.live) {
-                    added(Piece::Field(i), &|j| Piece::FieldItem(i, j), &f.path, l);
+                    added(Evidence::Field(i), &|j| Evidence::FieldItem(i, j), &f.path, l);
                 }
             }
             for (i, a) in o.added.iter().enumerate() {
-                added(Piece::Added(i), &|j| Piece::AddedItem(i, j), &a.path, &a.value);
+                added(Evidence::Added(i), &|j| Evidence::AddedItem(i, j), &a.path, &a.value);
             }
         }
         _ => return out,
@@ -86,11 +86,11 @@ pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath,
             (Some(_), None) => ("removed", &Value::Null),
             _ => continue,
         };
-        out.push((Piece::Field(i), f.path.clone(), entry(&f.path, change, value)));
+        out.push((Evidence::Field(i), f.path.clone(), entry(&f.path, change, value)));
     }
     for (i, d) in o.disowned.iter().enumerate() {
         let manager = Value::String(d.manager.clone());
-        out.push((Piece::Disowned(i), d.path.clone(), entry(&d.path, "owned-elsewhere", &manager)));
+        out.push((Evidence::Disowned(i), d.path.clone(), entry(&d.path, "owned-elsewhere", &manager)));
     }
     out.sort_by_key(|(p, _, _)| order(*p));
     out
@@ -98,14 +98,14 @@ pub(super) fn drifts(r: &DriftReport, o: &ObjectDrift) -> Vec<(Piece, FieldPath,
 
 /// Pieces in the object's order (fields, added, taken over; items in order), so that taking
 /// them out from the last keeps every index valid.
-fn order(p: Piece) -> (u8, usize, usize) {
+fn order(p: Evidence) -> (u8, usize, usize) {
     match p {
-        Piece::Field(i) => (0, i, 0),
-        Piece::FieldItem(i, j) => (0, i, j),
-        Piece::Added(i) => (1, i, 0),
-        Piece::AddedItem(i, j) => (1, i, j),
-        Piece::Disowned(i) => (2, i, 0),
-        Piece::Whole => (3, 0, 0),
+        Evidence::Field(i) => (0, i, 0),
+        Evidence::FieldItem(i, j) => (0, i, j),
+        Evidence::Added(i) => (1, i, 0),
+        Evidence::AddedItem(i, j) => (1, i, j),
+        Evidence::Disowned(i) => (2, i, 0),
+        Evidence::Whole => (3, 0, 0),
     }
 }
 
@@ -117,25 +117,25 @@ pub(super) fn digest(pointer: &str, value: &Value) -> String {
 
 /// Takes the accepted pieces out of the object, the last first (a list emptied of its accepted
 /// items goes with its last one).
-pub(super) fn take_out(o: &mut ObjectDrift, accepted: &[Piece]) {
+pub(super) fn take_out(o: &mut ObjectDrift, accepted: &[Evidence]) {
     let mut pieces = accepted.to_vec();
     pieces.sort_by_key(|p| std::cmp::Reverse(order(*p)));
     for piece in pieces {
         match piece {
-            Piece::Field(i) => drop(o.fields.remove(i)),
-            Piece::Added(i) => drop(o.added.remove(i)),
-            Piece::Disowned(i) => drop(o.disowned.remove(i)),
-            Piece::FieldItem(i, j) => {
+            Evidence::Field(i) => drop(o.fields.remove(i)),
+            Evidence::Added(i) => drop(o.added.remove(i)),
+            Evidence::Disowned(i) => drop(o.disowned.remove(i)),
+            Evidence::FieldItem(i, j) => {
                 if remove_item(o.fields[i].live.as_mut(), j) {
                     o.fields.remove(i);
                 }
             }
-            Piece::AddedItem(i, j) => {
+            Evidence::AddedItem(i, j) => {
                 if remove_item(Some(&mut o.added[i].value), j) {
                     o.added.remove(i);
                 }
             }
-            Piece::Whole => {}
+            Evidence::Whole => {}
         }
     }
 }

@@ -2,7 +2,7 @@
 //! or not, as the log backend rotates them; or stdin), read as a stream that keeps only the
 //! writes to the drifted objects.
 
-use crate::audit::{Limits, Window, file};
+use crate::audit::{Window, WindowLimits, file};
 use crate::engine::{Session, makers};
 use crate::model::{Outcome, RunReport};
 use anyhow::{Context, Result};
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub(crate) fn attribute(session: &Session, run: &mut RunReport, paths: &[PathBuf]) -> Result<()> {
     let targets = makers::targets(session.discovery(), run);
     // The whole files are history asked for: no bound in time, only in bytes.
-    let limits = Limits { max_age: std::time::Duration::MAX, ..Limits::default() };
+    let limits = WindowLimits { max_age: std::time::Duration::MAX, ..WindowLimits::default() };
     let mut window = Window::new(limits);
     let now = jiff::Timestamp::now();
     let mut notes = Vec::new();

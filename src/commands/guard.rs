@@ -8,7 +8,7 @@ use super::settings::settings;
 use crate::api::ApiError;
 use crate::cli::{Global, GuardAction, GuardArgs};
 use crate::engine::{Selection, Session, scan};
-use crate::guard::{GuardInfo, GuardSpec, MANAGER, Mode};
+use crate::guard::{GuardInfo, GuardMode, GuardSpec, MANAGER};
 use crate::live::admission::{bindings, policies};
 use crate::model::{ExitStatus, Outcome, Progress};
 use crate::report::Terminal;
@@ -19,12 +19,12 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 /// `guard`, resolved: what to do, and for `install` what to write.
 pub(crate) struct GuardSettings {
     settings: Settings,
-    action: Action,
+    action: GuardCommand,
     /// What the config file's rules and expected changes said about their managers.
     notes: Vec<String>,
 }
 
-enum Action {
+enum GuardCommand {
     Install { request: GuardRequest, dry_run: bool },
     Status,
     Remove { all_namespaces: bool },
@@ -36,7 +36,7 @@ impl GuardSettings {
         let (action, notes) = match a.action {
             GuardAction::Install => {
                 let selection = a.select.selection("guard", None)?;
-                let mode = Mode::parse(&a.mode).expect("clap checks the mode");
+                let mode = GuardMode::parse(&a.mode).expect("clap checks the mode");
                 let config = crate::policy::config::from_flag(a.config.as_deref())?;
                 let (mut managers, notes) = crate::guard::config_managers(&config.rules, &config.expected);
                 managers.extend(a.allow_manager);
@@ -49,10 +49,10 @@ impl GuardSettings {
                     every_kind: a.every_kind,
                     service_accounts: a.judge_service_accounts,
                 };
-                (Action::Install { request, dry_run: a.dry_run }, notes)
+                (GuardCommand::Install { request, dry_run: a.dry_run }, notes)
             }
-            GuardAction::Status => (Action::Status, Vec::new()),
-            GuardAction::Remove => (Action::Remove { all_namespaces: a.select.all_namespaces }, Vec::new()),
+            GuardAction::Status => (GuardCommand::Status, Vec::new()),
+            GuardAction::Remove => (GuardCommand::Remove { all_namespaces: a.select.all_namespaces }, Vec::new()),
         };
         Ok(GuardSettings { settings, action, notes })
     }
@@ -65,15 +65,17 @@ pub(crate) fn execute(s: GuardSettings, printer: &mut Terminal) -> Result<ExitSt
     }
     let settings = &s.settings;
     match s.action {
-        Action::Install { request, dry_run } => match runtime()?.block_on(install(settings, &request, dry_run))? {
-            Installed::Written(info) => printer.guard(&[info], "guard written"),
-            Installed::Planned(spec) => printer.text(&crate::guard::documents(&spec)),
-        },
-        Action::Status => {
+        GuardCommand::Install { request, dry_run } => {
+            match runtime()?.block_on(install(settings, &request, dry_run))? {
+                Installed::Written(info) => printer.guard(&[info], "guard written"),
+                Installed::Planned(spec) => printer.text(&crate::guard::documents(&spec)),
+            }
+        }
+        GuardCommand::Status => {
             let infos = runtime()?.block_on(status(settings))?;
             printer.guard(&infos, "guards");
         }
-        Action::Remove { all_namespaces } => match runtime()?.block_on(remove(settings, all_namespaces))? {
+        GuardCommand::Remove { all_namespaces } => match runtime()?.block_on(remove(settings, all_namespaces))? {
             Some(name) => printer.text(&format!("removed {name} (its policy and binding)\n")),
             None => printer.text("no guard to remove here\n"),
         },
@@ -85,7 +87,7 @@ pub(crate) fn execute(s: GuardSettings, printer: &mut Terminal) -> Result<ExitSt
 #[derive(Clone, Debug)]
 struct GuardRequest {
     pub(crate) selection: Selection,
-    pub(crate) mode: Mode,
+    pub(crate) mode: GuardMode,
     pub(crate) users: Vec<String>,
     pub(crate) groups: Vec<String>,
     /// Field managers besides Helm's and `kubectl rollout restart`'s.

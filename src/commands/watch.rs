@@ -120,7 +120,7 @@ fn audit(a: crate::cli::AuditArgs) -> Result<Option<AuditOptions>> {
         key,
         client_ca: a.audit_client_ca,
         tokens: a.audit_tokens,
-        limits: crate::audit::Limits { max_age: a.audit_window, ..Default::default() },
+        limits: crate::audit::WindowLimits { max_age: a.audit_window, ..Default::default() },
         publish_names: a.audit_publish_names,
     }))
 }

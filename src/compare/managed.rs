@@ -125,7 +125,7 @@ fn under(pointer: &str, at: &str) -> bool {
 /// Fields another manager owns that the chart does not set: those whose live value is what the
 /// server holds for Helm's object (`held`, from [`super::defaults::held`]) apart from the others.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Found {
+pub(crate) struct OwnedElsewhere {
     /// Added outside Helm.
     pub(crate) added: Vec<Foreign>,
     /// The server's defaults (or chosen values) for Helm's object, owned by another manager: a
@@ -135,12 +135,12 @@ pub(crate) struct Found {
 
 /// Fields in `live` owned by a manager other than Helm (`helm`) and the control plane and absent
 /// from `desired`; those
-/// `held` holds with their live value are [`Found::defaults`]. The values the server chooses (a
+/// `held` holds with their live value are [`OwnedElsewhere::defaults`]. The values the server chooses (a
 /// cluster IP, a node port) are the server's only when owned by one of the object's `creators`
 /// (it made the object with them: a restore); another owner changed them.
-pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value, helm: &str) -> Found {
+pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: &Value, helm: &str) -> OwnedElsewhere {
     let fixed = super::defaults::without_chosen(held);
-    let mut out = Found::default();
+    let mut out = OwnedElsewhere::default();
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     for entry in entries.into_iter().flatten() {
         if !walked(entry, helm) {

@@ -36,7 +36,7 @@ pub(crate) struct Deployed {
 }
 
 /// What the judge of one object knows: the kind, the live object and the revision.
-pub(crate) struct Write<'a> {
+pub(crate) struct JudgedObject<'a> {
     pub(crate) group: &'a str,
     pub(crate) kind: &'a str,
     pub(crate) live: &'a Value,
@@ -45,7 +45,7 @@ pub(crate) struct Write<'a> {
 
 /// Which write `by` of the field at `path` was: the deployed revision's apply, a later one, or
 /// unknown (no evidence either way).
-pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenance {
+pub(crate) fn of(w: &JudgedObject<'_>, path: &FieldPath, by: &Attribution) -> Provenance {
     let d = w.deployed;
     let rev = d.revision;
     let helm_op = d.apply.operation();
@@ -97,13 +97,13 @@ pub(crate) fn of(w: &Write<'_>, path: &FieldPath, by: &Attribution) -> Provenanc
 /// server-side apply sends every field, Helm 3's three-way patch every field that differs from
 /// live; only its two-way patch of a custom resource leaves a value it did not change as it
 /// was, so what that resource holds may be anyone's.
-fn resent_by_each_apply(w: &Write<'_>) -> bool {
+fn resent_by_each_apply(w: &JudgedObject<'_>) -> bool {
     w.deployed.apply.is_server_side() || crate::compare::defaults::is_built_in(w.group)
 }
 
 /// When the object was created, if its kind's `generation` says nothing outside `metadata`
 /// changed since (the field at `path` is outside it).
-fn unchanged_since_created(w: &Write<'_>, path: &FieldPath) -> Option<Timestamp> {
+fn unchanged_since_created(w: &JudgedObject<'_>, path: &FieldPath) -> Option<Timestamp> {
     if !tracks_generation(w.group, w.kind) || path.pointer().starts_with("/metadata") {
         return None;
     }
@@ -188,7 +188,7 @@ mod tests {
     const IMAGE: &str = "/spec/template/spec/containers/0/image";
 
     fn judge(kind: (&str, &str), live: &Value, d: &Deployed, pointer: &str, w: &Attribution) -> Provenance {
-        of(&Write { group: kind.0, kind: kind.1, live, deployed: d }, &crate::testing::path(pointer), w)
+        of(&JudgedObject { group: kind.0, kind: kind.1, live, deployed: d }, &crate::testing::path(pointer), w)
     }
 
     #[test]

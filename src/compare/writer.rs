@@ -66,7 +66,7 @@ pub(crate) fn given(manager: &str) -> Result<HelmWriter, NotHelms> {
 }
 
 /// A manager that owned recorded fields and cannot be Helm's writer, with why.
-type Refused = (String, &'static str);
+type NotWriter = (String, &'static str);
 
 /// One object of the release as read: what Helm sent (`desired`, release metadata added) and
 /// the live object.
@@ -83,7 +83,7 @@ pub(crate) struct Read<'a> {
 pub(crate) fn learn<'a>(objects: impl IntoIterator<Item = Read<'a>>, deployed: &Deployed) -> HelmWriter {
     let mut votes: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut cast: Vec<(ObjectId, String)> = Vec::new();
-    let mut refused: Vec<Refused> = Vec::new();
+    let mut refused: Vec<NotWriter> = Vec::new();
     for o in objects {
         let (vote, turned_away) = vote(&o, deployed);
         for r in turned_away {
@@ -111,7 +111,7 @@ pub(crate) fn learn<'a>(objects: impl IntoIterator<Item = Read<'a>>, deployed: &
 
 /// One object's vote (the manager owning the most recorded fields, and how many), and the
 /// managers that owned some and cannot be Helm's.
-fn vote(o: &Read<'_>, deployed: &Deployed) -> (Option<(String, usize)>, Vec<Refused>) {
+fn vote(o: &Read<'_>, deployed: &Deployed) -> (Option<(String, usize)>, Vec<NotWriter>) {
     let entries = o.live.pointer("/metadata/managedFields").and_then(Value::as_array);
     let operation = deployed.apply.operation();
     let mut best: Option<(String, usize)> = None;

@@ -14,7 +14,7 @@ const HISTORY: usize = 32;
 
 /// What became of a hook's object after its last run at one revision.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Fate {
+pub(crate) enum HookFate {
     /// It stays in the cluster as the hook created it.
     Kept,
     /// Helm deleted it after the run (`hook-succeeded`, `hook-failed`).
@@ -27,17 +27,17 @@ pub(crate) enum Fate {
 
 /// The fate of a hook's object, from its last run and delete policies as recorded. Helm never
 /// deletes a CustomResourceDefinition hook (that would delete every object of its kind).
-pub(crate) fn fate(hook: &Hook) -> Fate {
+pub(crate) fn fate(hook: &Hook) -> HookFate {
     let deleted_by = match hook.last_run.phase.as_str() {
-        "" => return Fate::NotRun,
+        "" => return HookFate::NotRun,
         "Succeeded" => "hook-succeeded",
         "Failed" => "hook-failed",
-        _ => return Fate::Unfinished,
+        _ => return HookFate::Unfinished,
     };
     if hook.kind != "CustomResourceDefinition" && hook.delete_policies.iter().any(|p| p == deleted_by) {
-        Fate::Deleted
+        HookFate::Deleted
     } else {
-        Fate::Kept
+        HookFate::Kept
     }
 }
 
@@ -59,7 +59,7 @@ fn ran_at_rollback(hook: &Hook) -> bool {
 
 /// The runs in an earlier revision's `hooks` of the hooks `pending`.
 fn runs_of(pending: &[Hook], hooks: &[Hook]) -> Vec<Hook> {
-    pending.iter().filter_map(|p| hooks.iter().find(|h| same(h, p) && fate(h) != Fate::NotRun).cloned()).collect()
+    pending.iter().filter_map(|p| hooks.iter().find(|h| same(h, p) && fate(h) != HookFate::NotRun).cloned()).collect()
 }
 
 /// The hooks of one release, sorted by what becomes of them.
@@ -93,11 +93,11 @@ impl Sorted {
 
     fn settle(&mut self, hook: Hook, revision: u32) {
         match fate(&hook) {
-            Fate::Kept => self.kept.push((hook, revision)),
-            Fate::Deleted => self.deleted += 1,
-            Fate::Unfinished => self.unfinished += 1,
-            Fate::NotRun if test_only(&hook) => self.tests += 1,
-            Fate::NotRun => self.pending.push(hook),
+            HookFate::Kept => self.kept.push((hook, revision)),
+            HookFate::Deleted => self.deleted += 1,
+            HookFate::Unfinished => self.unfinished += 1,
+            HookFate::NotRun if test_only(&hook) => self.tests += 1,
+            HookFate::NotRun => self.pending.push(hook),
         }
     }
 
@@ -214,17 +214,17 @@ mod tests {
 
     #[test]
     fn what_helm_keeps_after_a_hook_ran() {
-        assert_eq!(fate(&hook("ConfigMap", "a", "Succeeded", &["before-hook-creation"])), Fate::Kept);
-        assert_eq!(fate(&hook("ConfigMap", "a", "Succeeded", &[])), Fate::Kept);
-        assert_eq!(fate(&hook("Job", "a", "Succeeded", &["hook-succeeded"])), Fate::Deleted);
-        assert_eq!(fate(&hook("Job", "a", "Succeeded", &["hook-failed"])), Fate::Kept);
-        assert_eq!(fate(&hook("Job", "a", "Failed", &["hook-failed"])), Fate::Deleted);
-        assert_eq!(fate(&hook("Job", "a", "Failed", &["hook-succeeded"])), Fate::Kept);
+        assert_eq!(fate(&hook("ConfigMap", "a", "Succeeded", &["before-hook-creation"])), HookFate::Kept);
+        assert_eq!(fate(&hook("ConfigMap", "a", "Succeeded", &[])), HookFate::Kept);
+        assert_eq!(fate(&hook("Job", "a", "Succeeded", &["hook-succeeded"])), HookFate::Deleted);
+        assert_eq!(fate(&hook("Job", "a", "Succeeded", &["hook-failed"])), HookFate::Kept);
+        assert_eq!(fate(&hook("Job", "a", "Failed", &["hook-failed"])), HookFate::Deleted);
+        assert_eq!(fate(&hook("Job", "a", "Failed", &["hook-succeeded"])), HookFate::Kept);
         // Helm never deletes a CRD hook, whatever its policy says.
-        assert_eq!(fate(&hook("CustomResourceDefinition", "a", "Succeeded", &["hook-succeeded"])), Fate::Kept);
-        assert_eq!(fate(&hook("ConfigMap", "a", "Running", &[])), Fate::Unfinished);
-        assert_eq!(fate(&hook("ConfigMap", "a", "Unknown", &[])), Fate::Unfinished);
-        assert_eq!(fate(&hook("ConfigMap", "a", "", &[])), Fate::NotRun);
+        assert_eq!(fate(&hook("CustomResourceDefinition", "a", "Succeeded", &["hook-succeeded"])), HookFate::Kept);
+        assert_eq!(fate(&hook("ConfigMap", "a", "Running", &[])), HookFate::Unfinished);
+        assert_eq!(fate(&hook("ConfigMap", "a", "Unknown", &[])), HookFate::Unfinished);
+        assert_eq!(fate(&hook("ConfigMap", "a", "", &[])), HookFate::NotRun);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::grounds::{Grounds, Judge};
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
-use crate::compare::managed::Found;
+use crate::compare::managed::OwnedElsewhere;
 use crate::compare::provenance;
 use crate::compare::{self, attribution, defaults, exact, managed, merge, ownership, subset};
 use crate::desired::DesiredObject;
@@ -94,7 +94,7 @@ struct Findings {
     /// The recorded fields that differ.
     fields: Vec<FieldDiff>,
     /// Fields other managers own (added outside Helm, the server's own values).
-    found: Found,
+    found: OwnedElsewhere,
     /// How it was compared.
     engine: Method,
 }
@@ -191,7 +191,7 @@ async fn differences(
     at: &Location,
     live: &Value,
     ignores: &[IgnorePrefix],
-) -> (Vec<FieldDiff>, Found, Method) {
+) -> (Vec<FieldDiff>, OwnedElsewhere, Method) {
     let comparable = subset::comparable(&obj.object);
     // An empty value that lets the server choose (`nodePort: 0`) sets nothing: not compared,
     // and whoever changes the value the server chose owns a field the chart does not set.
@@ -199,7 +199,7 @@ async fn differences(
     let fields = subset::differences(&desired, live);
     // Only another writer's fields can be foreign (or the server's values in its hands): for
     // the objects no one else touched, nothing is worked out.
-    let mut found = Found::default();
+    let mut found = OwnedElsewhere::default();
     let helm = judge.grounds.writer.manager.as_str();
     if managed::owned_besides_helm(live, helm) {
         let creators = attribution::creators(live, helm);
@@ -222,7 +222,7 @@ async fn differences(
     }
     match live::apply_dry_run(judge.client, at, &obj.name, &obj.object, helm).await {
         Ok(after) => (not_added(exact::differences(&after, live), &found), found, Method::Exact),
-        Err(e @ ApiError::Invalid { .. }) => match whole(judge, obj, at, live, &found).await {
+        Err(e @ ApiError::Invalid { .. }) => match update_differences(judge, obj, at, live, &found).await {
             Some(differences) => (differences, found, Method::Exact),
             None => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
         },
@@ -235,12 +235,12 @@ async fn differences(
 /// invalid): the live object with the chart's fields laid over it, the lists the chart sets
 /// whole (the recorded object as a repair leaves it), written as a dry-run update by Helm's
 /// writer.
-async fn whole(
+async fn update_differences(
     judge: &Judge<'_>,
     obj: &DesiredObject,
     at: &Location,
     live: &Value,
-    found: &Found,
+    found: &OwnedElsewhere,
 ) -> Option<Vec<FieldDiff>> {
     let written = merge::client_side(live, &[], &obj.object, false);
     let after =
@@ -250,7 +250,7 @@ async fn whole(
 
 /// The differences without what another manager (or a borrowed name) added: reported as added
 /// (`found`), not twice.
-fn not_added(mut differences: Vec<FieldDiff>, found: &Found) -> Vec<FieldDiff> {
+fn not_added(mut differences: Vec<FieldDiff>, found: &OwnedElsewhere) -> Vec<FieldDiff> {
     let added = |p: &str| found.added.iter().any(|a| under(p, &a.path.pointer()));
     differences.retain(|d| d.recorded.is_some() || !added(&d.path.pointer()));
     differences
@@ -306,7 +306,7 @@ fn attribute(live: &Value, helm: &str, drift: &mut ObjectDrift) {
 /// only when the cluster's record of the write says so; otherwise it stays drift, with what
 /// decided (or why nothing could). `--strict` counts the admitted ones too.
 fn helms_own(ctx: &Grounds<'_>, obj: &DesiredObject, live: &Value, drift: &mut ObjectDrift) {
-    let write = provenance::Write { group: obj.group(), kind: &obj.kind, live, deployed: &ctx.deployed };
+    let write = provenance::JudgedObject { group: obj.group(), kind: &obj.kind, live, deployed: &ctx.deployed };
     let mut kept = Vec::new();
     for mut f in std::mem::take(&mut drift.fields) {
         let by_helm = f.changed_by.as_ref().filter(|c| ctx.writer.is(&c.manager));

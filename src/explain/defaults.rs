@@ -4,10 +4,10 @@
 //! whose live value its shape cannot give are searched again with these probed too: `{{
 //! .Values.image.tag | default .Chart.AppVersion }}` is then `{image.repository}:{image.tag}`.
 
-use super::field::{Field, Found};
+use super::field::{Appearance, Field};
 use super::search::Search;
 use super::shape::{self, Piece};
-use super::values::{Key, Step};
+use super::values::{Key, KeyPart};
 use crate::release::Release;
 use anyhow::Result;
 use base64::Engine as _;
@@ -39,8 +39,8 @@ fn keys_in(text: &str) -> Vec<Key> {
         }
         let rest = &text[at + ".Values.".len()..];
         let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(rest.len());
-        let steps: Vec<Step> =
-            rest[..end].split('.').take_while(|k| !k.is_empty()).map(|k| Step::Key(k.to_string())).collect();
+        let steps: Vec<KeyPart> =
+            rest[..end].split('.').take_while(|k| !k.is_empty()).map(|k| KeyPart::Key(k.to_string())).collect();
         if !steps.is_empty() {
             out.push(Key(steps));
         }
@@ -70,7 +70,7 @@ pub(super) async fn unseen_again(search: &mut Search<'_>, fields: &mut [Field<'_
     let mut before = Vec::new();
     for (i, f) in fields.iter_mut().enumerate() {
         let shown: Vec<usize> = match &f.found {
-            Some(Found::Pieces(p)) if f.fitted.is_none() && shape::fit(p, &f.live, &current).is_none() => {
+            Some(Appearance::Pieces(p)) if f.fitted.is_none() && shape::fit(p, &f.live, &current).is_none() => {
                 p.iter().filter_map(|p| if let Piece::Value(n) = p { Some(*n) } else { None }).collect()
             }
             None if f.grown.is_none() && !f.added && !f.live.is_object() && !f.live.is_array() => Vec::new(),
@@ -86,7 +86,7 @@ pub(super) async fn unseen_again(search: &mut Search<'_>, fields: &mut [Field<'_
     search.run(fields).await?;
     for (i, found, trouble) in before {
         let f = &mut fields[i];
-        let fits = matches!(&f.found, Some(Found::Pieces(p)) if shape::fit(p, &f.live, &current).is_some());
+        let fits = matches!(&f.found, Some(Appearance::Pieces(p)) if shape::fit(p, &f.live, &current).is_some());
         if !fits {
             (f.found, f.trouble) = (found, trouble);
         }

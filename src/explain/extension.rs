@@ -13,13 +13,13 @@ pub(crate) fn empties(values: &Value) -> Vec<Key> {
     out
 }
 
-fn walk(v: &Value, at: &mut Vec<values::Step>, out: &mut Vec<Key>) {
+fn walk(v: &Value, at: &mut Vec<values::KeyPart>, out: &mut Vec<Key>) {
     match v {
         Value::Object(m) if m.is_empty() && !at.is_empty() => out.push(Key(at.clone())),
         Value::Array(a) if a.is_empty() && !at.is_empty() => out.push(Key(at.clone())),
         Value::Object(m) => {
             for (k, v) in m.iter().filter(|(k, _)| !k.contains(['=', ',', '[', ']', '\\', '\''])) {
-                at.push(values::Step::Key(k.clone()));
+                at.push(values::KeyPart::Key(k.clone()));
                 walk(v, at, out);
                 at.pop();
             }

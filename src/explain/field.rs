@@ -22,7 +22,7 @@ pub(super) struct Field<'a> {
     pub(super) trouble: Vec<String>,
     /// How often its candidates were rendered together again (a shape seen without all of them).
     pub(super) regroups: u8,
-    pub(super) found: Option<Found>,
+    pub(super) found: Option<Appearance>,
     /// A list that only grew, explained by an empty value the chart fills it from: the value's
     /// key, the form of its items, and the value that writes the items added.
     pub(super) grown: Option<(Key, String, Value)>,
@@ -35,7 +35,7 @@ pub(super) struct Field<'a> {
 }
 
 /// What a render showed of a field.
-pub(super) enum Found {
+pub(super) enum Appearance {
     Pieces(Vec<Piece>),
     /// It changes with this value but is not a copy of it.
     Transformed(usize),

@@ -20,7 +20,7 @@ use crate::helm::{Capabilities, ChartFiles, HelmBinary};
 use crate::model::{Built, Cause, DriftReport, Explanation};
 use crate::release::Release;
 use anyhow::{Context, Result};
-use field::{Field, Found};
+use field::{Appearance, Field};
 use search::Search;
 use serde_json::Value;
 use shape::Piece;
@@ -74,7 +74,7 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> (Vec
         let place = format!("{} {}", f.object.id, f.path);
         let mut grown_keys: Vec<Key> = Vec::new();
         let (cause, changed) = match f.found {
-            Some(Found::Transformed(n)) => (
+            Some(Appearance::Transformed(n)) => (
                 values_cause(
                     vec![name(n)],
                     String::new(),
@@ -82,7 +82,7 @@ fn conclude(fields: Vec<Field>, values: &Value, leaves: &[(Key, Value)]) -> (Vec
                 ),
                 Vec::new(),
             ),
-            Some(Found::Pieces(pieces)) => {
+            Some(Appearance::Pieces(pieces)) => {
                 let mut keys: Vec<String> = Vec::new();
                 for p in &pieces {
                     if let Piece::Value(n) = p

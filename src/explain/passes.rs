@@ -3,7 +3,7 @@
 //! the shape's last part (an image without its digest) fitted with that value emptied. Each is
 //! verified by a render.
 
-use super::field::{Field, Found};
+use super::field::{Appearance, Field};
 use super::search::{MAX_RENDERS, Search, find};
 use super::{extension, shape, values};
 use crate::compare::subset::scalar_equal;
@@ -125,7 +125,7 @@ pub(super) async fn tails(search: &mut Search<'_>, fields: &mut [Field<'_>]) -> 
     let current = |n: usize| search.leaves[n].1.clone();
     let mut guesses = Vec::new();
     for (i, f) in fields.iter().enumerate() {
-        let Some(Found::Pieces(pieces)) = &f.found else { continue };
+        let Some(Appearance::Pieces(pieces)) = &f.found else { continue };
         if shape::fit(pieces, &f.live, &current).is_none()
             && let Some(parts) = shape::fit_without_tail(pieces, &f.live, &current)
         {

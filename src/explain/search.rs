@@ -2,7 +2,7 @@
 //! many at once, renders that fail or lose the field are split in halves, within a bound in
 //! renders and time.
 
-use super::field::{Field, Found, decoded};
+use super::field::{Appearance, Field, decoded};
 use super::shape::{self, Piece};
 use super::values::{self, Key};
 use crate::compare::subset::scalar_equal;
@@ -187,7 +187,7 @@ pub(super) fn read(
                 .filter(|n| !group.contains(n) && text.contains(&values::printed(&leaves[*n].1)))
                 .collect();
             if left_out.is_empty() || f.regroups >= MAX_REGROUPS {
-                f.found = Some(Found::Pieces(pieces));
+                f.found = Some(Appearance::Pieces(pieces));
             } else {
                 f.regroups += 1;
                 let mut keys: Vec<usize> = shown.into_iter().chain(left_out).collect();
@@ -201,9 +201,9 @@ pub(super) fn read(
             });
         } else if let [n] = tried[..] {
             f.found = Some(if leaves[n].1.is_boolean() {
-                Found::Pieces(vec![Piece::Value(n)])
+                Appearance::Pieces(vec![Piece::Value(n)])
             } else {
-                Found::Transformed(n)
+                Appearance::Transformed(n)
             });
         } else {
             again.extend(tried);

@@ -7,23 +7,23 @@ use std::fmt;
 
 /// One step of a key: a map key or a list position.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Step {
+pub(crate) enum KeyPart {
     Key(String),
     Index(usize),
 }
 
 /// A value's place in the values tree.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Key(pub Vec<Step>);
+pub(crate) struct Key(pub Vec<KeyPart>);
 
 impl fmt::Display for Key {
     /// As `--set` spells it: `a.b[0].c`, dots inside a key escaped (`a\.b`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, step) in self.0.iter().enumerate() {
             match step {
-                Step::Key(k) if i == 0 => write!(f, "{}", k.replace('.', "\\."))?,
-                Step::Key(k) => write!(f, ".{}", k.replace('.', "\\."))?,
-                Step::Index(n) => write!(f, "[{n}]")?,
+                KeyPart::Key(k) if i == 0 => write!(f, "{}", k.replace('.', "\\."))?,
+                KeyPart::Key(k) => write!(f, ".{}", k.replace('.', "\\."))?,
+                KeyPart::Index(n) => write!(f, "[{n}]")?,
             }
         }
         Ok(())
@@ -33,13 +33,13 @@ impl fmt::Display for Key {
 impl Key {
     /// The part of the key `--set-json` can set without losing list items: up to the first list.
     pub(crate) fn settable(&self) -> Key {
-        let end = self.0.iter().position(|s| matches!(s, Step::Index(_))).unwrap_or(self.0.len());
+        let end = self.0.iter().position(|s| matches!(s, KeyPart::Index(_))).unwrap_or(self.0.len());
         Key(self.0[..end].to_vec())
     }
 
     /// The last map key (`initialDelaySeconds` of `probes.liveness.initialDelaySeconds`).
     pub(crate) fn last_name(&self) -> &str {
-        self.0.iter().rev().find_map(|s| if let Step::Key(k) = s { Some(k.as_str()) } else { None }).unwrap_or("")
+        self.0.iter().rev().find_map(|s| if let KeyPart::Key(k) = s { Some(k.as_str()) } else { None }).unwrap_or("")
     }
 }
 
@@ -72,12 +72,12 @@ pub(crate) fn leaves(values: &Value) -> Vec<(Key, Value)> {
     out
 }
 
-fn walk(v: &Value, at: &mut Vec<Step>, out: &mut Vec<(Key, Value)>) {
+fn walk(v: &Value, at: &mut Vec<KeyPart>, out: &mut Vec<(Key, Value)>) {
     match v {
         Value::Object(m) => walk_map(m, at, out),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                at.push(Step::Index(i));
+                at.push(KeyPart::Index(i));
                 walk(item, at, out);
                 at.pop();
             }
@@ -88,10 +88,10 @@ fn walk(v: &Value, at: &mut Vec<Step>, out: &mut Vec<(Key, Value)>) {
     }
 }
 
-fn walk_map(m: &Map<String, Value>, at: &mut Vec<Step>, out: &mut Vec<(Key, Value)>) {
+fn walk_map(m: &Map<String, Value>, at: &mut Vec<KeyPart>, out: &mut Vec<(Key, Value)>) {
     let spellable = |k: &str| !k.is_empty() && !k.contains(['=', ',', '[', ']', '\\', '\'']);
     for (k, v) in m.iter().filter(|(k, _)| spellable(k)) {
-        at.push(Step::Key(k.clone()));
+        at.push(KeyPart::Key(k.clone()));
         walk(v, at, out);
         at.pop();
     }
@@ -100,8 +100,8 @@ fn walk_map(m: &Map<String, Value>, at: &mut Vec<Step>, out: &mut Vec<(Key, Valu
 /// The value at `key`.
 pub(crate) fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
     key.0.iter().try_fold(values, |v, step| match step {
-        Step::Key(k) => v.get(k),
-        Step::Index(i) => v.get(i),
+        KeyPart::Key(k) => v.get(k),
+        KeyPart::Index(i) => v.get(i),
     })
 }
 
@@ -109,13 +109,13 @@ pub(crate) fn get<'a>(values: &'a Value, key: &Key) -> Option<&'a Value> {
 /// item must exist).
 pub(crate) fn set(values: &mut Value, key: &Key, value: Value) {
     let slot = key.0.iter().try_fold(values, |v, step| match step {
-        Step::Key(k) => {
+        KeyPart::Key(k) => {
             if v.is_null() {
                 *v = Value::Object(Map::new());
             }
             v.as_object_mut().map(|m| m.entry(k.clone()).or_insert(Value::Null))
         }
-        Step::Index(i) => v.get_mut(i),
+        KeyPart::Index(i) => v.get_mut(i),
     });
     if let Some(slot) = slot {
         *slot = value;
@@ -139,11 +139,11 @@ pub(crate) fn absent(values: &Value, named: &[Key]) -> Vec<(Key, Value)> {
     out
 }
 
-fn nulls(v: &Value, at: &mut Vec<Step>, out: &mut Vec<(Key, Value)>) {
+fn nulls(v: &Value, at: &mut Vec<KeyPart>, out: &mut Vec<(Key, Value)>) {
     match v {
         Value::Object(m) => {
             for (k, v) in m {
-                at.push(Step::Key(k.clone()));
+                at.push(KeyPart::Key(k.clone()));
                 nulls(v, at, out);
                 at.pop();
             }
@@ -204,10 +204,10 @@ mod tests {
     #[test]
     fn a_key_inside_a_list_sets_the_whole_list() {
         let mut values = json!({"hosts": [{"name": "a"}, {"name": "b"}], "replicas": 1});
-        let host = Key(vec![Step::Key("hosts".into()), Step::Index(1), Step::Key("name".into())]);
+        let host = Key(vec![KeyPart::Key("hosts".into()), KeyPart::Index(1), KeyPart::Key("name".into())]);
         assert_eq!(get(&values, &host), Some(&json!("b")));
         set(&mut values, &host, json!("c"));
-        let replicas = Key(vec![Step::Key("replicas".into())]);
+        let replicas = Key(vec![KeyPart::Key("replicas".into())]);
         set(&mut values, &replicas, json!(3));
         assert_eq!(
             set_pairs(&values, &[host.clone(), replicas, host]),
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn absent_values_are_named_and_settable() {
         let values = json!({"image": {"tag": null, "repository": "nginx"}, "name": "x"});
-        let key = |s: &str| Key(s.split('.').map(|k| Step::Key(k.into())).collect());
+        let key = |s: &str| Key(s.split('.').map(|k| KeyPart::Key(k.into())).collect());
         let named = [key("logLevel"), key("image.repository"), key("name.first"), key("probes.liveness.delay")];
         let found: Vec<String> = absent(&values, &named).into_iter().map(|(k, _)| k.to_string()).collect();
         assert_eq!(found, ["image.tag", "logLevel", "probes.liveness.delay"]);

@@ -12,7 +12,7 @@ pub(crate) const MANAGER: &str = "helm-drift";
 
 /// How a drifting write is met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum GuardMode {
     /// A warning to the writer, and an audit annotation.
     Warn,
     /// An audit annotation only.
@@ -22,24 +22,24 @@ pub(crate) enum Mode {
     Deny,
 }
 
-impl Mode {
+impl GuardMode {
     pub(crate) fn word(self) -> &'static str {
         match self {
-            Mode::Warn => "warn",
-            Mode::Audit => "audit",
-            Mode::Deny => "deny",
+            GuardMode::Warn => "warn",
+            GuardMode::Audit => "audit",
+            GuardMode::Deny => "deny",
         }
     }
 
-    pub(crate) fn parse(word: &str) -> Option<Mode> {
-        [Mode::Warn, Mode::Audit, Mode::Deny].into_iter().find(|m| m.word() == word)
+    pub(crate) fn parse(word: &str) -> Option<GuardMode> {
+        [GuardMode::Warn, GuardMode::Audit, GuardMode::Deny].into_iter().find(|m| m.word() == word)
     }
 
     fn actions(self) -> Vec<&'static str> {
         match self {
-            Mode::Warn => vec!["Warn", "Audit"],
-            Mode::Audit => vec!["Audit"],
-            Mode::Deny => vec!["Deny", "Audit"],
+            GuardMode::Warn => vec!["Warn", "Audit"],
+            GuardMode::Audit => vec!["Audit"],
+            GuardMode::Deny => vec!["Deny", "Audit"],
         }
     }
 }
@@ -54,7 +54,7 @@ pub(crate) struct GuardSpec {
     /// `(group, resource)` of the kinds the releases contain (empty: every kind, and the
     /// `scale` of every kind, so that kinds a later upgrade adds are covered too).
     pub(crate) resources: Vec<(String, String)>,
-    pub(crate) mode: Mode,
+    pub(crate) mode: GuardMode,
     /// Field managers whose writes are the release's own or expected (Helm, repairs, rollout
     /// restarts, listed controllers).
     pub(crate) managers: Vec<String>,
@@ -206,7 +206,7 @@ impl GuardSpec {
         // Deletions are never refused (helm uninstall deletes as its user does): warned in warn
         // mode, audited in audit mode, let through in deny mode.
         let check = match self.mode {
-            Mode::Deny => format!("request.operation == 'DELETE' || {allowed}"),
+            GuardMode::Deny => format!("request.operation == 'DELETE' || {allowed}"),
             _ => format!("request.operation == 'UPDATE' && {allowed}"),
         };
         json!({"expression": check, "messageExpression": message, "reason": "Forbidden"})
@@ -286,7 +286,7 @@ impl GuardInfo {
         GuardInfo {
             name: policy["metadata"]["name"].as_str().unwrap_or("?").to_string(),
             // A mode word that is not one of ours (a policy labelled by hand) is not repeated.
-            mode: Mode::parse(&word("helm-drift.io/guard-mode")).map_or("unknown", Mode::word).to_string(),
+            mode: GuardMode::parse(&word("helm-drift.io/guard-mode")).map_or("unknown", GuardMode::word).to_string(),
             namespace: word("helm-drift.io/guard-namespace"),
             releases: word("helm-drift.io/guard-releases"),
             kinds,

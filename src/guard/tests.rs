@@ -1,6 +1,6 @@
 use super::*;
 
-fn spec(mode: Mode) -> GuardSpec {
+fn spec(mode: GuardMode) -> GuardSpec {
     GuardSpec {
         namespace: Some("shop".into()),
         releases: vec!["web".into(), "it's".into()],
@@ -16,7 +16,7 @@ fn spec(mode: Mode) -> GuardSpec {
 
 #[test]
 fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
-    let p = spec(Mode::Warn).policy();
+    let p = spec(GuardMode::Warn).policy();
     assert_eq!(p["metadata"]["name"], "helm-drift-guard-shop");
     assert_eq!(p["spec"]["failurePolicy"], "Ignore");
     let rules = p["spec"]["matchConstraints"]["resourceRules"].as_array().unwrap();
@@ -53,31 +53,36 @@ fn a_policy_per_namespace_with_the_releases_kinds_and_scale() {
         check,
         r#"request.operation == 'UPDATE' && request.options.?fieldManager.orValue('') in ["helm","helm-controller","kubectl-rollout"]"#
     );
-    let b = spec(Mode::Warn).binding();
+    let b = spec(GuardMode::Warn).binding();
     assert_eq!(b["spec"]["validationActions"], json!(["Warn", "Audit"]));
     assert_eq!(b["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"], json!(["shop"]));
 }
 
 #[test]
 fn modes_and_every_namespace() {
-    assert_eq!(spec(Mode::Audit).binding()["spec"]["validationActions"], json!(["Audit"]));
-    assert_eq!(spec(Mode::Deny).binding()["spec"]["validationActions"], json!(["Deny", "Audit"]));
-    let deny = spec(Mode::Deny).policy();
+    assert_eq!(spec(GuardMode::Audit).binding()["spec"]["validationActions"], json!(["Audit"]));
+    assert_eq!(spec(GuardMode::Deny).binding()["spec"]["validationActions"], json!(["Deny", "Audit"]));
+    let deny = spec(GuardMode::Deny).policy();
     assert!(
         deny["spec"]["validations"][0]["expression"].as_str().unwrap().starts_with("request.operation == 'DELETE' ||")
     );
-    let all =
-        GuardSpec { namespace: None, releases: Vec::new(), users: Vec::new(), groups: Vec::new(), ..spec(Mode::Warn) };
+    let all = GuardSpec {
+        namespace: None,
+        releases: Vec::new(),
+        users: Vec::new(),
+        groups: Vec::new(),
+        ..spec(GuardMode::Warn)
+    };
     assert_eq!(all.name(), "helm-drift-guard-all-namespaces");
     assert!(all.binding()["spec"].get("matchResources").is_none());
     assert_eq!(all.policy()["spec"]["matchConditions"].as_array().unwrap().len(), 3);
-    assert_eq!(Mode::parse("deny"), Some(Mode::Deny));
-    assert_eq!(Mode::parse("block"), None);
+    assert_eq!(GuardMode::parse("deny"), Some(GuardMode::Deny));
+    assert_eq!(GuardMode::parse("block"), None);
 }
 
 #[test]
 fn status_reads_what_install_wrote() {
-    let info = GuardInfo::of(&spec(Mode::Deny).policy());
+    let info = GuardInfo::of(&spec(GuardMode::Deny).policy());
     assert_eq!(
         info,
         GuardInfo {
@@ -96,7 +101,7 @@ fn status_reads_what_install_wrote() {
 
 #[test]
 fn every_kind_covers_every_resource_and_its_scale() {
-    let every = GuardSpec { resources: Vec::new(), ..spec(Mode::Warn) };
+    let every = GuardSpec { resources: Vec::new(), ..spec(GuardMode::Warn) };
     let rules = &every.policy()["spec"]["matchConstraints"]["resourceRules"];
     assert_eq!(rules[0]["apiGroups"], json!(["*"]));
     assert_eq!(rules[0]["resources"], json!(["*", "*/scale"]));
@@ -108,10 +113,10 @@ fn every_kind_covers_every_resource_and_its_scale() {
 fn service_accounts_are_let_through_unless_judged() {
     let first = |s: &GuardSpec| s.policy()["spec"]["matchConditions"][0]["expression"].as_str().unwrap().to_string();
     assert_eq!(
-        first(&spec(Mode::Warn)),
+        first(&spec(GuardMode::Warn)),
         "!request.userInfo.username.startsWith('system:') || request.userInfo.username == 'system:admin'"
     );
-    let judged = first(&GuardSpec { service_accounts: true, ..spec(Mode::Warn) });
+    let judged = first(&GuardSpec { service_accounts: true, ..spec(GuardMode::Warn) });
     assert!(judged.contains("startsWith('system:serviceaccount:') && !request.userInfo.username.startsWith('system:serviceaccount:kube-system:')"), "{judged}");
 }
 
@@ -119,7 +124,7 @@ fn service_accounts_are_let_through_unless_judged() {
 #[test]
 fn names_stay_inside_their_cel_strings() {
     let hostile =
-        GuardSpec { releases: vec![r#"a" || true || ""#.into(), "b\\".into(), "c'".into()], ..spec(Mode::Deny) };
+        GuardSpec { releases: vec![r#"a" || true || ""#.into(), "b\\".into(), "c'".into()], ..spec(GuardMode::Deny) };
     let e = hostile.policy()["spec"]["matchConditions"][4]["expression"].as_str().unwrap().to_string();
     assert!(e.ends_with(r#"in ["a\" || true || \"","b\\","c'"]"#), "{e}");
 }
@@ -139,12 +144,12 @@ fn the_config_files_writers_are_let_through_by_name() {
 
 #[test]
 fn a_mode_not_ours_is_unknown_and_the_strongest_guard_is_named() {
-    let mut policy = spec(Mode::Warn).policy();
+    let mut policy = spec(GuardMode::Warn).policy();
     policy["metadata"]["annotations"]["helm-drift.io/guard-mode"] = json!("\u{1b}[2Jdeny");
     let odd = GuardInfo::of(&policy);
     assert_eq!(odd.mode, "unknown");
-    let deny = GuardInfo::of(&spec(Mode::Deny).policy());
-    let warn = GuardInfo { name: "other".into(), ..GuardInfo::of(&spec(Mode::Warn).policy()) };
+    let deny = GuardInfo::of(&spec(GuardMode::Deny).policy());
+    let warn = GuardInfo { name: "other".into(), ..GuardInfo::of(&spec(GuardMode::Warn).policy()) };
     assert_eq!(covering(&[warn.clone(), deny, odd.clone()], "shop", "web").as_deref(), Some("deny"));
     assert_eq!(covering(&[odd, warn], "shop", "web").as_deref(), Some("warn"));
     assert_eq!(covering(&[], "shop", "web"), None);

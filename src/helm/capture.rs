@@ -8,7 +8,7 @@ use tokio::io::AsyncReadExt;
 
 /// How much of a helper's output is read, and for how long.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
+pub(crate) struct CaptureLimits {
     pub(crate) stdout: usize,
     pub(crate) stderr: usize,
     pub(crate) time: Option<Duration>,
@@ -24,7 +24,7 @@ pub(crate) struct Captured {
 /// Runs `cmd` (named `program` in errors) and reads what it prints within `limits`: past its
 /// output's budget or its time it is stopped and this is an error; what it says past its words'
 /// budget is read and dropped, so it never waits on a full pipe.
-pub(crate) async fn capture(cmd: std::process::Command, program: &str, limits: Limits) -> Result<Captured> {
+pub(crate) async fn capture(cmd: std::process::Command, program: &str, limits: CaptureLimits) -> Result<Captured> {
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.kill_on_drop(true).stdin(std::process::Stdio::null());
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
@@ -74,7 +74,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_helper_is_read_within_its_budget() {
-        let limits = Limits { stdout: 1 << 20, stderr: 16, time: Some(Duration::from_secs(20)) };
+        let limits = CaptureLimits { stdout: 1 << 20, stderr: 16, time: Some(Duration::from_secs(20)) };
         let ok = capture(sh("echo out; echo 'Error: no' >&2; exit 3"), "t", limits).await.unwrap();
         assert_eq!((ok.ok, ok.stdout.as_str(), ok.stderr.as_str()), (false, "out\n", "Error: no\n"));
         // Words past their budget are dropped, never waited on.
@@ -83,7 +83,7 @@ mod tests {
         // Output past its budget stops the helper (it would print forever).
         let e = capture(sh("yes"), "t", limits).await.err().unwrap().to_string();
         assert_eq!(e, "t printed more than 1 MiB");
-        let slow = Limits { time: Some(Duration::from_millis(200)), ..limits };
+        let slow = CaptureLimits { time: Some(Duration::from_millis(200)), ..limits };
         let e = capture(sh("sleep 30"), "t", slow).await.err().unwrap().to_string();
         assert!(e.contains("took longer"), "{e}");
     }

@@ -216,7 +216,7 @@ impl HelmBinary {
     /// bound: helm is stopped past it) and [`HELM_STDERR`]; no time limit (an upgrade waits as
     /// long as helm's own `--timeout`).
     async fn run(&self, cmd: std::process::Command) -> Result<(bool, String, String)> {
-        let limits = capture::Limits { stdout: HELM_STDOUT, stderr: HELM_STDERR, time: None };
+        let limits = capture::CaptureLimits { stdout: HELM_STDOUT, stderr: HELM_STDERR, time: None };
         let done = capture::capture(cmd, "helm", limits).await?;
         Ok((done.ok, done.stdout, done.stderr))
     }

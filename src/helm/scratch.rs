@@ -4,7 +4,7 @@
 //! says of itself (`helm show chart`: the version a controller compares before it upgrades).
 
 use super::HelmBinary;
-use super::capture::{Limits, capture};
+use super::capture::{CaptureLimits, capture};
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use std::path::Path;
@@ -93,7 +93,7 @@ impl HelmBinary {
 /// What `cmd` (a helper the run starts: helm, kustomize) printed, within [`RENDER_TIME`] and
 /// [`RENDER_BYTES`]; its words (2,000 characters at most) when it fails.
 pub(crate) async fn bounded_output(cmd: std::process::Command, program: &str) -> Result<String> {
-    let limits = Limits { stdout: RENDER_BYTES, stderr: 64 << 10, time: Some(RENDER_TIME) };
+    let limits = CaptureLimits { stdout: RENDER_BYTES, stderr: 64 << 10, time: Some(RENDER_TIME) };
     let done = capture(cmd, program, limits).await?;
     if !done.ok {
         let said = done.stderr.trim().trim_start_matches("Error: ");

@@ -50,7 +50,7 @@ pub(crate) use release::{
     Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport,
 };
 pub(crate) use render::{DocChange, DocDiff, RenderReport};
-pub(crate) use repair::{Action, RepairReport, Skip, Step, StepStatus};
+pub(crate) use repair::{Action, RepairReport, RepairStep, Skip, StepStatus};
 pub(crate) use strictness::Strictness;
 pub(crate) use text::percent_decoded;
 pub(crate) use trust::{Home, StoredApart, Trust, Vouch};

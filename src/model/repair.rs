@@ -58,7 +58,7 @@ impl StepStatus {
 
 /// One change to one object.
 #[derive(Clone, Debug)]
-pub(crate) struct Step {
+pub(crate) struct RepairStep {
     pub(crate) object: ObjectId,
     pub(crate) action: Action,
     pub(crate) status: StepStatus,
@@ -77,7 +77,7 @@ pub(crate) enum Skip {
 pub(crate) struct RepairReport {
     /// The verdicts the plan came from (only the objects selected by `--only`).
     pub(crate) before: DriftReport,
-    pub(crate) steps: Vec<Step>,
+    pub(crate) steps: Vec<RepairStep>,
     pub(crate) skipped: Vec<(ObjectId, Skip)>,
     /// The check after applying (not on dry runs or failures).
     pub(crate) after: Option<DriftReport>,

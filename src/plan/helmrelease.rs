@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 /// Where the HelmRelease is read from.
 #[derive(Clone, Debug)]
-pub(crate) enum Source {
+pub(crate) enum HelmReleaseSource {
     /// `--helmrelease NAME`: the cluster's, in the session's namespace.
     Cluster(String),
     /// `--helmrelease-file FILE` (with `--helmrelease NAME` to pick one of several).
@@ -65,11 +65,11 @@ pub(crate) struct FluxUpgrade {
 pub(crate) async fn resolve(
     client: &kube::Client,
     helm: &HelmBinary,
-    source: &Source,
+    source: &HelmReleaseSource,
     namespace: &str,
 ) -> Result<FluxUpgrade, HelmReleaseError> {
     let (hr, from_cluster) = match source {
-        Source::Cluster(name) => {
+        HelmReleaseSource::Cluster(name) => {
             let read = values_from::helm_release(client, namespace, name).await;
             let unreadable = |e: crate::api::ApiError| HelmReleaseError::Unreadable {
                 namespace: namespace.into(),
@@ -78,7 +78,7 @@ pub(crate) async fn resolve(
             };
             (read.map_err(unreadable)?, true)
         }
-        Source::File { path, name } => (from_file(path, name.as_deref())?, false),
+        HelmReleaseSource::File { path, name } => (from_file(path, name.as_deref())?, false),
     };
     let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty());
     let name = text("/metadata/name").unwrap_or_default().to_string();
@@ -128,7 +128,7 @@ pub(crate) async fn request(
     client: &kube::Client,
     namespace: &str,
     base: &super::PlanRequest,
-    source: &Source,
+    source: &HelmReleaseSource,
 ) -> anyhow::Result<(super::PlanRequest, tempfile::TempDir)> {
     let upgrade = resolve(client, &base.helm, source, namespace).await?;
     let dir = tempfile::Builder::new().prefix("helm-drift-flux-").tempdir()?;

@@ -19,9 +19,9 @@ mod values;
 mod values_from;
 
 pub(crate) use apply::ApplyFlags;
-pub(crate) use caaph::{Source as ChartProxySource, fleet as chart_proxy_fleet};
+pub(crate) use caaph::{ChartProxySource, fleet as chart_proxy_fleet};
 use dry_run::Applier;
-pub(crate) use helmrelease::{Source as HelmReleaseSource, request as helm_release_request};
+pub(crate) use helmrelease::{HelmReleaseSource, request as helm_release_request};
 pub(crate) use post_render::PostRender;
 pub(crate) use uninstall::uninstall;
 pub(crate) use values::ValueFlags;

@@ -4,7 +4,7 @@
 
 use super::expected;
 use super::gitops::{self, Imported};
-use super::ignore::{IgnoreError, IgnoreRule, RuleSpec};
+use super::ignore::{IgnoreError, IgnoreRule, IgnoreSpec};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -27,11 +27,11 @@ pub(crate) enum ConfigError {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct File {
     #[serde(default)]
-    ignore: Vec<RuleSpec>,
+    ignore: Vec<IgnoreSpec>,
     #[serde(default)]
     check_hpa_replicas: bool,
     #[serde(default)]
-    expected: Vec<expected::RuleSpec>,
+    expected: Vec<expected::ExpectedSpec>,
 }
 
 /// What the config file says.

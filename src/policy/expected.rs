@@ -64,7 +64,7 @@ impl ExpectedRule {
 /// writer and the reason.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RuleSpec {
+pub(crate) struct ExpectedSpec {
     /// Replaces (or, with `disabled: true`, removes) the built-in rule of that name.
     #[serde(default)]
     pub(crate) name: Option<String>,
@@ -90,7 +90,7 @@ impl ExpectedRule {
 }
 
 /// The built-in rules with the config file's applied; `origin` names the file in errors.
-pub(crate) fn rules(config: Vec<RuleSpec>, origin: &str) -> Result<Vec<ExpectedRule>, IgnoreError> {
+pub(crate) fn rules(config: Vec<ExpectedSpec>, origin: &str) -> Result<Vec<ExpectedRule>, IgnoreError> {
     let mut rules: Vec<ExpectedRule> = BUILT_IN
         .iter()
         .map(|(name, kind, paths, manager, reason)| ExpectedRule {
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn config_adds_replaces_and_disables() {
-        let specs: Vec<RuleSpec> = serde_yaml::from_str(
+        let specs: Vec<ExpectedSpec> = serde_yaml::from_str(
             "- {name: rollout-restart, disabled: true}\n- {paths: [/metadata/labels/team], manager: kubectl-label, reason: team labels}\n",
         )
         .unwrap();
@@ -260,7 +260,7 @@ mod tests {
         let (_, kept, expected) = set_aside(&rules, &deployment(), Vec::new(), added, "helm");
         assert_eq!((kept.len(), expected.len()), (1, 1));
         assert_eq!(expected[0].reason, "team labels (kubectl-label)");
-        let bad: Vec<RuleSpec> = serde_yaml::from_str("- {paths: [spec]}").unwrap();
+        let bad: Vec<ExpectedSpec> = serde_yaml::from_str("- {paths: [spec]}").unwrap();
         assert!(rules_err(bad).contains("is not a JSON pointer"));
     }
 
@@ -273,7 +273,7 @@ mod tests {
         assert!(kept.is_empty(), "kubectl apply's record is expected");
         assert_eq!(expected[0].reason, "kubectl apply's record of what it applied (kubectl-client-side-apply)");
         // A rule named like a built-in one replaces it: here, only for ConfigMaps.
-        let specs: Vec<RuleSpec> = serde_yaml::from_str(&format!(
+        let specs: Vec<ExpectedSpec> = serde_yaml::from_str(&format!(
             "- {{name: last-applied, paths: [\"{LAST}\"], target: {{kind: ConfigMap}}, reason: mine}}\n"
         ))
         .unwrap();
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(kept.len(), 1, "the replaced rule no longer covers Deployments");
     }
 
-    fn rules_err(specs: Vec<RuleSpec>) -> String {
+    fn rules_err(specs: Vec<ExpectedSpec>) -> String {
         rules(specs, "cfg").unwrap_err().to_string()
     }
 
@@ -299,7 +299,7 @@ mod tests {
         let (kept, _, expected) =
             set_aside(&built_in, &deployment(), vec![image.clone(), edited.clone()], Vec::new(), "helm");
         assert_eq!((kept.len(), expected.len()), (2, 0), "Helm's name excuses nothing");
-        let mirror = RuleSpec {
+        let mirror = ExpectedSpec {
             paths: vec!["/spec/image".into()],
             manager: Some("helm".into()),
             reason: Some("the registry mirror".into()),

@@ -60,7 +60,7 @@ pub(crate) struct ObjectRef<'a> {
 /// The rule file format (also the `ignore:` list of the config file).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RuleSpec {
+pub(crate) struct IgnoreSpec {
     pub(crate) paths: Vec<String>,
     #[serde(default)]
     pub(crate) target: TargetSpec,
@@ -86,7 +86,7 @@ impl IgnoreRule {
             None if text.starts_with('/') => ("", text),
             None => return Err(err("expected [key=regex,...:]/json/pointer")),
         };
-        let mut spec = RuleSpec { paths: pointers.split(',').map(str::to_string).collect(), ..Default::default() };
+        let mut spec = IgnoreSpec { paths: pointers.split(',').map(str::to_string).collect(), ..Default::default() };
         for pair in selector.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').ok_or_else(|| err("selector entries are key=regex"))?;
             let slot = match k.trim() {
@@ -107,7 +107,7 @@ impl IgnoreRule {
     }
 
     /// Builds a rule from its file form, checking pointers and regexes.
-    pub(crate) fn from_spec(spec: RuleSpec, origin: &str) -> Result<IgnoreRule, IgnoreError> {
+    pub(crate) fn from_spec(spec: IgnoreSpec, origin: &str) -> Result<IgnoreRule, IgnoreError> {
         if spec.paths.is_empty() {
             return Err(IgnoreError::Rule { rule: origin.into(), why: "no paths".into() });
         }

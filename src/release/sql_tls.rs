@@ -37,7 +37,7 @@ pub(crate) enum TlsSettingsError {
 
 /// How much TLS a connection string asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum TlsMode {
     Disable,
     Prefer,
     Require,
@@ -48,7 +48,7 @@ pub(crate) enum Mode {
 /// The TLS part of a connection string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Tls {
-    pub(crate) mode: Mode,
+    pub(crate) mode: TlsMode,
     pub(crate) root_cert: Option<PathBuf>,
 }
 
@@ -58,17 +58,17 @@ pub(crate) fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
     let trimmed = conn.trim();
     let url = trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://");
     let pairs = if url { url_pairs(trimmed) } else { keyword_pairs(trimmed)? };
-    let mut tls = Tls { mode: Mode::Prefer, root_cert: None };
+    let mut tls = Tls { mode: TlsMode::Prefer, root_cert: None };
     let mut kept = Vec::new();
     for (key, value) in pairs {
         match key.as_str() {
             "sslmode" => {
                 tls.mode = match value.as_str() {
-                    "disable" => Mode::Disable,
-                    "allow" | "prefer" => Mode::Prefer,
-                    "require" => Mode::Require,
-                    "verify-ca" => Mode::VerifyCa,
-                    "verify-full" => Mode::VerifyFull,
+                    "disable" => TlsMode::Disable,
+                    "allow" | "prefer" => TlsMode::Prefer,
+                    "require" => TlsMode::Require,
+                    "verify-ca" => TlsMode::VerifyCa,
+                    "verify-full" => TlsMode::VerifyFull,
                     other => return Err(TlsSettingsError::SslMode(other.to_string())),
                 };
             }
@@ -80,12 +80,12 @@ pub(crate) fn split(conn: &str) -> Result<(String, Tls), TlsSettingsError> {
         }
     }
     // libpq: `require` with a root certificate verifies the chain, like `verify-ca`.
-    if tls.mode == Mode::Require && tls.root_cert.is_some() {
-        tls.mode = Mode::VerifyCa;
+    if tls.mode == TlsMode::Require && tls.root_cert.is_some() {
+        tls.mode = TlsMode::VerifyCa;
     }
     let wire = match tls.mode {
-        Mode::Disable => "disable",
-        Mode::Prefer => "prefer",
+        TlsMode::Disable => "disable",
+        TlsMode::Prefer => "prefer",
         _ => "require",
     };
     kept.push(("sslmode".into(), wire.into()));
@@ -106,9 +106,9 @@ pub(crate) fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, T
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsSettingsError::Tls(e.to_string()))?;
     let chain = match tls.mode {
-        Mode::Disable => return Ok(None),
-        Mode::Prefer | Mode::Require => None,
-        Mode::VerifyCa | Mode::VerifyFull => {
+        TlsMode::Disable => return Ok(None),
+        TlsMode::Prefer | TlsMode::Require => None,
+        TlsMode::VerifyCa | TlsMode::VerifyFull => {
             let path = match &tls.root_cert {
                 Some(p) => p.clone(),
                 None => default_root_cert().ok_or(TlsSettingsError::NoRootCert)?,
@@ -131,7 +131,7 @@ pub(crate) fn client_config(tls: &Tls) -> Result<Option<rustls::ClientConfig>, T
             Some(webpki)
         }
     };
-    let verifier = Arc::new(Verifier { provider, chain, names: tls.mode == Mode::VerifyFull });
+    let verifier = Arc::new(Verifier { provider, chain, names: tls.mode == TlsMode::VerifyFull });
     Ok(Some(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth()))
 }
 
@@ -278,11 +278,11 @@ mod tests {
         let (wire, tls) =
             split("host=db port=5432 user=helm password='a b\\'c' sslmode=verify-full sslrootcert=/ca.pem").unwrap();
         assert_eq!(wire, "host=db port=5432 user=helm password='a b\\'c' sslmode=require");
-        assert_eq!(tls, Tls { mode: Mode::VerifyFull, root_cert: Some("/ca.pem".into()) });
+        assert_eq!(tls, Tls { mode: TlsMode::VerifyFull, root_cert: Some("/ca.pem".into()) });
         let (_, tls) = split("host=db sslmode=require sslrootcert=/ca.pem").unwrap();
-        assert_eq!(tls.mode, Mode::VerifyCa, "libpq: require with a root certificate verifies the chain");
+        assert_eq!(tls.mode, TlsMode::VerifyCa, "libpq: require with a root certificate verifies the chain");
         let (wire, tls) = split("host=db").unwrap();
-        assert_eq!((wire.as_str(), tls.mode), ("host=db sslmode=prefer", Mode::Prefer));
+        assert_eq!((wire.as_str(), tls.mode), ("host=db sslmode=prefer", TlsMode::Prefer));
         assert!(split("host=db sslmode=sometimes").unwrap_err().to_string().contains("sslmode \"sometimes\""));
         assert!(split("host=db sslcert=/c.pem").unwrap_err().to_string().contains("client certificates"));
         assert!(split("host=db password='open").unwrap_err().to_string().contains("unterminated"));
@@ -294,17 +294,17 @@ mod tests {
             split("postgres://u:p@db:5432/helm?sslmode=verify-ca&sslrootcert=%2Fetc%2Fca.pem&application_name=x")
                 .unwrap();
         assert_eq!(wire, "postgres://u:p@db:5432/helm?application_name=x&sslmode=require");
-        assert_eq!(tls, Tls { mode: Mode::VerifyCa, root_cert: Some("/etc/ca.pem".into()) });
+        assert_eq!(tls, Tls { mode: TlsMode::VerifyCa, root_cert: Some("/etc/ca.pem".into()) });
         let (wire, tls) = split("postgresql://db/helm").unwrap();
-        assert_eq!((wire.as_str(), tls.mode), ("postgresql://db/helm?sslmode=prefer", Mode::Prefer));
+        assert_eq!((wire.as_str(), tls.mode), ("postgresql://db/helm?sslmode=prefer", TlsMode::Prefer));
     }
 
     #[test]
     fn configs_per_mode() {
         let tls = |mode, root: Option<&str>| Tls { mode, root_cert: root.map(PathBuf::from) };
-        assert!(client_config(&tls(Mode::Disable, None)).unwrap().is_none());
-        assert!(client_config(&tls(Mode::Require, None)).unwrap().is_some());
-        let missing = client_config(&tls(Mode::VerifyFull, Some("/nonexistent/ca.pem"))).unwrap_err().to_string();
+        assert!(client_config(&tls(TlsMode::Disable, None)).unwrap().is_none());
+        assert!(client_config(&tls(TlsMode::Require, None)).unwrap().is_some());
+        let missing = client_config(&tls(TlsMode::VerifyFull, Some("/nonexistent/ca.pem"))).unwrap_err().to_string();
         assert!(missing.contains("cannot read sslrootcert /nonexistent/ca.pem"), "{missing}");
     }
 }

@@ -6,7 +6,7 @@ use super::{Authority, DraftStep};
 use crate::api::ApiError;
 use crate::engine::Evaluated;
 use crate::live::{self, Change, Location};
-use crate::model::{Action, Phase, Progress, Step, StepStatus, Tick};
+use crate::model::{Action, Phase, Progress, RepairStep, StepStatus, Tick};
 use serde_json::Value;
 
 /// What a repair asks for.
@@ -34,7 +34,7 @@ pub(crate) struct RepairRequest {
 
 /// What carrying out some steps came to.
 pub(super) struct Carried {
-    pub(super) steps: Vec<Step>,
+    pub(super) steps: Vec<RepairStep>,
     /// A step was refused (by the authority or the server's dry-run): nothing was applied.
     pub(super) refused: bool,
     /// A step failed while applying: the ones after it were not applied.
@@ -104,14 +104,14 @@ async fn validate(
     planned: &mut DraftStep,
     request: &RepairRequest,
 ) -> Option<StepStatus> {
-    if let Some(why) = allowed(evaluated, planned, request) {
+    if let Some(why) = own_refusal(evaluated, planned, request) {
         return Some(StepStatus::Withheld(why));
     }
     dry_run(writer, evaluated, planned, request).await.map(StepStatus::Refused)
 }
 
 /// Why helm-drift's own rules refuse a step before anything is asked of the server.
-fn allowed(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<crate::model::Refusal> {
+fn own_refusal(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<crate::model::Refusal> {
     let (_, at) = planned.target(evaluated)?;
     let o = &evaluated.report.objects[planned.index];
     if let Some(authority) = &request.authority {
@@ -261,7 +261,7 @@ fn scrub_values(message: &str, secrets: &[&Value]) -> String {
 }
 
 /// The Event message on a repaired object: what was restored, by JSON pointer.
-fn event_message(step: &Step, e: &Evaluated) -> String {
+fn event_message(step: &RepairStep, e: &Evaluated) -> String {
     let (what, paths) = match &step.action {
         Action::Recreate => ("recreated".to_string(), "(whole object)".to_string()),
         Action::Replace => ("replaced (deleted and created)".to_string(), "(whole object)".to_string()),

@@ -62,12 +62,12 @@ pub(crate) async fn execute_as(
     };
     let client = session.client().clone();
     let (first, rest): (Vec<DraftStep>, Vec<DraftStep>) =
-        planned.steps.into_iter().partition(|s| founds(&evaluated, s));
+        planned.steps.into_iter().partition(|s| recreates_a_foundation(&evaluated, s));
     let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
     let staged = !first.is_empty() && (!rest.is_empty() || cannot);
     let done = if staged {
         let laid = carry_out(&client, writer, &evaluated, first, request).await;
-        let ok = take(&mut report, laid);
+        let ok = record_carried(&mut report, laid);
         if !ok || request.dry_run {
             // What comes after the foundation is planned, not validated: its namespace or kind
             // is not served until the foundation is made.
@@ -84,11 +84,11 @@ pub(crate) async fn execute_as(
         let second = draft(&again, &request.only, request.remove_foreign)?;
         report.skipped = second.skipped;
         let carried = carry_out(&client, writer, &again, second.steps, request).await;
-        take(&mut report, carried)
+        record_carried(&mut report, carried)
     } else {
         let all: Vec<DraftStep> = first.into_iter().chain(rest).collect();
         let carried = carry_out(&client, writer, &evaluated, all, request).await;
-        take(&mut report, carried)
+        record_carried(&mut report, carried)
     };
     if done && !request.dry_run {
         session.forget_live(); // read the repaired objects afresh
@@ -98,12 +98,12 @@ pub(crate) async fn execute_as(
 }
 
 /// Whether a step re-creates a Namespace or a CustomResourceDefinition.
-fn founds(e: &Evaluated, s: &DraftStep) -> bool {
+fn recreates_a_foundation(e: &Evaluated, s: &DraftStep) -> bool {
     s.step.action == Action::Recreate && is_foundation(&e.objects[s.index].kind)
 }
 
 /// Adds carried steps to the report; whether all went through.
-fn take(report: &mut RepairReport, carried: Carried) -> bool {
+fn record_carried(report: &mut RepairReport, carried: Carried) -> bool {
     report.steps.extend(carried.steps);
     report.events_not_recorded.extend(carried.events_not_recorded);
     !carried.refused && !carried.failed

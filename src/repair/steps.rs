@@ -4,13 +4,13 @@
 use super::patch::{keep_ignored, repair_ops};
 use crate::engine::Evaluated;
 use crate::live::{Change, Location};
-use crate::model::{Action, DriftReport, FieldPath, ObjectId, Skip, Step, StepStatus, Verdict};
+use crate::model::{Action, DriftReport, FieldPath, ObjectId, RepairStep, Skip, StepStatus, Verdict};
 
 /// A step with the changes that make it, in order. The first is validated by a server dry-run
 /// together with every other step's before anything is applied; the others only take ownership
 /// (their content is the same).
 pub(crate) struct DraftStep {
-    pub(crate) step: Step,
+    pub(crate) step: RepairStep,
     /// Which object of the evaluation it changes.
     pub(crate) index: usize,
     pub(crate) changes: Vec<Change>,
@@ -56,7 +56,7 @@ pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool) -> Res
         selected_objects.push(o.clone());
         let desired = &e.objects[index].object;
         let step = |action, changes, reclaim| DraftStep {
-            step: Step { object: o.id.clone(), action, status: StepStatus::Planned },
+            step: RepairStep { object: o.id.clone(), action, status: StepStatus::Planned },
             index,
             changes,
             reclaim,

@@ -127,8 +127,8 @@ fn fields(out: &mut Vec<(Option<Tone>, String)>, o: &ObjectDrift, style: &Style)
         let mut line = match (&f.recorded, &f.live) {
             (Some(rv), Some(lv)) => {
                 let (r, l) = around_the_change(
-                    &whole(&masked(&f.path, f.path.recorded_pointer(), rv)),
-                    &whole(&masked(&f.path, f.path.live_pointer(), lv)),
+                    &shown_whole(&masked(&f.path, f.path.recorded_pointer(), rv)),
+                    &shown_whole(&masked(&f.path, f.path.live_pointer(), lv)),
                 );
                 format!("~ {}: {r} -> {l}", f.path)
             }
@@ -262,11 +262,11 @@ fn age_at(time: Option<&str>, style: &Style) -> String {
 
 /// A value as shown to people: compact JSON, cut when long; the secret marker bare.
 pub(crate) fn shown(v: &Value) -> String {
-    around_the_change(&whole(v), "").0
+    around_the_change(&shown_whole(v), "").0
 }
 
 /// A value as shown to people, whole.
-pub(crate) fn whole(v: &Value) -> String {
+pub(crate) fn shown_whole(v: &Value) -> String {
     if v.as_str() == Some(secret::HIDDEN) {
         return secret::HIDDEN.to_string();
     }

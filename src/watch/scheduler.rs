@@ -90,7 +90,7 @@ impl<K: Ord + Clone> Scheduler<K> {
     }
 
     /// The batch: every release touched since the last one.
-    pub(super) fn take(&mut self) -> BTreeSet<K> {
+    pub(super) fn take_batch(&mut self) -> BTreeSet<K> {
         self.deadline = None;
         std::mem::take(&mut self.dirty)
     }
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(due, Due::Batch);
         assert_eq!(start.elapsed(), SECOND, "one debounce after the first change, not the last");
         s.join(["c"]);
-        assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(s.take_batch().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(s.pending(), 0);
         assert!(due_within(&mut s, Duration::from_secs(60)).await.is_none(), "nothing touched, nothing due");
     }
@@ -183,10 +183,10 @@ mod tests {
         s.later("b", start + Duration::from_secs(20));
         let (due, _) = due_within(&mut s, Duration::from_secs(11)).await.expect("due");
         assert_eq!((due, start.elapsed()), (Due::Batch, Duration::from_secs(10)));
-        assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(s.take_batch().into_iter().collect::<Vec<_>>(), ["a"]);
         let (due, _) = due_within(&mut s, Duration::from_secs(11)).await.expect("due");
         assert_eq!((due, start.elapsed()), (Due::Batch, Duration::from_secs(20)));
-        assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(s.take_batch().into_iter().collect::<Vec<_>>(), ["b"]);
     }
 
     #[tokio::test(start_paused = true)]
@@ -199,14 +199,14 @@ mod tests {
             s.failed("a");
             let (due, _) = due_within(&mut s, Duration::from_secs(59)).await.expect("due");
             assert_eq!(due, Due::Batch);
-            assert_eq!(s.take().into_iter().collect::<Vec<_>>(), ["a"], "one try, however often it failed");
+            assert_eq!(s.take_batch().into_iter().collect::<Vec<_>>(), ["a"], "one try, however often it failed");
             waits.push(start.elapsed().as_secs());
             s.resync_from_now();
         }
         assert_eq!(waits, [10, 20, 40], "doubled");
         s.failed("a");
         assert_eq!(s.failing["a"].0, Duration::from_secs(60), "never past the resync");
-        s.take();
+        s.take_batch();
         s.recovered(&"a");
         let start = Instant::now();
         s.failed("a");

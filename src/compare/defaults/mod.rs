@@ -38,7 +38,7 @@ fn placed(group: &str, kind: &str) -> &'static [Placed] {
 
 /// How [`fill`] treats what it finds.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum FillMode {
     /// Everything the server would hold: absent fields filled, chosen ones as [`CHOSEN`].
     Held,
     /// Only empty values Helm sent where the server chooses: replaced by the default, or by
@@ -52,7 +52,7 @@ enum Mode {
 pub(crate) fn held(group: &str, kind: &str, desired: &Value, schema: Option<&Value>) -> Value {
     let mut out = desired.clone();
     for (at, rule, when) in placed(group, kind) {
-        apply(&mut out, at, *rule, *when, Mode::Held);
+        apply(&mut out, at, *rule, *when, FillMode::Held);
     }
     if let Some(schema) = schema {
         schema_defaults(&mut out, schema);
@@ -78,7 +78,7 @@ pub(crate) fn without_empty_choices<'a>(group: &str, kind: &str, desired: &'a Va
     }
     let mut out = desired.clone();
     for (at, rule, when) in placed(group, kind) {
-        apply(&mut out, at, *rule, *when, Mode::Empties);
+        apply(&mut out, at, *rule, *when, FillMode::Empties);
     }
     if out == *desired { std::borrow::Cow::Borrowed(desired) } else { std::borrow::Cow::Owned(out) }
 }
@@ -88,7 +88,7 @@ fn tokens(at: &str) -> Vec<String> {
 }
 
 /// Applies one rule at `path` below `v` (`*` every item of a list).
-fn apply(v: &mut Value, path: &[String], fill: Fill, when: When, mode: Mode) {
+fn apply(v: &mut Value, path: &[String], fill: Fill, when: When, mode: FillMode) {
     match path {
         [] => merge_rule(v, fill, mode, None),
         [last] if last != "*" => {
@@ -100,7 +100,7 @@ fn apply(v: &mut Value, path: &[String], fill: Fill, when: When, mode: Mode) {
             };
             match parent.get_mut(last.as_str()) {
                 Some(child) if !child.is_null() => merge_rule(child, fill, mode, sibling),
-                _ if when == Present || mode == Mode::Empties => {}
+                _ if when == Present || mode == FillMode::Empties => {}
                 _ => {
                     if let Some(value) = rule_value(fill, sibling) {
                         parent.insert(last.clone(), value);
@@ -153,11 +153,11 @@ fn parse(text: &'static str) -> &'static Value {
 }
 
 /// Merges a rule's value into a value Helm sent.
-fn merge_rule(v: &mut Value, fill: Fill, mode: Mode, sibling: Option<Value>) {
+fn merge_rule(v: &mut Value, fill: Fill, mode: FillMode, sibling: Option<Value>) {
     match fill {
         ChosenWhenAbsent => {}
         Json(text) => merge(v, parse(text), mode),
-        PullPolicy | Sibling(_) if mode == Mode::Empties => {
+        PullPolicy | Sibling(_) if mode == FillMode::Empties => {
             if is_unset(v) {
                 *v = Value::Null;
             }
@@ -182,24 +182,24 @@ fn is_unset(v: &Value) -> bool {
     }
 }
 
-/// Fills `default` into `v`: absent fields (with [`Mode::Held`]) and empty strings, and zero
+/// Fills `default` into `v`: absent fields (with [`FillMode::Held`]) and empty strings, and zero
 /// numbers where the server chooses.
-fn merge(v: &mut Value, default: &Value, mode: Mode) {
+fn merge(v: &mut Value, default: &Value, mode: FillMode) {
     let (Value::Object(have), Value::Object(defaults)) = (&mut *v, default) else { return };
     for (k, d) in defaults {
         let chosen = d.as_str() == Some(CHOSEN);
         match have.get_mut(k) {
-            None | Some(Value::Null) if mode == Mode::Held => {
+            None | Some(Value::Null) if mode == FillMode::Held => {
                 have.insert(k.clone(), d.clone());
             }
             None | Some(Value::Null) => {}
             // An empty value sent sets nothing: the server fills in its default, which may
             // depend on more than this field (`externalTrafficPolicy` only for node ports).
             Some(Value::String(s)) if s.is_empty() && !d.is_object() && !d.is_array() => {
-                have.insert(k.clone(), if mode == Mode::Empties { Value::Null } else { d.clone() });
+                have.insert(k.clone(), if mode == FillMode::Empties { Value::Null } else { d.clone() });
             }
             Some(Value::Number(n)) if chosen && n.as_f64() == Some(0.0) => {
-                have.insert(k.clone(), if mode == Mode::Empties { Value::Null } else { d.clone() });
+                have.insert(k.clone(), if mode == FillMode::Empties { Value::Null } else { d.clone() });
             }
             Some(child @ Value::Object(_)) => merge(child, d, mode),
             Some(_) => {}

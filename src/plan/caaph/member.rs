@@ -28,7 +28,7 @@ pub(super) struct Fleet<'a> {
 }
 
 /// A workload cluster, reached.
-pub(super) struct Member {
+pub(super) struct Workload {
     session: Session,
     settings: Settings,
     helm: HelmBinary,
@@ -40,7 +40,7 @@ fn not_run(why: impl std::fmt::Display) -> ClusterOutcome {
     ClusterOutcome::NotRun(NotRun(crate::errors::chain(&anyhow::anyhow!("{why}"))))
 }
 
-impl Member {
+impl Workload {
     /// Cluster `namespace/name` of the management cluster, through its kubeconfig Secret, its
     /// session's namespace `release_namespace`.
     pub(super) async fn connect(
@@ -48,7 +48,7 @@ impl Member {
         namespace: &str,
         name: &str,
         release_namespace: &str,
-    ) -> Result<Member, ClusterOutcome> {
+    ) -> Result<Workload, ClusterOutcome> {
         let kubeconfig = crate::inventory::reach(fleet.mgmt.client(), namespace, name).await.map_err(not_run)?;
         let dir = tempfile::Builder::new().prefix("helm-drift-member-").tempdir().map_err(not_run)?;
         let path = dir.path().join("kubeconfig");
@@ -60,7 +60,7 @@ impl Member {
             ..fleet.settings.clone()
         };
         let session = Session::open(&settings).await.map_err(|e| not_run(crate::errors::chain(&e)))?;
-        Ok(Member { session, settings, helm: fleet.base.helm.for_cluster(&path), dir })
+        Ok(Workload { session, settings, helm: fleet.base.helm.for_cluster(&path), dir })
     }
 
     /// What CAAPH does to the release of `existing` (none yet: the proxy's) with `values`;

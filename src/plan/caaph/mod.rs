@@ -14,14 +14,14 @@ mod proxy;
 mod reads;
 mod template;
 
-pub(crate) use proxy::Source;
+pub(crate) use proxy::ChartProxySource;
 
 use super::PlanRequest;
 use crate::engine::Session;
 use crate::model::{ClusterOutcome, ClusterPlan, FleetPlan, NotRun};
 use crate::settings::Settings;
 use anyhow::Result;
-use member::{Fleet, Member};
+use member::{Fleet, Workload};
 use proxy::{ChartProxy, PAUSED, ProxyError};
 use serde_json::Value;
 
@@ -31,17 +31,17 @@ pub(crate) async fn fleet(
     mgmt: &Session,
     settings: &Settings,
     base: &PlanRequest,
-    source: &Source,
+    source: &ChartProxySource,
 ) -> Result<FleetPlan> {
     let namespace = mgmt.namespace();
     let (object, from) = match source {
-        Source::Cluster(name) => {
+        ChartProxySource::Cluster(name) => {
             let read = reads::chart_proxy(mgmt.client(), namespace, name).await.map_err(|e| {
                 ProxyError::Unreadable { namespace: namespace.into(), name: name.clone(), why: e.to_string() }
             })?;
             (read, "the management cluster".to_string())
         }
-        Source::File { path, name } => (proxy::from_file(path, name.as_deref())?, path.display().to_string()),
+        ChartProxySource::File { path, name } => (proxy::from_file(path, name.as_deref())?, path.display().to_string()),
     };
     let proxy = ChartProxy::from_json(&object, namespace)?;
     let clusters = reads::clusters(mgmt.client(), &proxy.namespace, &proxy.selector).await?;
@@ -122,7 +122,7 @@ impl Fleet<'_> {
             _ => self.proxy.release_namespace.clone(),
         };
         let (namespace, name) = (text(cluster, "/metadata/namespace"), text(cluster, "/metadata/name"));
-        match Member::connect(self, namespace, name, &release_namespace).await {
+        match Workload::connect(self, namespace, name, &release_namespace).await {
             Ok(m) => m.plan(self, existing, reinstall, &values).await,
             Err(outcome) => outcome,
         }
@@ -164,7 +164,7 @@ impl Fleet<'_> {
         let Some((namespace, name)) = orphan.cluster.split_once('/') else {
             return ClusterOutcome::NotRun(NotRun(format!("HelmReleaseProxy {} names no Cluster", orphan.name)));
         };
-        match Member::connect(self, namespace, name, &orphan.release_namespace).await {
+        match Workload::connect(self, namespace, name, &orphan.release_namespace).await {
             Ok(m) => m.uninstall(orphan).await,
             Err(outcome) => outcome,
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Where the HelmChartProxy is read from.
 #[derive(Clone, Debug)]
-pub(crate) enum Source {
+pub(crate) enum ChartProxySource {
     /// `--helmchartproxy NAME`: the management cluster's, in the session's namespace.
     Cluster(String),
     /// `--helmchartproxy-file FILE` (with `--helmchartproxy NAME` to pick one of several).

@@ -138,13 +138,13 @@ pub(crate) fn upgrade(r: &UpgradeReport, style: &Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ObjectId, Step};
+    use crate::model::{ObjectId, RepairStep};
 
     fn report(action: Action) -> RepairReport {
         let id = ObjectId::new("v1", "Service", Some("ux"), "web");
         RepairReport {
             before: crate::testing::report("ux", "web", Vec::new()),
-            steps: vec![Step { object: id.clone(), action, status: StepStatus::Applied }],
+            steps: vec![RepairStep { object: id.clone(), action, status: StepStatus::Applied }],
             skipped: vec![(id, Skip::ForeignKept)],
             after: None,
             events_not_recorded: Vec::new(),

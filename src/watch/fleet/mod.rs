@@ -135,7 +135,7 @@ pub(crate) async fn run(
                 let running = members.keys().cloned().collect();
                 let over = narrow(shard.as_ref(), &mut found, &running, metrics, log).await;
                 let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));
-                let start = Start {
+                let start = MemberStart {
                     settings,
                     options,
                     metrics,
@@ -243,7 +243,7 @@ fn bound(found: &mut Inventory, max: usize, metrics: &Metrics, log: &crate::watc
 }
 
 /// What every member is started from.
-struct Start<'a> {
+struct MemberStart<'a> {
     settings: &'a Settings,
     options: &'a WatchOptions,
     metrics: &'a Metrics,
@@ -259,7 +259,7 @@ struct Start<'a> {
 }
 
 /// Starts the members that appeared or changed, stops those gone or changed.
-async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, start: &Start<'_>) {
+async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, start: &MemberStart<'_>) {
     let log = &start.options.log;
     let mut seen = BTreeMap::new();
     for (name, why) in found.skipped {
@@ -317,7 +317,7 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
 }
 
 /// A member's watcher started (or, for an entry refused, said and counted).
-fn started(m: Member, fingerprint: String, said: &str, start: &Start<'_>) -> Running {
+fn started(m: Member, fingerprint: String, said: &str, start: &MemberStart<'_>) -> Running {
     let log = &start.options.log;
     let metrics = start.metrics.member(&m.name);
     let (stop, stopped) = watch::channel(false);

@@ -70,7 +70,7 @@ impl Healing {
             self.abandon(report, id, manager, &hands).await;
         }
         let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace().to_string());
-        let reading = paused::Reading {
+        let reading = paused::PauseSource {
             client: self.pause_client.as_ref().unwrap_or(hands.session.client()),
             cluster: self.cluster.as_deref(),
             home: &home,

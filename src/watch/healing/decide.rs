@@ -246,7 +246,7 @@ mod tests {
         let due = scheduler.next().await;
         assert_eq!(due, crate::watch::scheduler::Due::Batch);
         assert_eq!(started.elapsed(), Duration::from_secs(540), "woken when the cooldown ends");
-        assert!(scheduler.take().contains(&ReleaseKey::of(&r)));
+        assert!(scheduler.take_batch().contains(&ReleaseKey::of(&r)));
         assert_eq!(
             h.decide(&r, Instant::now()).repair.iter().map(ObjectId::selector).collect::<Vec<_>>(),
             ["ns/ConfigMap/c"],

@@ -22,7 +22,7 @@ pub(crate) struct Pauses {
 }
 
 /// Where pauses are read, and what is said through.
-pub(super) struct Reading<'a> {
+pub(super) struct PauseSource<'a> {
     /// The cluster pauses are read from: the management cluster of a fleet, else the watched one.
     pub(super) client: &'a kube::Client,
     /// The watcher's cluster name (a fleet member's): a pause naming another cluster holds nothing.
@@ -42,7 +42,7 @@ impl Pauses {
         &mut self,
         report: &DriftReport,
         decision: &mut Decision,
-        at: Reading<'_>,
+        at: PauseSource<'_>,
     ) -> Option<Timestamp> {
         let key = ReleaseKey::of(report);
         if decision.repair.is_empty() {
@@ -83,7 +83,7 @@ impl Pauses {
 
     /// Reads the pauses, right before each healing decision (a pause written a moment before
     /// an edit holds it; unreadable: none, said once: a pause never stops detection).
-    async fn read(&mut self, at: &Reading<'_>) {
+    async fn read(&mut self, at: &PauseSource<'_>) {
         let home = at.home;
         match crate::pause::read(at.client, home).await {
             Ok((list, bad)) => {

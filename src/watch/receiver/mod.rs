@@ -7,7 +7,7 @@
 pub(crate) mod credentials;
 pub(crate) mod server;
 
-use crate::audit::{Limits, Target, Window, Write};
+use crate::audit::{AuditedWrite, Target, Window, WindowLimits};
 use crate::model::DriftReport;
 use crate::watch::keys::{ObjectKey, Touch};
 use crate::watch::sources::TouchSender;
@@ -25,7 +25,7 @@ pub(crate) struct AuditOptions {
     pub(crate) client_ca: Option<PathBuf>,
     /// Bearer tokens, one per line with the cluster they authenticate.
     pub(crate) tokens: Option<PathBuf>,
-    pub(crate) limits: Limits,
+    pub(crate) limits: WindowLimits,
     /// `--audit-publish-names`: people's names in Events and notifications too.
     pub(crate) publish_names: bool,
 }
@@ -105,7 +105,7 @@ const TOUCH_WAITS: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Feed {
     /// An empty feed, its watcher not started yet.
-    fn new(limits: Limits) -> Feed {
+    fn new(limits: WindowLimits) -> Feed {
         Feed {
             window: Window::new(limits),
             interest: HashSet::new(),
@@ -119,7 +119,7 @@ impl Feed {
 /// Every cluster's feed, by the name its credentials carry (`""`: the one cluster of a watcher
 /// that is not a fleet's).
 pub(crate) struct Hub {
-    limits: Limits,
+    limits: WindowLimits,
     feeds: Mutex<HashMap<String, Feed>>,
     /// A watcher of one cluster: with `--cluster`, a sender's cluster name must be empty or this
     /// one; without, any authenticated sender speaks for the one cluster.
@@ -128,14 +128,14 @@ pub(crate) struct Hub {
 
 impl Hub {
     /// The hub of a watcher of one cluster (`--cluster`, when named).
-    pub(crate) fn single(limits: Limits, cluster: Option<&str>) -> Hub {
+    pub(crate) fn single(limits: WindowLimits, cluster: Option<&str>) -> Hub {
         // Its one feed from the start: a batch sent before the first check is not refused.
         let feeds = Mutex::new(HashMap::from([(String::new(), Feed::new(limits))]));
         Hub { limits, feeds, single: Some(cluster.unwrap_or_default().to_string()) }
     }
 
     /// The hub of a fleet: each sender's cluster is one of its members.
-    pub(crate) fn fleet(limits: Limits) -> Hub {
+    pub(crate) fn fleet(limits: WindowLimits) -> Hub {
         Hub { limits, feeds: Mutex::default(), single: None }
     }
 
@@ -184,7 +184,7 @@ impl Hub {
     /// Writes a sender authenticated as `cluster` reported: those to watched objects kept, and
     /// their releases touched. Returns how many were kept, `None` when the cluster is not one
     /// watched here.
-    pub(crate) fn receive(&self, cluster: &str, writes: Vec<Write>) -> Option<usize> {
+    pub(crate) fn receive(&self, cluster: &str, writes: Vec<AuditedWrite>) -> Option<usize> {
         let name = self.feed_of(cluster)?;
         let now = jiff::Timestamp::now();
         let mut feeds = self.feeds.lock().ok()?;
@@ -194,7 +194,7 @@ impl Hub {
         // object whose last touch still waits for its check.
         let mut touched = HashSet::new();
         let wanted = |t: &Target| feed.interest.contains(t) || feed.collections.contains(t);
-        let writes: Vec<Write> = writes.into_iter().filter(|w| wanted(&w.target)).collect();
+        let writes: Vec<AuditedWrite> = writes.into_iter().filter(|w| wanted(&w.target)).collect();
         for w in writes {
             if !w.target.is_collection() {
                 touched.insert(w.target.clone());
@@ -265,20 +265,20 @@ mod tests {
 
     #[test]
     fn a_sender_speaks_for_the_cluster_its_credentials_name() {
-        let any = Hub::single(Limits::default(), None);
+        let any = Hub::single(WindowLimits::default(), None);
         assert_eq!(any.feed_of("kube-apiserver"), Some(String::new()), "unnamed: any authenticated sender");
-        let named = Hub::single(Limits::default(), Some("prod"));
+        let named = Hub::single(WindowLimits::default(), Some("prod"));
         assert_eq!(named.feed_of("prod"), Some(String::new()));
         assert_eq!(named.feed_of(""), Some(String::new()), "a token that names no cluster");
         assert_eq!(named.feed_of("intruder"), None);
-        let fleet = Hub::fleet(Limits::default());
+        let fleet = Hub::fleet(WindowLimits::default());
         assert_eq!(fleet.feed_of("fleet/eu"), Some("fleet/eu".to_string()), "its own feed only");
     }
 
     /// However many batches write one object, one touch waits for it until a check attributes it.
     #[test]
     fn a_flood_of_batches_queues_one_touch_per_object() {
-        let hub = Hub::single(Limits::default(), None);
+        let hub = Hub::single(WindowLimits::default(), None);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let key =
             ObjectKey { group: "".into(), plural: "configmaps".into(), namespace: Some("ns".into()), name: "c".into() };

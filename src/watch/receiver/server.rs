@@ -64,7 +64,7 @@ pub(crate) async fn serve(
     tokio::spawn(async move {
         loop {
             let Ok((tcp, peer)) = listener.accept().await else { continue };
-            let Some(held) = sources.take(peer.ip()) else {
+            let Some(held) = sources.admit(peer.ip()) else {
                 receiver.metrics.rejected("audit", 1);
                 continue;
             };
@@ -114,22 +114,22 @@ fn tls(options: &AuditOptions) -> Result<rustls::ServerConfig> {
 struct Sources(Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>);
 
 /// One connection of a source, given back when dropped.
-struct Held(Sources, std::net::IpAddr);
+struct SourceSlot(Sources, std::net::IpAddr);
 
 impl Sources {
     /// A connection from `ip`, unless it holds [`PER_SOURCE`] already.
-    fn take(&self, ip: std::net::IpAddr) -> Option<Held> {
+    fn admit(&self, ip: std::net::IpAddr) -> Option<SourceSlot> {
         let mut held = self.0.lock().ok()?;
         let n = held.entry(ip).or_default();
         if *n >= PER_SOURCE {
             return None;
         }
         *n += 1;
-        Some(Held(self.clone(), ip))
+        Some(SourceSlot(self.clone(), ip))
     }
 }
 
-impl Drop for Held {
+impl Drop for SourceSlot {
     fn drop(&mut self) {
         if let Ok(mut held) = self.0.0.lock()
             && let Some(n) = held.get_mut(&self.1)
@@ -221,7 +221,7 @@ enum NotABatch {
 }
 
 /// A batch's writes, and its refused events.
-fn parse(body: &[u8]) -> Result<(Vec<event::Write>, Refusals), NotABatch> {
+fn parse(body: &[u8]) -> Result<(Vec<event::AuditedWrite>, Refusals), NotABatch> {
     #[derive(serde::Deserialize)]
     struct Batch {
         #[serde(rename = "apiVersion")]

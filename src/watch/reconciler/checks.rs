@@ -428,7 +428,8 @@ mod tests {
             let cluster =
                 crate::api::Cluster { client: client.clone(), default_namespace: "apps".into(), server: server.into() };
             let session = crate::engine::Session::from_parts(cluster, storage, kube::Discovery::new(client.clone()));
-            let start = super::super::Start { session, streams: client, seeds: Default::default(), key: vec![7; 32] };
+            let start =
+                super::super::WatcherStart { session, streams: client, seeds: Default::default(), key: vec![7; 32] };
             let metrics = Arc::new(Metrics::new());
             let board = Some(Default::default());
             let health = Arc::new(Health::new(metrics.clone(), board));

@@ -37,13 +37,13 @@ impl GuardCache {
             return;
         }
         let read = crate::live::admission::guards(client, crate::guard::LABEL).await;
-        if let Some(e) = self.take(read.map(|g| GuardInfo::all(&g)), now) {
+        if let Some(e) = self.record_read(read.map(|g| GuardInfo::all(&g)), now) {
             log.info("the admission guards cannot be read: no guard is reported", &[("error", &e)]);
         }
     }
 
     /// Takes in a read; the error to say, the first time in a row it fails.
-    fn take<E>(&mut self, read: Result<Vec<GuardInfo>, E>, now: Instant) -> Option<E> {
+    fn record_read<E>(&mut self, read: Result<Vec<GuardInfo>, E>, now: Instant) -> Option<E> {
         self.read = Some(now);
         match read {
             Ok(g) => {
@@ -90,7 +90,7 @@ mod tests {
     fn read_at_each_full_check_and_between_them_at_most_every_ten_seconds() {
         let (mut cache, t0) = (GuardCache::default(), Instant::now());
         assert!(cache.stale(t0), "never read");
-        cache.take::<&str>(Ok(Vec::new()), t0);
+        cache.record_read::<&str>(Ok(Vec::new()), t0);
         assert!(!cache.stale(t0 + Duration::from_secs(9)));
         assert!(cache.stale(t0 + GUARDS_EVERY));
         cache.expire();
@@ -100,13 +100,13 @@ mod tests {
     #[test]
     fn unreadable_guards_are_said_once_and_reported_as_unknown_not_none() {
         let (mut cache, t0) = (GuardCache::default(), Instant::now());
-        cache.take::<&str>(Ok(vec![guard("warn", "web"), guard("deny", "*")]), t0);
+        cache.record_read::<&str>(Ok(vec![guard("warn", "web"), guard("deny", "*")]), t0);
         assert_eq!(cache.covering("apps", "web").as_deref(), Some("deny"), "the strongest");
         assert_eq!(cache.metric(None), Some("none"));
-        assert_eq!(cache.take(Err("forbidden"), t0), Some("forbidden"));
-        assert_eq!(cache.take(Err("forbidden"), t0), None, "said once");
+        assert_eq!(cache.record_read(Err("forbidden"), t0), Some("forbidden"));
+        assert_eq!(cache.record_read(Err("forbidden"), t0), None, "said once");
         assert_eq!((cache.covering("apps", "web"), cache.metric(None)), (None, None));
-        cache.take::<&str>(Ok(Vec::new()), t0);
-        assert_eq!(cache.take(Err("gone"), t0), Some("gone"), "news again after a good read");
+        cache.record_read::<&str>(Ok(Vec::new()), t0);
+        assert_eq!(cache.record_read(Err("gone"), t0), Some("gone"), "news again after a good read");
     }
 }

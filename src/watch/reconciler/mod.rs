@@ -21,7 +21,7 @@ use crate::watch::scheduler::Scheduler;
 use crate::watch::sources::watches::Watches;
 use crate::watch::sources::{Sink, TouchSender};
 use crate::watch::store::State;
-use crate::watch::store::refused::Refused;
+use crate::watch::store::refused::RefusedReleases;
 use crate::watch::store::signature::Signer;
 use crate::watch::store::signing_key;
 use crate::watch::store::tracker::Tracker;
@@ -48,7 +48,7 @@ pub(crate) struct Watcher<'a> {
     /// What it reported, by drift signature.
     tracker: Tracker,
     /// What it refuses to look at (bad records, releases past a namespace's bound), said once.
-    refused: Refused,
+    refused: RefusedReleases,
     watches: Watches,
     /// Touches with the moment each was seen; coalesced into a set of releases (one entry per
     /// release however many changes) as soon as the loop reads them.
@@ -62,7 +62,7 @@ pub(crate) struct Watcher<'a> {
 }
 
 /// What a watcher starts from, read from its cluster by [`Watcher::new`].
-pub(crate) struct Start {
+pub(crate) struct WatcherStart {
     pub(crate) session: Session,
     /// The client the watches use: no read timeout shorter than a watch lasts.
     pub(crate) streams: kube::Client,
@@ -154,11 +154,11 @@ impl<'a> Watcher<'a> {
                 HashMap::new()
             }
         };
-        Watcher::assemble(Start { session, streams, seeds, key }, given)
+        Watcher::assemble(WatcherStart { session, streams, seeds, key }, given)
     }
 
     /// Puts the parts together, reading and starting nothing.
-    pub(crate) fn assemble(start: Start, given: Given<'a>) -> Result<Watcher<'a>> {
+    pub(crate) fn assemble(start: WatcherStart, given: Given<'a>) -> Result<Watcher<'a>> {
         let Given { settings, options, metrics, health, lease, fleet, audit } = given;
         let (proxies, pauses) = fleet.map(|f| (f.proxies, f.pauses)).unwrap_or_default();
         let log = &options.log;
@@ -185,7 +185,7 @@ impl<'a> Watcher<'a> {
             outputs,
             state: State::default(),
             tracker: Tracker::seeded(start.seeds, Signer::new(&start.key)),
-            refused: Refused::default(),
+            refused: RefusedReleases::default(),
             watches: Watches::new(start.streams, sink),
             touches,
             schedule: Scheduler::new(options.debounce, options.resync),
@@ -254,7 +254,7 @@ impl Watcher<'_> {
                 // Changes already queued join this batch (they would only wait for the next).
                 let queued = queued(&mut self.touches, |t| self.state.releases_of(t, &self.options.selection.releases));
                 self.schedule.join(queued);
-                let batch = self.schedule.take();
+                let batch = self.schedule.take_batch();
                 self.evaluate(batch).await;
                 self.outputs.metrics.pending(self.schedule.pending() as i64);
             }

@@ -9,17 +9,17 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The refusals in force.
 #[derive(Debug, Default)]
-pub(crate) struct Refused {
+pub(crate) struct RefusedReleases {
     /// Releases whose record was refused, with the record's revision.
     records: HashMap<ReleaseKey, u32>,
     /// Releases past their namespace's bound (or their share of the total).
     crowded: HashSet<ReleaseKey>,
 }
 
-/// Releases left out by [`Refused::bound`], by namespace: how many, and the first few names.
+/// Releases left out by [`RefusedReleases::bound`], by namespace: how many, and the first few names.
 pub(crate) type Crowded = BTreeMap<String, (usize, Vec<String>)>;
 
-impl Refused {
+impl RefusedReleases {
     /// Whether a bad record of `key` at `revision` is news (not refused before).
     pub(crate) fn record(&mut self, key: &ReleaseKey, revision: u32) -> bool {
         self.records.insert(key.clone(), revision) != Some(revision)
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn a_namespace_keeps_its_first_releases_and_the_rest_are_said_once() {
-        let mut r = Refused::default();
+        let mut r = RefusedReleases::default();
         let all = || vec![index("a", "1"), index("a", "2"), index("a", "3"), index("b", "1")];
         let mut found = all();
         let news = r.bound(&mut found, 2, 100);
@@ -110,7 +110,7 @@ mod tests {
     /// namespace keeps an even share, a small one all of its releases.
     #[test]
     fn all_namespaces_together_keep_at_most_the_total_shared_evenly() {
-        let mut r = Refused::default();
+        let mut r = RefusedReleases::default();
         let mut found: Vec<ReleaseIndex> = (0..50)
             .flat_map(|ns| (0..40).map(move |n| index(&format!("t{ns:02}"), &format!("r{n:02}"))))
             .chain([index("small", "a")])
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn a_bad_record_is_news_once_per_revision() {
-        let mut r = Refused::default();
+        let mut r = RefusedReleases::default();
         let key = ReleaseKey::new("t", "web");
         assert!(r.record(&key, 7));
         assert!(!r.record(&key, 7));

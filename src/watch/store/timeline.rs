@@ -112,15 +112,15 @@ impl How {
     }
 }
 
-type Key = (String, ReleaseKey, ObjectId);
+type LifeKey = (String, ReleaseKey, ObjectId);
 
 /// Every drift's life the watcher knows.
 #[derive(Default)]
 pub(crate) struct Timeline {
-    open: HashMap<Key, Life>,
+    open: HashMap<LifeKey, Life>,
     ended: VecDeque<Life>,
     /// When drifts an earlier watcher reported were reported (from its Events), until seen.
-    reported: HashMap<Key, Timestamp>,
+    reported: HashMap<LifeKey, Timestamp>,
 }
 
 impl Timeline {

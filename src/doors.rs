@@ -12,7 +12,7 @@ pub(crate) struct Door {
     /// What comes in.
     pub(crate) input: &'static str,
     /// Who may write it (the least power that can).
-    pub(crate) writer: &'static str,
+    pub(crate) written_by: &'static str,
     /// The functions it enters through: `path/under/src.rs::function`.
     pub(crate) through: &'static [&'static str],
     /// What bounds it: bytes, entries, depth or aliases, time, connections.
@@ -27,7 +27,7 @@ pub(crate) struct Door {
 pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "release records (Secrets, ConfigMaps)",
-        writer: "whoever may create a Secret (ConfigMap) in the namespace",
+        written_by: "whoever may create a Secret (ConfigMap) in the namespace",
         through: &[
             "release/storage.rs::list_metadata",
             "release/storage.rs::list_data",
@@ -38,14 +38,14 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "release records (SQL rows)",
-        writer: "whoever may write the database's tables",
+        written_by: "whoever may write the database's tables",
         through: &["release/sql.rs::releases", "release/sql.rs::read", "release/sql.rs::custom_labels"],
         budget: "the same record budget as Secrets; equality selectors only",
         tests: &["tests/integration/storage.rs::sql_driver_with_postgres"],
     },
     Door {
         input: "a record's chart, values and hooks, run by helm (check --rerender, plan, repair --upgrade)",
-        writer: "whoever writes the record",
+        written_by: "whoever writes the record",
         through: &["helm/mod.rs::render_now", "helm/mod.rs::preview", "helm/mod.rs::upgrade"],
         budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; helm's output read up to 64 MiB (helm stopped past it), its words up to 1 MiB (the rest dropped); repair --upgrade refused before any helm call; the watcher runs no chart",
         tests: &[
@@ -56,7 +56,7 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "a Flux HelmRelease and the ConfigMaps and Secrets of its valuesFrom (plan --helmrelease)",
-        writer: "whoever may write HelmReleases, ConfigMaps or Secrets in the HelmRelease's namespace",
+        written_by: "whoever may write HelmReleases, ConfigMaps or Secrets in the HelmRelease's namespace",
         through: &["plan/values_from.rs::helm_release", "plan/values_from.rs::values_source"],
         budget: "one HelmRelease, by name; 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers only as helm-controller's API takes them (inline patches, targets, images: no file or URL), 64 and 256 KiB at most, Kustomize run within 30 s and 8 MiB; values read from the cluster render the chart without lookup unless their namespace is trusted",
         tests: &[
@@ -67,7 +67,7 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "a Cluster API HelmChartProxy, the Clusters it selects, the objects they refer to and its HelmReleaseProxies (plan --helmchartproxy)",
-        writer: "whoever may write those kinds in the HelmChartProxy's namespace of the management cluster (whoever may already make CAAPH install any chart on the workload clusters)",
+        written_by: "whoever may write those kinds in the HelmChartProxy's namespace of the management cluster (whoever may already make CAAPH install any chart on the workload clusters)",
         through: &[
             "plan/caaph/reads.rs::chart_proxy",
             "plan/caaph/reads.rs::clusters",
@@ -81,21 +81,21 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "Flux HelmReleases (a record stored apart from its release)",
-        writer: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
+        written_by: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
         through: &["release/vouch.rs::helm_releases"],
         budget: "read only for a record claiming another namespace, in its storage namespace; pages of 16, 256 at most; a HelmRelease vouches only when its spec and its controller's status name the release there",
         tests: &["src/release/vouch.rs::a_helmrelease_vouches_only_when_its_spec_and_its_controller_agree"],
     },
     Door {
         input: "a record's manifest (YAML)",
-        writer: "whoever writes the record",
+        written_by: "whoever writes the record",
         through: &["yaml.rs::to_json_within"],
         budget: "1,000,000 nodes and 8x the text plus 1 MiB after aliases, 256 levels deep, for all of a record's documents together",
         tests: &["src/yaml.rs::hostile_documents_are_bounded_errors"],
     },
     Door {
         input: "live objects (lists)",
-        writer: "whoever may create objects of that kind in the namespace",
+        written_by: "whoever may create objects of that kind in the namespace",
         through: &["live/listing.rs::list_objects", "live/listing.rs::page_text"],
         budget: "pages sized to 4 MiB at the sizes seen, a response read as it arrives and asked again with fewer objects past 8 MiB; only objects a release names or Helm manages kept, 64 MiB at most",
         tests: &[
@@ -105,28 +105,28 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "live objects (one at a time), their CRD schema, HPAs",
-        writer: "whoever edits them",
+        written_by: "whoever edits them",
         through: &["live/mod.rs::get", "live/mod.rs::crd_schema", "live/mod.rs::hpa_targets", "live/change.rs::change"],
         budget: "one object (etcd's 1.5 MiB); HPAs listed in pages; compared, never obeyed",
         tests: &["tests/integration/bounded.rs::objects_nobody_names_are_not_held"],
     },
     Door {
         input: "admission guards (ValidatingAdmissionPolicies)",
-        writer: "cluster administrators",
+        written_by: "cluster administrators",
         through: &["live/admission.rs::guards"],
         budget: "only those labelled as helm-drift's, reported, never obeyed",
         tests: &["tests/integration/guard.rs::a_watcher_that_cannot_read_the_guards_exports_no_guard_series"],
     },
     Door {
         input: "Events (DriftDetected and the like)",
-        writer: "whoever may create Events in a namespace",
+        written_by: "whoever may create Events in a namespace",
         through: &["watch/outputs/drift_events.rs::seen", "watch/outputs/drift_events.rs::again"],
         budget: "a page at a time, reduced to their signature at once, 20,000 per reason",
         tests: &["tests/integration/tenancy.rs::a_flood_of_large_events_is_read_a_page_at_a_time"],
     },
     Door {
         input: "break-glass pauses",
-        writer: "whoever may write ConfigMaps in the watcher's namespace",
+        written_by: "whoever may write ConfigMaps in the watcher's namespace",
         through: &["pause/mod.rs::labelled"],
         budget: "pages of 16, 256 at most, read only in the watcher's own namespace; a reason or name cut at 256 characters",
         tests: &[
@@ -136,7 +136,7 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "watcher announcements (where pauses go)",
-        writer: "whoever may write ConfigMaps in a namespace",
+        written_by: "whoever may write ConfigMaps in a namespace",
         through: &["pause/mod.rs::labelled", "pause/announce.rs::named_elsewhere"],
         budget: "read only in the namespace the operator names (or the chart's usual home), pages of 8, 256 at most; elsewhere only named (metadata)",
         tests: &[
@@ -146,7 +146,7 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "baselines in the cluster",
-        writer: "whoever may write ConfigMaps in the release's namespace (or in the namespace the operator names)",
+        written_by: "whoever may write ConfigMaps in the release's namespace (or in the namespace the operator names)",
         through: &["baseline/store.rs::read_configmap", "baseline/store.rs::exists", "baseline/store.rs::configmaps"],
         budget: "taken only from the namespace the operator names (--baseline cluster=NS) or trusts (--trust-namespace); elsewhere named (metadata) and ignored; one ConfigMap, parsed within the record's alias and depth budget; a stored hash of any length but 32 bytes, or of more PBKDF2 iterations than helm-drift writes (100,000), refused before PBKDF2; 16 salted entries verified per release and check, the rest accept nothing (said)",
         tests: &[
@@ -157,7 +157,7 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "inventories (Argo CD cluster Secrets, Cluster API Clusters and kubeconfigs, CAAPH proxies)",
-        writer: "whoever may write those kinds in the inventory's namespace",
+        written_by: "whoever may write those kinds in the inventory's namespace",
         through: &[
             "inventory/argocd.rs::read",
             "inventory/capi.rs::read",
@@ -169,49 +169,49 @@ pub(crate) const DOORS: &[Door] = &[
     },
     Door {
         input: "member clusters' responses",
-        writer: "whoever runs a member cluster's API server",
+        written_by: "whoever runs a member cluster's API server",
         through: &["api/connect.rs::connect"],
         budget: "64 MiB per response",
         tests: &["src/api/connect.rs::a_members_response_past_the_cap_is_an_error"],
     },
     Door {
         input: "leases (leader election, a fleet's shards)",
-        writer: "whoever may write Leases in the watcher's namespace",
+        written_by: "whoever may write Leases in the watcher's namespace",
         through: &["watch/lease.rs::holds", "watch/fleet/shard.rs::leases", "watch/fleet/shard.rs::release"],
         budget: "the watcher's own namespace only; a lease it cannot read claims nothing",
         tests: &["tests/integration/fleet_watch.rs::a_replica_that_cannot_read_the_leases_claims_no_cluster"],
     },
     Door {
         input: "the Events' signing key",
-        writer: "whoever may read and write Secrets in the watcher's namespace",
+        written_by: "whoever may read and write Secrets in the watcher's namespace",
         through: &["watch/store/signing_key.rs::read_or_create"],
         budget: "one Secret of the watcher's namespace",
         tests: &["src/watch/store/signing_key.rs::each_member_of_a_fleet_signs_with_a_key_of_its_own"],
     },
     Door {
         input: "watch streams (records, objects: metadata)",
-        writer: "whoever writes those objects",
+        written_by: "whoever writes those objects",
         through: &["watch/sources/mod.rs::storage", "watch/sources/mod.rs::kind"],
         budget: "metadata only; each event only touches a release, which is then read through its door",
         tests: &["tests/integration/tenancy.rs::a_namespace_gets_at_most_its_share_of_releases"],
     },
     Door {
         input: "audit webhook connections and batches",
-        writer: "anyone who can reach the port; a batch from a sender with a token or certificate",
+        written_by: "anyone who can reach the port; a batch from a sender with a token or certificate",
         through: &["watch/receiver/server.rs::serve"],
         budget: "64 connections, 8 per source address, 5 s for the handshake, 30 s per request, 8 MiB per batch; 32 groups and addresses per event; a window of 16 MiB per cluster, the namespace holding the most forgetting first; one touch per object waits at a time",
         tests: &["tests/integration/audit.rs::the_audit_endpoint_refuses_and_counts_what_no_api_server_sends"],
     },
     Door {
         input: "audit log lines (check --audit-log)",
-        writer: "the API server (and whoever could write the file)",
+        written_by: "the API server (and whoever could write the file)",
         through: &["audit/event.rs::parse_line"],
         budget: "4 MiB per line, the same limits as a batch's events",
         tests: &["src/audit/event.rs::what_no_api_server_writes_is_refused"],
     },
     Door {
         input: "clients of the page, /drifts.json and /metrics",
-        writer: "anyone who can reach the port",
+        written_by: "anyone who can reach the port",
         through: &["watch/outputs/server.rs::serve"],
         budget: "two pages built at once; read-only",
         tests: &["tests/integration/watch.rs::detects_once_resolves_and_follows_the_release"],
@@ -301,7 +301,7 @@ mod tests {
         );
         for d in DOORS {
             let through: Vec<String> = d.through.iter().map(|t| format!("`{t}`")).collect();
-            table.push_str(&format!("| {} | {} | {} | {} |\n", d.input, d.writer, through.join(", "), d.budget));
+            table.push_str(&format!("| {} | {} | {} | {} |\n", d.input, d.written_by, through.join(", "), d.budget));
         }
         table.push_str("<!-- /doors -->");
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/security.md");

@@ -140,7 +140,7 @@ fn context_lines(text: &str) -> Result<usize, String> {
 
 /// `-o/--output`: the report's formats, by name.
 fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
-    output_formats(Format::ALL.map(|f| f.writer().name))
+    output_formats(Format::ALL.map(|f| f.renderers().name))
 }
 
 /// `-o/--output` of a command that writes only the formats `names`: help and refusals list

@@ -3,11 +3,11 @@
 
 use super::Session;
 use super::error::EvaluateError;
-use super::grounds::{Grounds, Judge};
+use super::grounds::{Grounds, Judge, Reads};
 use super::hooks::{self, Sorted};
 use super::judge::{self, Reading, judge};
 use super::steps::{self, Desired};
-use crate::compare::writer;
+use super::writer;
 use crate::desired::{DesiredObject, metadata};
 use crate::live::{self, LiveState, Location, Scaled};
 use crate::model::{DriftReport, HelmWriter, ObjectDrift};
@@ -29,6 +29,8 @@ pub(crate) struct Evaluated {
     pub(crate) objects: Vec<DesiredObject>,
     /// Where each object lives (`None` when its kind is not served).
     pub(crate) locations: Vec<Option<Location>>,
+    /// Whose name Helm's writes to the release are under: what repairs and plans write as.
+    pub(crate) writer: HelmWriter,
 }
 
 /// Reads one release, rebuilds its objects and compares them with the cluster.
@@ -106,27 +108,28 @@ async fn evaluate_with_hooks(
         hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
     let listed = steps::shared_lists(&locations);
-    let mut ctx = Judge {
-        client: session.client(),
-        cache: session.live(),
-        grounds: Grounds {
-            options: &settings.compare,
-            scaled: &scaled,
-            deployed: release.deployed(),
-            release: release.name(),
-            namespace: release.namespace(),
-            stored_in: release.stored_in(),
-            writer: HelmWriter::helm_command(),
-        },
-    };
+    let (client, cache) = (session.client(), session.live());
+    let from = Reads { client, cache, options: &settings.compare, home: release.home() };
     let reads: Vec<Reading> = stream::iter(
-        objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge::read(&ctx, o, at.as_ref(), listed)),
+        objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge::read(&from, o, at.as_ref(), listed)),
     )
     .buffered(CONCURRENCY)
     .collect()
     .await;
-    ctx.grounds.writer = learnt(&objects, &reads, &ctx.grounds, writer.or(settings.compare.writer.as_ref()));
-    notes.extend(steps::writer_notes(&ctx.grounds.writer, present(&reads)));
+    let deployed = release.deployed();
+    let writer = writer::decide(&objects, &reads, &deployed, writer, settings.compare.writer.as_ref());
+    notes.extend(writer::notes(&writer, present(&reads)));
+    let ctx = Judge {
+        client,
+        cache,
+        grounds: Grounds {
+            options: &settings.compare,
+            scaled: &scaled,
+            deployed,
+            release: release.name(),
+            writer: &writer,
+        },
+    };
     let mut verdicts: Vec<ObjectDrift> = stream::iter(objects.iter().zip(reads).map(|(o, read)| judge(&ctx, o, read)))
         .buffered(CONCURRENCY)
         .collect()
@@ -138,30 +141,13 @@ async fn evaluate_with_hooks(
     findings.extend(steps::outside_findings(&verdicts, release.home(), &settings.compare));
     verdicts.extend(steps::broken_documents(broken, &selected.record));
     let mut report = steps::report(&selected, verdicts, notes, findings);
-    report.writer = ctx.grounds.writer;
-    Ok(Evaluated { report, release: selected.release, objects, locations })
+    report.writer = writer.clone();
+    Ok(Evaluated { report, release: selected.release, objects, locations, writer })
 }
 
 /// How many objects were read present.
 fn present(reads: &[Reading]) -> usize {
     reads.iter().filter(|r| matches!(r, Reading::Live(LiveState::Present(_), _))).count()
-}
-
-/// Helm's writer: the one `given`, else learnt from the objects read (present ones only).
-fn learnt(
-    objects: &[DesiredObject],
-    reads: &[Reading],
-    grounds: &Grounds<'_>,
-    given: Option<&HelmWriter>,
-) -> HelmWriter {
-    if let Some(w) = given {
-        return w.clone();
-    }
-    let present = objects.iter().zip(reads).filter_map(|(o, r)| match r {
-        Reading::Live(LiveState::Present(live), _) => Some(writer::Read { id: o.id(), desired: &o.object, live }),
-        _ => None,
-    });
-    writer::learn(present, &grounds.deployed)
 }
 
 /// Every workload an HPA scales, in the namespaces the release's objects live in.

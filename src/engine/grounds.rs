@@ -1,11 +1,20 @@
-//! What judging an object needs from the run: where to read ([`Judge`]) and the run's rules
-//! ([`Grounds`]).
+//! What reading and judging an object need from the run: where to read ([`Reads`]), and for
+//! the judge the run's rules with the release's writer ([`Grounds`]).
 
 use crate::compare::provenance::Deployed;
 use crate::live::LiveCache;
 use crate::live::Scaled;
-use crate::model::HelmWriter;
+use crate::model::{HelmWriter, Home};
 use crate::settings::CompareOptions;
+
+/// Where one release's objects are read, and which of them may be (the watcher's trust rule,
+/// in `options.confined`).
+pub(crate) struct Reads<'a> {
+    pub(crate) client: &'a kube::Client,
+    pub(crate) cache: &'a LiveCache,
+    pub(crate) options: &'a CompareOptions,
+    pub(crate) home: Home<'a>,
+}
 
 /// What judging an object needs from the run: where to read, and the [`Grounds`].
 pub(crate) struct Judge<'a> {
@@ -14,8 +23,8 @@ pub(crate) struct Judge<'a> {
     pub(crate) grounds: Grounds<'a>,
 }
 
-/// The run's rules for judging, as data: every decision after the reads is a pure function of
-/// these, the object and what was read.
+/// The run's rules for judging, as data, with the release's writer: what the judge decides
+/// from them, the object and what was read (the exact engine also asks the server by dry-runs).
 pub(crate) struct Grounds<'a> {
     pub(crate) options: &'a CompareOptions,
     pub(crate) scaled: &'a [Scaled],
@@ -25,11 +34,7 @@ pub(crate) struct Grounds<'a> {
     pub(crate) deployed: Deployed,
     /// The release's name (rules imported from GitOps tools apply to one release).
     pub(crate) release: &'a str,
-    /// The release's namespace.
-    pub(crate) namespace: &'a str,
-    /// Where its record is stored (its writer's namespace: the release's, unless a HelmRelease
-    /// stores it apart).
-    pub(crate) stored_in: &'a str,
-    /// Whose name Helm's writes are under: what it owns is Helm's, and the dry-runs write as it.
-    pub(crate) writer: HelmWriter,
+    /// Whose name Helm's writes are under (the writer stage's, [`super::writer`]): what it owns
+    /// is Helm's, and the dry-runs write as it.
+    pub(crate) writer: &'a HelmWriter,
 }

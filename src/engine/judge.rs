@@ -1,7 +1,7 @@
 //! The verdict for one object: live state, ignore rules, the client-side comparison, and the
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
-use super::grounds::{Grounds, Judge};
+use super::grounds::{Grounds, Judge, Reads};
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::managed::OwnedElsewhere;
@@ -10,7 +10,7 @@ use crate::compare::{self, attribution, defaults, exact, managed, merge, ownersh
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveState, Location};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Home, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
 use serde_json::Value;
@@ -25,27 +25,23 @@ pub(crate) enum Reading<'a> {
 /// Reads the object (from the shared LIST of its kind when `listed`), unless its verdict is
 /// reached without it.
 pub(crate) async fn read<'a>(
-    judge: &Judge<'_>,
+    reads: &Reads<'_>,
     obj: &DesiredObject,
     at: Option<&'a Location>,
     listed: bool,
 ) -> Reading<'a> {
-    let ctx = &judge.grounds;
     let verdict = |verdict| Reading::Verdict(Box::new(ObjectDrift::new(obj.id(), obj.source.as_deref(), verdict)));
     let Some(at) = at else {
         return verdict(Verdict::Unknown {
             reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind),
         });
     };
-    if let Some(reason) = ctx
-        .options
-        .confined
-        .as_ref()
-        .and_then(|t| t.outside(Home { stored: ctx.stored_in, release: ctx.namespace }, at.namespace.as_deref()))
+    if let Some(reason) =
+        reads.options.confined.as_ref().and_then(|t| t.outside(reads.home, at.namespace.as_deref()))
     {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
-    Reading::Live(judge.cache.get(judge.client, at, &obj.name, listed).await, at)
+    Reading::Live(reads.cache.get(reads.client, at, &obj.name, listed).await, at)
 }
 
 /// The verdict for one object from what [`read`] gave. A pipeline of small steps over the
@@ -377,15 +373,15 @@ mod tests {
         crate::desired::from_manifest(yaml).unwrap().remove(0)
     }
 
+    static HELM: std::sync::OnceLock<HelmWriter> = std::sync::OnceLock::new();
+
     fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Grounds<'a> {
         Grounds {
             options,
             scaled,
             deployed: Deployed::default(),
             release: "web",
-            namespace: "apps",
-            stored_in: "apps",
-            writer: HelmWriter::helm_command(),
+            writer: HELM.get_or_init(HelmWriter::helm_command),
         }
     }
 

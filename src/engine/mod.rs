@@ -16,6 +16,7 @@ mod own_name;
 mod scan;
 mod session;
 mod steps;
+mod writer;
 
 pub(crate) use error::{EvaluateError, Failure};
 pub(crate) use evaluate::{Evaluated, evaluate, evaluate_selected};

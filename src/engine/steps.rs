@@ -6,7 +6,6 @@ use super::error::{EvaluateError, TooManyObjects};
 use crate::desired::{self, DesiredError, DesiredObject};
 use crate::live::Location;
 use crate::model::{DriftReport, ObjectDrift, ObjectId, Verdict};
-use crate::model::{HelmWriter, WriterFound};
 use crate::release::{Release, Selected};
 use crate::settings::CompareOptions;
 use anyhow::Context;
@@ -166,27 +165,6 @@ pub(crate) fn notes(release: &Release, hooks: Option<&[String]>) -> Vec<String> 
     match release.hook_count() {
         0 => Vec::new(),
         n => vec![format!("{n} hook(s) not checked (--hooks compares the hook objects Helm keeps after they ran)")],
-    }
-}
-
-/// What is worth saying about the release's writer: objects whose fields another manager owns
-/// (judged and written as the writer all the same), or why it is the helm command's when
-/// objects were read and none told.
-pub(crate) fn writer_notes(writer: &HelmWriter, read: usize) -> Vec<String> {
-    match &writer.found {
-        WriterFound::Learnt { others, .. } => others
-            .iter()
-            .map(|(id, m)| {
-                format!(
-                    "{id}: its recorded fields are owned by {m}, not by {} (the release's writer: it {}); judged and written as {}",
-                    writer.manager,
-                    writer.why(),
-                    writer.manager
-                )
-            })
-            .collect(),
-        WriterFound::Default { .. } if read > 0 => vec![format!("Helm's writer taken as helm: {}", writer.why())],
-        _ => Vec::new(),
     }
 }
 

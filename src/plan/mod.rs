@@ -103,7 +103,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     next.release.manifest = post_rendered(request, preview.manifest).await?;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer.
-    let after = evaluate_selected(session, settings, next, Some(&today.report.writer)).await?;
+    let after = evaluate_selected(session, settings, next, Some(&today.writer)).await?;
     let was = today.release.apply();
     let apply = request.apply.upgrade(was);
     let mut objects = Vec::new();
@@ -120,7 +120,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         chart: preview.chart,
         apply,
         switched_from: (apply != was).then_some(was),
-        writer: today.report.writer.clone(),
+        writer: today.writer.clone(),
         objects,
         failure: None,
         drift,
@@ -170,7 +170,7 @@ fn against(settings: &Settings, request: &PlanRequest, record: Option<(&str, &st
 fn refused(request: &PlanRequest, today: &Evaluated, why: String) -> PlanReport {
     let apply = request.apply.upgrade(today.release.apply());
     let mut refused = refusal(request, &today.report.namespace, today.report.revision, apply, why);
-    refused.writer = today.report.writer.clone();
+    refused.writer = today.writer.clone();
     refused
 }
 
@@ -217,6 +217,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         release: after.release.clone(),
         objects: Vec::new(),
         locations: Vec::new(),
+        writer: after.writer.clone(),
     };
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
@@ -229,7 +230,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
         chart: preview.chart,
         apply,
         switched_from: None,
-        writer: after.report.writer.clone(),
+        writer: after.writer.clone(),
         objects,
         failure: None,
         drift: Vec::new(),
@@ -295,7 +296,7 @@ async fn planned(
             }
             if p.failure.is_none() && (p.change == PlannedChange::Update || apply.is_server_side()) {
                 let by = Applier {
-                    manager: &after.report.writer.manager,
+                    manager: &after.writer.manager,
                     apply,
                     switching: apply.is_server_side() && !today.release.apply().is_server_side(),
                     force: request.apply.forces(apply),

@@ -60,7 +60,7 @@ pub(crate) async fn uninstall(
         chart: "(uninstalled)".to_string(),
         apply: today.release.apply(),
         switched_from: None,
-        writer: today.report.writer.clone(),
+        writer: today.writer.clone(),
         objects,
         failure: None,
         drift,

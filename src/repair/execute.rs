@@ -76,7 +76,7 @@ pub(super) async fn carry_out(
         }
         let Some((name, at)) = planned.target(evaluated) else { continue };
         let seen = planned_live(&evaluated.report.objects[planned.index]);
-        match apply(writer, at, name, planned, &seen, &evaluated.report.writer.manager).await {
+        match apply(writer, at, name, planned, &seen, &evaluated.writer.manager).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = live::event_namespace(at.namespace.as_deref()).to_string();
@@ -130,7 +130,7 @@ async fn dry_run(
 ) -> Option<String> {
     let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
     let o = &evaluated.report.objects[planned.index];
-    let manager = evaluated.report.writer.manager.as_str();
+    let manager = evaluated.writer.manager.as_str();
     let e = live::change(writer, at, name, first, true, manager).await.err()?;
     let why = scrub(&e.to_string(), evaluated, planned.index);
     if !super::order::is_immutable(&why) {

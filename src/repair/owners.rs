@@ -26,7 +26,7 @@ pub(super) async fn reclaim(
 /// fields the helm command now owns are given to the writer, so that its next upgrade meets no
 /// conflict with `helm`. The objects it could not rewrite, with why.
 pub(crate) async fn hand_over(client: &kube::Client, evaluated: &Evaluated) -> Vec<(ObjectId, String)> {
-    let to = evaluated.report.writer.manager.as_str();
+    let to = evaluated.writer.manager.as_str();
     let mut failed = Vec::new();
     for (o, at) in evaluated.objects.iter().zip(&evaluated.locations) {
         let Some(at) = at else { continue };

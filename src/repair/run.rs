@@ -23,18 +23,18 @@ pub(crate) async fn execute(
     index: &ReleaseIndex,
     request: &RepairRequest,
 ) -> Result<RepairReport> {
-    let writer = session.client().clone();
-    execute_as(session, settings, index, request, &writer).await
+    let write_client = session.client().clone();
+    execute_as(session, settings, index, request, &write_client).await
 }
 
-/// [`execute`], with every write (dry-runs included) sent through `writer` (an impersonating
+/// [`execute`], with every write (dry-runs included) sent through `write_client` (an impersonating
 /// client for self-healing as a ServiceAccount); reads and Events use the session's client.
 pub(crate) async fn execute_as(
     session: &mut Session,
     settings: &Settings,
     index: &ReleaseIndex,
     request: &RepairRequest,
-    writer: &kube::Client,
+    write_client: &kube::Client,
 ) -> Result<RepairReport> {
     let evaluated = evaluate(session, settings, index, None).await?;
     // A person's repair of a record stored apart, on its HelmRelease's word: as its account.
@@ -43,13 +43,13 @@ pub(crate) async fn execute_as(
         Some(_) => None,
     };
     let flux;
-    let (request, writer) = match helm_release {
+    let (request, write_client) = match helm_release {
         Some(authority) => {
-            let client = authority.writer(&settings.connection).await?.unwrap_or_else(|| writer.clone());
+            let client = authority.write_client(&settings.connection).await?.unwrap_or_else(|| write_client.clone());
             flux = (RepairRequest { authority: Some(authority), ..request.clone() }, client);
             (&flux.0, &flux.1)
         }
-        None => (request, writer),
+        None => (request, write_client),
     };
     let planned = draft(&evaluated, &request.only, request.remove_foreign)?;
     let mut report = RepairReport {
@@ -66,7 +66,7 @@ pub(crate) async fn execute_as(
     let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
     let staged = !first.is_empty() && (!rest.is_empty() || cannot);
     let done = if staged {
-        let laid = carry_out(&client, writer, &evaluated, first, request).await;
+        let laid = carry_out(&client, write_client, &evaluated, first, request).await;
         let ok = record_carried(&mut report, laid);
         if !ok || request.dry_run {
             // What comes after the foundation is planned, not validated: its namespace or kind
@@ -83,11 +83,11 @@ pub(crate) async fn execute_as(
         let again = evaluate(session, settings, index, None).await?;
         let second = draft(&again, &request.only, request.remove_foreign)?;
         report.skipped = second.skipped;
-        let carried = carry_out(&client, writer, &again, second.steps, request).await;
+        let carried = carry_out(&client, write_client, &again, second.steps, request).await;
         record_carried(&mut report, carried)
     } else {
         let all: Vec<DraftStep> = first.into_iter().chain(rest).collect();
-        let carried = carry_out(&client, writer, &evaluated, all, request).await;
+        let carried = carry_out(&client, write_client, &evaluated, all, request).await;
         record_carried(&mut report, carried)
     };
     if done && !request.dry_run {

@@ -170,7 +170,7 @@ mod tests {
             ],
             ..DriftReport::default()
         };
-        Evaluated { report, release, objects, locations: vec![None; 5] }
+        Evaluated { report, release, objects, locations: vec![None; 5], writer: Default::default() }
     }
 
     fn kinds(p: &DraftStep) -> Vec<&'static str> {

@@ -1,6 +1,6 @@
 //! The formats, in one table: what each writes for `check` (one cluster and a fleet), `render`,
 //! `plan` and `repair`, and its `-o` name. Adding a format is its file and one arm of
-//! [`Format::writer`] (`accept` writes text or its JSON document; `guard` writes text).
+//! [`Format::renderers`] (`accept` writes text or its JSON document; `guard` writes text).
 
 use super::style::{Format, Style};
 use super::text::{plan as text_plan, repair as text_repair};
@@ -9,7 +9,7 @@ use crate::model::{FleetPlan, FleetReport, PlanReport, RenderReport, RepairRepor
 
 /// What one format writes: `check` over one cluster and over several, `render` when it has one,
 /// `plan`, and `repair` (over several clusters too, when it has a document of its own).
-pub(crate) struct Writer {
+pub(crate) struct Renderers {
     /// Its `-o` name.
     pub(crate) name: &'static str,
     pub(crate) run: fn(&RunReport, &Style) -> String,
@@ -27,12 +27,12 @@ impl Format {
     /// Every format, in the order `-o` lists them.
     pub(crate) const ALL: [Format; 5] = [Format::Text, Format::Json, Format::Junit, Format::Markdown, Format::Html];
 
-    /// The format's writers: adding a format is its file and one arm here.
-    pub(crate) fn writer(self) -> Writer {
+    /// The format's renderers: adding a format is its file and one arm here.
+    pub(crate) fn renderers(self) -> Renderers {
         let (plan, repair) = (text_plan::plan, text_repair::repair);
         let repair_fleet = None;
         match self {
-            Format::Text => Writer {
+            Format::Text => Renderers {
                 name: "text",
                 run: text::run,
                 fleet: text::fleet,
@@ -42,7 +42,7 @@ impl Format {
                 repair,
                 repair_fleet,
             },
-            Format::Json => Writer {
+            Format::Json => Renderers {
                 name: "json",
                 run: json::run,
                 fleet: json::fleet,
@@ -53,7 +53,7 @@ impl Format {
                 repair_fleet: Some(changes_json::repair_fleet),
             },
             // `render -o junit` has no test cases to report: it writes its text.
-            Format::Junit => Writer {
+            Format::Junit => Renderers {
                 name: "junit",
                 run: junit::run,
                 fleet: junit::fleet,
@@ -63,7 +63,7 @@ impl Format {
                 repair,
                 repair_fleet,
             },
-            Format::Markdown => Writer {
+            Format::Markdown => Renderers {
                 name: "markdown",
                 run: markdown::run,
                 fleet: markdown::fleet,
@@ -75,7 +75,7 @@ impl Format {
             },
             Format::Html => {
                 let fleet_plan = fleet_plan::text;
-                Writer {
+                Renderers {
                     name: "html",
                     run: html::run,
                     fleet: html::fleet,
@@ -91,6 +91,6 @@ impl Format {
 
     /// The format an `-o` name names.
     pub(crate) fn named(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.writer().name == name)
+        Format::ALL.into_iter().find(|f| f.renderers().name == name)
     }
 }

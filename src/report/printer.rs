@@ -50,7 +50,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.writer().run)(run, &self.style);
+        let out = (self.style.format.renderers().run)(run, &self.style);
         self.text(&out);
     }
 
@@ -67,7 +67,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.writer().fleet)(fleet, &self.style);
+        let out = (self.style.format.renderers().fleet)(fleet, &self.style);
         self.text(&out);
     }
 
@@ -95,7 +95,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let Some(render) = self.style.format.writer().render else { return };
+        let Some(render) = self.style.format.renderers().render else { return };
         let out = render(report, &self.style);
         self.text(&out);
     }
@@ -103,7 +103,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// The report of `repair`.
     pub(crate) fn repair(&mut self, report: &RepairReport) {
         if !self.style.quiet {
-            let out = (self.style.format.writer().repair)(report, &self.style);
+            let out = (self.style.format.renderers().repair)(report, &self.style);
             self.text(&out);
         }
     }
@@ -119,7 +119,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        if let Some(document) = self.style.format.writer().repair_fleet {
+        if let Some(document) = self.style.format.renderers().repair_fleet {
             let out = document(fleet, &self.style);
             self.text(&out);
             return;
@@ -167,7 +167,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.writer().fleet_plan)(report, &self.style);
+        let out = (self.style.format.renderers().fleet_plan)(report, &self.style);
         self.text(&out);
     }
 
@@ -176,7 +176,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.writer().plan)(report, &self.style);
+        let out = (self.style.format.renderers().plan)(report, &self.style);
         self.text(&out);
     }
 

@@ -42,7 +42,7 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
     }
     let files = ChartFiles::write(release, &selected.record, request.chart.as_deref())?;
     // The helm command writes as `helm`: a controller's release is handed back to it after.
-    let writer = evaluate_selected(&session, settings, selected.clone(), None).await?.report.writer;
+    let writer = evaluate_selected(&session, settings, selected.clone(), None).await?.writer;
     let helm_output = request.helm.upgrade(release, &files, request.dry_run).await?;
     let after = if request.dry_run {
         None

@@ -195,7 +195,7 @@ impl Healing {
             return None;
         }
         let authority = self.options.authority(report);
-        let writer = match self.writer(&authority, hands).await {
+        let writer = match self.write_client(&authority, hands).await {
             Ok(w) => w,
             Err(e) => {
                 failed(&crate::errors::chain(&e));
@@ -251,13 +251,13 @@ impl Healing {
 
     /// The client a repair writes with: the watcher's own, or one impersonating the release's
     /// ServiceAccount (made once per user).
-    async fn writer(&mut self, authority: &Authority, hands: &Hands<'_>) -> anyhow::Result<kube::Client> {
+    async fn write_client(&mut self, authority: &Authority, hands: &Hands<'_>) -> anyhow::Result<kube::Client> {
         let Some(user) = authority.impersonated_user() else { return Ok(hands.session.client().clone()) };
         if let Some(c) = self.writers.get(&user) {
             return Ok(c.clone());
         }
         let client =
-            authority.writer(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
+            authority.write_client(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
         self.writers.insert(user, client.clone());
         Ok(client)
     }

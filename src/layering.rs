@@ -771,3 +771,41 @@ fn the_type_name_check_sees_every_form_and_skips_associated_types() {
     let code = "pub(crate) struct A {\nenum B {}\npub trait C {}\ntype D = u8;\nimpl X for Y {\n    type Value = u8;\n    struct E;\n}\n// struct F\n";
     assert_eq!(declared_types(code), ["A", "B", "C", "D", "E"]);
 }
+
+/// The `(file, item)` pairs of the contributor map's "Where to look": each backticked
+/// `src/….rs` followed by `, ` and a backticked name (`Type::function`, `function`, `Type`).
+fn map_pairs(doc: &str) -> Vec<(String, String)> {
+    let section = doc.split("## Where to look").nth(1).unwrap_or_default();
+    let words: Vec<&str> = section.split('`').collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate().skip(1).step_by(2) {
+        if w.starts_with("src/") && w.ends_with(".rs") && words.get(i + 1) == Some(&", ") {
+            if let Some(item) = words.get(i + 2) {
+                out.push((w.to_string(), item.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_contributor_map_names_functions_that_exist() {
+    let doc = include_str!("../docs/src/contributing/architecture.md");
+    let pairs = map_pairs(doc);
+    assert!(pairs.len() >= 8, "the map names fewer functions than its questions: {pairs:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let declares = |code: &str, name: &str| {
+        ["fn ", "struct ", "enum ", "trait ", "const ", "type "].iter().any(|k| {
+            code.match_indices(&format!("{k}{name}"))
+                .any(|(at, m)| !code[at + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        })
+    };
+    let wrong = pairs.iter().filter_map(|(file, item)| {
+        let code = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+        let parts: Vec<&str> = item.split("::").collect();
+        let last = parts.last()?;
+        let owner_ok = parts.len() < 2 || declares(&code, parts[0]) || code.contains(&format!("impl {}", parts[0]));
+        (!(declares(&code, last) && owner_ok)).then(|| format!("{file}: {item}"))
+    });
+    none(wrong, "architecture.md names items its files do not declare");
+}

@@ -50,4 +50,3 @@ pub(crate) fn notes(writer: &HelmWriter, read: usize) -> Vec<String> {
         _ => Vec::new(),
     }
 }
-

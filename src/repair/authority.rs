@@ -54,7 +54,10 @@ impl Authority {
 
     /// A client impersonating its ServiceAccount, made from `connection`; `None` when it writes
     /// as the caller.
-    pub(crate) async fn write_client(&self, connection: &crate::api::Connection) -> anyhow::Result<Option<kube::Client>> {
+    pub(crate) async fn write_client(
+        &self,
+        connection: &crate::api::Connection,
+    ) -> anyhow::Result<Option<kube::Client>> {
         let Some(user) = self.impersonated_user() else { return Ok(None) };
         let mut connection = connection.clone();
         connection.as_user = Some(user);

@@ -779,10 +779,12 @@ fn map_pairs(doc: &str) -> Vec<(String, String)> {
     let words: Vec<&str> = section.split('`').collect();
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate().skip(1).step_by(2) {
-        if w.starts_with("src/") && w.ends_with(".rs") && words.get(i + 1) == Some(&", ") {
-            if let Some(item) = words.get(i + 2) {
-                out.push((w.to_string(), item.to_string()));
-            }
+        if w.starts_with("src/")
+            && w.ends_with(".rs")
+            && words.get(i + 1) == Some(&", ")
+            && let Some(item) = words.get(i + 2)
+        {
+            out.push((w.to_string(), item.to_string()));
         }
     }
     out

@@ -2,10 +2,11 @@
 //! (only while leading, only at the revision judged), each step logged, refusals and abandoned
 //! objects announced, and the verdicts after the repair taken in.
 
+use super::course::{Course, Facts, Fresh, course};
 use super::decide::{Decision, superseded};
 use super::{Healing, paused};
 use crate::engine::Session;
-use crate::model::{DriftReport, ObjectId, Refusal, RepairReport, StepStatus};
+use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::repair::{Authority, RepairRequest};
 use crate::settings::Settings;
@@ -33,44 +34,15 @@ pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
     tokio::time::Instant::now() + left + std::time::Duration::from_millis(10)
 }
 
-/// What one decision comes to, before anything is written.
-#[derive(Debug, PartialEq)]
-enum Course {
-    /// Nothing to repair now.
-    Nothing,
-    /// The rate limit holds: look again then.
-    Later(Instant),
-    /// The release's authority allows no write: each of these objects is refused, for this reason.
-    Refuse(Refusal, Vec<ObjectId>),
-    /// Repair these objects.
-    Repair(Vec<ObjectId>),
-}
-
-/// The course a decision comes to, given whether the release's authority refuses every write.
-fn course(decision: &Decision, refusal: Option<Refusal>) -> Course {
-    if let Some(at) = decision.later {
-        return Course::Later(at);
-    }
-    if decision.repair.is_empty() {
-        return Course::Nothing;
-    }
-    match refusal {
-        Some(why) => Course::Refuse(why, decision.repair.clone()),
-        None => Course::Repair(decision.repair.clone()),
-    }
-}
-
 impl Healing {
-    /// Heals a drifted release of an opted-in release; the moment to look again when the rate
-    /// limit postpones it.
+    /// Heals a drifted release: reads the facts, decides the one course ([`course`]) and
+    /// carries it out; the moment to look again (the rate limit, a window, a pause), if any.
     pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
-        let mut decision = self.decider.decide(report, Instant::now());
-        for (id, manager) in &decision.abandoned {
-            self.abandon(report, id, manager, &hands).await;
-        }
+        let opted_in = self.opts_in(&key);
+        let decision = if opted_in { self.decider.decide(report, Instant::now()) } else { Decision::default() };
         let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace().to_string());
-        let reading = paused::PauseSource {
+        let source = paused::PauseSource {
             client: self.pause_client.as_ref().unwrap_or(hands.session.client()),
             cluster: self.cluster.as_deref(),
             home: &home,
@@ -78,24 +50,64 @@ impl Healing {
             outputs: hands.outputs,
             signer: hands.tracker.signer(),
         };
-        let paused = self.pauses.held(report, &mut decision, reading).await.map(instant);
-        if !decision.repair.is_empty()
-            && let super::window::Gate::Wait { why, until } = self.gate(&key, jiff::Timestamp::now())
-        {
-            return self.wait(&key, why, until, &hands);
+        // Read right before deciding (a pause written a moment before an edit holds it).
+        let held = if opted_in && decision.later.is_none() && !decision.repair.is_empty() {
+            self.pauses.read(&source).await;
+            self.pauses.holding(&key, &decision.repair, &source)
+        } else {
+            Vec::new()
+        };
+        let gate = self.gate(&key, jiff::Timestamp::now());
+        let refusal = self.options.authority(report).refuses_all();
+        let mut fresh = Fresh::NotRead;
+        let decide = |fresh: &Fresh| {
+            course(&Facts { opted_in, decision: &decision, held: &held, gate: &gate, refusal: refusal.as_ref(), fresh })
+        };
+        let mut decided = decide(&fresh);
+        if decided == Course::CheckHistory {
+            fresh = read_again(hands.session, &key, report.revision).await;
+            decided = decide(&fresh);
         }
-        if self.waiting.remove(&key).is_some() {
+        if decided == Course::NotOptedIn {
+            return None;
+        }
+        self.decider.abandon(&decision.abandoned);
+        for (id, manager) in &decision.abandoned {
+            self.abandon(report, id, manager, &hands).await;
+        }
+        self.pauses.say(report, &held, &source).await;
+        let paused = held.iter().map(|(_, p)| p.until).min().map(instant);
+        if !matches!(decided, Course::Waiting { .. }) && self.waiting.remove(&key).is_some() {
             hands.outputs.metrics.window(&key.namespace, &key.name, None);
         }
-        let refusal = self.options.authority(report).refuses_all();
-        match course(&decision, refusal) {
-            Course::Nothing => paused,
+        self.carry_out(report, decided, fresh, paused, hands).await
+    }
+
+    /// Does what the course says; the moment to look again.
+    async fn carry_out(
+        &mut self,
+        report: &DriftReport,
+        decided: Course,
+        fresh: Fresh,
+        paused: Option<Instant>,
+        hands: Hands<'_>,
+    ) -> Option<Instant> {
+        let key = ReleaseKey::of(report);
+        let failed = |e: &str| {
+            hands.outputs.metrics.repair("failed");
+            hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e)]);
+        };
+        match decided {
+            // Never after `heal` read the history again.
+            Course::NotOptedIn | Course::Nothing | Course::CheckHistory => None,
+            Course::Paused(until) => Some(instant(until)),
             Course::Later(at) => {
                 hands.outputs.metrics.repair("rate-limited");
                 hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
                 Some(at)
             }
-            Course::Refuse(why, objects) => {
+            Course::Waiting { why, until } => self.wait(&key, why, until, &hands),
+            Course::Refused(why, objects) => {
                 self.decider.repaired(report, &[], Instant::now());
                 hands.outputs.metrics.repair("refused");
                 for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id)) {
@@ -103,8 +115,21 @@ impl Healing {
                 }
                 None
             }
+            Course::Changed(why) => {
+                hands.outputs.metrics.repair("superseded");
+                hands.outputs.log.info(
+                    "repair skipped: the release changed since it was checked",
+                    &[("release", &key), ("reason", &why)],
+                );
+                paused
+            }
+            Course::Unreadable(e) => {
+                failed(&e);
+                paused
+            }
             Course::Repair(objects) => {
-                self.repair(report, objects, hands).await;
+                let Fresh::Unchanged(index) = fresh else { return paused };
+                self.repair(report, index, objects, hands).await;
                 paused
             }
         }
@@ -130,14 +155,14 @@ impl Healing {
         until.map(instant)
     }
 
-    async fn repair(&mut self, report: &DriftReport, objects: Vec<ObjectId>, hands: Hands<'_>) {
+    async fn repair(&mut self, report: &DriftReport, fresh: ReleaseIndex, objects: Vec<ObjectId>, hands: Hands<'_>) {
         let key = ReleaseKey::of(report);
-        let Some((fresh, request, writer)) = self.prepare(report, objects, &hands).await else { return };
+        let Some((request, writes)) = self.prepare(report, objects, &hands).await else { return };
         if !hands.outputs.leading("repair").await {
             return;
         }
         hands.session.forget_live();
-        let result = crate::repair::execute_as(hands.session, hands.settings, &fresh, &request, &writer).await;
+        let result = crate::repair::execute_as(hands.session, hands.settings, &fresh, &request, &writes).await;
         let applied: Vec<ObjectId> = match &result {
             Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
             Err(_) => Vec::new(),
@@ -166,39 +191,21 @@ impl Healing {
         hands.outputs.announce_repair(report, id, events::ABANDONED, &message, hands.tracker.signer()).await;
     }
 
-    /// The release's history read again, the repair request and the client to write with; `None`
-    /// (said) when the release changed since it was judged or no writer can be made.
+    /// The repair request and the client to write with; `None` (said) when no client can be
+    /// made.
     async fn prepare(
         &mut self,
         report: &DriftReport,
         only: Vec<ObjectId>,
         hands: &Hands<'_>,
-    ) -> Option<(ReleaseIndex, RepairRequest, kube::Client)> {
+    ) -> Option<(RepairRequest, kube::Client)> {
         let key: ReleaseKey = ReleaseKey::of(report);
-        let failed = |e: &dyn std::fmt::Display| {
-            hands.outputs.metrics.repair("failed");
-            hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e.to_string())]);
-        };
-        let fresh = match hands.session.storage().history(&key.namespace, &key.name).await {
-            Ok(fresh) => fresh,
-            Err(e) => {
-                failed(&e);
-                return None;
-            }
-        };
-        if let Some(why) = superseded(&fresh, report.revision) {
-            hands.outputs.metrics.repair("superseded");
-            hands.outputs.log.info(
-                "repair skipped: the release changed since it was checked",
-                &[("release", &key), ("reason", &why)],
-            );
-            return None;
-        }
         let authority = self.options.authority(report);
-        let writer = match self.write_client(&authority, hands).await {
+        let writes = match self.write_client(&authority, hands).await {
             Ok(w) => w,
             Err(e) => {
-                failed(&crate::errors::chain(&e));
+                hands.outputs.metrics.repair("failed");
+                hands.outputs.log.error("repair failed", &[("release", &key), ("error", &crate::errors::chain(&e))]);
                 return None;
             }
         };
@@ -213,7 +220,7 @@ impl Healing {
             progress: Default::default(),
             replace: false,
         };
-        Some((fresh, request, writer))
+        Some((request, writes))
     }
 
     async fn repaired(&mut self, report: &DriftReport, repair: &RepairReport, hands: Hands<'_>) {
@@ -263,6 +270,18 @@ impl Healing {
     }
 }
 
+/// The release's history read again right before a repair: whether the revision judged is
+/// still the deployed one.
+async fn read_again(session: &Session, key: &ReleaseKey, judged: u32) -> Fresh {
+    match session.storage().history(&key.namespace, &key.name).await {
+        Ok(index) => match superseded(&index, judged) {
+            Some(why) => Fresh::Changed(why),
+            None => Fresh::Unchanged(index),
+        },
+        Err(e) => Fresh::Unreadable(e.to_string()),
+    }
+}
+
 async fn refused(report: &DriftReport, object: &ObjectId, why: &str, hands: &Hands<'_>) {
     let release = ReleaseKey::of(report).to_string();
     let fields: [(&str, &(dyn ToString + Sync)); 4] =
@@ -290,39 +309,11 @@ mod tests {
     #[test]
     fn a_refusal_outranks_a_failure_which_outranks_success() {
         let failed = StepStatus::Failed("conflict".into());
-        let refused = StepStatus::Withheld(Refusal::Untrusted { namespace: "tenant".into() });
+        let refused = StepStatus::Withheld(crate::model::Refusal::Untrusted { namespace: "tenant".into() });
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
         assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");
         assert_eq!(repair_result(&[&failed, &refused]), "refused");
         assert_eq!(repair_result(&[]), "applied");
-    }
-
-    fn untrusted() -> Refusal {
-        Refusal::Untrusted { namespace: "tenant".into() }
-    }
-
-    fn decision(repair: &[&str], later: Option<Instant>) -> Decision {
-        let id = |s: &&str| ObjectId::new("v1", s.split('/').next().unwrap(), Some("ns"), s.split('/').nth(1).unwrap());
-        Decision { repair: repair.iter().map(id).collect(), later, abandoned: Vec::new() }
-    }
-
-    #[test]
-    fn a_rate_limited_release_waits_even_when_its_authority_would_refuse() {
-        let at = Instant::now();
-        assert_eq!(course(&decision(&[], Some(at)), None), Course::Later(at));
-        assert_eq!(course(&decision(&[], Some(at)), Some(untrusted())), Course::Later(at));
-    }
-
-    #[test]
-    fn an_authority_that_allows_no_write_refuses_each_object_and_repairs_none() {
-        let d = decision(&["Deployment/web", "Service/web"], None);
-        assert_eq!(course(&d, Some(untrusted())), Course::Refuse(untrusted(), d.repair.clone()));
-        assert_eq!(course(&d, None), Course::Repair(d.repair.clone()));
-        assert_eq!(
-            course(&decision(&[], None), Some(untrusted())),
-            Course::Nothing,
-            "nothing drifted: nothing refused"
-        );
     }
 }

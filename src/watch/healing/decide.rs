@@ -74,8 +74,9 @@ impl Decider {
         }
     }
 
-    /// Decides for a release's latest verdicts.
-    pub(super) fn decide(&mut self, report: &DriftReport, now: Instant) -> Decision {
+    /// Which drifted objects the rate limit and the fight rules leave to repair now, and which
+    /// they abandon now (to be said, then remembered by [`Decider::abandon`]).
+    pub(super) fn decide(&self, report: &DriftReport, now: Instant) -> Decision {
         let key = ReleaseKey::of(report);
         let mut d = Decision::default();
         // Hook objects carry no ownership metadata (Helm adds none to hooks): nothing in the
@@ -84,10 +85,8 @@ impl Decider {
             if self.abandoned.contains(&o.id) {
                 continue;
             }
-            let recent = self.repairs.entry(o.id.clone()).or_default();
-            recent.retain(|t| now.duration_since(*t) < self.policy.fight_window);
-            if recent.len() >= self.policy.fight_limit {
-                self.abandoned.insert(o.id.clone());
+            let recent = self.repairs.get(&o.id).map_or(0, |r| self.within_window(r, now).count());
+            if recent >= self.policy.fight_limit {
                 d.abandoned.push((o.id.clone(), other_manager(o)));
                 continue;
             }
@@ -107,12 +106,25 @@ impl Decider {
         d
     }
 
+    fn within_window<'a>(&self, repairs: &'a VecDeque<Instant>, now: Instant) -> impl Iterator<Item = &'a Instant> {
+        let window = self.policy.fight_window;
+        repairs.iter().filter(move |t| now.duration_since(**t) < window)
+    }
+
+    /// Remembers the objects a decision abandoned: not repaired until seen in sync.
+    pub(super) fn abandon(&mut self, abandoned: &[(ObjectId, String)]) {
+        self.abandoned.extend(abandoned.iter().map(|(id, _)| id.clone()));
+    }
+
     /// Remembers a repair attempt of a release (for the rate limit) and the objects it changed
     /// (for fight detection: a refused or failed repair changed nothing, so nothing fought it).
     pub(super) fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
         self.last.insert(ReleaseKey::of(report), now);
+        let window = self.policy.fight_window;
         for id in applied {
-            self.repairs.entry(id.clone()).or_default().push_back(now);
+            let recent = self.repairs.entry(id.clone()).or_default();
+            recent.retain(|t| now.duration_since(*t) < window);
+            recent.push_back(now);
         }
     }
 
@@ -123,7 +135,7 @@ impl Decider {
 }
 
 /// How a release's history moved on since it was judged at revision `judged`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Superseded {
     /// Helm is in the middle of an operation: the newest record is pending.
     InProgress { revision: u32, status: String },
@@ -217,6 +229,7 @@ mod tests {
         let d = h.decide(&r, t1 + Duration::from_secs(20));
         assert!(d.repair.is_empty());
         assert_eq!(d.abandoned, [(r.objects[0].id.clone(), "fighter".to_string())]);
+        h.abandon(&d.abandoned);
         assert!(h.decide(&r, t1 + Duration::from_secs(40)).abandoned.is_empty(), "abandoned once");
         // Seen in sync (the whole release is: no decision is asked for): eligible again.
         h.observe(&report(false));
@@ -256,7 +269,7 @@ mod tests {
 
     #[test]
     fn hook_objects_are_reported_never_healed_by_the_watcher() {
-        let mut h = Decider::new(HealPolicy {
+        let h = Decider::new(HealPolicy {
             cooldown: Duration::ZERO,
             fight_limit: 3,
             fight_window: Duration::from_secs(60),

@@ -1,8 +1,10 @@
-//! Self-healing (`watch --repair`): which releases opt in, the decision for each drifted release
-//! (`decide`: rate limit, fights), and the act (`act`: a repair within the release's authority,
-//! reported as it went).
+//! Self-healing (`watch --repair`): which releases opt in, what the rate limit and fights leave
+//! (`decide`), the one decision for a drifted release (`course`: pure, from the facts read
+//! first), and the act (`act`: reads the facts, carries the course out: a repair within the
+//! release's authority, reported as it went).
 
 mod act;
+mod course;
 mod decide;
 mod paused;
 pub(crate) mod window;
@@ -102,7 +104,6 @@ impl Healing {
         self.opted = releases.into_iter().collect();
     }
 
-    /// Whether one release opts in now (read when a change touches it).
     /// The releases CAAPH installed heal as their HelmReleaseProxy (or HelmChartProxy) says, in
     /// the management cluster: whatever the workload cluster's records are labelled.
     pub(crate) fn follow(&mut self, proxies: Option<&crate::watch::caaph::Proxies>) {

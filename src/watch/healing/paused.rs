@@ -2,7 +2,6 @@
 //! each is reported as paused once per pause (metric, log line, a `DriftPaused` Event with the
 //! reason, who and until when); the release is looked at again when the pause ends.
 
-use super::decide::Decision;
 use crate::model::{DriftReport, ObjectId};
 use crate::pause::{Held, Pause};
 use crate::watch::keys::ReleaseKey;
@@ -37,33 +36,32 @@ pub(super) struct PauseSource<'a> {
 }
 
 impl Pauses {
-    /// Takes the objects a pause holds out of `decision`; when the first of those pauses ends.
-    pub(super) async fn held(
-        &mut self,
-        report: &DriftReport,
-        decision: &mut Decision,
-        at: PauseSource<'_>,
-    ) -> Option<Timestamp> {
-        let key = ReleaseKey::of(report);
-        if decision.repair.is_empty() {
-            at.outputs.metrics.paused(&key.namespace, &key.name, None);
-            return None;
-        }
-        self.read(&at).await;
+    /// The pauses that hold objects of `candidates`, with the object each holds (a pause read
+    /// from a namespace the operator did not name holds only that namespace's releases).
+    pub(super) fn holding(
+        &self,
+        key: &ReleaseKey,
+        candidates: &[ObjectId],
+        at: &PauseSource<'_>,
+    ) -> Vec<(ObjectId, Pause)> {
         let now = Timestamp::now();
-        let mut first: Option<Timestamp> = None;
         let mut held = Vec::new();
-        for object in &decision.repair {
+        for object in candidates {
             let name = object.selector();
             let here = Held { namespace: &key.namespace, release: &key.name, object: &name, cluster: at.cluster };
             let pause = self.list.iter().find(|p| p.holds(here, now) && (at.chosen || p.namespace == at.home));
             if let Some(p) = pause {
-                first = Some(first.map_or(p.until, |f| f.min(p.until)));
                 held.push((object.clone(), p.clone()));
             }
         }
-        decision.repair.retain(|o| !held.iter().any(|(h, _)| h == o));
-        at.outputs.metrics.paused(&key.namespace, &key.name, first);
+        held
+    }
+
+    /// Says the objects pauses hold, once per pause (metric, log line, a `DriftPaused` Event),
+    /// and sets the release's paused metric to when the first pause ends.
+    pub(super) async fn say(&mut self, report: &DriftReport, held: &[(ObjectId, Pause)], at: &PauseSource<'_>) {
+        let key = ReleaseKey::of(report);
+        at.outputs.metrics.paused(&key.namespace, &key.name, held.iter().map(|(_, p)| p.until).min());
         for (object, p) in held {
             if self.said.insert((key.clone(), object.clone()), p.until) == Some(p.until) {
                 continue;
@@ -72,18 +70,17 @@ impl Pauses {
             let until = format!("{:.0}", p.until);
             at.outputs.log.info(
                 "drift paused: not healed until the pause ends",
-                &[("release", &key), ("object", &object), ("reason", &p.reason), ("by", &p.by), ("until", &until)],
+                &[("release", &key), ("object", object), ("reason", &p.reason), ("by", &p.by), ("until", &until)],
             );
             let message =
                 format!("drift of {object} is paused until {until} (by {}, as the pause says): {}", p.by, p.reason);
-            at.outputs.announce_repair(report, &object, events::PAUSED, &message, at.signer).await;
+            at.outputs.announce_repair(report, object, events::PAUSED, &message, at.signer).await;
         }
-        first
     }
 
     /// Reads the pauses, right before each healing decision (a pause written a moment before
     /// an edit holds it; unreadable: none, said once: a pause never stops detection).
-    async fn read(&mut self, at: &PauseSource<'_>) {
+    pub(super) async fn read(&mut self, at: &PauseSource<'_>) {
         let home = at.home;
         match crate::pause::read(at.client, home).await {
             Ok((list, bad)) => {

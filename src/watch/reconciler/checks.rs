@@ -273,7 +273,8 @@ impl Watcher<'_> {
         }
         let Some(healing) = &mut self.healing else { return };
         healing.observe(report);
-        if drifted && healing.opts_in(&key) {
+        // Whether it opts in is healing's to decide, with the rest.
+        if drifted {
             let hands = Hands {
                 session: &mut self.session,
                 settings: self.settings,
@@ -399,6 +400,9 @@ mod tests {
             sql_connection: None,
             debug: false,
             compare: Default::default(),
+            said: Default::default(),
+            trust: Default::default(),
+            helm_manager: None,
             baseline: None,
         };
         let options = crate::watch::options::WatchOptions {

@@ -15,6 +15,13 @@ pub(crate) struct Settings {
     pub(crate) sql_connection: Option<String>,
     pub(crate) debug: bool,
     pub(crate) compare: CompareOptions,
+    /// What the run says on stderr besides its report.
+    pub(crate) said: Said,
+    /// Whose records are trusted, and how far.
+    pub(crate) trust: TrustRules,
+    /// Helm's writer as the operator named it (`--helm-manager`); `None`: learnt per release
+    /// from its objects (the writer stage, `engine/writer.rs`).
+    pub(crate) helm_manager: Option<crate::model::HelmWriter>,
     /// Where accepted drift is kept (`--baseline`), if anywhere.
     pub(crate) baseline: Option<crate::baseline::Store>,
 }
@@ -46,28 +53,42 @@ pub(crate) struct CompareOptions {
     /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
     /// disabled`), with the reason.
     pub(crate) disabled_releases: Vec<(String, String)>,
-    /// What the config file held that was not understood (printed, never silently dropped).
-    pub(crate) warnings: Vec<String>,
-    /// What the run reads besides the cluster, said on stderr (the baseline and where from).
-    pub(crate) notices: Vec<String>,
-    /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
-    pub(crate) gitops: Vec<(String, String)>,
-    /// The namespaces whose records the operator trusts as their own (`--trust-namespace`):
-    /// `repair` writes what they list outside their namespace only for these.
-    pub(crate) trust: Trust,
-    /// The watcher's trust rule: a record outside these namespaces is compared only for the
-    /// objects of its own namespace. `None` (a person's `check`, `repair`): what the person may
-    /// read, they may compare.
-    pub(crate) confined: Option<Trust>,
-    /// Helm's writer as the operator named it (`--helm-manager`); `None`: learnt per release
-    /// from its objects ([`crate::compare::writer`]).
-    pub(crate) writer: Option<crate::model::HelmWriter>,
 }
 
 impl CompareOptions {
     /// The most objects (and hooks) one release record may hold.
     pub(crate) fn object_limit(&self) -> usize {
         if self.max_objects == 0 { MAX_OBJECTS } else { self.max_objects }
+    }
+}
+
+/// What a run says on stderr besides its report, gathered while its settings resolve.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Said {
+    /// What the config file held that was not understood (printed, never silently dropped).
+    pub(crate) warnings: Vec<String>,
+    /// What the run reads besides the cluster (the baseline and where from).
+    pub(crate) notices: Vec<String>,
+    /// The Flux HelmReleases and Argo CD Applications read, `(what, release)`.
+    pub(crate) gitops: Vec<(String, String)>,
+}
+
+/// Whose release records are trusted, and how far: the one place trust is set.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TrustRules {
+    /// The namespaces whose records the operator trusts as their own (`--trust-namespace`):
+    /// `repair` writes what they list outside their namespace only for these.
+    pub(crate) namespaces: Trust,
+    /// The watcher's rule: a record stored outside the trusted namespaces is compared only for
+    /// the objects of its own namespace. Off for a person's `check` and `repair`: what the person
+    /// may read, they may compare.
+    pub(crate) confined: bool,
+}
+
+impl TrustRules {
+    /// The trust that confines what a record is compared for, when the watcher's rule is on.
+    pub(crate) fn confinement(&self) -> Option<&Trust> {
+        self.confined.then_some(&self.namespaces)
     }
 }
 

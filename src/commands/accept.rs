@@ -68,7 +68,7 @@ async fn run(settings: &Settings, request: &AcceptRequest) -> Result<AcceptRepor
         Store::File(path) => (baseline::read_file(path)?, path.display().to_string()),
         Store::Cluster { home } => {
             let place = baseline::Place::of(home.as_deref(), &report.namespace, &report.release);
-            let location = match place.named || settings.compare.trust.trusts(&report.namespace) {
+            let location = match place.named || settings.trust.namespaces.trusts(&report.namespace) {
                 true => place.to_string(),
                 false => format!("{place} (a check takes it only with --trust-namespace {})", place.namespace),
             };

@@ -308,7 +308,7 @@ async fn rerender(
     files: &ChartFiles,
 ) -> Result<Rerender> {
     // The record's chart reads the cluster with the reader's rights only when they trust its writers.
-    let against = DryRun::for_record(&settings.compare.trust, selected.release.stored_in());
+    let against = DryRun::for_record(&settings.trust.namespaces, selected.release.stored_in());
     let manifest = rendering.helm.render_now(&selected.release, files, against).await?;
     let (documents, changed) = desired::diff_documents(&selected.release.manifest, &manifest);
     let mut now = selected;
@@ -324,7 +324,7 @@ async fn rerender(
 /// release, without `spec.source.helm.releaseName`, is the common cause).
 fn unmatched_gitops(settings: &Settings, run: &RunReport) -> Vec<String> {
     let checked: Vec<&str> = run.checked().map(|r| r.release.as_str()).collect();
-    let docs = &settings.compare.gitops;
+    let docs = &settings.said.gitops;
     if checked.is_empty() || docs.iter().any(|(_, release)| checked.contains(&release.as_str())) {
         return Vec::new();
     }

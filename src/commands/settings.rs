@@ -6,7 +6,7 @@ use crate::api::Connection;
 use crate::cli::{CompareArgs, Global, OutputArgs};
 use crate::policy::ignore::IgnoreRule;
 use crate::release::Driver;
-use crate::settings::{CompareOptions, Settings};
+use crate::settings::{CompareOptions, Settings, TrustRules};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
@@ -21,14 +21,14 @@ pub(crate) enum BaselineSource {
 /// What a check reads besides the cluster (its baseline, and where from), said on stderr before
 /// its report (not with `-q`).
 pub(crate) fn say_notes(settings: &Settings, printer: &mut crate::report::Terminal) {
-    for n in &settings.compare.notices {
+    for n in &settings.said.notices {
         printer.note(n);
     }
 }
 
 /// The config file's warnings, said once on stderr before the command runs.
 pub(crate) fn say_warnings(settings: &Settings, printer: &mut crate::report::Terminal) {
-    for w in &settings.compare.warnings {
+    for w in &settings.said.warnings {
         printer.warning(w);
     }
 }
@@ -37,7 +37,7 @@ pub(crate) fn say_warnings(settings: &Settings, printer: &mut crate::report::Ter
 /// its flags and config file, and its baseline.
 pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: BaselineSource) -> Result<Settings> {
     let mut settings = settings(g)?;
-    settings.compare = compare_options(compare)?;
+    compare_options(compare, &mut settings)?;
     settings.baseline = match baseline {
         BaselineSource::None => None,
         BaselineSource::Flag(flag) => {
@@ -54,7 +54,7 @@ pub(crate) fn complete(g: &Global, compare: &CompareArgs, baseline: BaselineSour
                 );
             }
             if let Some(said) = store.as_ref().map(|s| baseline_said(s, flag.is_none())) {
-                settings.compare.notices.push(said);
+                settings.said.notices.push(said);
             }
             store
         }
@@ -129,6 +129,9 @@ pub(crate) fn settings(g: &Global) -> Result<Settings> {
         sql_connection: nonempty(&g.sql_connection),
         debug: g.debug || flag("HELM_DEBUG", &std::env::var("HELM_DEBUG").ok())?,
         compare: CompareOptions::default(),
+        said: Default::default(),
+        trust: Default::default(),
+        helm_manager: None,
         baseline: None,
     })
 }
@@ -146,15 +149,20 @@ fn one_context(contexts: &[String]) -> Result<Option<String>> {
     }
 }
 
-/// The comparison options from the flags and the config file.
-pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
+/// The comparison flags and the config file, resolved into `settings`: the comparison rules,
+/// what is said of the config file, trust and the writer the operator named.
+fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
     let config = crate::policy::config::from_flag(a.config.as_deref())?;
     let mut rules = config.rules;
     let imported = config.imported;
     for text in &a.ignore {
         rules.push(IgnoreRule::parse_flag(text)?);
     }
-    Ok(CompareOptions {
+    settings.said.warnings = imported.warnings;
+    settings.said.gitops = imported.describes;
+    settings.trust = TrustRules { namespaces: crate::settings::Trust::new(a.trust_namespace.clone()), confined: false };
+    settings.helm_manager = a.helm_manager.as_deref().map(crate::compare::writer::given).transpose()?;
+    settings.compare = CompareOptions {
         read_only: a.read_only,
         rules,
         check_hpa_replicas: a.check_hpa_replicas || config.check_hpa_replicas,
@@ -165,13 +173,8 @@ pub(crate) fn compare_options(a: &CompareArgs) -> Result<CompareOptions> {
         trust_live_annotations: a.trust_live_annotations,
         max_objects: a.max_objects,
         disabled_releases: imported.disabled,
-        warnings: imported.warnings,
-        notices: Vec::new(),
-        gitops: imported.describes,
-        trust: crate::settings::Trust::new(a.trust_namespace.clone()),
-        confined: None,
-        writer: a.helm_manager.as_deref().map(crate::compare::writer::given).transpose()?,
-    })
+    };
+    Ok(())
 }
 
 /// `--baseline FILE|cluster|cluster=NAMESPACE`; without it, `./.helm-drift-baseline.yaml` when

@@ -47,8 +47,8 @@ impl WatchSettings {
         let audit = audit(a.audit)?;
         let home = a.pause_namespace.clone().or_else(|| a.lease_namespace.clone());
         let mut settings = complete(g, &a.compare, BaselineSource::Flag(a.baseline))?;
-        let trust = settings.compare.trust.clone();
-        settings.compare.confined = Some(trust.clone());
+        settings.trust.confined = true;
+        let trust = settings.trust.namespaces.clone();
         let options = WatchOptions {
             selection,
             resync: a.resync,

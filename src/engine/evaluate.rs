@@ -109,7 +109,7 @@ async fn evaluate_with_hooks(
     };
     let listed = steps::shared_lists(&locations);
     let (client, cache) = (session.client(), session.live());
-    let from = Reads { client, cache, options: &settings.compare, home: release.home() };
+    let from = Reads { client, cache, confined: settings.trust.confinement(), home: release.home() };
     let reads: Vec<Reading> = stream::iter(
         objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge::read(&from, o, at.as_ref(), listed)),
     )
@@ -117,7 +117,7 @@ async fn evaluate_with_hooks(
     .collect()
     .await;
     let deployed = release.deployed();
-    let writer = writer::decide(&objects, &reads, &deployed, writer, settings.compare.writer.as_ref());
+    let writer = writer::decide(&objects, &reads, &deployed, writer, settings.helm_manager.as_ref());
     notes.extend(writer::notes(&writer, present(&reads)));
     let ctx = Judge {
         client,
@@ -138,7 +138,7 @@ async fn evaluate_with_hooks(
         live::served_replacement(session.discovery(), v, k)
     });
     let mut findings = steps::crd_findings(&verdicts, from_manifest);
-    findings.extend(steps::outside_findings(&verdicts, release.home(), &settings.compare));
+    findings.extend(steps::outside_findings(&verdicts, release.home(), &settings.trust));
     verdicts.extend(steps::broken_documents(broken, &selected.record));
     let mut report = steps::report(&selected, verdicts, notes, findings);
     report.writer = writer.clone();
@@ -159,7 +159,7 @@ async fn hpa_scaled(
     settings: &Settings,
     notes: &mut Vec<String>,
 ) -> Vec<Scaled> {
-    let confined = settings.compare.confined.as_ref();
+    let confined = settings.trust.confinement();
     let namespaces: BTreeSet<&str> = locations
         .iter()
         .flatten()

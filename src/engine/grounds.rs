@@ -7,12 +7,12 @@ use crate::live::Scaled;
 use crate::model::{HelmWriter, Home};
 use crate::settings::CompareOptions;
 
-/// Where one release's objects are read, and which of them may be (the watcher's trust rule,
-/// in `options.confined`).
+/// Where one release's objects are read, and which of them may be (the watcher's trust rule).
 pub(crate) struct Reads<'a> {
     pub(crate) client: &'a kube::Client,
     pub(crate) cache: &'a LiveCache,
-    pub(crate) options: &'a CompareOptions,
+    /// The watcher's confinement ([`crate::settings::TrustRules::confinement`]).
+    pub(crate) confined: Option<&'a crate::settings::Trust>,
     pub(crate) home: Home<'a>,
 }
 

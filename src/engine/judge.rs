@@ -36,7 +36,7 @@ pub(crate) async fn read<'a>(
             reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind),
         });
     };
-    if let Some(reason) = reads.options.confined.as_ref().and_then(|t| t.outside(reads.home, at.namespace.as_deref())) {
+    if let Some(reason) = reads.confined.and_then(|t| t.outside(reads.home, at.namespace.as_deref())) {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
     Reading::Live(reads.cache.get(reads.client, at, &obj.name, listed).await, at)

@@ -67,7 +67,7 @@ pub(crate) async fn evaluate_with_baseline(
         (None, Some(Store::Cluster { home })) => {
             let client = session.client();
             let place = Place::of(home.as_deref(), &report.namespace, &report.release);
-            if !place.named && !settings.compare.trust.trusts(&report.namespace) {
+            if !place.named && !settings.trust.namespaces.trusts(&report.namespace) {
                 if baseline::exists(client, &place).await {
                     report.findings.push(untrusted(&place));
                 }

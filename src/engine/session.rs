@@ -27,7 +27,7 @@ impl Session {
         let namespace = settings.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
         let storage = Storage::open(cluster.client.clone(), settings.driver, settings.sql_connection.as_deref())
             .await?
-            .trusting(settings.compare.trust.clone());
+            .trusting(settings.trust.namespaces.clone());
         let discovery = live::discover(&cluster.client).await.with_context(|| {
             let timeout = settings.connection.timeout.map_or(String::new(), |t| format!(", {t:?} per request"));
             format!("cannot reach the cluster at {} (API discovery failed, retried{timeout})", cluster.server)

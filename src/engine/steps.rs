@@ -120,10 +120,10 @@ pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Ve
 pub(crate) fn outside_findings(
     verdicts: &[ObjectDrift],
     home: crate::model::Home<'_>,
-    options: &CompareOptions,
+    trust: &crate::settings::TrustRules,
 ) -> Vec<String> {
     let stored = home.stored;
-    if options.confined.is_some() || options.trust.trusts(stored) {
+    if trust.confined || trust.namespaces.trusts(stored) {
         return Vec::new();
     }
     let outside: Vec<String> = verdicts

@@ -149,7 +149,7 @@ async fn helm_flags(request: &PlanRequest) -> (Vec<String>, Vec<String>) {
 /// trusts whoever wrote the values it takes: the record's (`record`: where it is stored, its
 /// name), and those read from the cluster for the request. Else without, and why, said.
 fn against(settings: &Settings, request: &PlanRequest, record: Option<(&str, &str)>) -> (DryRun, Vec<String>) {
-    let trust = &settings.compare.trust;
+    let trust = &settings.trust.namespaces;
     let mut why = Vec::new();
     let unlooked = |whose: String, namespace: &str| {
         format!(

@@ -77,7 +77,7 @@ impl RepairSettings {
             remove_foreign,
             dry_run,
             authority: None,
-            trust: settings.compare.trust.clone(),
+            trust: settings.trust.namespaces.clone(),
             progress: Default::default(),
             replace,
         };

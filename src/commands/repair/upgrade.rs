@@ -32,7 +32,7 @@ pub(super) async fn run(settings: &Settings, request: &UpgradeRequest) -> Result
     let selected = session.storage().select(&index, None).await?;
     let release = &selected.release;
     // Before any helm call: the upgrade runs the record's templates and hooks as the person.
-    if !settings.compare.trust.trusts(release.stored_in()) {
+    if !settings.trust.namespaces.trusts(release.stored_in()) {
         return Err(Refusal::ChartNotRun {
             record: selected.record.clone(),
             namespace: release.stored_in().to_string(),

@@ -12,6 +12,7 @@ use super::help::{
 };
 pub(crate) use super::plan::PlanArgs;
 use super::watch::WatchArgs;
+use crate::report::{Format, Writes};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -111,13 +112,13 @@ pub(crate) enum Command {
     /// Render the release's chart again from its record and show documents that render
     /// differently from the stored manifest (lookup, random functions, Capabilities)
     #[command(after_help = RENDER_HELP, mut_arg("output", |a| a
-        .value_parser(output_formats(["text", "json"]))
-        .help("Output format: text or json")))]
+        .value_parser(output_formats(Format::names(Writes::Render)))
+        .help(Format::help(Writes::Render))))]
     Render(RenderArgs),
     /// Put drifted objects back to the recorded revision, without a new Helm revision
     #[command(after_help = REPAIR_HELP, mut_arg("output", |a| a
-        .value_parser(output_formats(["text", "json"]))
-        .help("Output format: text (the plan and what was done, one entry per object) or json")))]
+        .value_parser(output_formats(Format::names(Writes::Repair)))
+        .help(Format::help(Writes::Repair))))]
     Repair(RepairArgs),
     /// Record the release's current drift as accepted: check then fails only on new or changed
     /// drift
@@ -144,8 +145,8 @@ pub(crate) enum Command {
     /// What the next helm upgrade would do to the cluster as it is now: each object created,
     /// updated or deleted, whether the upgrade would fail, and what becomes of today's drift
     #[command(after_help = PLAN_HELP, mut_arg("output", |a| a
-        .value_parser(output_formats(["text", "json", "markdown", "junit"]))
-        .help("Output format: text, json, markdown (a pull request comment) or junit")))]
+        .value_parser(output_formats(Format::names(Writes::Plan)))
+        .help(Format::help(Writes::Plan))))]
     Plan(PlanArgs),
     /// Print the version
     Version,

@@ -4,7 +4,7 @@
 use crate::engine::Selection;
 use crate::inventory::{InventoryKind, Scope};
 pub(crate) use crate::model::parse_duration;
-use crate::report::Format;
+use crate::report::{Format, Writes};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -107,9 +107,7 @@ pub(crate) struct CompareArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Output")]
 pub(crate) struct OutputArgs {
-    /// Output format: text, json, junit, markdown (kept under 64 KiB, a GitHub comment) or
-    /// html (one self-contained page)
-    #[arg(short, long, value_parser = output_format(), default_value = "text")]
+    #[arg(short, long, value_parser = output_format(), default_value = "text", help = Format::help(Writes::Check))]
     pub(crate) output: Format,
     /// Lines of context around each change in diffs (the cluster's context is --kube-context)
     #[arg(long, default_value_t = 3, value_parser = context_lines, hide_short_help = true)]
@@ -140,14 +138,12 @@ fn context_lines(text: &str) -> Result<usize, String> {
 
 /// `-o/--output`: the report's formats, by name.
 fn output_format() -> impl clap::builder::TypedValueParser<Value = Format> {
-    output_formats(Format::ALL.map(|f| f.renderers().name))
+    output_formats(Format::names(Writes::Check))
 }
 
 /// `-o/--output` of a command that writes only the formats `names`: help and refusals list
 /// only those.
-pub(crate) fn output_formats<const N: usize>(
-    names: [&'static str; N],
-) -> impl clap::builder::TypedValueParser<Value = Format> {
+pub(crate) fn output_formats(names: Vec<&'static str>) -> impl clap::builder::TypedValueParser<Value = Format> {
     clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name: String| {
         Format::named(&name).expect("one of the names")
     })
@@ -193,9 +189,12 @@ impl ClustersArgs {
             _ => match default {
                 Some(ns) => Some(ns.to_string()),
                 None => {
-                    return Err("--clusters capi: name the namespace of the Cluster API Clusters with \
-                                --clusters-namespace NAMESPACE (`*` reads every namespace, and their Secrets)"
-                        .to_string());
+                    return Err(format!(
+                        "--clusters {}: name the namespace of the {} with --clusters-namespace NAMESPACE \
+                         (`*` reads every namespace, and their Secrets)",
+                        source.name(),
+                        source.entries()
+                    ));
                 }
             },
         };

@@ -71,7 +71,7 @@ fn flag(a: &Arg) -> String {
 /// What a flag says beside its name: its help, its values, its default and its variable.
 fn described(a: &Arg) -> String {
     let mut help = a.get_long_help().or(a.get_help()).map(|h| one_line(&h.to_string())).unwrap_or_default();
-    if !help.is_empty() && !help.ends_with(['.', ')', ':']) {
+    if !help.is_empty() && !help.ends_with(['.', ':']) {
         help.push('.');
     }
     let mut out = vec![help];

@@ -22,6 +22,7 @@ mod style;
 mod text;
 mod timeline;
 
+pub(crate) use formats::Writes;
 pub(crate) use html::board as board_page;
 pub(crate) use printer::{Terminal, progress};
 pub(crate) use style::{Format, Style, Summary};

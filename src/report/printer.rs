@@ -103,7 +103,8 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// The report of `repair`.
     pub(crate) fn repair(&mut self, report: &RepairReport) {
         if !self.style.quiet {
-            let out = (self.style.format.renderers().repair)(report, &self.style);
+            let repair = self.style.format.renderers().repair.unwrap_or(repair::repair);
+            let out = repair(report, &self.style);
             self.text(&out);
         }
     }
@@ -167,8 +168,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.renderers().fleet_plan)(report, &self.style);
+        let (_, fleet_plan) = self.plan_renderers();
+        let out = fleet_plan(report, &self.style);
         self.text(&out);
+    }
+
+    /// The format's plan renderers (text for a format `plan` does not take: `-o` refuses it).
+    fn plan_renderers(&self) -> super::formats::PlanRenderers {
+        self.style.format.renderers().plan.unwrap_or((super::text::plan::plan, super::fleet_plan::text))
     }
 
     /// The report of `plan`.
@@ -176,7 +183,8 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.style.quiet {
             return;
         }
-        let out = (self.style.format.renderers().plan)(report, &self.style);
+        let (plan, _) = self.plan_renderers();
+        let out = plan(report, &self.style);
         self.text(&out);
     }
 

@@ -2,7 +2,7 @@
 
 use crate::model::{FleetReport, RunReport};
 
-/// Output formats of `check` (and `render`; `plan` writes each but HTML).
+/// The output formats (which command writes which: the table in `formats.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Format {
     #[default]

@@ -291,10 +291,71 @@ mod tests {
         none(missing.map(|t| t.to_string()), "doors whose hostile test does not exist");
     }
 
+    /// The numbers a door's budget states, each with the constant the code bounds it by:
+    /// `(door input, file under src/, constant, the budget's words with {} for its value)`.
+    const BOUNDS: &[(&str, &str, &str, &str)] = &[
+        ("release records (Secrets, ConfigMaps)", "release/storage.rs", "METADATA_PAGE", "pages of {} metadata"),
+        ("a record's chart, values", "helm/mod.rs", "HELM_STDOUT", "output read up to {}"),
+        ("a record's chart, values", "helm/mod.rs", "HELM_STDERR", "its words up to {}"),
+        ("a Flux HelmRelease", "plan/values_from.rs", "MOST", "{} valuesFrom references"),
+        ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_ITEMS", "{} and"),
+        ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_TEXT", "and {} at most"),
+        ("a Flux HelmRelease", "helm/scratch.rs", "RENDER_BYTES", "30 s and {}"),
+        ("a Cluster API HelmChartProxy", "helm/scratch.rs", "RENDER_BYTES", "30 s, {}"),
+        ("live objects (lists)", "live/listing.rs", "PAGE_BYTES", "pages sized to {}"),
+        ("live objects (lists)", "live/listing.rs", "PAGE_MAX", "fewer objects past {}"),
+        ("audit webhook connections", "watch/receiver/server.rs", "MAX_CONNECTIONS", "{} connections"),
+        ("audit webhook connections", "watch/receiver/server.rs", "MAX_BATCH", "{} per batch"),
+        ("audit log lines", "audit/event.rs", "MAX_EVENT_BYTES", "{} per line"),
+    ];
+
+    /// The value of `const NAME: T = EXPR;` in a source file, for the forms the code uses
+    /// (`50`, `10_000`, `64 << 20`, `4 * 1024 * 1024`).
+    fn constant(file: &str, name: &str) -> Option<usize> {
+        let text =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(file)).ok()?;
+        let line = text.lines().find(|l| l.contains(&format!("const {name}: ")))?;
+        let expr = line.split_once('=')?.1.trim().trim_end_matches(';').replace('_', "");
+        if let Some((a, b)) = expr.split_once("<<") {
+            return Some(a.trim().parse::<usize>().ok()? << b.trim().parse::<usize>().ok()?);
+        }
+        expr.split('*').map(|n| n.trim().parse::<usize>().ok()).product()
+    }
+
+    /// A number as the budgets write it: bytes in KiB or MiB when whole, else as is.
+    fn spoken(constant: &str, value: usize) -> String {
+        let bytes = ["BYTES", "MAX", "TEXT", "STDOUT", "STDERR", "BATCH"].iter().any(|w| constant.ends_with(w));
+        match value {
+            v if bytes && v >= 1 << 20 && v % (1 << 20) == 0 => format!("{} MiB", v >> 20),
+            v if bytes && v >= 1 << 10 && v % (1 << 10) == 0 => format!("{} KiB", v >> 10),
+            v => v.to_string(),
+        }
+    }
+
+    #[test]
+    fn each_budget_states_the_constant_the_code_bounds_by() {
+        let wrong = BOUNDS.iter().filter_map(|(input, file, name, words)| {
+            let door = DOORS.iter().find(|d| d.input.starts_with(input));
+            let Some(value) = constant(file, name) else { return Some(format!("{file}: no constant {name}")) };
+            let said = words.replace("{}", &spoken(name, value));
+            match door {
+                None => Some(format!("no door {input:?}")),
+                Some(d) if !d.budget.contains(&said) => {
+                    Some(format!("{input:?}: its budget does not say {said:?} ({file}::{name})"))
+                }
+                Some(_) => None,
+            }
+        });
+        none(wrong, "door budgets that part from the code's constants");
+        assert_eq!(spoken("MAX_BATCH", 8 << 20), "8 MiB");
+        assert_eq!(spoken("MOST_TEXT", 256 << 10), "256 KiB");
+        assert_eq!(spoken("MOST", 64), "64");
+    }
+
     /// The security page's trust table of doors, as [`DOORS`] writes it (`HELM_DRIFT_WRITE_DOORS=1`
     /// writes it into docs/src/security.md).
     #[test]
-    fn the_readme_lists_every_door() {
+    fn the_security_page_lists_every_door() {
         let mut table = String::from(
             "<!-- doors: generated from src/doors.rs (HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors) -->\n\
              | input | who can write it | door | budget |\n|---|---|---|---|\n",

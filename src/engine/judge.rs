@@ -8,7 +8,7 @@ use crate::compare::managed::OwnedElsewhere;
 use crate::compare::provenance;
 use crate::compare::{self, attribution, defaults, exact, managed, merge, ownership, subset};
 use crate::desired::DesiredObject;
-use crate::live::{self, LiveState, Location};
+use crate::live::{self, LiveState, Location, WriteTo};
 use crate::model::path::under;
 use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
@@ -214,7 +214,7 @@ async fn differences(
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
         return (fields, found, Method::Exact);
     }
-    match live::apply_dry_run(judge.client, at, &obj.name, &obj.object, helm).await {
+    match live::apply_dry_run(WriteTo { client: judge.client, at, name: &obj.name, manager: helm }, &obj.object).await {
         Ok(after) => (not_added(exact::differences(&after, live), &found), found, Method::Exact),
         Err(e @ ApiError::Invalid { .. }) => match update_differences(judge, obj, at, live, &found).await {
             Some(differences) => (differences, found, Method::Exact),
@@ -237,8 +237,8 @@ async fn update_differences(
     found: &OwnedElsewhere,
 ) -> Option<Vec<FieldDiff>> {
     let written = merge::client_side(live, &[], &obj.object, false);
-    let after =
-        live::update_dry_run(judge.client, at, &obj.name, &written, &judge.grounds.writer.manager).await.ok()?;
+    let to = WriteTo { client: judge.client, at, name: &obj.name, manager: &judge.grounds.writer.manager };
+    let after = live::update_dry_run(to, &written).await.ok()?;
     Some(not_added(exact::differences(&after, live), found))
 }
 

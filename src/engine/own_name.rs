@@ -5,7 +5,7 @@
 use super::grounds::Judge;
 use crate::compare::{defaults, managed, merge};
 use crate::desired::DesiredObject;
-use crate::live::{self, Location};
+use crate::live::{self, Location, WriteTo};
 use crate::model::{FieldDiff, Foreign};
 use serde_json::Value;
 
@@ -37,7 +37,7 @@ pub(crate) async fn unexplained(
     }
     let gone: Vec<FieldDiff> = claimed.iter().map(|c| FieldDiff::new(c.path.clone(), None, Some(&c.value))).collect();
     let written = merge::client_side(live, &gone, &obj.object, false);
-    match live::update_dry_run(judge.client, at, &obj.name, &written, helm).await {
+    match live::update_dry_run(WriteTo { client: judge.client, at, name: &obj.name, manager: helm }, &written).await {
         Ok(after) => claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect(),
         // Refused without them (a field admission requires): nothing proves them Helm's.
         Err(_) => claimed,

@@ -7,6 +7,16 @@ use crate::api::ApiError;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
+/// The object a change is made to, and as whom: the client (its identity), where the object
+/// lives, its name and the field manager the change is under.
+#[derive(Clone, Copy)]
+pub(crate) struct WriteTo<'a> {
+    pub(crate) client: &'a kube::Client,
+    pub(crate) at: &'a Location,
+    pub(crate) name: &'a str,
+    pub(crate) manager: &'a str,
+}
+
 /// A change to make to one object, as Helm would make it (under the writer's field manager).
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
@@ -23,16 +33,10 @@ pub(crate) enum Change {
     Replace(Value),
 }
 
-/// Makes (or, with `dry_run`, only validates) one change under field manager `manager`; returns
-/// the object the server made.
-pub(crate) async fn change(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    change: &Change,
-    dry_run: bool,
-    manager: &str,
-) -> Result<Value, ApiError> {
+/// Makes (or, with `dry_run`, only validates) one change to `to`; returns the object the server
+/// made.
+pub(crate) async fn change(to: WriteTo<'_>, change: &Change, dry_run: bool) -> Result<Value, ApiError> {
+    let WriteTo { client, at, name, manager } = to;
     let api = api(client, at);
     let plural = &at.resource.plural;
     let invalid = |e: serde_json::Error| ApiError::Other { message: format!("cannot build the request: {e}") };
@@ -100,27 +104,15 @@ pub(crate) async fn change(
 }
 
 /// What the object would look like after Helm applied `desired` (server-side apply under
-/// `manager`, forced, `dryRun=All`): nothing is changed in the cluster.
-pub(crate) async fn apply_dry_run(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    desired: &Value,
-    manager: &str,
-) -> Result<Value, ApiError> {
-    change(client, at, name, &Change::Apply(desired.clone()), true, manager).await
+/// `to`'s manager, forced, `dryRun=All`): nothing is changed in the cluster.
+pub(crate) async fn apply_dry_run(to: WriteTo<'_>, desired: &Value) -> Result<Value, ApiError> {
+    change(to, &Change::Apply(desired.clone()), true).await
 }
 
-/// A server-side apply dry-run as a Helm 4 upgrade by `manager` makes it (forced only with
-/// `force`): a conflict with another field manager is the error that upgrade would meet.
-pub(crate) async fn upgrade_dry_run(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    desired: &Value,
-    force: bool,
-    manager: &str,
-) -> Result<Value, ApiError> {
+/// A server-side apply dry-run as a Helm 4 upgrade by `to`'s manager makes it (forced only
+/// with `force`): a conflict with another field manager is the error that upgrade would meet.
+pub(crate) async fn upgrade_dry_run(to: WriteTo<'_>, desired: &Value, force: bool) -> Result<Value, ApiError> {
+    let WriteTo { client, at, name, manager } = to;
     let mut params = PatchParams::apply(manager);
     params.force = force;
     params.dry_run = true;
@@ -130,15 +122,9 @@ pub(crate) async fn upgrade_dry_run(
     serde_json::to_value(made).map_err(|e| ApiError::Other { message: e.to_string() })
 }
 
-/// The whole object written as `after` by `manager` (`dryRun=All`), as a client-side Helm
+/// The whole object written as `after` by `to`'s manager (`dryRun=All`), as a client-side Helm
 /// upgrade leaves it: what the server refuses (an invalid or immutable field) is what that
 /// upgrade would meet.
-pub(crate) async fn update_dry_run(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    after: &Value,
-    manager: &str,
-) -> Result<Value, ApiError> {
-    change(client, at, name, &Change::Update(after.clone()), true, manager).await
+pub(crate) async fn update_dry_run(to: WriteTo<'_>, after: &Value) -> Result<Value, ApiError> {
+    change(to, &Change::Update(after.clone()), true).await
 }

@@ -7,7 +7,7 @@ mod change;
 mod events;
 mod listing;
 
-pub(crate) use change::{Change, apply_dry_run, change, update_dry_run, upgrade_dry_run};
+pub(crate) use change::{Change, WriteTo, apply_dry_run, change, update_dry_run, upgrade_dry_run};
 pub(crate) use events::{event, event_namespace, record_event};
 pub(crate) use listing::{KEPT_BYTES, LiveCache};
 

@@ -7,7 +7,7 @@
 use crate::api::ApiError;
 use crate::compare::merge;
 use crate::desired::DesiredObject;
-use crate::live::{self, Location};
+use crate::live::{self, Location, WriteTo};
 use crate::model::{Apply, FieldConflict, FieldDiff};
 use serde_json::Value;
 
@@ -32,12 +32,13 @@ pub(super) async fn write(
     gone: &[FieldDiff],
     by: Applier<'_>,
 ) -> Result<(), ApiError> {
+    let to = WriteTo { client, at, name: &desired.name, manager: by.manager };
     if let (false, Some(live)) = (by.apply.is_server_side(), live) {
         let strategic = crate::compare::defaults::is_built_in(desired.group());
         let after = merge::client_side(live, gone, &desired.object, strategic);
-        return live::update_dry_run(client, at, &desired.name, &after, by.manager).await.map(|_| ());
+        return live::update_dry_run(to, &after).await.map(|_| ());
     }
-    let apply = |force: bool| live::upgrade_dry_run(client, at, &desired.name, &desired.object, force, by.manager);
+    let apply = |force: bool| live::upgrade_dry_run(to, &desired.object, force);
     match apply(by.force).await {
         Ok(_) => Ok(()),
         Err(ApiError::Conflict { message, conflicts }) if by.switching => {

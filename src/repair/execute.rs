@@ -5,7 +5,7 @@ use super::owners::{ATTEMPTS, present};
 use super::{Authority, DraftStep};
 use crate::api::ApiError;
 use crate::engine::Evaluated;
-use crate::live::{self, Change, Location};
+use crate::live::{self, Change, WriteTo};
 use crate::model::{Action, Phase, Progress, RepairStep, StepStatus, Tick};
 use serde_json::Value;
 
@@ -48,7 +48,7 @@ pub(super) struct Carried {
 /// planned as a replacement (deleted and created as recorded).
 pub(super) async fn carry_out(
     client: &kube::Client,
-    writer: &kube::Client,
+    write_client: &kube::Client,
     evaluated: &Evaluated,
     mut steps: Vec<DraftStep>,
     request: &RepairRequest,
@@ -57,7 +57,7 @@ pub(super) async fn carry_out(
     let total = steps.len();
     for (done, planned) in steps.iter_mut().enumerate() {
         request.progress.tell(Tick::Step { phase: Phase::Validating, done, total });
-        if let Some(status) = validate(writer, evaluated, planned, request).await {
+        if let Some(status) = validate(write_client, evaluated, planned, request).await {
             planned.step.status = status;
             refused = true;
         }
@@ -76,7 +76,8 @@ pub(super) async fn carry_out(
         }
         let Some((name, at)) = planned.target(evaluated) else { continue };
         let seen = planned_live(&evaluated.report.objects[planned.index]);
-        match apply(writer, at, name, planned, &seen, &evaluated.writer.manager).await {
+        let to = WriteTo { client: write_client, at, name, manager: &evaluated.writer.manager };
+        match apply(to, planned, &seen).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
                 let ns = live::event_namespace(at.namespace.as_deref()).to_string();
@@ -99,7 +100,7 @@ pub(super) async fn carry_out(
 /// Why a step cannot be made, if it cannot: helm-drift's own rule (the authority, the trust
 /// rule for a person), or the server's dry-run.
 async fn validate(
-    writer: &kube::Client,
+    write_client: &kube::Client,
     evaluated: &Evaluated,
     planned: &mut DraftStep,
     request: &RepairRequest,
@@ -107,7 +108,7 @@ async fn validate(
     if let Some(why) = own_refusal(evaluated, planned, request) {
         return Some(StepStatus::Withheld(why));
     }
-    dry_run(writer, evaluated, planned, request).await.map(StepStatus::Refused)
+    dry_run(write_client, evaluated, planned, request).await.map(StepStatus::Refused)
 }
 
 /// Why helm-drift's own rules refuse a step before anything is asked of the server.
@@ -123,15 +124,15 @@ fn own_refusal(evaluated: &Evaluated, planned: &DraftStep, request: &RepairReque
 /// The server's dry-run refusal of a step, in its words (a field that cannot change: replaced
 /// with `--replace`).
 async fn dry_run(
-    writer: &kube::Client,
+    write_client: &kube::Client,
     evaluated: &Evaluated,
     planned: &mut DraftStep,
     request: &RepairRequest,
 ) -> Option<String> {
     let (Some((name, at)), Some(first)) = (planned.target(evaluated), planned.changes.first()) else { return None };
     let o = &evaluated.report.objects[planned.index];
-    let manager = evaluated.writer.manager.as_str();
-    let e = live::change(writer, at, name, first, true, manager).await.err()?;
+    let to = WriteTo { client: write_client, at, name, manager: &evaluated.writer.manager };
+    let e = live::change(to, first, true).await.err()?;
     let why = scrub(&e.to_string(), evaluated, planned.index);
     if !super::order::is_immutable(&why) {
         return Some(why);
@@ -152,7 +153,7 @@ async fn dry_run(
     planned.changes = vec![Change::Replace(evaluated.objects[planned.index].object.clone())];
     planned.reclaim = false;
     let replace = planned.changes[0].clone();
-    let e = live::change(writer, at, name, &replace, true, manager).await.err()?;
+    let e = live::change(to, &replace, true).await.err()?;
     Some(scrub(&e.to_string(), evaluated, planned.index))
 }
 
@@ -169,26 +170,19 @@ fn planned_live(o: &crate::model::ObjectDrift) -> Vec<(String, Option<Value>)> {
 /// (server-side applied releases) takes the chart's fields back from other managers; returns the
 /// object as the server left it. A server-side apply of an object that exists is guarded like
 /// the client-side patches: the fields it restores must still hold what the plan saw (`seen`).
-async fn apply(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    planned: &DraftStep,
-    seen: &[(String, Option<Value>)],
-    manager: &str,
-) -> Result<Value, ApiError> {
+async fn apply(to: WriteTo<'_>, planned: &DraftStep, seen: &[(String, Option<Value>)]) -> Result<Value, ApiError> {
     let mut after = Value::Null;
     for change in &planned.changes {
         after = match change {
             // (After a guarded patch, which removed items first, the paths seen have moved.)
             Change::Apply(body) if planned.step.action != Action::Recreate && planned.changes.len() == 1 => {
-                guarded_apply(client, at, name, body, seen, manager).await?
+                guarded_apply(to, body, seen).await?
             }
-            _ => live::change(client, at, name, change, false, manager).await?,
+            _ => live::change(to, change, false).await?,
         };
     }
     if planned.reclaim {
-        after = super::owners::reclaim(client, at, name, after, manager).await?;
+        after = super::owners::reclaim(to, after).await?;
     }
     Ok(after)
 }
@@ -197,17 +191,10 @@ async fn apply(
 /// restored fields compared with what the plan saw, and the apply carries the resourceVersion
 /// read (the server refuses it with a conflict when the object changed in between; then it is
 /// read again, a few times: a controller's status write is no reason to fail).
-async fn guarded_apply(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    body: &Value,
-    seen: &[(String, Option<Value>)],
-    manager: &str,
-) -> Result<Value, ApiError> {
+async fn guarded_apply(to: WriteTo<'_>, body: &Value, seen: &[(String, Option<Value>)]) -> Result<Value, ApiError> {
     let mut attempt = 1;
     loop {
-        let current = present(client, at, name).await?;
+        let current = present(to.client, to.at, to.name).await?;
         if let Some((at, _)) = seen.iter().find(|(p, want)| current.pointer(p) != want.as_ref()) {
             return Err(ApiError::Conflict {
                 message: format!("{at} changed since the plan was made"),
@@ -219,7 +206,7 @@ async fn guarded_apply(
             let version = current.pointer("/metadata/resourceVersion").cloned().unwrap_or_default();
             meta.insert("resourceVersion".into(), version);
         }
-        match live::change(client, at, name, &Change::Apply(guarded), false, manager).await {
+        match live::change(to, &Change::Apply(guarded), false).await {
             Err(ApiError::Conflict { .. }) if attempt < ATTEMPTS => attempt += 1,
             other => return other,
         }

@@ -6,20 +6,14 @@
 use crate::api::ApiError;
 use crate::compare::ownership;
 use crate::engine::Evaluated;
-use crate::live::{self, Change, Location};
+use crate::live::{self, Change, Location, WriteTo};
 use crate::model::ObjectId;
 use serde_json::{Value, json};
 
-/// Rewrites the object's managedFields so that Helm (the writer, `manager`) alone owns what it
-/// applies.
-pub(super) async fn reclaim(
-    client: &kube::Client,
-    at: &Location,
-    name: &str,
-    current: Value,
-    manager: &str,
-) -> Result<Value, ApiError> {
-    rewrite(client, (at, name), current, manager, |v| ownership::reclaimed(v, manager)).await
+/// Rewrites the object's managedFields so that Helm (the writer, `to`'s manager) alone owns
+/// what it applies.
+pub(super) async fn reclaim(to: WriteTo<'_>, current: Value) -> Result<Value, ApiError> {
+    rewrite(to, current, |v| ownership::reclaimed(v, to.manager)).await
 }
 
 /// After a `helm upgrade` of a release whose writer is not the helm command: every object's
@@ -38,7 +32,8 @@ pub(crate) async fn hand_over(client: &kube::Client, evaluated: &Evaluated) -> V
                 continue;
             }
         };
-        let handed = rewrite(client, (at, &o.name), current, to, |v| ownership::handed_over(v, "helm", to)).await;
+        let target = WriteTo { client, at, name: &o.name, manager: to };
+        let handed = rewrite(target, current, |v| ownership::handed_over(v, "helm", to)).await;
         if let Err(e) = handed {
             failed.push((o.id(), e.to_string()));
         }
@@ -49,10 +44,8 @@ pub(crate) async fn hand_over(client: &kube::Client, evaluated: &Evaluated) -> V
 /// Writes the managedFields `owners` makes of the object, guarded by the resourceVersion; when
 /// the object changed meanwhile, reads it again and retries. Nothing to change: as it is.
 async fn rewrite(
-    client: &kube::Client,
-    (at, name): (&Location, &str),
+    to: WriteTo<'_>,
     mut current: Value,
-    manager: &str,
     owners: impl Fn(&Value) -> Option<Value>,
 ) -> Result<Value, ApiError> {
     let mut attempt = 1;
@@ -63,10 +56,10 @@ async fn rewrite(
             {"op": "test", "path": "/metadata/resourceVersion", "value": version},
             {"op": "replace", "path": "/metadata/managedFields", "value": fields},
         ]);
-        match live::change(client, at, name, &Change::Patch(ops), false, manager).await {
+        match live::change(to, &Change::Patch(ops), false).await {
             Err(ApiError::Invalid { .. } | ApiError::Conflict { .. }) if attempt < ATTEMPTS => {
                 attempt += 1;
-                current = present(client, at, name).await?;
+                current = present(to.client, to.at, to.name).await?;
             }
             result => return result,
         }

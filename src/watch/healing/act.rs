@@ -1,6 +1,8 @@
-//! The act of healing: the drift of a release that opted in, repaired within its authority
-//! (only while leading, only at the revision judged), each step logged, refusals and abandoned
-//! objects announced, and the verdicts after the repair taken in.
+//! The act of healing: the facts of a drifted release read (opt-in, what the rate limit and
+//! fights leave, pauses, windows, authority, the history read again), the one course decided
+//! by [`course`], then carried out: a repair within the release's authority (only while
+//! leading), each step logged, refusals, pauses and abandoned objects announced, and the
+//! verdicts after the repair taken in.
 
 use super::course::{Course, Facts, Fresh, course};
 use super::decide::{Decision, superseded};

@@ -60,8 +60,9 @@ pub(super) struct Families {
 }
 
 impl Families {
+    /// The families, not yet registered ([`super::table::families`] registers them).
     pub(super) fn new() -> Families {
-        let mut f = Families {
+        Families {
             drifted: Family::default(),
             unknown: Family::default(),
             revision: Family::default(),
@@ -91,11 +92,7 @@ impl Families {
             proxies: Mutex::default(),
             known: Mutex::default(),
             registry: Registry::with_prefix("helm_drift"),
-        };
-        let mut registry = std::mem::take(&mut f.registry);
-        register(&f, &mut registry);
-        f.registry = registry;
-        f
+        }
     }
 }
 
@@ -118,95 +115,5 @@ pub(super) const EVENT_REASONS: [&str; 5] =
     ["DriftDetected", "DriftResolved", "DriftRepaired", "DriftRepairRefused", "DriftRepairAbandoned"];
 pub(super) const INPUTS: [&str; 4] = ["event", "record", "inventory", "audit"];
 
-/// Every series family, named and described.
-fn register(m: &Families, registry: &mut Registry) {
-    registry.register(
-        "release_drifted",
-        "Whether the release has drifted from its deployed revision (1) or not (0)",
-        m.drifted.clone(),
-    );
-    registry.register(
-        "release_unknown",
-        "1 while the release's verdict is not known: its cluster's API server does not answer",
-        m.unknown.clone(),
-    );
-    registry.register("release_revision", "The deployed revision the release was compared with", m.revision.clone());
-    registry.register("objects", "Objects of the release by verdict", m.objects.clone());
-    registry.register(
-        "last_check_timestamp_seconds",
-        "When the release was last compared with the cluster (Unix time)",
-        m.last_check.clone(),
-    );
-    registry.register(
-        "release_guard",
-        "The admission guard covering the release (helm drift guard): 1 for its mode (warn, audit, deny, unknown), or for none",
-        m.guarded.clone(),
-    );
-    registry.register("check_duration_seconds", "How long one release's comparison took", m.duration.clone());
-    registry.register("api_requests", "Requests sent to the Kubernetes API server, by verb", m.api_requests.clone());
-    registry.register("errors", "Errors, by reason", m.errors.clone());
-    registry.register("repairs", "Self-healing repairs, by result", m.repairs.clone());
-    registry.register("notifications", "Notifications sent to --notify receivers, by result", m.notifications.clone());
-    registry.register("events", "Kubernetes Events recorded, by reason", m.events.clone());
-    registry.register(
-        "rejected_inputs",
-        "Untrusted input read from the cluster and not acted on (event, record, inventory), by kind",
-        m.rejected.clone(),
-    );
-    registry.register("ready", "Whether the first full check is done (1)", m.ready.clone());
-    registry.register(
-        "pending_releases",
-        "Releases changed and waiting for the debounce before their comparison (changes coalesce)",
-        m.pending.clone(),
-    );
-    registry.register("leader", "Whether this replica acts (1) or stands by (0)", m.leader.clone());
-    registry.register(
-        "selected_releases",
-        "Releases the selection matched at the last full check (0: nothing is watched)",
-        m.selected.clone(),
-    );
-    registry.register("watches", "Watches open on the API server", m.watches.clone());
-    registry.register(
-        "repair_window_opens_timestamp_seconds",
-        "A drifted release waiting for its repair window: when the window opens (Unix time; 0: none ever opens)",
-        m.window.clone(),
-    );
-    registry.register(
-        "release_paused",
-        "A drifted release (or some of its objects) held by a break-glass pause: when the pause ends (Unix time)",
-        m.paused.clone(),
-    );
-    registry.register(
-        "release_proxy",
-        "A release Cluster API's Helm add-on provider installed: 1, with its HelmReleaseProxy and HelmChartProxy",
-        m.proxied.clone(),
-    );
-    register_lives(m, registry);
-    registry.register(
-        "cluster_up",
-        "Whether a fleet member's API server answers (1) or not (0), by cluster",
-        m.cluster_up.clone(),
-    );
-}
-
 /// The values of `release_guard`'s `mode` (a guard's mode, or none).
 pub(super) const GUARD_MODES: [&str; 5] = ["warn", "audit", "deny", "unknown", "none"];
-
-/// The families of drifts' lives and of the audit window.
-fn register_lives(m: &Families, registry: &mut Registry) {
-    registry.register(
-        "oldest_drift_timestamp_seconds",
-        "When the oldest drift of the release still open appeared (Unix time; its age: time() - this)",
-        m.oldest_drift.clone(),
-    );
-    registry.register(
-        "drift_lifetime_seconds",
-        "How long drifts lived, from their first write to their end, by what ended them (watcher, repair, revision, hand, accepted, left)",
-        m.drift_lived.clone(),
-    );
-    registry.register(
-        "audit_window",
-        "Audit events of watched objects kept to name who made each drift (events), their size (bytes), and those forgotten before their time to stay within 16 MiB per cluster (forgotten-events)",
-        m.audit_kept.clone(),
-    );
-}

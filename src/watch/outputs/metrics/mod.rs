@@ -5,6 +5,7 @@
 mod families;
 mod labels;
 mod lives;
+mod table;
 
 use crate::api::requests;
 use crate::model::{DriftKind, DriftReport};
@@ -37,7 +38,7 @@ impl Metrics {
 
     /// The families of a fleet, with no member yet (see [`Metrics::member`]).
     pub(crate) fn fleet() -> Metrics {
-        let f = Families::new();
+        let f = table::families();
         Metrics { families: Arc::new(f), cluster: ClusterLabel::default() }
     }
 

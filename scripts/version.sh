@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One version, one place: Cargo.toml. The others (plugin.yaml, the chart's version and
-# appVersion, CHANGELOG.md's section) must agree with it.
+# appVersion, CHANGELOG.md's section, the install lines of the README and the book, the CI
+# recipes) must agree with it.
 #
 #   scripts/version.sh                 print the version
 #   scripts/version.sh --check [TAG]   every place agrees (and TAG is v<version>); else exit 1,
@@ -26,6 +27,15 @@ case "${1:-}" in
     check charts/helm-drift/Chart.yaml version "$(yaml_value "$root/charts/helm-drift/Chart.yaml" version)"
     check charts/helm-drift/Chart.yaml appVersion "$(yaml_value "$root/charts/helm-drift/Chart.yaml" appVersion)"
     check Cargo.lock "the helm-drift package" "$(awk '/^name = "helm-drift"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
+    # The install lines and the CI recipes name the release they install.
+    for f in README.md docs/src/install.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/gitlab-ci.yml; do
+      [ -f "$root/$f" ] || continue
+      other=$(grep -oE '(releases/download/v|drift:|--version v|drift-)[0-9]+\.[0-9]+\.[0-9]+' "$root/$f" | grep -v "$version\$" | head -n 1 || true)
+      if [ -n "$other" ]; then
+        echo "$f: installs \"$other\", Cargo.toml says \"$version\"" >&2
+        fail=1
+      fi
+    done
     if ! grep -q "^## \[$version\]" "$root/CHANGELOG.md"; then
       echo "CHANGELOG.md: no \"## [$version]\" section" >&2
       fail=1
@@ -44,6 +54,12 @@ case "${1:-}" in
     sed -i.bak -e "s/^version: .*/version: $new/" -e "s/^appVersion: .*/appVersion: \"$new\"/" "$root/charts/helm-drift/Chart.yaml"
     awk -v v="$new" '{ print } /^name = "helm-drift"$/ { getline; print "version = \"" v "\"" }' "$root/Cargo.lock" >"$root/Cargo.lock.new"
     mv "$root/Cargo.lock.new" "$root/Cargo.lock"
+    for f in README.md docs/src/install.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/gitlab-ci.yml; do
+      [ -f "$root/$f" ] || continue
+      sed -i.bak -E -e "s#(releases/download/v|drift:|--version v|drift-)[0-9]+\.[0-9]+\.[0-9]+#\1$new#g" \
+        -e "s#helm-drift [0-9]+\.[0-9]+\.[0-9]+ \(commit#helm-drift $new (commit#g" "$root/$f"
+      rm -f "$root/$f.bak"
+    done
     rm -f "$root/Cargo.toml.bak" "$root/plugin.yaml.bak" "$root/packaging/helm4/plugin.yaml.bak" "$root/charts/helm-drift/Chart.yaml.bak"
     echo "version $new written; add its section to CHANGELOG.md" >&2
     ;;

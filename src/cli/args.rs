@@ -8,7 +8,7 @@ pub(crate) use super::flags::{
 };
 use super::flags::{output_formats, parse_duration};
 use super::help::{
-    ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, PLAN_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP,
+    ACCEPT_HELP, CHECK_HELP, GUARD_HELP, PAUSE_HELP, PLAN_HELP, RENDER_HELP, REPAIR_HELP, TOP_HELP, WATCH_HELP, after,
 };
 pub(crate) use super::plan::PlanArgs;
 use super::watch::WatchArgs;
@@ -107,27 +107,27 @@ pub(crate) struct Global {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
     /// Compare a release's recorded objects with the cluster
-    #[command(after_help = CHECK_HELP)]
+    #[command(after_help = after(CHECK_HELP, "check"))]
     Check(CheckArgs),
     /// Render the release's chart again from its record and show documents that render
     /// differently from the stored manifest (lookup, random functions, Capabilities)
-    #[command(after_help = RENDER_HELP, mut_arg("output", |a| a
+    #[command(after_help = after(RENDER_HELP, "render"), mut_arg("output", |a| a
         .value_parser(output_formats(Format::names(Writes::Render)))
         .help(Format::help(Writes::Render))))]
     Render(RenderArgs),
     /// Put drifted objects back to the recorded revision, without a new Helm revision
-    #[command(after_help = REPAIR_HELP, mut_arg("output", |a| a
+    #[command(after_help = after(REPAIR_HELP, "repair"), mut_arg("output", |a| a
         .value_parser(output_formats(Format::names(Writes::Repair)))
         .help(Format::help(Writes::Repair))))]
     Repair(RepairArgs),
     /// Record the release's current drift as accepted: check then fails only on new or changed
     /// drift
-    #[command(after_help = ACCEPT_HELP)]
+    #[command(after_help = after(ACCEPT_HELP, "accept"))]
     Accept(AcceptArgs),
     /// Watch releases continuously: metrics, Events and notifications once per drift, and
     /// optional self-healing
     // -v and --show-secrets shape check's report: watch refuses them, so its help leaves them out.
-    #[command(after_help = WATCH_HELP,
+    #[command(after_help = after(WATCH_HELP, "watch"),
         mut_arg("verbose", |a| a.hide(true)),
         mut_arg("show_secrets", |a| a.hide(true)),
         mut_arg("include_crds", |a| a.hide_short_help(true)),
@@ -136,15 +136,15 @@ pub(crate) enum Command {
     Watch(WatchArgs),
     /// Warn (or refuse) at the prompt when someone changes or deletes what Helm manages: an
     /// admission guard (ValidatingAdmissionPolicy) for the selected releases
-    #[command(after_help = GUARD_HELP)]
+    #[command(after_help = after(GUARD_HELP, "guard"))]
     Guard(GuardArgs),
     /// Break-glass: keep a hand edit for a while, the watcher reporting the drift as paused and
     /// not healing it, until the pause ends by itself
-    #[command(after_help = PAUSE_HELP)]
+    #[command(after_help = after(PAUSE_HELP, "pause"))]
     Pause(PauseArgs),
     /// What the next helm upgrade would do to the cluster as it is now: each object created,
     /// updated or deleted, whether the upgrade would fail, and what becomes of today's drift
-    #[command(after_help = PLAN_HELP, mut_arg("output", |a| a
+    #[command(after_help = after(PLAN_HELP, "plan"), mut_arg("output", |a| a
         .value_parser(output_formats(Format::names(Writes::Plan)))
         .help(Format::help(Writes::Plan))))]
     Plan(PlanArgs),

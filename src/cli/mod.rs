@@ -7,6 +7,8 @@ mod args;
 mod flags;
 mod help;
 mod hints;
+#[cfg(test)]
+mod pages;
 mod plan;
 #[cfg(test)]
 mod reference;

@@ -113,8 +113,10 @@ fn flags_table(args: &[&Arg]) -> String {
     out
 }
 
+/// A flag the page lists: not hidden, not clap's own `--help` and `--version` (`plan --version` is).
 fn shown(a: &&Arg) -> bool {
-    !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version"
+    !a.is_hide_set()
+        && !matches!(a.get_action(), ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version)
 }
 
 /// The page of one command.
@@ -148,12 +150,15 @@ fn page(cmd: &Command, path: &str) -> String {
         out.push('\n');
     }
     out.push_str("The global flags (connection, output, Helm's) are on [helm drift](helm-drift.md).\n\n");
-    out.push_str(&format!("## Exit codes\n\n{EXIT_CODES}"));
-    if path == "helm drift plan" {
-        out.push_str("| 3 | the upgrade would fail |\n");
-    }
+    let command = path.split(' ').nth(2).unwrap_or_default();
+    out.push_str(&format!("## Exit codes\n\n{}", super::pages::exit_table(super::help::exits(command))));
     if let Some(after) = cmd.get_after_long_help().or(cmd.get_after_help()) {
-        out.push_str(&format!("\n## Examples\n\n```text\n{}\n```\n", after.to_string().trim()));
+        // The examples; the exit codes are the table above.
+        let after = after.to_string();
+        let examples = after.split("\n\nExit codes:").next().unwrap_or_default().trim();
+        if !examples.is_empty() {
+            out.push_str(&format!("\n## Examples\n\n```text\n{examples}\n```\n"));
+        }
     }
     out
 }
@@ -177,6 +182,7 @@ fn index(cli: &Command) -> String {
         out.push_str(&format!("| `{name}` | {what} |\n"));
     }
     out.push_str(&format!("\n## Exit codes\n\n{EXIT_CODES}| 3 | `plan` only: the upgrade would fail |\n"));
+    out.push_str("\nEach command's own: on its page, and all together on [Exit codes](../exit-codes.md).\n");
     out
 }
 
@@ -234,12 +240,11 @@ fn generated() -> BTreeMap<PathBuf, String> {
         listed.push_str(&format!("  - [helm drift {name}](reference/helm-drift-{name}.md)\n"));
     }
     out.insert(PathBuf::from("completion.yaml"), completion(&cli));
-    let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
-    let (start, end) = (summary.find("<!-- reference:").unwrap(), summary.find("<!-- /reference -->").unwrap());
-    let head = &summary[start..];
-    let marker = &head[..head.find('\n').unwrap() + 1];
-    let written = format!("{}{marker}{listed}{}", &summary[..start], &summary[end..]);
-    out.insert(PathBuf::from("docs/src/SUMMARY.md"), written);
+    out.insert(PathBuf::from("docs/src/SUMMARY.md"), super::pages::marked("docs/src/SUMMARY.md", "reference", &listed));
+    out.insert(
+        PathBuf::from("docs/src/exit-codes.md"),
+        super::pages::marked("docs/src/exit-codes.md", "exits", &super::pages::every_exit_code()),
+    );
     out
 }
 
@@ -282,7 +287,9 @@ fn every_command_and_flag_is_in_the_reference() {
     let cli = cli();
     for sub in subcommands(&cli) {
         let page = &files[&PathBuf::from(format!("docs/src/reference/helm-drift-{}.md", sub.get_name()))];
-        for a in sub.get_arguments().filter(|a| !a.is_global_set()).filter(shown) {
+        // Its own filter, not the generator's: only what clap adds by itself and hidden flags.
+        let clap_s_own = |a: &&Arg| a.is_hide_set() || matches!(a.get_action(), ArgAction::Help | ArgAction::Version);
+        for a in sub.get_arguments().filter(|a| !a.is_global_set() && !clap_s_own(a)) {
             if let Some(l) = a.get_long() {
                 assert!(page.contains(&format!("--{l}")), "{}: --{l} is not on its page", sub.get_name());
             }

@@ -402,7 +402,7 @@ fn readme_json_example_has_the_keys_of_the_output_in_order() {
     let readme = include_str!("../../docs/src/output.md");
     let start = readme.find("- `-o json`: one document per run").expect("the output page documents -o json");
     let block = &readme[start..];
-    let body = &block[block.find("```json\n").expect("a json block") + 8..];
+    let body = &block[block.find("```jsonc\n").expect("a jsonc block (JSON with comments)") + 9..];
     let body = &body[..body.find("```").expect("the block ends")];
     let without_comments: String = body
         .lines()

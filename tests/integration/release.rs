@@ -32,6 +32,57 @@ fn actionlint() -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// The book's CI recipes (docs/src/ci/): the GitHub workflows pass actionlint, the GitLab file
+/// has its jobs on the events it says, and each installs this version and reads the exit codes
+/// the page gives (a plan accepts 2, a check fails on it).
+#[test]
+fn the_ci_recipes_are_valid() {
+    let root = repo_root();
+    let dir = root.join("docs/src/ci");
+    let github = ["github-plan.yml", "github-check.yml"].map(|w| dir.join(w));
+    let out = run(Command::new(actionlint()).args(&github).current_dir(&root));
+    assert!(out.status.success(), "actionlint:\n{}", text(&out));
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    for name in ["github-plan.yml", "github-check.yml", "gitlab-ci.yml"] {
+        assert!(read(name).contains(&format!("--version v{VERSION}")), "{name} installs v{VERSION}");
+    }
+    let plan: serde_yaml::Value = serde_yaml::from_str(&read("github-plan.yml")).unwrap();
+    assert_eq!(plan["permissions"]["contents"], "read", "checkout of a private repository");
+    assert_eq!(plan["permissions"]["pull-requests"], "write", "the comment");
+    let steps = serde_yaml::to_string(&plan["jobs"]["plan"]["steps"]).unwrap();
+    assert!(steps.contains("helm drift plan") && steps.contains("[ \"$code\" -eq 2 ]"), "{steps}");
+    let check: serde_yaml::Value = serde_yaml::from_str(&read("github-check.yml")).unwrap();
+    assert!(check["on"]["schedule"][0]["cron"].is_string());
+    assert!(serde_yaml::to_string(&check["jobs"]).unwrap().contains("helm drift check -A"));
+
+    let gitlab: serde_yaml::Value = serde_yaml::from_str(&read("gitlab-ci.yml")).unwrap();
+    let job = |name: &str| {
+        (
+            serde_yaml::to_string(&gitlab[name]["rules"]).unwrap(),
+            serde_yaml::to_string(&gitlab[name]["script"]).unwrap(),
+        )
+    };
+    let (rules, script) = job("drift-plan");
+    assert!(
+        rules.contains("merge_request_event") && script.contains("helm drift plan") && script.contains("[ $? -eq 2 ]"),
+        "{rules}{script}"
+    );
+    let (rules, script) = job("drift-check");
+    assert!(rules.contains("schedule") && script.contains("helm drift check -A"), "{rules}{script}");
+    assert!(gitlab["drift-plan"]["artifacts"]["reports"]["junit"].is_string());
+    // The flags the recipes give exist (the binary parses them).
+    for line in [read("github-plan.yml"), read("github-check.yml"), read("gitlab-ci.yml")].concat().lines() {
+        if let Some(at) = line.find("helm drift ") {
+            let words: Vec<&str> = line[at + "helm drift ".len()..]
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('>') && *w != "\\" && *w != "||")
+                .collect();
+            let parsed = run(Command::new(env!("CARGO_BIN_EXE_helm-drift")).args(&words).arg("--help"));
+            assert!(parsed.status.success(), "{line}: {}", text(&parsed));
+        }
+    }
+}
+
 #[test]
 fn workflows_pass_actionlint_and_build_what_a_release_needs() {
     let root = repo_root();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the book's tour (docs/src/tour.md) from a run of scripts/demo.sh: the page is the demo's
-# real output, section by section (a section longer than 25 lines is cut, and says so), with the
+# real output, section by section (a section longer than 25 lines keeps its first 15 and last 10,
+# and says how many it left out), with the
 # demo's directory shown as $DEMO. Run it after a change to the demo or to what it prints:
 #
 #   scripts/tour.sh          run the demo (Helm 4) on a throwaway cluster, rewrite the tour, stop it
@@ -51,9 +52,14 @@ EOT
       fence = ""
       for (i = 0; i <= longest; i++) fence = fence "`"
       printf "%stext\n", fence
-      n = count > limit ? limit : count
-      for (i = 1; i <= n; i++) print lines[i]
-      if (count > limit) print "..."
+      # A long section keeps its head and its tail (what was done, and how it ended).
+      if (count <= limit) {
+        for (i = 1; i <= count; i++) print lines[i]
+      } else {
+        for (i = 1; i <= 15; i++) print lines[i]
+        printf "... (%d lines left out)\n", count - 25
+        for (i = count - 9; i <= count; i++) print lines[i]
+      }
       print fence
     }
     /^==> / {

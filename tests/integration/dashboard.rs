@@ -193,7 +193,7 @@ fn every_panel_has_series_for_a_drifted_release() {
     let healed = "sum(helm_drift_repairs_total{cluster=\"kind-dashboard\", result=\"applied\"}) == 3";
     eventually("Prometheus to see the three repairs", Duration::from_secs(60), || !prometheus.query(healed).is_empty());
 
-    // The picture the book shows (docs/src/images/dashboard.png is a copy of it): every panel
+    // The picture the book shows (docs/src/images/dashboard.png, kept by `pictures::keep`): every panel
     // drawn where the dashboard puts it, with what its queries answer.
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
     let shots = repo_root().join("target/pictures");
@@ -213,6 +213,7 @@ fn every_panel_has_series_for_a_drifted_release() {
     let shot = std::fs::read(&png).unwrap();
     assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "a screenshot of the dashboard: {}", png.display());
     eprintln!("the dashboard drawn: {}", png.display());
+    crate::pictures::keep(&png, &dom, "dashboard");
 }
 
 /// The dashboard's JSON is what Grafana loads: the fields its schema requires, unique panel ids

@@ -143,7 +143,55 @@ helm_matrix! {
         let shot = std::fs::read(&png).unwrap();
         assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "a screenshot of the page: {}", png.display());
         eprintln!("screenshot of the HTML report: {}", png.display());
+        if helm == Helm::V4 {
+            keep(&png, &dom, "html-report");
+        }
     }
+}
+
+/// What a drawn page says, as the words that would make a picture of it lie when they change:
+/// verdicts, filter labels, panel titles and column heads (counts and names left out).
+fn words(dom: &str) -> String {
+    let mut found = std::collections::BTreeSet::new();
+    for (open, close) in [("class=\"verdict", "<"), ("<label", "<"), ("<h3", "<"), ("<th", "<")] {
+        for (at, _) in dom.match_indices(open) {
+            let Some(start) = dom[at..].find('>').map(|n| at + n + 1) else { continue };
+            let text = &dom[start..start + dom[start..].find(close).unwrap_or(0)];
+            let text = text.trim_end_matches(|c: char| c.is_ascii_digit() || " ()".contains(c)).trim();
+            if !text.is_empty() {
+                found.insert(text.to_string());
+            }
+        }
+    }
+    found.into_iter().map(|w| w + "\n").collect()
+}
+
+/// The book's copy of a picture this test drew (`docs/src/images/NAME.png`), with the words of
+/// its page beside it (`NAME.words`). `HELM_DRIFT_WRITE_PICTURES=1` writes both; otherwise the
+/// committed words must be the drawn page's: a picture whose page now says something else (a
+/// verdict renamed) is out of date, and the test says how to draw it again.
+pub fn keep(png: &Path, dom: &str, name: &str) {
+    let images = repo_root().join("docs/src/images");
+    let (book_png, book_words) = (images.join(format!("{name}.png")), images.join(format!("{name}.words")));
+    if std::env::var_os("HELM_DRIFT_WRITE_PICTURES").is_some() {
+        std::fs::copy(png, &book_png).unwrap();
+        std::fs::write(&book_words, words(dom)).unwrap();
+        return;
+    }
+    assert!(book_png.is_file(), "the book has no {}", book_png.display());
+    let committed = std::fs::read_to_string(&book_words).unwrap_or_default();
+    assert_eq!(
+        committed,
+        words(dom),
+        "{} shows a page that says something else now: draw it again (HELM_DRIFT_WRITE_PICTURES=1 cargo test --test integration {name})",
+        book_png.display()
+    );
+}
+
+#[test]
+fn the_words_of_a_page_are_its_verdicts_labels_and_heads() {
+    let dom = r#"<td class="verdict missing">missing</td><label for="x" class="changed">changed (3)</label><h3>Drifted</h3><th>release</th><td>web</td>"#;
+    assert_eq!(words(dom), "Drifted\nchanged\nmissing\nrelease\n");
 }
 
 /// `helm-drift ARGS` on a pseudo-terminal (util-linux `script`): everything it wrote there.
@@ -227,4 +275,5 @@ fn the_watchers_page_in_a_real_browser() {
     }
     let shot = std::fs::read(&png).unwrap();
     assert!(shot.starts_with(b"\x89PNG") && shot.len() > 10_000, "{}", png.display());
+    keep(&png, &dom, "watch-ui");
 }

@@ -1,5 +1,7 @@
-//! Generated parts of the book's pages (test-only, with `reference`): the exit codes tables and
-//! a page's marked part.
+//! Generated parts of the book's pages (test-only, with `reference`): the exit codes tables,
+//! the environment variables page and a page's marked part.
+
+use clap::Command;
 
 /// A command's exit codes as a table.
 pub(super) fn exit_table(codes: &[(u8, &str)]) -> String {
@@ -27,4 +29,102 @@ pub(super) fn marked(page: &str, name: &str, text: &str) -> String {
     let (start, end) = (page.find(&format!("<!-- {name}:")).unwrap(), page.find(&format!("<!-- /{name} -->")).unwrap());
     let marker = &page[start..start + page[start..].find('\n').unwrap() + 1];
     format!("{}{marker}{text}{}", &page[..start], &page[end..])
+}
+
+/// Helm's plugin environment, which every command reads (flags override it).
+pub(super) const HELM_ENV: &[(&str, &str)] = &[
+    ("HELM_NAMESPACE", "the namespace (`-n`)"),
+    ("HELM_KUBECONTEXT", "the kubeconfig context (`--kube-context`)"),
+    ("KUBECONFIG", "the kubeconfig files (`--kubeconfig`)"),
+    ("HELM_DRIVER", "Helm's storage driver: secrets (the default), configmaps or sql"),
+    ("HELM_DRIVER_SQL_CONNECTION_STRING", "the SQL driver's connection string"),
+    ("HELM_BIN", "the helm binary helm-drift runs (`plan`, `--rerender`, `--explain`, `repair --upgrade`)"),
+    (
+        "HELM_DRIFT_KUSTOMIZE",
+        "the Kustomize (a `kustomize` or a `kubectl`) `plan --helmrelease` runs a HelmRelease's `postRenderers` with; default: `kustomize`, else `kubectl`, on `PATH`",
+    ),
+    ("HELM_DEBUG", "`--debug`: where the run looked and what it found, on stderr"),
+    ("NO_COLOR", "no colours (as `--color never`)"),
+];
+
+/// What else the process reads from its environment (not a flag's).
+const OTHER_ENV: &[(&str, &str)] = &[
+    ("HELM_KUBEINSECURE_SKIP_TLS_VERIFY", "`--kube-insecure-skip-tls-verify` (Helm's)"),
+    ("CLICOLOR_FORCE", "colours even when stdout is not a terminal (unless `NO_COLOR` or `--color never`)"),
+    ("HELM_PLUGIN_DIR", "set by Helm when it runs the plugin: `watch` then leaves SIGINT to Helm"),
+    ("KUBERNETES_SERVICE_HOST", "set in a pod: without a kubeconfig, the pod's service account is used"),
+    ("POD_NAME", "`watch`: this replica's name in its Lease (else `HOSTNAME`)"),
+    ("HOSTNAME", "`watch`: this replica's name in its Lease when `POD_NAME` is not set"),
+    ("HOME", "the SQL driver's default CA file, `~/.postgresql/root.crt` (as libpq)"),
+];
+
+/// The environment variables page: every variable a flag reads (from the CLI's definition:
+/// which flag, which commands), then Helm's and the rest.
+pub(super) fn environment(cli: &Command) -> String {
+    let mut flags: std::collections::BTreeMap<String, (String, Vec<String>)> = Default::default();
+    let mut add = |cmd: &str, a: &clap::Arg| {
+        let Some(var) = a.get_env().map(|v| v.to_string_lossy().to_string()) else { return };
+        let entry = flags.entry(var).or_insert_with(|| (format!("--{}", a.get_long().unwrap_or_default()), Vec::new()));
+        if !entry.1.contains(&cmd.to_string()) {
+            entry.1.push(cmd.to_string());
+        }
+    };
+    for a in cli.get_arguments() {
+        add("every command", a);
+    }
+    for sub in cli.get_subcommands() {
+        for a in sub.get_arguments().filter(|a| !a.is_global_set()) {
+            add(sub.get_name(), a);
+        }
+    }
+    let mut out = String::from(
+        "# Environment variables\n\nEvery variable helm-drift reads. A flag given on the command line wins over its \
+         variable. Generated from the CLI and checked against the code (`HELM_DRIFT_WRITE_DOCS=1 cargo test --lib \
+         reference`).\n\n## Variables of flags\n\n| variable | flag | commands |\n|---|---|---|\n",
+    );
+    for (var, (flag, commands)) in &flags {
+        out.push_str(&format!("| `{var}` | `{flag}` | {} |\n", commands.join(", ")));
+    }
+    out.push_str("\n## Helm's plugin environment and the rest\n\n| variable | what it sets |\n|---|---|\n");
+    for (var, what) in HELM_ENV.iter().chain(OTHER_ENV).filter(|(v, _)| !flags.contains_key(*v)) {
+        out.push_str(&format!("| `{var}` | {what} |\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every variable the code reads is on the environment page: `env::var("X")`, `var_os("X")` and
+    /// the `*_ENV` constants of the code outside tests (the tests' own `HELM_DRIFT_WRITE_*` and
+    /// `PATH` left out).
+    #[test]
+    fn every_variable_the_code_reads_is_on_the_environment_page() {
+        let page = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/reference/environment.md"),
+        )
+        .unwrap();
+        let mut missing = Vec::new();
+        for source in crate::layering::sources() {
+            for (at, _) in source
+                .code
+                .match_indices("var(\"")
+                .chain(source.code.match_indices("var_os(\""))
+                .chain(source.code.match_indices("_ENV: &str = \""))
+            {
+                let rest = &source.code[at..];
+                let name: String = rest[rest.find('"').unwrap() + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect();
+                if !name.is_empty()
+                    && name != "PATH"
+                    && !name.starts_with("HELM_DRIFT_WRITE_")
+                    && !page.contains(&format!("`{name}`"))
+                {
+                    missing.push(format!("{}: {name}", source.file.display()));
+                }
+            }
+        }
+        crate::layering::none(missing, "variables the code reads that the environment page does not list");
+    }
 }

@@ -14,22 +14,6 @@ const EXIT_CODES: &str = "| code | meaning |\n|---|---|\n| 0 | in sync (nothing 
                           found (or, for a dry run, something would change) |\n| 1 | an error (bad input, a \
                           release or cluster that cannot be read, a refused step); an error outranks drift |\n";
 
-/// Helm's plugin environment, which every command reads (flags override it).
-const HELM_ENV: &[(&str, &str)] = &[
-    ("HELM_NAMESPACE", "the namespace (`-n`)"),
-    ("HELM_KUBECONTEXT", "the kubeconfig context (`--kube-context`)"),
-    ("KUBECONFIG", "the kubeconfig files (`--kubeconfig`)"),
-    ("HELM_DRIVER", "Helm's storage driver: secrets (the default), configmaps or sql"),
-    ("HELM_DRIVER_SQL_CONNECTION_STRING", "the SQL driver's connection string"),
-    ("HELM_BIN", "the helm binary helm-drift runs (`plan`, `--rerender`, `--explain`, `repair --upgrade`)"),
-    (
-        "HELM_DRIFT_KUSTOMIZE",
-        "the Kustomize (a `kustomize` or a `kubectl`) `plan --helmrelease` runs a HelmRelease's `postRenderers` with; default: `kustomize`, else `kubectl`, on `PATH`",
-    ),
-    ("HELM_DEBUG", "`--debug`: where the run looked and what it found, on stderr"),
-    ("NO_COLOR", "no colours (as `--color never`)"),
-];
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -178,7 +162,7 @@ fn index(cli: &Command) -> String {
         "## Environment\n\nHelm's plugin environment, which Helm sets when it runs the plugin (a flag overrides \
                   it):\n\n| variable | what it sets |\n|---|---|\n",
     );
-    for (name, what) in HELM_ENV {
+    for (name, what) in super::pages::HELM_ENV {
         out.push_str(&format!("| `{name}` | {what} |\n"));
     }
     out.push_str(&format!("\n## Exit codes\n\n{EXIT_CODES}| 3 | `plan` only: the upgrade would fail |\n"));
@@ -240,6 +224,8 @@ fn generated() -> BTreeMap<PathBuf, String> {
         listed.push_str(&format!("  - [helm drift {name}](reference/helm-drift-{name}.md)\n"));
     }
     out.insert(PathBuf::from("completion.yaml"), completion(&cli));
+    out.insert(PathBuf::from("docs/src/reference/environment.md"), super::pages::environment(&cli));
+    listed.push_str("  - [Environment variables](reference/environment.md)\n");
     out.insert(PathBuf::from("docs/src/SUMMARY.md"), super::pages::marked("docs/src/SUMMARY.md", "reference", &listed));
     out.insert(
         PathBuf::from("docs/src/exit-codes.md"),

@@ -260,6 +260,9 @@ WATCH_LOG="$state/watch.log" python3 "$root/bench/watch.py" "$root/target/releas
 "$fleet" f3 500 50 20 3 0.05 >&2
 measure "F3 5% drifted -A" 2 "$helm" drift check -A -l fleet=f3
 
+# The sections this run does not measure (F5, the restored fleet, the bounded inputs, the audit
+# webhook: their own BENCH_ONLY runs) are kept as they were, after the ones it writes.
+cp "$root/bench/RESULTS.md" "$state/previous.md"
 python3 - "$out" "$runs" "$state/watch.json" "$root/bench" >"$root/bench/RESULTS.md" <<'PY'
 import sys, datetime, subprocess, json
 sys.path.insert(0, sys.argv[4])
@@ -352,5 +355,13 @@ forged release, one request at a time, about 30 ms each here); an untrusted rele
 refused as it stands, without judging it again (before that, 297 s).
 '''
 open(path, "w").write(text + "\n")
+PY
+[ ! -f "$state/previous.md" ] || python3 - "$root/bench/RESULTS.md" "$state/previous.md" <<'PY'
+import re, sys
+now = open(sys.argv[1]).read()
+before = open(sys.argv[2]).read()
+kept = [s for s in re.split(r"\n(?=## )", before) if s.startswith("## ") and s.split("\n", 1)[0] not in now]
+if kept:
+    open(sys.argv[1], "w").write(now.rstrip("\n") + "\n\n" + "\n".join(k.rstrip("\n") + "\n" for k in kept))
 PY
 cat "$root/bench/RESULTS.md"

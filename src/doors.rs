@@ -33,7 +33,7 @@ pub(crate) const DOORS: &[Door] = &[
             "release/storage.rs::list_data",
             "release/storage.rs::get_data",
         ],
-        budget: "listed in pages of 50 metadata, each cut to its labels, name and data write time as it arrives (a release name over Helm's 53 characters is no record); a record reserves its text and 8x its manifest of a process-wide budget before it is decoded; chart metadata kept as text",
+        budget: "listed in pages of metadata sized by bytes (4 MiB at the sizes seen, asked again with fewer past 8 MiB), each cut to its labels, name and data write time as it is read (a release name over Helm's 53 characters is no record); a record reserves its text and 8x its manifest of a process-wide budget before it is decoded; chart metadata kept as text",
         tests: &["tests/integration/bounded.rs::a_record_of_millions_of_metadata_values_costs_its_bytes"],
     },
     Door {
@@ -96,7 +96,7 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "live objects (lists)",
         written_by: "whoever may create objects of that kind in the namespace",
-        through: &["live/listing.rs::list_objects", "live/listing.rs::page_text"],
+        through: &["live/listing.rs::list_objects", "live/pages.rs::page_text"],
         budget: "pages sized to 4 MiB at the sizes seen, a response read as it arrives and asked again with fewer objects past 8 MiB; only objects a release names or Helm manages kept, 64 MiB at most",
         tests: &[
             "tests/integration/bounded.rs::a_page_costs_the_same_whatever_came_before_it",
@@ -294,7 +294,7 @@ mod tests {
     /// The numbers a door's budget states, each with the constant the code bounds it by:
     /// `(door input, file under src/, constant, the budget's words with {} for its value)`.
     const BOUNDS: &[(&str, &str, &str, &str)] = &[
-        ("release records (Secrets, ConfigMaps)", "release/storage.rs", "METADATA_PAGE", "pages of {} metadata"),
+        ("release records (Secrets, ConfigMaps)", "live/pages.rs", "PAGE_MAX", "asked again with fewer past {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDOUT", "output read up to {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDERR", "its words up to {}"),
         ("a Flux HelmRelease", "plan/values_from.rs", "MOST", "{} valuesFrom references"),
@@ -302,8 +302,8 @@ mod tests {
         ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_TEXT", "and {} at most"),
         ("a Flux HelmRelease", "helm/scratch.rs", "RENDER_BYTES", "30 s and {}"),
         ("a Cluster API HelmChartProxy", "helm/scratch.rs", "RENDER_BYTES", "30 s, {}"),
-        ("live objects (lists)", "live/listing.rs", "PAGE_BYTES", "pages sized to {}"),
-        ("live objects (lists)", "live/listing.rs", "PAGE_MAX", "fewer objects past {}"),
+        ("live objects (lists)", "live/pages.rs", "PAGE_BYTES", "pages sized to {}"),
+        ("live objects (lists)", "live/pages.rs", "PAGE_MAX", "fewer objects past {}"),
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_CONNECTIONS", "{} connections"),
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_BATCH", "{} per batch"),
         ("audit log lines", "audit/event.rs", "MAX_EVENT_BYTES", "{} per line"),

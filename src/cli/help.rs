@@ -79,10 +79,7 @@ pub(crate) const EXITS: &[(&str, &[(u8, &str)])] = &[
         &[
             (0, "every checked release is in sync"),
             (2, "drift found"),
-            (
-                1,
-                "error (bad input, release not found, a selection that matches no release, cluster unreachable, forbidden); an error outranks drift",
-            ),
+            (1, "error: bad input, no such release, an empty selection, unreachable, forbidden (outranks drift)"),
         ],
     ),
     ("render", &[(0, "every document renders as stored"), (2, "some documents render differently"), (1, "error")]),
@@ -124,7 +121,7 @@ pub(crate) fn after(examples: &str, command: &str) -> String {
     for (code, meaning) in exits(command) {
         let mut line = format!("\n  {code}  ");
         for word in meaning.split(' ') {
-            if line.len() + word.len() > 95 {
+            if line.len() + word.len() > 100 {
                 out.push_str(line.trim_end());
                 line = String::from("\n     ");
             }

@@ -6,6 +6,7 @@
 //! for as many objects as fit [`PAGE_BYTES`] at the sizes seen so far. An object not kept is
 //! read alone when asked for, so nothing dropped changes a verdict.
 
+use super::pages::PageSizes;
 use super::{LiveState, Location, Scaled, api, crd_schema, get, hpa_targets};
 use crate::api::ApiError;
 use kube::api::ListParams;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Listed objects as their JSON text (a third of the memory of parsed values), parsed when read.
 type Objects = HashMap<String, Box<RawValue>>;
@@ -27,19 +28,11 @@ type Cells<K, T> = Mutex<HashMap<K, Cell<T>>>;
 /// The objects kept of one page, by name.
 type KeptPage = crate::api::Page<(String, Box<RawValue>)>;
 
+/// The annotation Helm puts on every object it manages.
 /// The most bytes of listed objects one run keeps at once (a namespace stuffed with large
 /// objects that claim Helm's annotations costs no more; past it, objects are read alone).
 pub(crate) const KEPT_BYTES: usize = 64 * 1024 * 1024;
-/// The response size a page aims at.
-pub(crate) const PAGE_BYTES: usize = 4 * 1024 * 1024;
-/// The most bytes of one page's response held at once: past it the response is dropped as it
-/// is read and the page asked again with a quarter of the objects, so that a page costs no more
-/// whatever the sizes of the objects before it (tiny ones, then large ones).
-pub(crate) const PAGE_MAX: usize = 8 * 1024 * 1024;
-/// Objects asked for in a listing's first page, before their size is known (an object may be
-/// up to about 1.5 MiB, etcd's limit).
-const FIRST_PAGE: u32 = 16;
-/// The annotation Helm puts on every object it manages.
+
 const RELEASE_NAME: &str = "meta.helm.sh/release-name";
 
 /// The live objects of a run: a kind with several objects in one namespace is read with one
@@ -181,21 +174,11 @@ impl LiveCache {
     }
 }
 
-/// How many objects the next page asks for: as many as fit [`PAGE_BYTES`] at the average size of
-/// those read so far, at least one, at most the configured page size.
-pub(crate) fn next_page(read_bytes: usize, read_objects: usize, most: u32) -> u32 {
-    if read_objects == 0 {
-        return FIRST_PAGE.min(most);
-    }
-    let average = (read_bytes / read_objects).max(1);
-    u32::try_from(PAGE_BYTES / average).unwrap_or(u32::MAX).clamp(1, most)
-}
-
 /// The objects of a kind in a namespace (or cluster-wide for cluster-scoped kinds) that `keep`
 /// keeps (`keep(name, managed by Helm, bytes)`), by name (`namespace/name` when `everywhere`
 /// lists a namespaced kind in every namespace), kept as their JSON text. Helm's own release
 /// records are left out of listings of every namespace. Read in pages sized by bytes
-/// ([`next_page`]): one page of response text at a time, each item borrowed from it and copied
+/// ([`PageSizes`]): one page of response text at a time, each item borrowed from it and copied
 /// only when kept.
 async fn list_objects(
     client: &kube::Client,
@@ -209,46 +192,16 @@ async fn list_objects(
     let records = everywhere && r.group.is_empty() && (r.plural == "secrets" || r.plural == "configmaps");
     let base = if records { ListParams::default().labels("owner!=helm") } else { ListParams::default() };
     let invalid = |e: serde_json::Error| kube::Error::SerdeError(e);
-    let (read_bytes, read_objects) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    // The most objects a page may ask for since one overflowed [`PAGE_MAX`] (doubled back after
-    // each page that fits).
-    let ceiling = AtomicU32::new(u32::MAX);
+    let sizes = PageSizes::new();
     let keep = &keep;
     let items = crate::api::all_pages(|limit, token| {
         let mut lp = base.clone();
         lp.continue_token = token;
-        let (request, read_bytes, read_objects, ceiling) = (&request, &read_bytes, &read_objects, &ceiling);
+        let (request, sizes) = (&request, &sizes);
         async move {
-            let text = loop {
-                // Unpaginated (a token expired, or --chunk-size 0): one request, as asked. Else
-                // sized by bytes, within the ceiling.
-                lp.limit = limit.map(|most| {
-                    let n = next_page(read_bytes.load(Ordering::Relaxed), read_objects.load(Ordering::Relaxed), most);
-                    n.min(ceiling.load(Ordering::Relaxed))
-                });
-                let text = crate::api::retry(|| async {
-                    let req = request.list(&lp).map_err(kube::Error::BuildRequest)?;
-                    page_text(client, req, lp.limit.map(|_| PAGE_MAX)).await
-                })
-                .await?;
-                match (text, lp.limit) {
-                    (Some(text), _) => {
-                        let _ =
-                            ceiling.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some(c.saturating_mul(2)));
-                        break text;
-                    }
-                    (None, Some(n)) if n > 1 => ceiling.store((n / 4).max(1), Ordering::Relaxed),
-                    (None, _) => {
-                        return Err(kube::Error::ReadEvents(std::io::Error::other(format!(
-                            "one object's response is over {} MiB",
-                            PAGE_MAX >> 20
-                        ))));
-                    }
-                }
-            };
+            let text = sizes.page(client, &mut lp, limit, |lp: &ListParams| request.list(lp)).await?;
             let page = kept(&text, everywhere, keep).map_err(invalid)?;
-            read_bytes.fetch_add(text.len(), Ordering::Relaxed);
-            read_objects.fetch_add(page.1, Ordering::Relaxed);
+            sizes.read(text.len(), page.1);
             Ok(page.0)
         }
     })
@@ -260,25 +213,6 @@ async fn list_objects(
         e => ApiError::from_kube(&e, "list", &r.plural),
     })?;
     Ok(items.into_iter().collect())
-}
-
-/// One page's response text, read as it arrives: `None` once it is over `most` bytes (what was
-/// read is dropped, and the rest of the response with the connection). `None` for `most`: the
-/// whole response, as asked.
-async fn page_text(
-    client: &kube::Client,
-    req: http::Request<Vec<u8>>,
-    most: Option<usize>,
-) -> Result<Option<String>, kube::Error> {
-    use futures::AsyncReadExt;
-    let stream = client.request_stream(req).await?;
-    let mut bytes = Vec::new();
-    let limit = most.map_or(u64::MAX, |m| m as u64 + 1);
-    stream.take(limit).read_to_end(&mut bytes).await.map_err(kube::Error::ReadEvents)?;
-    if most.is_some_and(|m| bytes.len() > m) {
-        return Ok(None);
-    }
-    String::from_utf8(bytes).map(Some).map_err(kube::Error::FromUtf8)
 }
 
 /// The objects of one page of a LIST (`text`) that `keep` keeps, each copied out of the text,
@@ -343,15 +277,6 @@ fn listed_object(raw: &RawValue, r: &ApiResource) -> Result<Value, serde_json::E
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pages_are_sized_by_bytes() {
-        assert_eq!(next_page(0, 0, 500), FIRST_PAGE, "unknown sizes: a small first page");
-        assert_eq!(next_page(0, 0, 5), 5, "never past the configured size");
-        assert_eq!(next_page(16 * 2048, 16, 500), 500, "small objects: the configured size");
-        assert_eq!(next_page(16 * 900 * 1024, 16, 500), 4, "900 KB objects: four to a page");
-        assert_eq!(next_page(16 * 8 * 1024 * 1024, 16, 500), 1, "at least one");
-    }
 
     fn location(namespace: Option<&str>) -> Location {
         let gvk = kube::core::GroupVersionKind::gvk("", "v1", "ConfigMap");

@@ -266,43 +266,56 @@ fn api<K: RecordObject>(client: &kube::Client, namespace: Option<&str>) -> Api<K
     }
 }
 
-/// Records per page of the metadata LIST (fewer with a smaller `--chunk-size`): whoever may
-/// write a Secret can give a forged record 1 MiB of annotations and managedFields, so a page is
-/// cut to its [`Record`]s as it arrives (its labels, name and when its data was written).
+/// Records per page of the watcher's metadata watch (its own LISTs, kube's): whoever may write a
+/// Secret can give a forged record 1 MiB of annotations and managedFields.
 pub(crate) const METADATA_PAGE: u32 = 50;
 /// The longest release name Helm takes (`helm install` refuses longer ones).
 pub(crate) const MAX_RELEASE_NAME: usize = 53;
 
-/// Every record's namespace, release name and [`Record`], read in pages of metadata.
+/// Every record's namespace, release name and [`Record`], read in pages of metadata sized by
+/// bytes ([`crate::live::PageSizes`]: 4 MiB at the sizes seen, asked again with fewer past
+/// 8 MiB), each page cut to its [`Record`]s as it is read (its labels, name and when its data was
+/// written): a namespace of records with 1 MiB of metadata costs a page, not the namespace.
 async fn list_metadata<K: RecordObject>(
     client: &kube::Client,
     namespace: Option<&str>,
     lp: &ListParams,
 ) -> Result<Vec<(String, String, Record)>, kube::Error> {
-    let api = api::<K>(client, namespace);
-    let mut found = Vec::new();
-    // `--chunk-size 0` asks for one response per kind, as kubectl's: so it is.
-    let mut page = match crate::api::chunk_size() {
-        Some(n) => lp.clone().limit(n.min(METADATA_PAGE)),
-        None => lp.clone(),
-    };
-    let mut restarted = false;
+    #[derive(serde::Deserialize)]
+    struct MetadataList {
+        // An empty metadata list says `"items": null`.
+        #[serde(default)]
+        items: Option<Vec<MetadataItem>>,
+        #[serde(default)]
+        metadata: kube::core::ListMeta,
+    }
+    #[derive(serde::Deserialize)]
+    struct MetadataItem {
+        metadata: ObjectMeta,
+    }
+    let request = kube::core::Request::new(api::<K>(client, namespace).resource_url());
+    let sizes = crate::live::PageSizes::new();
+    let (mut page, mut found, mut restarted) = (lp.clone(), Vec::new(), false);
     loop {
-        let list = match retry(|| api.list_metadata(&page)).await {
-            Ok(list) => list,
-            // The continue token expired: listed again from the start, once.
+        // `--chunk-size 0` asks for one response per kind, as kubectl's: so it is.
+        let text = match sizes.page(client, &mut page, crate::api::chunk_size(), |lp| request.list_metadata(lp)).await {
+            Ok(text) => text,
+            // The continue token expired: listed again from the start, once, still in pages.
             Err(kube::Error::Api(s)) if s.code == 410 && page.continue_token.is_some() && !restarted => {
                 (found, page.continue_token, restarted) = (Vec::new(), None, true);
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
-        for item in list.items {
+        let list: MetadataList = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+        let items = list.items.unwrap_or_default();
+        sizes.read(text.len(), items.len());
+        drop(text);
+        for item in items {
             let ns = item.metadata.namespace.clone().unwrap_or_default();
             found.extend(record(item.metadata).map(|(name, record)| (ns, name, record)));
         }
-        match next {
+        match list.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => page.continue_token = Some(token),
             None => return Ok(found),
         }

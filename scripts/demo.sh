@@ -404,12 +404,21 @@ echo "--- the window opened at $(date -u +%H:%M:%S): healed (greeting=hello)"
 stop_watcher
 
 say "helm drift guard: the next hand edit is warned at the prompt (a ValidatingAdmissionPolicy, no webhook)"
+# Waits (30 s at most) until a dry-run edit meets the guard (yes) or no longer does (no): the API
+# server applies a policy, and stops applying a removed one, a moment after it is written.
+await_guard() {
+  local deadline=$(( $(date +%s) + 30 )) answers
+  while :; do
+    answers=no
+    "$kubectl" -n demo patch configmap healed-config --type merge --dry-run=server -p '{"data":{"probe":"1"}}' 2>&1 \
+      | grep -q ValidatingAdmissionPolicy && answers=yes
+    [ "$answers" = "$1" ] && return 0
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "$2" >&2; exit 1; }
+    sleep 0.5
+  done
+}
 "$helm" drift guard install --all -n demo
-deadline=$(( $(date +%s) + 30 ))
-until "$kubectl" -n demo patch configmap healed-config --type merge --dry-run=server -p '{"data":{"probe":"1"}}' 2>&1 | grep -q ValidatingAdmissionPolicy; do
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "the guard never answered" >&2; exit 1; }
-  sleep 0.5
-done
+await_guard yes "the guard never answered"
 echo "$ kubectl -n demo patch configmap healed-config ... greeting=by-hand"
 "$kubectl" -n demo patch configmap healed-config --type merge -p '{"data":{"greeting":"by-hand"}}' 2>&1 | tee "$state/guard.out"
 grep -q "managed by Helm release healed" "$state/guard.out"
@@ -418,13 +427,8 @@ echo "$ helm drift check healed -n demo     # the release line names the guard c
 head -3 "$state/guarded.txt"
 grep -q "guard: warn" "$state/guarded.txt"
 "$helm" drift guard remove -n demo
-# The API server stops applying a removed policy a moment later (its informer sees the deletion):
-# wait for that, so that no later step of the demo meets the warning again.
-deadline=$(( $(date +%s) + 30 ))
-while "$kubectl" -n demo patch configmap healed-config --type merge --dry-run=server -p '{"data":{"probe":"1"}}' 2>&1 | grep -q ValidatingAdmissionPolicy; do
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "the removed guard still answers" >&2; exit 1; }
-  sleep 0.5
-done
+# So that no later step of the demo meets the removed guard's warning again.
+await_guard no "the removed guard still answers"
 echo "(a removed guard stops warning once the API server has seen the deletion, within a second or two)"
 
 say "A backup restored (as Velero does): re-created objects hold the server's defaults under another name, not drift"

@@ -157,7 +157,7 @@ impl Healing {
         window::gate(&windows, now)
     }
 
-    pub(crate) fn opts_in(&self, release: &ReleaseKey) -> bool {
+    fn opts_in(&self, release: &ReleaseKey) -> bool {
         self.opted.contains(release)
     }
 

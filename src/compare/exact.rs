@@ -9,7 +9,8 @@ use serde_json::Value;
 const SERVER_METADATA: [&str; 6] =
     ["managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"];
 /// Annotations controllers add to objects Helm owns.
-const CONTROLLER_ANNOTATIONS: [&str; 2] = ["deployment.kubernetes.io/revision", "kubectl.kubernetes.io/restartedAt"];
+pub(crate) const CONTROLLER_ANNOTATIONS: [&str; 2] =
+    ["deployment.kubernetes.io/revision", "kubectl.kubernetes.io/restartedAt"];
 
 /// Removes `status` and server-owned metadata in place.
 pub(crate) fn strip_server_fields(obj: &mut Value) {

@@ -240,13 +240,13 @@ pub(crate) fn holds_at(root: &Value, path: &FieldPath, value: &Value) -> bool {
 
 /// Where a walk is in what the chart set and in what the server would hold for it.
 #[derive(Clone, Copy)]
-struct Sides<'a> {
-    desired: Option<&'a Value>,
-    held: Option<&'a Value>,
+pub(super) struct Sides<'a> {
+    pub(super) desired: Option<&'a Value>,
+    pub(super) held: Option<&'a Value>,
 }
 
 impl<'a> Sides<'a> {
-    fn field(self, name: &str) -> Sides<'a> {
+    pub(super) fn field(self, name: &str) -> Sides<'a> {
         let get = |v: Option<&'a Value>| v.and_then(|d| d.get(name)).filter(|d| !d.is_null());
         Sides { desired: get(self.desired), held: get(self.held) }
     }

@@ -21,6 +21,7 @@ pub(crate) mod ownership;
 pub(crate) mod provenance;
 pub(crate) mod quantity;
 pub(crate) mod subset;
+pub(crate) mod unowned;
 pub(crate) mod writer;
 
 use crate::model::path::under;

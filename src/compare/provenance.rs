@@ -58,26 +58,14 @@ pub(crate) fn of(w: &JudgedObject<'_>, path: &FieldPath, by: &Attribution) -> Pr
         ));
     }
     let at = by.time.as_deref().and_then(|t| t.parse::<Timestamp>().ok());
-    let resent = resent_by_each_apply(w);
-    let version =
-        w.live.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse::<u64>().ok());
-    if let (Some(object), Some(record), true) = (version, d.recorded_version, resent)
-        && object <= record
-    {
-        return admitted(format!(
-            "the object was last written (resourceVersion {object}) before revision {rev} was recorded ({record})"
-        ));
+    if let Some(found) = untouched(w, path) {
+        return found;
     }
     let Some(recorded) = d.recorded else {
         return undecided(format!("the storage does not say when revision {rev} was recorded"));
     };
     let recorded_s = recorded.as_second();
-    if let Some(created) = unchanged_since_created(w, path).filter(|c| c.as_second() <= recorded_s) {
-        return admitted(format!(
-            "unchanged outside metadata since it was created at {created} (generation 1), when revision {rev} was recorded at {recorded}"
-        ));
-    }
-    if !resent {
+    if !resent_by_each_apply(w) {
         return undecided(format!(
             "Helm 3 does not send a custom resource's unchanged values again: what revision {rev}'s apply left as it was may be anyone's"
         ));
@@ -91,6 +79,30 @@ pub(crate) fn of(w: &JudgedObject<'_>, path: &FieldPath, by: &Attribution) -> Pr
     undecided(format!(
         "written at {at} by its entry, not after revision {rev} was recorded at {recorded}; an entry's time is what the writing client sends, not proof of Helm's apply"
     ))
+}
+
+/// Why the value at `path` is the deployed revision's apply as the server left it (admission
+/// included), when the server's own fields say so: nothing was written to the object since the
+/// record (its resourceVersion), or, for a field outside `metadata` of a kind whose `generation`
+/// the server keeps, nothing changed since it was created before the record. Names and times
+/// are never evidence.
+pub(crate) fn untouched(w: &JudgedObject<'_>, path: &FieldPath) -> Option<Provenance> {
+    let d = w.deployed;
+    let rev = d.revision;
+    let version =
+        w.live.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse::<u64>().ok());
+    if let (Some(object), Some(record), true) = (version, d.recorded_version, resent_by_each_apply(w))
+        && object <= record
+    {
+        return Some(admitted(format!(
+            "the object was last written (resourceVersion {object}) before revision {rev} was recorded ({record})"
+        )));
+    }
+    let recorded = d.recorded?;
+    let created = unchanged_since_created(w, path).filter(|c| c.as_second() <= recorded.as_second())?;
+    Some(admitted(format!(
+        "unchanged outside metadata since it was created at {created} (generation 1), when revision {rev} was recorded at {recorded}"
+    )))
 }
 
 /// Whether the apply of the deployed revision sent every value again whatever it was: a

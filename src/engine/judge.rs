@@ -206,7 +206,11 @@ async fn differences(
             found = managed::foreign(&desired, &held(Some(&schema)), &creators, live, helm);
         }
     }
-    found.added.extend(super::own_name::unexplained(judge, obj, at, &desired, live).await);
+    let asked = super::own_name::Inquiry { obj, at, desired: &desired, live };
+    let mut claimed = super::own_name::unexplained(judge, &asked).await;
+    found.added.append(&mut claimed);
+    let mut nobodys = super::own_name::unowned(judge, &asked, &found.added).await;
+    found.added.append(&mut nobodys);
     found.added.sort_by_cached_key(|f| f.path.pointer());
     if judge.grounds.options.read_only {
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });

@@ -1,43 +1,93 @@
-//! What Helm's own field-manager name holds beyond the chart: a name is a claim, so each such
-//! field is Helm's apply only when the server, asked now, makes it again for Helm's object
-//! (its defaults, admission); otherwise it was added under a borrowed name, and is drift.
+//! Fields whose name proves nothing: those under Helm's own field-manager name beyond the chart
+//! (a name is a claim: `kubectl patch --field-manager=helm`), and those under no name at all
+//! (admission's additions, or what a write that rewrote `metadata.managedFields` left). Each is
+//! Helm's apply only with evidence: the server's own fields say nothing was written since the
+//! record, or the server, asked now, makes it again for Helm's object (its defaults, admission
+//! at update or at create); otherwise it is drift.
 
 use super::grounds::Judge;
-use crate::compare::{defaults, managed, merge};
+use crate::compare::provenance::{self, JudgedObject};
+use crate::compare::{defaults, managed, merge, unowned};
 use crate::desired::DesiredObject;
 use crate::live::{self, Location, WriteTo};
+use crate::model::path::under;
 use crate::model::{FieldDiff, Foreign};
 use serde_json::Value;
+
+/// What a judge asks the server about one object: the object, where it lives, the chart's
+/// fields as compared and the live object.
+pub(crate) struct Inquiry<'a> {
+    pub(crate) obj: &'a DesiredObject,
+    pub(crate) at: &'a Location,
+    pub(crate) desired: &'a Value,
+    pub(crate) live: &'a Value,
+}
 
 /// The fields under Helm's name (`judge`'s writer) in `live` that the chart (`desired`, as
 /// compared) does not set and that Helm's apply does not make. The exact engine asks the server:
 /// the live object without them, the chart laid over it, written as a dry-run by Helm's writer
 /// (defaulting and admission run); what comes back holds Helm's. The read-only engine cannot ask,
 /// so nothing proves them: they are drift.
-pub(crate) async fn unexplained(
-    judge: &Judge<'_>,
-    obj: &DesiredObject,
-    at: &Location,
-    desired: &Value,
-    live: &Value,
-) -> Vec<Foreign> {
+pub(crate) async fn unexplained(judge: &Judge<'_>, asked: &Inquiry<'_>) -> Vec<Foreign> {
     let helm = judge.grounds.writer.manager.as_str();
-    let held = |schema| defaults::held(obj.group(), &obj.kind, desired, schema);
-    let mut claimed = managed::under_helms_name(desired, &held(None), live, helm);
-    if claimed.is_empty() {
-        return claimed;
-    }
-    if !defaults::is_built_in(obj.group())
-        && let Some(schema) = judge.cache.crd_schema(judge.client, at).await
-    {
-        claimed = managed::under_helms_name(desired, &held(Some(&schema)), live, helm);
-    }
+    let claimed = found(judge, asked, |held| managed::under_helms_name(asked.desired, held, asked.live, helm)).await;
     if claimed.is_empty() || judge.grounds.options.read_only {
         return claimed;
     }
+    made_again_on_update(judge, asked, claimed).await
+}
+
+/// The fields no manager owns in `live` that the chart does not set, the server would not hold
+/// and `known` (already found added) does not hold; less those evidence shows were Helm's apply
+/// as admission left it: the object untouched since the record ([`provenance::untouched`]), or,
+/// in the exact engine, the server making them again for Helm's object, at an update without
+/// them or at a create of the recorded object under a generated name.
+pub(crate) async fn unowned(judge: &Judge<'_>, asked: &Inquiry<'_>, known: &[Foreign]) -> Vec<Foreign> {
+    let mut nobodys = found(judge, asked, |held| unowned::unowned(asked.desired, held, asked.live)).await;
+    nobodys.retain(|f| !known.iter().any(|k| under(&f.path.pointer(), &k.path.pointer())));
+    let obj = asked.obj;
+    let write =
+        JudgedObject { group: obj.group(), kind: &obj.kind, live: asked.live, deployed: &judge.grounds.deployed };
+    nobodys.retain(|f| provenance::untouched(&write, &f.path).is_none());
+    if nobodys.is_empty() || judge.grounds.options.read_only {
+        return nobodys;
+    }
+    let nobodys = made_again_on_update(judge, asked, nobodys).await;
+    if nobodys.is_empty() {
+        return nobodys;
+    }
+    let to = WriteTo { client: judge.client, at: asked.at, name: &obj.name, manager: &judge.grounds.writer.manager };
+    match live::create_dry_run(to, &obj.object).await {
+        Ok(made) => nobodys.into_iter().filter(|f| !managed::holds_at(&made, &f.path, &f.value)).collect(),
+        // Refused (no right to create, a name the server must be given): nothing proves them.
+        Err(_) => nobodys,
+    }
+}
+
+/// What `find` finds against what the server would hold for the chart's object: its built-in
+/// defaults, then (for a custom resource, when something is found) its CRD schema's too.
+async fn found(judge: &Judge<'_>, asked: &Inquiry<'_>, find: impl Fn(&Value) -> Vec<Foreign>) -> Vec<Foreign> {
+    let obj = asked.obj;
+    let held = |schema| defaults::held(obj.group(), &obj.kind, asked.desired, schema);
+    let first = find(&held(None));
+    if first.is_empty() || defaults::is_built_in(obj.group()) {
+        return first;
+    }
+    match judge.cache.crd_schema(judge.client, asked.at).await {
+        Some(schema) => find(&held(Some(&schema))),
+        None => first,
+    }
+}
+
+/// Those of `claimed` the server does not make again when the live object is written without
+/// them, the chart laid over it, as a dry-run update by Helm's writer (defaulting and admission
+/// at update run).
+async fn made_again_on_update(judge: &Judge<'_>, asked: &Inquiry<'_>, claimed: Vec<Foreign>) -> Vec<Foreign> {
     let gone: Vec<FieldDiff> = claimed.iter().map(|c| FieldDiff::new(c.path.clone(), None, Some(&c.value))).collect();
-    let written = merge::client_side(live, &gone, &obj.object, false);
-    match live::update_dry_run(WriteTo { client: judge.client, at, name: &obj.name, manager: helm }, &written).await {
+    let written = merge::client_side(asked.live, &gone, &asked.obj.object, false);
+    let helm = judge.grounds.writer.manager.as_str();
+    let to = WriteTo { client: judge.client, at: asked.at, name: &asked.obj.name, manager: helm };
+    match live::update_dry_run(to, &written).await {
         Ok(after) => claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect(),
         // Refused without them (a field admission requires): nothing proves them Helm's.
         Err(_) => claimed,

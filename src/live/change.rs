@@ -109,6 +109,20 @@ pub(crate) async fn apply_dry_run(to: WriteTo<'_>, desired: &Value) -> Result<Va
     change(to, &Change::Apply(desired.clone()), true).await
 }
 
+/// What the server makes of `desired` created anew by `to`'s manager (`dryRun=All`), under a
+/// name it generates from `to`'s name: its defaulting and admission at create; nothing stored.
+pub(crate) async fn create_dry_run(to: WriteTo<'_>, desired: &Value) -> Result<Value, ApiError> {
+    let mut body = desired.clone();
+    if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("name");
+        meta.remove("resourceVersion");
+        // A generated name takes 5 characters; a Service's name may hold 63.
+        let base: String = to.name.chars().take(57).collect();
+        meta.insert("generateName".into(), Value::String(format!("{}-", base.trim_end_matches(['-', '.']))));
+    }
+    change(to, &Change::Create(body), true).await
+}
+
 /// A server-side apply dry-run as a Helm 4 upgrade by `to`'s manager makes it (forced only
 /// with `force`): a conflict with another field manager is the error that upgrade would meet.
 pub(crate) async fn upgrade_dry_run(to: WriteTo<'_>, desired: &Value, force: bool) -> Result<Value, ApiError> {

@@ -8,7 +8,7 @@ mod events;
 mod listing;
 mod pages;
 
-pub(crate) use change::{Change, WriteTo, apply_dry_run, change, update_dry_run, upgrade_dry_run};
+pub(crate) use change::{Change, WriteTo, apply_dry_run, change, create_dry_run, update_dry_run, upgrade_dry_run};
 pub(crate) use events::{event, event_namespace, record_event};
 pub(crate) use listing::{KEPT_BYTES, LiveCache};
 pub(crate) use pages::PageSizes;

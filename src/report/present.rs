@@ -72,9 +72,13 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     }
     fields(&mut out, o, style);
     for a in &o.added {
-        let by = a.changed_by.as_ref().map_or(a.manager.clone(), |by| who(by, style));
+        let by = match (&a.changed_by, a.manager.is_empty()) {
+            (Some(by), _) => format!("added by {}", who(by, style)),
+            (None, true) => "added under no field manager; nothing shows Helm's apply made it".to_string(),
+            (None, false) => format!("added by {}", a.manager),
+        };
         let value = show(o, style, &a.path, a.path.live_pointer(), &a.value);
-        out.push((Some(Tone::Note), format!("+ {}: {value} (added by {by})", a.path)));
+        out.push((Some(Tone::Note), format!("+ {}: {value} ({by})", a.path)));
     }
     ownership(&mut out, o, style);
     for a in &o.accepted {

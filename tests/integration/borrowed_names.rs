@@ -4,6 +4,8 @@
 //! design (a Deployment's `deployment.kubernetes.io/revision`) stays expected. The same under
 //! the release's own writer's name (`helm`): only what Helm's apply makes is Helm's, and the
 //! exact engine asks the server for it (a field a webhook adds at Helm's apply stays in sync).
+//! And under no name at all (managedFields cleared, admission's additions): the values decide,
+//! with the object's resourceVersion or the server's dry-runs as the only evidence.
 
 use crate::support::{Env, Helm};
 
@@ -61,24 +63,9 @@ helm_matrix! {
     /// Helm without it passes the same webhook and gets the webhook's value back, not the hand's;
     /// the read-only engine cannot ask, so nothing proves it Helm's.
     fn a_field_admission_adds_to_helms_create_is_helms_and_a_later_hand_value_is_not(helm: Helm) {
-        use crate::admission::Step;
-        let hook = testcluster::webhook::start(|request| {
-            // It sets a value only where none is (a later value by hand stays).
-            if request.pointer("/object/metadata/labels/admitted.example~1by").is_some() {
-                return Vec::new();
-            }
-            let labelled = request.pointer("/object/metadata/labels").is_some_and(|l| l.is_object());
-            let (path, value) = match labelled {
-                true => ("/metadata/labels/admitted.example~1by", serde_json::json!("webhook")),
-                false => ("/metadata/labels", serde_json::json!({"admitted.example/by": "webhook"})),
-            };
-            vec![serde_json::json!({"op": "add", "path": path, "value": value})]
-        })
-        .expect("the webhook server");
+        let hook = labelling_webhook(false);
         let env = Env::new(&format!("own-admitted-{}", helm.tag()));
-        let probe = ["create", "configmap", "probe", "--dry-run=server", "-o", "jsonpath={.metadata.labels}"];
-        let admitted = || env.kubectl(&probe).output().stdout().contains("admitted.example/by");
-        let _registered = env.admit_through(&hook, Step::Mutating, ("", "v1", "configmaps"), admitted);
+        let _registered = admit_configmaps(&env, &hook);
         env.install(helm, "web", "basic", &[]);
         assert_eq!(env.get("configmap", "web-config", "{.metadata.labels.admitted\\.example/by}"), "webhook");
         env.drift(&["check", "web"]).code(0);
@@ -120,4 +107,98 @@ helm_matrix! {
         env.kubectl(&record).success();
         env.drift(&["check", "web", "--read-only"]).code(2).stdout_has("evil/y:1");
     }
+}
+
+helm_matrix! {
+    /// Fields left under no field manager are judged by their values: a container,
+    /// `hostNetwork` and a ConfigMap key planted by a JSON patch that also clears
+    /// `metadata.managedFields` (the server then records no owner for anything) are added, in
+    /// both engines, and nothing the chart or the server holds is; `--remove-foreign` removes
+    /// them.
+    fn an_edit_left_under_no_manager_is_drift(helm: Helm) {
+        let env = Env::new(&format!("no-manager-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        env.drift(&["check", "web"]).code(0);
+        let cleared = r#"{"op":"replace","path":"/metadata/managedFields","value":[{}]}"#;
+        let planted = r#"{"op":"add","path":"/spec/template/spec/hostNetwork","value":true},{"op":"add","path":"/spec/template/spec/containers/-","value":{"name":"miner","image":"evil/x"}}"#;
+        env.kubectl(&["patch", "deployment", "web-web", "--type=json", "-p", &format!("[{planted},{cleared}]")]).success();
+        let data = r#"{"op":"add","path":"/data/extra","value":"planted"}"#;
+        env.kubectl(&["patch", "configmap", "web-config", "--type=json", "-p", &format!("[{data},{cleared}]")]).success();
+        let entries = env.get("configmap", "web-config", "{.metadata.managedFields}");
+        assert!(!entries.contains("extra"), "nobody owns the planted key: {entries}");
+        for engine in [&[][..], &["--read-only"][..]] {
+            let args = [&["check", "web", "-o", "json"][..], engine].concat();
+            let out = env.drift(&args).code(2);
+            let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+            let added: Vec<(String, String)> = doc["releases"][0]["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|o| o["addedOutsideHelm"].as_array().cloned().unwrap_or_default())
+                .map(|a| (a["path"].as_str().unwrap().to_string(), a["manager"].as_str().unwrap().to_string()))
+                .collect();
+            let planted = ["hostNetwork", "containers/1", "extra"];
+            for name in planted {
+                assert!(added.iter().any(|(p, m)| p.contains(name) && m.is_empty()), "{engine:?} {name}: {added:?}");
+            }
+            assert!(added.iter().all(|(p, _)| planted.iter().any(|n| p.contains(n))), "only what was planted: {added:?}");
+        }
+        env.drift(&["check", "web"]).code(2).stdout_has("added under no field manager");
+        env.drift(&["repair", "web", "--remove-foreign"]).code(0);
+        assert_eq!(env.get("deployment", "web-web", "{.spec.template.spec.hostNetwork}"), "");
+        assert_eq!(env.get("configmap", "web-config", "{.data.extra}"), "");
+        env.drift(&["check", "web"]).code(0);
+    }
+}
+
+helm_matrix! {
+    /// A label a mutating webhook adds only when an object is created is recorded under no
+    /// manager. Right after Helm's install the object's resourceVersion proves it Helm's apply
+    /// (both engines in sync); once the object is written again (a repair of another field),
+    /// only the exact engine can prove it, by a dry-run create of the recorded object that
+    /// passes the same webhook; the read-only engine says it cannot (exit 2).
+    fn a_field_admission_adds_only_at_create_is_proven_by_a_dry_run_create(helm: Helm) {
+        let hook = labelling_webhook(true);
+        let env = Env::new(&format!("create-admitted-{}", helm.tag()));
+        let _registered = admit_configmaps(&env, &hook);
+        env.install(helm, "web", "basic", &[]);
+        assert_eq!(env.get("configmap", "web-config", "{.metadata.labels.admitted\\.example/by}"), "webhook");
+        env.drift(&["check", "web"]).code(0);
+        env.drift(&["check", "web", "--read-only"]).code(0);
+        env.kubectl(&["patch", "configmap", "web-config", "--type=merge", "-p", r#"{"data":{"greeting":"changed"}}"#])
+            .success();
+        env.drift(&["repair", "web"]).code(0);
+        assert_eq!(env.get("configmap", "web-config", "{.metadata.labels.admitted\\.example/by}"), "webhook");
+        env.drift(&["check", "web"]).code(0);
+        env.drift(&["check", "web", "--read-only"]).code(2).stdout_has("added under no field manager");
+        // A value nobody owns that the webhook would not make is drift for both.
+        let relabel = r#"[{"op":"replace","path":"/metadata/labels/admitted.example~1by","value":"hand"},{"op":"replace","path":"/metadata/managedFields","value":[{}]}]"#;
+        env.kubectl(&["patch", "configmap", "web-config", "--type=json", "-p", relabel]).success();
+        env.drift(&["check", "web"]).code(2).stdout_has("admitted.example/by");
+    }
+}
+
+/// A webhook that labels an object `admitted.example/by: webhook` where no such label is (a
+/// later value by hand stays): on creates, and on updates too unless `create_only`.
+fn labelling_webhook(create_only: bool) -> testcluster::webhook::Webhook {
+    testcluster::webhook::start(move |request| {
+        let labelled_so = request.pointer("/object/metadata/labels/admitted.example~1by").is_some();
+        if labelled_so || (create_only && request["operation"] != "CREATE") {
+            return Vec::new();
+        }
+        let labelled = request.pointer("/object/metadata/labels").is_some_and(|l| l.is_object());
+        let (path, value) = match labelled {
+            true => ("/metadata/labels/admitted.example~1by", serde_json::json!("webhook")),
+            false => ("/metadata/labels", serde_json::json!({"admitted.example/by": "webhook"})),
+        };
+        vec![serde_json::json!({"op": "add", "path": path, "value": value})]
+    })
+    .expect("the webhook server")
+}
+
+/// `hook` called on the ConfigMaps of `env`'s namespace, once a dry-run create shows its label.
+fn admit_configmaps<'a>(env: &'a Env, hook: &testcluster::webhook::Webhook) -> crate::admission::Registered<'a> {
+    let probe = ["create", "configmap", "probe", "--dry-run=server", "-o", "jsonpath={.metadata.labels}"];
+    let admitted = || env.kubectl(&probe).output().stdout().contains("admitted.example/by");
+    env.admit_through(hook, crate::admission::Step::Mutating, ("", "v1", "configmaps"), admitted)
 }

@@ -85,6 +85,7 @@ impl Session {
 
     /// The cluster as `helm template` should see it: its version and every served API version
     /// (and `group/version/Kind`).
+    #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
     pub(crate) async fn capabilities(&self) -> Result<crate::helm::Capabilities> {
         let kube_version = self
             .cluster

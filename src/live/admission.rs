@@ -26,6 +26,7 @@ fn admission(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObje
 
 /// The policies carrying `label=true` (the guards written, by `helm drift guard` or the chart),
 /// as JSON.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn guards(client: &kube::Client, label: &str) -> Result<Vec<serde_json::Value>, ApiError> {
     let list = policies(client)
         .list(&ListParams::default().labels(&format!("{label}=true")))

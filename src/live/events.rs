@@ -79,6 +79,7 @@ pub(crate) fn event_namespace(namespace: Option<&str>) -> &str {
 }
 
 /// Records a Kubernetes Event about `object` (best effort: the error is returned for a warning).
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn record_event(
     client: &kube::Client,
     namespace: &str,

@@ -90,6 +90,7 @@ impl PageSizes {
 /// One page's response text, read as it arrives: `None` once it is over `most` bytes (what was
 /// read is dropped, and the rest of the response with the connection). `None` for `most`: the
 /// whole response, as asked.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 async fn page_text(
     client: &kube::Client,
     req: http::Request<Vec<u8>>,

@@ -4,6 +4,9 @@
 //! of their own ([`support::Env::disturbable`]). The tools come from `scripts/tools.sh`
 //! (`scripts/test.sh` builds them).
 
+// The tests run helpers and read the cluster as its users do: the doors bind the product only.
+#![allow(clippy::disallowed_methods)]
+
 /// One test per Helm flavour, each failing on its own: `helm_matrix! { fn name(helm: Helm) {...} }`
 /// gives `name::helm3` and `name::helm4` (a loop over both would stop at the first failure and
 /// hide whether the other passes).

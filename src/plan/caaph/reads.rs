@@ -19,6 +19,7 @@ fn json(object: DynamicObject) -> Result<Value, ApiError> {
 }
 
 /// The HelmChartProxy `name` of `namespace`, as JSON.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn chart_proxy(client: &kube::Client, namespace: &str, name: &str) -> Result<Value, ApiError> {
     let r = resource("addons.cluster.x-k8s.io", "v1alpha1", "HelmChartProxy", "helmchartproxies");
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &r);
@@ -27,6 +28,7 @@ pub(crate) async fn chart_proxy(client: &kube::Client, namespace: &str, name: &s
 
 /// The Clusters (`cluster.x-k8s.io/v1beta2`) of `namespace` that `selector` selects, by name;
 /// more than [`MAX_CLUSTERS`] is refused.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn clusters(client: &kube::Client, namespace: &str, selector: &str) -> Result<Vec<Value>, ApiError> {
     let r = resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters");
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &r);
@@ -51,6 +53,7 @@ pub(crate) async fn clusters(client: &kube::Client, namespace: &str, selector: &
 /// The object a Cluster's `reference` names (`controlPlaneRef`, `infrastructureRef`): a
 /// `v1beta2` reference by API group (at its preferred version) or a `v1beta1` one by
 /// apiVersion, in the Cluster's namespace.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn referenced(client: &kube::Client, namespace: &str, reference: &Value) -> Result<Value, ApiError> {
     let text = |k: &str| reference.get(k).and_then(Value::as_str).unwrap_or_default();
     let (kind, name) = (text("kind"), text("name"));
@@ -90,6 +93,7 @@ pub(crate) struct ReleaseProxy {
 
 /// The HelmReleaseProxies of `namespace` labelled with HelmChartProxy `proxy`'s name (none
 /// when CAAPH's CRDs are not served); at most [`MAX_CLUSTERS`].
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn release_proxies(
     client: &kube::Client,
     namespace: &str,

@@ -36,6 +36,7 @@ pub(crate) enum Recorded {
 }
 
 /// Records one Event about `object` (in [`crate::live::event_namespace`]).
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn record(
     client: &kube::Client,
     (object, uid): (&ObjectId, Option<&str>),
@@ -81,6 +82,7 @@ pub(crate) async fn record(
 /// The Event for this signature exists. Recorded before (a resync, a restart, another replica),
 /// unless the opposite Event (resolved for detected, detected for resolved) is newer: then the
 /// same drift came back (or went away) again, and the existing Event is counted up.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 async fn again(
     api: &Api<Event>,
     object: &ObjectId,
@@ -209,6 +211,7 @@ const MOST_EVENTS: usize = 20_000;
 
 /// The Events of `reason`, a page at a time, each reduced to [`Seen`] before the next is read.
 /// An expired continue token starts the list again (paged: what was seen twice is the same).
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 async fn seen(api: &Api<Event>, reason: &str) -> Result<Vec<Seen>, kube::Error> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;

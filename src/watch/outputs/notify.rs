@@ -141,6 +141,7 @@ enum Undelivered {
 }
 
 /// One POST, retried with backoff on failure (connection error, timeout, non-2xx).
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 async fn send<C>(client: &Client<C, Full<Bytes>>, url: &str, body: Bytes) -> Result<(), Undelivered>
 where
     C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,

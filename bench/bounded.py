@@ -39,6 +39,7 @@ import probe
 
 binary, kubectl = sys.argv[1], sys.argv[2]
 metadata, tiny, events, big, clusters, flood = (int(a) for a in sys.argv[3:9])
+HPAS = 300
 
 
 def kube(*args, stdin=None):
@@ -69,7 +70,7 @@ def cm(name):
     return f"---\n# Source: t/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
 
 
-for ns in ["bnd-meta", "bnd-tiny", "bnd-unrelated", "bnd-clusters", "bnd-flood", "bnd-base"]:
+for ns in ["bnd-meta", "bnd-tiny", "bnd-unrelated", "bnd-clusters", "bnd-flood", "bnd-base", "bnd-hpa"]:
     subprocess.run([kubectl, "create", "namespace", ns], capture_output=True)
 written = time.monotonic()
 
@@ -126,6 +127,14 @@ pad = {"pad": "p" * (250 * 1024)}
 create([secret("bnd-flood", "flood", b"x", version=v, status="superseded", annotations=pad) for v in range(1, flood + 1)])
 create([secret("bnd-flood", "flood", record("bnd-flood", "flood", cm("flood0"), flood + 1), version=flood + 1)])
 kube("-n", "bnd-flood", "create", "configmap", "flood0", "--from-literal=a=b")
+# HorizontalPodAutoscalers anyone who may make them in a release's namespace can make, each with
+# a 250 KiB annotation: listed for the release's replica rules, each kept only as its target.
+create([secret("bnd-hpa", "hpa", record("bnd-hpa", "hpa", cm("hpa0")))])
+kube("-n", "bnd-hpa", "create", "configmap", "hpa0", "--from-literal=a=b")
+create([{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+         "metadata": {"name": f"hpa{i}", "namespace": "bnd-hpa", "annotations": pad},
+         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"d{i}"},
+                  "minReplicas": 1, "maxReplicas": 2}} for i in range(HPAS)])
 creds = "---\n# Source: s/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: sec0-creds\nstringData:\n  password: recorded\n"
 create([secret("bnd-base", "sec0", record("bnd-base", "sec0", creds))])
 kube("-n", "bnd-base", "create", "secret", "generic", "sec0-creds", "--from-literal=password=by-hand")
@@ -182,6 +191,8 @@ flood_s = last_seconds
 salted_exit, salted_peak, salted_said = peak_of("check", "sec0", "-n", "bnd-base", "--baseline", "cluster",
                                                 "--trust-namespace", "bnd-base", said="salted")
 salted_s = last_seconds
+hpa_exit, hpa_peak, _ = peak_of("check", "hpa", "-n", "bnd-hpa")
+hpa_s = last_seconds
 pause_exit, pause_peak, pause_said = peak_of("pause", "tiny0", "-n", "bnd-tiny", "--for", "60s", "--reason", "INC-1")
 pauses_written = subprocess.run([kubectl, "get", "configmaps", "-A", "-l", "helm-drift.io/pause", "-o", "name"],
                                 capture_output=True, text=True).stdout.split()
@@ -197,6 +208,7 @@ print(json.dumps({
     "untrusted_exit": untrusted_exit, "untrusted_peak_rss_mib": untrusted_peak, "untrusted_said": untrusted_said,
     "flood_records": flood, "flood_exit": flood_exit, "flood_peak_rss_mib": flood_peak, "flood_s": flood_s,
     "flood_said": flood_said,
+    "hpas": HPAS, "hpa_exit": hpa_exit, "hpa_peak_rss_mib": hpa_peak, "hpa_s": hpa_s,
     "salted_entries": salted, "salted_exit": salted_exit, "salted_peak_rss_mib": salted_peak, "salted_s": salted_s, "salted_said": salted_said,
     "pause_exit": pause_exit, "pause_peak_rss_mib": pause_peak, "pause_said": pause_said,
     "pauses_written": len(pauses_written),

@@ -165,7 +165,7 @@ if [ "${BENCH_ONLY:-}" = restore ]; then
 fi
 
 bounded() {
-  echo "Bounded: 100 records of 16 MB metadata, 1,000 tiny records, 300 Events of 900 KB, 300 unrelated objects of 900 KB, 200 tenant cluster Secrets, 500 superseded records of 250 KiB annotations, 3,300 salted baseline entries" >&2
+  echo "Bounded: 100 records of 16 MB metadata, 1,000 tiny records, 300 Events of 900 KB, 300 unrelated objects of 900 KB, 200 tenant cluster Secrets, 500 superseded records of 250 KiB annotations, 3,300 salted baseline entries, 300 HPAs of 250 KiB annotations" >&2
   WATCH_LOG="$state/bounded.log" python3 "$root/bench/bounded.py" "${BENCH_BINARY:-$root/target/release/helm-drift}" "$tools/kubectl" \
     100 1000 300 150 200 500 >"$state/bounded.json"
   python3 - "$root/bench/RESULTS.md" "$state/bounded.json" <<'PY'
@@ -185,7 +185,7 @@ JSON, 21 KB stored), {f['tiny_records']} tiny records, {f['events']} Events of h
 {f['tenant_cluster_secrets']} Argo CD cluster Secrets in a tenant namespace; and issue 57's doors: 200 tiny ConfigMaps listed
 before the large ones, a baseline ConfigMap of aliases, 256 forged watcher announcements; and
 issue 70's floods: {f['flood_records']} superseded records of one release with 250 KiB annotations, a baseline of
-{f['salted_entries']:,} salted entries for one Secret's drift. The release build, a local process.
+{f['salted_entries']:,} salted entries for one Secret's drift, {f['hpas']} HorizontalPodAutoscalers with 250 KiB annotations. The release build, a local process.
 
 | measure | value | goal |
 |---|---|---|
@@ -200,6 +200,7 @@ issue 70's floods: {f['flood_records']} superseded records of one release with 2
 | the same, its namespace not trusted: peak RSS (exit) | {f['untrusted_peak_rss_mib']} MiB ({f['untrusted_exit']}) | ignored, never parsed, drift stays drift (2) |
 | what it said | {' '.join(f['untrusted_said'])} | |
 | `check flood` ({f['flood_records']} superseded records with 250 KiB annotations before the deployed one): peak RSS, time (exit) | {f['flood_peak_rss_mib']} MiB, {f['flood_s']} s ({f['flood_exit']}) | < 256 MiB |
+| `check hpa` ({f['hpas']} HorizontalPodAutoscalers with 250 KiB annotations in the release's namespace): peak RSS, time (exit) | {f['hpa_peak_rss_mib']} MiB, {f['hpa_s']} s ({f['hpa_exit']}) | < 256 MiB |
 | `check sec0 --baseline cluster --trust-namespace bnd-base` ({f['salted_entries']:,} salted entries of 100,000 iterations for one Secret's drift, as many as a ConfigMap holds): peak RSS, time (exit) | {f['salted_peak_rss_mib']} MiB, {f['salted_s']} s ({f['salted_exit']}) | seconds, not minutes; drift (2) |
 | what it said | {' '.join(f['salted_said'])} | |
 | `pause tiny0` (256 forged announcements claiming every namespace): peak RSS (exit) | {f['pause_peak_rss_mib']} MiB ({f['pause_exit']}) | refused (1), nothing written |

@@ -96,7 +96,7 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "live objects (lists)",
         written_by: "whoever may create objects of that kind in the namespace",
-        through: &["live/listing.rs::list_objects", "live/pages.rs::page_text"],
+        through: &["live/listing.rs::list_objects", "api/sized.rs::page_text"],
         budget: "pages sized to 4 MiB at the sizes seen, a response read as it arrives and asked again with fewer objects past 8 MiB; only objects a release names or Helm manages kept, 64 MiB at most",
         tests: &[
             "tests/integration/bounded.rs::a_page_costs_the_same_whatever_came_before_it",
@@ -107,7 +107,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "live objects (one at a time), their CRD schema, HPAs",
         written_by: "whoever edits them",
         through: &["live/mod.rs::get", "live/mod.rs::crd_schema", "live/mod.rs::hpa_targets", "live/change.rs::change"],
-        budget: "one object (etcd's 1.5 MiB); HPAs listed in pages; compared, never obeyed",
+        budget: "one object (etcd's 1.5 MiB); HPAs listed in pages sized by bytes, each kept only as its scale target as its page is read; compared, never obeyed",
         tests: &["tests/integration/bounded.rs::objects_nobody_names_are_not_held"],
     },
     Door {
@@ -164,7 +164,7 @@ pub(crate) const DOORS: &[Door] = &[
             "inventory/capi.rs::reach",
             "inventory/caaph.rs::list",
         ],
-        budget: "read only in --clusters-namespace, in pages; inline credentials only",
+        budget: "read only in --clusters-namespace, in pages sized by bytes, each Cluster, Secret or proxy kept only as what a member needs as its page is read; inline credentials only",
         tests: &["tests/integration/inventory.rs::an_argo_cd_inventory_is_checked_with_inline_credentials_only"],
     },
     Door {
@@ -280,10 +280,14 @@ mod tests {
         ".query_one(",
     ];
     /// Reads that start a word (`watcher(` is not `metadata_watcher(`'s door twice).
-    const WORDS: &[&str] = &["watcher(", "list_all(", "list_all_metadata("];
+    const WORDS: &[&str] = &["watcher(", "list_kept(", "kept_pages(", "list_all_metadata("];
     /// Where the reads above are written once for every door's use.
-    const PRIMITIVES: &[&str] =
-        &["api/pages.rs::list_all", "api/pages.rs::list_all_metadata", "helm/capture.rs::capture"];
+    const PRIMITIVES: &[&str] = &[
+        "api/pages.rs::list_kept",
+        "api/pages.rs::kept_pages",
+        "api/pages.rs::list_all_metadata",
+        "helm/capture.rs::capture",
+    ];
 
     fn reads(line: &str) -> bool {
         let word = |w: &str| {
@@ -298,7 +302,7 @@ mod tests {
     fn the_read_matcher_sees_reads_and_only_reads() {
         assert!(reads("let list = api.list(&params).await"));
         assert!(reads("tokio::spawn(follow(metas(watcher(api, config))))"));
-        assert!(reads("crate::api::list_all(&api, &lp)"));
+        assert!(reads("crate::api::list_kept(client, &api, &lp, keep)"));
         assert!(!reads("let q = uri.query();") && !reads("fn my_watcher(x)") && !reads("let x = map.get(&k);"));
     }
 
@@ -373,7 +377,7 @@ mod tests {
     /// The numbers a door's budget states, each with the constant the code bounds it by:
     /// `(door input, file under src/, constant, the budget's words with {} for its value)`.
     const BOUNDS: &[(&str, &str, &str, &str)] = &[
-        ("release records (Secrets, ConfigMaps)", "live/pages.rs", "PAGE_MAX", "asked again with fewer past {}"),
+        ("release records (Secrets, ConfigMaps)", "api/sized.rs", "PAGE_MAX", "asked again with fewer past {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDOUT", "output read up to {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDERR", "its words up to {}"),
         ("a Flux HelmRelease", "plan/values_from.rs", "MOST", "{} valuesFrom references"),
@@ -381,8 +385,8 @@ mod tests {
         ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_TEXT", "and {} at most"),
         ("a Flux HelmRelease", "helm/scratch.rs", "RENDER_BYTES", "30 s and {}"),
         ("a Cluster API HelmChartProxy", "helm/scratch.rs", "RENDER_BYTES", "30 s, {}"),
-        ("live objects (lists)", "live/pages.rs", "PAGE_BYTES", "pages sized to {}"),
-        ("live objects (lists)", "live/pages.rs", "PAGE_MAX", "fewer objects past {}"),
+        ("live objects (lists)", "api/sized.rs", "PAGE_BYTES", "pages sized to {}"),
+        ("live objects (lists)", "api/sized.rs", "PAGE_MAX", "fewer objects past {}"),
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_CONNECTIONS", "{} connections"),
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_BATCH", "{} per batch"),
         ("audit log lines", "audit/event.rs", "MAX_EVENT_BYTES", "{} per line"),

@@ -7,8 +7,12 @@ mod connect;
 mod error;
 mod pages;
 mod retry;
+mod sized;
 
 pub(crate) use connect::{Cluster, Connection, connect, context_names, requests};
 pub(crate) use error::ApiError;
-pub(crate) use pages::{DEFAULT_CHUNK_SIZE, Page, all_pages, chunk_size, list_all, list_all_metadata, set_chunk_size};
+pub(crate) use pages::{
+    DEFAULT_CHUNK_SIZE, Page, all_pages, chunk_size, kept_pages, list_all_metadata, list_kept, set_chunk_size,
+};
 pub(crate) use retry::retry;
+pub(crate) use sized::PageSizes;

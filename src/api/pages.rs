@@ -79,13 +79,67 @@ where
     .await
 }
 
-/// Every object of a typed LIST, in pages, each request retried ([`super::retry`]).
-#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-pub(crate) async fn list_all<K>(api: &kube::Api<K>, lp: &kube::api::ListParams) -> Result<Vec<K>, kube::Error>
+/// What `keep` takes of every object of a LIST, in pages sized by bytes ([`super::PageSizes`]):
+/// each page is read as it arrives, its objects parsed and handed to `keep` one by one, and
+/// what `keep` leaves is dropped before the next page is asked. So whoever may create the
+/// objects (HorizontalPodAutoscalers, Cluster API Clusters, proxies, cluster Secrets) costs
+/// one page of response and what a release or a member needs of each, never the whole kind. A
+/// continue token that expires restarts the listing once, still in pages.
+pub(crate) async fn list_kept<K, T>(
+    client: &kube::Client,
+    api: &kube::Api<K>,
+    lp: &kube::api::ListParams,
+    keep: impl FnMut(K) -> Option<T>,
+) -> Result<Vec<T>, kube::Error>
 where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource + serde::de::DeserializeOwned,
 {
-    paged(lp, |lp| async move { super::retry(|| api.list(&lp)).await }).await
+    let request = kube::core::Request::new(api.resource_url());
+    kept_pages(client, lp, |lp| request.list(lp), keep).await
+}
+
+/// What `keep` takes of every item of the LIST `request` builds a page of (`Request::list`,
+/// `Request::list_metadata`), as [`list_kept`] reads them.
+pub(crate) async fn kept_pages<K, T>(
+    client: &kube::Client,
+    lp: &kube::api::ListParams,
+    request: impl Fn(&kube::api::ListParams) -> Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    mut keep: impl FnMut(K) -> Option<T>,
+) -> Result<Vec<T>, kube::Error>
+where
+    K: serde::de::DeserializeOwned,
+{
+    #[derive(serde::Deserialize)]
+    struct Listed<K> {
+        // An empty list may say `"items": null`.
+        #[serde(default = "Option::default")]
+        items: Option<Vec<K>>,
+        #[serde(default)]
+        metadata: kube::core::ListMeta,
+    }
+    let sizes = super::PageSizes::new();
+    let (mut page, mut kept, mut restarted) = (lp.clone(), Vec::new(), false);
+    loop {
+        // `--chunk-size 0` asks for one response per kind, as kubectl's: so it is.
+        let text = match sizes.page(client, &mut page, chunk_size(), &request).await {
+            Ok(text) => text,
+            // The continue token expired: listed again from the start, once, still in pages.
+            Err(kube::Error::Api(s)) if s.code == 410 && page.continue_token.is_some() && !restarted => {
+                (kept, page.continue_token, restarted) = (Vec::new(), None, true);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let list: Listed<K> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+        let items = list.items.unwrap_or_default();
+        sizes.read(text.len(), items.len());
+        drop(text);
+        kept.extend(items.into_iter().filter_map(&mut keep));
+        match list.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => page.continue_token = Some(token),
+            None => return Ok(kept),
+        }
+    }
 }
 
 /// The metadata of every object of a LIST, in pages, each request retried.

@@ -29,23 +29,21 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
         "/api/v1/{}secrets?labelSelector={SECRET_TYPE}",
         scope.namespace.as_ref().map_or(String::new(), |n| format!("namespaces/{n}/"))
     );
-    // In pages (the namespace's writers may make it long): one page of response held at a time.
-    let list = crate::api::list_all(&api, &ListParams::default().labels(&selector))
-        .await
-        .map_err(|e| ApiError::from_kube(&e, "list", &path))?;
-    let mut out = Inventory::default();
-    for secret in list {
-        let (Some(namespace), Some(name)) = (secret.metadata.namespace.clone(), secret.metadata.name.clone()) else {
-            continue;
-        };
+    // In pages (the namespace's writers may make it long): one page of response held at a time,
+    // each Secret kept only as the member it vets to.
+    let keep = |secret: Secret| {
+        let (namespace, name) = (secret.metadata.namespace.clone()?, secret.metadata.name.clone()?);
         let at = format!("Argo CD cluster Secret {namespace}/{name}");
-        out.members.push(Member {
+        Some(Member {
             name: format!("{namespace}/{name}"),
             kubeconfig: kubeconfig_of(&secret, &at),
             proxies: Vec::new(),
-        });
-    }
-    Ok(out)
+        })
+    };
+    let members = crate::api::list_kept(client, &api, &ListParams::default().labels(&selector), keep)
+        .await
+        .map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    Ok(Inventory { members, ..Inventory::default() })
 }
 
 /// The kubeconfig an Argo CD cluster Secret amounts to, vetted (`at` names it in errors).

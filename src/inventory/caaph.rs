@@ -28,20 +28,21 @@ fn resource(kind: &str, plural: &str) -> ApiResource {
     }
 }
 
-/// Lists `plural` in `namespace` (else everywhere); none when the kind is not served.
-async fn list(
+/// What `keep` takes of each `plural` in `namespace` (else everywhere), as its page is read;
+/// none when the kind is not served.
+async fn list<T>(
     client: &kube::Client,
     namespace: Option<&str>,
-    kind: &str,
-    plural: &str,
-) -> Result<Vec<DynamicObject>, ApiError> {
+    (kind, plural): (&str, &str),
+    keep: impl FnMut(DynamicObject) -> Option<T>,
+) -> Result<Vec<T>, ApiError> {
     let r = resource(kind, plural);
     let api: Api<DynamicObject> = match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &r),
         None => Api::all_with(client.clone(), &r),
     };
     // In pages (the namespace's writers may make it long): one page of response held at a time.
-    match crate::api::list_all(&api, &ListParams::default()).await {
+    match crate::api::list_kept(client, &api, &ListParams::default(), keep).await {
         Ok(list) => Ok(list),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
         Err(e) => Err(ApiError::from_kube(&e, "list", &format!("{plural}.addons.cluster.x-k8s.io"))),
@@ -54,19 +55,18 @@ pub(super) async fn attach(
     namespace: Option<&str>,
     inventory: &mut Inventory,
 ) -> Result<(), ApiError> {
-    let (releases, charts) = tokio::join!(
-        list(client, namespace, "HelmReleaseProxy", "helmreleaseproxies"),
-        list(client, namespace, "HelmChartProxy", "helmchartproxies")
-    );
-    let charts: BTreeMap<(String, String), BTreeMap<String, String>> = charts?
-        .into_iter()
-        .filter_map(|c| {
-            let key = (c.metadata.namespace.clone()?, c.metadata.name.clone()?);
-            Some((key, c.metadata.annotations.unwrap_or_default()))
-        })
-        .collect();
-    for object in releases? {
-        let Some((cluster, proxy)) = proxy(&object, &charts) else { continue };
+    // Chart proxies kept as the annotations a release proxy may take from them; release proxies as
+    // the proxies they amount to.
+    let chart = |c: DynamicObject| {
+        let key = (c.metadata.namespace.clone()?, c.metadata.name.clone()?);
+        let mut said = c.metadata.annotations.unwrap_or_default();
+        said.retain(|k, _| k == REPAIR || k == REPAIR_INTERVAL);
+        Some((key, said))
+    };
+    let charts: BTreeMap<(String, String), BTreeMap<String, String>> =
+        list(client, namespace, ("HelmChartProxy", "helmchartproxies"), chart).await?.into_iter().collect();
+    let releases = list(client, namespace, ("HelmReleaseProxy", "helmreleaseproxies"), |o| proxy(&o, &charts)).await?;
+    for (cluster, proxy) in releases {
         if let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) {
             member.proxies.push(proxy);
         }

@@ -33,16 +33,18 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
         "/apis/cluster.x-k8s.io/v1beta2/{}clusters",
         scope.namespace.as_ref().map_or(String::new(), |n| format!("namespaces/{n}/"))
     );
-    // In pages (the namespace's writers may make it long): one page of response held at a time.
-    let list = crate::api::list_all(&api, &params).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    // In pages (the namespace's writers may make it long): one page of response held at a time,
+    // each Cluster kept only as its name and whether its control plane is ready.
+    let keep = |cluster: DynamicObject| {
+        let status = cluster.data.get("status").unwrap_or(&Value::Null);
+        Some((cluster.metadata.namespace.clone()?, cluster.metadata.name.clone()?, control_plane_ready(status)))
+    };
+    let list =
+        crate::api::list_kept(client, &api, &params, keep).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
     let mut out = Inventory::default();
-    for cluster in list {
-        let (Some(namespace), Some(name)) = (cluster.metadata.namespace.clone(), cluster.metadata.name.clone()) else {
-            continue;
-        };
+    for (namespace, name, ready) in list {
         let member = format!("{namespace}/{name}");
-        let status = cluster.data.get("status").cloned().unwrap_or(Value::Null);
-        if !control_plane_ready(&status) {
+        if !ready {
             out.skipped.push((member, "its control plane is not ready".into()));
             continue;
         }

@@ -3,12 +3,12 @@
 //! objects the releases name (registered before they are read) and the objects Helm manages
 //! (its ownership annotations), decided while each page is read, within a byte budget; every
 //! other object leaves with its page. Pages are sized by bytes, not count: the next page asks
-//! for as many objects as fit [`PAGE_BYTES`] at the sizes seen so far. An object not kept is
+//! for as many objects as fit [`crate::api::PAGE_BYTES`] at the sizes seen so far. An object not kept is
 //! read alone when asked for, so nothing dropped changes a verdict.
 
-use super::pages::PageSizes;
 use super::{LiveState, Location, Scaled, api, crd_schema, get, hpa_targets};
 use crate::api::ApiError;
+use crate::api::PageSizes;
 use kube::api::ListParams;
 use kube::discovery::ApiResource;
 use serde_json::Value;

@@ -6,12 +6,10 @@ pub(crate) mod admission;
 mod change;
 mod events;
 mod listing;
-mod pages;
 
 pub(crate) use change::{Change, WriteTo, apply_dry_run, change, create_dry_run, update_dry_run, upgrade_dry_run};
 pub(crate) use events::{event, event_namespace, record_event};
 pub(crate) use listing::{KEPT_BYTES, LiveCache};
-pub(crate) use pages::PageSizes;
 
 use crate::api::ApiError;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -134,24 +132,21 @@ pub(crate) async fn hpa_targets(client: &kube::Client, namespace: Option<&str>) 
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
     };
-    let list = crate::api::list_all(&api, &ListParams::default())
-        .await
-        .map_err(|e| ApiError::from_kube(&e, "list", "horizontalpodautoscalers"))?;
-    Ok(list
-        .into_iter()
-        .filter_map(|hpa| {
-            let target = hpa.data.get("spec")?.get("scaleTargetRef")?;
-            let text = |k: &str| target.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let api_version = text("apiVersion");
-            Some(Scaled {
-                namespace: hpa.metadata.namespace.clone().unwrap_or_default(),
-                group: api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string(),
-                kind: text("kind"),
-                name: text("name"),
-                hpa: hpa.metadata.name.unwrap_or_default(),
-            })
+    // Each HPA is kept only as its target, as its page is read (whoever may make HPAs makes them).
+    crate::api::list_kept(client, &api, &ListParams::default(), |hpa: DynamicObject| {
+        let target = hpa.data.get("spec")?.get("scaleTargetRef")?;
+        let text = |k: &str| target.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let api_version = text("apiVersion");
+        Some(Scaled {
+            namespace: hpa.metadata.namespace.clone().unwrap_or_default(),
+            group: api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string(),
+            kind: text("kind"),
+            name: text("name"),
+            hpa: hpa.metadata.name.unwrap_or_default(),
         })
-        .collect())
+    })
+    .await
+    .map_err(|e| ApiError::from_kube(&e, "list", "horizontalpodautoscalers"))
 }
 
 /// The `openAPIV3Schema` of version `version` of the CRD `plural.group` of kind `kind`: from the

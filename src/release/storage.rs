@@ -273,7 +273,7 @@ pub(crate) const METADATA_PAGE: u32 = 50;
 pub(crate) const MAX_RELEASE_NAME: usize = 53;
 
 /// Every record's namespace, release name and [`Record`], read in pages of metadata sized by
-/// bytes ([`crate::live::PageSizes`]: 4 MiB at the sizes seen, asked again with fewer past
+/// bytes ([`crate::api::PageSizes`]: 4 MiB at the sizes seen, asked again with fewer past
 /// 8 MiB), each page cut to its [`Record`]s as it is read (its labels, name and when its data was
 /// written): a namespace of records with 1 MiB of metadata costs a page, not the namespace.
 async fn list_metadata<K: RecordObject>(
@@ -282,44 +282,15 @@ async fn list_metadata<K: RecordObject>(
     lp: &ListParams,
 ) -> Result<Vec<(String, String, Record)>, kube::Error> {
     #[derive(serde::Deserialize)]
-    struct MetadataList {
-        // An empty metadata list says `"items": null`.
-        #[serde(default)]
-        items: Option<Vec<MetadataItem>>,
-        #[serde(default)]
-        metadata: kube::core::ListMeta,
-    }
-    #[derive(serde::Deserialize)]
     struct MetadataItem {
         metadata: ObjectMeta,
     }
     let request = kube::core::Request::new(api::<K>(client, namespace).resource_url());
-    let sizes = crate::live::PageSizes::new();
-    let (mut page, mut found, mut restarted) = (lp.clone(), Vec::new(), false);
-    loop {
-        // `--chunk-size 0` asks for one response per kind, as kubectl's: so it is.
-        let text = match sizes.page(client, &mut page, crate::api::chunk_size(), |lp| request.list_metadata(lp)).await {
-            Ok(text) => text,
-            // The continue token expired: listed again from the start, once, still in pages.
-            Err(kube::Error::Api(s)) if s.code == 410 && page.continue_token.is_some() && !restarted => {
-                (found, page.continue_token, restarted) = (Vec::new(), None, true);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let list: MetadataList = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
-        let items = list.items.unwrap_or_default();
-        sizes.read(text.len(), items.len());
-        drop(text);
-        for item in items {
-            let ns = item.metadata.namespace.clone().unwrap_or_default();
-            found.extend(record(item.metadata).map(|(name, record)| (ns, name, record)));
-        }
-        match list.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => page.continue_token = Some(token),
-            None => return Ok(found),
-        }
-    }
+    let keep = |item: MetadataItem| {
+        let ns = item.metadata.namespace.clone().unwrap_or_default();
+        record(item.metadata).map(|(name, record)| (ns, name, record))
+    };
+    crate::api::kept_pages(client, lp, |lp| request.list_metadata(lp), keep).await
 }
 
 /// Records at most this large (their data, compressed) are kept from the prefetch; larger ones are

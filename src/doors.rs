@@ -40,7 +40,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "release records (SQL rows)",
         written_by: "whoever may write the database's tables",
         through: &["release/sql.rs::releases", "release/sql.rs::read", "release/sql.rs::custom_labels"],
-        budget: "the same record budget as Secrets; equality selectors only",
+        budget: "rows read as they arrive, only those whose key, name (53), namespace and status fit what Helm writes; custom labels only for the selector's keys; a body over 32 MiB refused, naming its row, before it is sent; the same record budget as Secrets; equality selectors only",
         tests: &["tests/integration/storage.rs::sql_driver_with_postgres"],
     },
     Door {
@@ -390,6 +390,7 @@ mod tests {
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_CONNECTIONS", "{} connections"),
         ("audit webhook connections", "watch/receiver/server.rs", "MAX_BATCH", "{} per batch"),
         ("audit log lines", "audit/event.rs", "MAX_EVENT_BYTES", "{} per line"),
+        ("release records (SQL rows)", "release/sql.rs", "BODY_MAX", "a body over {} refused"),
     ];
 
     /// The value of `const NAME: T = EXPR;` in a source file, for the forms the code uses

@@ -19,9 +19,10 @@ pub(crate) struct Settings {
     pub(crate) said: Said,
     /// Whose records are trusted, and how far.
     pub(crate) trust: TrustRules,
-    /// Helm's writer as the operator named it (`--helm-manager`); `None`: learnt per release
-    /// from its objects (the writer stage, `engine/writer.rs`).
-    pub(crate) helm_manager: Option<crate::model::HelmWriter>,
+    /// Helm's writers as the operator pinned them (`--helm-manager`, per namespace or for
+    /// every release); where none is pinned, learnt per release from its objects (the writer
+    /// stage, `engine/writer.rs`).
+    pub(crate) helm_manager: crate::compare::writer::WriterPins,
     /// Where accepted drift is kept (`--baseline`), if anywhere.
     pub(crate) baseline: Option<crate::baseline::Store>,
 }

@@ -88,9 +88,11 @@ pub(crate) struct CompareArgs {
     /// The field manager Helm's writes to the releases are under, instead of the one learnt from
     /// their objects: `helm` for the helm command; a controller built on Helm's SDK writes as
     /// its own name (Flux's helm-controller, Cluster API's Helm add-on provider `manager`).
+    /// `NAMESPACE=NAME` pins it for the releases of one namespace (the one their record is
+    /// stored in, else the one they install into), which wins over a plain `NAME`; repeat it.
     /// Repairs and dry-runs write as it, so that its next upgrade meets no conflict
-    #[arg(long, value_name = "NAME", hide_short_help = true)]
-    pub(crate) helm_manager: Option<String>,
+    #[arg(long, value_name = "[NAMESPACE=]NAME", hide_short_help = true)]
+    pub(crate) helm_manager: Vec<String>,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)
     #[arg(long, value_name = "N", default_value_t = crate::settings::MAX_OBJECTS, hide_short_help = true)]

@@ -131,7 +131,7 @@ pub(crate) fn settings(g: &Global) -> Result<Settings> {
         compare: CompareOptions::default(),
         said: Default::default(),
         trust: Default::default(),
-        helm_manager: None,
+        helm_manager: Default::default(),
         baseline: None,
     })
 }
@@ -161,7 +161,7 @@ fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
     settings.said.warnings = imported.warnings;
     settings.said.gitops = imported.describes;
     settings.trust = TrustRules { namespaces: crate::settings::Trust::new(a.trust_namespace.clone()), confined: false };
-    settings.helm_manager = a.helm_manager.as_deref().map(crate::compare::writer::given).transpose()?;
+    settings.helm_manager = crate::compare::writer::WriterPins::parse(&a.helm_manager)?;
     settings.compare = CompareOptions {
         read_only: a.read_only,
         rules,

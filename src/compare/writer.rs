@@ -65,6 +65,42 @@ pub(crate) fn given(manager: &str) -> Result<HelmWriter, NotHelms> {
     }
 }
 
+/// The writers the operator pins (`--helm-manager`, repeated): `NAME` for every release,
+/// `NAMESPACE=NAME` for the releases of one namespace (the one their record is stored in, else
+/// the one they install into), which wins. A pin is never learnt, so a name borrowed on a few
+/// objects cannot move it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WriterPins {
+    every: Option<HelmWriter>,
+    by_namespace: Vec<(String, HelmWriter)>,
+}
+
+impl WriterPins {
+    /// The pins of `--helm-manager` values, each refused as [`given`] refuses a name.
+    pub(crate) fn parse(values: &[String]) -> Result<WriterPins, NotHelms> {
+        let mut pins = WriterPins::default();
+        for value in values {
+            match value.split_once('=') {
+                Some((namespace, name)) if !namespace.is_empty() => {
+                    let writer = given(name).map_err(|e| NotHelms { manager: value.clone(), why: e.why })?;
+                    if !pins.by_namespace.iter().any(|(ns, _)| ns == namespace) {
+                        pins.by_namespace.push((namespace.to_string(), writer));
+                    }
+                }
+                Some(_) => return Err(NotHelms { manager: value.clone(), why: "a pin is NAME or NAMESPACE=NAME" }),
+                None => pins.every = Some(given(value)?),
+            }
+        }
+        Ok(pins)
+    }
+
+    /// The writer pinned for a release at `home`, if any.
+    pub(crate) fn for_release(&self, home: crate::model::Home<'_>) -> Option<&HelmWriter> {
+        let pinned = |ns: &str| self.by_namespace.iter().find(|(n, _)| n == ns).map(|(_, w)| w);
+        pinned(home.stored).or_else(|| pinned(home.release)).or(self.every.as_ref())
+    }
+}
+
 /// A manager that owned recorded fields and cannot be Helm's writer, with why.
 type NotWriter = (String, &'static str);
 
@@ -156,6 +192,22 @@ fn written_after(entry: &Value, deployed: &Deployed) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_namespace_pin_wins_over_the_plain_one_and_control_plane_names_are_refused() {
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let pins = WriterPins::parse(&values(&["helm", "flux-system=helm-controller", "capi=manager"])).unwrap();
+        let home = |stored, release| crate::model::Home { stored, release };
+        let named = |h| pins.for_release(h).map(|w| w.manager.as_str());
+        assert_eq!(named(home("flux-system", "apps")), Some("helm-controller"), "where the record is stored");
+        assert_eq!(named(home("apps", "capi")), Some("manager"), "else where it installs");
+        assert_eq!(named(home("apps", "apps")), Some("helm"), "else the plain pin");
+        assert_eq!(WriterPins::parse(&[]).unwrap().for_release(home("a", "a")), None, "else learnt");
+        for refused in ["apps=kube-controller-manager", "=helm", "apps=", "system:serviceaccount"] {
+            let err = WriterPins::parse(&values(&[refused])).unwrap_err().to_string();
+            assert!(err.contains(refused), "{err}");
+        }
+    }
     use serde_json::json;
 
     fn desired() -> Value {

@@ -117,7 +117,7 @@ async fn evaluate_with_hooks(
     .collect()
     .await;
     let deployed = release.deployed();
-    let writer = writer::decide(&objects, &reads, &deployed, writer, settings.helm_manager.as_ref());
+    let writer = writer::decide(&objects, &reads, &deployed, writer, settings.helm_manager.for_release(release.home()));
     notes.extend(writer::notes(&writer, present(&reads)));
     let ctx = Judge {
         client,

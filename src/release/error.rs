@@ -60,4 +60,6 @@ pub(crate) enum SqlError {
     Query { what: String, source: tokio_postgres::Error },
     #[error("label selector {0:?}: the sql driver supports only key=value terms")]
     Selector(String),
+    #[error("SQL row {row} holds a body of {bytes} bytes, over the {most} MiB a record may have: not read")]
+    TooLarge { row: String, bytes: u64, most: usize },
 }

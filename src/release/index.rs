@@ -3,6 +3,9 @@
 
 use super::SourceError;
 
+/// The longest release name Helm takes (`helm install` refuses longer ones).
+pub(crate) const MAX_RELEASE_NAME: usize = 53;
+
 /// One stored revision.
 #[derive(Clone, Debug)]
 pub(crate) struct Record {

@@ -6,6 +6,7 @@ use super::Release;
 use super::codec::Encoded;
 use super::driver::{self, DEPLOYED, Driver, RECORDS};
 use super::error::SourceError;
+use super::index::MAX_RELEASE_NAME;
 use super::index::{Record, ReleaseIndex};
 use super::record::Stored;
 use super::sql::SqlStorage;
@@ -269,8 +270,6 @@ fn api<K: RecordObject>(client: &kube::Client, namespace: Option<&str>) -> Api<K
 /// Records per page of the watcher's metadata watch (its own LISTs, kube's): whoever may write a
 /// Secret can give a forged record 1 MiB of annotations and managedFields.
 pub(crate) const METADATA_PAGE: u32 = 50;
-/// The longest release name Helm takes (`helm install` refuses longer ones).
-pub(crate) const MAX_RELEASE_NAME: usize = 53;
 
 /// Every record's namespace, release name and [`Record`], read in pages of metadata sized by
 /// bytes ([`crate::api::PageSizes`]: 4 MiB at the sizes seen, asked again with fewer past

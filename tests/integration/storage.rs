@@ -60,6 +60,24 @@ helm_matrix! {
         // The selector is applied in SQL: nothing matches, which is no pass unless allowed.
         sql(env.drift(&["check", "-A", "-l", "tier=back"])).code(1).stderr_has("no release matched");
         sql(env.drift(&["check", "-A", "-l", "tier=back", "--allow-empty"])).success();
+        // Rows whoever may write the table can add: a name longer than Helm takes (the column holds
+        // 64) is no record; a body of 40 MB is refused, naming its row, unread.
+        let ns = &env.ns;
+        let insert = |key: &str, name: &str, body: &str| {
+            format!(
+                "INSERT INTO releases_v1 (key, type, body, name, namespace, version, status, owner, createdat) \
+                 VALUES ('{key}', 'helm.sh/release.v1', {body}, {name}, '{ns}', 1, 'deployed', 'helm', 0)"
+            )
+        };
+        let long = insert("sh.helm.release.v1.long.v1", "repeat('n', 60)", "'x'");
+        pg.psql(&db, &long).unwrap();
+        pg.psql(&db, &insert("sh.helm.release.v1.huge.v1", "'huge'", "repeat('A', 40000000)")).unwrap();
+        let out = sql(env.drift(&["check", "-n", ns, "--all", "-o", "json"])).code(1).stdout();
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let names: Vec<&str> = doc["releases"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+        assert!(!names.iter().any(|n| n.starts_with("nnn")), "a name Helm refuses is no record: {names:?}");
+        sql(env.drift(&["check", "huge"])).code(1).stderr_has("holds a body of 40000000 bytes, over the 32 MiB");
+        sql(env.drift(&["check", "-A", "-l", "tier=front"])).code(2).stdout_has("web");
         sql(env.drift(&["check", "web"]))
             .env_remove("HELM_DRIVER_SQL_CONNECTION_STRING")
             .code(1)

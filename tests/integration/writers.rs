@@ -4,7 +4,8 @@
 //! field manager (server-side apply as Flux does where the HelmRelease asks for it, and
 //! client-side). helm-drift learns each release's writer from its objects, judges its fields as
 //! Helm's, repairs and heals under its name, and plans its upgrade, so that the writer's own next
-//! upgrade lands; a tenant's objects cannot make it write as the control plane or as itself.
+//! upgrade lands; a tenant's objects cannot make it write as the control plane or as itself, and
+//! an operator's pin per namespace (`--helm-manager NS=NAME`) outweighs any name they borrow.
 
 use crate::drift_engine::check_release_both;
 use crate::plan::{planned, versions};
@@ -215,5 +216,58 @@ fn a_tenant_cannot_make_helm_drift_write_as_the_control_plane() {
             out.dump()
         );
         env.drift(&["check", "web", "--helm-manager", forged]).code(1).stderr_has(forged).stderr_has("--helm-manager");
+    }
+}
+
+helm_matrix! {
+    /// A name anyone who may write the objects can borrow decides nothing once the operator pins
+    /// the writer of a namespace: with every recorded field's entry renamed `impostor` the writer
+    /// is learnt as `impostor`, but `--helm-manager NAMESPACE=helm` gives it back to `helm` (a pin
+    /// for another namespace does not), and a repair under the pin writes as `helm`.
+    fn a_writer_pinned_for_a_namespace_is_never_learnt_from_borrowed_names(helm: Helm) {
+        let env = Env::new(&format!("writer-pinned-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        for (kind, name) in [("configmap", "web-config"), ("service", "web-web"), ("serviceaccount", "web-sa"), ("deployment", "web-web")] {
+            let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
+            let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+            for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
+                if entry.get("subresource").is_none() {
+                    entry["manager"] = "impostor".into();
+                }
+            }
+            let file = env.home().join(format!("{kind}.json"));
+            std::fs::write(&file, obj.to_string()).unwrap();
+            env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
+        }
+        // Helm 3's next revision stands on the renamed entries; Helm 4's server-side upgrade
+        // would conflict with them, so its revision stays the one before the forgery.
+        if matches!(helm, Helm::V3) {
+            env.install_again(helm, "web", "basic");
+        }
+        assert_eq!(writer_of(&env, "web"), ("impostor".to_string(), "learnt".to_string()), "the hazard a pin closes");
+        let pin = format!("{}=helm", env.ns);
+        let pinned = |extra: &[&str]| {
+            let out = env.drift(&[&["check", "web", "-o", "json"][..], extra].concat()).output();
+            let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap_or_else(|e| panic!("{e}: {}", out.dump()));
+            let w = &doc["releases"][0]["writer"];
+            (w["manager"].as_str().unwrap().to_string(), w["found"].as_str().unwrap().to_string())
+        };
+        assert_eq!(pinned(&["--helm-manager", &pin, "--helm-manager", "other=manager"]), ("helm".into(), "given".into()));
+        assert_eq!(pinned(&["--helm-manager", "other=helm"]), ("impostor".into(), "learnt".into()));
+        assert_eq!(pinned(&["--helm-manager", "manager", "--helm-manager", &pin]), ("helm".into(), "given".into()));
+        let control_plane = format!("{}=kube-controller-manager", env.ns);
+        env.drift(&["check", "web", "--helm-manager", &control_plane]).code(1).stderr_has(&control_plane);
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+        env.drift(&["repair", "web", "--helm-manager", &pin]).code(0);
+        let fields = env.kubectl(&["get", "configmap", "web-config", "-o", "json", "--show-managed-fields"]).success().stdout();
+        let doc: serde_json::Value = serde_json::from_str(&fields).unwrap();
+        let owners: Vec<&str> = doc["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["fieldsV1"].to_string().contains("f:greeting"))
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(owners, ["helm"], "the repaired field is written under the pinned name: {fields}");
     }
 }

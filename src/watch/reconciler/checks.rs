@@ -402,7 +402,7 @@ mod tests {
             compare: Default::default(),
             said: Default::default(),
             trust: Default::default(),
-            helm_manager: None,
+            helm_manager: Default::default(),
             baseline: None,
         };
         let options = crate::watch::options::WatchOptions {

@@ -89,9 +89,10 @@ pub(crate) struct CompareArgs {
     /// their objects: `helm` for the helm command; a controller built on Helm's SDK writes as
     /// its own name (Flux's helm-controller, Cluster API's Helm add-on provider `manager`).
     /// `NAMESPACE=NAME` pins it for the releases of one namespace (the one their record is
-    /// stored in, else the one they install into), which wins over a plain `NAME`; repeat it.
+    /// stored in, else the one they install into), which wins over a plain `NAME`;
+    /// `MEMBER:NAMESPACE=NAME` (`MEMBER:*=NAME`) for one cluster of a fleet; repeat it.
     /// Repairs and dry-runs write as it, so that its next upgrade meets no conflict
-    #[arg(long, value_name = "[NAMESPACE=]NAME", hide_short_help = true)]
+    #[arg(long, value_name = "[[MEMBER:]NAMESPACE=]NAME", hide_short_help = true)]
     pub(crate) helm_manager: Vec<String>,
     /// Refuse a release record holding more objects than this (a forged record cannot make the
     /// check read and compare without bound)

@@ -38,6 +38,7 @@ pub(crate) async fn members(
                 .map(|kubeconfig| Settings {
                     connection: settings.connection.for_member(kubeconfig),
                     namespace: settings.namespace.clone(),
+                    helm_manager: settings.helm_manager.of_member(&m.name),
                     ..settings.clone()
                 })
                 .map_err(|e| e.to_string());

@@ -268,6 +268,7 @@ pub(crate) fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec
         .map(|context| {
             let mut settings = settings.clone();
             settings.connection.context = Some(context.clone());
+            settings.helm_manager = settings.helm_manager.of_member(&context);
             (context, settings)
         })
         .collect()

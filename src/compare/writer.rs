@@ -67,31 +67,55 @@ pub(crate) fn given(manager: &str) -> Result<HelmWriter, NotHelms> {
 
 /// The writers the operator pins (`--helm-manager`, repeated): `NAME` for every release,
 /// `NAMESPACE=NAME` for the releases of one namespace (the one their record is stored in, else
-/// the one they install into), which wins. A pin is never learnt, so a name borrowed on a few
-/// objects cannot move it.
+/// the one they install into), which wins; `MEMBER:NAMESPACE=NAME` (`MEMBER:*=NAME`: every
+/// namespace) for one cluster of a fleet (a kubeconfig context or an inventory's member), which
+/// wins in that cluster. A pin is never learnt, so a name borrowed on a few objects cannot move
+/// it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct WriterPins {
     every: Option<HelmWriter>,
     by_namespace: Vec<(String, HelmWriter)>,
+    /// Per member: the namespace (`*`: every one) and the writer.
+    by_member: Vec<(String, String, HelmWriter)>,
 }
 
 impl WriterPins {
     /// The pins of `--helm-manager` values, each refused as [`given`] refuses a name.
     pub(crate) fn parse(values: &[String]) -> Result<WriterPins, NotHelms> {
         let mut pins = WriterPins::default();
+        let malformed = |value: &String| NotHelms { manager: value.clone(), why: "a pin is [[MEMBER:]NAMESPACE=]NAME" };
         for value in values {
-            match value.split_once('=') {
-                Some((namespace, name)) if !namespace.is_empty() => {
-                    let writer = given(name).map_err(|e| NotHelms { manager: value.clone(), why: e.why })?;
-                    if !pins.by_namespace.iter().any(|(ns, _)| ns == namespace) {
-                        pins.by_namespace.push((namespace.to_string(), writer));
-                    }
+            let Some((scope, name)) = value.split_once('=') else {
+                pins.every = Some(given(value)?);
+                continue;
+            };
+            let writer = given(name).map_err(|e| NotHelms { manager: value.clone(), why: e.why })?;
+            match scope.rsplit_once(':') {
+                Some((member, namespace)) if !member.is_empty() && !namespace.is_empty() => {
+                    pins.by_member.push((member.to_string(), namespace.to_string(), writer));
                 }
-                Some(_) => return Err(NotHelms { manager: value.clone(), why: "a pin is NAME or NAMESPACE=NAME" }),
-                None => pins.every = Some(given(value)?),
+                Some(_) => return Err(malformed(value)),
+                None if scope.is_empty() => return Err(malformed(value)),
+                None if scope == "*" => pins.every = Some(writer),
+                None if !pins.by_namespace.iter().any(|(ns, _)| ns == scope) => {
+                    pins.by_namespace.push((scope.to_string(), writer));
+                }
+                None => {}
             }
         }
         Ok(pins)
+    }
+
+    /// The pins in fleet member `member`'s cluster: its own pins over the rest.
+    pub(crate) fn of_member(&self, member: &str) -> WriterPins {
+        let mut pins = WriterPins { by_member: Vec::new(), ..self.clone() };
+        for (_, namespace, writer) in self.by_member.iter().filter(|(m, _, _)| m == member).rev() {
+            match namespace.as_str() {
+                "*" => pins.every = Some(writer.clone()),
+                ns => pins.by_namespace.insert(0, (ns.to_string(), writer.clone())),
+            }
+        }
+        pins
     }
 
     /// The writer pinned for a release at `home`, if any.
@@ -203,7 +227,25 @@ mod tests {
         assert_eq!(named(home("apps", "capi")), Some("manager"), "else where it installs");
         assert_eq!(named(home("apps", "apps")), Some("helm"), "else the plain pin");
         assert_eq!(WriterPins::parse(&[]).unwrap().for_release(home("a", "a")), None, "else learnt");
-        for refused in ["apps=kube-controller-manager", "=helm", "apps=", "system:serviceaccount"] {
+        let fleet =
+            WriterPins::parse(&values(&["helm", "arn:aws:eks:eu:1:cluster/a:apps=manager", "fleet/b:*=manager"]))
+                .unwrap();
+        let of = |member: &str, h| fleet.of_member(member).for_release(h).map(|w| w.manager.clone());
+        assert_eq!(
+            of("arn:aws:eks:eu:1:cluster/a", home("apps", "apps")).as_deref(),
+            Some("manager"),
+            "a member's namespace"
+        );
+        assert_eq!(
+            of("arn:aws:eks:eu:1:cluster/a", home("web", "web")).as_deref(),
+            Some("helm"),
+            "its other namespaces"
+        );
+        assert_eq!(of("fleet/b", home("web", "web")).as_deref(), Some("manager"), "a member's every namespace");
+        assert_eq!(of("fleet/c", home("apps", "apps")).as_deref(), Some("helm"), "another member");
+        for refused in
+            ["apps=kube-controller-manager", "=helm", "apps=", "system:serviceaccount", ":apps=helm", "m:=helm"]
+        {
             let err = WriterPins::parse(&values(&[refused])).unwrap_err().to_string();
             assert!(err.contains(refused), "{err}");
         }

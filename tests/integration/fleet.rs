@@ -1,7 +1,8 @@
 //! A fleet in one run: `check` over two control planes through two kubeconfig contexts (the
 //! shared one and the one tests may freeze), one report with the cluster of every release; a
 //! cluster that stops answering is an error for that cluster only, and the exit code is the
-//! worst of all. `repair RELEASE` over the same two, one cluster after the other.
+//! worst of all. `repair RELEASE` over the same two, one cluster after the other. A writer
+//! pinned for one member (`--helm-manager MEMBER:NAMESPACE=NAME`) is that member's alone.
 
 use crate::restart::SERIAL;
 use crate::support::{Env, Helm};
@@ -81,6 +82,32 @@ fn a_fleet_of_two_clusters_in_one_run() {
     assert_eq!(releases, ["alpha/fleet/web drifted", "beta/fleet/db in-sync", "beta/fleet/web in-sync"]);
     let names: Vec<&str> = doc["clusters"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["alpha", "beta"]);
+
+    // A writer pinned for one member's namespace is that member's alone.
+    let json =
+        fleet(&["check", "--all", "--all-contexts", "-o", "json", "--helm-manager", "beta:fleet=manager"]).output();
+    let doc: serde_json::Value =
+        serde_json::from_str(&json.stdout()).unwrap_or_else(|e| panic!("{e}: {}", json.dump()));
+    let mut writers: Vec<String> = doc["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{} {} {}",
+                r["cluster"].as_str().unwrap(),
+                r["name"].as_str().unwrap(),
+                r["writer"]["manager"],
+                r["writer"]["found"]
+            )
+        })
+        .collect();
+    writers.sort();
+    assert_eq!(
+        writers,
+        [r#"alpha/web "helm" "learnt""#, r#"beta/db "manager" "given""#, r#"beta/web "manager" "given""#],
+        "{doc:#}"
+    );
 
     // JUnit: the cluster starts each suite's name.
     let junit = fleet(&["check", "--all", "--all-contexts", "-o", "junit"]).code(2).stdout();

@@ -328,6 +328,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &MemberStart<'_>) 
                 name: m.name.clone(),
                 settings: Settings {
                     connection: start.settings.connection.for_member(kubeconfig),
+                    helm_manager: start.settings.helm_manager.of_member(&m.name),
                     ..start.settings.clone()
                 },
                 options: WatchOptions {

@@ -6,7 +6,8 @@
 # shown as "taken over", not counted as drift), runs `helm drift check`, `helm drift repair` (and
 # `--only` refusing a name that fits objects in two namespaces),
 # and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
-# restart`) and `check --explain` (also on an image built from three values, and on a real chart,
+# restart`), that a name is a claim (edits under Helm's own field manager and under none are
+# drift), and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in (as a ServiceAccount of its namespace), holds its healing during a break-glass pause that
@@ -297,6 +298,15 @@ say "helm upgrade demo --set greeting=upgraded   (Helm owns its fields again: no
 say "kubectl rollout restart is expected, not drift (shown with -v)"
 "$kubectl" -n demo rollout restart deployment/demo-web
 "$helm" drift check demo -n demo -v
+
+say "A name is a claim: a container added under Helm's own field manager, a key added with managedFields cleared (owned by nobody): both drift"
+"$kubectl" -n demo patch deployment demo-web --field-manager=helm -p '{"spec":{"template":{"spec":{"containers":[{"name":"miner","image":"registry.example/miner:1"}]}}}}'
+"$kubectl" -n demo patch configmap demo-config --type json -p '[{"op":"add","path":"/data/planted","value":"x"},{"op":"replace","path":"/metadata/managedFields","value":[{}]}]'
+code=0
+"$helm" drift check demo -n demo || code=$?
+echo "exit code: $code"
+[ "$code" = 2 ]
+"$helm" drift repair demo -n demo --remove-foreign
 
 say "Scaled by hand: helm drift check --explain says which value makes it permanent"
 "$kubectl" -n demo scale deployment demo-web --replicas=3

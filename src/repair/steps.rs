@@ -40,6 +40,22 @@ impl DraftStep {
     }
 }
 
+/// Why a cluster-scoped object is not written under the release's writer: its recorded fields
+/// are owned by another name, and the writer was learnt (not pinned) from the release's other
+/// objects, whose managedFields anyone who may write them can rename. Such a borrowed name must
+/// not decide whose name an object they cannot touch is written under.
+fn borrowed_writer(e: &Evaluated, id: &ObjectId) -> Option<Skip> {
+    let crate::model::WriterFound::Learnt { others, .. } = &e.writer.found else { return None };
+    if id.namespace.is_some() {
+        return None;
+    }
+    let (_, owner) = others.iter().find(|(o, _)| o == id)?;
+    Some(Skip::Cannot(format!(
+        "a cluster-scoped object whose recorded fields {owner} owns is not written under {}, a writer learnt from the release's other objects; pin the writer (--helm-manager) to repair it",
+        e.writer.manager
+    )))
+}
+
 /// The steps that undo the drift of the objects `only` selects (`NAMESPACE/KIND/NAME`,
 /// `KIND/NAME` or `NAME`, each fitting one namespace; all when empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
@@ -54,6 +70,11 @@ pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool) -> Res
             continue;
         }
         selected_objects.push(o.clone());
+        let changes = !matches!(o.verdict, Verdict::InSync | Verdict::Excluded { .. });
+        if let (Some(skip), true) = (borrowed_writer(e, &o.id), changes) {
+            skipped.push((o.id.clone(), skip));
+            continue;
+        }
         let desired = &e.objects[index].object;
         let step = |action, changes, reclaim| DraftStep {
             step: RepairStep { object: o.id.clone(), action, status: StepStatus::Planned },

@@ -227,23 +227,8 @@ helm_matrix! {
     fn a_writer_pinned_for_a_namespace_is_never_learnt_from_borrowed_names(helm: Helm) {
         let env = Env::new(&format!("writer-pinned-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
-        for (kind, name) in [("configmap", "web-config"), ("service", "web-web"), ("serviceaccount", "web-sa"), ("deployment", "web-web")] {
-            let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
-            let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
-            for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
-                if entry.get("subresource").is_none() {
-                    entry["manager"] = "impostor".into();
-                }
-            }
-            let file = env.home().join(format!("{kind}.json"));
-            std::fs::write(&file, obj.to_string()).unwrap();
-            env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
-        }
-        // Helm 3's next revision stands on the renamed entries; Helm 4's server-side upgrade
-        // would conflict with them, so its revision stays the one before the forgery.
-        if matches!(helm, Helm::V3) {
-            env.install_again(helm, "web", "basic");
-        }
+        let objects = [("configmap", "web-config"), ("service", "web-web"), ("serviceaccount", "web-sa"), ("deployment", "web-web")];
+        borrow_names(&env, helm, ("web", "basic"), &objects);
         assert_eq!(writer_of(&env, "web"), ("impostor".to_string(), "learnt".to_string()), "the hazard a pin closes");
         let pin = format!("{}=helm", env.ns);
         let pinned = |extra: &[&str]| {
@@ -269,5 +254,50 @@ helm_matrix! {
             .map(|e| e["manager"].as_str().unwrap())
             .collect();
         assert_eq!(owners, ["helm"], "the repaired field is written under the pinned name: {fields}");
+    }
+}
+
+/// Renames every recorded field's entry of `objects` to `impostor` (what anyone who may write
+/// them can do), then lets Helm 3 record its next revision on them (Helm 4's server-side upgrade
+/// would conflict, so its revision stays the one before).
+fn borrow_names(env: &Env, helm: Helm, (release, chart): (&str, &str), objects: &[(&str, &str)]) {
+    for (kind, name) in objects {
+        let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
+        let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
+            if entry.get("subresource").is_none() {
+                entry["manager"] = "impostor".into();
+            }
+        }
+        let file = env.home().join(format!("{kind}.json"));
+        std::fs::write(&file, obj.to_string()).unwrap();
+        env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
+    }
+    if matches!(helm, Helm::V3) {
+        env.install_again(helm, release, chart);
+    }
+}
+
+helm_matrix! {
+    /// A cluster-scoped object is not written under a writer learnt from names borrowed on the
+    /// namespaced objects: with their entries renamed `impostor` (the writer then learnt), a hand
+    /// edit of the release's ClusterRole is drift that repair leaves, saying why (exit 2), until
+    /// the operator pins the writer.
+    fn a_borrowed_name_writes_no_cluster_scoped_object(helm: Helm) {
+        let env = Env::new(&format!("writer-scoped-{}", helm.tag()));
+        env.install(helm, "app", "repairable", &[]);
+        let objects = [("configmap", "app-config"), ("service", "app-web"), ("serviceaccount", "app-sa"), ("deployment", "app-web")];
+        borrow_names(&env, helm, ("app", "repairable"), &objects);
+        assert_eq!(writer_of(&env, "app").0, "impostor");
+        let role = format!("{}-app-reader", env.ns);
+        let widened = r#"[{"op":"replace","path":"/rules/0/verbs","value":["get","list"]}]"#;
+        env.kubectl(&["patch", "clusterrole", &role, "--type=json", "-p", widened]).success();
+        // Trusted, so that only the writer stands in the way (a cluster-scoped object is written
+        // only for a trusted namespace's record).
+        let out = env.drift(&["repair", "app", "--trust-namespace", &env.ns]).code(2);
+        assert!(out.dump().contains("pin the writer (--helm-manager)"), "{}", out.dump());
+        assert_eq!(env.get("clusterrole", &role, "{.rules[0].verbs}"), r#"["get","list"]"#);
+        env.drift(&["repair", "app", "--trust-namespace", &env.ns, "--helm-manager", "helm"]).code(0);
+        assert_eq!(env.get("clusterrole", &role, "{.rules[0].verbs}"), r#"["get"]"#);
     }
 }

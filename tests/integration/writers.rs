@@ -181,26 +181,15 @@ fn a_tenant_cannot_make_helm_drift_write_as_the_control_plane() {
     let env = Env::new("writer-hostile");
     env.install(Helm::V3, "web", "basic", &[]);
     for forged in ["kube-controller-manager", "helm-drift", "kubectl-edit", "system:serviceaccount:kube-system:x"] {
-        for (kind, name) in [
+        let objects = [
             ("configmap", "web-config"),
             ("service", "web-web"),
             ("serviceaccount", "web-sa"),
             ("deployment", "web-web"),
-        ] {
-            let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
-            let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
-            for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
-                if entry.get("subresource").is_none() {
-                    entry["manager"] = forged.into();
-                }
-            }
-            let file = env.home().join(format!("{kind}.json"));
-            std::fs::write(&file, obj.to_string()).unwrap();
-            env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
-        }
+        ];
         // The next revision, recorded after the forgery, changes nothing: the forged entries
         // stand as the owners of the recorded fields when it was applied.
-        env.install_again(Helm::V3, "web", "basic");
+        borrow_names(&env, Helm::V3, ("web", "basic"), &objects, forged);
         let (manager, found) = writer_of(&env, "web");
         assert_eq!((manager.as_str(), found.as_str()), ("helm", "default"), "{forged} learnt as Helm's writer");
         let out = env.drift(&["check", "web", "-v"]).output();
@@ -228,7 +217,7 @@ helm_matrix! {
         let env = Env::new(&format!("writer-pinned-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
         let objects = [("configmap", "web-config"), ("service", "web-web"), ("serviceaccount", "web-sa"), ("deployment", "web-web")];
-        borrow_names(&env, helm, ("web", "basic"), &objects);
+        borrow_names(&env, helm, ("web", "basic"), &objects, "impostor");
         assert_eq!(writer_of(&env, "web"), ("impostor".to_string(), "learnt".to_string()), "the hazard a pin closes");
         let pin = format!("{}=helm", env.ns);
         let pinned = |extra: &[&str]| {
@@ -257,16 +246,16 @@ helm_matrix! {
     }
 }
 
-/// Renames every recorded field's entry of `objects` to `impostor` (what anyone who may write
-/// them can do), then lets Helm 3 record its next revision on them (Helm 4's server-side upgrade
-/// would conflict, so its revision stays the one before).
-fn borrow_names(env: &Env, helm: Helm, (release, chart): (&str, &str), objects: &[(&str, &str)]) {
+/// Renames every entry of `objects` but their status writes to `borrowed` (what anyone who may
+/// write them can do), then lets Helm 3 record its next revision on them (Helm 4's server-side
+/// upgrade would conflict, so its revision stays the one before).
+fn borrow_names(env: &Env, helm: Helm, (release, chart): (&str, &str), objects: &[(&str, &str)], borrowed: &str) {
     for (kind, name) in objects {
         let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
         let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
         for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
             if entry.get("subresource").is_none() {
-                entry["manager"] = "impostor".into();
+                entry["manager"] = borrowed.into();
             }
         }
         let file = env.home().join(format!("{kind}.json"));
@@ -287,7 +276,7 @@ helm_matrix! {
         let env = Env::new(&format!("writer-scoped-{}", helm.tag()));
         env.install(helm, "app", "repairable", &[]);
         let objects = [("configmap", "app-config"), ("service", "app-web"), ("serviceaccount", "app-sa"), ("deployment", "app-web")];
-        borrow_names(&env, helm, ("app", "repairable"), &objects);
+        borrow_names(&env, helm, ("app", "repairable"), &objects, "impostor");
         assert_eq!(writer_of(&env, "app").0, "impostor");
         let role = format!("{}-app-reader", env.ns);
         let widened = r#"[{"op":"replace","path":"/rules/0/verbs","value":["get","list"]}]"#;

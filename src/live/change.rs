@@ -139,12 +139,18 @@ pub(crate) async fn upgrade_dry_run(to: WriteTo<'_>, desired: &Value, force: boo
 
 /// The whole object written as `after` by `to`'s manager (`dryRun=All`), as a client-side Helm
 /// upgrade leaves it: what the server refuses (an invalid or immutable field) is what that
-/// upgrade would meet. Unconditional (no resourceVersion): a controller's write to the object
-/// since it was read (a Deployment's status after an edit) is not a conflict for a question.
+/// upgrade would meet. A conflict (a controller wrote the object since it was read: a
+/// Deployment's status after an edit) is no answer to a question: asked again without the
+/// resourceVersion, where the kind takes that (a CRD does not).
 pub(crate) async fn update_dry_run(to: WriteTo<'_>, after: &Value) -> Result<Value, ApiError> {
-    let mut body = after.clone();
-    if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
+    match change(to, &Change::Update(after.clone()), true).await {
+        Err(ApiError::Conflict { .. }) => {
+            let mut body = after.clone();
+            if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            change(to, &Change::Update(body), true).await
+        }
+        answer => answer,
     }
-    change(to, &Change::Update(body), true).await
 }

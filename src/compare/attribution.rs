@@ -96,7 +96,7 @@ fn holds(fields: &Value, live: &Value, path: &[Segment]) -> bool {
 }
 
 /// Whether a field-set key (`k:{...}` or `v:...`) names this list item.
-fn is_item(key: &str, item: &Value) -> bool {
+pub(super) fn is_item(key: &str, item: &Value) -> bool {
     if let Some(k) = key.strip_prefix("k:") {
         let Ok(Value::Object(k)) = serde_json::from_str::<Value>(k) else { return false };
         return matches_key(&k, item);

@@ -37,8 +37,8 @@ pub(crate) fn unowned(desired: &Value, held: &Value, live: &Value) -> Vec<Foreig
     for fields in entries.into_iter().flatten().filter_map(|e| e.get("fieldsV1").and_then(Value::as_object)) {
         join(&mut owned, fields);
     }
-    let mut out = Vec::new();
     let Some(map) = live.as_object() else { return Vec::new() };
+    let mut out = Vec::new();
     let at = Sides { desired: Some(desired), held: Some(held) };
     for (k, lv) in map.iter().filter(|(k, _)| !UNTRACKED_TOP.contains(&k.as_str())) {
         let node = owned.get(&format!("f:{k}")).and_then(Value::as_object);
@@ -144,18 +144,9 @@ fn field(
 /// The union's node for a list item: a `k:` key its fields match, or a `v:` value it is; with
 /// the item's key.
 fn owning<'a>(node: &'a Map<String, Value>, item: &Value) -> Option<(Option<ItemKey>, &'a Map<String, Value>)> {
-    node.iter().find_map(|(k, child)| {
-        let child = child.as_object()?;
-        if let Some(key) = k.strip_prefix("k:") {
-            let Ok(Value::Object(key)) = serde_json::from_str::<Value>(key) else { return None };
-            let matches = key.iter().all(|(f, want)| {
-                item.get(f).is_some_and(|got| super::subset::scalar_equal(want, got, &FieldPath::root()))
-            });
-            return matches.then(|| (Some(ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)))), child));
-        }
-        let value = serde_json::from_str::<Value>(k.strip_prefix("v:")?).ok()?;
-        (value == *item).then_some((None, child))
-    })
+    let (k, child) = node.iter().find(|(k, c)| c.is_object() && super::attribution::is_item(k, item))?;
+    let key = k.strip_prefix("k:").and_then(|key| serde_json::from_str::<Map<String, Value>>(key).ok());
+    Some((key.map(|key| ItemKey::from_fields(key.iter().map(|(k, v)| (k.as_str(), v)))), child.as_object()?))
 }
 
 #[cfg(test)]

@@ -251,16 +251,19 @@ helm_matrix! {
 /// upgrade would conflict, so its revision stays the one before).
 fn borrow_names(env: &Env, helm: Helm, (release, chart): (&str, &str), objects: &[(&str, &str)], borrowed: &str) {
     for (kind, name) in objects {
-        let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
-        let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
-        for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
-            if entry.get("subresource").is_none() {
-                entry["manager"] = borrowed.into();
+        // Read and replaced again when a controller wrote the object in between (a conflict).
+        eventually(&format!("{kind}/{name} replaced"), Duration::from_secs(30), || {
+            let json = env.kubectl(&["get", kind, name, "-o", "json", "--show-managed-fields"]).success().stdout();
+            let mut obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+            for entry in obj["metadata"]["managedFields"].as_array_mut().unwrap() {
+                if entry.get("subresource").is_none() {
+                    entry["manager"] = borrowed.into();
+                }
             }
-        }
-        let file = env.home().join(format!("{kind}.json"));
-        std::fs::write(&file, obj.to_string()).unwrap();
-        env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
+            let file = env.home().join(format!("{kind}.json"));
+            std::fs::write(&file, obj.to_string()).unwrap();
+            env.kubectl(&["replace", "-f", file.to_str().unwrap()]).output().out.status.success()
+        });
     }
     if matches!(helm, Helm::V3) {
         env.install_again(helm, release, chart);

@@ -308,6 +308,28 @@ echo "exit code: $code"
 [ "$code" = 2 ]
 "$helm" drift repair demo -n demo --remove-foreign
 
+say "Evidence speaks only for its namespace: a tenant of 'tenant' claims release 'demo' of 'demo' (a record with its own image, a HelmRelease and its status)"
+"$kubectl" create namespace tenant >/dev/null
+manifest='---\n# Source: basic/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: demo-web\n  namespace: demo\nspec:\n  selector:\n    matchLabels: {app: demo-web}\n  template:\n    metadata:\n      labels: {app: demo-web}\n    spec:\n      containers: [{name: web, image: evil.example/miner:1}]\n'
+record=$(printf '{"name":"demo","namespace":"demo","version":7,"info":{"status":"deployed"},"chart":{"metadata":{"name":"basic","version":"0.1.0"}},"manifest":"%s"}' "$manifest" | gzip -c | base64 -w0)
+"$kubectl" -n tenant create secret generic sh.helm.release.v1.demo.v7 --type helm.sh/release.v1 \
+  --from-literal=release="$record" >/dev/null
+"$kubectl" -n tenant label secret sh.helm.release.v1.demo.v7 owner=helm name=demo status=deployed version=7 \
+  helm-drift.io/repair=true >/dev/null
+"$kubectl" -n tenant apply -f - >/dev/null <<'HR'
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: demo}
+spec: {suspend: true, releaseName: demo, targetNamespace: demo, chart: {spec: {chart: basic}}}
+HR
+"$kubectl" -n tenant patch helmrelease demo --subresource=status --type=merge \
+  -p '{"status":{"history":[{"name":"demo","namespace":"demo","version":7,"status":"deployed"}]}}' >/dev/null
+echo "$ helm drift check demo -n tenant   (demo holds its own record of 'demo': a conflicting claim, refused)"
+"$helm" drift check demo -n tenant 2>&1 || [ $? = 1 ]
+echo "$ helm drift check -A   (the operator's gate: the claim is named, not counted)"
+"$helm" drift check -A 2>&1 | grep -E "conflicting claim|demo: " || true
+"$kubectl" delete namespace tenant --wait=false >/dev/null
+
 say "Scaled by hand: helm drift check --explain says which value makes it permanent"
 "$kubectl" -n demo scale deployment demo-web --replicas=3
 "$helm" drift check demo -n demo --explain || true

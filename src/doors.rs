@@ -47,7 +47,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "a record's chart, values and hooks, run by helm (check --rerender, plan, repair --upgrade)",
         written_by: "whoever writes the record",
         through: &["helm/mod.rs::render_now", "helm/mod.rs::preview", "helm/mod.rs::upgrade"],
-        budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; helm's output read up to 64 MiB (helm stopped past it), its words up to 1 MiB (the rest dropped); repair --upgrade refused before any helm call; the watcher runs no chart",
+        budget: "read the cluster (lookup, with the reader's rights) only for a trusted namespace; else helm upgrade --dry-run=client (lookup answers nothing, no hook runs) and helm's error cut to its last Error: line, 400 characters; helm's output read up to 64 MiB (helm stopped past it), its words up to 1 MiB (the rest dropped); each helm command (a render, a dry-run, helm show chart) stopped after 120 s, a render of --explain after 60 s; repair --upgrade refused before any helm call; the watcher runs no chart",
         tests: &[
             "tests/integration/rights.rs::an_untrusted_records_chart_never_reads_the_cluster_as_the_reader",
             "src/layering.rs::the_watcher_runs_no_chart",
@@ -58,7 +58,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "a Flux HelmRelease and the ConfigMaps and Secrets of its valuesFrom (plan --helmrelease)",
         written_by: "whoever may write HelmReleases, ConfigMaps or Secrets in the HelmRelease's namespace",
         through: &["plan/values_from.rs::helm_release", "plan/values_from.rs::values_source"],
-        budget: "one HelmRelease, by name; 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers only as helm-controller's API takes them (inline patches, targets, images: no file or URL), 64 and 256 KiB at most, Kustomize run within 30 s and 8 MiB; values read from the cluster render the chart without lookup unless their namespace is trusted",
+        budget: "one HelmRelease, by name (from a file: only of the namespace named with -n, and its values render without lookup); 64 valuesFrom references at most, each one object read once; each values text parsed within the manifest budget; a targetPath set by helm template of a one-template chart (no cluster); postRenderers only as helm-controller's API takes them (inline patches, targets, images: no file or URL), 64 and 256 KiB at most, Kustomize run within 30 s and 8 MiB; values read from the cluster render the chart without lookup unless their namespace is trusted",
         tests: &[
             "src/plan/values_from.rs::references_are_read_with_their_defaults_and_bounded",
             "tests/integration/plan_flux.rs::values_the_planner_did_not_write_never_read_the_cluster_as_the_planner",
@@ -74,7 +74,7 @@ pub(crate) const DOORS: &[Door] = &[
             "plan/caaph/reads.rs::referenced",
             "plan/caaph/reads.rs::release_proxies",
         ],
-        budget: "one HelmChartProxy by name; 1,000 Clusters and HelmReleaseProxies at most, each one read; a selector of label text only; the values template run by helm template of a scratch chart (no cluster, 30 s, 8 MiB), functions CAAPH lacks refused by name; each cluster reached only through its vetted kubeconfig Secret (inline credentials)",
+        budget: "one HelmChartProxy by name (from a file: only of the namespace named with -n); 1,000 Clusters and HelmReleaseProxies at most, each one read, a HelmReleaseProxy only for a Cluster of its own namespace; a selector of label text only; the values template run by helm template of a scratch chart (no cluster, 30 s, 8 MiB), functions CAAPH lacks refused by name; spec.chartName never a path, fetched from spec.repoURL in an empty directory; each cluster reached only through its vetted kubeconfig Secret (inline credentials); a file's values render without lookup; 1800 s for the whole fleet, the clusters left not planned",
         tests: &[
             "tests/integration/plan_caaph.rs::plan_predicts_what_caaph_does_on_every_cluster_a_helmchartproxy_selects",
         ],
@@ -83,8 +83,11 @@ pub(crate) const DOORS: &[Door] = &[
         input: "Flux HelmReleases (a record stored apart from its release)",
         written_by: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
         through: &["release/vouch.rs::helm_releases"],
-        budget: "read only for a record claiming another namespace, in its storage namespace; pages of 16, 256 at most; a HelmRelease vouches only when its spec and its controller's status name the release there",
-        tests: &["src/release/vouch.rs::a_helmrelease_vouches_only_when_its_spec_and_its_controller_agree"],
+        budget: "read only for a record claiming another namespace, in its storage namespace; pages of 16, 256 at most; a HelmRelease names the claim by its spec (its status, its editors' word too, proves nothing), and the claim reaches only the objects carrying its origin labels; a namespace's own record of the release wins",
+        tests: &[
+            "src/release/vouch.rs::a_helmrelease_names_the_claim_by_its_spec_and_its_status_adds_nothing",
+            "tests/integration/flux_layout.rs::a_tenants_helmrelease_and_its_status_give_it_nothing_in_another_namespace",
+        ],
     },
     Door {
         input: "a record's manifest (YAML)",
@@ -106,7 +109,13 @@ pub(crate) const DOORS: &[Door] = &[
     Door {
         input: "live objects (one at a time), their CRD schema, HPAs",
         written_by: "whoever edits them",
-        through: &["live/mod.rs::get", "live/mod.rs::crd_schema", "live/mod.rs::hpa_targets", "live/change.rs::change"],
+        through: &[
+            "live/mod.rs::get",
+            "live/mod.rs::crd_schema",
+            "live/mod.rs::hpa_targets",
+            "live/change.rs::change",
+            "live/change.rs::upgrade_dry_run",
+        ],
         budget: "one object (etcd's 1.5 MiB); HPAs listed in pages sized by bytes, each kept only as its scale target as its page is read; compared, never obeyed",
         tests: &["tests/integration/bounded.rs::objects_nobody_names_are_not_held"],
     },
@@ -199,13 +208,18 @@ pub(crate) const DOORS: &[Door] = &[
         tests: &["src/api/connect.rs::a_members_response_past_the_cap_is_an_error"],
     },
     Door {
-        input: "the API server's answers to helm-drift's own writes (Events, a shard's lease, who the client is)",
+        input: "the API server's answers to helm-drift's own writes (Events, a shard's lease, who the client is, baselines, pauses, guards)",
         written_by: "the API server and its admission webhooks",
         through: &[
             "live/events.rs::record_event",
             "watch/outputs/drift_events.rs::record",
             "watch/fleet/shard.rs::hold_named",
             "pause/mod.rs::whoami",
+            "pause/mod.rs::apply",
+            "pause/mod.rs::end",
+            "baseline/store.rs::write_configmap",
+            "live/admission.rs::write",
+            "live/admission.rs::remove",
         ],
         budget: "one object each (etcd's 1.5 MiB), as kube parses it; only whether it was made, or the user's name, kept",
         tests: &[
@@ -367,7 +381,18 @@ mod tests {
         none(misplaced, "reads the compiler lets through outside every door of doors::DOORS");
         let config = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clippy.toml"))
             .expect("clippy.toml");
-        let kept = ["kube::Api::get\"", "kube::Api::list\"", "kube::Client::request\"", "kube::runtime::watcher\""];
+        let kept = [
+            "kube::Api::get\"",
+            "kube::Api::list\"",
+            "kube::Client::request\"",
+            "kube::runtime::watcher\"",
+            "kube::Api::patch\"",
+            "kube::Api::replace\"",
+            "kube::Api::delete\"",
+            "kube::Api::patch_status\"",
+            "kube::discovery::group\"",
+            "kube::discovery::pinned_kind\"",
+        ];
         none(
             kept.iter().filter(|m| !config.contains(&format!("path = \"{m}"))).map(|m| m.to_string()),
             "reads clippy.toml no longer disallows",
@@ -380,6 +405,8 @@ mod tests {
         ("release records (Secrets, ConfigMaps)", "api/sized.rs", "PAGE_MAX", "asked again with fewer past {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDOUT", "output read up to {}"),
         ("a record's chart, values", "helm/mod.rs", "HELM_STDERR", "its words up to {}"),
+        ("a record's chart, values", "helm/mod.rs", "HELM_SECONDS", "stopped after {} s"),
+        ("a Cluster API HelmChartProxy", "plan/caaph/mod.rs", "FLEET_SECONDS", "{} s for the whole fleet"),
         ("a Flux HelmRelease", "plan/values_from.rs", "MOST", "{} valuesFrom references"),
         ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_ITEMS", "{} and"),
         ("a Flux HelmRelease", "plan/kustomize.rs", "MOST_TEXT", "and {} at most"),

@@ -75,6 +75,7 @@ pub(crate) async fn configmaps(client: &kube::Client, namespace: Option<&str>) -
 /// Writes a release's baseline (`release` of `namespace`) to its ConfigMap at `place`
 /// (server-side apply as `helm-drift`), labelled so that it is found, and never one of Helm's
 /// own records.
+#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 pub(crate) async fn write_configmap(
     client: &kube::Client,
     place: &Place,

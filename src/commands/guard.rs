@@ -5,16 +5,14 @@
 
 use super::runtime::runtime;
 use super::settings::settings;
-use crate::api::ApiError;
 use crate::cli::{Global, GuardAction, GuardArgs};
 use crate::engine::{Selection, Session, scan};
 use crate::guard::{GuardInfo, GuardMode, GuardSpec, MANAGER};
-use crate::live::admission::{bindings, policies};
+use crate::live::admission::Unwritten;
 use crate::model::{ExitStatus, Outcome, Progress};
 use crate::report::Terminal;
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
-use kube::api::{DeleteParams, Patch, PatchParams};
 
 /// `guard`, resolved: what to do, and for `install` what to write.
 pub(crate) struct GuardSettings {
@@ -209,26 +207,24 @@ async fn install(settings: &Settings, request: &GuardRequest, dry_run: bool) -> 
     if dry_run {
         return Ok(Installed::Planned(Box::new(spec)));
     }
-    let client = session.client();
-    let params = PatchParams::apply(MANAGER).force();
     let name = spec.name();
     let policy = spec.policy();
-    policies(client)
-        .patch(&name, &params, &Patch::Apply(&policy))
-        .await
-        .map_err(|e| ApiError::from_kube(&e, "patch", "validatingadmissionpolicies"))
-        .with_context(|| format!("cannot write ValidatingAdmissionPolicy {name}"))?;
-    if let Err(e) = bindings(client).patch(&name, &params, &Patch::Apply(&spec.binding())).await {
-        // Say what became of the policy: taken back, or left (and how to remove it).
-        let policy = match policies(client).delete(&name, &DeleteParams::default()).await {
-            Ok(_) => "its policy was removed again".to_string(),
-            Err(d) => format!(
-                "its policy could not be removed again ({}): helm drift guard remove takes it away",
-                ApiError::from_kube(&d, "delete", "validatingadmissionpolicies")
-            ),
-        };
-        return Err(anyhow::Error::from(ApiError::from_kube(&e, "patch", "validatingadmissionpolicybindings"))
-            .context(format!("cannot write ValidatingAdmissionPolicyBinding {name} ({policy})")));
+    match crate::live::admission::write(session.client(), (&name, MANAGER), &policy, &spec.binding()).await {
+        Ok(()) => {}
+        Err(Unwritten::Policy(e)) => {
+            return Err(anyhow::Error::from(e).context(format!("cannot write ValidatingAdmissionPolicy {name}")));
+        }
+        Err(Unwritten::Binding { why, policy_left }) => {
+            // Say what became of the policy: taken back, or left (and how to remove it).
+            let policy = match policy_left {
+                None => "its policy was removed again".to_string(),
+                Some(d) => {
+                    format!("its policy could not be removed again ({d}): helm drift guard remove takes it away")
+                }
+            };
+            return Err(anyhow::Error::from(why)
+                .context(format!("cannot write ValidatingAdmissionPolicyBinding {name} ({policy})")));
+        }
     }
     Ok(Installed::Written(GuardInfo::of(&policy)))
 }
@@ -249,17 +245,8 @@ async fn remove(settings: &Settings, all_namespaces: bool) -> Result<Option<Stri
     let session = Session::open(settings).await?;
     served(&session)?;
     let name = crate::guard::name((!all_namespaces).then_some(session.namespace()));
-    let client = session.client();
-    let mut found = false;
-    for api in [bindings(client), policies(client)] {
-        match api.delete(&name, &DeleteParams::default()).await {
-            Ok(_) => found = true,
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => {
-                return Err(anyhow::Error::from(ApiError::from_kube(&e, "delete", "validatingadmissionpolicies"))
-                    .context(format!("cannot remove {name}")));
-            }
-        }
-    }
+    let found = crate::live::admission::remove(session.client(), &name)
+        .await
+        .map_err(|e| anyhow::Error::from(e).context(format!("cannot remove {name}")))?;
     Ok(found.then_some(name))
 }

@@ -61,6 +61,7 @@ impl PlanSettings {
             stored: None,
             target: None,
             values_read_in: None,
+            from_file: None,
             notes: Vec::new(),
             post_render: None,
         };

@@ -221,7 +221,7 @@ mod tests {
     fn a_namespace_pin_wins_over_the_plain_one_and_control_plane_names_are_refused() {
         let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let pins = WriterPins::parse(&values(&["helm", "flux-system=helm-controller", "capi=manager"])).unwrap();
-        let home = |stored, release| crate::model::Home { stored, release };
+        let home = |stored, release| crate::model::Home::new(stored, release, "web");
         let named = |h| pins.for_release(h).map(|w| w.manager.as_str());
         assert_eq!(named(home("flux-system", "apps")), Some("helm-controller"), "where the record is stored");
         assert_eq!(named(home("apps", "capi")), Some("manager"), "else where it installs");

@@ -5,8 +5,7 @@ use super::DesiredObject;
 use serde_json::{Map, Value};
 
 pub(crate) const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-pub(crate) const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
-pub(crate) const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+pub(crate) use crate::model::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
 
 /// Adds the managed-by label and the release annotations, as Helm does before sending.
 pub(crate) fn add_release_metadata(obj: &mut DesiredObject, release: &str, release_namespace: &str) {

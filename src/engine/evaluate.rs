@@ -107,15 +107,8 @@ async fn evaluate_with_hooks(
     } else {
         hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
-    let listed = steps::shared_lists(&locations);
+    let reads = read_all(session, settings, release, (&objects, &locations), from_manifest).await;
     let (client, cache) = (session.client(), session.live());
-    let from = Reads { client, cache, confined: settings.trust.confinement(), home: release.home() };
-    let reads: Vec<Reading> = stream::iter(
-        objects.iter().zip(&locations).zip(listed).map(|((o, at), listed)| judge::read(&from, o, at.as_ref(), listed)),
-    )
-    .buffered(CONCURRENCY)
-    .collect()
-    .await;
     let deployed = release.deployed();
     let writer = writer::decide(&objects, &reads, &deployed, writer, settings.helm_manager.for_release(release.home()));
     notes.extend(writer::notes(&writer, present(&reads)));
@@ -143,6 +136,40 @@ async fn evaluate_with_hooks(
     let mut report = steps::report(&selected, verdicts, notes, findings);
     report.writer = writer.clone();
     Ok(Evaluated { report, release: selected.release, objects, locations, writer })
+}
+
+/// Every object read where it lives (the shared LIST of its kind where one serves several), or
+/// its verdict reached without it (a kind not served, outside the trust rule or the claim).
+async fn read_all<'a>(
+    session: &Session,
+    settings: &Settings,
+    release: &Release,
+    (objects, locations): (&[DesiredObject], &'a [Option<Location>]),
+    from_manifest: usize,
+) -> Vec<Reading<'a>> {
+    let listed = steps::shared_lists(locations);
+    let trust = &settings.trust;
+    let from = Reads {
+        client: session.client(),
+        cache: session.live(),
+        confined: trust.confinement(),
+        trust: &trust.namespaces,
+        home: release.home(),
+    };
+    // The chart's crds/ (`--include-crds`) carry no ownership of Helm's: judged on the record's
+    // word, as asked (and never written outside a trusted record's namespace).
+    let claimed = |i: usize, o: &DesiredObject| i < from_manifest || o.hook.is_some();
+    stream::iter(
+        objects
+            .iter()
+            .zip(locations)
+            .zip(listed)
+            .enumerate()
+            .map(|(i, ((o, at), listed))| judge::read(&from, o, at.as_ref(), (listed, claimed(i, o)))),
+    )
+    .buffered(CONCURRENCY)
+    .collect()
+    .await
 }
 
 /// How many objects were read present.

@@ -13,6 +13,9 @@ pub(crate) struct Reads<'a> {
     pub(crate) cache: &'a LiveCache,
     /// The watcher's confinement ([`crate::settings::TrustRules::confinement`]).
     pub(crate) confined: Option<&'a crate::settings::Trust>,
+    /// The namespaces whose records the operator trusts: elsewhere an object outside the
+    /// record's namespace is judged only on the evidence where it lives.
+    pub(crate) trust: &'a crate::settings::Trust,
     pub(crate) home: Home<'a>,
 }
 

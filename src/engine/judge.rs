@@ -23,12 +23,13 @@ pub(crate) enum Reading<'a> {
 }
 
 /// Reads the object (from the shared LIST of its kind when `listed`), unless its verdict is
-/// reached without it.
+/// reached without it; an object outside the record's claim (nothing where it lives names the
+/// release, for one Helm gives its ownership metadata: `owned`) is named, never judged.
 pub(crate) async fn read<'a>(
     reads: &Reads<'_>,
     obj: &DesiredObject,
     at: Option<&'a Location>,
-    listed: bool,
+    (listed, owned): (bool, bool),
 ) -> Reading<'a> {
     let verdict = |verdict| Reading::Verdict(Box::new(ObjectDrift::new(obj.id(), obj.source.as_deref(), verdict)));
     let Some(at) = at else {
@@ -39,7 +40,14 @@ pub(crate) async fn read<'a>(
     if let Some(reason) = reads.confined.and_then(|t| t.outside(reads.home, at.namespace.as_deref())) {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
-    Reading::Live(reads.cache.get(reads.client, at, &obj.name, listed).await, at)
+    let live = reads.cache.get(reads.client, at, &obj.name, listed).await;
+    if let LiveState::Present(found) = &live
+        && owned
+        && let Some(reason) = reads.trust.unclaimed(reads.home, at.namespace.as_deref(), found)
+    {
+        return verdict(Verdict::Excluded { reason: reason.to_string() });
+    }
+    Reading::Live(live, at)
 }
 
 /// The verdict for one object from what [`read`] gave. A pipeline of small steps over the

@@ -114,9 +114,10 @@ pub(crate) fn crd_findings(verdicts: &[ObjectDrift], from_manifest: usize) -> Ve
         .collect()
 }
 
-/// A person's check: the drifted objects the record lists outside its own namespace, which
-/// `repair` writes only when the namespace is trusted (`--trust-namespace`). The watcher says
-/// it of every such object already ("not compared"), and a trusted namespace needs no word.
+/// A person's check: the drifted objects the record lists outside its own namespace that
+/// `repair` writes only when the namespace is trusted (`--trust-namespace`): all of them, but
+/// those a HelmRelease's origin labels give to a record stored apart. The watcher says it of
+/// every such object already ("not compared"), and a trusted namespace needs no word.
 pub(crate) fn outside_findings(
     verdicts: &[ObjectDrift],
     home: crate::model::Home<'_>,
@@ -128,7 +129,9 @@ pub(crate) fn outside_findings(
     }
     let outside: Vec<String> = verdicts
         .iter()
-        .filter(|v| v.is_drift() && v.lies_outside(stored))
+        .filter(|v| {
+            v.is_drift() && trust.namespaces.beyond(home, &v.id, v.id.namespace.as_deref(), v.live.as_ref()).is_some()
+        })
         .map(|v| format!("{} ({})", v.id, crate::model::place(v.id.namespace.as_deref())))
         .collect();
     if outside.is_empty() {

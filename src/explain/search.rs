@@ -103,7 +103,8 @@ impl Search<'_> {
         let path = dir.path().join(format!("probe-{}.json", self.renders));
         std::fs::write(&path, serde_json::to_vec(tree)?)?;
         let extra = ["--values".to_string(), path.display().to_string()];
-        let text = self.helm.template(self.release, self.files, self.cluster, &extra).await?;
+        // One render never outlasts the whole search's time.
+        let text = self.helm.within(MAX_TIME).template(self.release, self.files, self.cluster, &extra).await?;
         Ok(desired::parse_manifest(&text).into_iter().flatten().collect())
     }
 }

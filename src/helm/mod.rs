@@ -16,6 +16,10 @@ pub(crate) use scratch::bounded_output;
 const HELM_STDOUT: usize = 64 << 20;
 /// The most of helm's words read (the rest is dropped).
 const HELM_STDERR: usize = 1 << 20;
+/// The longest one helm command on a chart, values or repository may run (a render, a dry-run
+/// upgrade, `helm show chart`): helm is stopped past it. A real `helm upgrade` waits as long as
+/// helm's own `--timeout`.
+const HELM_SECONDS: u64 = 120;
 
 /// What `helm template` is told of the cluster (`.Capabilities`).
 #[derive(Clone, Debug)]
@@ -30,6 +34,11 @@ pub(crate) struct Capabilities {
 pub(crate) struct HelmBinary {
     bin: PathBuf,
     kubeconfig: Option<PathBuf>,
+    /// The longest one of its commands may run (but a real upgrade).
+    time: std::time::Duration,
+    /// Its working directory, when not the caller's (an empty one: a chart named by someone
+    /// else is never found as a local path).
+    dir: Option<PathBuf>,
 }
 
 impl HelmBinary {
@@ -37,13 +46,23 @@ impl HelmBinary {
     pub(crate) fn from_env() -> HelmBinary {
         let bin =
             std::env::var_os("HELM_BIN").filter(|h| !h.is_empty()).map_or_else(|| PathBuf::from("helm"), PathBuf::from);
-        HelmBinary { bin, kubeconfig: None }
+        HelmBinary { bin, kubeconfig: None, time: std::time::Duration::from_secs(HELM_SECONDS), dir: None }
     }
 
     /// This helm, reaching the cluster only through the kubeconfig file `path` (a fleet
     /// member's): the environment's connection (`KUBECONFIG`, `HELM_KUBE*`) is not passed on.
     pub(crate) fn for_cluster(&self, path: &Path) -> HelmBinary {
-        HelmBinary { bin: self.bin.clone(), kubeconfig: Some(path.to_path_buf()) }
+        HelmBinary { kubeconfig: Some(path.to_path_buf()), ..self.clone() }
+    }
+
+    /// This helm, each command stopped after `time` at most (what is left of a larger budget).
+    pub(crate) fn within(&self, time: std::time::Duration) -> HelmBinary {
+        HelmBinary { time: time.min(self.time), ..self.clone() }
+    }
+
+    /// This helm, run in directory `dir` (an empty one, for charts named by someone else).
+    pub(crate) fn in_dir(&self, dir: &Path) -> HelmBinary {
+        HelmBinary { dir: Some(dir.to_path_buf()), ..self.clone() }
     }
 
     /// The major version of this helm (`helm version`), `None` when it does not say.
@@ -102,7 +121,8 @@ impl HelmBinary {
         if release.apply().is_server_side() {
             cmd.arg("--force-conflicts");
         }
-        let (ok, stdout, stderr) = self.run(cmd).await?;
+        let time = dry_run.then_some(self.time);
+        let (ok, stdout, stderr) = self.run_for(cmd, time).await?;
         let output = format!("{stdout}{stderr}");
         if !ok {
             bail!("{} upgrade failed: {}", self.bin.display(), output.trim());
@@ -200,6 +220,9 @@ impl HelmBinary {
 
     fn command(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(&self.bin);
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
         if let Some(path) = &self.kubeconfig {
             for (key, _) in std::env::vars_os() {
                 let key = key.to_string_lossy();
@@ -213,10 +236,19 @@ impl HelmBinary {
     }
 
     /// Runs helm and reads what it prints within [`HELM_STDOUT`] (a chart can print without
-    /// bound: helm is stopped past it) and [`HELM_STDERR`]; no time limit (an upgrade waits as
-    /// long as helm's own `--timeout`).
+    /// bound: helm is stopped past it) and [`HELM_STDERR`], stopping it past its time.
     async fn run(&self, cmd: std::process::Command) -> Result<(bool, String, String)> {
-        let limits = capture::CaptureLimits { stdout: HELM_STDOUT, stderr: HELM_STDERR, time: None };
+        self.run_for(cmd, Some(self.time)).await
+    }
+
+    /// [`run`](Self::run) within `time` (`None`: a real upgrade, which waits as long as helm's
+    /// own `--timeout`).
+    async fn run_for(
+        &self,
+        cmd: std::process::Command,
+        time: Option<std::time::Duration>,
+    ) -> Result<(bool, String, String)> {
+        let limits = capture::CaptureLimits { stdout: HELM_STDOUT, stderr: HELM_STDERR, time };
         let done = capture::capture(cmd, "helm", limits).await?;
         Ok((done.ok, done.stdout, done.stderr))
     }

@@ -14,9 +14,11 @@ mod hook;
 mod id;
 mod kinds;
 mod object;
+mod origin;
 pub(crate) mod path;
 mod plan;
 mod progress;
+mod published;
 mod refusal;
 mod release;
 mod render;
@@ -41,6 +43,9 @@ pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
 pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
     Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,
+};
+pub(crate) use origin::{
+    FLUX_NAME_LABEL, FLUX_NAMESPACE_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, flux_release_name,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, Fate, PlanReport, PlannedChange, PlannedObject};

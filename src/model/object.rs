@@ -278,20 +278,6 @@ impl ObjectDrift {
         }
     }
 
-    /// The same verdict without who the audit says made it (for what everyone who may read a
-    /// namespace's Events reads).
-    pub(crate) fn without_people(&self) -> ObjectDrift {
-        let mut o = self.clone();
-        o.deleted_by = None;
-        let fields = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
-        let added = o.added.iter_mut().filter_map(|a| a.changed_by.as_mut());
-        let expected = o.expected.iter_mut().filter_map(|e| e.changed_by.as_mut());
-        for by in fields.chain(added).chain(expected).chain(o.recreated.as_mut()) {
-            by.audit = None;
-        }
-        o
-    }
-
     /// Who made its drift, each once, at most four: the writers' managers, with the person the
     /// audit names (`kubectl-edit by alice@example.com via admin`), and who deleted it.
     pub(crate) fn makers(&self) -> Vec<String> {

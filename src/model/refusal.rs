@@ -2,6 +2,7 @@
 //! in one place ([`Refusal`]'s `Display`). `None` beside one means allowed.
 
 use super::ObjectId;
+use super::origin::{FLUX_NAME_LABEL as FLUX_NAME, FLUX_NAMESPACE_LABEL as FLUX_NAMESPACE};
 use std::fmt;
 
 /// One of helm-drift's own refusals (the server's are its words, kept as they come).
@@ -10,6 +11,10 @@ pub(crate) enum Refusal {
     /// An object a record of `release_ns` lists in another namespace (or cluster-scoped) is not
     /// compared: a record speaks only for its own namespace (`--trust-namespace` widens it).
     NotCompared { release_ns: String },
+    /// An object a record of the untrusted namespace `stored` lists elsewhere (`namespace`,
+    /// `None`: cluster-scoped) is not judged: nothing written where it lives names the release
+    /// (`helm_release`: the HelmRelease whose origin labels would).
+    OutsideClaim { stored: String, release: String, namespace: Option<String>, helm_release: Option<String> },
     /// A person's `repair` does not write `object` (in `namespace`, `None`: cluster-scoped) on
     /// the word of a record of the untrusted `release_ns`.
     BeyondRecord { object: ObjectId, namespace: Option<String>, release_ns: String },
@@ -43,6 +48,21 @@ impl fmt::Display for Refusal {
                 "not compared: outside the record's namespace {ns} (a release record speaks only for its own \
                  namespace; --trust-namespace {ns} trusts its records as the operator's)"
             ),
+            Refusal::OutsideClaim { stored, release, namespace, helm_release } => {
+                let names = match helm_release {
+                    Some(hr) => format!(
+                        "the origin labels of HelmRelease {stored}/{hr} ({FLUX_NAME}={hr}, {FLUX_NAMESPACE}={stored})"
+                    ),
+                    None => format!("Helm's ownership annotations naming release {stored}/{release}"),
+                };
+                write!(
+                    f,
+                    "outside the claim: it is {} and does not carry {names}, and a record stored in namespace \
+                     {stored} speaks for other namespaces only through what is written there; not compared \
+                     (--trust-namespace {stored} trusts its records as the operator's)",
+                    place(namespace.as_deref())
+                )
+            }
             Refusal::BeyondRecord { object, namespace, release_ns: ns } => write!(
                 f,
                 "outside the release's namespace: {object} is {}, and the record that asks for it can be written by \
@@ -63,8 +83,9 @@ impl fmt::Display for Refusal {
                 };
                 write!(
                     f,
-                    "outside the release's namespace: {object} is {place}, and a record of the untrusted namespace \
-                     {ns} speaks only for its own namespace (--trust-namespace {ns} trusts it)"
+                    "outside the record's namespace: {object} is {place}, and a record of the untrusted namespace \
+                     {ns} speaks only for its own namespace, and elsewhere only for what carries the origin labels of \
+                     the HelmRelease there that installs it (--trust-namespace {ns} trusts it)"
                 )
             }
             Refusal::ChartNotRun { record, namespace: ns, release } => write!(

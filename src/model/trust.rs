@@ -1,9 +1,14 @@
 //! Whose word a release record is, and how far it reaches: a record is written by whoever may
-//! write Secrets in the namespace it is stored in, so it speaks for that namespace, for the
-//! namespace it installs into when a Flux HelmRelease there vouches for it, and beyond only where
-//! the operator trusts the storage namespace (`--trust-namespace`).
+//! write Secrets in the namespace it is stored in, so it speaks for that namespace; elsewhere it
+//! is a claim, honoured for an object only by evidence written where the object lives (Helm's
+//! ownership annotations naming the release in the storage namespace, or the origin labels of
+//! the Flux HelmRelease there that installs it), or by the operator's trust of the storage
+//! namespace (`--trust-namespace`). A HelmRelease and its status are the storage namespace's own
+//! word (its editors may write the status subresource), so they name the claim, never prove it.
 
+use super::origin::{flux_origin, helm_owner};
 use super::{ObjectId, Refusal};
+use serde_json::Value;
 
 /// The namespaces whose release records the operator trusts as their own (`--trust-namespace`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -16,8 +21,9 @@ pub(crate) struct Trust {
 pub(crate) enum Vouch {
     /// The operator trusts the storage namespace (`--trust-namespace`).
     Trusted,
-    /// A Flux HelmRelease of the storage namespace installs the release there, and its
-    /// controller's status names it; `service_account` is the one it names, whom Flux's
+    /// A Flux HelmRelease of the storage namespace installs the release there (its spec says so):
+    /// what the record lists in other namespaces is its claim only where the objects carry the
+    /// HelmRelease's origin labels. `service_account` is the one it names, whom Flux's
     /// multi-tenancy lockdown writes as.
     HelmRelease { name: String, service_account: Option<String> },
 }
@@ -36,6 +42,14 @@ impl Vouch {
     pub(crate) fn service_account(&self) -> Option<&str> {
         match self {
             Vouch::HelmRelease { service_account, .. } => service_account.as_deref(),
+            Vouch::Trusted => None,
+        }
+    }
+
+    /// The HelmRelease that vouches, whose origin labels mark the objects of its claim.
+    pub(crate) fn helm_release(&self) -> Option<&str> {
+        match self {
+            Vouch::HelmRelease { name, .. } => Some(name),
             Vouch::Trusted => None,
         }
     }
@@ -70,12 +84,38 @@ pub(crate) struct Home<'a> {
     pub(crate) stored: &'a str,
     /// The release's namespace (the record's `namespace`), where its objects go by default.
     pub(crate) release: &'a str,
+    /// The release's name.
+    pub(crate) name: &'a str,
+    /// The HelmRelease of the storage namespace that installs a release stored apart, whose
+    /// origin labels mark the objects of its claim elsewhere.
+    pub(crate) helm_release: Option<&'a str>,
 }
 
-impl Home<'_> {
-    /// Whether `namespace` is one the record speaks for without trust: its own, and the release's.
+impl<'a> Home<'a> {
+    /// A record stored in `stored` of release `name` installing into `release`.
+    pub(crate) fn new(stored: &'a str, release: &'a str, name: &'a str) -> Home<'a> {
+        Home { stored, release, name, helm_release: None }
+    }
+
+    /// Whether `namespace` is one the watcher reads for the record without trust: its own, and
+    /// the release's (where a HelmRelease's claim lies).
     fn speaks_for(&self, namespace: Option<&str>) -> bool {
         namespace == Some(self.stored) || namespace == Some(self.release)
+    }
+
+    /// Whether `live` carries the origin labels of the HelmRelease of the storage namespace that
+    /// installs the release: the namespace it lives in gave it to that HelmRelease, whose spec
+    /// the storage namespace's editors write (so they decide its content, through
+    /// helm-controller, already).
+    pub(crate) fn flux_claimed(&self, live: &Value) -> bool {
+        self.helm_release.is_some_and(|hr| flux_origin(live) == Some((self.stored, hr)))
+    }
+
+    /// Whether `live` is evidence, written where it lives, that it belongs to this record's
+    /// release: the HelmRelease's origin labels, or Helm's ownership annotations naming the
+    /// release in the storage namespace (for a record stored with its release).
+    pub(crate) fn claimed(&self, live: &Value) -> bool {
+        self.flux_claimed(live) || (self.stored == self.release && helm_owner(live) == Some((self.stored, self.name)))
     }
 }
 
@@ -97,14 +137,38 @@ impl Trust {
             .then(|| Refusal::NotCompared { release_ns: home.stored.to_string() })
     }
 
+    /// Why an object of a record at `home`, living in `object_ns` and read as `live`, is not
+    /// judged on the record's word, or `None` when it is: outside the storage namespace of a
+    /// record the operator does not trust, only evidence written where the object lives puts it
+    /// in the record's claim ([`Home::claimed`]). An object that is not there is judged (the
+    /// record's claim lists it: it is missing).
+    pub(crate) fn unclaimed(&self, home: Home<'_>, object_ns: Option<&str>, live: &Value) -> Option<Refusal> {
+        (object_ns != Some(home.stored) && !self.trusts(home.stored) && !home.claimed(live)).then(|| {
+            Refusal::OutsideClaim {
+                stored: home.stored.to_string(),
+                release: home.name.to_string(),
+                namespace: object_ns.map(String::from),
+                helm_release: home.helm_release.map(String::from),
+            }
+        })
+    }
+
     /// Why a person's `repair` does not write `object` (living in `object_ns`, `None` when
-    /// cluster-scoped) on the word of a record at `home`, or `None` when it may: the record is
-    /// written by whoever may write Secrets where it is stored, and what it lists elsewhere would
-    /// be written with the person's rights, not theirs (the release's namespace too, when the
-    /// record is stored apart from it: a HelmRelease vouches for what it names, not for what a
-    /// Secret writer put in the record).
-    pub(crate) fn beyond(&self, home: Home<'_>, object: &ObjectId, object_ns: Option<&str>) -> Option<Refusal> {
-        (object_ns != Some(home.stored) && !self.trusts(home.stored)).then(|| Refusal::BeyondRecord {
+    /// cluster-scoped; `live` as read, `None` when missing) on the word of a record at `home`, or
+    /// `None` when it may: the record is written by whoever may write Secrets where it is stored,
+    /// and what it lists elsewhere would be written with the person's rights, not theirs. Only
+    /// what carries the origin labels of the HelmRelease that installs a record stored apart is
+    /// written there (its namespace gave it to that HelmRelease, whose content the storage
+    /// namespace decides already); nothing missing there is created on the record's word.
+    pub(crate) fn beyond(
+        &self,
+        home: Home<'_>,
+        object: &ObjectId,
+        object_ns: Option<&str>,
+        live: Option<&Value>,
+    ) -> Option<Refusal> {
+        let claimed = live.is_some_and(|l| home.flux_claimed(l));
+        (object_ns != Some(home.stored) && !self.trusts(home.stored) && !claimed).then(|| Refusal::BeyondRecord {
             object: object.clone(),
             namespace: object_ns.map(String::from),
             release_ns: home.stored.to_string(),
@@ -115,6 +179,16 @@ impl Trust {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{FLUX_NAME_LABEL, FLUX_NAMESPACE_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
+    use serde_json::json;
+
+    fn labelled(hr_ns: &str, hr: &str) -> Value {
+        json!({"metadata": {"labels": {FLUX_NAME_LABEL: hr, FLUX_NAMESPACE_LABEL: hr_ns}}})
+    }
+
+    fn annotated(ns: &str, release: &str) -> Value {
+        json!({"metadata": {"annotations": {RELEASE_NAME_ANNOTATION: release, RELEASE_NAMESPACE_ANNOTATION: ns}}})
+    }
 
     #[test]
     fn a_persons_repair_writes_outside_the_records_namespace_only_when_trusted() {
@@ -122,32 +196,62 @@ mod tests {
         let cm = ObjectId::new("v1", "ConfigMap", Some("kube-system"), "x");
         let own = ObjectId::new("v1", "ConfigMap", Some("demo"), "c");
         let none = Trust::default();
-        let demo = Home { stored: "demo", release: "demo" };
-        let why = none.beyond(demo, &crb, None).unwrap().to_string();
+        let demo = Home::new("demo", "demo", "web");
+        let live = annotated("demo", "web");
+        let why = none.beyond(demo, &crb, None, Some(&live)).unwrap().to_string();
         assert!(why.contains("is cluster-scoped") && why.contains("--trust-namespace demo"), "{why}");
-        assert!(none.beyond(demo, &cm, Some("kube-system")).unwrap().to_string().contains("in namespace kube-system"));
-        assert_eq!(none.beyond(demo, &own, Some("demo")), None);
+        let why = none.beyond(demo, &cm, Some("kube-system"), Some(&live)).unwrap().to_string();
+        assert!(why.contains("in namespace kube-system"), "{why}");
+        assert_eq!(none.beyond(demo, &own, Some("demo"), None), None);
         for trusted in [Trust::new(vec!["demo".into()]), Trust::new(vec!["*".into()])] {
-            assert_eq!(trusted.beyond(demo, &crb, None), None);
-            assert_eq!(trusted.beyond(demo, &cm, Some("kube-system")), None);
+            assert_eq!(trusted.beyond(demo, &crb, None, None), None);
+            assert_eq!(trusted.beyond(demo, &cm, Some("kube-system"), None), None);
         }
-        assert!(Trust::new(vec!["other".into()]).beyond(demo, &crb, None).is_some());
+        assert!(Trust::new(vec!["other".into()]).beyond(demo, &crb, None, None).is_some());
     }
 
     #[test]
-    fn a_record_stored_apart_speaks_for_its_release_namespace_but_writes_there_only_when_trusted() {
-        let home = Home { stored: "flux-system", release: "apps" };
+    fn outside_its_namespace_a_record_judges_only_what_names_its_release_there() {
         let none = Trust::default();
-        assert_eq!(none.outside(home, Some("apps")), None, "compared: the HelmRelease vouched for it");
+        let demo = Home::new("demo", "demo", "web");
+        // Helm's annotations naming the release in the record's namespace: the object's own word.
+        assert_eq!(none.unclaimed(demo, Some("kube-system"), &annotated("demo", "web")), None);
+        assert_eq!(none.unclaimed(demo, None, &annotated("demo", "web")), None);
+        for other in [annotated("kube-system", "web"), annotated("demo", "db"), json!({"metadata": {}})] {
+            let why = none.unclaimed(demo, Some("kube-system"), &other).unwrap().to_string();
+            assert!(why.contains("outside the claim") && why.contains("--trust-namespace demo"), "{why}");
+        }
+        // Its own namespace needs no word; trust needs none anywhere.
+        assert_eq!(none.unclaimed(demo, Some("demo"), &json!({})), None);
+        assert_eq!(Trust::new(vec!["demo".into()]).unclaimed(demo, None, &json!({})), None);
+    }
+
+    #[test]
+    fn a_record_stored_apart_claims_only_what_carries_its_helmreleases_origin_labels() {
+        let home = Home { helm_release: Some("web"), ..Home::new("flux-system", "apps", "apps-web") };
+        let none = Trust::default();
+        assert_eq!(none.outside(home, Some("apps")), None, "read: its HelmRelease installs there");
         assert_eq!(none.outside(home, Some("flux-system")), None);
-        let why = none.outside(home, Some("other")).unwrap().to_string();
-        assert!(why.contains("--trust-namespace flux-system"), "{why}");
+        assert!(none.outside(home, Some("other")).unwrap().to_string().contains("--trust-namespace flux-system"));
+        // The release namespace's own annotations name the release there, not the record: no word.
+        let theirs = annotated("apps", "apps-web");
+        assert!(none.unclaimed(home, Some("apps"), &theirs).is_some(), "the victim's own object");
+        assert!(none.unclaimed(home, Some("apps"), &labelled("flux-system", "other")).is_some());
+        assert!(none.unclaimed(home, Some("apps"), &labelled("tenant", "web")).is_some());
+        let ours = labelled("flux-system", "web");
+        assert_eq!(none.unclaimed(home, Some("apps"), &ours), None);
+        // A person's repair writes there only what carries the labels, and creates nothing.
         let cm = ObjectId::new("v1", "ConfigMap", Some("apps"), "c");
-        let why = none.beyond(home, &cm, Some("apps")).unwrap().to_string();
+        assert_eq!(none.beyond(home, &cm, Some("apps"), Some(&ours)), None);
+        assert!(none.beyond(home, &cm, Some("apps"), Some(&theirs)).is_some());
+        let why = none.beyond(home, &cm, Some("apps"), None).unwrap().to_string();
         assert!(why.contains("--trust-namespace flux-system"), "{why}");
         let trusted = Trust::new(vec!["flux-system".into()]);
-        assert_eq!(trusted.beyond(home, &cm, Some("apps")), None);
-        assert_eq!(trusted.outside(home, None), None);
-        assert!(Trust::new(vec!["apps".into()]).beyond(home, &cm, Some("apps")).is_some(), "trust follows the storage");
+        assert_eq!(trusted.beyond(home, &cm, Some("apps"), None), None);
+        assert_eq!(trusted.unclaimed(home, Some("apps"), &theirs), None);
+        assert!(
+            Trust::new(vec!["apps".into()]).beyond(home, &cm, Some("apps"), None).is_some(),
+            "trust follows the storage"
+        );
     }
 }

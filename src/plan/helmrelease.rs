@@ -78,7 +78,7 @@ pub(crate) async fn resolve(
             };
             (read.map_err(unreadable)?, true)
         }
-        HelmReleaseSource::File { path, name } => (from_file(path, name.as_deref())?, false),
+        HelmReleaseSource::File { path, name } => (from_file(path, name.as_deref(), namespace)?, false),
     };
     let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty());
     let name = text("/metadata/name").unwrap_or_default().to_string();
@@ -88,11 +88,7 @@ pub(crate) async fn resolve(
         .map_err(|source| HelmReleaseError::PostRenderers { hr: id.clone(), source })?;
     let target = text("/spec/targetNamespace").unwrap_or(&own).to_string();
     let storage = text("/spec/storageNamespace").unwrap_or(&own).to_string();
-    let release = match text("/spec/releaseName") {
-        Some(r) => r.to_string(),
-        None if text("/spec/targetNamespace").is_some() => format!("{target}-{name}"),
-        None => name.clone(),
-    };
+    let release = crate::model::flux_release_name(&hr).unwrap_or_default();
     let references =
         Reference::all(&hr).map_err(|source| HelmReleaseError::Values { hr: id.clone(), source: Box::new(source) })?;
     let spec_values = hr.pointer("/spec/values").cloned().unwrap_or_else(|| Value::Object(Default::default()));
@@ -108,7 +104,7 @@ pub(crate) async fn resolve(
     let read_from_cluster = from_cluster || !references.is_empty();
     Ok(FluxUpgrade {
         helm_release: id,
-        release: shorten(&release),
+        release,
         storage,
         target,
         values: composed.values,
@@ -164,6 +160,10 @@ pub(crate) async fn request(
         stored: Some(upgrade.storage),
         target: Some(upgrade.target),
         values_read_in: upgrade.values_read_in,
+        from_file: match source {
+            HelmReleaseSource::File { path, .. } => Some(path.display().to_string()),
+            HelmReleaseSource::Cluster(_) => None,
+        },
         notes: vec![note],
         post_render: Some(upgrade.post_render),
         ..base.clone()
@@ -171,19 +171,23 @@ pub(crate) async fn request(
     Ok((request, dir))
 }
 
-/// The HelmRelease of a file: the one named, or the only one.
-fn from_file(path: &std::path::Path, name: Option<&str>) -> Result<Value, HelmReleaseError> {
+/// The HelmRelease of a file: the one named, or the only one, of `namespace`.
+fn from_file(path: &std::path::Path, name: Option<&str>, namespace: &str) -> Result<Value, HelmReleaseError> {
     let (kinds, flag) = (("HelmRelease", "HelmReleases"), "--helmrelease");
-    one_of_file(path, kinds, name, flag).map_err(|why| HelmReleaseError::File { path: path.display().to_string(), why })
+    one_of_file(path, kinds, name, flag, namespace)
+        .map_err(|why| HelmReleaseError::File { path: path.display().to_string(), why })
 }
 
 /// The object of kind `kinds` (`(singular, plural)`) a file holds: the one named, or the only
-/// one (`flag` names one); why not, in words.
+/// one (`flag` names one); why not, in words. A file is someone else's word (a pull request's),
+/// planned with the planner's rights: its object is planned in `namespace`, the one named on the
+/// command line, where what it refers to is read, never one the file names instead.
 pub(super) fn one_of_file(
     path: &std::path::Path,
     (kind, kinds): (&str, &str),
     name: Option<&str>,
     flag: &str,
+    namespace: &str,
 ) -> Result<Value, FileError> {
     let text = std::fs::read_to_string(path).map_err(|e| FileError(e.to_string()))?;
     let mut found = Vec::new();
@@ -206,7 +210,14 @@ pub(super) fn one_of_file(
         None if found.is_empty() => return bad(format!("no {kind} in it")),
         None => return bad(format!("several {kinds} ({}): name one with {flag}", names.join(", "))),
     };
-    Ok(found.swap_remove(at))
+    let chosen = found.swap_remove(at);
+    match chosen.pointer("/metadata/namespace").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+        Some(other) if other != namespace => bad(format!(
+            "its {kind} is in namespace {other}, not {namespace}: a file's {kind} is planned only in the namespace \
+             named on the command line, where what it refers to is read (-n {other} plans it there)"
+        )),
+        _ => Ok(chosen),
+    }
 }
 
 /// Why a file holds no one object of the kind asked for.
@@ -214,34 +225,9 @@ pub(super) fn one_of_file(
 #[error("{0}")]
 pub(crate) struct FileError(String);
 
-/// A release name as helm-controller shortens it: past 53 characters, its first 40, a dash and
-/// the first 12 hex digits of its SHA-256.
-fn shorten(name: &str) -> String {
-    if name.len() <= 53 {
-        return name.to_string();
-    }
-    use sha2::Digest;
-    let sum: String = sha2::Sha256::digest(name.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect();
-    // The first 40 bytes, as Go slices them (a name is ASCII where Kubernetes takes it).
-    let mut at = 40;
-    while !name.is_char_boundary(at) {
-        at -= 1;
-    }
-    format!("{}-{sum}", &name[..at])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_long_release_name_is_shortened_as_flux_does() {
-        assert_eq!(shorten("apps-podinfo"), "apps-podinfo");
-        let long = "a-very-long-target-namespace-for-the-team-apps-and-the-podinfo-release";
-        let short = shorten(long);
-        assert_eq!(short.len(), 53);
-        assert!(short.starts_with(&long[..40]) && short.as_bytes()[40] == b'-', "{short}");
-    }
 
     #[test]
     fn a_file_names_its_helmrelease() {
@@ -250,9 +236,22 @@ mod tests {
         let hr =
             |n: &str| format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {n}\n");
         std::fs::write(&path, format!("{}---\nkind: HelmRepository\n---\n{}", hr("a"), hr("b"))).unwrap();
-        let several = from_file(&path, None).unwrap_err().to_string();
+        let several = from_file(&path, None, "ns").unwrap_err().to_string();
         assert!(several.contains("several HelmReleases (a, b)"), "{several}");
-        assert_eq!(from_file(&path, Some("b")).unwrap()["metadata"]["name"], "b");
-        assert!(from_file(&path, Some("c")).unwrap_err().to_string().contains("no HelmRelease named c"));
+        assert_eq!(from_file(&path, Some("b"), "ns").unwrap()["metadata"]["name"], "b");
+        assert!(from_file(&path, Some("c"), "ns").unwrap_err().to_string().contains("no HelmRelease named c"));
+    }
+
+    #[test]
+    fn a_files_helmrelease_is_planned_only_in_the_namespace_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hr.yaml");
+        let hr = |ns: &str| format!("kind: HelmRelease\nmetadata:\n  name: a\n  namespace: {ns}\n");
+        std::fs::write(&path, hr("apps")).unwrap();
+        assert_eq!(from_file(&path, None, "apps").unwrap()["metadata"]["name"], "a");
+        let other = from_file(&path, None, "ci").unwrap_err().to_string();
+        assert!(other.contains("namespace apps, not ci") && other.contains("-n apps"), "{other}");
+        std::fs::write(&path, "kind: HelmRelease\nmetadata: {name: a}\n").unwrap();
+        assert!(from_file(&path, None, "ci").is_ok(), "a file naming no namespace is the one named");
     }
 }

@@ -62,6 +62,9 @@ pub(crate) struct PlanRequest {
     /// The namespace whose writers wrote some of the values given (a HelmRelease read from the
     /// cluster, its `valuesFrom`): the chart reads the cluster only when it is trusted.
     pub(crate) values_read_in: Option<String>,
+    /// A file someone else wrote (a pull request's HelmRelease or HelmChartProxy) whose
+    /// values render: never with the planner's rights, whatever is trusted.
+    pub(crate) from_file: Option<String>,
     /// How the request was made, said first among the plan's notes.
     pub(crate) notes: Vec<String>,
     /// What the controller sets on every object after Helm renders (helm-controller's labels).
@@ -162,6 +165,12 @@ fn against(settings: &Settings, request: &PlanRequest, record: Option<(&str, &st
     }
     if let Some(namespace) = request.values_read_in.as_deref().filter(|ns| !trust.trusts(ns)) {
         why.push(unlooked(format!("the HelmRelease's values were read from namespace {namespace}"), namespace));
+    }
+    if let Some(file) = &request.from_file {
+        why.push(format!(
+            "rendered without the cluster (lookup answered nothing): the values come from {file}, written by whoever \
+             wrote the file, and a plan from a file never lends them your rights"
+        ));
     }
     (if why.is_empty() { DryRun::Server } else { DryRun::Client }, why)
 }

@@ -31,8 +31,8 @@ impl PostRender {
             entries.filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect()
         };
         let mut labels = map("labels");
-        labels.insert("helm.toolkit.fluxcd.io/name".into(), name.into());
-        labels.insert("helm.toolkit.fluxcd.io/namespace".into(), namespace.into());
+        labels.insert(crate::model::FLUX_NAME_LABEL.into(), name.into());
+        labels.insert(crate::model::FLUX_NAMESPACE_LABEL.into(), namespace.into());
         PostRender { kustomize, labels, annotations: map("annotations") }
     }
 

@@ -33,6 +33,10 @@ pub(crate) enum SourceError {
     NoData { record: String },
     #[error("{record}: {source}: a record speaks only for its own storage object, so it is not compared")]
     Mismatch { record: String, source: super::record::Mismatch },
+    #[error(
+        "{record}: a conflicting claim: namespace {namespace:?} holds its own record of the release ({own}), and a namespace's own record of a release wins over a claim stored elsewhere, so this one is not compared"
+    )]
+    Conflict { record: String, namespace: String, own: String },
     #[error("{what}: {source}{hint}")]
     Api { what: String, source: ApiError, hint: &'static str },
     #[error(transparent)]
@@ -43,7 +47,13 @@ impl SourceError {
     /// Whether the record itself is unusable (undecodable, over a limit, not what it claims):
     /// input to reject, not an outage.
     pub(crate) fn is_bad_record(&self) -> bool {
-        matches!(self, SourceError::Corrupt { .. } | SourceError::NoData { .. } | SourceError::Mismatch { .. })
+        matches!(
+            self,
+            SourceError::Corrupt { .. }
+                | SourceError::NoData { .. }
+                | SourceError::Mismatch { .. }
+                | SourceError::Conflict { .. }
+        )
     }
 }
 

@@ -123,7 +123,8 @@ fn apart(field: &str, stored: &str) -> String {
     match field {
         "namespace" => format!(
             " (a record stored apart from its release is taken when --trust-namespace {stored} trusts its writers, \
-             or when a Flux HelmRelease in {stored}, reconciled by helm-controller, installs it there)"
+             or when a Flux HelmRelease in {stored} installs it there, and then speaks only for the objects \
+             carrying that HelmRelease's origin labels)"
         ),
         _ => String::new(),
     }
@@ -206,7 +207,12 @@ impl Release {
     }
     /// Where the record is stored and where its release installs.
     pub(crate) fn home(&self) -> crate::model::Home<'_> {
-        crate::model::Home { stored: &self.stored_in, release: &self.namespace }
+        crate::model::Home {
+            stored: &self.stored_in,
+            release: &self.namespace,
+            name: &self.name,
+            helm_release: self.vouch.as_ref().and_then(Vouch::helm_release),
+        }
     }
     pub(crate) fn status(&self) -> &str {
         &self.info.status

@@ -223,15 +223,32 @@ impl Storage {
             status: &chosen.status,
             written: chosen.written,
         };
-        // A record claiming another namespace than its storage's: taken only when vouched for.
+        // A record claiming another namespace than its storage's: taken only when vouched for,
+        // and never over that namespace's own record of the release.
         let vouch = match claimed.namespace() {
             ns if ns == index.namespace => None,
-            ns => super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name).await,
+            ns => {
+                let vouch = super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name).await;
+                if vouch.is_some()
+                    && let Some(own) = self.own_record(ns, &index.name).await
+                {
+                    return Err(SourceError::Conflict { record, namespace: ns.to_string(), own });
+                }
+                vouch
+            }
         };
         let release = claimed
             .bind(stored, reserved, vouch)
             .map_err(|source| SourceError::Mismatch { record: record.clone(), source })?;
         Ok(Selected { release, record, newest })
+    }
+
+    /// The newest record `namespace` holds itself of release `name` (`Secret NS/OBJECT`), if any
+    /// (none when it may not be listed: the claim is then judged by its evidence alone).
+    async fn own_record(&self, namespace: &str, name: &str) -> Option<String> {
+        let found = self.releases(Some(namespace), Some(&format!("name={name}"))).await.ok()?;
+        let index = found.into_iter().find(|r| r.name == name && r.namespace == namespace)?;
+        Some(format!("{} {namespace}/{}", self.record_kind(), index.newest()?.object))
     }
 
     /// What a record is called in messages.

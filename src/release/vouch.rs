@@ -1,10 +1,13 @@
 //! When a record stored in one namespace speaks for a release in another: Flux stores a
 //! HelmRelease's record in its own namespace (`spec.storageNamespace`'s default) while the
 //! objects go to `spec.targetNamespace`. Such a record is taken when the operator trusts the
-//! storage namespace, or when a HelmRelease there, reconciled by helm-controller, says so: its
-//! spec installs into that namespace and stores there, and its status (written by the
-//! controller through the status subresource, which whoever may write Secrets cannot) names
-//! this release in that namespace as its newest. Otherwise it is refused.
+//! storage namespace, or when a HelmRelease there installs it (its spec: the target, the
+//! storage, the release name as helm-controller gives it). The HelmRelease, its status
+//! included, is the storage namespace's own word (its editors may write the status
+//! subresource: Flux's `flux-edit` role grants `*` on its group), so it only names the claim:
+//! what the record lists in the other namespace is judged or written only where the objects
+//! there carry that HelmRelease's origin labels ([`crate::model::Home::claimed`]). Otherwise the
+//! record is refused.
 
 use crate::model::{Trust, Vouch};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
@@ -31,9 +34,10 @@ pub(crate) async fn vouch(
 }
 
 /// Whether one HelmRelease (as JSON) of namespace `stored` installs `release` into `namespace`
-/// with its record in `stored`: its spec and its controller's status agree.
+/// with its record in `stored`, as its spec says (its status is no more than its spec: the same
+/// editors write it).
 fn vouched_by(hr: &Value, stored: &str, namespace: &str, release: &str) -> Option<Vouch> {
-    let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str);
+    let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty());
     let name = text("/metadata/name")?;
     let own = text("/metadata/namespace").unwrap_or(stored);
     let target = text("/spec/targetNamespace").unwrap_or(own);
@@ -41,15 +45,10 @@ fn vouched_by(hr: &Value, stored: &str, namespace: &str, release: &str) -> Optio
     if own != stored || target != namespace || storage != stored {
         return None;
     }
-    if text("/status/storageNamespace").is_some_and(|s| s != stored) {
+    if crate::model::flux_release_name(hr).as_deref() != Some(release) {
         return None;
     }
-    let newest = hr.pointer("/status/history/0")?;
-    let said = |key: &str| newest.get(key).and_then(Value::as_str);
-    if said("name") != Some(release) || said("namespace") != Some(namespace) {
-        return None;
-    }
-    let service_account = text("/spec/serviceAccountName").filter(|s| !s.is_empty()).map(String::from);
+    let service_account = text("/spec/serviceAccountName").map(String::from);
     Some(Vouch::HelmRelease { name: name.to_string(), service_account })
 }
 
@@ -88,19 +87,26 @@ mod tests {
     }
 
     #[test]
-    fn a_helmrelease_vouches_only_when_its_spec_and_its_controller_agree() {
-        let spec = json!({"targetNamespace": "apps", "serviceAccountName": "deployer"});
+    fn a_helmrelease_names_the_claim_by_its_spec_and_its_status_adds_nothing() {
+        let spec = json!({"targetNamespace": "apps", "releaseName": "apps-podinfo", "serviceAccountName": "deployer"});
         let v = vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "apps", "apps-podinfo");
         assert_eq!(v, Some(Vouch::HelmRelease { name: "podinfo".into(), service_account: Some("deployer".into()) }));
-        // The spec alone (whoever may write HelmReleases): no status, no word.
-        assert_eq!(vouched_by(&hr(spec.clone(), json!({})), "flux-system", "apps", "apps-podinfo"), None);
+        // The status is its editors' word as much as the spec: the spec alone names the claim.
+        let bare = vouched_by(&hr(spec.clone(), json!({})), "flux-system", "apps", "apps-podinfo");
+        assert_eq!(bare, v);
+        // The default release name, as helm-controller gives it.
+        let default = json!({"targetNamespace": "apps"});
+        assert!(vouched_by(&hr(default, json!({})), "flux-system", "apps", "apps-podinfo").is_some());
+        // A status naming another release, target or storage changes nothing either way.
+        let forged = json!({"storageNamespace": "x", "history": [{"name": "other", "namespace": "kube-system"}]});
+        assert_eq!(vouched_by(&hr(spec.clone(), forged.clone()), "flux-system", "apps", "apps-podinfo"), v);
+        assert_eq!(vouched_by(&hr(spec.clone(), forged), "flux-system", "kube-system", "other"), None);
         // Another release, another namespace, a record stored elsewhere.
         assert_eq!(vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "apps", "other"), None);
         assert_eq!(vouched_by(&hr(spec.clone(), reconciled()), "flux-system", "kube-system", "apps-podinfo"), None);
         let elsewhere = json!({"targetNamespace": "apps", "storageNamespace": "apps"});
         assert_eq!(vouched_by(&hr(elsewhere, reconciled()), "flux-system", "apps", "apps-podinfo"), None);
-        // The status names the release, the spec another target: no.
-        let moved = json!({"targetNamespace": "kube-system"});
+        let moved = json!({"targetNamespace": "kube-system", "releaseName": "apps-podinfo"});
         assert_eq!(vouched_by(&hr(moved, reconciled()), "flux-system", "apps", "apps-podinfo"), None);
         // A HelmRelease of another namespace (a list answers its own only; a forged one too).
         let mut other = hr(spec, reconciled());

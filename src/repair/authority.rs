@@ -4,9 +4,11 @@
 //! namespace (impersonated: the API server then authorises each write), or as itself when the
 //! operator trusts the namespace (`--trust-namespace`); otherwise nothing is written. And never
 //! a change to a live object Helm's ownership metadata does not give to this release (Helm's own
-//! adoption rule). A person's repair of a record stored apart from its release, which a Flux
-//! HelmRelease vouches for and the person does not trust, acts within the same authority: as the
-//! ServiceAccount the HelmRelease names, as Flux's lockdown writes.
+//! adoption rule). A record stored apart from its release (Flux's layout) writes, untrusted, only
+//! as an identity of its storage namespace, and in the release's namespace only the objects that
+//! carry the origin labels of the HelmRelease installing it (that namespace's own word). A
+//! person's repair of such a record, which the person does not trust, acts within the same
+//! authority when the HelmRelease names a ServiceAccount: as it, as Flux's lockdown writes.
 
 use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
 use crate::model::{Action, ObjectId, Refusal};
@@ -24,10 +26,13 @@ pub(crate) struct Authority {
     /// The operator trusts this namespace's records as their own (`--trust-namespace`): the
     /// watcher writes for them as itself, cluster-scoped objects and other namespaces included.
     pub(crate) trusted: bool,
-    /// Every write impersonates this ServiceAccount (namespace, name): the release namespace's
+    /// Every write impersonates this ServiceAccount (namespace, name): the storage namespace's
     /// `--repair-service-account`, or the one the vouching HelmRelease names, as Flux writes;
     /// the API server decides what it may do.
     pub(crate) service_account: Option<(String, String)>,
+    /// The HelmRelease of `stored` installing a release stored apart: outside `stored`, only
+    /// objects carrying its origin labels are written on the record's word.
+    pub(crate) helm_release: Option<String>,
 }
 
 impl Authority {
@@ -49,6 +54,7 @@ impl Authority {
             stored: stored.to_string(),
             trusted: false,
             service_account: Some((stored.to_string(), sa.to_string())),
+            helm_release: release.home().helm_release.map(String::from),
         })
     }
 
@@ -63,6 +69,15 @@ impl Authority {
         connection.as_user = Some(user);
         connection.as_groups = Vec::new();
         Ok(Some(crate::api::connect(&connection).await?.client))
+    }
+
+    /// Whether `live` carries the origin labels of the HelmRelease installing the release.
+    fn claims(&self, live: &Value) -> bool {
+        let home = crate::model::Home {
+            helm_release: self.helm_release.as_deref(),
+            ..crate::model::Home::new(&self.stored, &self.namespace, &self.release)
+        };
+        home.flux_claimed(live)
     }
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
@@ -83,11 +98,11 @@ impl Authority {
         if let Some(why) = self.refuses_all() {
             return Some(why);
         }
-        if !self.trusted && namespace != Some(self.namespace.as_str()) {
+        if !self.trusted && namespace != Some(self.stored.as_str()) && !live.is_some_and(|l| self.claims(l)) {
             return Some(Refusal::OutsideNamespace {
                 object: object.clone(),
                 namespace: namespace.map(String::from),
-                release_ns: self.namespace.clone(),
+                release_ns: self.stored.clone(),
             });
         }
         if matches!(action, Action::Recreate) && live.is_none() {
@@ -119,6 +134,7 @@ mod tests {
             stored: "tenant".into(),
             trusted,
             service_account: sa.map(|sa| ("tenant".to_string(), sa.to_string())),
+            helm_release: None,
         }
     }
 
@@ -145,7 +161,7 @@ mod tests {
         assert_eq!(authority(false, Some("fixer")).refusal(&own, &Action::Recreate, Some("tenant"), None), None);
         for (id, ns) in [(&crb, None), (&cm, Some("kube-system"))] {
             let why = authority(false, Some("fixer")).refusal(id, &Action::Recreate, ns, None).unwrap().to_string();
-            assert!(why.contains("outside the release's namespace"), "{why}");
+            assert!(why.contains("outside the record's namespace"), "{why}");
             assert_eq!(authority(true, Some("fixer")).refusal(id, &Action::Recreate, ns, None), None);
         }
     }
@@ -167,6 +183,32 @@ mod tests {
         assert_eq!(a.refusal(&id, &Action::Recreate, Some("tenant"), None), None);
         // An object that came back meanwhile is not recreated over.
         assert!(a.refusal(&id, &Action::Recreate, Some("tenant"), Some(&json!({"metadata": {}}))).is_some());
+    }
+
+    #[test]
+    fn a_record_stored_apart_writes_in_the_release_namespace_only_what_its_helmrelease_labelled() {
+        let a = Authority {
+            namespace: "apps".into(),
+            release: "apps-web".into(),
+            stored: "flux-system".into(),
+            trusted: false,
+            service_account: Some(("flux-system".into(), "deployer".into())),
+            helm_release: Some("web".into()),
+        };
+        let id = ObjectId::new("apps/v1", "Deployment", Some("apps"), "web");
+        let mut live = owned("apps-web", "apps");
+        // The release namespace's own object, Helm's annotations and all: not the record's.
+        let why = a.refusal(&id, &repair(), Some("apps"), Some(&live)).unwrap().to_string();
+        assert!(why.contains("outside the record's namespace") && why.contains("flux-system"), "{why}");
+        live["metadata"]["labels"] =
+            json!({crate::model::FLUX_NAME_LABEL: "web", crate::model::FLUX_NAMESPACE_LABEL: "flux-system"});
+        assert_eq!(a.refusal(&id, &repair(), Some("apps"), Some(&live)), None);
+        live["metadata"]["labels"][crate::model::FLUX_NAMESPACE_LABEL] = json!("tenant");
+        assert!(a.refusal(&id, &repair(), Some("apps"), Some(&live)).is_some());
+        // Nothing missing there is created on the record's word; trust creates it.
+        assert!(a.refusal(&id, &Action::Recreate, Some("apps"), None).is_some());
+        assert_eq!(Authority { trusted: true, ..a.clone() }.refusal(&id, &Action::Recreate, Some("apps"), None), None);
+        assert_eq!(a.impersonated_user().unwrap(), "system:serviceaccount:flux-system:deployer");
     }
 
     #[test]

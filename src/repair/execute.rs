@@ -118,7 +118,7 @@ fn own_refusal(evaluated: &Evaluated, planned: &DraftStep, request: &RepairReque
     if let Some(authority) = &request.authority {
         return authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref());
     }
-    request.trust.beyond(evaluated.release.home(), &o.id, at.namespace.as_deref())
+    request.trust.beyond(evaluated.release.home(), &o.id, at.namespace.as_deref(), o.live.as_ref())
 }
 
 /// The server's dry-run refusal of a step, in its words (a field that cannot change: replaced

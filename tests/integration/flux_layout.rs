@@ -1,9 +1,12 @@
 //! Flux's layout: a HelmRelease in one namespace (`flux-system`, a team's config namespace)
 //! installing into another (`spec.targetNamespace`) leaves the record in its own namespace, the
 //! record's `namespace` naming the target. Such a record is taken when the operator trusts where
-//! it is stored, or when a HelmRelease there, reconciled by helm-controller (its status names
-//! the release), installs it; repair writes on its word only where it is trusted. A record that
-//! no one vouches for is refused, and a scan that did not name it is not an error for it.
+//! it is stored, or when a HelmRelease there installs it (its spec; its status is its editors'
+//! word too, so it proves nothing); in the target it judges and writes only the objects that
+//! carry that HelmRelease's origin labels (helm-controller's, which only the target's writers
+//! can put there), creates nothing there without trust, and never speaks over the target's own
+//! record of the release. A record that no one vouches for is refused, and a scan that did not
+//! name it is not an error for it.
 
 use crate::support::{Env, Helm, eventually_or};
 use crate::watching::{Watching, events};
@@ -72,16 +75,28 @@ pub(crate) fn helm_release(env: &Env, ns: &str, name: &str, release: &str, targe
     }
 }
 
+/// A values file giving every object of the `origin` chart the origin labels of HelmRelease
+/// `ns/name`, as helm-controller's post-renderer sets them.
+pub(crate) fn origin_values(env: &Env, ns: &str, name: &str) -> String {
+    let file = env.home().join(format!("origin-{ns}-{name}.yaml"));
+    let values = format!("origin:\n  helm.toolkit.fluxcd.io/name: {name}\n  helm.toolkit.fluxcd.io/namespace: {ns}\n");
+    std::fs::write(&file, values).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
 helm_matrix! {
-    /// A release installed into T whose record is stored in S (Flux's default layout): refused
-    /// until someone vouches for it (named in a check of it, not counted in a scan of S), taken
-    /// with --trust-namespace S or once a reconciled HelmRelease of S installs it there; its
-    /// drift in T is found; repair writes in T only when S is trusted, and then puts it back.
-    fn a_record_stored_with_its_helmrelease_speaks_for_the_target_namespace(helm: Helm) {
+    /// A release installed into T whose record is stored in S (Flux's default layout), its
+    /// objects labelled as helm-controller labels them: refused until someone vouches for it
+    /// (named in a check of it, not counted in a scan of S), taken with --trust-namespace S or
+    /// once a HelmRelease of S installs it there (its spec alone: a status adds nothing). In T it
+    /// judges and repairs, with the person's rights, what carries the HelmRelease's origin
+    /// labels; an object there without them is named, never judged or written; what T does not
+    /// hold is reported, and created again only with --trust-namespace S.
+    fn a_record_stored_with_its_helmrelease_speaks_for_what_its_origin_labels_mark(helm: Helm) {
         let env = Env::new(&format!("flux-layout-{}", helm.tag()));
         let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
         env.kubectl(&["create", "namespace", &s]).success();
-        env.install(helm, "web", "basic", &[]);
+        env.install(helm, "web", "origin", &["-f", &origin_values(&env, &s, "web")]);
         move_record(&env, "sh.helm.release.v1.web.v1", &s);
         let in_s = |args: &[&str], code: i32| env.drift(args).env("HELM_NAMESPACE", &s).code(code);
 
@@ -95,25 +110,48 @@ helm_matrix! {
         let json = in_s(&["check", "--all", "-o", "json"], 0).stdout();
         assert!(json.contains("\"verdict\": \"refused\""), "{json}");
 
-        // Trusted, or vouched for by a reconciled HelmRelease of S (its spec alone is not enough).
+        // Trusted, or named by a HelmRelease of S whose spec installs it there.
         in_s(&["check", "web", "--trust-namespace", &s], 0)
-            .stdout_has(&format!("web: in sync (4 objects) [namespace {t}, stored in {s}: --trust-namespace {s}"));
+            .stdout_has(&format!("web: in sync (3 objects) [namespace {t}, stored in {s}: --trust-namespace {s}"));
         helm_release(&env, &s, "web", "web", &t, false);
-        in_s(&["check", "web"], 1).stderr_has("the record says namespace");
-        helm_release(&env, &s, "web", "web", &t, true);
         in_s(&["check", "web"], 0).stdout_has(&format!("[namespace {t}, stored in {s}: HelmRelease {s}/web installs it"));
         let json = in_s(&["check", "web", "-o", "json"], 0).stdout();
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["releases"][0]["storageNamespace"], s.as_str(), "{json}");
+        assert!(!json.contains("excluded"), "every object carries the origin labels: {json}");
 
-        // Drift in T is found; repair writes there on the record's word only when S is trusted.
+        // Drift in T is found, and repaired with the person's rights: T labelled the object.
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
         in_s(&["check", "web"], 2).stdout_has(&format!("changed      ConfigMap {t}/web-config"));
+        in_s(&["repair", "web"], 0);
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
+
+        // T takes the object back (its origin label removed): named, not judged, not written.
+        env.kubectl(&["label", "configmap", "web-config", "helm.toolkit.fluxcd.io/name-"]).success();
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"mine"}}"#);
+        in_s(&["check", "web"], 0)
+            .stdout_has(&format!("ConfigMap {t}/web-config"))
+            .stdout_has("outside the claim")
+            .stdout_has(&format!("HelmRelease {s}/web"));
+        in_s(&["repair", "web"], 0);
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "mine", "written outside the claim");
+        in_s(&["check", "web", "--trust-namespace", &s], 2).stdout_has(&format!("ConfigMap {t}/web-config"));
+
+        // What T does not hold is reported; created again only on the operator's trust.
+        env.kubectl(&["delete", "service", "web-web"]).success();
+        in_s(&["check", "web"], 2).stdout_has(&format!("Service {t}/web-web"));
         in_s(&["repair", "web"], 1).stdout_has(&format!("--trust-namespace {s}"));
-        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited", "repaired untrusted");
+        assert!(!env.kubectl(&["get", "service", "web-web"]).output().out.status.success(), "created untrusted");
         in_s(&["repair", "web", "--trust-namespace", &s], 0);
-        assert_ne!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
         in_s(&["check", "web"], 0);
+
+        // A status that names another release or target adds nothing and takes nothing away.
+        let forged = serde_json::json!({"status": {"storageNamespace": "elsewhere",
+            "history": [{"name": "other", "namespace": "kube-system", "version": 9}]}});
+        env.kubectl(&["-n", &s, "patch", "helmrelease", "web", "--subresource=status", "--type=merge", "-p", &forged.to_string()])
+            .success();
+        in_s(&["check", "web"], 0).stdout_has(&format!("HelmRelease {s}/web installs it"));
 
         // The HelmRelease names a ServiceAccount: the person's repair writes as it (as Flux's
         // lockdown does), only where it may.
@@ -130,43 +168,146 @@ helm_matrix! {
     }
 }
 
-/// A tenant's record in its own namespace claiming another (with a HelmRelease of its own that
-/// says so, but that no controller reconciled) is refused: it speaks only for where it is stored.
-#[test]
-fn a_tenants_record_claiming_another_namespace_is_refused() {
-    let env = Env::new("flux-layout-tenant");
-    let victim = format!("{}-victim", env.ns);
-    env.kubectl(&["create", "namespace", &victim]).success();
-    let manifest = format!(
-        "---\n# Source: x/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stolen\n  namespace: {victim}\ndata:\n  a: b\n"
+/// Flux's `flux-edit` role as Flux installs it (aggregated into `edit` and `admin`): `*` on
+/// helm.toolkit.fluxcd.io, the status subresource included.
+const FLUX_EDIT: &str = "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: helm-drift-test-flux-edit
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-edit: \"true\"
+    rbac.authorization.k8s.io/aggregate-to-admin: \"true\"
+rules:
+  - apiGroups: [helm.toolkit.fluxcd.io]
+    resources: [\"*\"]
+    verbs: [create, delete, deletecollection, get, list, patch, update, watch]
+";
+
+/// Helm's record of revision `revision` of `release` claiming namespace `claimed`, written into
+/// `t` by `user` (labels: Helm's and `labels`).
+fn forge_as(t: &Env, user: &str, release: &str, revision: u32, claimed: &str, manifest: &str, labels: &str) {
+    let json = crate::tenancy::record(release, claimed, revision, manifest);
+    crate::tenancy::plant_as(t, Some(user), release, revision, json, labels);
+}
+
+/// A suspended HelmRelease `name` in `t` installing `release` into `target`, with a status naming
+/// it there as the newest release, all written by `user` (who holds `edit` in `t` only).
+fn helm_release_as(t: &Env, user: &str, name: &str, release: &str, target: &str) {
+    t.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
+    t.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+    let hr = format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {}}}\nspec:\n  suspend: true\n  releaseName: {release}\n  targetNamespace: {target}\n  chart: {{spec: {{chart: basic}}}}\n",
+        t.ns
     );
-    let json = serde_json::json!({"name": "x", "namespace": victim, "version": 1,
-        "info": {"status": "deployed"}, "chart": {"metadata": {"name": "x", "version": "1.0.0"}}, "manifest": manifest});
-    env.forge_record_json("x", &json, "");
-    helm_release(&env, &env.ns, "x", "x", &victim, false);
-    env.drift(&["check", "x"]).code(1).stderr_has(&format!("the record says namespace \"{victim}\""));
-    env.drift(&["repair", "x"]).code(1);
-    env.drift(&["check", "--all"]).code(0).stdout_has(&format!("x: refused [namespace {}]", env.ns));
-    let out = env.kubectl(&["-n", &victim, "get", "configmap", "stolen"]).output();
-    assert!(!out.out.status.success(), "the tenant's record wrote in another namespace");
+    let file = t.home().join(format!("hr-{name}.yaml"));
+    std::fs::write(&file, hr).unwrap();
+    t.kubectl(&["apply", "-f", file.to_str().unwrap(), "--as", user]).success();
+    let status = serde_json::json!({"status": {"storageNamespace": t.ns,
+        "history": [{"name": release, "namespace": target, "version": 7, "status": "deployed"}]}});
+    let patch = ["patch", "helmrelease", name, "--subresource=status", "--type=merge", "-p", &status.to_string()];
+    t.kubectl(&[&patch[..], &["--as", user]].concat()).success();
+}
+
+helm_matrix! {
+    /// The tenant of issue 81: `edit` in T only, it writes a record of `web` claiming V (an
+    /// image of its own), a suspended HelmRelease installing `web` into V and a status naming it
+    /// there. V holds its own record of `web`, which wins: the watcher (healing, as V's `healer`
+    /// account by the advice of the security page) writes nothing, `check -A` stays green and
+    /// names the conflicting claim, and a check of the claim says why it is refused. A claim on
+    /// a release V does not record (`web2`, its manifest naming V's Deployment) is taken on the
+    /// HelmRelease's word and judges nothing: V's objects do not carry its origin labels.
+    fn a_tenants_helmrelease_and_its_status_give_it_nothing_in_another_namespace(helm: Helm) {
+        let tag = helm.tag();
+        let (v, t) = (Env::new(&format!("flux-victim-{tag}")), Env::new(&format!("flux-tenant-{tag}")));
+        let select = format!("fluxten={tag}");
+        v.install(helm, "web", "basic", &["--labels", &select]);
+        v.kubectl(&["create", "serviceaccount", "healer"]).success();
+        let healer = format!("--serviceaccount={}:healer", v.ns);
+        v.kubectl(&["create", "rolebinding", "healer-edit", "--clusterrole=edit", &healer]).success();
+        let tenant = format!("tenant-{tag}");
+        t.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
+        t.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+        t.apply_yaml("flux-edit", FLUX_EDIT);
+        t.kubectl(&["create", "rolebinding", "tenant-edit", "--clusterrole=edit", &format!("--user={tenant}")]).success();
+        t.wait_until_allowed(&tenant, "patch", "helmreleases.helm.toolkit.fluxcd.io", false);
+
+        let evil = format!(
+            "---\n# Source: basic/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-web\n  namespace: {}\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web-web\n  template:\n    metadata:\n      labels:\n        app: web-web\n    spec:\n      containers:\n        - name: web\n          image: evil.example/miner:1\n",
+            v.ns
+        );
+        let labels = format!("fluxten: {tag}, helm-drift.io/repair: \"true\"");
+        forge_as(&t, &tenant, "web", 7, &v.ns, &evil, &labels);
+        helm_release_as(&t, &tenant, "web", "web", &v.ns);
+        let image = || v.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}");
+
+        // The watcher, healing as V's healer: the claim is refused, nothing is written.
+        let args = ["-A", "-l", &select, "--repair", "--repair-service-account", "healer", "--repair-cooldown", "1s", "--resync", "2s"];
+        let w = Watching::start(&v, &args).ready();
+        eventually_or(
+            "the claim refused",
+            Duration::from_secs(30),
+            || w.logs_text().contains("a conflicting claim"),
+            || w.logs_text(),
+        );
+        let before = w.checks();
+        eventually_or("two more checks", Duration::from_secs(30), || w.checks() >= before + 2.0, || w.logs_text());
+        assert_eq!(image(), "registry.example/web:1.0", "{}", w.logs_text());
+        assert!(events(&t, "DriftDetected").is_empty() && events(&v, "DriftDetected").is_empty());
+        w.stop();
+
+        // The operator's gate stays green and names the claim; a check of it says why.
+        v.drift(&["check", "-A", "-l", &select])
+            .code(0)
+            .stdout_has("web: in sync")
+            .stderr_has("a conflicting claim")
+            .stderr_has(&format!("namespace \"{}\" holds its own record of the release", v.ns));
+        t.drift(&["check", "web"]).code(1).stderr_has("a conflicting claim");
+        t.drift(&["repair", "web"]).code(1).stderr_has("a conflicting claim");
+        assert_eq!(image(), "registry.example/web:1.0");
+
+        // A release V does not record: taken on the HelmRelease's word, judging nothing of V's.
+        forge_as(&t, &tenant, "web2", 7, &v.ns, &evil, &labels);
+        helm_release_as(&t, &tenant, "web2", "web2", &v.ns);
+        t.drift(&["check", "web2"])
+            .code(0)
+            .stdout_has(&format!("Deployment {}/web-web", v.ns))
+            .stdout_has("outside the claim");
+        t.drift(&["repair", "web2"]).code(0);
+        let w = Watching::start(&v, &args).ready();
+        let series = Watching::drifted(&t.ns, "web2");
+        eventually_or("web2 judged", Duration::from_secs(30), || w.sample(&series).is_some(), || w.logs_text());
+        let before = w.checks();
+        eventually_or("two more checks", Duration::from_secs(30), || w.checks() >= before + 2.0, || w.logs_text());
+        assert_eq!(w.sample(&series), Some(0.0), "{}", w.metrics());
+        assert_eq!(image(), "registry.example/web:1.0", "{}", w.logs_text());
+        w.stop();
+    }
 }
 
 /// The watcher heals a release whose record its HelmRelease stores apart, keyed where the record
-/// is: refused while no one trusts the storage namespace and the HelmRelease names no
-/// ServiceAccount; then written as the ServiceAccount the HelmRelease names (as Flux's lockdown
-/// writes): refused whole while that account may not make every step, healed once it may.
+/// is, and only as an identity of the storage namespace: refused while no one trusts it and
+/// nothing names an account there (`--repair-service-account` is an account of S, never of T);
+/// then as the ServiceAccount the HelmRelease names (as Flux's lockdown writes): refused whole
+/// while that account may not make every step, healed once it may; an object T took back (its
+/// origin labels removed) is never written, and what T does not hold is not created.
 #[test]
 fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
     let env = Env::new("flux-layout-watch");
     let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
     env.kubectl(&["create", "namespace", &s]).success();
-    env.install(Helm::V3, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
+    let origin = origin_values(&env, &s, "web");
+    env.install(Helm::V3, "web", "origin", &["--labels", "helm-drift.io/repair=true", "-f", &origin]);
     move_record(&env, "sh.helm.release.v1.web.v1", &s);
     helm_release(&env, &s, "web", "web", &t, true);
     let greeting = || env.get("configmap", "web-config", "{.data.greeting}");
     let watch = |extra: &[&str]| {
         let args = [&["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"][..], extra].concat();
         Watching::start_with(&env, &args, &[("HELM_NAMESPACE", s.as_str())]).ready()
+    };
+    let refused_as = |w: &Watching, who: &str| {
+        w.log_lines().iter().any(|l| {
+            l["msg"] == "repair" && l["result"] == "refused" && l["reason"].as_str().is_some_and(|r| r.contains(who))
+        })
     };
 
     // Vouched for, not trusted, no ServiceAccount: found, not written.
@@ -180,9 +321,19 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
     assert_eq!(greeting(), "edited");
     w.stop();
 
+    // --repair-service-account names an account of S, never T's (T's `healer` may edit T).
+    env.kubectl(&["create", "serviceaccount", "healer"]).success();
+    let t_healer = format!("--serviceaccount={t}:healer");
+    env.kubectl(&["create", "rolebinding", "healer-edit", "--clusterrole=edit", &t_healer]).success();
+    let w = watch(&["--repair-service-account", "healer"]);
+    let as_s = format!("system:serviceaccount:{s}:healer");
+    eventually_or("refused as S's healer", Duration::from_secs(30), || refused_as(&w, &as_s), || w.logs_text());
+    assert_eq!(greeting(), "edited", "written as T's account");
+    w.stop();
+
     // The HelmRelease names a ServiceAccount of its namespace that may write ConfigMaps in the
-    // target, nothing else: the repair (which re-creates the deleted Service too) is refused as
-    // that account, whole, nothing half-changed.
+    // target, nothing else: the repair (which changes the Deployment too) is refused as that
+    // account, whole, nothing half-changed.
     env.kubectl(&["-n", &s, "create", "serviceaccount", "flux-writer"]).success();
     let sa = r#"{"spec":{"serviceAccountName":"flux-writer"}}"#;
     env.kubectl(&["-n", &s, "patch", "helmrelease", "web", "--type=merge", "-p", sa]).success();
@@ -196,20 +347,20 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
     .success();
     let subject = format!("--serviceaccount={s}:flux-writer");
     env.kubectl(&["create", "rolebinding", "flux-writer", "--role=configmaps", &subject]).success();
-    env.kubectl(&["delete", "service", "web-web"]).success();
+    env.kubectl(&["set", "image", "deployment/web-web", "web=registry.example/web:hand"]).success();
     let w = watch(&[]);
-    let forbidden = || {
-        w.log_lines().iter().any(|l| {
-            l["msg"] == "repair"
-                && l["result"] == "refused"
-                && l["reason"].as_str().is_some_and(|r| r.contains(&format!("system:serviceaccount:{s}:flux-writer")))
-        })
-    };
-    eventually_or("the repair refused to the ServiceAccount", Duration::from_secs(30), forbidden, || w.logs_text());
+    let as_writer = format!("system:serviceaccount:{s}:flux-writer");
+    eventually_or(
+        "refused to the ServiceAccount",
+        Duration::from_secs(30),
+        || refused_as(&w, &as_writer),
+        || w.logs_text(),
+    );
     assert_eq!(greeting(), "edited", "half a repair was made");
     w.stop();
 
-    // Once the account may edit the target namespace, the release heals as it.
+    // Once the account may edit the target namespace, the release heals as it; then what T
+    // does not hold is not created.
     env.kubectl(&["create", "rolebinding", "flux-writer-edit", "--clusterrole=edit", &subject]).success();
     let w = watch(&[]);
     eventually_or(
@@ -218,22 +369,27 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
         || greeting() == "hello",
         || w.logs_text(),
     );
-    eventually_or(
-        "the Service re-created",
-        Duration::from_secs(30),
-        || env.kubectl(&["get", "service", "web-web"]).output().out.status.success(),
-        || w.logs_text(),
-    );
+    env.kubectl(&["delete", "service", "web-web"]).success();
+    let service_refused = || {
+        w.log_lines().iter().any(|l| {
+            l["msg"] == "repair"
+                && l["result"] == "refused"
+                && l["object"].as_str().is_some_and(|o| o.contains("web-web") && o.contains("Service"))
+        })
+    };
+    eventually_or("the missing Service refused", Duration::from_secs(30), service_refused, || w.logs_text());
+    assert!(!env.kubectl(&["get", "service", "web-web"]).output().out.status.success(), "created untrusted");
     w.stop();
 }
 
 /// The Flux stand-in storing the record apart itself (Helm 4's SDK, the storage namespace given
-/// to its action configuration apart from the release's, as helm-controller does for
-/// `spec.targetNamespace`): the record is in S and names T; vouched for by its HelmRelease, a
-/// check of S judges the objects in T; a hand edit there is found and repaired (S trusted), and
-/// the controller's next upgrade, stored apart again, lands after the repair.
+/// to its action configuration apart from the release's, and helm-controller's origin labels on
+/// every object, as helm-controller does for `spec.targetNamespace`): the record is in S and
+/// names T; vouched for by its HelmRelease, with no trust flag, a check of S judges the objects
+/// in T, a hand edit there is repaired with the person's rights and healed by a watcher writing
+/// as an account of S, and the controller's next upgrade, stored apart again, lands after each.
 #[test]
-fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_and_upgraded_again() {
+fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_watched_and_upgraded_again() {
     let env = Env::new("flux-layout-sdk");
     let (t, s) = (env.ns.clone(), format!("{}-flux", env.ns));
     env.kubectl(&["create", "namespace", &s]).success();
@@ -241,13 +397,15 @@ fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_and_upgraded_again() {
     let flux = |verb: &str, values: &str| {
         let file = env.home().join(format!("{verb}-values.yaml"));
         std::fs::write(&file, values).unwrap();
-        let apart = ["--storage-namespace", &s, "--namespace", &t, verb, "web", chart.to_str().unwrap()];
+        let apart =
+            ["--storage-namespace", &s, "--namespace", &t, "--origin", "web", verb, "web", chart.to_str().unwrap()];
         env.helm_tool("helm-controller", &[&apart[..], &["-f", file.to_str().unwrap()]].concat()).success();
     };
     flux("install", "greeting: first\n");
     let record = |ns: &str| env.kubectl(&["-n", ns, "get", "secrets", "-l", "owner=helm,name=web", "-o", "name"]);
     assert_eq!(record(&s).success().stdout().trim(), "secret/sh.helm.release.v1.web.v1", "stored in S");
     assert_eq!(record(&t).success().stdout().trim(), "", "nothing stored in T");
+    assert_eq!(env.get("configmap", "web-config", "{.metadata.labels.helm\\.toolkit\\.fluxcd\\.io/namespace}"), s);
     let in_s = |args: &[&str], code: i32| env.drift(args).env("HELM_NAMESPACE", &s).code(code);
     in_s(&["check", "web"], 1).stderr_has(&format!("the record says namespace \"{t}\""));
     helm_release(&env, &s, "web", "web", &t, true);
@@ -260,11 +418,26 @@ fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_and_upgraded_again() {
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     env.kubectl(&["scale", "deployment", "web-web", "--replicas=5"]).success();
     in_s(&["check", "web"], 2).stdout_has(&format!("changed      ConfigMap {t}/web-config"));
-    in_s(&["repair", "web", "--trust-namespace", &s], 0);
+    in_s(&["repair", "web"], 0);
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "first");
     in_s(&["check", "web"], 0);
     flux("upgrade", "greeting: second\n");
     assert_eq!(record(&s).success().stdout().lines().count(), 2, "revision 2 stored in S");
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "second");
     in_s(&["check", "web"], 0).stdout_has("revision 2 deployed");
+
+    // Watched and healed with no trust flag, as S's own account (which may edit T).
+    env.kubectl(&["-n", &s, "label", "secret", "sh.helm.release.v1.web.v2", "helm-drift.io/repair=true"]).success();
+    env.kubectl(&["-n", &s, "create", "serviceaccount", "healer"]).success();
+    let healer = format!("--serviceaccount={s}:healer");
+    env.kubectl(&["create", "rolebinding", "s-healer-edit", "--clusterrole=edit", &healer]).success();
+    let args = ["--all", "--repair", "--repair-service-account", "healer", "--repair-cooldown", "1s", "--resync", "2s"];
+    let w = Watching::start_with(&env, &args, &[("HELM_NAMESPACE", s.as_str())]).ready();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    let greeting = || env.get("configmap", "web-config", "{.data.greeting}");
+    eventually_or("healed as S's healer", Duration::from_secs(30), || greeting() == "second", || w.logs_text());
+    w.stop();
+    flux("upgrade", "greeting: third\n");
+    assert_eq!(greeting(), "third");
+    in_s(&["check", "web"], 0).stdout_has("revision 3 deployed");
 }

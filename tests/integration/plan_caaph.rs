@@ -190,3 +190,67 @@ fn plan_predicts_what_caaph_does_on_every_cluster_a_helmchartproxy_selects() {
     assert_eq!(cluster(&doc, &mgmt, "b")["outcome"], "upgrade", "the others are still planned: {doc:#}");
     assert!(!marker.exists(), "the kubeconfig's command ran");
 }
+
+/// A pull request's HelmChartProxy reaches nothing its namespace does not: its values template
+/// makes the chart look up a Secret of the workload cluster (and `fail` with it), which a plan
+/// from a file never answers; a HelmReleaseProxy naming another namespace's Cluster is no
+/// orphan to plan there (that namespace's kubeconfig Secret is never read); a proxy file of
+/// another namespace is refused; its chartName is never a path, nor found as one where the plan
+/// runs.
+#[test]
+fn a_pull_requests_helmchartproxy_reaches_nothing_beyond_its_namespace() {
+    let mgmt = Env::new("plan-hcp-pr");
+    serve_cluster_crd(&mgmt);
+    serve_caaph_crds(&mgmt);
+    let w = Env::new("plan-hcp-pr-w");
+    let vault = format!("{}-vault", w.ns);
+    let token = format!("HUNTER2-{}", w.ns);
+    w.kubectl(&["create", "namespace", &vault]).success();
+    w.kubectl(&["-n", &vault, "create", "secret", "generic", "top-secret", &format!("--from-literal=token={token}")])
+        .success();
+    let looker = chart_path("looker");
+    w.helm_tool("manager", &["install", "spy", looker.to_str().unwrap()]).success();
+    workload(&mgmt, "w", "fleet: spy", "", &kubeconfig(&w));
+    let proxy = format!(
+        "apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmChartProxy\nmetadata:\n  name: spy\nspec:\n  clusterSelector:\n    matchLabels: {{fleet: spy}}\n  chartName: looker\n  repoURL: https://127.0.0.1:1/charts\n  releaseName: spy\n  namespace: {}\n  valuesTemplate: |\n    vault: {{namespace: {vault}, name: top-secret}}\n    fail: true\n",
+        w.ns
+    );
+    let file = mgmt.home().join("spy.yaml");
+    let run = |text: &str, chart: Option<&std::path::Path>| {
+        std::fs::write(&file, text).unwrap();
+        let mut args = vec!["plan", "--helmchartproxy-file", file.to_str().unwrap()];
+        args.extend(chart.map(|c| c.to_str().unwrap()));
+        mgmt.drift(&[&args[..], &["-o", "json"]].concat()).env("HELM_BIN", mgmt.helm_bin(Helm::V4))
+    };
+
+    // A HelmReleaseProxy of the proxy naming a Cluster of another namespace, whose kubeconfig
+    // Secret is there: not CAAPH's, never followed.
+    let other = format!("{}-other", mgmt.ns);
+    mgmt.kubectl(&["create", "namespace", &other]).success();
+    let config = mgmt.home().join("victim-kubeconfig");
+    std::fs::write(&config, kubeconfig(&w)).unwrap();
+    let from = format!("--from-file=value={}", config.display());
+    mgmt.kubectl(&["-n", &other, "create", "secret", "generic", "victim-kubeconfig", &from]).success();
+    let hrp = format!(
+        "apiVersion: addons.cluster.x-k8s.io/v1alpha1\nkind: HelmReleaseProxy\nmetadata:\n  name: spy-victim\n  labels: {{helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name: spy}}\nspec:\n  clusterRef: {{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, name: victim, namespace: {other}}}\n  chartName: looker\n  repoURL: https://127.0.0.1:1/charts\n  releaseName: spy\n  namespace: {}\n",
+        w.ns
+    );
+    mgmt.apply_yaml("hrp-victim", &hrp);
+
+    let out = run(&proxy, Some(&looker)).output();
+    assert!(!out.dump().contains(&token), "the pull request's values read the Secret as the planner\n{}", out.dump());
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap_or_else(|e| panic!("{e}: {}", out.dump()));
+    let planned = cluster(&doc, &mgmt, "w");
+    assert!(planned["plan"]["notes"].to_string().contains("never lends them your rights"), "{doc:#}");
+    let clusters = doc["clusters"].to_string();
+    assert!(!clusters.contains("victim"), "another namespace's Cluster was planned: {doc:#}");
+
+    // A file of another namespace, a path for a chart, a name found where the plan runs.
+    let elsewhere = proxy.replace("  name: spy\n", &format!("  name: spy\n  namespace: {other}\n"));
+    run(&elsewhere, Some(&looker)).code(1).stderr_has(&format!("is in namespace {other}, not {}", mgmt.ns));
+    run(&proxy.replace("chartName: looker", "chartName: ./looker"), None).code(1).stderr_has("is a path");
+    let charts = crate::support::repo_root().join("tests/charts");
+    let local = run(&proxy, None).current_dir(&charts).code(1);
+    assert!(!local.dump().contains(&token) && !local.stdout().contains("looker-"), "{}", local.dump());
+    local.stderr_has("127.0.0.1:1");
+}

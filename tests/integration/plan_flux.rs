@@ -317,3 +317,43 @@ fn a_helmrelease_storing_its_record_apart_is_planned() {
     let doc = plan(&["--helmrelease-file", file.to_str().unwrap(), chart], 2);
     assert_eq!(planned(&doc), ["configmap/web-config", "deployment/web-web"], "{doc:#}");
 }
+
+/// A pull request's HelmRelease file: its values (no valuesFrom, so nothing is read from the
+/// cluster) make the chart look up a Secret, straight, through `tpl` and in a `fail`. Even with
+/// its namespace trusted, a plan from a file renders without the cluster and prints nothing of
+/// the Secret; a file naming another namespace is refused (its valuesFrom are never read there).
+#[test]
+fn a_pull_requests_helmrelease_file_never_reads_the_cluster_as_the_planner() {
+    let env = Env::new("plan-flux-pr");
+    let ns = env.ns.clone();
+    let vault = format!("{ns}-vault");
+    let token = format!("HUNTER2-{ns}");
+    env.kubectl(&["create", "namespace", &vault]).success();
+    env.kubectl(&["-n", &vault, "create", "secret", "generic", "top-secret", &format!("--from-literal=token={token}")])
+        .success();
+    let looker = chart_path("looker");
+    let chart = looker.to_str().unwrap();
+    flux(&env, &ns, &["install", "spy", chart, "--server-side=true"]).success();
+    let extra = format!(
+        "'{{{{ dig \"data\" \"token\" \"\" (lookup \"v1\" \"Secret\" \"{vault}\" \"top-secret\") | b64dec }}}}'"
+    );
+    let hr = |namespace: &str| {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: spy, namespace: {namespace}}}\nspec:\n  releaseName: spy\n  chart: {{spec: {{chart: looker}}}}\n  values:\n    vault: {{namespace: {vault}, name: top-secret}}\n    fail: true\n    extra: {extra}\n  valuesFrom:\n    - {{kind: Secret, name: top-secret, valuesKey: token, targetPath: stolen, optional: true}}\n"
+        )
+    };
+    let file = env.home().join("spy.yaml");
+    std::fs::write(&file, hr(&ns)).unwrap();
+    let plan = |extra: &[&str]| {
+        let args = [&["plan", "--helmrelease-file", file.to_str().unwrap(), chart][..], extra].concat();
+        env.drift(&args).env("HELM_BIN", env.helm_bin(crate::support::Helm::V4))
+    };
+    let out = plan(&["--trust-namespace", &ns]).output();
+    assert!(!out.dump().contains(&token), "the pull request's values read the Secret as the planner\n{}", out.dump());
+    out.stdout_has("a plan from a file never lends them your rights");
+    assert!(!out.dump().contains("LEAK"), "{}", out.dump());
+    std::fs::write(&file, hr(&vault)).unwrap();
+    let refused = plan(&["--trust-namespace", &vault]).code(1);
+    refused.stderr_has(&format!("is in namespace {vault}, not {ns}"));
+    assert!(!refused.dump().contains(&token), "{}", refused.dump());
+}

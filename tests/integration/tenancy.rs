@@ -10,6 +10,18 @@ use std::time::Duration;
 /// A Secret in `env`'s namespace shaped as Helm's record of revision `revision` of `release`
 /// (its labels and name as Helm writes them), holding `json` as the record.
 fn plant(env: &Env, release: &str, revision: u32, json: serde_json::Value, labels: &str) {
+    plant_as(env, None, release, revision, json, labels);
+}
+
+/// [`plant`], written by `user` (impersonated) when one is named.
+pub(crate) fn plant_as(
+    env: &Env,
+    user: Option<&str>,
+    release: &str,
+    revision: u32,
+    json: serde_json::Value,
+    labels: &str,
+) {
     use base64::Engine;
     use std::io::Write;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -19,10 +31,16 @@ fn plant(env: &Env, release: &str, revision: u32, json: serde_json::Value, label
     let secret = format!(
         "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: sh.helm.release.v1.{release}.v{revision}\n  labels: {{owner: helm, name: {release}, status: deployed, version: \"{revision}\", {labels}}}\ndata:\n  release: \"{data}\"\n"
     );
-    env.apply_yaml(&format!("planted-{release}-{revision}"), &secret);
+    let file = env.home().join(format!("planted-{release}-{revision}.yaml"));
+    std::fs::write(&file, secret).unwrap();
+    let apply = ["apply", "-f", file.to_str().unwrap()];
+    match user {
+        Some(user) => env.kubectl(&[&apply[..], &["--as", user]].concat()).success(),
+        None => env.kubectl(&apply).success(),
+    };
 }
 
-fn record(name: &str, namespace: &str, revision: u32, manifest: &str) -> serde_json::Value {
+pub(crate) fn record(name: &str, namespace: &str, revision: u32, manifest: &str) -> serde_json::Value {
     serde_json::json!({"name": name, "namespace": namespace, "version": revision,
         "info": {"status": "deployed"}, "chart": {"metadata": {"name": name, "version": "1.0.0"}},
         "manifest": manifest})

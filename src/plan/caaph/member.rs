@@ -25,6 +25,11 @@ pub(super) struct Fleet<'a> {
     pub(super) chart_flags: Vec<String>,
     /// Its version (`helm show chart`).
     pub(super) chart_version: String,
+    /// The helm every cluster's plan runs (in an empty directory for the proxy's own chart).
+    pub(super) helm: HelmBinary,
+    /// The file the proxy was read from (a pull request's): its values never render with the
+    /// planner's rights.
+    pub(super) from_file: Option<String>,
 }
 
 /// A workload cluster, reached.
@@ -60,7 +65,7 @@ impl Workload {
             ..fleet.settings.clone()
         };
         let session = Session::open(&settings).await.map_err(|e| not_run(crate::errors::chain(&e)))?;
-        Ok(Workload { session, settings, helm: fleet.base.helm.for_cluster(&path), dir })
+        Ok(Workload { session, settings, helm: fleet.helm.for_cluster(&path), dir })
     }
 
     /// What CAAPH does to the release of `existing` (none yet: the proxy's) with `values`;
@@ -188,6 +193,7 @@ impl Workload {
             stored: Some(namespace.to_string()),
             target: Some(namespace.to_string()),
             values_read_in: None,
+            from_file: fleet.from_file.clone(),
             notes: vec![note],
             post_render: None,
         }

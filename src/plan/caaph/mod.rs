@@ -41,28 +41,52 @@ pub(crate) async fn fleet(
             })?;
             (read, "the management cluster".to_string())
         }
-        ChartProxySource::File { path, name } => (proxy::from_file(path, name.as_deref())?, path.display().to_string()),
+        ChartProxySource::File { path, name } => {
+            (proxy::from_file(path, name.as_deref(), namespace)?, path.display().to_string())
+        }
     };
+    let from_file = matches!(source, ChartProxySource::File { .. }).then(|| from.clone());
     let proxy = ChartProxy::from_json(&object, namespace)?;
     let clusters = reads::clusters(mgmt.client(), &proxy.namespace, &proxy.selector).await?;
     let proxies = reads::release_proxies(mgmt.client(), &proxy.namespace, &proxy.name).await?;
     let (chart, chart_flags, mut notes) = chart_of(&proxy, base);
-    let chart_version = base.helm.chart_version(&chart, &chart_flags).await?;
+    // The proxy's own chart is fetched in an empty directory: its name is never a local path.
+    let empty = tempfile::Builder::new().prefix("helm-drift-chart-").tempdir()?;
+    let helm = if base.chart.is_empty() { base.helm.in_dir(empty.path()) } else { base.helm.clone() };
+    let chart_version = helm.chart_version(&chart, &chart_flags).await?;
     notes.push(format!(
         "values from its valuesTemplate, executed by Helm's engine (Go text/template and Sprig, as CAAPH's); chart {chart} {chart_version}; applied as CAAPH's Helm 3 SDK applies (three-way merge)"
     ));
-    let fleet = Fleet { mgmt, settings, base, proxy, proxies, chart, chart_flags, chart_version };
+    let fleet = Fleet { mgmt, settings, base, proxy, proxies, chart, chart_flags, chart_version, helm, from_file };
     let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(FLEET_SECONDS);
     for cluster in &clusters {
-        out.push(ClusterPlan { cluster: id(cluster), outcome: fleet.selected(cluster).await });
+        out.push(ClusterPlan { cluster: id(cluster), outcome: within(deadline, fleet.selected(cluster)).await });
     }
     if !fleet.proxy.install_once {
         let selected: Vec<String> = clusters.iter().map(id).collect();
         for orphan in fleet.proxies.iter().filter(|p| !selected.contains(&p.cluster)) {
-            out.push(ClusterPlan { cluster: orphan.cluster.clone(), outcome: fleet.orphan(orphan).await });
+            let outcome = within(deadline, fleet.orphan(orphan)).await;
+            out.push(ClusterPlan { cluster: orphan.cluster.clone(), outcome });
         }
     }
     Ok(FleetPlan { proxy: fleet.proxy.id(), source: from, clusters: out, notes })
+}
+
+/// The longest one HelmChartProxy's plan takes over all its clusters (each helm run is bounded
+/// too): the clusters left when it is spent are not planned, and said.
+const FLEET_SECONDS: u64 = 1800;
+
+/// One cluster's plan, unless the fleet's time is spent first (its helm is stopped then).
+async fn within(
+    deadline: tokio::time::Instant,
+    plan: impl std::future::Future<Output = ClusterOutcome>,
+) -> ClusterOutcome {
+    tokio::time::timeout_at(deadline, plan).await.unwrap_or_else(|_| {
+        ClusterOutcome::NotRun(NotRun(format!(
+            "not planned: the plan's time ({FLEET_SECONDS} s for every cluster of the HelmChartProxy) was spent first"
+        )))
+    })
 }
 
 /// `namespace/name` of an object.

@@ -75,6 +75,14 @@ impl ChartProxy {
         let namespace = text("/metadata/namespace").unwrap_or(namespace).to_string();
         let bad = |why: String| ProxyError::Spec { proxy: format!("{namespace}/{name}"), why };
         let chart_name = text("/spec/chartName").ok_or_else(|| bad("spec.chartName is empty".into()))?;
+        // CAAPH fetches chartName from repoURL: a path would be a chart on the planner's disk.
+        let path = chart_name.starts_with('.') || chart_name.contains(['/', '\\']) || chart_name.contains(':');
+        if path {
+            return Err(bad(format!("spec.chartName {chart_name:?} is a path: it names a chart of spec.repoURL")));
+        }
+        if text("/spec/repoURL").is_none() {
+            return Err(bad("spec.repoURL is empty: CAAPH fetches spec.chartName from it".into()));
+        }
         let selector = object.pointer("/spec/clusterSelector").cloned().unwrap_or(Value::Null);
         let annotations = object.pointer("/metadata/annotations");
         Ok(ChartProxy {
@@ -151,10 +159,10 @@ pub(crate) fn label_selector(selector: &Value) -> Result<String, SelectorError> 
     Ok(parts.join(","))
 }
 
-/// The HelmChartProxy of a file: the one named, or the only one.
-pub(crate) fn from_file(path: &std::path::Path, name: Option<&str>) -> Result<Value, ProxyError> {
+/// The HelmChartProxy of a file: the one named, or the only one, of `namespace`.
+pub(crate) fn from_file(path: &std::path::Path, name: Option<&str>, namespace: &str) -> Result<Value, ProxyError> {
     let (kinds, flag) = (("HelmChartProxy", "HelmChartProxies"), "--helmchartproxy");
-    crate::plan::helmrelease::one_of_file(path, kinds, name, flag)
+    crate::plan::helmrelease::one_of_file(path, kinds, name, flag, namespace)
         .map_err(|why| ProxyError::File { path: path.display().to_string(), why })
 }
 
@@ -193,5 +201,13 @@ mod tests {
         assert!(p.paused && !p.install_once && p.option("/upgrade/resetValues") && p.creates_namespace());
         let none = ChartProxy::from_json(&json!({"metadata": {"name": "x"}, "spec": {}}), "fleet").unwrap_err();
         assert_eq!(none.to_string(), "HelmChartProxy fleet/x: spec.chartName is empty");
+        for path in ["./charts/evil", "../evil", "/tmp/evil", "charts/evil", ".evil", "file:evil", "c:\\evil"] {
+            let spec =
+                json!({"metadata": {"name": "x"}, "spec": {"chartName": path, "repoURL": "https://charts.example"}});
+            let why = ChartProxy::from_json(&spec, "fleet").unwrap_err().to_string();
+            assert!(why.contains("is a path"), "{path}: {why}");
+        }
+        let bare = json!({"metadata": {"name": "x"}, "spec": {"chartName": "cilium"}});
+        assert!(ChartProxy::from_json(&bare, "fleet").unwrap_err().to_string().contains("spec.repoURL is empty"));
     }
 }

@@ -107,22 +107,50 @@ pub(crate) async fn release_proxies(
         Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Vec::new()),
         Err(e) => return Err(ApiError::from_kube(&e, "list", "helmreleaseproxies.addons.cluster.x-k8s.io")),
     };
-    Ok(list.items.iter().map(release_proxy).collect())
+    Ok(list.items.iter().filter_map(release_proxy).collect())
 }
 
-fn release_proxy(o: &DynamicObject) -> ReleaseProxy {
+/// A HelmReleaseProxy as the plan reads it, when it speaks for a Cluster of its own namespace
+/// (CAAPH makes it there; one naming another namespace's Cluster was written by someone else,
+/// whose word does not reach that namespace's kubeconfig Secret).
+fn release_proxy(o: &DynamicObject) -> Option<ReleaseProxy> {
     let text = |p: &str| o.data.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
     let annotation = |k: &str| o.metadata.annotations.as_ref().and_then(|a| a.get(k)).map(String::as_str);
     let own = o.metadata.namespace.clone().unwrap_or_default();
-    let cluster_namespace = Some(text("/spec/clusterRef/namespace")).filter(|n| !n.is_empty()).unwrap_or(own);
-    ReleaseProxy {
+    let named = text("/spec/clusterRef/namespace");
+    if !named.is_empty() && named != own {
+        return None;
+    }
+    Some(ReleaseProxy {
         name: o.metadata.name.clone().unwrap_or_default(),
-        cluster: format!("{cluster_namespace}/{}", text("/spec/clusterRef/name")),
+        cluster: format!("{own}/{}", text("/spec/clusterRef/name")),
         release_name: text("/spec/releaseName"),
         release_namespace: text("/spec/namespace"),
         chart_name: text("/spec/chartName"),
         repo_url: text("/spec/repoURL"),
         generated_name: annotation(NAME_GENERATED) == Some("true"),
         installed: annotation(INSTALLED).is_some(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_release_proxy_speaks_only_for_a_cluster_of_its_own_namespace() {
+        let proxy = |cluster_ref: Value| {
+            let mut o = DynamicObject::new(
+                "p",
+                &resource("addons.cluster.x-k8s.io", "v1alpha1", "HelmReleaseProxy", "helmreleaseproxies"),
+            );
+            o.metadata.namespace = Some("fleet".into());
+            o.data = json!({"spec": {"clusterRef": cluster_ref, "releaseName": "cni"}});
+            o
+        };
+        assert_eq!(release_proxy(&proxy(json!({"name": "eu"}))).unwrap().cluster, "fleet/eu");
+        assert_eq!(release_proxy(&proxy(json!({"name": "eu", "namespace": "fleet"}))).unwrap().cluster, "fleet/eu");
+        assert!(release_proxy(&proxy(json!({"name": "eu", "namespace": "kube-system"}))).is_none());
     }
 }

@@ -24,7 +24,8 @@ pub(crate) struct RepairOptions {
     pub(crate) selector: String,
     pub(crate) remove_foreign: bool,
     pub(crate) policy: HealPolicy,
-    /// Repair as this ServiceAccount of the release's namespace (impersonated).
+    /// Repair as this ServiceAccount of the namespace the release's record is stored in
+    /// (impersonated).
     pub(crate) service_account: Option<String>,
     /// The namespaces whose records the operator trusts (`--trust-namespace`).
     pub(crate) trust: crate::settings::Trust,
@@ -36,17 +37,22 @@ pub(crate) struct RepairOptions {
 
 impl RepairOptions {
     /// The authority a repair of a release acts within: trusted when the namespace its record
-    /// is stored in is; writing as the release namespace's `--repair-service-account`, else as
-    /// the ServiceAccount the HelmRelease vouching for a record stored apart names (as Flux's
-    /// lockdown writes), never more.
+    /// is stored in is; writing as the `--repair-service-account` of the namespace the record is
+    /// stored in (of the release's, where that namespace is trusted), else as the ServiceAccount
+    /// the HelmRelease vouching for a record stored apart names (as Flux's lockdown writes),
+    /// never as an identity of a namespace the record only claims.
     fn authority(&self, report: &crate::model::DriftReport) -> crate::repair::Authority {
-        let own = self.service_account.clone().map(|sa| (report.namespace.clone(), sa));
+        let trusted = self.trust.trusts(report.stored_in());
+        let whose = if trusted { &report.namespace } else { report.stored_in() };
+        let own = self.service_account.clone().map(|sa| (whose.to_string(), sa));
+        let apart = report.stored_apart.as_ref();
         crate::repair::Authority {
             namespace: report.namespace.clone(),
             release: report.release.clone(),
             stored: report.stored_in().to_string(),
-            trusted: self.trust.trusts(report.stored_in()),
-            service_account: own.or_else(|| report.stored_apart.as_ref()?.service_account()),
+            trusted,
+            service_account: own.or_else(|| apart?.service_account()),
+            helm_release: apart.and_then(|a| a.vouch.helm_release()).map(String::from),
         }
     }
 }

@@ -15,7 +15,9 @@ impl Outputs {
         let key = ReleaseKey::of(report);
         // Who the audit says made it is for the page and the log unless published: Events are
         // read by everyone who may read the namespace's, notifications by the receiver's channel.
+        // Nothing of an object a record stored apart only claims: its readers may not read it.
         let public = match t {
+            Transition::Detected { object, .. } if report.seals(&object.id) => Some(object.without_values()),
             Transition::Detected { object, .. } if !self.publish_names => Some(object.without_people()),
             _ => None,
         };
@@ -147,23 +149,26 @@ impl Outputs {
         if !self.record(report, id, reason, &signature, message).await {
             return;
         }
-        let mut note = crate::report::json::notification(reason, report, &signature, object, id);
+        let sealed = object.filter(|o| report.seals(&o.id)).map(ObjectDrift::without_values);
+        let mut note = crate::report::json::notification(reason, report, &signature, sealed.as_ref().or(object), id);
         note["message"] = serde_json::Value::String(message.to_string());
         self.notifier.send(note);
     }
 }
 
 /// What an Event about object `id` of a release is recorded on: the object when it lives in the
-/// release's namespace, else the release's storage record, so that a record (which anyone who
-/// may write Secrets there can forge) never makes the watcher write Events into other
-/// namespaces. The message names the object either way.
+/// namespace the release's record is stored in, else the storage record, so that a record (which
+/// anyone who may write Secrets there can forge) never makes the watcher write Events into other
+/// namespaces (a record stored apart included: its Events stay where it is stored). The message
+/// names the object either way.
 fn subject(report: &DriftReport, id: &ObjectId) -> ObjectId {
-    if id.namespace.as_deref() == Some(report.namespace.as_str()) {
+    let stored = report.stored_in();
+    if id.namespace.as_deref() == Some(stored) {
         return id.clone();
     }
     let record = report.record.split_once(' ').and_then(|(kind, at)| Some((kind, at.split_once('/')?)));
     match record {
-        Some((kind @ ("Secret" | "ConfigMap"), (ns, name))) if ns == report.namespace => {
+        Some((kind @ ("Secret" | "ConfigMap"), (ns, name))) if ns == stored => {
             ObjectId::new("v1", kind, Some(ns), name)
         }
         _ => id.clone(),

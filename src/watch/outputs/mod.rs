@@ -85,7 +85,7 @@ impl Outputs {
     pub(crate) fn show(&self, report: &DriftReport) {
         let Some(board) = &self.health.board else { return };
         let now = k8s_openapi::jiff::Timestamp::now();
-        let entry = crate::model::BoardRelease::of(report, format!("{now:.0}"));
+        let entry = crate::model::BoardRelease::of(&report.published(), format!("{now:.0}"));
         if let Ok(mut b) = board.lock() {
             b.insert((report.namespace.clone(), report.release.clone()), entry);
         }

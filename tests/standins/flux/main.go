@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -26,8 +27,37 @@ import (
 	"helm.sh/helm/v4/pkg/chart/loader"
 	"helm.sh/helm/v4/pkg/cli"
 	helmcmd "helm.sh/helm/v4/pkg/cmd"
+	"helm.sh/helm/v4/pkg/postrenderer"
 	"helm.sh/helm/v4/pkg/kube"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// originLabels is helm-controller's post-renderer (internal/postrender): every rendered object
+// gets the labels naming the HelmRelease that installs it.
+type originLabels struct{ name, namespace string }
+
+func (o originLabels) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	nodes, err := kio.ParseAll(rendered.String())
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		for k, v := range map[string]string{
+			"helm.toolkit.fluxcd.io/name":      o.name,
+			"helm.toolkit.fluxcd.io/namespace": o.namespace,
+		} {
+			if err := n.PipeE(kyaml.SetLabel(k, v)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out, err := kio.StringAll(nodes)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.NewBufferString(out), nil
+}
 
 // apart installs or upgrades a release whose record is stored in another namespace.
 func apart(args []string) error {
@@ -36,12 +66,13 @@ func apart(args []string) error {
 	target := fs.String("namespace", "", "where the release installs")
 	fs.StringVar(target, "n", "", "where the release installs")
 	valuesFile := fs.String("f", "", "a values file")
+	origin := fs.String("origin", "", "the HelmRelease (of the storage namespace) whose origin labels every object gets, as helm-controller sets them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	rest := fs.Args()
 	if len(rest) < 3 || *storage == "" || *target == "" {
-		return fmt.Errorf("usage: --storage-namespace S --namespace T install|upgrade NAME CHART [-f VALUES]")
+		return fmt.Errorf("usage: --storage-namespace S --namespace T [--origin HELMRELEASE] install|upgrade NAME CHART [-f VALUES]")
 	}
 	if len(rest) > 3 {
 		if err := fs.Parse(rest[3:]); err != nil {
@@ -69,6 +100,10 @@ func apart(args []string) error {
 		}
 		vals = read
 	}
+	var labels postrenderer.PostRenderer
+	if *origin != "" {
+		labels = originLabels{name: *origin, namespace: *storage}
+	}
 	ctx := context.Background()
 	switch verb {
 	case "install":
@@ -76,12 +111,14 @@ func apart(args []string) error {
 		i.Namespace, i.ReleaseName = *target, name
 		i.ServerSideApply, i.ForceConflicts, i.TakeOwnership = true, true, true
 		i.WaitStrategy = kube.HookOnlyStrategy
+		i.PostRenderer = labels
 		_, err = i.RunWithContext(ctx, ch, vals)
 	case "upgrade":
 		u := action.NewUpgrade(cfg)
 		u.Namespace = *target
 		u.ServerSideApply, u.ForceConflicts, u.TakeOwnership = "true", true, true
 		u.WaitStrategy = kube.HookOnlyStrategy
+		u.PostRenderer = labels
 		_, err = u.RunWithContext(ctx, name, ch, vals)
 	default:
 		err = fmt.Errorf("install or upgrade, not %q", verb)

@@ -156,16 +156,17 @@ async fn read_all<'a>(
         trust: &trust.namespaces,
         home: release.home(),
     };
-    // The chart's crds/ (`--include-crds`) carry no ownership of Helm's: judged on the record's
-    // word, as asked (and never written outside a trusted record's namespace).
-    let claimed = |i: usize, o: &DesiredObject| i < from_manifest || o.hook.is_some();
+    // The chart's crds/ (`--include-crds`) and kept hooks (`--hooks`) carry no ownership of
+    // Helm's: judged on the record's word, as asked (never written outside a trusted record's
+    // namespace, and the watcher reads none there).
+    let claimed = |i: usize| i < from_manifest;
     stream::iter(
         objects
             .iter()
             .zip(locations)
             .zip(listed)
             .enumerate()
-            .map(|(i, ((o, at), listed))| judge::read(&from, o, at.as_ref(), (listed, claimed(i, o)))),
+            .map(|(i, ((o, at), listed))| judge::read(&from, o, at.as_ref(), (listed, claimed(i)))),
     )
     .buffered(CONCURRENCY)
     .collect()

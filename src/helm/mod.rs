@@ -394,3 +394,31 @@ pub(crate) fn write_values(release: &Release, dir: &Path) -> Result<PathBuf> {
     std::fs::write(&values, serde_yaml::to_string(&user)?)?;
     Ok(values)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn every_helm_command_but_a_real_upgrade_is_stopped_past_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("helm");
+        std::fs::write(&bin, "#!/bin/sh\nsleep 30\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let helm = HelmBinary { bin, kubeconfig: None, time: Duration::from_secs(HELM_SECONDS), dir: None };
+        let helm = helm.within(Duration::from_secs(1));
+        let started = std::time::Instant::now();
+        assert_eq!(helm.major().await, None);
+        let e = helm.chart_version("web", &[]).await.unwrap_err().to_string();
+        assert!(e.contains("helm took longer than 1s"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        // A larger budget never widens the one it has; a cluster's helm keeps it.
+        assert_eq!(helm.within(Duration::from_secs(3600)).time, Duration::from_secs(1));
+        assert_eq!(helm.for_cluster(Path::new("/k")).time, Duration::from_secs(1));
+        // The proxy's chart is named in an empty directory of its own.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(helm.in_dir(empty.path()).command().get_current_dir(), Some(empty.path()));
+    }
+}

@@ -269,6 +269,12 @@ impl ObjectDrift {
         }
     }
 
+    /// Whether it was not judged because nothing where it lives names the record's release
+    /// (a record's claim on another namespace without that namespace's word).
+    pub(crate) fn outside_claim(&self) -> bool {
+        matches!(&self.verdict, Verdict::Excluded { reason } if reason.starts_with(super::refusal::OUTSIDE_CLAIM))
+    }
+
     /// Why: the reason of an unknown or excluded object, the message of an error.
     pub(crate) fn reason(&self) -> Option<&str> {
         match &self.verdict {

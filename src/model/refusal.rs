@@ -32,6 +32,9 @@ pub(crate) enum Refusal {
 
 impl std::error::Error for Refusal {}
 
+/// How the words of [`Refusal::OutsideClaim`] begin (what reports name by default).
+pub(crate) const OUTSIDE_CLAIM: &str = "outside the claim:";
+
 /// Where an object lives, in words.
 pub(crate) fn place(namespace: Option<&str>) -> String {
     match namespace {
@@ -57,7 +60,7 @@ impl fmt::Display for Refusal {
                 };
                 write!(
                     f,
-                    "outside the claim: it is {} and does not carry {names}, and a record stored in namespace \
+                    "{OUTSIDE_CLAIM} it is {} and does not carry {names}, and a record stored in namespace \
                      {stored} speaks for other namespaces only through what is written there; not compared \
                      (--trust-namespace {stored} trusts its records as the operator's)",
                     place(namespace.as_deref())

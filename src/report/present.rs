@@ -43,9 +43,11 @@ pub(crate) fn upgrade_command(r: &DriftReport, style: &Style) -> Option<String> 
 }
 
 /// Whether an object is shown: everything but in-sync, excluded and expected objects, those too
-/// with `-v`.
+/// with `-v`; an object outside the record's claim is always named (it was not judged).
 pub(crate) fn worth_showing(o: &ObjectDrift, style: &Style) -> bool {
-    style.verbose || !matches!(o.drift_kind(), DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected)
+    style.verbose
+        || o.outside_claim()
+        || !matches!(o.drift_kind(), DriftKind::InSync | DriftKind::Excluded | DriftKind::Expected)
 }
 
 /// The unified diff shown under a modified object (secret values hidden unless shown).

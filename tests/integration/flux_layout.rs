@@ -313,11 +313,22 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
     // Vouched for, not trusted, no ServiceAccount: found, not written.
     let w = watch(&[]);
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
-    let refused =
-        || events(&env, "DriftRepairRefused").iter().any(|e| e["message"].as_str().unwrap_or("").contains(&s));
-    eventually_or("the repair refused, naming the storage namespace", Duration::from_secs(30), refused, || {
-        w.logs_text()
-    });
+    // Its Events go on its record in S, and carry nothing of T's values.
+    let in_s = || {
+        let out = env.kubectl(&["-n", &s, "get", "events", "-o", "json"]).success().stdout();
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["items"].as_array().cloned().unwrap_or_default()
+    };
+    let refused = || {
+        in_s().iter().any(|e| {
+            e["reason"] == "DriftRepairRefused"
+                && e["involvedObject"]["name"] == "sh.helm.release.v1.web.v1"
+                && e["message"].as_str().unwrap_or("").contains(&s)
+        })
+    };
+    eventually_or("the repair refused, on the record in S", Duration::from_secs(30), refused, || w.logs_text());
+    assert!(events(&env, "DriftDetected").is_empty() && events(&env, "DriftRepairRefused").is_empty(), "in T");
+    let said = in_s().iter().map(|e| e["message"].to_string()).collect::<Vec<_>>().join("\n");
+    assert!(said.contains("web-config") && !said.contains("edited"), "T's value published in S: {said}");
     assert_eq!(greeting(), "edited");
     w.stop();
 

@@ -261,6 +261,11 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
             n => paint(style.color, Tone::Good, &format!("in sync ({total}; {} taken over)", objects(n))),
         },
     };
+    // What the record claims beyond its namespace without that namespace's word: not judged.
+    let verdict = match r.objects.iter().filter(|o| o.outside_claim()).count() {
+        0 => verdict,
+        n => format!("{verdict}, {n} outside the claim (not judged)"),
+    };
     let _ = writeln!(
         out,
         "{}: {verdict} [namespace {}{}, revision {} {}{}{}]",

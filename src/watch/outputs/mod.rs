@@ -87,7 +87,7 @@ impl Outputs {
         let now = k8s_openapi::jiff::Timestamp::now();
         let entry = crate::model::BoardRelease::of(&report.published(), format!("{now:.0}"));
         if let Ok(mut b) = board.lock() {
-            b.insert((report.namespace.clone(), report.release.clone()), entry);
+            b.insert((report.stored_in().to_string(), report.release.clone()), entry);
         }
     }
 

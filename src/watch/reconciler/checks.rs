@@ -244,7 +244,7 @@ impl Watcher<'_> {
         // Whether a guard covers it is known only while the guards can be read: otherwise no
         // series, rather than a `none` that would not be true.
         let mode = self.guards.metric(report.guard.as_deref());
-        self.outputs.metrics.guard(&report.namespace, &report.release, mode);
+        self.outputs.metrics.guard(&key.namespace, &key.name, mode);
         self.outputs.show(report);
         let drifted = report.drifted() > 0;
         if self.state.absorb(&key, report.revision, drifted, &evaluated.placed) {

@@ -83,9 +83,11 @@ impl Metrics {
     /// A release's verdicts, after each comparison.
     pub(crate) fn record(&self, report: &DriftReport, seconds: f64) {
         let f = &*self.families;
-        let labels = release_labels(&report.namespace, &report.release);
+        // Keyed where the record is stored, as the watcher keys the release (and forgets it).
+        let namespace = report.stored_in();
+        let labels = release_labels(namespace, &report.release);
         if let Ok(mut known) = f.known.lock() {
-            known.entry(self.cluster.clone()).or_default().insert((report.namespace.clone(), report.release.clone()));
+            known.entry(self.cluster.clone()).or_default().insert((namespace.to_string(), report.release.clone()));
         }
         f.unknown.remove(&self.key(labels.clone()));
         f.drifted.get_or_create(&self.key(labels.clone())).set(i64::from(report.drifted() > 0));

@@ -50,7 +50,7 @@ pub(crate) use origin::{
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, Fate, PlanReport, PlannedChange, PlannedObject};
 pub(crate) use progress::{Phase, Progress, Tick};
-pub(crate) use refusal::{Refusal, place};
+pub(crate) use refusal::{CONFLICTING_CLAIM, Refusal, place};
 pub(crate) use release::{
     Built, Cause, DriftReport, Explanation, Outcome, ReleaseError, ReleaseVerdict, Rerender, RunReport,
 };

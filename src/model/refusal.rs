@@ -32,6 +32,10 @@ pub(crate) enum Refusal {
 
 impl std::error::Error for Refusal {}
 
+/// What a record claiming a release its namespace records itself is called (a storage error's
+/// words; a scan's report names it).
+pub(crate) const CONFLICTING_CLAIM: &str = "a conflicting claim";
+
 /// How the words of [`Refusal::OutsideClaim`] begin (what reports name by default).
 pub(crate) const OUTSIDE_CLAIM: &str = "outside the claim:";
 

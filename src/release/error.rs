@@ -34,7 +34,8 @@ pub(crate) enum SourceError {
     #[error("{record}: {source}: a record speaks only for its own storage object, so it is not compared")]
     Mismatch { record: String, source: super::record::Mismatch },
     #[error(
-        "{record}: a conflicting claim: namespace {namespace:?} holds its own record of the release ({own}), and a namespace's own record of a release wins over a claim stored elsewhere, so this one is not compared"
+        "{record}: {}: namespace {namespace:?} holds its own record of the release ({own}), and a namespace's own record of a release wins over a claim stored elsewhere, so this one is not compared",
+        crate::model::CONFLICTING_CLAIM
     )]
     Conflict { record: String, namespace: String, own: String },
     #[error("{what}: {source}{hint}")]

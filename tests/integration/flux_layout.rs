@@ -259,6 +259,7 @@ helm_matrix! {
         v.drift(&["check", "-A", "-l", &select])
             .code(0)
             .stdout_has("web: in sync")
+            .stdout_has(&format!("web: refused: a conflicting claim [namespace {}]", t.ns))
             .stderr_has("a conflicting claim")
             .stderr_has(&format!("namespace \"{}\" holds its own record of the release", v.ns));
         t.drift(&["check", "web"]).code(1).stderr_has("a conflicting claim");

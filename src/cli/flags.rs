@@ -80,9 +80,10 @@ pub(crate) struct CompareArgs {
     pub(crate) trust_live_annotations: bool,
     /// Trust the release records of this namespace as your own (repeatable; `*`: every
     /// namespace). A record is written by whoever may write Secrets in its namespace, so what it
-    /// lists outside that namespace (cluster-scoped objects included) is repaired on its word
-    /// only when trusted, by `repair` and by the watcher, which otherwise compares only the
-    /// record's own namespace and heals only as --repair-service-account
+    /// lists outside that namespace (cluster-scoped objects included) is judged only where the
+    /// object names its release itself and repaired on its word only when trusted, by `repair`
+    /// and by the watcher, which otherwise compares only the record's own namespace and heals
+    /// only as --repair-service-account
     #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace")]
     pub(crate) trust_namespace: Vec<String>,
     /// The field manager Helm's writes to the releases are under, instead of the one learnt from

@@ -72,8 +72,9 @@ pub(crate) struct WatchArgs {
     #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Self-healing")]
     /// The window of --fight-limit
     pub(crate) fight_window: std::time::Duration,
-    /// Repair as this ServiceAccount of each release's namespace (impersonated): the API
-    /// server decides what a repair may write, as Flux's --default-service-account
+    /// Repair as this ServiceAccount of the namespace each release's record is stored in
+    /// (impersonated): the API server decides what a repair may write, as Flux's
+    /// --default-service-account
     #[arg(long, value_name = "NAME", requires = "repair", help_heading = "Self-healing", hide_short_help = true)]
     pub(crate) repair_service_account: Option<String>,
     /// Heal only while this window is open (repeatable; any of them): `Sat 02:00-04:00

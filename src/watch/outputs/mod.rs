@@ -121,6 +121,9 @@ impl Outputs {
         let now = Timestamp::now();
         let key = ReleaseKey::of(report);
         let cluster = self.member();
+        // The page and /drifts.json show it: nothing of what a record stored apart only claims.
+        let published = report.published();
+        let report = published.as_ref();
         let Ok(mut timeline) = self.health.timeline.lock() else { return };
         for o in report.objects.iter().filter(|o| o.is_drift()) {
             if timeline.seen(&cluster, &key, report.revision, o, now) {

@@ -158,8 +158,10 @@ async fn read_all<'a>(
     };
     // The chart's crds/ (`--include-crds`) and kept hooks (`--hooks`) carry no ownership of
     // Helm's: judged on the record's word, as asked (never written outside a trusted record's
-    // namespace, and the watcher reads none there).
-    let claimed = |i: usize| i < from_manifest;
+    // namespace, and the watcher reads none there); but helm-controller labels them too, so a
+    // record stored apart claims them as it claims the rest.
+    let apart = release.home().helm_release.is_some();
+    let claimed = |i: usize| i < from_manifest || apart;
     stream::iter(
         objects
             .iter()

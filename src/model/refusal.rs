@@ -18,6 +18,10 @@ pub(crate) enum Refusal {
     /// A person's `repair` does not write `object` (in `namespace`, `None`: cluster-scoped) on
     /// the word of a record of the untrusted `release_ns`.
     BeyondRecord { object: ObjectId, namespace: Option<String>, release_ns: String },
+    /// `object`, missing in `namespace`, is not created again on the word of a record stored in
+    /// the untrusted namespace `stored` (a HelmRelease there, `helm_release`, installs it): only
+    /// what carries the HelmRelease's origin labels there is the record's.
+    NotCreated { object: ObjectId, namespace: Option<String>, stored: String, helm_release: String },
     /// Self-healing in an untrusted namespace with no ServiceAccount to write as.
     Untrusted { namespace: String },
     /// Self-healing of `object` outside the untrusted `release_ns` it was recorded in.
@@ -70,9 +74,16 @@ impl fmt::Display for Refusal {
                     place(namespace.as_deref())
                 )
             }
+            Refusal::NotCreated { object, namespace, stored, helm_release } => write!(
+                f,
+                "{object} is missing {}, and a record stored in namespace {stored} creates nothing there on its \
+                 word: only what carries the origin labels of HelmRelease {stored}/{helm_release} there is its \
+                 claim (--trust-namespace {stored} creates it)",
+                place(namespace.as_deref())
+            ),
             Refusal::BeyondRecord { object, namespace, release_ns: ns } => write!(
                 f,
-                "outside the release's namespace: {object} is {}, and the record that asks for it can be written by \
+                "outside the record's namespace: {object} is {}, and the record that asks for it can be written by \
                  anyone who may write Secrets in namespace {ns}: repair writes it on the record's word only with \
                  --trust-namespace {ns} (--only repairs the rest)",
                 place(namespace.as_deref())

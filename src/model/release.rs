@@ -67,6 +67,15 @@ impl DriftReport {
     pub(crate) fn stored_in(&self) -> &str {
         self.stored_apart.as_ref().map_or(&self.namespace, |s| &s.namespace)
     }
+
+    /// The record's storage object when it is one of the cluster's (a Secret or ConfigMap of
+    /// the namespace it is stored in; `None` for SQL rows).
+    pub(crate) fn record_id(&self) -> Option<super::ObjectId> {
+        let (kind, at) = self.record.split_once(' ')?;
+        let (ns, name) = at.split_once('/')?;
+        (matches!(kind, "Secret" | "ConfigMap") && ns == self.stored_in())
+            .then(|| super::ObjectId::new("v1", kind, Some(ns), name))
+    }
 }
 
 impl Rerender {

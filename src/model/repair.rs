@@ -71,6 +71,16 @@ pub(crate) enum Skip {
     ForeignKept,
     /// The object cannot be repaired (kind not served, could not be checked).
     Cannot(String),
+    /// helm-drift's own rule keeps it as it is (a missing object a record stored apart only
+    /// claims): the rest of the release is repaired all the same.
+    Withheld(super::Refusal),
+}
+
+impl Skip {
+    /// Whether the object keeps its drift (anything but fields added outside Helm, kept).
+    pub(crate) fn leaves_drift(&self) -> bool {
+        matches!(self, Skip::Cannot(_) | Skip::Withheld(_))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +104,7 @@ impl RepairReport {
         if self.steps.iter().any(|s| s.status.refused() || matches!(s.status, StepStatus::Failed(_))) {
             return ExitStatus::Error;
         }
-        let cannot = self.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
+        let cannot = self.skipped.iter().any(|(_, s)| s.leaves_drift());
         match &self.after {
             Some(r) if !self.dry_run => match r.verdict() {
                 ReleaseVerdict::Error => ExitStatus::Error,

@@ -80,9 +80,11 @@ pub(super) async fn carry_out(
         match apply(to, planned, &seen).await {
             Ok(after) => {
                 planned.step.status = StepStatus::Applied;
-                let ns = live::event_namespace(at.namespace.as_deref()).to_string();
                 let message = event_message(&planned.step, evaluated);
-                if let Err(e) = live::record_event(client, &ns, &after, "DriftRepaired", &message).await {
+                let Some((ns, subject)) = event_subject(evaluated, request, at.namespace.as_deref(), after) else {
+                    continue;
+                };
+                if let Err(e) = live::record_event(client, &ns, &subject, "DriftRepaired", &message).await {
                     carried.events_not_recorded.push((planned.step.object.clone(), e.to_string()));
                 }
             }
@@ -95,6 +97,27 @@ pub(super) async fn carry_out(
     request.progress.tell(Tick::Step { phase: Phase::Applying, done: total, total });
     carried.steps = steps.into_iter().map(|p: DraftStep| p.step).collect();
     carried
+}
+
+/// Where the Event of a repaired object (`after`, living in `namespace`) is recorded: on the
+/// object, unless self-healing wrote it on the word of a record stored elsewhere: then on that
+/// record, in the namespace it is stored in (the watcher writes Events only where the record's
+/// writers are; `None` when the record is no object of the cluster: a SQL row).
+fn event_subject(
+    evaluated: &Evaluated,
+    request: &RepairRequest,
+    namespace: Option<&str>,
+    after: Value,
+) -> Option<(String, Value)> {
+    let report = &evaluated.report;
+    if request.authority.is_none() || namespace == Some(report.stored_in()) {
+        return Some((live::event_namespace(namespace).to_string(), after));
+    }
+    let record = report.record_id()?;
+    let ns = record.namespace.clone()?;
+    let object = serde_json::json!({"apiVersion": record.api_version, "kind": record.kind,
+        "metadata": {"name": record.name, "namespace": ns}});
+    Some((ns, object))
 }
 
 /// Why a step cannot be made, if it cannot: helm-drift's own rule (the authority, the trust

@@ -7,7 +7,7 @@ use super::execute::{Carried, RepairRequest, carry_out};
 use super::order::is_foundation;
 use super::{Authority, DraftStep, draft};
 use crate::engine::{Evaluated, Session, evaluate};
-use crate::model::{Action, RepairReport, Skip, StepStatus};
+use crate::model::{Action, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::settings::Settings;
 use anyhow::Result;
@@ -51,7 +51,12 @@ pub(crate) async fn execute_as(
         }
         None => (request, write_client),
     };
-    let planned = draft(&evaluated, &request.only, request.remove_foreign)?;
+    // What the record speaks for without the operator's trust decides what it creates.
+    let trusted = match &request.authority {
+        Some(a) => a.trusted,
+        None => request.trust.trusts(evaluated.release.stored_in()),
+    };
+    let planned = draft(&evaluated, &request.only, request.remove_foreign, trusted)?;
     let mut report = RepairReport {
         before: planned.before,
         steps: Vec::new(),
@@ -63,7 +68,7 @@ pub(crate) async fn execute_as(
     let client = session.client().clone();
     let (first, rest): (Vec<DraftStep>, Vec<DraftStep>) =
         planned.steps.into_iter().partition(|s| recreates_a_foundation(&evaluated, s));
-    let cannot = report.skipped.iter().any(|(_, s)| matches!(s, Skip::Cannot(_)));
+    let cannot = report.skipped.iter().any(|(_, s)| s.leaves_drift());
     let staged = !first.is_empty() && (!rest.is_empty() || cannot);
     let done = if staged {
         let laid = carry_out(&client, write_client, &evaluated, first, request).await;
@@ -81,7 +86,7 @@ pub(crate) async fn execute_as(
         served(session, &evaluated).await;
         session.forget_live();
         let again = evaluate(session, settings, index, None).await?;
-        let second = draft(&again, &request.only, request.remove_foreign)?;
+        let second = draft(&again, &request.only, request.remove_foreign, trusted)?;
         report.skipped = second.skipped;
         let carried = carry_out(&client, write_client, &again, second.steps, request).await;
         record_carried(&mut report, carried)

@@ -56,10 +56,33 @@ fn borrowed_writer(e: &Evaluated, id: &ObjectId) -> Option<Skip> {
     )))
 }
 
+/// Why a drifted object is left as it is by helm-drift's own rules: a writer's name it may not
+/// borrow, or (a missing object) nothing says it is the record's.
+fn withheld(e: &Evaluated, o: &crate::model::ObjectDrift, trusted: bool) -> Option<Skip> {
+    let missing = matches!(o.verdict, Verdict::Missing);
+    borrowed_writer(e, &o.id).or_else(|| unclaimed(e, &o.id, trusted).filter(|_| missing).map(Skip::Withheld))
+}
+
+/// Why a missing object is not created again: outside the namespace of a record stored apart
+/// that the operator does not trust, nothing says it is the record's (what the target holds
+/// carrying the HelmRelease's origin labels is; a missing object carries nothing).
+fn unclaimed(e: &Evaluated, id: &ObjectId, trusted: bool) -> Option<crate::model::Refusal> {
+    let home = e.release.home();
+    let helm_release = home.helm_release.filter(|_| !trusted && id.namespace.as_deref() != Some(home.stored))?;
+    Some(crate::model::Refusal::NotCreated {
+        object: id.clone(),
+        namespace: id.namespace.clone(),
+        stored: home.stored.to_string(),
+        helm_release: helm_release.to_string(),
+    })
+}
+
 /// The steps that undo the drift of the objects `only` selects (`NAMESPACE/KIND/NAME`,
 /// `KIND/NAME` or `NAME`, each fitting one namespace; all when empty). Fields added outside Helm are removed only with `remove_foreign`, except list items
 /// that took the place of a recorded item (a changed key: a renamed container, a changed port).
-pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool) -> Result<Steps, StepsError> {
+/// Unless the record is `trusted`, a missing object that a record stored apart only claims is
+/// skipped (nothing says it is the record's), and the rest repaired all the same.
+pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool, trusted: bool) -> Result<Steps, StepsError> {
     crate::model::selector::one_namespace_each(e.report.objects.iter().map(|o| &o.id), only, &e.report.release)?;
     let ssa = e.release.apply().is_server_side();
     let mut steps = Vec::new();
@@ -71,7 +94,7 @@ pub(crate) fn draft(e: &Evaluated, only: &[String], remove_foreign: bool) -> Res
         }
         selected_objects.push(o.clone());
         let changes = !matches!(o.verdict, Verdict::InSync | Verdict::Excluded { .. });
-        if let (Some(skip), true) = (borrowed_writer(e, &o.id), changes) {
+        if let (Some(skip), true) = (withheld(e, o, trusted), changes) {
             skipped.push((o.id.clone(), skip));
             continue;
         }
@@ -209,7 +232,7 @@ mod tests {
 
     #[test]
     fn client_side_releases_are_recreated_and_patched_keeping_foreign_fields() {
-        let drafted = draft(&evaluated(None), &[], false).unwrap();
+        let drafted = draft(&evaluated(None), &[], false, false).unwrap();
         let steps: Vec<(&str, Vec<&str>)> =
             drafted.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s))).collect();
         assert_eq!(
@@ -228,7 +251,7 @@ mod tests {
 
     #[test]
     fn server_side_releases_apply_remove_foreign_fields_first_and_reclaim_ownership() {
-        let drafted = draft(&evaluated(Some("ssa")), &[], true).unwrap();
+        let drafted = draft(&evaluated(Some("ssa")), &[], true, false).unwrap();
         let steps: Vec<(&str, Vec<&str>, bool)> =
             drafted.steps.iter().map(|s| (s.step.object.name.as_str(), kinds(s), s.reclaim)).collect();
         assert_eq!(
@@ -254,7 +277,7 @@ mod tests {
         e.report.objects.push(job);
         e.objects.push(e.objects[0].clone());
         e.locations.push(None);
-        let steps = draft(&e, &[], false).unwrap();
+        let steps = draft(&e, &[], false, false).unwrap();
         assert_eq!(steps.steps[0].step.object.name, "gone", "a kept hook ConfigMap is put back");
         let why = steps.skipped.iter().find(|(id, _)| id.name == "migrate").map(|(_, s)| s);
         assert_eq!(why, Some(&Skip::Cannot("creating hook Job again runs it (helm upgrade runs hooks)".into())));
@@ -262,14 +285,14 @@ mod tests {
 
     #[test]
     fn only_selects_objects_and_names_what_it_cannot_find() {
-        let steps = draft(&evaluated(None), &["ConfigMap/edited".into()], false).unwrap();
+        let steps = draft(&evaluated(None), &["ConfigMap/edited".into()], false, false).unwrap();
         assert_eq!(steps.steps.len(), 1);
         assert_eq!(steps.before.objects.len(), 1);
-        let err = super::draft(&evaluated(None), &["Deployment/nope".into()], false).err().unwrap();
+        let err = super::draft(&evaluated(None), &["Deployment/nope".into()], false, false).err().unwrap();
         let said = err.to_string();
         assert!(said.starts_with("--only Deployment/nope: no such object in release web (its objects: "), "{said}");
         assert!(said.contains("ConfigMap/edited"), "what exists is listed: {said}");
         // As kubectl users write kinds.
-        assert_eq!(super::draft(&evaluated(None), &["cm/edited".into()], false).unwrap().steps.len(), 1);
+        assert_eq!(super::draft(&evaluated(None), &["cm/edited".into()], false, false).unwrap().steps.len(), 1);
     }
 }

@@ -60,6 +60,7 @@ fn repair_doc(r: &RepairReport, show_secrets: bool) -> Value {
         .map(|(o, skip)| match skip {
             Skip::ForeignKept => json!({"object": o.to_string(), "reason": "fields added outside Helm are kept"}),
             Skip::Cannot(why) => json!({"object": o.to_string(), "reason": format!("cannot repair: {why}")}),
+            Skip::Withheld(why) => json!({"object": o.to_string(), "reason": format!("not repaired: {why}")}),
         })
         .collect();
     let events: Vec<Value> =

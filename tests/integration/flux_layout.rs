@@ -130,6 +130,7 @@ helm_matrix! {
         env.kubectl(&["label", "configmap", "web-config", "helm.toolkit.fluxcd.io/name-"]).success();
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"mine"}}"#);
         in_s(&["check", "web"], 0)
+            .stdout_has("web: in sync (2 objects), 1 outside the claim (not judged)")
             .stdout_has(&format!("ConfigMap {t}/web-config"))
             .stdout_has("outside the claim")
             .stdout_has(&format!("HelmRelease {s}/web"));
@@ -137,11 +138,17 @@ helm_matrix! {
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "mine", "written outside the claim");
         in_s(&["check", "web", "--trust-namespace", &s], 2).stdout_has(&format!("ConfigMap {t}/web-config"));
 
-        // What T does not hold is reported; created again only on the operator's trust.
+        // What T does not hold is reported; created again only on the operator's trust (the
+        // rest is repaired all the same).
         env.kubectl(&["delete", "service", "web-web"]).success();
+        env.kubectl(&["set", "image", "deployment/web-web", "web=registry.example/web:hand"]).success();
         in_s(&["check", "web"], 2).stdout_has(&format!("Service {t}/web-web"));
-        in_s(&["repair", "web"], 1).stdout_has(&format!("--trust-namespace {s}"));
+        in_s(&["repair", "web"], 2)
+            .stdout_has(&format!("skipped Service {t}/web-web: not repaired"))
+            .stdout_has(&format!("--trust-namespace {s} creates it"));
         assert!(!env.kubectl(&["get", "service", "web-web"]).output().out.status.success(), "created untrusted");
+        let image = env.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}");
+        assert_eq!(image, "registry.example/web:1.0", "the rest repaired");
         in_s(&["repair", "web", "--trust-namespace", &s], 0);
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
         in_s(&["check", "web"], 0);
@@ -382,6 +389,7 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
         || w.logs_text(),
     );
     env.kubectl(&["delete", "service", "web-web"]).success();
+    env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"again"}}"#);
     let service_refused = || {
         w.log_lines().iter().any(|l| {
             l["msg"] == "repair"
@@ -390,7 +398,10 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
         })
     };
     eventually_or("the missing Service refused", Duration::from_secs(30), service_refused, || w.logs_text());
+    eventually_or("the rest healed all the same", Duration::from_secs(30), || greeting() == "hello", || w.logs_text());
     assert!(!env.kubectl(&["get", "service", "web-web"]).output().out.status.success(), "created untrusted");
+    // Its Events are on the record in S, not in T (the healed ConfigMap's too).
+    assert!(events(&env, "DriftRepaired").is_empty(), "an Event written into T");
     w.stop();
 }
 

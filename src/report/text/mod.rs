@@ -245,7 +245,8 @@ fn cause(e: &Explanation, style: &Style) -> String {
 
 /// `name: verdict [namespace, revision, chart]`.
 fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
-    let total = objects(r.objects.len());
+    let unclaimed = r.objects.iter().filter(|o| o.outside_claim()).count();
+    let total = objects(r.objects.len() - unclaimed);
     let verdict = match r.verdict() {
         ReleaseVerdict::Error => {
             paint(style.color, Tone::Alarm, &format!("error ({} of {total} could not be checked)", r.errors()))
@@ -262,7 +263,7 @@ fn verdict_line(out: &mut String, r: &DriftReport, style: &Style) {
         },
     };
     // What the record claims beyond its namespace without that namespace's word: not judged.
-    let verdict = match r.objects.iter().filter(|o| o.outside_claim()).count() {
+    let verdict = match unclaimed {
         0 => verdict,
         n => format!("{verdict}, {n} outside the claim (not judged)"),
     };

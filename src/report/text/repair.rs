@@ -62,6 +62,7 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
             Skip::ForeignKept if r.steps.iter().any(|s| s.object == *object) => continue,
             Skip::ForeignKept => KEPT.to_string(),
             Skip::Cannot(reason) => format!("cannot repair: {reason}"),
+            Skip::Withheld(why) => format!("not repaired: {why}"),
         };
         let _ = writeln!(out, "  skipped {object}: {why}");
     }

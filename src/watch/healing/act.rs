@@ -246,6 +246,12 @@ impl Healing {
             }
             hands.outputs.log.info("repair", &fields);
         }
+        // What helm-drift's own rule keeps as it is (the rest was repaired all the same).
+        for (object, skip) in &repair.skipped {
+            if let crate::model::Skip::Withheld(why) = skip {
+                refused(report, object, &why.to_string(), &hands).await;
+            }
+        }
         if let Some(after) = &repair.after {
             hands.outputs.metrics.record(after, 0.0);
             self.decider.observe(after);

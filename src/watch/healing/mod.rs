@@ -38,13 +38,12 @@ pub(crate) struct RepairOptions {
 impl RepairOptions {
     /// The authority a repair of a release acts within: trusted when the namespace its record
     /// is stored in is; writing as the `--repair-service-account` of the namespace the record is
-    /// stored in (of the release's, where that namespace is trusted), else as the ServiceAccount
-    /// the HelmRelease vouching for a record stored apart names (as Flux's lockdown writes),
-    /// never as an identity of a namespace the record only claims.
+    /// stored in, else as the ServiceAccount the HelmRelease vouching for a record stored apart
+    /// names (as Flux's lockdown writes), never as an identity of a namespace the record only
+    /// claims.
     fn authority(&self, report: &crate::model::DriftReport) -> crate::repair::Authority {
         let trusted = self.trust.trusts(report.stored_in());
-        let whose = if trusted { &report.namespace } else { report.stored_in() };
-        let own = self.service_account.clone().map(|sa| (whose.to_string(), sa));
+        let own = self.service_account.clone().map(|sa| (report.stored_in().to_string(), sa));
         let apart = report.stored_apart.as_ref();
         crate::repair::Authority {
             namespace: report.namespace.clone(),

@@ -162,17 +162,10 @@ impl Outputs {
 /// namespaces (a record stored apart included: its Events stay where it is stored). The message
 /// names the object either way.
 fn subject(report: &DriftReport, id: &ObjectId) -> ObjectId {
-    let stored = report.stored_in();
-    if id.namespace.as_deref() == Some(stored) {
+    if id.namespace.as_deref() == Some(report.stored_in()) {
         return id.clone();
     }
-    let record = report.record.split_once(' ').and_then(|(kind, at)| Some((kind, at.split_once('/')?)));
-    match record {
-        Some((kind @ ("Secret" | "ConfigMap"), (ns, name))) if ns == stored => {
-            ObjectId::new("v1", kind, Some(ns), name)
-        }
-        _ => id.clone(),
-    }
+    report.record_id().unwrap_or_else(|| id.clone())
 }
 
 /// The Event message of a new drift: the verdict, the paths and who changed them (no values).

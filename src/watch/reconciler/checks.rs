@@ -216,6 +216,8 @@ impl Watcher<'_> {
                         // Input, not an outage: counted and said once per revision, never judged.
                         let revision = index.deployed().map_or(0, |r| r.revision);
                         if self.refused.record(&key, revision) {
+                            // A verdict it had before (a claim that now conflicts) no longer holds.
+                            self.forget(&key);
                             self.outputs.metrics.rejected("record", 1);
                             self.outputs.log.warn(
                                 "release record rejected: not compared",

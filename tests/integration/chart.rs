@@ -90,6 +90,13 @@ helm_matrix! {
         let impersonate =
             find(&sa, "ClusterRole")["rules"].as_sequence().unwrap().iter().find(|r| r["verbs"][0] == "impersonate");
         assert_eq!(impersonate.unwrap()["resourceNames"][0], "fixer");
+        // The accounts Flux HelmReleases name, beside it or alone (no write verb either way).
+        let flux = template(&env, helm, &["--set", "repair.enabled=true,repair.helmReleaseServiceAccounts={deployer}"]);
+        assert_eq!(verbs(&flux), ["create", "get", "impersonate", "list", "patch", "watch"]);
+        let rules = find(&flux, "ClusterRole")["rules"].as_sequence().unwrap().clone();
+        let names = rules.iter().find(|r| r["verbs"][0] == "impersonate").unwrap()["resourceNames"].clone();
+        assert_eq!(names.as_sequence().unwrap().len(), 1, "{names:?}");
+        assert_eq!(names[0], "deployer");
         let c = &find(&sa, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert!(c["args"].as_sequence().unwrap().iter().any(|a| a == "--repair-service-account=fixer"));
         // Repair windows per release selector, allow and deny.

@@ -225,10 +225,19 @@ impl Storage {
         };
         // A record claiming another namespace than its storage's: taken only when vouched for,
         // and never over that namespace's own record of the release.
+        let mut unread = String::new();
         let vouch = match claimed.namespace() {
             ns if ns == index.namespace => None,
             ns => {
-                let vouch = super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name).await;
+                let vouch = super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name)
+                    .await
+                    .unwrap_or_else(|e| {
+                        let stored = &index.namespace;
+                        unread = format!(
+                            "; the HelmReleases of namespace {stored}, which could say so, could not be read: {e}"
+                        );
+                        None
+                    });
                 if vouch.is_some()
                     && let Some(own) = self.own_record(ns, &index.name).await
                 {
@@ -237,9 +246,11 @@ impl Storage {
                 vouch
             }
         };
-        let release = claimed
-            .bind(stored, reserved, vouch)
-            .map_err(|source| SourceError::Mismatch { record: record.clone(), source })?;
+        let release = claimed.bind(stored, reserved, vouch).map_err(|source| SourceError::Mismatch {
+            record: record.clone(),
+            source,
+            unread,
+        })?;
         Ok(Selected { release, record, newest })
     }
 

@@ -18,19 +18,20 @@ use serde_json::Value;
 const PAGE: u32 = 16;
 const MOST: usize = 256;
 
-/// Why the record of `release` stored in `stored` may speak for `namespace`, or `None`.
+/// Why the record of `release` stored in `stored` may speak for `namespace`: `Ok(None)` when
+/// nothing does, `Err` when the HelmReleases of `stored` could not be read.
 pub(crate) async fn vouch(
     client: &kube::Client,
     trust: &Trust,
     stored: &str,
     namespace: &str,
     release: &str,
-) -> Option<Vouch> {
+) -> Result<Option<Vouch>, crate::api::ApiError> {
     if trust.trusts(stored) {
-        return Some(Vouch::Trusted);
+        return Ok(Some(Vouch::Trusted));
     }
-    let found = helm_releases(client, stored).await;
-    found.iter().find_map(|hr| vouched_by(hr, stored, namespace, release))
+    let found = helm_releases(client, stored).await?;
+    Ok(found.iter().find_map(|hr| vouched_by(hr, stored, namespace, release)))
 }
 
 /// Whether one HelmRelease (as JSON) of namespace `stored` installs `release` into `namespace`
@@ -53,9 +54,9 @@ fn vouched_by(hr: &Value, stored: &str, namespace: &str, release: &str) -> Optio
 }
 
 /// The HelmReleases of `namespace` (helm.toolkit.fluxcd.io/v2), read a page at a time; none when
-/// the kind is not served or the reader may not list them.
+/// the kind is not served; an error when the reader may not list them (or the server fails).
 #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-async fn helm_releases(client: &kube::Client, namespace: &str) -> Vec<Value> {
+async fn helm_releases(client: &kube::Client, namespace: &str) -> Result<Vec<Value>, crate::api::ApiError> {
     let gvk = GroupVersionKind::gvk("helm.toolkit.fluxcd.io", "v2", "HelmRelease");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "helmreleases");
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
@@ -64,11 +65,15 @@ async fn helm_releases(client: &kube::Client, namespace: &str) -> Vec<Value> {
     loop {
         let mut params = ListParams::default().limit(PAGE);
         params.continue_token = token.take();
-        let Ok(list) = api.list(&params).await else { return found };
+        let list = match api.list(&params).await {
+            Ok(list) => list,
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(found),
+            Err(e) => return Err(crate::api::ApiError::from_kube(&e, "list", "helmreleases.helm.toolkit.fluxcd.io")),
+        };
         found.extend(list.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()));
         match list.metadata.continue_.filter(|t| !t.is_empty()) {
             Some(next) if found.len() < MOST => token = Some(next),
-            _ => return found,
+            _ => return Ok(found),
         }
     }
 }

@@ -109,6 +109,18 @@ helm_matrix! {
             .stderr_has("Refused (not counted in the exit code)");
         let json = in_s(&["check", "--all", "-o", "json"], 0).stdout();
         assert!(json.contains("\"verdict\": \"refused\""), "{json}");
+        // A reader who may read the records but not list HelmReleases is told so.
+        env.kubectl(&["-n", &s, "create", "role", "records", "--verb=get,list", "--resource=secrets"]).success();
+        env.kubectl(&["-n", &s, "create", "rolebinding", "records", "--role=records", "--user=records-reader"]).success();
+        crate::support::eventually("the reader's RBAC", Duration::from_secs(30), || {
+            let can = ["-n", &s, "auth", "can-i", "list", "secrets", "--as", "records-reader"];
+            env.kubectl(&can).output().stdout().trim() == "yes"
+        });
+        env.drift(&["check", "web"])
+            .env("HELM_NAMESPACE", &s)
+            .env("HELM_KUBEASUSER", "records-reader")
+            .code(1)
+            .stderr_has(&format!("the HelmReleases of namespace {s}, which could say so, could not be read"));
 
         // Trusted, or named by a HelmRelease of S whose spec installs it there.
         in_s(&["check", "web", "--trust-namespace", &s], 0)

@@ -252,6 +252,17 @@ impl<'a> Sides<'a> {
     }
 }
 
+/// Whether the chart sets `name` to `null` (a template that renders `rules:` with nothing under
+/// it) and the live value is empty: what an apply of that leaves under the writer's name (Helm
+/// 4's server-side apply owns `f:rules` and the server holds `rules: null`), nothing added.
+fn sets_nothing(desired: Option<&Value>, name: &str, live: &Value) -> bool {
+    let null = desired.and_then(|d| d.get(name)).is_some_and(Value::is_null);
+    let empty = live.is_null()
+        || live.as_array().is_some_and(Vec::is_empty)
+        || live.as_object().is_some_and(Map::is_empty);
+    null && empty
+}
+
 /// Each owned field found: its path, live value and whether it is the server's (held) value.
 fn walk(
     fields: &Map<String, Value>,
@@ -274,6 +285,7 @@ fn walk(
                     None => extras(held.unwrap_or(dv), lv, &here, out),
                 },
                 (None, Some(held)) if super::defaults::holds(lv, held) => out.push((here, Value::Null, true)),
+                (None, _) if sets_nothing(at.desired, name, lv) => {}
                 (None, Some(_)) if children.is_some() && lv.is_object() => {
                     walk(children.expect("checked"), sides, lv, &here, out)
                 }
@@ -423,6 +435,22 @@ mod tests {
         let set = FieldPath::root().field("finalizers").item(None, Some(3), None);
         assert!(holds_at(&json!({"finalizers": ["a", "b"]}), &set, &json!("b")));
         assert!(!holds_at(&json!({"finalizers": ["a"]}), &set, &json!("b")));
+    }
+
+    #[test]
+    fn an_empty_value_the_chart_renders_as_null_is_nothing_added() {
+        // A Role whose template renders `rules:` with nothing under it, applied by Helm 4.
+        let desired = json!({"kind": "Role", "metadata": {"name": "r"}, "rules": null});
+        let live = |rules: Value| {
+            json!({"kind": "Role", "rules": rules, "metadata": {"managedFields": [
+                {"manager": "helm", "operation": "Apply", "fieldsV1": {"f:rules": {}}}]}})
+        };
+        assert!(under_helms_name(&desired, &desired, &live(Value::Null), "helm").is_empty());
+        assert!(under_helms_name(&desired, &desired, &live(json!([])), "helm").is_empty());
+        // A rule written under Helm's name where the chart set none is added all the same.
+        let planted = live(json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]));
+        let added = under_helms_name(&desired, &desired, &planted, "helm");
+        assert_eq!(added.iter().map(|f| f.path.to_string()).collect::<Vec<_>>(), ["rules"]);
     }
 
     #[test]

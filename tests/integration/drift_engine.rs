@@ -278,3 +278,26 @@ fn a_repeated_list_key_is_compared_by_rank_helm3() {
     assert_eq!(env.get("deployment", "dup-web", "{.spec.template.spec.containers[0].env[*].value}"), "a o b");
     check_release_both(&env, "dup", &[], 0);
 }
+
+helm_matrix! {
+    /// An honest release whose objects the API server defaults deep inside (a downward-API
+    /// resource reference's divisor, a projected token's expiry, a gRPC probe's service, an
+    /// ephemeral volume's mode) and a Role whose rules render empty: in sync with both engines
+    /// after the install, after an upgrade with another value, and after the deployment
+    /// controller wrote status.
+    fn nested_server_defaults_and_empty_values_are_no_drift(helm: Helm) {
+        let env = Env::new(&format!("engine-defaults-{}", helm.tag()));
+        env.install(helm, "app", "defaulted", &[]);
+        check_release_both(&env, "app", &[], 0);
+        let chart = crate::support::chart_path("defaulted");
+        env.helm(helm, &["upgrade", "app", chart.to_str().unwrap(), "--set", "greeting=again"]).success();
+        eventually("the deployment controller's status write", Duration::from_secs(30), || {
+            let (generation, observed) = (
+                env.get("deployment", "app-web", "{.metadata.generation}"),
+                env.get("deployment", "app-web", "{.status.observedGeneration}"),
+            );
+            !observed.is_empty() && observed == generation
+        });
+        check_release_both(&env, "app", &["-v"], 0);
+    }
+}

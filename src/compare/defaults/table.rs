@@ -51,22 +51,34 @@ const POD_SPEC: &[DefaultRule] = &[
     ("C/livenessProbe", Json(PROBE), Present),
     ("C/readinessProbe", Json(PROBE), Present),
     ("C/startupProbe", Json(PROBE), Present),
+    ("C/livenessProbe/grpc", Json(GRPC), Present),
+    ("C/readinessProbe/grpc", Json(GRPC), Present),
+    ("C/startupProbe/grpc", Json(GRPC), Present),
     ("C/livenessProbe/httpGet", Json(HTTP), Present),
     ("C/readinessProbe/httpGet", Json(HTTP), Present),
     ("C/startupProbe/httpGet", Json(HTTP), Present),
     ("C/lifecycle/postStart/httpGet", Json(HTTP), Present),
     ("C/lifecycle/preStop/httpGet", Json(HTTP), Present),
     ("C/env/*/valueFrom/fieldRef", Json(FIELD_REF), Present),
+    ("C/env/*/valueFrom/resourceFieldRef", Json(DIVISOR), Present),
     ("P/volumes/*/configMap", Json(MODE), Present),
     ("P/volumes/*/secret", Json(MODE), Present),
     ("P/volumes/*/projected", Json(MODE), Present),
     ("P/volumes/*/downwardAPI", Json(MODE), Present),
     ("P/volumes/*/downwardAPI/items/*/fieldRef", Json(FIELD_REF), Present),
+    ("P/volumes/*/downwardAPI/items/*/resourceFieldRef", Json(DIVISOR), Present),
+    ("P/volumes/*/projected/sources/*/serviceAccountToken", Json(r#"{"expirationSeconds":3600}"#), Present),
+    ("P/volumes/*/projected/sources/*/downwardAPI/items/*/fieldRef", Json(FIELD_REF), Present),
+    ("P/volumes/*/projected/sources/*/downwardAPI/items/*/resourceFieldRef", Json(DIVISOR), Present),
     ("P/volumes/*/hostPath", Json(r#"{"type":""}"#), Present),
+    ("P/volumes/*/ephemeral/volumeClaimTemplate", Json(r#"{"metadata":{}}"#), Present),
+    ("P/volumes/*/ephemeral/volumeClaimTemplate/spec", Json(r#"{"volumeMode":"Filesystem"}"#), Present),
 ];
 const PROBE: &str = r#"{"timeoutSeconds":1,"periodSeconds":10,"successThreshold":1,"failureThreshold":3}"#;
 const HTTP: &str = r#"{"scheme":"HTTP"}"#;
+const GRPC: &str = r#"{"service":""}"#;
 const FIELD_REF: &str = r#"{"apiVersion":"v1"}"#;
+const DIVISOR: &str = r#"{"divisor":"0"}"#;
 const MODE: &str = r#"{"defaultMode":420}"#;
 
 /// What the API server and the control plane fill in for a Pod itself (admission included: the
@@ -161,7 +173,9 @@ const SERVICE: &[DefaultRule] = &[
     ),
     ("/spec/ports/*", Json(r#"{"protocol":"TCP","nodePort":"@chosen"}"#), Always),
     ("/spec/ports/*/targetPort", Sibling("port"), Always),
-    ("/spec/sessionAffinityConfig/clientIP", Json(r#"{"timeoutSeconds":10800}"#), Present),
+    // Held with `sessionAffinity: ClientIP` only (a prediction the server does not hold is
+    // never compared).
+    ("/spec", Json(r#"{"sessionAffinityConfig":{"clientIP":{"timeoutSeconds":10800}}}"#), Always),
 ];
 const CLAIM: &[DefaultRule] = &[
     ("/spec", Json(r#"{"volumeMode":"Filesystem","volumeName":"@chosen"}"#), Always),
@@ -202,6 +216,16 @@ const CRD: &[DefaultRule] = &[("/spec", Json(r#"{"conversion":{"strategy":"None"
 const STORAGE_CLASS: &[DefaultRule] =
     &[("", Json(r#"{"reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}"#), Always)];
 const PRIORITY_CLASS: &[DefaultRule] = &[("", Json(r#"{"preemptionPolicy":"PreemptLowerPriority"}"#), Always)];
+const LIMIT_RANGE: &[DefaultRule] = &[("/spec/limits/*/defaultRequest", Sibling("default"), Always)];
+const CSI_DRIVER: &[DefaultRule] = &[(
+    "/spec",
+    Json(
+        r#"{"attachRequired":true,"fsGroupPolicy":"ReadWriteOnceWithFSType","podInfoOnMount":false,"requiresRepublish":false,"seLinuxMount":false,"storageCapacity":false,"volumeLifecycleModes":["Persistent"]}"#,
+    ),
+    Always,
+)];
+const PRIORITY_LEVEL: &[DefaultRule] = &[("/spec/limited", Json(r#"{"lendablePercent":0}"#), Present)];
+const FLOW_SCHEMA: &[DefaultRule] = &[("/spec", Json(r#"{"matchingPrecedence":1000}"#), Always)];
 
 /// The groups the API server serves itself: their kinds have no CRD schema to read.
 const BUILT_IN_GROUPS: [&str; 22] = [
@@ -271,6 +295,10 @@ pub(super) fn rules_for(group: &str, kind: &str) -> Vec<(String, Fill, When)> {
         ("apiextensions.k8s.io", "CustomResourceDefinition") => CRD,
         ("storage.k8s.io", "StorageClass") => STORAGE_CLASS,
         ("scheduling.k8s.io", "PriorityClass") => PRIORITY_CLASS,
+        ("", "LimitRange") => LIMIT_RANGE,
+        ("storage.k8s.io", "CSIDriver") => CSI_DRIVER,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => PRIORITY_LEVEL,
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => FLOW_SCHEMA,
         _ => &[],
     };
     let mut out: Vec<(String, Fill, When)> =

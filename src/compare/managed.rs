@@ -257,9 +257,8 @@ impl<'a> Sides<'a> {
 /// 4's server-side apply owns `f:rules` and the server holds `rules: null`), nothing added.
 fn sets_nothing(desired: Option<&Value>, name: &str, live: &Value) -> bool {
     let null = desired.and_then(|d| d.get(name)).is_some_and(Value::is_null);
-    let empty = live.is_null()
-        || live.as_array().is_some_and(Vec::is_empty)
-        || live.as_object().is_some_and(Map::is_empty);
+    let empty =
+        live.is_null() || live.as_array().is_some_and(Vec::is_empty) || live.as_object().is_some_and(Map::is_empty);
     null && empty
 }
 

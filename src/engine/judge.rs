@@ -216,6 +216,10 @@ async fn differences(
     }
     let asked = super::own_name::Inquiry { obj, at, desired: &desired, live };
     let mut claimed = super::own_name::unexplained(judge, &asked).await;
+    // A field another manager's entry names itself is that manager's addition, not one under
+    // Helm's name too (Helm 3's entry left holding `f:data: {}` after a JSON patch took keys):
+    // each field is reported, and removed, once.
+    claimed.retain(|c| !found.added.iter().any(|f| f.path == c.path));
     found.added.append(&mut claimed);
     let mut nobodys = super::own_name::unowned(judge, &asked, &found.added).await;
     found.added.append(&mut nobodys);

@@ -301,3 +301,21 @@ helm_matrix! {
         check_release_both(&env, "app", &["-v"], 0);
     }
 }
+
+helm_matrix! {
+    /// One JSON patch that replaces a recorded key and adds another (Helm 3's entry is left
+    /// holding `f:data: {}`): the added key is reported once, and `repair --remove-foreign`
+    /// removes it once (its patch applies), leaving the release in sync.
+    fn a_key_added_beside_a_replaced_one_is_reported_and_removed_once(helm: Helm) {
+        let env = Env::new(&format!("engine-json-patch-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let patch = r#"[{"op":"replace","path":"/data/greeting","value":"patched"},{"op":"add","path":"/data/extra","value":"x"}]"#;
+        env.kubectl(&["patch", "configmap", "web-config", "--type=json", "-p", patch]).success();
+        let out = check_release_both(&env, "web", &[], 2);
+        assert_eq!(out.matches("+ data.extra: \"x\"").count(), 1, "{out}");
+        let repair = env.drift(&["repair", "web", "--remove-foreign", "--trust-namespace", &env.ns]).code(0).stdout();
+        assert!(repair.contains("      remove: data.extra\n"), "removed once: {repair}");
+        assert_eq!(env.get("configmap", "web-config", "{.data}"), r#"{"greeting":"hello"}"#);
+        check_release_both(&env, "web", &[], 0);
+    }
+}

@@ -68,13 +68,12 @@ const BY_DESIGN: &[(&str, &str, &str)] = &[
 ];
 
 /// Whether `manager` writes `pointer` of `live` by design: its row of [`BY_DESIGN`] (a Secret's
-/// `data` only for a ServiceAccount token, a ConfigMap's only for `kube-public/cluster-info`),
-/// finalizers while the object is deleted, and whatever `before-first-apply` holds (the server's
-/// name for the fields an object had before its first server-side apply).
+/// `data` only for a ServiceAccount token, a ConfigMap's only for `kube-public/cluster-info`), and
+/// finalizers while the object is deleted. `before-first-apply` (the server's name for the fields
+/// an object had before its first server-side apply) writes nothing by design: it is a name any
+/// client can send, so what it holds beyond the chart and the server's defaults is judged by its
+/// value, as every name's.
 fn by_design(manager: &str, live: &Value, pointer: &str) -> bool {
-    if manager == "before-first-apply" {
-        return true;
-    }
     let kind = live.get("kind").and_then(Value::as_str).unwrap_or_default();
     let text = |p: &str| live.pointer(p).and_then(Value::as_str).unwrap_or_default();
     let deleting = live.pointer("/metadata/deletionTimestamp").is_some();
@@ -434,6 +433,17 @@ mod tests {
         let set = FieldPath::root().field("finalizers").item(None, Some(3), None);
         assert!(holds_at(&json!({"finalizers": ["a", "b"]}), &set, &json!("b")));
         assert!(!holds_at(&json!({"finalizers": ["a"]}), &set, &json!("b")));
+    }
+
+    #[test]
+    fn before_first_apply_is_a_name_judged_by_its_values() {
+        let desired = json!({"kind": "Deployment", "metadata": {"annotations": {"team": "a"}}});
+        let live = json!({"kind": "Deployment", "metadata": {"annotations": {"team": "a", "planted": "x"},
+            "managedFields": [{"manager": "before-first-apply", "operation": "Update", "fieldsV1": {
+                "f:metadata": {"f:annotations": {"f:team": {}, "f:planted": {}}}}}]}});
+        let added: Vec<String> =
+            foreign(&desired, &desired, &[], &live, "helm").added.iter().map(|f| f.path.to_string()).collect();
+        assert_eq!(added, ["metadata.annotations.planted"], "what the chart sets is not added; the rest is");
     }
 
     #[test]

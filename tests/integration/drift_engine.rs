@@ -319,3 +319,19 @@ helm_matrix! {
         check_release_both(&env, "web", &[], 0);
     }
 }
+
+helm_matrix! {
+    /// `before-first-apply` is the server's name for what an object held before its first
+    /// server-side apply, and a name any client can send: an annotation written under it is
+    /// drift in both engines, and `--remove-foreign` removes it.
+    fn a_field_under_before_first_apply_is_judged_by_its_value(helm: Helm) {
+        let env = Env::new(&format!("engine-first-apply-{}", helm.tag()));
+        env.install(helm, "web", "basic", &[]);
+        let patch = r#"{"metadata":{"annotations":{"planted":"x"}}}"#;
+        env.kubectl(&["patch", "deployment", "web-web", "--field-manager=before-first-apply", "-p", patch]).success();
+        let out = check_release_both(&env, "web", &[], 2);
+        assert!(out.contains("+ metadata.annotations.planted: \"x\""), "{out}");
+        env.drift(&["repair", "web", "--remove-foreign"]).code(0);
+        check_release_both(&env, "web", &[], 0);
+    }
+}

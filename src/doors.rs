@@ -120,6 +120,16 @@ pub(crate) const DOORS: &[Door] = &[
         tests: &["tests/integration/bounded.rs::objects_nobody_names_are_not_held"],
     },
     Door {
+        input: "admission's configuration (mutating webhooks and policies, default IngressClass and StorageClass) and namespaces' labels",
+        written_by: "cluster administrators (a namespace's labels: whoever may edit the namespace)",
+        through: &["live/mutators.rs::listed", "live/mutators.rs::namespace_labels"],
+        budget: "read once per run, each kind in pages sized by bytes, each object cut at once to its rules and selectors (or its name); 256 of a kind at most (more: not excused); a namespace's labels only; evidence for the read-only engine as far as a reader can tell (a field a covering webhook may add is shown, not counted), never obeyed",
+        tests: &[
+            "tests/integration/admission_facts.rs::what_admission_adds_is_no_drift_in_either_engine_and_a_status_write_changes_no_verdict",
+            "src/compare/admitted.rs::a_webhook_covers_what_its_rules_and_selectors_name",
+        ],
+    },
+    Door {
         input: "admission guards (ValidatingAdmissionPolicies)",
         written_by: "cluster administrators",
         through: &["live/admission.rs::guards"],

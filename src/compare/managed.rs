@@ -130,6 +130,10 @@ pub(crate) struct OwnedElsewhere {
     /// The server's defaults (or chosen values) for Helm's object, owned by another manager: a
     /// restored or re-created object's, ownership rather than content.
     pub(crate) defaults: Vec<ServerValue>,
+    /// What admission may have added, as far as a reader can tell (shown, not counted).
+    pub(crate) admitted: Vec<crate::model::Expected>,
+    /// The mutating webhooks and policies that cover the object (the read-only engine).
+    pub(crate) admission: Vec<String>,
 }
 
 /// Fields in `live` owned by a manager other than Helm (`helm`) and the control plane and absent
@@ -149,7 +153,10 @@ pub(crate) fn foreign(desired: &Value, held: &Value, creators: &[String], live: 
         let system = SYSTEM_MANAGERS.contains(&manager);
         if let Some(fields) = entry.get("fieldsV1").and_then(Value::as_object) {
             let mut found = Vec::new();
-            let held = if creators.iter().any(|c| c == manager) { held } else { &fixed };
+            // What the object held before its first server-side apply includes what the server
+            // and its controllers chose then; anyone else who holds a chosen value changed it.
+            let first = manager == "before-first-apply";
+            let held = if first || creators.iter().any(|c| c == manager) { held } else { &fixed };
             walk(fields, Sides { desired: Some(desired), held: Some(held) }, live, &FieldPath::root(), &mut found);
             if system {
                 // A control-plane write by design is not drift, nor its value ownership news.
@@ -254,7 +261,7 @@ impl<'a> Sides<'a> {
 /// Whether the chart sets `name` to `null` (a template that renders `rules:` with nothing under
 /// it) and the live value is empty: what an apply of that leaves under the writer's name (Helm
 /// 4's server-side apply owns `f:rules` and the server holds `rules: null`), nothing added.
-fn sets_nothing(desired: Option<&Value>, name: &str, live: &Value) -> bool {
+pub(super) fn sets_nothing(desired: Option<&Value>, name: &str, live: &Value) -> bool {
     let null = desired.and_then(|d| d.get(name)).is_some_and(Value::is_null);
     let empty =
         live.is_null() || live.as_array().is_some_and(Vec::is_empty) || live.as_object().is_some_and(Map::is_empty);

@@ -11,6 +11,7 @@
 //! - [`provenance`]: whether a value under Helm's name was the deployed revision's apply;
 //! - [`writer`]: whose name Helm's writes to a release are under (`helm`, a controller's).
 
+pub(crate) mod admitted;
 pub(crate) mod attribution;
 pub(crate) mod defaults;
 pub(crate) mod exact;

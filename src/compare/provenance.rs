@@ -98,7 +98,15 @@ pub(crate) fn untouched(w: &JudgedObject<'_>, path: &FieldPath) -> Option<Proven
             "the object was last written (resourceVersion {object}) before revision {rev} was recorded ({record})"
         )));
     }
-    let recorded = d.recorded?;
+    created_as_recorded(w, path)
+}
+
+/// Why the value at `path` is the deployed revision's apply as the server left it, from what
+/// only a change of the object's content moves (never a controller's status write): a field
+/// outside `metadata` of a kind whose `generation` the server keeps, nothing changed since it was
+/// created before the record.
+pub(crate) fn created_as_recorded(w: &JudgedObject<'_>, path: &FieldPath) -> Option<Provenance> {
+    let (rev, recorded) = (w.deployed.revision, w.deployed.recorded?);
     let created = unchanged_since_created(w, path).filter(|c| c.as_second() <= recorded.as_second())?;
     Some(admitted(format!(
         "unchanged outside metadata since it was created at {created} (generation 1), when revision {rev} was recorded at {recorded}"

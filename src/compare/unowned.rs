@@ -7,7 +7,7 @@
 //! evidence.
 
 use super::defaults;
-use super::managed::Sides;
+use super::managed::{Sides, sets_nothing};
 use super::merge_keys::element_key;
 use crate::model::{FieldPath, Foreign, ItemKey};
 use serde_json::{Map, Value};
@@ -41,6 +41,9 @@ pub(crate) fn unowned(desired: &Value, held: &Value, live: &Value) -> Vec<Foreig
     let mut out = Vec::new();
     let at = Sides { desired: Some(desired), held: Some(held) };
     for (k, lv) in map.iter().filter(|(k, _)| !UNTRACKED_TOP.contains(&k.as_str())) {
+        if sets_nothing(at.desired, k, lv) {
+            continue;
+        }
         let node = owned.get(&format!("f:{k}")).and_then(Value::as_object);
         let mut value = std::borrow::Cow::Borrowed(lv);
         if k == "metadata"
@@ -121,7 +124,7 @@ fn field(
     }
     match live {
         Value::Object(map) => {
-            for (k, lv) in map {
+            for (k, lv) in map.iter().filter(|(k, lv)| !sets_nothing(at.desired, k, lv)) {
                 let child = node.and_then(|n| n.get(&format!("f:{k}"))).and_then(Value::as_object);
                 field(child, at.field(k), lv, &path.field(k), k, out);
             }
@@ -156,6 +159,17 @@ mod tests {
 
     fn paths(found: &[Foreign]) -> Vec<String> {
         found.iter().map(|f| f.path.to_string()).collect()
+    }
+
+    #[test]
+    fn an_empty_value_the_chart_renders_as_null_is_nobodys_addition() {
+        let desired = json!({"kind": "Role", "rules": null});
+        let live = json!({"kind": "Role", "rules": null, "metadata": {"managedFields": [
+            {"manager": "helm", "operation": "Update", "fieldsV1": {"f:metadata": {}}}]}});
+        assert!(unowned(&desired, &desired, &live).is_empty());
+        let planted = json!({"kind": "Role", "rules": [{"verbs": ["*"]}], "metadata": {"managedFields": []}});
+        let found: Vec<String> = unowned(&desired, &desired, &planted).iter().map(|f| f.path.to_string()).collect();
+        assert!(found.iter().any(|p| p.starts_with("rules")), "rules where the chart set none: {found:?}");
     }
 
     #[test]

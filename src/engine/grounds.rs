@@ -41,3 +41,12 @@ pub(crate) struct Grounds<'a> {
     /// is Helm's, and the dry-runs write as it.
     pub(crate) writer: &'a HelmWriter,
 }
+
+/// What a judge asks the server about one object: the object, where it lives, the chart's
+/// fields as compared and the live object.
+pub(crate) struct Inquiry<'a> {
+    pub(crate) obj: &'a crate::desired::DesiredObject,
+    pub(crate) at: &'a crate::live::Location,
+    pub(crate) desired: &'a serde_json::Value,
+    pub(crate) live: &'a serde_json::Value,
+}

@@ -10,7 +10,7 @@ use crate::compare::{self, attribution, defaults, exact, managed, merge, ownersh
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveState, Location, WriteTo};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{FieldDiff, Foreign, Ignored, Method, ObjectDrift, Verdict};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
 use serde_json::Value;
@@ -116,6 +116,7 @@ fn conclude(
     // The server's own values for Helm's object, written by whoever re-created it: ownership,
     // not content (and nothing --remove-foreign would remove).
     drift.server_values = found.defaults;
+    drift.admission = found.admission;
     let helm = ctx.writer.manager.as_str();
     drift.recreated = attribution::recreated(&live, helm);
     drift.apply = ctx.deployed.apply;
@@ -128,6 +129,16 @@ fn conclude(
         (drift.fields, drift.added, drift.expected) =
             expected::set_aside(&ctx.options.expected, me, fields, added, helm);
         drift.expected.append(&mut by_design);
+        drift.expected.extend(found.admitted);
+    } else {
+        // --strict: what admission may have added counts, as everything expected does.
+        let admitted = found.admitted.into_iter().map(|e| Foreign {
+            path: e.path,
+            value: e.value,
+            manager: String::new(),
+            changed_by: None,
+        });
+        drift.added.extend(admitted);
     }
     if matches!(engine, Method::ReadOnly { .. }) {
         helms_own(ctx, obj, &live, &mut drift);
@@ -214,30 +225,41 @@ async fn differences(
             found = managed::foreign(&desired, &held(Some(&schema)), &creators, live, helm);
         }
     }
-    let asked = super::own_name::Inquiry { obj, at, desired: &desired, live };
+    let asked = super::grounds::Inquiry { obj, at, desired: &desired, live };
     let mut claimed = super::own_name::unexplained(judge, &asked).await;
     // A field another manager's entry names itself is that manager's addition, not one under
     // Helm's name too (Helm 3's entry left holding `f:data: {}` after a JSON patch took keys):
     // each field is reported, and removed, once.
     claimed.retain(|c| !found.added.iter().any(|f| f.path == c.path));
     found.added.append(&mut claimed);
-    let mut nobodys = super::own_name::unowned(judge, &asked, &found.added).await;
+    let (mut nobodys, admitted) = super::own_name::unowned(judge, &asked, &found.added).await;
     found.added.append(&mut nobodys);
     found.added.sort_by_cached_key(|f| f.path.pointer());
+    found.admitted = admitted;
     if judge.grounds.options.read_only {
+        if !fields.is_empty() {
+            // The read-only engine's changed values: a webhook covering it may have made them.
+            found.admission = super::admitted::covering(judge, &asked).await;
+        }
         return (fields, found, Method::ReadOnly { reason: "--read-only".into() });
     }
     if !fields.iter().any(|f| !compare::is_ignored(&f.path.pointer(), ignores)) {
         return (fields, found, Method::Exact);
     }
-    match live::apply_dry_run(WriteTo { client: judge.client, at, name: &obj.name, manager: helm }, &obj.object).await {
-        Ok(after) => (not_added(exact::differences(&after, live), &found), found, Method::Exact),
-        Err(e @ ApiError::Invalid { .. }) => match update_differences(judge, obj, at, live, &found).await {
-            Some(differences) => (differences, found, Method::Exact),
-            None => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
-        },
-        Err(e) => (fields, found, Method::ReadOnly { reason: fallback_reason(&e) }),
-    }
+    let refused =
+        match live::apply_dry_run(WriteTo { client: judge.client, at, name: &obj.name, manager: helm }, &obj.object)
+            .await
+        {
+            Ok(after) => return (not_added(exact::differences(&after, live), &found), found, Method::Exact),
+            Err(e @ ApiError::Invalid { .. }) => match update_differences(judge, obj, at, live, &found).await {
+                Some(differences) => return (differences, found, Method::Exact),
+                None => e,
+            },
+            Err(e) => e,
+        };
+    // The read-only engine's changed values: a webhook covering the object may have made them.
+    found.admission = super::admitted::covering(judge, &asked).await;
+    (fields, found, Method::ReadOnly { reason: fallback_reason(&refused) })
 }
 
 /// The differences when the apply dry-run is refused for its merge (a Service port renumbered

@@ -5,6 +5,7 @@
 //! the audit events kept. Commands drive it and hand its model to the
 //! report layer.
 
+mod admitted;
 mod error;
 mod evaluate;
 mod grounds;

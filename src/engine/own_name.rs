@@ -5,23 +5,13 @@
 //! record, or the server, asked now, makes it again for Helm's object (its defaults, admission
 //! at update or at create); otherwise it is drift.
 
-use super::grounds::Judge;
+use super::grounds::{Inquiry, Judge};
 use crate::compare::provenance::{self, JudgedObject};
 use crate::compare::{defaults, managed, merge, unowned};
-use crate::desired::DesiredObject;
-use crate::live::{self, Location, WriteTo};
+use crate::live::{self, WriteTo};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Foreign};
+use crate::model::{Expected, FieldDiff, Foreign};
 use serde_json::Value;
-
-/// What a judge asks the server about one object: the object, where it lives, the chart's
-/// fields as compared and the live object.
-pub(crate) struct Inquiry<'a> {
-    pub(crate) obj: &'a DesiredObject,
-    pub(crate) at: &'a Location,
-    pub(crate) desired: &'a Value,
-    pub(crate) live: &'a Value,
-}
 
 /// The fields under Helm's name (`judge`'s writer) in `live` that the chart (`desired`, as
 /// compared) does not set and that Helm's apply does not make. The exact engine asks the server:
@@ -34,34 +24,53 @@ pub(crate) async fn unexplained(judge: &Judge<'_>, asked: &Inquiry<'_>) -> Vec<F
     if claimed.is_empty() || judge.grounds.options.read_only {
         return claimed;
     }
-    made_again_on_update(judge, asked, claimed).await
+    // Refused: nothing proves them Helm's.
+    made_again_on_update(judge, asked, claimed.clone()).await.unwrap_or(claimed)
 }
 
 /// The fields no manager owns in `live` that the chart does not set, the server would not hold
 /// and `known` (already found added) does not hold; less those evidence shows were Helm's apply
-/// as admission left it: the object untouched since the record ([`provenance::untouched`]), or,
-/// in the exact engine, the server making them again for Helm's object, at an update without
-/// them or at a create of the recorded object under a generated name.
-pub(crate) async fn unowned(judge: &Judge<'_>, asked: &Inquiry<'_>, known: &[Foreign]) -> Vec<Foreign> {
+/// as admission left it, from what only the object's content moves (never whether a
+/// controller's status write landed since): the object unchanged since it was created before
+/// the record ([`provenance::created_as_recorded`]), or, in the exact engine, the server making
+/// them again for Helm's object, at an update without them or at a create of the recorded
+/// object under a generated name. Where the server cannot be asked (the read-only engine, a
+/// dry-run refused), admission's configuration decides as far as a reader can tell: a built-in
+/// plugin's value is the server's, one a mutating webhook or policy covering the object may add
+/// is admitted (shown, not counted); anything else is drift.
+pub(crate) async fn unowned(
+    judge: &Judge<'_>,
+    asked: &Inquiry<'_>,
+    known: &[Foreign],
+) -> (Vec<Foreign>, Vec<Expected>) {
     let mut nobodys = found(judge, asked, |held| unowned::unowned(asked.desired, held, asked.live)).await;
     nobodys.retain(|f| !known.iter().any(|k| under(&f.path.pointer(), &k.path.pointer())));
     let obj = asked.obj;
     let write =
         JudgedObject { group: obj.group(), kind: &obj.kind, live: asked.live, deployed: &judge.grounds.deployed };
-    nobodys.retain(|f| provenance::untouched(&write, &f.path).is_none());
-    if nobodys.is_empty() || judge.grounds.options.read_only {
-        return nobodys;
-    }
-    let nobodys = made_again_on_update(judge, asked, nobodys).await;
+    nobodys.retain(|f| provenance::created_as_recorded(&write, &f.path).is_none());
     if nobodys.is_empty() {
-        return nobodys;
+        return (nobodys, Vec::new());
     }
-    let to = WriteTo { client: judge.client, at: asked.at, name: &obj.name, manager: &judge.grounds.writer.manager };
-    match live::create_dry_run(to, &obj.object).await {
-        Ok(made) => nobodys.into_iter().filter(|f| !managed::holds_at(&made, &f.path, &f.value)).collect(),
-        // Refused (no right to create, a name the server must be given): nothing proves them.
-        Err(_) => nobodys,
+    if !judge.grounds.options.read_only {
+        let Some(nobodys) = made_again_on_update(judge, asked, nobodys.clone()).await else {
+            return super::admitted::judged(judge, asked, nobodys).await;
+        };
+        if nobodys.is_empty() {
+            return (nobodys, Vec::new());
+        }
+        let to =
+            WriteTo { client: judge.client, at: asked.at, name: &obj.name, manager: &judge.grounds.writer.manager };
+        match live::create_dry_run(to, &obj.object).await {
+            Ok(made) => {
+                let left = nobodys.into_iter().filter(|f| !managed::holds_at(&made, &f.path, &f.value)).collect();
+                return (left, Vec::new());
+            }
+            // Refused (no right to create, a name the server must be given): the reader's word.
+            Err(_) => return super::admitted::judged(judge, asked, nobodys).await,
+        }
     }
+    super::admitted::judged(judge, asked, nobodys).await
 }
 
 /// What `find` finds against what the server would hold for the chart's object: its built-in
@@ -81,15 +90,15 @@ async fn found(judge: &Judge<'_>, asked: &Inquiry<'_>, find: impl Fn(&Value) -> 
 
 /// Those of `claimed` the server does not make again when the live object is written without
 /// them, the chart laid over it, as a dry-run update by Helm's writer (defaulting and admission
-/// at update run).
-async fn made_again_on_update(judge: &Judge<'_>, asked: &Inquiry<'_>, claimed: Vec<Foreign>) -> Vec<Foreign> {
+/// at update run); `None` when the server refuses the question.
+async fn made_again_on_update(judge: &Judge<'_>, asked: &Inquiry<'_>, claimed: Vec<Foreign>) -> Option<Vec<Foreign>> {
     let gone: Vec<FieldDiff> = claimed.iter().map(|c| FieldDiff::new(c.path.clone(), None, Some(&c.value))).collect();
     let written = merge::client_side(asked.live, &gone, &asked.obj.object, false);
     let helm = judge.grounds.writer.manager.as_str();
     let to = WriteTo { client: judge.client, at: asked.at, name: &asked.obj.name, manager: helm };
     match live::update_dry_run(to, &written).await {
-        Ok(after) => claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect(),
-        // Refused without them (a field admission requires): nothing proves them Helm's.
-        Err(_) => claimed,
+        Ok(after) => Some(claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect()),
+        // Refused (without them: a field admission requires; or the reader may not write).
+        Err(_) => None,
     }
 }

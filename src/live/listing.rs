@@ -44,6 +44,10 @@ pub(crate) struct LiveCache {
     hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
     /// CRD schemas (`openAPIV3Schema` of a served version), by group, version and plural.
     schemas: Cells<(String, String, String), Option<std::sync::Arc<Value>>>,
+    /// Admission's configuration, read once (the read-only engine's evidence).
+    admission: Cell<std::sync::Arc<super::mutators::Admission>>,
+    /// Namespaces' labels (`None`: not readable), by name.
+    namespaces: Cells<String, Option<std::sync::Arc<serde_json::Map<String, Value>>>>,
     /// List namespaced kinds across every namespace at once (a run over many namespaces: one
     /// LIST per kind instead of one per kind and namespace).
     wide: AtomicBool,
@@ -59,6 +63,25 @@ pub(crate) struct LiveCache {
 const EVERY_NAMESPACE: &str = "*";
 
 impl LiveCache {
+    /// Admission's configuration, read once per run.
+    pub(crate) async fn admission(&self, client: &kube::Client) -> std::sync::Arc<super::mutators::Admission> {
+        self.admission
+            .get_or_init(|| async { std::sync::Arc::new(super::mutators::admission(client).await) })
+            .await
+            .clone()
+    }
+
+    /// The labels of namespace `name`, read once per run (`None`: not readable).
+    pub(crate) async fn namespace_labels(
+        &self,
+        client: &kube::Client,
+        name: &str,
+    ) -> Option<std::sync::Arc<serde_json::Map<String, Value>>> {
+        let cell = self.namespaces.lock().expect("namespaces lock").entry(name.to_string()).or_default().clone();
+        let read = || async { super::mutators::namespace_labels(client, name).await.map(std::sync::Arc::new) };
+        cell.get_or_init(read).await.clone()
+    }
+
     /// From now on, namespaced kinds are listed across every namespace at once.
     pub(crate) fn list_every_namespace(&self) {
         self.wide.store(true, Ordering::Relaxed);

@@ -6,6 +6,7 @@ pub(crate) mod admission;
 mod change;
 mod events;
 mod listing;
+pub(crate) mod mutators;
 
 pub(crate) use change::{Change, WriteTo, apply_dry_run, change, create_dry_run, update_dry_run, upgrade_dry_run};
 pub(crate) use events::{event, event_namespace, record_event};

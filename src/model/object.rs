@@ -226,6 +226,9 @@ pub(crate) struct ObjectDrift {
     pub(crate) live: Option<Value>,
     /// A hook object Helm keeps after its hook ran (`--hooks`), reported in a section of its own.
     pub(crate) hook: Option<Box<super::HookOrigin>>,
+    /// The mutating webhooks and policies that cover the object, named where the read-only
+    /// engine reports a changed value: it may be their rewrite at admission.
+    pub(crate) admission: Vec<String>,
 }
 
 impl ObjectDrift {
@@ -248,6 +251,7 @@ impl ObjectDrift {
             engine: None,
             live: None,
             hook: None,
+            admission: Vec::new(),
         }
     }
 

@@ -289,7 +289,7 @@ fn mrkdwn(text: &str) -> String {
 
 fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
     let value = |at: &str, v: &Option<Value>| v.as_ref().map(|v| secret::mask(&o.id, at, v, show_secrets));
-    json!({
+    let mut out = json!({
         "apiVersion": o.id.api_version,
         "kind": o.id.kind,
         "namespace": o.id.namespace,
@@ -322,7 +322,13 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
         "accepted": o.accepted.iter().map(|a| json!({"path": a.path.pointer(), "change": a.change, "expiresAt": a.until})).collect::<Vec<_>>(),
         "ignored": o.ignored.iter().map(|i| json!({"path": i.path.pointer(), "reason": i.reason})).collect::<Vec<_>>(),
         "hook": o.hook.as_ref().map(|h| json!({"events": h.events, "deletePolicies": h.delete_policies, "ranAtRevision": h.ran_at})),
-    })
+    });
+    // The read-only engine's changed values: the mutating webhooks and policies that may have
+    // made them at admission.
+    if !o.admission.is_empty() {
+        out["mayBeAdmissions"] = json!(o.admission);
+    }
+    out
 }
 
 /// The `render` report: which documents render differently from the stored manifest.

@@ -73,6 +73,16 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
         out.push((None, format!("engine: read-only client-side comparison ({reason})")));
     }
     fields(&mut out, o, style);
+    if !o.fields.is_empty() && !o.admission.is_empty() {
+        out.push((
+            Some(Tone::Dim),
+            format!(
+                "  may be admission's: {} covers this object at create and update, and a rewrite at admission \
+                 looks like an edit to the read-only engine (the exact engine's dry-run tells them apart)",
+                o.admission.join(" and ")
+            ),
+        ));
+    }
     for a in &o.added {
         let by = match (&a.changed_by, a.manager.is_empty()) {
             (Some(by), _) => format!("added by {}", who(by, style)),

@@ -30,6 +30,7 @@ macro_rules! helm_matrix {
 }
 
 mod admission;
+mod admission_facts;
 mod support;
 mod tenancy;
 

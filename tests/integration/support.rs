@@ -393,9 +393,10 @@ pub const REFUSED: &str = "127.0.0.1:1";
 /// The read-only identity (get/list/watch on everything), impersonated as user `drift-viewer`.
 pub const VIEWER: &str = "drift-viewer";
 
-/// Whether the viewer's RBAC is in place (a Mutex, not a Once: a failed setup is tried again by
-/// the next test instead of poisoning every later one with an unrelated message).
-static VIEWER_RBAC: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+/// The control planes (by kubeconfig) where the viewer's RBAC is in place (a Mutex, not a Once:
+/// a failed setup is tried again by the next test instead of poisoning every later one with an
+/// unrelated message).
+static VIEWER_RBAC: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 impl Env {
     /// Waits until `user` may `verb` `resource` (`-A` for every namespace), as the API server's
@@ -413,7 +414,8 @@ impl Env {
     /// Runs helm-drift as the get/list-only user (through Helm's impersonation setting).
     pub fn drift_as_viewer(&self, args: &[&str]) -> Run {
         let mut ready = VIEWER_RBAC.lock().unwrap_or_else(|e| e.into_inner());
-        if !*ready {
+        let here = self.cp.kubeconfig().to_path_buf();
+        if !ready.contains(&here) {
             let rbac = format!(
                 "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {VIEWER}\nrules:\n- apiGroups: [\"*\"]\n  resources: [\"*\"]\n  verbs: [\"get\", \"list\", \"watch\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {VIEWER}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {VIEWER}\nsubjects:\n- kind: User\n  name: {VIEWER}\n  apiGroup: rbac.authorization.k8s.io\n"
             );
@@ -421,7 +423,7 @@ impl Env {
             std::fs::write(&file, rbac).unwrap();
             self.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
             self.wait_until_allowed(VIEWER, "list", "secrets", true);
-            *ready = true;
+            ready.push(here);
         }
         drop(ready);
         self.drift(args).env("HELM_KUBEASUSER", VIEWER)

@@ -1,0 +1,118 @@
+//! What admission adds is no drift in either engine, and a verdict does not flip with a
+//! controller's timing. The exact engine asks the server (dry-runs pass the same admission); the
+//! read-only engine reads admission's configuration as a reader can: a mutating webhook whose
+//! rules and selectors cover the object (served by the test on loopback, for its namespace only),
+//! and the default IngressClass (created and removed by the test, on a control plane of its own
+//! kind so that no other test's Ingress meets it). Without the admission that explains a field,
+//! the field is drift in both.
+
+use crate::admission::Step;
+use crate::drift_engine::check_release_both;
+use crate::support::{Env, Helm, chart_path, eventually};
+use std::time::Duration;
+
+/// A webhook that labels a Deployment's pod template `admitted.example/mesh: "on"` at create and
+/// update (a service mesh's injector, a policy engine's mutation).
+fn pod_labelling_webhook() -> testcluster::webhook::Webhook {
+    testcluster::webhook::start(|request| {
+        let labelled = request.pointer("/object/spec/template/metadata/labels/admitted.example~1mesh").is_some();
+        if labelled || request.pointer("/object/spec/template/metadata/labels").is_none() {
+            return Vec::new();
+        }
+        let path = "/spec/template/metadata/labels/admitted.example~1mesh";
+        vec![serde_json::json!({"op": "add", "path": path, "value": "on"})]
+    })
+    .expect("the webhook server")
+}
+
+/// The deployment controller has written the Deployment's status for its current generation.
+fn status_written(env: &Env, name: &str) {
+    eventually("the deployment controller's status write", Duration::from_secs(30), || {
+        let generation = env.get("deployment", name, "{.metadata.generation}");
+        env.get("deployment", name, "{.status.observedGeneration}") == generation
+    });
+}
+
+helm_matrix! {
+    /// A webhook labelling the pod template at create and update: in sync in both engines after
+    /// the install, after an upgrade with another value, before and after the controller's status
+    /// write (the same verdict: the read-only engine says the label was added at admission as far
+    /// as a reader can tell); once the webhook is gone, the label nobody owns is drift in both.
+    fn what_admission_adds_is_no_drift_in_either_engine_and_a_status_write_changes_no_verdict(helm: Helm) {
+        let env = Env::new(&format!("admitted-{}", helm.tag()));
+        let hook = pod_labelling_webhook();
+        let probe = || {
+            let dry = ["create", "deployment", "probe", "--image=x", "--dry-run=server", "-o", "jsonpath={.spec.template.metadata.labels}"];
+            env.kubectl(&dry).output().stdout().contains("admitted.example/mesh")
+        };
+        let registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), probe);
+        env.install(helm, "web", "basic", &[]);
+        let label = || env.get("deployment", "web-web", "{.spec.template.metadata.labels.admitted\\.example/mesh}");
+        assert_eq!(label(), "on");
+        check_release_both(&env, "web", &[], 0);
+        let chart = chart_path("basic");
+        env.helm(helm, &["upgrade", "web", chart.to_str().unwrap(), "--set", "greeting=again"]).success();
+        assert_eq!(label(), "on");
+        // The verdicts and their evidence, before and after the controller's status write (which
+        // moves the object's resourceVersion, nothing else).
+        let verdicts = |out: String| -> Vec<String> {
+            let out = crate::support::neutral(&out);
+            out.lines().filter(|l| !l.trim_start().starts_with("writer:")).map(str::to_string).collect()
+        };
+        let before = verdicts(env.drift_as_viewer(&["check", "web", "-v"]).code(0).stdout());
+        status_written(&env, "web-web");
+        let after = check_release_both(&env, "web", &[], 0);
+        let read_only = env.drift_as_viewer(&["check", "web", "-v"]).code(0).stdout();
+        assert_eq!(before, verdicts(read_only.clone()), "one state, one verdict");
+        assert!(read_only.contains("added at admission by mutating webhook test.helm-drift.io"), "{read_only}");
+        assert!(after.contains("in sync"), "{after}");
+
+        // No admission covers it any more: a label nobody owns is drift in both engines.
+        drop(registered);
+        eventually("the webhook gone", Duration::from_secs(30), || !probe());
+        check_release_both(&env, "web", &[], 2);
+        env.drift_as_viewer(&["check", "web"]).code(2).stdout_has("added under no field manager");
+    }
+}
+
+/// The built-in DefaultIngressClass plugin sets `spec.ingressClassName` on an Ingress that names
+/// none: in sync in both engines after the install (Helm 3 and Helm 4, a release each), an upgrade
+/// and an ingress controller's status write; once the default IngressClass is removed, the class
+/// nobody owns is drift in both.
+#[test]
+fn the_default_ingress_class_is_the_servers_in_both_engines() {
+    let env = Env::without_admission_policies("default-class");
+    let class = format!("{}-default", env.ns);
+    let doc = format!(
+        "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: {class}\n  annotations: {{ingressclass.kubernetes.io/is-default-class: \"true\"}}\nspec:\n  controller: example.invalid/ingress\n"
+    );
+    env.apply_yaml("default-class", &doc);
+    let probe = [
+        "create",
+        "ingress",
+        "probe",
+        "--rule=a.invalid/=b:80",
+        "--dry-run=server",
+        "-o",
+        "jsonpath={.spec.ingressClassName}",
+    ];
+    eventually("the class taken as the default", Duration::from_secs(30), || {
+        env.kubectl(&probe).output().stdout() == class
+    });
+    let chart = chart_path("defaulted");
+    for (helm, release) in [(Helm::V3, "app3"), (Helm::V4, "app4")] {
+        env.install(helm, release, "defaulted", &[]);
+        assert_eq!(env.get("ingress", &format!("{release}-web"), "{.spec.ingressClassName}"), class);
+        check_release_both(&env, release, &[], 0);
+        env.helm(helm, &["upgrade", release, chart.to_str().unwrap(), "--set", "port=8080"]).success();
+        let status = r#"{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.10"}]}}}"#;
+        let ingress = format!("{release}-web");
+        env.kubectl(&["patch", "ingress", &ingress, "--subresource=status", "--type=merge", "-p", status]).success();
+        check_release_both(&env, release, &[], 0);
+    }
+    env.kubectl(&["delete", "ingressclass", &class]).success();
+    eventually("no default class", Duration::from_secs(30), || env.kubectl(&probe).output().stdout().is_empty());
+    for release in ["app3", "app4"] {
+        check_release_both(&env, release, &[], 2);
+    }
+}

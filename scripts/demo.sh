@@ -330,6 +330,29 @@ echo "$ helm drift check -A   (the operator's gate: the claim is named, not coun
 "$helm" drift check -A 2>&1 | grep -E "conflicting claim|demo: " || true
 "$kubectl" delete namespace tenant --wait=false >/dev/null
 
+say "What admission adds is no drift: a default IngressClass names an Ingress's class at admission; the read-only engine reads that class (release 'admitted', upgraded once)"
+"$kubectl" apply -f - >/dev/null <<'IC'
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata:
+  name: demo-default
+  annotations: {ingressclass.kubernetes.io/is-default-class: "true"}
+spec: {controller: example.invalid/ingress}
+IC
+for _ in $(seq 100); do
+  class=$("$kubectl" -n demo create ingress probe --rule=a.invalid/=b:80 --dry-run=server -o jsonpath='{.spec.ingressClassName}')
+  [ "$class" = demo-default ] && break
+  sleep 0.2
+done
+"$helm" install admitted "$root/tests/charts/defaulted" --namespace demo >/dev/null
+"$helm" upgrade admitted "$root/tests/charts/defaulted" --namespace demo --set port=8080 >/dev/null
+echo "$ kubectl -n demo get ingress admitted-web -o jsonpath={.spec.ingressClassName}"
+"$kubectl" -n demo get ingress admitted-web -o jsonpath='{.spec.ingressClassName}'
+echo
+"$helm" drift check admitted -n demo --read-only
+"$helm" uninstall admitted --namespace demo >/dev/null
+"$kubectl" delete ingressclass demo-default >/dev/null
+
 say "Scaled by hand: helm drift check --explain says which value makes it permanent"
 "$kubectl" -n demo scale deployment demo-web --replicas=3
 "$helm" drift check demo -n demo --explain || true

@@ -6,8 +6,8 @@
 //!
 //! - the operation: Helm 4 applies server-side (`Apply`), Helm 3 and client-side Helm 4 write
 //!   `Update`s; the other operation under Helm's name is not Helm's apply;
-//! - the object's resourceVersion against the record's (one etcd orders both): nothing written
-//!   to the object after the record was written means every value in it is that apply's;
+//! - the object's resourceVersion is no evidence: a controller's status write moves it, and a
+//!   verdict must not change with whether one has landed (one state, one verdict);
 //! - the time on the write's managedFields entry is whatever the writing client sent (a
 //!   `kubectl replace` puts old entries back): it explains a verdict, never proves Helm's apply;
 //! - for the kinds whose `generation` the server resets on create and raises on every change
@@ -29,8 +29,6 @@ pub(crate) struct Deployed {
     pub(crate) began: Option<Timestamp>,
     /// When the storage last wrote the record's content (the server's clock, to the second).
     pub(crate) recorded: Option<Timestamp>,
-    /// The record's resourceVersion, when that write was its last.
-    pub(crate) recorded_version: Option<u64>,
     /// How the release's Helm applies.
     pub(crate) apply: crate::model::Apply,
 }
@@ -58,7 +56,7 @@ pub(crate) fn of(w: &JudgedObject<'_>, path: &FieldPath, by: &Attribution) -> Pr
         ));
     }
     let at = by.time.as_deref().and_then(|t| t.parse::<Timestamp>().ok());
-    if let Some(found) = untouched(w, path) {
+    if let Some(found) = created_as_recorded(w, path) {
         return found;
     }
     let Some(recorded) = d.recorded else {
@@ -79,26 +77,6 @@ pub(crate) fn of(w: &JudgedObject<'_>, path: &FieldPath, by: &Attribution) -> Pr
     undecided(format!(
         "written at {at} by its entry, not after revision {rev} was recorded at {recorded}; an entry's time is what the writing client sends, not proof of Helm's apply"
     ))
-}
-
-/// Why the value at `path` is the deployed revision's apply as the server left it (admission
-/// included), when the server's own fields say so: nothing was written to the object since the
-/// record (its resourceVersion), or, for a field outside `metadata` of a kind whose `generation`
-/// the server keeps, nothing changed since it was created before the record. Names and times
-/// are never evidence.
-pub(crate) fn untouched(w: &JudgedObject<'_>, path: &FieldPath) -> Option<Provenance> {
-    let d = w.deployed;
-    let rev = d.revision;
-    let version =
-        w.live.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse::<u64>().ok());
-    if let (Some(object), Some(record), true) = (version, d.recorded_version, resent_by_each_apply(w))
-        && object <= record
-    {
-        return Some(admitted(format!(
-            "the object was last written (resourceVersion {object}) before revision {rev} was recorded ({record})"
-        )));
-    }
-    created_as_recorded(w, path)
 }
 
 /// Why the value at `path` is the deployed revision's apply as the server left it, from what
@@ -192,13 +170,7 @@ mod tests {
     }
 
     fn deployed(apply: Apply) -> Deployed {
-        Deployed {
-            revision: 1,
-            began: at("2026-12-02T12:00:09.5Z"),
-            recorded: at("2026-12-02T12:00:10Z"),
-            recorded_version: Some(100),
-            apply,
-        }
+        Deployed { revision: 1, began: at("2026-12-02T12:00:09.5Z"), recorded: at("2026-12-02T12:00:10Z"), apply }
     }
 
     fn deployment(generation: i64, created: &str) -> Value {
@@ -324,29 +296,15 @@ mod tests {
             let p = widget(&cr, Apply::ClientSide, "Update");
             assert!(!p.decided() && p.evidence.contains("custom resource"), "{p:?}");
         }
+        // Nor is a resourceVersion from before the record: a status write would move it.
         let cr = json!({"metadata": {"generation": 3, "resourceVersion": "90"}});
         let p = widget(&cr, Apply::ServerSide, "Apply");
-        assert!(p.admitted(), "a server-side apply sends every value: {p:?}");
+        assert!(!p.admitted() && !p.decided(), "{p:?}");
         // No time for the revision (an old record, a storage that keeps none), or the write.
         let none = Deployed { recorded: None, ..deployed(Apply::ClientSide) };
         assert!(!judge(("", "ConfigMap"), &cm, &none, "/data/a", &by("Update", "2026-12-02T12:00:01Z")).decided());
         let untimed = Attribution { time: None, ..by("Update", "") };
         assert!(!judge(("", "ConfigMap"), &cm, &deployed(Apply::ClientSide), "/data/a", &untimed).decided());
-    }
-
-    #[test]
-    fn nothing_written_after_the_record_is_helms_apply_whatever_the_second() {
-        let cm = |rv: &str| json!({"metadata": {"resourceVersion": rv}});
-        let w = by("Update", "2026-12-02T12:00:10Z");
-        let p = judge(("", "ConfigMap"), &cm("99"), &deployed(Apply::ClientSide), "/data/a", &w);
-        assert!(p.admitted() && p.evidence.contains("resourceVersion 99"), "{p:?}");
-        assert!(
-            !judge(("", "ConfigMap"), &cm("101"), &deployed(Apply::ClientSide), "/data/a", &w).decided(),
-            "written since"
-        );
-        let unknown = Deployed { recorded_version: None, ..deployed(Apply::ClientSide) };
-        assert!(!judge(("", "ConfigMap"), &cm("99"), &unknown, "/data/a", &w).decided(), "the record labelled since");
-        assert!(!judge(("", "ConfigMap"), &cm("x"), &deployed(Apply::ClientSide), "/data/a", &w).decided());
     }
 
     #[test]

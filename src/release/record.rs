@@ -224,7 +224,6 @@ impl Release {
             revision: self.version,
             began: self.info.last_deployed.as_deref().and_then(|t| t.parse().ok()),
             recorded: self.written.map(|w| w.at),
-            recorded_version: self.written.and_then(|w| w.version),
             apply: self.apply(),
         }
     }

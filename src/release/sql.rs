@@ -70,7 +70,7 @@ impl SqlStorage {
             let version: i32 = row.get(3);
             let status: String = row.get(4);
             let at = row.get::<_, Option<i64>>(5).and_then(|s| jiff::Timestamp::from_second(s).ok());
-            let written = at.map(|at| super::Written { at, version: None });
+            let written = at.map(|at| super::Written { at });
             let system = |k: &str| match k {
                 "name" => Some(name.clone()),
                 "status" => Some(status.clone()),

@@ -9,27 +9,16 @@ pub(crate) struct Written {
     /// The server's time of the write that owns a Secret's or ConfigMap's `data` (to the
     /// second); SQL's `modifiedAt` (Helm's clock).
     pub(crate) at: jiff::Timestamp,
-    /// The object's resourceVersion, when that write was its last one (nothing written to it in
-    /// a later second).
-    pub(crate) version: Option<u64>,
 }
 
 /// When a storage object's `data` was last written: the time of the managedFields entry that
 /// owns it (the latest, when several do), by the server's clock; a label written later (by
-/// whoever) does not move it, but then its resourceVersion is not that write's.
+/// whoever) does not move it.
 pub(crate) fn data_written(meta: &ObjectMeta) -> Option<Written> {
     let entries =
         || meta.managed_fields.iter().flatten().filter_map(|e| Some((e.fields_v1.as_ref()?, e.time.as_ref()?.0)));
     let at = entries().filter(|(f, _)| f.0.get("f:data").is_some()).map(|(_, t)| t).max()?;
-    let last = entries().all(|(_, t)| t.as_second() <= at.as_second());
-    // Helm's storage writes a record's data, type and labels, never annotations, finalizers or
-    // owners: a record that holds one was written since by someone else, whatever the entries'
-    // times say (a time is what the writing client sends), so its resourceVersion is not Helm's.
-    let helms_shape = meta.annotations.as_ref().is_none_or(|a| a.is_empty())
-        && meta.finalizers.as_ref().is_none_or(|f| f.is_empty())
-        && meta.owner_references.as_ref().is_none_or(|o| o.is_empty());
-    let version = meta.resource_version.as_deref().and_then(|v| v.parse().ok()).filter(|_| last && helms_shape);
-    Some(Written { at, version })
+    Some(Written { at })
 }
 
 #[cfg(test)]
@@ -47,15 +36,10 @@ mod tests {
         let label = serde_json::json!({"manager": "kubectl-label", "operation": "Update", "time": "2026-12-02T13:00:00Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
         let w = data_written(&meta(serde_json::json!([data]))).unwrap();
-        assert_eq!((w.at.to_string().as_str(), w.version), ("2026-12-02T12:00:10Z", Some(42)));
-        // Labelled later: the time stays the data's, the resourceVersion is no longer its.
+        assert_eq!(w.at.to_string(), "2026-12-02T12:00:10Z");
+        // Labelled later: the time stays the data's.
         let w = data_written(&meta(serde_json::json!([data, label]))).unwrap();
-        assert_eq!((w.at.to_string().as_str(), w.version), ("2026-12-02T12:00:10Z", None));
+        assert_eq!(w.at.to_string(), "2026-12-02T12:00:10Z");
         assert_eq!(data_written(&meta(serde_json::json!([label]))), None);
-        // Annotated under Helm's name in the same second: one entry, its time the data's, but
-        // Helm's storage never annotates a record.
-        let mut annotated = meta(serde_json::json!([data]));
-        annotated.annotations = Some([("moved".to_string(), "x".to_string())].into());
-        assert_eq!(data_written(&annotated).unwrap().version, None);
     }
 }

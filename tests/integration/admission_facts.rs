@@ -116,3 +116,54 @@ fn the_default_ingress_class_is_the_servers_in_both_engines() {
         check_release_both(&env, release, &[], 2);
     }
 }
+
+/// A webhook that moves every container image to a registry mirror (`registry.example/` to
+/// `mirror.example/`) at create and update.
+fn mirroring_webhook() -> testcluster::webhook::Webhook {
+    testcluster::webhook::start(|request| {
+        let containers = request.pointer("/object/spec/template/spec/containers").and_then(|c| c.as_array());
+        let mut ops = Vec::new();
+        for (i, c) in containers.into_iter().flatten().enumerate() {
+            let image = c["image"].as_str().unwrap_or_default();
+            if let Some(rest) = image.strip_prefix("registry.example/") {
+                let path = format!("/spec/template/spec/containers/{i}/image");
+                ops.push(serde_json::json!({"op": "replace", "path": path, "value": format!("mirror.example/{rest}")}));
+            }
+        }
+        ops
+    })
+    .expect("the webhook server")
+}
+
+helm_matrix! {
+    /// A value Helm owns that a webhook rewrites (an image moved to a registry mirror): the exact
+    /// engine's dry-run passes the same webhook, so it is in sync. The read-only engine takes it
+    /// as Helm's create while the Deployment is unchanged since (generation 1); after an upgrade
+    /// it cannot tell it from an edit, so it is drift there, before and after the controller's
+    /// status write alike, and the report names the covering webhook.
+    fn a_value_admission_rewrites_is_named_a_possible_cause_by_the_read_only_engine(helm: Helm) {
+        let env = Env::new(&format!("mirrored-{}", helm.tag()));
+        let hook = mirroring_webhook();
+        let probe = || {
+            let dry = ["create", "deployment", "probe", "--image=registry.example/x:1", "--dry-run=server", "-o", "jsonpath={.spec.template.spec.containers[0].image}"];
+            env.kubectl(&dry).output().stdout().starts_with("mirror.example/")
+        };
+        let _registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), probe);
+        env.install(helm, "web", "basic", &[]);
+        let image = env.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}");
+        assert_eq!(image, "mirror.example/web:1.0");
+        env.drift(&["check", "web"]).code(0);
+        env.drift_as_viewer(&["check", "web"]).code(0);
+        let chart = chart_path("basic");
+        env.helm(helm, &["upgrade", "web", chart.to_str().unwrap(), "--set", "greeting=again"]).success();
+        env.drift(&["check", "web"]).code(0);
+        let before = env.drift_as_viewer(&["check", "web"]).code(2).stdout();
+        status_written(&env, "web-web");
+        let out = env.drift_as_viewer(&["check", "web"]).code(2).stdout();
+        assert_eq!(crate::support::neutral(&before), crate::support::neutral(&out), "one state, one verdict");
+        assert!(out.contains("registry.example/web:1.0") && out.contains("mirror.example/web:1.0"), "{out}");
+        assert!(out.contains("may be admission's: mutating webhook test.helm-drift.io"), "{out}");
+        let json = env.drift_as_viewer(&["check", "web", "-o", "json"]).code(2).stdout();
+        assert!(json.contains("\"mayBeAdmissions\""), "{json}");
+    }
+}

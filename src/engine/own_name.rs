@@ -25,7 +25,7 @@ pub(crate) async fn unexplained(judge: &Judge<'_>, asked: &Inquiry<'_>) -> Vec<F
         return claimed;
     }
     // Refused: nothing proves them Helm's.
-    made_again_on_update(judge, asked, claimed.clone()).await.unwrap_or(claimed)
+    made_again_on_update(judge, asked, claimed).await.unwrap_or_else(|claimed| claimed)
 }
 
 /// The fields no manager owns in `live` that the chart does not set, the server would not hold
@@ -52,25 +52,35 @@ pub(crate) async fn unowned(
     if nobodys.is_empty() {
         return (nobodys, Vec::new());
     }
-    if !judge.grounds.options.read_only {
-        let Some(nobodys) = made_again_on_update(judge, asked, nobodys.clone()).await else {
-            return super::admitted::judged(judge, asked, nobodys).await;
-        };
-        if nobodys.is_empty() {
-            return (nobodys, Vec::new());
-        }
-        let to =
-            WriteTo { client: judge.client, at: asked.at, name: &obj.name, manager: &judge.grounds.writer.manager };
-        match live::create_dry_run(to, &obj.object).await {
-            Ok(made) => {
-                let left = nobodys.into_iter().filter(|f| !managed::holds_at(&made, &f.path, &f.value)).collect();
-                return (left, Vec::new());
-            }
-            // Refused (no right to create, a name the server must be given): the reader's word.
-            Err(_) => return super::admitted::judged(judge, asked, nobodys).await,
-        }
+    if judge.grounds.options.read_only {
+        return super::admitted::judged(judge, asked, nobodys).await;
     }
-    super::admitted::judged(judge, asked, nobodys).await
+    match made_again(judge, asked, nobodys).await {
+        Ok(left) => (left, Vec::new()),
+        // The server refused a question: the reader's word.
+        Err(nobodys) => super::admitted::judged(judge, asked, nobodys).await,
+    }
+}
+
+/// Those of `nobodys` the server does not make again for Helm's object, at a dry-run update
+/// without them or at a dry-run create of the recorded object under a generated name (a
+/// webhook that mutates only at create); `Err` with them all when the server refuses a question
+/// (no right to write, a name the server must be given).
+async fn made_again(
+    judge: &Judge<'_>,
+    asked: &Inquiry<'_>,
+    nobodys: Vec<Foreign>,
+) -> Result<Vec<Foreign>, Vec<Foreign>> {
+    let nobodys = made_again_on_update(judge, asked, nobodys).await?;
+    if nobodys.is_empty() {
+        return Ok(nobodys);
+    }
+    let obj = asked.obj;
+    let to = WriteTo { client: judge.client, at: asked.at, name: &obj.name, manager: &judge.grounds.writer.manager };
+    match live::create_dry_run(to, &obj.object).await {
+        Ok(made) => Ok(nobodys.into_iter().filter(|f| !managed::holds_at(&made, &f.path, &f.value)).collect()),
+        Err(_) => Err(nobodys),
+    }
 }
 
 /// What `find` finds against what the server would hold for the chart's object: its built-in
@@ -90,15 +100,19 @@ async fn found(judge: &Judge<'_>, asked: &Inquiry<'_>, find: impl Fn(&Value) -> 
 
 /// Those of `claimed` the server does not make again when the live object is written without
 /// them, the chart laid over it, as a dry-run update by Helm's writer (defaulting and admission
-/// at update run); `None` when the server refuses the question.
-async fn made_again_on_update(judge: &Judge<'_>, asked: &Inquiry<'_>, claimed: Vec<Foreign>) -> Option<Vec<Foreign>> {
+/// at update run); `Err` with them all when the server refuses the question.
+async fn made_again_on_update(
+    judge: &Judge<'_>,
+    asked: &Inquiry<'_>,
+    claimed: Vec<Foreign>,
+) -> Result<Vec<Foreign>, Vec<Foreign>> {
     let gone: Vec<FieldDiff> = claimed.iter().map(|c| FieldDiff::new(c.path.clone(), None, Some(&c.value))).collect();
     let written = merge::client_side(asked.live, &gone, &asked.obj.object, false);
     let helm = judge.grounds.writer.manager.as_str();
     let to = WriteTo { client: judge.client, at: asked.at, name: &asked.obj.name, manager: helm };
     match live::update_dry_run(to, &written).await {
-        Ok(after) => Some(claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect()),
+        Ok(after) => Ok(claimed.into_iter().filter(|c| !managed::holds_at(&after, &c.path, &c.value)).collect()),
         // Refused (without them: a field admission requires; or the reader may not write).
-        Err(_) => None,
+        Err(_) => Err(claimed),
     }
 }

@@ -80,13 +80,15 @@ pub(crate) const DOORS: &[Door] = &[
         ],
     },
     Door {
-        input: "Flux HelmReleases (a record stored apart from its release)",
+        input: "Flux HelmReleases (a record stored apart from its release; the drift rules of the one that installs a release)",
         written_by: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
-        through: &["release/vouch.rs::helm_releases"],
-        budget: "read only for a record claiming another namespace, in its storage namespace; pages of 16, 256 at most; a HelmRelease names the claim by its spec (its status, its editors' word too, proves nothing), and the claim reaches only the objects carrying its origin labels; a namespace's own record of the release wins",
+        through: &["live/flux.rs::helm_releases"],
+        budget: "read in the record's storage namespace only (once per run; every namespace at once in a wide run), in pages sized by bytes, each cut at once to the release it installs and its spec.driftDetection (64 KiB at most, else none of its rules); 4,096 kept at most; 64 rules of 64 paths, each regex compiled within 1 MiB; a HelmRelease names the claim by its spec (its status, its editors' word too, proves nothing), the claim reaches only the objects carrying its origin labels, and its rules hide fields only of the objects judged for its record; a rule it cannot read is named, never applied",
         tests: &[
             "src/release/vouch.rs::a_helmrelease_names_the_claim_by_its_spec_and_its_status_adds_nothing",
+            "src/policy/flux.rs::the_whole_object_bad_rules_and_bounds",
             "tests/integration/flux_layout.rs::a_tenants_helmrelease_and_its_status_give_it_nothing_in_another_namespace",
+            "tests/integration/flux_rules.rs::another_namespaces_helmrelease_hides_nothing",
         ],
     },
     Door {

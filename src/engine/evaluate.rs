@@ -107,6 +107,7 @@ async fn evaluate_with_hooks(
     } else {
         hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
+    let flux = super::flux_rules::read(session, release.home(), &mut notes).await;
     let reads = read_all(session, settings, release, (&objects, &locations), from_manifest).await;
     let (client, cache) = (session.client(), session.live());
     let deployed = release.deployed();
@@ -120,6 +121,7 @@ async fn evaluate_with_hooks(
             scaled: &scaled,
             deployed,
             release: release.name(),
+            flux: &flux,
             writer: &writer,
         },
     };

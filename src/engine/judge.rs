@@ -2,6 +2,7 @@
 //! server-side apply dry-run (the exact engine) for objects that differ client-side.
 
 use super::grounds::{Grounds, Judge, Reads};
+use super::rules::{Excluded, left_out, object_ref, rules};
 use crate::api::ApiError;
 use crate::compare::IgnorePrefix;
 use crate::compare::managed::OwnedElsewhere;
@@ -64,6 +65,11 @@ pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, read: Reading<
         }
         Reading::Live(live, at) => (live, at),
     };
+    let me = object_ref(obj);
+    if let Some(Excluded(reason)) = left_out(ctx, &me, obj) {
+        drift.verdict = Verdict::Excluded { reason };
+        return drift;
+    }
     let live = match live {
         LiveState::Present(v) => v,
         LiveState::Absent => {
@@ -79,7 +85,6 @@ pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, read: Reading<
             return drift;
         }
     };
-    let me = object_ref(obj);
     let ignores = match rules(ctx, obj, &me, &live) {
         Ok(ignores) => ignores,
         Err(Excluded(reason)) => {
@@ -155,43 +160,6 @@ fn conclude(
         drift.live = Some(live);
     }
     drift
-}
-
-/// The object as rules select it (group, version, kind, name, namespace).
-fn object_ref(obj: &DesiredObject) -> ObjectRef<'_> {
-    ObjectRef {
-        group: obj.group(),
-        version: obj.version(),
-        kind: &obj.kind,
-        name: &obj.name,
-        namespace: obj.namespace.as_deref(),
-    }
-}
-
-/// Why an object is left out of the comparison altogether (an opt-out annotation, a release
-/// disabled by a GitOps rule).
-#[derive(Debug, PartialEq, Eq)]
-struct Excluded(String);
-
-/// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it
-/// is excluded altogether.
-fn rules(ctx: &Grounds<'_>, obj: &DesiredObject, me: &ObjectRef, live: &Value) -> Result<Vec<IgnorePrefix>, Excluded> {
-    // The chart's annotations opt out; the live object's only when trusted: whoever made the
-    // drift could otherwise hide it (and the annotation is then reported like any edit).
-    let trusted = ctx.options.trust_live_annotations;
-    let sources: &[&Value] = if trusted { &[&obj.object, live] } else { &[&obj.object] };
-    let (disabled, mut ignores) = ignore::from_annotations(sources, trusted);
-    let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
-    if let Some(reason) = release_off.or(disabled) {
-        return Err(Excluded(reason));
-    }
-    ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
-    if let Some(s) = ctx.scaled.iter().find(|s| {
-        Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
-    }) {
-        ignores.push(("/spec/replicas".into(), format!("HorizontalPodAutoscaler {} manages replicas", s.hpa)));
-    }
-    Ok(ignores)
 }
 
 /// The differences and the engine that found them: client-side first, then the server's
@@ -417,6 +385,7 @@ mod tests {
             scaled,
             deployed: Deployed::default(),
             release: "web",
+            flux: &[],
             writer: HELM.get_or_init(HelmWriter::helm_command),
         }
     }

@@ -8,12 +8,14 @@
 mod admitted;
 mod error;
 mod evaluate;
+mod flux_rules;
 mod grounds;
 mod hook_runs;
 mod hooks;
 mod judge;
 pub(crate) mod makers;
 mod own_name;
+mod rules;
 mod scan;
 mod session;
 mod steps;

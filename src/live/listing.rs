@@ -42,6 +42,8 @@ const RELEASE_NAME: &str = "meta.helm.sh/release-name";
 pub(crate) struct LiveCache {
     lists: Cells<ListKey, Shared>,
     hpas: Cells<String, Result<Vec<Scaled>, ApiError>>,
+    /// Flux HelmReleases, by namespace (or every namespace at once, in a wide cache).
+    installers: Cells<String, Result<std::sync::Arc<Vec<crate::model::FluxInstaller>>, ApiError>>,
     /// CRD schemas (`openAPIV3Schema` of a served version), by group, version and plural.
     schemas: Cells<(String, String, String), Option<std::sync::Arc<Value>>>,
     /// Admission's configuration, read once (the read-only engine's evidence).
@@ -194,6 +196,25 @@ impl LiveCache {
         let cell = self.hpas.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
         let all = cell.get_or_init(|| hpa_targets(client, (scope != EVERY_NAMESPACE).then_some(scope))).await;
         all.clone().map(|found| found.into_iter().filter(|s| s.namespace == namespace).collect())
+    }
+
+    /// The Flux HelmRelease of `namespace` that installs `release` into `target` with its record
+    /// in `namespace`, from the HelmReleases listed once per run (in a wide cache, once for every
+    /// namespace).
+    pub(crate) async fn flux_installer(
+        &self,
+        client: &kube::Client,
+        (namespace, target, release): (&str, &str, &str),
+    ) -> Result<Option<crate::model::FluxInstaller>, ApiError> {
+        let scope = if self.is_wide() { EVERY_NAMESPACE } else { namespace };
+        let cell = self.installers.lock().expect("cache lock").entry(scope.to_string()).or_default().clone();
+        let list = || async {
+            super::flux::helm_releases(client, (scope != EVERY_NAMESPACE).then_some(scope))
+                .await
+                .map(std::sync::Arc::new)
+        };
+        let all = cell.get_or_init(list).await.clone()?;
+        Ok(all.iter().find(|hr| hr.installs(namespace, target, release)).cloned())
     }
 }
 

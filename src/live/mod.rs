@@ -5,6 +5,7 @@
 pub(crate) mod admission;
 mod change;
 mod events;
+pub(crate) mod flux;
 mod listing;
 pub(crate) mod mutators;
 

@@ -12,6 +12,7 @@ mod fleet;
 mod fleet_plan;
 mod hook;
 mod id;
+mod installer;
 mod kinds;
 mod object;
 mod origin;
@@ -40,6 +41,7 @@ pub(crate) use fleet::{ClusterReport, FleetRepair, FleetReport, NotRun};
 pub(crate) use fleet_plan::{ClusterOutcome, ClusterPlan, FleetPlan, ProxyAction};
 pub(crate) use hook::HookOrigin;
 pub(crate) use id::{HIDDEN, ObjectId, SECRET_POINTERS};
+pub(crate) use installer::{DRIFT_BYTES, DriftSpec, FluxInstaller};
 pub(crate) use kinds::{KINDS, names_kind};
 pub(crate) use object::{
     Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,

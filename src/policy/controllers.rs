@@ -96,7 +96,14 @@ mod tests {
     use serde_json::json;
 
     fn role(kind: &'static str) -> ObjectRef<'static> {
-        ObjectRef { group: "rbac.authorization.k8s.io", version: "v1", kind, name: "agg", namespace: None }
+        ObjectRef {
+            group: "rbac.authorization.k8s.io",
+            version: "v1",
+            kind,
+            name: "agg",
+            namespace: None,
+            metadata: None,
+        }
     }
 
     fn by(manager: &str) -> Option<Attribution> {
@@ -131,7 +138,14 @@ mod tests {
 
     #[test]
     fn jobs_with_a_ttl_and_expiring_tokens_go_by_design() {
-        let job = ObjectRef { group: "batch", version: "v1", kind: "Job", name: "once", namespace: Some("ns") };
+        let job = ObjectRef {
+            group: "batch",
+            version: "v1",
+            kind: "Job",
+            name: "once",
+            namespace: Some("ns"),
+            metadata: None,
+        };
         assert!(gone_by_design(&job, &json!({"spec": {"ttlSecondsAfterFinished": 0}})).is_some());
         assert!(gone_by_design(&job, &json!({"spec": {}})).is_none());
         let secret = ObjectRef {
@@ -140,6 +154,7 @@ mod tests {
             kind: "Secret",
             name: "bootstrap-token-abc",
             namespace: Some("kube-system"),
+            metadata: None,
         };
         let token =
             json!({"type": "bootstrap.kubernetes.io/token", "stringData": {"expiration": "2026-01-01T00:00:00Z"}});

@@ -216,7 +216,14 @@ mod tests {
     use serde_json::json;
 
     fn deployment() -> ObjectRef<'static> {
-        ObjectRef { group: "apps", version: "v1", kind: "Deployment", name: "web", namespace: Some("ns") }
+        ObjectRef {
+            group: "apps",
+            version: "v1",
+            kind: "Deployment",
+            name: "web",
+            namespace: Some("ns"),
+            metadata: None,
+        }
     }
 
     fn foreign(pointer: &str, manager: &str) -> Foreign {

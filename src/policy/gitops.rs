@@ -2,7 +2,7 @@
 //! `Application` (`spec.ignoreDifferences`) read as they are, for the release they describe.
 //! What is not understood is named in a warning, never dropped silently.
 
-use crate::policy::ignore::{IgnoreError, IgnoreRule, Selector, TargetSpec};
+use crate::policy::ignore::{IgnoreError, IgnoreRule, Selector};
 use crate::policy::jq::PathQuery;
 use serde_json::Value;
 use std::sync::Arc;
@@ -41,56 +41,24 @@ fn text<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-/// Keys of `map` other than `known`, as `prefix.key` names.
-fn unknown(map: &Value, known: &[&str], prefix: &str) -> Vec<String> {
-    map.as_object()
-        .map(|m| m.keys().filter(|k| !known.contains(&k.as_str())).map(|k| format!("{prefix}.{k}")).collect())
-        .unwrap_or_default()
-}
-
-/// Flux: the release is `spec.releaseName`, else `[targetNamespace-]name`.
+/// Flux: the release is `spec.releaseName`, else `[targetNamespace-]name`; its rules are read
+/// as from the cluster ([`super::flux`]), an invalid one an error of the file.
 fn flux(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
     let name = text(doc, "/metadata/name").unwrap_or_default();
-    let release = text(doc, "/spec/releaseName").map(str::to_string).unwrap_or_else(|| {
-        match text(doc, "/spec/targetNamespace") {
-            Some(ns) => format!("{ns}-{name}"),
-            None => name.to_string(),
-        }
-    });
+    let release = crate::model::flux_release_name(doc).unwrap_or_else(|| name.to_string());
     let at = format!("{origin} (HelmRelease {name})");
     let mut out = Imported::default();
     let Some(drift) = doc.pointer("/spec/driftDetection") else { return Ok(out) };
-    out.warnings.extend(unknown(drift, &["mode", "ignore"], "spec.driftDetection"));
-    if text(drift, "/mode") == Some("disabled") {
+    let read = super::flux::drift_rules(drift, &at);
+    if read.mode.as_deref() == Some("disabled") {
         out.disabled.push((release.clone(), format!("{at}: driftDetection.mode: disabled")));
     }
-    for (i, rule) in drift.get("ignore").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let prefix = format!("spec.driftDetection.ignore[{i}]");
-        out.warnings.extend(unknown(rule, &["paths", "target"], &prefix));
-        let target = rule.get("target").cloned().unwrap_or(Value::Null);
-        let fields = ["group", "version", "kind", "name", "namespace"];
-        out.warnings.extend(unknown(&target, &fields, &format!("{prefix}.target")));
-        let get = |k: &str| text(&target, &format!("/{k}")).map(str::to_string);
-        let spec = TargetSpec {
-            group: get("group"),
-            version: get("version"),
-            kind: get("kind"),
-            name: get("name"),
-            namespace: get("namespace"),
-        };
-        let paths: Vec<String> = rule
-            .get("paths")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
-        let mut r = IgnoreRule::new(paths, Selector::from_spec(spec)?, &format!("{at} {prefix}"));
+    for rule in read.rules {
+        let mut r = rule?;
         r.release = Some(release.clone());
         out.rules.push(r);
     }
-    out.warnings = out.warnings.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
+    out.warnings = read.left_out.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")).collect();
     out.describes.push((at, release));
     Ok(out)
 }
@@ -106,7 +74,7 @@ fn argo(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
         let prefix = format!("spec.ignoreDifferences[{i}]");
         let known =
             ["group", "kind", "name", "namespace", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
-        out.warnings.extend(unknown(entry, &known, &prefix));
+        out.warnings.extend(super::flux::unknown(entry, &known, &prefix));
         let list = |k: &str| -> Vec<String> {
             entry
                 .get(k)
@@ -141,7 +109,14 @@ mod tests {
     use serde_json::json;
 
     fn deployment() -> ObjectRef<'static> {
-        ObjectRef { group: "apps", version: "v1", kind: "Deployment", name: "web", namespace: Some("apps") }
+        ObjectRef {
+            group: "apps",
+            version: "v1",
+            kind: "Deployment",
+            name: "web",
+            namespace: Some("apps"),
+            metadata: None,
+        }
     }
 
     #[test]
@@ -152,14 +127,12 @@ mod tests {
         .unwrap();
         let got = import(&doc, "hr.yaml").unwrap();
         assert_eq!(got.rules[0].release.as_deref(), Some("apps-web"));
-        assert_eq!(paths_for(&got.rules, &deployment(), "apps-web", &json!({}))[0].0, "/spec/replicas");
-        assert!(paths_for(&got.rules, &deployment(), "other", &json!({})).is_empty(), "for its release only");
-        assert_eq!(
-            got.warnings,
-            [
-                "hr.yaml (HelmRelease web): spec.driftDetection.ignore[0].target.labelSelector is not supported and was left out"
-            ]
-        );
+        let meta = json!({"labels": {"a": "b"}});
+        let labelled = ObjectRef { metadata: Some(&meta), ..deployment() };
+        assert_eq!(paths_for(&got.rules, &labelled, "apps-web", &json!({}))[0].0, "/spec/replicas");
+        assert!(paths_for(&got.rules, &deployment(), "apps-web", &json!({})).is_empty(), "its label selector");
+        assert!(paths_for(&got.rules, &labelled, "other", &json!({})).is_empty(), "for its release only");
+        assert!(got.warnings.is_empty(), "{:?}", got.warnings);
         let off: Value = serde_yaml::from_str("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web}\nspec: {releaseName: w, driftDetection: {mode: disabled}}\n").unwrap();
         assert_eq!(import(&off, "hr.yaml").unwrap().disabled[0].0, "w");
     }
@@ -176,7 +149,8 @@ mod tests {
             paths_for(&got.rules, &deployment(), "web", &live).into_iter().map(|(p, _)| p).collect();
         assert_eq!(paths, ["/spec/replicas", "/metadata/labels/team"]);
         assert_eq!(managers_for(&got.rules, &deployment(), "web")[0].0, "kube-controller-manager");
-        let other = ObjectRef { group: "", version: "v1", kind: "Deployment", name: "web", namespace: None };
+        let other =
+            ObjectRef { group: "", version: "v1", kind: "Deployment", name: "web", namespace: None, metadata: None };
         assert!(paths_for(&got.rules, &other, "web", &live).is_empty(), "groups match exactly");
         assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
     }

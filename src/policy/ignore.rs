@@ -1,9 +1,13 @@
 //! Ignore rules: JSON pointers to leave out of the verdict, from `--ignore`, a config file and
 //! per-object annotations, in the spirit of Flux's `driftDetection.ignore`.
 
+use super::labels::LabelSelector;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
+
+/// The most memory one rule's regex may compile to.
+const REGEX_BYTES: usize = 1 << 20;
 
 /// Annotation listing pointers to ignore on this object (comma- or newline-separated).
 pub(crate) const ANNOTATION_IGNORE: &str = "helm-drift.io/ignore";
@@ -20,6 +24,8 @@ pub(crate) enum IgnoreError {
     Expected { rule: String, why: String },
     #[error("ignore rule target field {field}: invalid regex {pattern:?}: {why}")]
     Regex { field: String, pattern: String, why: String },
+    #[error("ignore rule target field {field}: {source}")]
+    Selector { field: String, source: super::labels::SelectorTextError },
 }
 
 /// Which objects a rule applies to; every set field must match (anchored regexes).
@@ -30,6 +36,9 @@ pub(crate) struct Selector {
     kind: Option<Regex>,
     name: Option<Regex>,
     namespace: Option<Regex>,
+    /// Flux's `labelSelector` and `annotationSelector`, over the object as Helm applied it.
+    labels: Option<LabelSelector>,
+    annotations: Option<LabelSelector>,
 }
 
 /// Pointers to ignore on the objects a target selects.
@@ -55,6 +64,9 @@ pub(crate) struct ObjectRef<'a> {
     pub(crate) kind: &'a str,
     pub(crate) name: &'a str,
     pub(crate) namespace: Option<&'a str>,
+    /// The object's metadata as Helm applied it (its labels and annotations), for selectors
+    /// that read them; `None`: unknown, and such a selector selects nothing.
+    pub(crate) metadata: Option<&'a Value>,
 }
 
 /// The rule file format (also the `ignore:` list of the config file).
@@ -135,7 +147,6 @@ impl IgnoreRule {
 }
 
 impl Selector {
-    /// A selector from its file form (anchored regexes).
     /// A selector of exact values (Argo CD's `group`, `kind`, `name`, `namespace`).
     pub(crate) fn exact(
         group: Option<&str>,
@@ -145,9 +156,18 @@ impl Selector {
     ) -> Selector {
         let re =
             |v: Option<&str>| v.map(|v| Regex::new(&format!("^{}$", regex::escape(v))).expect("an escaped literal"));
-        Selector { group: re(group), version: None, kind: re(kind), name: re(name), namespace: re(namespace) }
+        Selector {
+            group: re(group),
+            version: None,
+            kind: re(kind),
+            name: re(name),
+            namespace: re(namespace),
+            labels: None,
+            annotations: None,
+        }
     }
 
+    /// A selector from its file form (anchored regexes).
     pub(crate) fn from_spec(t: TargetSpec) -> Result<Selector, IgnoreError> {
         let re = |field: &str, v: Option<String>| v.map(|pattern| anchored(field, pattern)).transpose();
         Ok(Selector {
@@ -158,6 +178,30 @@ impl Selector {
             kind: t.kind.map(|k| kind_pattern(&k)).map(|k| anchored("kind", k)).transpose()?,
             name: re("name", t.name)?,
             namespace: re("namespace", t.namespace)?,
+            labels: None,
+            annotations: None,
+        })
+    }
+
+    /// A Flux ignore rule's `target` as helm-controller reads it: anchored, case-sensitive
+    /// regexes for group, version, kind, name and namespace (an empty one: any), label and
+    /// annotation selector text over the object as Helm applied it.
+    pub(crate) fn flux(target: &Value) -> Result<Selector, IgnoreError> {
+        let text = |k: &str| target.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+        let re = |k: &str| text(k).map(|pattern| anchored(k, pattern)).transpose();
+        let selector = |k: &str| {
+            text(k)
+                .map(|t| LabelSelector::parse(&t).map_err(|source| IgnoreError::Selector { field: k.into(), source }))
+                .transpose()
+        };
+        Ok(Selector {
+            group: re("group")?,
+            version: re("version")?,
+            kind: re("kind")?,
+            name: re("name")?,
+            namespace: re("namespace")?,
+            labels: selector("labelSelector")?,
+            annotations: selector("annotationSelector")?,
         })
     }
 
@@ -169,6 +213,14 @@ impl Selector {
             && ok(&self.kind, o.kind)
             && ok(&self.name, o.name)
             && ok(&self.namespace, o.namespace.unwrap_or(""))
+            && self.meta_matches(&self.labels, o, "labels")
+            && self.meta_matches(&self.annotations, o, "annotations")
+    }
+
+    fn meta_matches(&self, selector: &Option<LabelSelector>, o: &ObjectRef, key: &str) -> bool {
+        let Some(selector) = selector else { return true };
+        let Some(meta) = o.metadata else { return false };
+        selector.matches(meta.get(key).and_then(Value::as_object))
     }
 }
 
@@ -190,7 +242,9 @@ fn kind_pattern(pattern: &str) -> String {
 
 /// An anchored regex (`^(?:pattern)$`); `field` names it in the error.
 pub(crate) fn anchored(field: &str, pattern: String) -> Result<Regex, IgnoreError> {
-    Regex::new(&format!("^(?:{pattern})$")).map_err(|e| IgnoreError::Regex {
+    // A rule read from the cluster is its writer's text: compiled within a bound.
+    let built = regex::RegexBuilder::new(&format!("^(?:{pattern})$")).size_limit(REGEX_BYTES).build();
+    built.map_err(|e| IgnoreError::Regex {
         field: field.into(),
         // The regex crate draws the error under the pattern: keep its last line.
         why: e.to_string().lines().last().unwrap_or_default().trim().trim_start_matches("error: ").to_string(),
@@ -255,7 +309,7 @@ mod tests {
     use serde_json::json;
 
     fn obj<'a>(kind: &'a str, name: &'a str) -> ObjectRef<'a> {
-        ObjectRef { group: "apps", version: "v1", kind, name, namespace: Some("prod") }
+        ObjectRef { group: "apps", version: "v1", kind, name, namespace: Some("prod"), metadata: None }
     }
 
     #[test]

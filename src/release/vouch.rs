@@ -9,14 +9,7 @@
 //! there carry that HelmRelease's origin labels ([`crate::model::Home::claimed`]). Otherwise the
 //! record is refused.
 
-use crate::model::{Trust, Vouch};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
-use serde_json::Value;
-
-/// HelmReleases read from one namespace a page at a time, and at most this many pages (a
-/// namespace flooded with large ones costs a page at a time; one past them is not found).
-const PAGE: u32 = 16;
-const MOST: usize = 256;
+use crate::model::{FluxInstaller, Trust, Vouch};
 
 /// Why the record of `release` stored in `stored` may speak for `namespace`: `Ok(None)` when
 /// nothing does, `Err` when the HelmReleases of `stored` could not be read.
@@ -30,61 +23,26 @@ pub(crate) async fn vouch(
     if trust.trusts(stored) {
         return Ok(Some(Vouch::Trusted));
     }
-    let found = helm_releases(client, stored).await?;
+    let found = crate::live::flux::helm_releases(client, Some(stored)).await?;
     Ok(found.iter().find_map(|hr| vouched_by(hr, stored, namespace, release)))
 }
 
-/// Whether one HelmRelease (as JSON) of namespace `stored` installs `release` into `namespace`
-/// with its record in `stored`, as its spec says (its status is no more than its spec: the same
-/// editors write it).
-fn vouched_by(hr: &Value, stored: &str, namespace: &str, release: &str) -> Option<Vouch> {
-    let text = |pointer: &str| hr.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty());
-    let name = text("/metadata/name")?;
-    let own = text("/metadata/namespace").unwrap_or(stored);
-    let target = text("/spec/targetNamespace").unwrap_or(own);
-    let storage = text("/spec/storageNamespace").unwrap_or(own);
-    if own != stored || target != namespace || storage != stored {
-        return None;
-    }
-    if crate::model::flux_release_name(hr).as_deref() != Some(release) {
-        return None;
-    }
-    let service_account = text("/spec/serviceAccountName").map(String::from);
-    Some(Vouch::HelmRelease { name: name.to_string(), service_account })
-}
-
-/// The HelmReleases of `namespace` (helm.toolkit.fluxcd.io/v2), read a page at a time; none when
-/// the kind is not served; an error when the reader may not list them (or the server fails).
-#[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-async fn helm_releases(client: &kube::Client, namespace: &str) -> Result<Vec<Value>, crate::api::ApiError> {
-    let gvk = GroupVersionKind::gvk("helm.toolkit.fluxcd.io", "v2", "HelmRelease");
-    let resource = ApiResource::from_gvk_with_plural(&gvk, "helmreleases");
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    let mut found = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut params = ListParams::default().limit(PAGE);
-        params.continue_token = token.take();
-        let list = match api.list(&params).await {
-            Ok(list) => list,
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(found),
-            Err(e) => return Err(crate::api::ApiError::from_kube(&e, "list", "helmreleases.helm.toolkit.fluxcd.io")),
-        };
-        found.extend(list.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()));
-        match list.metadata.continue_.filter(|t| !t.is_empty()) {
-            Some(next) if found.len() < MOST => token = Some(next),
-            _ => return Ok(found),
-        }
-    }
+/// Whether one HelmRelease of namespace `stored` installs `release` into `namespace` with its
+/// record in `stored`, as its spec says (its status is no more than its spec: the same editors
+/// write it).
+fn vouched_by(hr: &FluxInstaller, stored: &str, namespace: &str, release: &str) -> Option<Vouch> {
+    hr.installs(stored, namespace, release)
+        .then(|| Vouch::HelmRelease { name: hr.name.clone(), service_account: hr.service_account.clone() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn hr(spec: Value, status: Value) -> Value {
-        json!({"metadata": {"name": "podinfo", "namespace": "flux-system"}, "spec": spec, "status": status})
+    fn hr(spec: Value, status: Value) -> FluxInstaller {
+        let hr = json!({"metadata": {"name": "podinfo", "namespace": "flux-system"}, "spec": spec, "status": status});
+        FluxInstaller::of(&hr, "flux-system").unwrap()
     }
 
     fn reconciled() -> Value {
@@ -115,7 +73,7 @@ mod tests {
         assert_eq!(vouched_by(&hr(moved, reconciled()), "flux-system", "apps", "apps-podinfo"), None);
         // A HelmRelease of another namespace (a list answers its own only; a forged one too).
         let mut other = hr(spec, reconciled());
-        other["metadata"]["namespace"] = json!("tenant");
+        other.namespace = "tenant".into();
         assert_eq!(vouched_by(&other, "flux-system", "apps", "apps-podinfo"), None);
     }
 }

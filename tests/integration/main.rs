@@ -54,6 +54,7 @@ mod explain;
 mod fleet;
 mod fleet_watch;
 mod flux_layout;
+mod flux_rules;
 mod gate;
 mod gitops;
 mod guard;

@@ -66,6 +66,16 @@ pub(crate) const DOORS: &[Door] = &[
         ],
     },
     Door {
+        input: "the HelmRepository or OCIRepository a Flux HelmRelease takes its chart from (plan --helmrelease without a chart)",
+        written_by: "whoever may write Flux sources in the namespace the HelmRelease's sourceRef names",
+        through: &["plan/flux_chart.rs::source_object"],
+        budget: "one object, by name; only its url, type and reference are used (one with credentials, a client certificate, a cloud provider, verification or a digest is refused, never fetched otherwise); the chart name must be a plain name and the url one word not starting with '-'; helm fetches and resolves the version within its run's bounds (120 s, its output bounded), in an empty directory",
+        tests: &[
+            "src/plan/flux_chart.rs::what_cannot_be_fetched_as_the_controller_would_is_refused",
+            "tests/integration/plan_flux.rs::a_helmreleases_chart_version_is_fetched_from_its_repository",
+        ],
+    },
+    Door {
         input: "a Cluster API HelmChartProxy, the Clusters it selects, the objects they refer to and its HelmReleaseProxies (plan --helmchartproxy)",
         written_by: "whoever may write those kinds in the HelmChartProxy's namespace of the management cluster (whoever may already make CAAPH install any chart on the workload clusters)",
         through: &[

@@ -12,7 +12,8 @@ pub(crate) struct PlanArgs {
     #[arg(required_unless_present_any = ["helmrelease", "helmrelease_file", "helmchartproxy", "helmchartproxy_file"])]
     pub(crate) release: Option<String>,
     /// The chart, as `helm upgrade` takes it (a path, `repo/name`, `oci://...`); for a
-    /// HelmRelease, the chart helm-controller will install (your checkout's, or its reference);
+    /// HelmRelease, the chart helm-controller will install (your checkout's; else the
+    /// HelmRelease's own, from its HelmRepository or OCIRepository at the version it names);
     /// for a HelmChartProxy, the chart CAAPH will install (else its repoURL and chartName)
     pub(crate) chart: Option<String>,
     /// Flux: plan the upgrade helm-controller will make of this HelmRelease of the namespace

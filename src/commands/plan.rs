@@ -45,8 +45,10 @@ impl PlanSettings {
             (None, Some(release), Some(chart)) => (release, chart),
             (None, _, _) => bail!("name the release and the chart to upgrade to: helm drift plan RELEASE CHART"),
             (Some(_), Some(chart), None) => (String::new(), chart),
+            // The HelmRelease's own chart, as its source serves it.
+            (Some(_), None, None) => (String::new(), String::new()),
             (Some(_), _, _) => bail!(
-                "a HelmRelease names its release: give only the chart helm-controller will install (a path of your checkout, repo/name or oci://...)"
+                "a HelmRelease names its release: give at most the chart helm-controller will install (a path of your checkout, repo/name or oci://...)"
             ),
         };
         let request = PlanRequest {

@@ -59,6 +59,8 @@ pub(crate) struct FluxUpgrade {
     pub(crate) said: Vec<String>,
     /// What helm-controller sets on every object after Helm renders.
     pub(crate) post_render: super::PostRender,
+    /// The source its chart comes from, or why it names none.
+    pub(crate) chart: Result<super::flux_chart::ChartSource, super::flux_chart::Unfetched>,
 }
 
 /// Reads the HelmRelease and composes the upgrade it asks for.
@@ -112,6 +114,7 @@ pub(crate) async fn resolve(
         server_side,
         take_ownership: !flag("/spec/upgrade/disableTakeOwnership"),
         post_render: super::PostRender::flux(&own, &name, hr.pointer("/spec/commonMetadata"), kustomize),
+        chart: super::flux_chart::named(&hr, &own),
         values_read_in: read_from_cluster.then_some(own),
         said: composed.said,
     })
@@ -128,6 +131,7 @@ pub(crate) async fn request(
 ) -> anyhow::Result<(super::PlanRequest, tempfile::TempDir)> {
     let upgrade = resolve(client, &base.helm, source, namespace).await?;
     let dir = tempfile::Builder::new().prefix("helm-drift-flux-").tempdir()?;
+    let (chart, helm, chart_flags, chart_said) = chart(client, base, &upgrade, dir.path()).await?;
     let file = dir.path().join("values.json");
     std::fs::write(&file, serde_json::to_string(&upgrade.values)?)?;
     let file = file.to_string_lossy().into_owned();
@@ -136,7 +140,8 @@ pub(crate) async fn request(
     if upgrade.take_ownership {
         flags.push("--take-ownership".into());
     }
-    flags.extend(base.flags.iter().cloned());
+    flags.extend(base.flags.iter().filter(|f| chart_flags.is_empty() || !f.starts_with("--version=")).cloned());
+    flags.extend(chart_flags);
     let from: Vec<&str> = upgrade.said.iter().map(String::as_str).collect();
     let values = match from.is_empty() {
         true => "spec.values".to_string(),
@@ -164,11 +169,48 @@ pub(crate) async fn request(
             HelmReleaseSource::File { path, .. } => Some(path.display().to_string()),
             HelmReleaseSource::Cluster(_) => None,
         },
-        notes: vec![note],
+        notes: vec![note, chart_said],
         post_render: Some(upgrade.post_render),
-        ..base.clone()
+        chart,
+        helm,
     };
     Ok((request, dir))
+}
+
+/// The chart to preview: the one given (it stands for the HelmRelease's, said so), else the
+/// HelmRelease's own as its source serves it, fetched by a helm run in an empty directory of
+/// `dir` (its name is never taken for a local path); helm, the chart's flags and what was said.
+async fn chart(
+    client: &kube::Client,
+    base: &super::PlanRequest,
+    upgrade: &FluxUpgrade,
+    dir: &std::path::Path,
+) -> anyhow::Result<(String, HelmBinary, Vec<String>, String)> {
+    let version = base.flags.iter().find_map(|f| f.strip_prefix("--version="));
+    if !base.chart.is_empty() {
+        let theirs = match &upgrade.chart {
+            Ok(source) => format!(
+                "chart {} at version {} of {} {}/{}",
+                source.chart.as_deref().unwrap_or("(its artifact)"),
+                source.version.as_deref().unwrap_or("(its reference)"),
+                source.kind,
+                source.namespace,
+                source.name
+            ),
+            Err(_) => "its chart".to_string(),
+        };
+        let picked = version.map_or(String::new(), |v| format!(", at --version {v}"));
+        let said = format!(
+            "the chart given ({}{picked}) stands for the HelmRelease's {theirs}: helm-controller installs the version its source resolves",
+            base.chart
+        );
+        return Ok((base.chart.clone(), base.helm.clone(), Vec::new(), said));
+    }
+    let empty = dir.join("chart");
+    std::fs::create_dir(&empty)?;
+    let helm = base.helm.in_dir(&empty);
+    let found = super::flux_chart::find(client, &helm, &upgrade.helm_release, upgrade.chart.as_ref(), version).await?;
+    Ok((found.chart, helm, found.flags, found.said))
 }
 
 /// The HelmRelease of a file: the one named, or the only one, of `namespace`.

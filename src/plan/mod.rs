@@ -11,6 +11,7 @@ mod apply;
 mod caaph;
 mod dry_run;
 mod fates;
+mod flux_chart;
 mod helmrelease;
 mod kustomize;
 mod post_render;

@@ -357,3 +357,115 @@ fn a_pull_requests_helmrelease_file_never_reads_the_cluster_as_the_planner() {
     refused.stderr_has(&format!("is in namespace {vault}, not {ns}"));
     assert!(!refused.dump().contains(&token), "{}", refused.dump());
 }
+
+/// Flux's HelmRepository kind, as far as helm-drift reads it.
+const HELMREPOSITORY_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: helmrepositories.source.toolkit.fluxcd.io
+spec:
+  group: source.toolkit.fluxcd.io
+  names: {kind: HelmRepository, listKind: HelmRepositoryList, plural: helmrepositories, singular: helmrepository}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+";
+
+/// A chart repository on loopback serving `basic` 0.1.0 and 0.2.0 (which adds ConfigMap
+/// `web-extra`), HelmRepository `charts` of the env's namespace pointing at it and `gone`
+/// pointing at a closed port; the server and the repository's directory.
+fn chart_repository(env: &Env) -> (crate::support::FileServer, std::path::PathBuf) {
+    let repo = env.home().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for (version, extra) in [
+        ("0.1.0", ""),
+        (
+            "0.2.0",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  added: \"in 0.2.0\"\n",
+        ),
+    ] {
+        let dir = env.home().join(format!("basic-{version}"));
+        crate::plan::copy(&chart_path("basic"), &dir);
+        let meta = std::fs::read_to_string(dir.join("Chart.yaml"))
+            .unwrap()
+            .replace("version: 0.1.0", &format!("version: {version}"));
+        std::fs::write(dir.join("Chart.yaml"), meta).unwrap();
+        if !extra.is_empty() {
+            std::fs::write(dir.join("templates/extra.yaml"), extra).unwrap();
+        }
+        env.helm(crate::support::Helm::V4, &["package", dir.to_str().unwrap(), "-d", repo.to_str().unwrap()]).success();
+    }
+    let server = crate::support::FileServer::start(repo.clone());
+    env.helm(crate::support::Helm::V4, &["repo", "index", repo.to_str().unwrap(), "--url", &server.url]).success();
+    env.apply_yaml("helmrepository-crd", HELMREPOSITORY_CRD);
+    env.kubectl(&["wait", "--for", "condition=established", "crd/helmrepositories.source.toolkit.fluxcd.io"]).success();
+    let sources = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: charts}}\nspec: {{url: '{}'}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: gone}}\nspec: {{url: 'http://127.0.0.1:9'}}\n",
+        server.url
+    );
+    env.apply_yaml("helmrepositories", &sources);
+    (server, repo)
+}
+
+/// Without a chart argument, the plan previews the chart the HelmRelease names as its source
+/// serves it: the version range of a pull request's HelmRelease resolved against the
+/// repository's index (0.2.x: the new version's objects), the version used named; a source that
+/// cannot be reached, or one helm-drift cannot fetch as source-controller does (a
+/// GitRepository), is refused with the argument that gives the chart, never planned with another.
+#[test]
+fn a_helmreleases_chart_version_is_fetched_from_its_repository() {
+    let env = Env::new("plan-flux-version");
+    let ns = env.ns.clone();
+    let (_server, repo) = chart_repository(&env);
+    let first = repo.join("basic-0.1.0.tgz");
+    flux(&env, &ns, &["install", "web", first.to_str().unwrap(), "--server-side=true"]).success();
+    let spec = |version: &str, source: &str| {
+        format!(
+            "  releaseName: web\n  chart:\n    spec:\n      chart: basic\n      version: '{version}'\n      sourceRef: {{kind: {source}}}\n"
+        )
+    };
+    helm_release(&env, "web", &spec("0.1.x", "HelmRepository, name: charts"));
+    let doc = plan_json(&env, &["--helmrelease", "web", "--trust-namespace", &ns], 0);
+    assert_eq!(doc["chart"], "basic-0.1.0", "{doc:#}");
+
+    // A pull request bumps the version range: the new version's objects, and its version named.
+    let file = env.home().join("bumped.yaml");
+    let hr = |spec: String| {
+        format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\nspec:\n{spec}")
+    };
+    std::fs::write(&file, hr(spec(">=0.2.0 <1.0.0", "HelmRepository, name: charts"))).unwrap();
+    let doc = plan_json(&env, &["--helmrelease-file", file.to_str().unwrap()], 2);
+    assert_eq!(doc["chart"], "basic-0.2.0", "{doc:#}");
+    assert_eq!(planned(&doc), ["configmap/web-extra"], "{doc:#}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "chart basic 0.2.0 from HelmRepository {ns}/charts (the HelmRelease's version >=0.2.0 <1.0.0)"
+        )),
+        "{notes}"
+    );
+    // --version picks another, said so.
+    let doc = plan_json(&env, &["--helmrelease-file", file.to_str().unwrap(), "--version", "0.1.0"], 0);
+    assert!(doc["notes"].to_string().contains("(--version 0.1.0)"), "{doc:#}");
+
+    // A source that cannot be reached, and one helm-drift does not fetch: refused, by name.
+    let v4 = env.helm_bin(crate::support::Helm::V4);
+    let refuse = |source: &str, says: &str| {
+        std::fs::write(&file, hr(spec("0.2.0", source))).unwrap();
+        env.drift(&["plan", "--helmrelease-file", file.to_str().unwrap()])
+            .env("HELM_BIN", &v4)
+            .code(1)
+            .stderr_has(says)
+            .stderr_has("give the chart helm-controller will install as the CHART argument");
+    };
+    refuse("HelmRepository, name: gone", &format!("its chart cannot be fetched from HelmRepository {ns}/gone"));
+    refuse(
+        "GitRepository, name: repo",
+        &format!("its chart comes from GitRepository {ns}/repo, which helm-drift cannot fetch"),
+    );
+    refuse("HelmRepository, name: absent", &format!("HelmRepository {ns}/absent cannot be read"));
+}

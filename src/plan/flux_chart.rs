@@ -192,7 +192,8 @@ pub(crate) async fn find(
 /// The source object (source.toolkit.fluxcd.io/v1) a HelmRelease names, as JSON.
 #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
 async fn source_object(client: &kube::Client, source: &ChartSource) -> Result<Value, ApiError> {
-    let plural = format!("{}s", source.kind.to_lowercase());
+    // Both kinds end in "Repository" ([`ChartSource::fetchable`]).
+    let plural = format!("{}ies", source.kind.to_lowercase().trim_end_matches('y'));
     let gvk = GroupVersionKind::gvk("source.toolkit.fluxcd.io", "v1", &source.kind);
     let resource = ApiResource::from_gvk_with_plural(&gvk, &plural);
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &source.namespace, &resource);

@@ -49,8 +49,7 @@ spec:
 /// A HelmRelease `name` in `ns` installing release `release` into `target`; with `reconciled`,
 /// the status helm-controller writes (through the status subresource).
 pub(crate) fn helm_release(env: &Env, ns: &str, name: &str, release: &str, target: &str, reconciled: bool) {
-    env.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
-    env.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
     let hr = format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  releaseName: {release}\n  targetNamespace: {target}\n  chart: {{spec: {{chart: basic}}}}\n"
     );

@@ -15,14 +15,13 @@ use std::time::Duration;
 /// A HelmRelease `name` of `ns` installing release `web` into `ns` (its record there too), with
 /// this `spec.driftDetection` (YAML flow text).
 fn helm_release(env: &Env, ns: &str, name: &str, spec: &str) {
-    env.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
-    env.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
     let hr = format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  chart: {{spec: {{chart: basic}}}}\n{spec}\n"
     );
     let file = env.home().join(format!("hr-{ns}-{name}.yaml"));
     std::fs::write(&file, hr).unwrap();
-    env.kubectl(&["apply", "-f", file.to_str().unwrap()]).success();
+    env.kubectl(&["-n", ns, "apply", "-f", file.to_str().unwrap()]).success();
 }
 
 /// The replicas rule of the issue: `/spec/replicas` of Deployments, mode enabled.
@@ -57,7 +56,7 @@ helm_matrix! {
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
         let out = check_release_both(&env, "web", &[], 2);
         assert!(out.contains("ConfigMap") && out.contains("greeting") && !out.contains("replicas"), "{out}");
-        env.drift(&["repair", "web", "--yes"]).success();
+        env.drift(&["repair", "web"]).success();
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
         assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "5", "the repair fought the autoscaler");
         env.drift(&["check", "web"]).success();
@@ -93,7 +92,7 @@ fn label_selectors_the_whole_object_and_annotations_as_helm_controller_reads_the
     .success();
     let out = env.drift(&["check", "web"]).code(2).stdout();
     assert!(out.contains("Service") && !out.contains("replicas"), "{out}");
-    env.drift(&["repair", "web", "--yes"]).success();
+    env.drift(&["repair", "web"]).success();
     assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "3");
     assert!(
         !env.kubectl(&["get", "configmap", "web-config"]).output().out.status.success(),
@@ -128,7 +127,7 @@ fn another_namespaces_helmrelease_hides_nothing() {
     let out = check_release_both(&env, "web", &[], 2);
     assert!(out.contains("replicas") && out.contains("greeting"), "{out}");
     assert!(!out.contains("HelmRelease"), "{out}");
-    env.drift(&["repair", "web", "--yes"]).success();
+    env.drift(&["repair", "web"]).success();
     assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "2");
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
 }
@@ -140,7 +139,8 @@ fn the_watcher_heals_around_a_helmreleases_rule() {
     let env = Env::new("flux-rules-watch");
     env.install(Helm::V4, "web", "basic", &["--labels", "helm-drift.io/repair=true"]);
     helm_release(&env, &env.ns, "web", REPLICAS);
-    let w = Watching::start(&env, &["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s"]).ready();
+    let args = ["--all", "--repair", "--repair-cooldown", "1s", "--resync", "2s", "--trust-namespace", &env.ns];
+    let w = Watching::start(&env, &args).ready();
     env.kubectl(&["scale", "deployment", "web-web", "--replicas=5"]).success();
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     let greeting = || env.get("configmap", "web-config", "{.data.greeting}");

@@ -57,8 +57,7 @@ END { if (inmeta && !done) { print "  labels:"; labels() } }
 /// Serves the HelmRelease kind and applies a HelmRelease `name` of the env's namespace with
 /// this `spec` (YAML, indented two spaces).
 fn helm_release(env: &Env, name: &str, spec: &str) {
-    env.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
-    env.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
+    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
     let hr =
         format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\nspec:\n{spec}");
     env.apply_yaml(&format!("hr-{name}"), &hr);
@@ -401,8 +400,7 @@ fn chart_repository(env: &Env) -> (crate::support::FileServer, std::path::PathBu
     }
     let server = crate::support::FileServer::start(repo.clone());
     env.helm(crate::support::Helm::V4, &["repo", "index", repo.to_str().unwrap(), "--url", &server.url]).success();
-    env.apply_yaml("helmrepository-crd", HELMREPOSITORY_CRD);
-    env.kubectl(&["wait", "--for", "condition=established", "crd/helmrepositories.source.toolkit.fluxcd.io"]).success();
+    env.serve_crd("helmrepository-crd", HELMREPOSITORY_CRD);
     let sources = format!(
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: charts}}\nspec: {{url: '{}'}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: gone}}\nspec: {{url: 'http://127.0.0.1:9'}}\n",
         server.url

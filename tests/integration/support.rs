@@ -343,6 +343,20 @@ impl Done {
 }
 
 impl Env {
+    /// Serves a CRD (its YAML) and waits until it is established; tests that serve the same one
+    /// at once race to create it, so a create another test won is applied again.
+    pub fn serve_crd(&self, name: &str, yaml: &str) {
+        let file = self.home().join(format!("{name}.yaml"));
+        std::fs::write(&file, yaml).unwrap();
+        let apply = || self.kubectl(&["apply", "-f", file.to_str().unwrap()]).output();
+        if !apply().out.status.success() {
+            apply().out.status.success().then_some(()).expect("the CRD applied");
+        }
+        let crd =
+            serde_yaml::from_str::<serde_json::Value>(yaml).unwrap()["metadata"]["name"].as_str().unwrap().to_string();
+        self.kubectl(&["wait", "--for", "condition=established", &format!("crd/{crd}")]).success();
+    }
+
     /// Applies YAML text in the env's namespace (through a file in the env's home).
     pub fn apply_yaml(&self, name: &str, yaml: &str) {
         let file = self.home().join(format!("{name}.yaml"));

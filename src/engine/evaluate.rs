@@ -107,7 +107,8 @@ async fn evaluate_with_hooks(
     } else {
         hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
-    let flux = super::flux_rules::read(session, release.home(), &mut notes).await;
+    let trusted = settings.trust.namespaces.trusts(release.stored_in());
+    let flux = super::flux_rules::read(session, release.home(), trusted, &mut notes).await;
     let reads = read_all(session, settings, release, (&objects, &locations), from_manifest).await;
     let (client, cache) = (session.client(), session.live());
     let deployed = release.deployed();

@@ -7,48 +7,54 @@
 
 use super::Session;
 use crate::model::{DRIFT_BYTES, DriftSpec, Home};
-use crate::policy::flux::drift_rules;
-use crate::policy::ignore::IgnoreRule;
+use crate::policy::flux::{HelmReleaseRules, drift_rules};
 
-/// The rules of the HelmRelease that installs the release at `home`, each problem in `notes`.
-pub(super) async fn read(session: &Session, home: Home<'_>, notes: &mut Vec<String>) -> Vec<IgnoreRule> {
+/// The rules of the HelmRelease that installs the release at `home` (`trusted`: the operator
+/// trusts its namespace), each problem in `notes`.
+pub(super) async fn read(
+    session: &Session,
+    home: Home<'_>,
+    trusted: bool,
+    notes: &mut Vec<String>,
+) -> HelmReleaseRules {
     let at = crate::live::locate(session.discovery(), "helm.toolkit.fluxcd.io/v2", "HelmRelease", None, home.stored);
     if at.is_none() {
-        return Vec::new();
+        return HelmReleaseRules::default();
     }
     let found = session.live().flux_installer(session.client(), (home.stored, home.release, home.name)).await;
     let hr = match found {
         Ok(Some(hr)) => hr,
-        Ok(None) => return Vec::new(),
+        Ok(None) => return HelmReleaseRules::default(),
         Err(e) => {
             notes.push(format!(
                 "HelmReleases of namespace {} not read ({e}): the drift rules of a Flux HelmRelease that may install the release are not applied",
                 home.stored
             ));
-            return Vec::new();
+            return HelmReleaseRules::default();
         }
     };
     let at = format!("HelmRelease {}", hr.id());
     let drift = match &hr.drift {
-        DriftSpec::Absent => return Vec::new(),
+        DriftSpec::Absent => return HelmReleaseRules::default(),
         DriftSpec::TooLarge(n) => {
             notes
                 .push(format!("{at}: spec.driftDetection is {n} bytes, over {DRIFT_BYTES}: its rules are not applied"));
-            return Vec::new();
+            return HelmReleaseRules::default();
         }
         DriftSpec::Stated(drift) => drift,
     };
     let read = drift_rules(drift, &at);
-    let mut rules = Vec::new();
+    let mut rules =
+        HelmReleaseRules { namespace: hr.namespace.clone(), name: hr.name.clone(), trusted, ..Default::default() };
     for rule in read.rules {
         match rule {
-            Ok(rule) => rules.push(rule),
+            Ok(rule) => rules.rules.push(rule),
             Err(e) => notes.push(format!("{e}: the rule is not applied")),
         }
     }
     notes.extend(read.left_out.into_iter().map(|w| format!("{at}: {w} is not supported and was left out")));
-    if !rules.is_empty() {
-        let n = rules.len();
+    if !rules.rules.is_empty() {
+        let n = rules.rules.len();
         notes.push(format!(
             "{at} installs the release: its {n} drift rule{} (spec.driftDetection.ignore) apply",
             if n == 1 { "" } else { "s" }

@@ -38,8 +38,8 @@ pub(crate) struct Grounds<'a> {
     /// The release's name (rules imported from GitOps tools apply to one release).
     pub(crate) release: &'a str,
     /// The drift rules of the Flux HelmRelease that installs the release, read from the cluster
-    /// (its own namespace's word, for the objects judged for its record).
-    pub(crate) flux: &'a [crate::policy::ignore::IgnoreRule],
+    /// (its own namespace's word, for the objects its word reaches).
+    pub(crate) flux: &'a crate::policy::flux::HelmReleaseRules,
     /// Whose name Helm's writes are under (the writer stage's, [`super::writer`]): what it owns
     /// is Helm's, and the dry-runs write as it.
     pub(crate) writer: &'a HelmWriter,

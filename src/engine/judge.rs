@@ -378,6 +378,7 @@ mod tests {
     }
 
     static HELM: std::sync::OnceLock<HelmWriter> = std::sync::OnceLock::new();
+    static FLUX: std::sync::OnceLock<crate::policy::flux::HelmReleaseRules> = std::sync::OnceLock::new();
 
     fn policy<'a>(options: &'a CompareOptions, scaled: &'a [Scaled]) -> Grounds<'a> {
         Grounds {
@@ -385,7 +386,7 @@ mod tests {
             scaled,
             deployed: Deployed::default(),
             release: "web",
-            flux: &[],
+            flux: FLUX.get_or_init(Default::default),
             writer: HELM.get_or_init(HelmWriter::helm_command),
         }
     }

@@ -34,7 +34,7 @@ pub(super) fn left_out(ctx: &Grounds<'_>, me: &ObjectRef, obj: &DesiredObject) -
     let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
     let chart_off = || ignore::from_annotations(&[&obj.object], false).0;
     let whole = || {
-        [&ctx.options.rules[..], ctx.flux]
+        [&ctx.options.rules[..], ctx.flux.for_object(me.namespace, None)]
             .into_iter()
             .flat_map(|rules| ignore::paths_for(rules, me, ctx.release, &Value::Null))
             .find(|(path, _)| path.is_empty())
@@ -60,7 +60,7 @@ pub(super) fn rules(
         return Err(Excluded(reason));
     }
     ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
-    ignores.extend(ignore::paths_for(ctx.flux, me, ctx.release, live));
+    ignores.extend(ignore::paths_for(ctx.flux.for_object(me.namespace, Some(live)), me, ctx.release, live));
     if let Some(s) = ctx.scaled.iter().find(|s| {
         Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
     }) {

@@ -47,7 +47,8 @@ pub(crate) use object::{
     Accepted, DriftKind, Expected, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Ownership, ServerValue, Verdict,
 };
 pub(crate) use origin::{
-    FLUX_NAME_LABEL, FLUX_NAMESPACE_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, flux_release_name,
+    FLUX_NAME_LABEL, FLUX_NAMESPACE_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, flux_origin,
+    flux_release_name,
 };
 pub(crate) use path::{FieldPath, ItemKey, Segment};
 pub(crate) use plan::{DriftFate, Fate, PlanReport, PlannedChange, PlannedObject};

@@ -23,6 +23,29 @@ pub(crate) struct DriftRules {
     pub(crate) mode: Option<String>,
 }
 
+/// The usable rules of the HelmRelease that installs a release, and how far they reach: the
+/// HelmRelease's namespace speaks for its own namespace, for the objects elsewhere that carry
+/// its origin labels (given by whoever writes there), and wherever the operator trusts it.
+#[derive(Debug, Default)]
+pub(crate) struct HelmReleaseRules {
+    pub(crate) rules: Vec<IgnoreRule>,
+    /// The HelmRelease's namespace and name.
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    /// `--trust-namespace` names its namespace.
+    pub(crate) trusted: bool,
+}
+
+impl HelmReleaseRules {
+    /// The rules for an object living in `object_ns` (`None`: cluster-scoped), read as `live`
+    /// (`None`: not there): none unless its namespace's word reaches it.
+    pub(crate) fn for_object(&self, object_ns: Option<&str>, live: Option<&Value>) -> &[IgnoreRule] {
+        let own = object_ns == Some(self.namespace.as_str());
+        let labelled = live.and_then(crate::model::flux_origin) == Some((self.namespace.as_str(), self.name.as_str()));
+        if own || labelled || self.trusted { &self.rules } else { &[] }
+    }
+}
+
 /// The rules of `drift` (a HelmRelease's `spec.driftDetection`); `at` names the HelmRelease in
 /// each rule's origin (`HelmRelease apps/web`).
 pub(crate) fn drift_rules(drift: &Value, at: &str) -> DriftRules {
@@ -117,6 +140,26 @@ mod tests {
         assert!(hidden(json!({"annotationSelector": "meta.helm.sh/release-name=web"})));
         assert!(!hidden(json!({"annotationSelector": "team"})));
         assert!(hidden(json!({"kind": "", "name": ""})), "an empty field selects any");
+    }
+
+    #[test]
+    fn a_helmreleases_rules_reach_its_namespace_its_labelled_objects_and_trust() {
+        let rules = HelmReleaseRules {
+            rules: rules(json!({"ignore": [{"paths": ["/a"]}]})),
+            namespace: "apps".into(),
+            name: "web".into(),
+            trusted: false,
+        };
+        assert_eq!(rules.for_object(Some("apps"), None).len(), 1);
+        let labelled = json!({"metadata": {"labels": {"helm.toolkit.fluxcd.io/name": "web", "helm.toolkit.fluxcd.io/namespace": "apps"}}});
+        assert_eq!(rules.for_object(Some("other"), Some(&labelled)).len(), 1);
+        assert_eq!(rules.for_object(None, Some(&labelled)).len(), 1);
+        assert!(rules.for_object(Some("other"), Some(&json!({}))).is_empty());
+        assert!(rules.for_object(Some("other"), None).is_empty());
+        let someone_elses = json!({"metadata": {"labels": {"helm.toolkit.fluxcd.io/name": "web", "helm.toolkit.fluxcd.io/namespace": "other"}}});
+        assert!(rules.for_object(Some("other"), Some(&someone_elses)).is_empty());
+        let trusted = HelmReleaseRules { trusted: true, ..rules };
+        assert_eq!(trusted.for_object(Some("other"), None).len(), 1);
     }
 
     #[test]

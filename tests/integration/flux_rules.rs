@@ -150,3 +150,29 @@ fn the_watcher_heals_around_a_helmreleases_rule() {
     assert_eq!(env.get("deployment", "web-web", "{.spec.replicas}"), "5", "{}", w.logs_text());
     w.stop();
 }
+
+/// A record speaks for an object in another namespace on Helm's ownership annotations there, but
+/// its HelmRelease's rules reach it only on that namespace's own evidence (the HelmRelease's
+/// origin labels, put there by whoever writes there) or the operator's trust: an edit of the
+/// ConfigMap the `full` chart puts in `<ns>-other` stays drift until then.
+#[test]
+fn a_helmreleases_rules_reach_another_namespace_only_on_its_evidence() {
+    let env = Env::with_full_chart(Helm::V4, "flux-rules-reach");
+    let other = format!("{}-other", env.ns);
+    let rules =
+        "  releaseName: app\n  driftDetection:\n    ignore:\n      - paths: [/data]\n        target: {kind: ConfigMap}";
+    helm_release(&env, &env.ns, "app", rules);
+    env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
+    let elsewhere = r#"{"data":{"where":"edited"}}"#;
+    env.kubectl(&["-n", &other, "patch", "configmap", "app-elsewhere", "--type=merge", "-p", elsewhere]).success();
+    let out = env.drift(&["check", "app"]).code(2).stdout();
+    assert!(out.contains("app-elsewhere") && !out.contains("app-config"), "{out}");
+    let trusting = ["check", "app", "--trust-namespace", env.ns.as_str()];
+    env.drift(&trusting).success();
+    let origin = format!("helm.toolkit.fluxcd.io/name=app,helm.toolkit.fluxcd.io/namespace={}", env.ns);
+    let labels: Vec<&str> = origin.split(',').collect();
+    env.kubectl(&[&["-n", other.as_str(), "label", "configmap", "app-elsewhere"][..], &labels].concat()).success();
+    // The labels put by hand are drift themselves; the field they reach is no longer.
+    let out = env.drift(&["check", "app", "-v"]).code(2).stdout();
+    assert!(out.contains("data.where ignored") && out.contains("added by kubectl-label"), "{out}");
+}

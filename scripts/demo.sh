@@ -5,7 +5,8 @@
 # put back, which leaves the field owned by kubectl: an upgrade that changes it would conflict,
 # shown as "taken over", not counted as drift), runs `helm drift check`, `helm drift repair` (and
 # `--only` refusing a name that fits objects in two namespaces),
-# and a `helm upgrade` that then succeeds, then shows an expected change (`kubectl rollout
+# and a `helm upgrade` that then succeeds, a Flux HelmRelease's own drift rules honoured
+# (its replicas left to an autoscaler by check and repair), then shows an expected change (`kubectl rollout
 # restart`), that a name is a claim (edits under Helm's own field manager and under none are
 # drift), and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
@@ -250,6 +251,24 @@ HR
 code=0
 HELM_DRIFT_KUSTOMIZE="$kubectl" "$helm" drift plan --helmrelease podinfo "$root/tests/charts/basic" -n demo --trust-namespace demo || code=$?
 [ "$code" = 2 ]
+
+say "Flux's own drift rules: the HelmRelease's driftDetection.ignore (replicas an autoscaler owns), honoured by check and repair with no flag"
+"$kubectl" -n demo patch helmrelease podinfo --type=merge \
+  -p '{"spec":{"driftDetection":{"mode":"enabled","ignore":[{"paths":["/spec/replicas"],"target":{"kind":"Deployment"}}]}}}' >/dev/null
+echo "$ kubectl -n demo scale deployment podinfo-web --replicas=5; kubectl -n demo patch configmap podinfo-config (greeting: edited)"
+"$kubectl" -n demo scale deployment podinfo-web --replicas=5 >/dev/null
+"$kubectl" -n demo patch configmap podinfo-config --type=merge -p '{"data":{"greeting":"edited"}}' >/dev/null
+code=0
+out=$("$helm" drift check podinfo -n demo -v) || code=$?
+printf '%s\n' "$out" | grep -v "^  in sync"
+[ "$code" = 2 ]
+printf '%s\n' "$out" | grep -q "spec.replicas ignored (HelmRelease demo/podinfo spec.driftDetection.ignore\[0\])"
+"$helm" drift repair podinfo -n demo
+echo "$ kubectl -n demo get deployment podinfo-web -o jsonpath={.spec.replicas}"
+"$kubectl" -n demo get deployment podinfo-web -o jsonpath='{.spec.replicas}'
+echo
+[ "$("$kubectl" -n demo get deployment podinfo-web -o jsonpath='{.spec.replicas}')" = 5 ]
+"$helm" drift check podinfo -n demo
 "$helm" uninstall podinfo --namespace demo >/dev/null
 
 say "helm drift plan in a helmfile pipeline: the plan page's script as written (release 'piped', helmfile's values, scaled by hand)"

@@ -15,12 +15,23 @@ fn a_flux_helm_release_as_config() {
             "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  releaseName: app\n  chart: {{spec: {{chart: repairable}}}}\n  driftDetection:\n{drift}"
         )
     };
-    std::fs::write(&file, hr("    mode: enabled\n    ignore:\n      - paths: [/spec/replicas]\n        target: {kind: Deployment, annotationSelector: x=y}\n")).unwrap();
+    let rule = |target: &str| {
+        format!("    mode: enabled\n    ignore:\n      - paths: [/spec/replicas]\n        target: {target}\n")
+    };
     let cfg = file.to_str().unwrap();
+    // A selector over the object as Helm applied it (its release annotation) selects it.
+    std::fs::write(&file, hr(&rule("{kind: Deployment, annotationSelector: meta.helm.sh/release-name=app}"))).unwrap();
     let out = env.drift(&["check", "app", "--config", cfg, "-v"]).code(0);
     out.stdout_has("= spec.replicas ignored (").stdout_has("(HelmRelease app) spec.driftDetection.ignore[0])");
-    out.stderr_has("warning: ")
-        .stderr_has("spec.driftDetection.ignore[0].target.annotationSelector is not supported and was left out");
+    // One that selects nothing hides nothing (left out, it would hide more than Flux does).
+    std::fs::write(&file, hr(&rule("{kind: Deployment, annotationSelector: x=y}"))).unwrap();
+    env.drift(&["check", "app", "--config", cfg]).code(2);
+    // A field helm-drift does not know makes the rule an error of the file, named.
+    std::fs::write(&file, hr(&rule("{kind: Deployment, color: red}"))).unwrap();
+    env.drift(&["check", "app", "--config", cfg])
+        .code(1)
+        .stderr_has("spec.driftDetection.ignore[0].target.color not known to helm-drift");
+    std::fs::write(&file, hr(&rule("{kind: Deployment}"))).unwrap();
     // The rules are the HelmRelease's release's only.
     env.install(Helm::V4, "other", "repairable", &[]);
     env.kubectl(&["scale", "deployment", "other-web", "--replicas=4"]).success();

@@ -54,9 +54,18 @@ pub(crate) struct CompareOptions {
     /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
     /// disabled`), with the reason.
     pub(crate) disabled_releases: Vec<(String, String)>,
+    /// Judging what an upgrade writes (`plan`'s upgraded manifest): the drift rules (flags, the
+    /// config file, opt-out annotations, the Flux HelmRelease's) hide nothing, since the upgrade
+    /// writes every field its chart sets (helm-controller's too, whatever its drift rules say).
+    pub(crate) upgrade: bool,
 }
 
 impl CompareOptions {
+    /// These options for judging what an upgrade writes ([`CompareOptions::upgrade`]).
+    pub(crate) fn for_upgrade(&self) -> CompareOptions {
+        CompareOptions { upgrade: true, ..self.clone() }
+    }
+
     /// The most objects (and hooks) one release record may hold.
     pub(crate) fn object_limit(&self) -> usize {
         if self.max_objects == 0 { MAX_OBJECTS } else { self.max_objects }

@@ -173,6 +173,7 @@ fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
         trust_live_annotations: a.trust_live_annotations,
         max_objects: a.max_objects,
         disabled_releases: imported.disabled,
+        upgrade: false,
     };
     Ok(())
 }

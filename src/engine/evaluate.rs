@@ -107,8 +107,12 @@ async fn evaluate_with_hooks(
     } else {
         hpa_scaled(session, &locations, release.home(), settings, &mut notes).await
     };
+    // What an upgrade writes is judged without drift rules: no HelmRelease is read for it.
     let trusted = settings.trust.namespaces.trusts(release.stored_in());
-    let flux = super::flux_rules::read(session, release.home(), trusted, &mut notes).await;
+    let flux = match settings.compare.upgrade {
+        true => Default::default(),
+        false => super::flux_rules::read(session, release.home(), trusted, &mut notes).await,
+    };
     let reads = read_all(session, settings, release, (&objects, &locations), from_manifest).await;
     let (client, cache) = (session.client(), session.live());
     let deployed = release.deployed();

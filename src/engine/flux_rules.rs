@@ -34,18 +34,18 @@ pub(super) async fn read(
         }
     };
     let at = format!("HelmRelease {}", hr.id());
+    let mut rules =
+        HelmReleaseRules { namespace: hr.namespace.clone(), name: hr.name.clone(), trusted, ..Default::default() };
     let drift = match &hr.drift {
-        DriftSpec::Absent => return HelmReleaseRules::default(),
+        DriftSpec::Absent => return rules,
         DriftSpec::TooLarge(n) => {
             notes
                 .push(format!("{at}: spec.driftDetection is {n} bytes, over {DRIFT_BYTES}: its rules are not applied"));
-            return HelmReleaseRules::default();
+            return rules;
         }
         DriftSpec::Stated(drift) => drift,
     };
     let read = drift_rules(drift, &at);
-    let mut rules =
-        HelmReleaseRules { namespace: hr.namespace.clone(), name: hr.name.clone(), trusted, ..Default::default() };
     for rule in read.rules {
         match rule {
             Ok(rule) => rules.rules.push(rule),
@@ -56,8 +56,12 @@ pub(super) async fn read(
     if !rules.rules.is_empty() {
         let n = rules.rules.len();
         notes.push(format!(
-            "{at} installs the release: its {n} drift rule{} (spec.driftDetection.ignore) apply",
-            if n == 1 { "" } else { "s" }
+            "{at} installs the release: {}",
+            if n == 1 {
+                "its drift rule (spec.driftDetection.ignore) applies".to_string()
+            } else {
+                format!("its {n} drift rules (spec.driftDetection.ignore) apply")
+            }
         ));
     }
     rules

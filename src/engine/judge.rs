@@ -92,6 +92,9 @@ pub(crate) async fn judge(judge: &Judge<'_>, obj: &DesiredObject, read: Reading<
             return drift;
         }
     };
+    if !ctx.options.trust_live_annotations && !ctx.options.upgrade {
+        drift.flux_left_out = ctx.flux.left_out(me.namespace, &live).map(|why| why.0);
+    }
     let (fields, found, engine) = differences(judge, obj, at, &live, &ignores).await;
     conclude(ctx, obj, &me, live, &ignores, Findings { fields, found, engine }, drift)
 }

@@ -31,6 +31,9 @@ pub(super) struct Excluded(pub(super) String);
 /// or Flux's `helm.toolkit.fluxcd.io/driftDetection: disabled`), a rule ignoring the whole
 /// object (Flux's path `""`).
 pub(super) fn left_out(ctx: &Grounds<'_>, me: &ObjectRef, obj: &DesiredObject) -> Option<Excluded> {
+    if ctx.options.upgrade {
+        return None;
+    }
     let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
     let chart_off = || ignore::from_annotations(&[&obj.object], false).0;
     let whole = || {
@@ -55,12 +58,16 @@ pub(super) fn rules(
     // drift could otherwise hide it (and the annotation is then reported like any edit).
     let trusted = ctx.options.trust_live_annotations;
     let sources: &[&Value] = if trusted { &[&obj.object, live] } else { &[&obj.object] };
-    let (disabled, mut ignores) = ignore::from_annotations(sources, trusted);
-    if let Some(reason) = disabled {
-        return Err(Excluded(reason));
+    let mut ignores = Vec::new();
+    if !ctx.options.upgrade {
+        let (disabled, annotated) = ignore::from_annotations(sources, trusted);
+        if let Some(reason) = disabled {
+            return Err(Excluded(reason));
+        }
+        ignores = annotated;
+        ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
+        ignores.extend(ignore::paths_for(ctx.flux.for_object(me.namespace, Some(live)), me, ctx.release, live));
     }
-    ignores.extend(ignore::paths_for(&ctx.options.rules, me, ctx.release, live));
-    ignores.extend(ignore::paths_for(ctx.flux.for_object(me.namespace, Some(live)), me, ctx.release, live));
     if let Some(s) = ctx.scaled.iter().find(|s| {
         Some(s.namespace.as_str()) == me.namespace && s.group == me.group && s.kind == me.kind && s.name == me.name
     }) {

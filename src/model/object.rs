@@ -229,6 +229,10 @@ pub(crate) struct ObjectDrift {
     /// The mutating webhooks and policies that cover the object, named where the read-only
     /// engine reports a changed value: it may be their rewrite at admission.
     pub(crate) admission: Vec<String>,
+    /// Why the Flux HelmRelease that installs the release leaves this object out of its drift
+    /// correction (Flux's opt-out annotation on the live object): its drift is reported all the
+    /// same, and repair and self-healing leave it as it is, as helm-controller does.
+    pub(crate) flux_left_out: Option<String>,
 }
 
 impl ObjectDrift {
@@ -252,6 +256,7 @@ impl ObjectDrift {
             live: None,
             hook: None,
             admission: Vec::new(),
+            flux_left_out: None,
         }
     }
 

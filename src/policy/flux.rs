@@ -40,11 +40,35 @@ impl HelmReleaseRules {
     /// The rules for an object living in `object_ns` (`None`: cluster-scoped), read as `live`
     /// (`None`: not there): none unless its namespace's word reaches it.
     pub(crate) fn for_object(&self, object_ns: Option<&str>, live: Option<&Value>) -> &[IgnoreRule] {
+        if self.reaches(object_ns, live) { &self.rules } else { &[] }
+    }
+
+    /// Whether a HelmRelease installs the release and its namespace's word reaches the object.
+    pub(crate) fn reaches(&self, object_ns: Option<&str>, live: Option<&Value>) -> bool {
         let own = object_ns == Some(self.namespace.as_str());
         let labelled = live.and_then(crate::model::flux_origin) == Some((self.namespace.as_str(), self.name.as_str()));
-        if own || labelled || self.trusted { &self.rules } else { &[] }
+        !self.namespace.is_empty() && (own || labelled || self.trusted)
+    }
+
+    /// Why helm-controller leaves the live object out of its drift correction: Flux's opt-out
+    /// annotation on it (helm-controller reads it in the cluster), where the HelmRelease's word
+    /// reaches.
+    pub(crate) fn left_out(&self, object_ns: Option<&str>, live: &Value) -> Option<FluxOptOut> {
+        let annotation = crate::policy::ignore::ANNOTATION_FLUX;
+        let pointer = format!("/metadata/annotations/{}", annotation.replace('/', "~1"));
+        let disabled = live.pointer(&pointer).and_then(Value::as_str).map(str::trim) == Some("disabled");
+        (disabled && self.reaches(object_ns, Some(live))).then(|| {
+            FluxOptOut(format!(
+                "HelmRelease {}/{}'s helm-controller leaves it out of drift correction ({annotation}: disabled on the live object); helm-drift reports it and leaves it as it is (--trust-live-annotations excludes it)",
+                self.namespace, self.name
+            ))
+        })
     }
 }
+
+/// Why helm-controller leaves a live object out of its drift correction, in words.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct FluxOptOut(pub(crate) String);
 
 /// The rules of `drift` (a HelmRelease's `spec.driftDetection`); `at` names the HelmRelease in
 /// each rule's origin (`HelmRelease apps/web`).
@@ -160,6 +184,19 @@ mod tests {
         assert!(rules.for_object(Some("other"), Some(&someone_elses)).is_empty());
         let trusted = HelmReleaseRules { trusted: true, ..rules };
         assert_eq!(trusted.for_object(Some("other"), None).len(), 1);
+    }
+
+    #[test]
+    fn flux_s_live_opt_out_counts_where_the_helmrelease_reaches() {
+        let hr = HelmReleaseRules { namespace: "apps".into(), name: "web".into(), ..Default::default() };
+        let off = json!({"metadata": {"annotations": {"helm.toolkit.fluxcd.io/driftDetection": "disabled"}}});
+        assert!(
+            hr.left_out(Some("apps"), &off).unwrap().0.contains("HelmRelease apps/web's helm-controller leaves it out")
+        );
+        assert_eq!(hr.left_out(Some("other"), &off), None, "beyond its namespace's word");
+        let on = json!({"metadata": {"annotations": {"helm.toolkit.fluxcd.io/driftDetection": "enabled"}}});
+        assert_eq!(hr.left_out(Some("apps"), &on), None);
+        assert_eq!(HelmReleaseRules::default().left_out(Some("apps"), &off), None, "no HelmRelease installs it");
     }
 
     #[test]

@@ -56,9 +56,13 @@ fn borrowed_writer(e: &Evaluated, id: &ObjectId) -> Option<Skip> {
     )))
 }
 
-/// Why a drifted object is left as it is by helm-drift's own rules: a writer's name it may not
-/// borrow, or (a missing object) nothing says it is the record's.
+/// Why a drifted object is left as it is: the Flux HelmRelease that installs it leaves it out of
+/// drift correction, a writer's name it may not borrow, or (a missing object) nothing says it is
+/// the record's.
 fn withheld(e: &Evaluated, o: &crate::model::ObjectDrift, trusted: bool) -> Option<Skip> {
+    if let Some(why) = &o.flux_left_out {
+        return Some(Skip::Cannot(why.clone()));
+    }
     let missing = matches!(o.verdict, Verdict::Missing);
     borrowed_writer(e, &o.id).or_else(|| unclaimed(e, &o.id, trusted).filter(|_| missing).map(Skip::Withheld))
 }

@@ -328,6 +328,11 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
     if !o.admission.is_empty() {
         out["mayBeAdmissions"] = json!(o.admission);
     }
+    // Left out of Flux's drift correction by an annotation on the live object: reported, not
+    // repaired.
+    if let Some(why) = &o.flux_left_out {
+        out["leftAloneByRepair"] = json!(why);
+    }
     out
 }
 

@@ -66,6 +66,9 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     if let Some(reason) = o.reason() {
         out.push((None, reason.to_string()));
     }
+    if let Some(why) = &o.flux_left_out {
+        out.push((Some(Tone::Note), format!("left alone by repair: {why}")));
+    }
     if let Some(d) = &o.deleted_by {
         out.push((Some(Tone::Warn), deletion(d, style)));
     }

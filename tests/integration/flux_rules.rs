@@ -51,6 +51,11 @@ helm_matrix! {
             .unwrap();
         assert_eq!(deployment["ignored"][0]["reason"], rule.as_str(), "{json}");
         env.drift(&["check", "--all"]).success().stdout_has("web: in sync");
+        // A scan of every namespace (one listing of HelmReleases for all) finds the same.
+        let every = env.drift(&["check", "-A", "-o", "json"]).output().stdout();
+        let doc: serde_json::Value = serde_json::from_str(&every).unwrap();
+        let mine = doc["releases"].as_array().unwrap().iter().find(|r| r["name"] == "web" && r["namespace"] == env.ns.as_str());
+        assert_eq!(mine.map(|r| r["counts"]["drifted"].clone()), Some(serde_json::json!(0)), "{every}");
 
         // What no rule names is still drift, and repair puts it back, leaving the scale.
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
@@ -99,11 +104,31 @@ fn label_selectors_the_whole_object_and_annotations_as_helm_controller_reads_the
         "the ignored object was made"
     );
 
-    // Flux's opt-out annotation on the live object alone: its edit is still drift.
+    // The rules hide drift, not what helm-controller's upgrade writes: the plan shows the
+    // replicas it resets and the ConfigMap it creates again.
+    let chart = crate::support::chart_path("basic");
+    let plan = env
+        .drift(&["plan", "--helmrelease", "web", chart.to_str().unwrap(), "-o", "json"])
+        .env("HELM_BIN", env.helm_bin(Helm::V4))
+        .code(2)
+        .stdout();
+    let doc: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let object = |kind: &str| doc["objects"].as_array().unwrap().iter().find(|o| o["kind"] == kind).cloned().unwrap();
+    assert_eq!(object("ConfigMap")["change"], "create", "{doc:#}");
+    let replicas =
+        object("Deployment")["fields"].as_array().unwrap().iter().find(|f| f["path"] == "/spec/replicas").cloned();
+    assert_eq!(replicas.map(|f| (f["live"].clone(), f["after"].clone())), Some((3.into(), 2.into())), "{doc:#}");
+
+    // Flux's opt-out annotation on the live object (helm-controller honours it in the cluster):
+    // the edit is still reported (whoever edits the object could hide it otherwise), and repair
+    // leaves the object as helm-controller does; --trust-live-annotations excludes it.
     env.kubectl(&["annotate", "serviceaccount", "web-sa", "helm.toolkit.fluxcd.io/driftDetection=disabled"]).success();
     env.kubectl(&["label", "serviceaccount", "web-sa", "team=hand"]).success();
     let out = env.drift(&["check", "web"]).code(2).stdout();
-    assert!(out.contains("ServiceAccount") && out.contains("team"), "{out}");
+    assert!(out.contains("ServiceAccount") && out.contains("team") && out.contains("left alone by repair"), "{out}");
+    env.drift(&["repair", "web", "--remove-foreign"]).code(2);
+    assert_eq!(env.get("serviceaccount", "web-sa", "{.metadata.labels.team}"), "hand");
+    env.drift(&["check", "web", "--trust-live-annotations"]).success();
 }
 
 /// A HelmRelease of another namespace naming this release, target and storage, and one of this

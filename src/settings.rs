@@ -27,6 +27,20 @@ pub(crate) struct Settings {
     pub(crate) baseline: Option<crate::baseline::Store>,
 }
 
+impl Settings {
+    /// A fleet member's settings, built here alone (the fleet's check and repair, its watcher,
+    /// a HelmChartProxy's plan): this run's, reaching member `member` (`namespace/name` of its
+    /// Cluster) with its kubeconfig under the run's limits, Helm's writer pinned as the member's
+    /// pins say (`--helm-manager MEMBER:NAMESPACE=NAME`).
+    pub(crate) fn for_member(&self, member: &str, kubeconfig: kube::config::Kubeconfig) -> Settings {
+        Settings {
+            connection: self.connection.for_member(kubeconfig),
+            helm_manager: self.helm_manager.of_member(member),
+            ..self.clone()
+        }
+    }
+}
+
 /// The default of `--max-objects`.
 pub(crate) const MAX_OBJECTS: usize = 10_000;
 
@@ -103,3 +117,34 @@ impl TrustRules {
 }
 
 pub(crate) use crate::model::Trust;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_members_settings_carry_its_own_writer_pins() {
+        let pins = ["eu/alpha:apps=manager", "eu/beta:*=flux", "kube-system=helm"].map(String::from);
+        let run = Settings {
+            connection: Connection::default(),
+            namespace: Some("apps".into()),
+            driver: Driver::Secrets,
+            sql_connection: None,
+            debug: false,
+            compare: CompareOptions::default(),
+            said: Said::default(),
+            trust: TrustRules::default(),
+            helm_manager: crate::compare::writer::WriterPins::parse(&pins).unwrap(),
+            baseline: None,
+        };
+        let alpha = run.for_member("eu/alpha", kube::config::Kubeconfig::default());
+        let home = |ns| crate::model::Home::new(ns, ns, "web");
+        let pinned = |s: &Settings, ns| s.helm_manager.for_release(home(ns)).map(|w| w.manager.clone());
+        assert_eq!(pinned(&alpha, "apps").as_deref(), Some("manager"));
+        assert_eq!(pinned(&alpha, "kube-system").as_deref(), Some("helm"), "the run's own pins too");
+        assert!(alpha.connection.given.is_some() && alpha.namespace.as_deref() == Some("apps"));
+        let beta = run.for_member("eu/beta", kube::config::Kubeconfig::default());
+        assert_eq!(pinned(&beta, "apps").as_deref(), Some("flux"));
+        assert_eq!(pinned(&run.for_member("eu/gamma", Default::default()), "apps"), None, "another member's pins");
+    }
+}

@@ -33,15 +33,8 @@ pub(crate) async fn members(
         .members
         .into_iter()
         .map(|m| {
-            let member = m
-                .kubeconfig
-                .map(|kubeconfig| Settings {
-                    connection: settings.connection.for_member(kubeconfig),
-                    namespace: settings.namespace.clone(),
-                    helm_manager: settings.helm_manager.of_member(&m.name),
-                    ..settings.clone()
-                })
-                .map_err(|e| e.to_string());
+            let member =
+                m.kubeconfig.map(|kubeconfig| settings.for_member(&m.name, kubeconfig)).map_err(|e| e.to_string());
             (m.name, member)
         })
         .collect())

@@ -109,7 +109,17 @@ fn plan_predicts_what_caaph_does_on_every_cluster_a_helmchartproxy_selects() {
         assert_eq!(doc["summary"]["changed"], 3, "{doc:#}");
     }
 
+    // A writer pinned for one member (`--helm-manager MEMBER:NAMESPACE=NAME`) is that member's
+    // alone in the plan, as in check and watch (one constructor of a member's settings).
     let file = mgmt.home().join("proxy.yaml");
+    let pin = format!("{}/a:plan-hcp-w=manager", mgmt.ns);
+    let args = ["plan", "--helmchartproxy-file", file.to_str().unwrap(), basic.to_str().unwrap(), "-o", "json"];
+    let out =
+        mgmt.drift(&[&args[..], &["--helm-manager", &pin]].concat()).env("HELM_BIN", mgmt.helm_bin(Helm::V4)).code(2);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap_or_else(|e| panic!("{e}: {}", out.dump()));
+    let found = |name: &str| cluster(&doc, &mgmt, name)["plan"]["writer"]["found"].clone();
+    assert_eq!((found("a"), found("b")), ("given".into(), "learnt".into()), "{doc:#}");
+
     let text = mgmt
         .drift(&["plan", "--helmchartproxy-file", file.to_str().unwrap(), basic.to_str().unwrap()])
         .env("HELM_BIN", mgmt.helm_bin(Helm::V3))

@@ -59,11 +59,9 @@ impl Workload {
         let path = dir.path().join("kubeconfig");
         let text = serde_yaml::to_string(&kubeconfig).map_err(not_run)?;
         std::fs::write(&path, text).map_err(not_run)?;
-        let settings = Settings {
-            connection: fleet.settings.connection.for_member(kubeconfig),
-            namespace: Some(release_namespace.to_string()),
-            ..fleet.settings.clone()
-        };
+        // The member's own settings (its writer pins too), in the release's namespace.
+        let member = fleet.settings.for_member(&format!("{namespace}/{name}"), kubeconfig);
+        let settings = Settings { namespace: Some(release_namespace.to_string()), ..member };
         let session = Session::open(&settings).await.map_err(|e| not_run(crate::errors::chain(&e)))?;
         Ok(Workload { session, settings, helm: fleet.helm.for_cluster(&path), dir })
     }

@@ -326,11 +326,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &MemberStart<'_>) 
             log.info(said, &[("cluster", &m.name)]);
             let member = member::Task {
                 name: m.name.clone(),
-                settings: Settings {
-                    connection: start.settings.connection.for_member(kubeconfig),
-                    helm_manager: start.settings.helm_manager.of_member(&m.name),
-                    ..start.settings.clone()
-                },
+                settings: start.settings.for_member(&m.name, kubeconfig),
                 options: WatchOptions {
                     cluster: Some(m.name.clone()),
                     log: log.about(&m.name),

@@ -27,10 +27,10 @@ fn attribute_object(o: &mut ObjectDrift, window: &Window, target: &Target) {
     if o.verdict == Verdict::Missing {
         o.deleted_by = Some(deleted(window.writes(target).chain(window.writes(&target.collection()))));
     }
-    let writers = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
-    let writers = writers.chain(o.added.iter_mut().filter_map(|a| a.changed_by.as_mut()));
-    let writers = writers.chain(o.expected.iter_mut().filter_map(|e| e.changed_by.as_mut()));
-    for by in writers.chain(o.recreated.as_mut()) {
+    let changers = o.fields.iter_mut().filter_map(|f| f.changed_by.as_mut());
+    let changers = changers.chain(o.added.iter_mut().filter_map(|a| a.changed_by.as_mut()));
+    let changers = changers.chain(o.expected.iter_mut().filter_map(|e| e.changed_by.as_mut()));
+    for by in changers.chain(o.recreated.as_mut()) {
         by.audit = Some(wrote(window.writes(target), by));
     }
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod accept;
 mod apply;
+mod attribution;
 mod board;
 mod conflict;
 mod duration;
@@ -33,6 +34,7 @@ mod writer;
 
 pub(crate) use accept::{AcceptReport, AcceptedDrift};
 pub(crate) use apply::Apply;
+pub(crate) use attribution::{Actor, Attribution, Audited, HelmWrite, Provenance, manager_shown};
 pub(crate) use board::{BoardRelease, DriftEnd, DriftLife};
 pub(crate) use conflict::FieldConflict;
 pub(crate) use duration::parse_duration;
@@ -63,6 +65,4 @@ pub(crate) use strictness::Strictness;
 pub(crate) use text::percent_decoded;
 pub(crate) use trust::{Home, StoredApart, Trust, Vouch};
 pub(crate) use upgrade::UpgradeReport;
-pub(crate) use writer::{
-    Actor, Attribution, Audited, HELM_COMMAND, HelmWrite, HelmWriter, Provenance, WriterFound, manager_shown,
-};
+pub(crate) use writer::{HELM_COMMAND, HelmWriter, WriterFound};

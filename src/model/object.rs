@@ -9,9 +9,9 @@
 //! own is `PlanVerdict` (the upgrade changes nothing, changes N objects, is unknown, would fail:
 //! exit 0, 2, 1, 3).
 
+use super::attribution::{Attribution, Audited, Provenance};
 use super::id::ObjectId;
 use super::path::FieldPath;
-use super::writer::{Attribution, Audited, Provenance};
 use serde_json::Value;
 
 /// One field that differs: where, the recorded value and the live value (`None` when absent on
@@ -301,13 +301,13 @@ impl ObjectDrift {
             Audited::Found(a) => format!("deleted by {}", a.named()),
             Audited::NoRecord(_) => "deleted".to_string(),
         });
-        let writers = self.writers().chain(self.recreated.as_ref()).map(|w| match &w.audit {
+        let changers = self.changed_by().chain(self.recreated.as_ref()).map(|w| match &w.audit {
             Some(Audited::Found(a)) => format!("{} by {}", super::manager_shown(&w.manager), a.named()),
             _ => super::manager_shown(&w.manager),
         });
         let others = self.managers().into_iter().map(super::manager_shown);
         let mut out: Vec<String> = Vec::new();
-        for m in deleted.chain(writers).chain(others) {
+        for m in deleted.chain(changers).chain(others) {
             let said = out.iter().any(|o| *o == m || o.starts_with(&format!("{m} by ")));
             if out.len() < 4 && !said {
                 out.push(m);
@@ -317,7 +317,7 @@ impl ObjectDrift {
     }
 
     /// Who last wrote the differing and added fields, as managedFields tell it (in field order).
-    pub(crate) fn writers(&self) -> impl Iterator<Item = &Attribution> {
+    pub(crate) fn changed_by(&self) -> impl Iterator<Item = &Attribution> {
         let fields = self.fields.iter().filter_map(|f| f.changed_by.as_ref());
         fields.chain(self.added.iter().filter_map(|a| a.changed_by.as_ref()))
     }
@@ -335,7 +335,7 @@ impl ObjectDrift {
         let mut seen: Vec<&str> = Vec::new();
         let added = self.added.iter().map(|a| a.manager.as_str());
         let owners = self.disowned.iter().map(|d| d.manager.as_str());
-        for m in self.writers().map(|w| w.manager.as_str()).chain(added).chain(owners) {
+        for m in self.changed_by().map(|w| w.manager.as_str()).chain(added).chain(owners) {
             if !seen.contains(&m) {
                 seen.push(m);
             }

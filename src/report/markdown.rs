@@ -170,7 +170,7 @@ fn release(blocks: &mut Vec<Block>, r: &DriftReport, style: &Style, deeper: &str
                 cell(&if o.hook.is_some() { format!("hook {}", o.id) } else { o.id.to_string() }),
                 o.drift_kind().label(),
                 paths(o),
-                writers(o)
+                managers(o)
             );
         }
         text.push('\n');
@@ -195,7 +195,7 @@ fn paths(o: &ObjectDrift) -> String {
 }
 
 /// The field managers that last wrote what differs, each once.
-fn writers(o: &ObjectDrift) -> String {
+fn managers(o: &ObjectDrift) -> String {
     o.managers().iter().map(|m| format!("`{}`", code(m))).collect::<Vec<_>>().join(", ")
 }
 

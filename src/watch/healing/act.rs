@@ -268,12 +268,12 @@ impl Healing {
     /// ServiceAccount (made once per user).
     async fn write_client(&mut self, authority: &Authority, hands: &Hands<'_>) -> anyhow::Result<kube::Client> {
         let Some(user) = authority.impersonated_user() else { return Ok(hands.session.client().clone()) };
-        if let Some(c) = self.writers.get(&user) {
+        if let Some(c) = self.impersonated.get(&user) {
             return Ok(c.clone());
         }
         let client =
             authority.write_client(&hands.settings.connection).await?.unwrap_or_else(|| hands.session.client().clone());
-        self.writers.insert(user, client.clone());
+        self.impersonated.insert(user, client.clone());
         Ok(client)
     }
 }

@@ -176,7 +176,7 @@ pub(super) fn superseded(fresh: &ReleaseIndex, judged: u32) -> Option<Superseded
 
 /// The field manager that made the drift, as managedFields tell it.
 fn other_manager(o: &ObjectDrift) -> String {
-    o.writers()
+    o.changed_by()
         .map(|a| a.manager.clone())
         .next()
         .or_else(|| o.added.first().map(|a| a.manager.clone()))

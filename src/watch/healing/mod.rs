@@ -62,7 +62,8 @@ pub(crate) struct Healing {
     options: RepairOptions,
     decider: Decider,
     opted: HashSet<ReleaseKey>,
-    writers: HashMap<String, kube::Client>,
+    /// The clients that impersonate a ServiceAccount, by user.
+    impersonated: HashMap<String, kube::Client>,
     /// The releases each window with a selector applies to (by the window's place).
     windowed: HashMap<usize, HashSet<ReleaseKey>>,
     /// Releases waiting for a window, and what was said about it.
@@ -82,7 +83,7 @@ impl Healing {
             options: options.clone(),
             decider: Decider::new(options.policy.clone()),
             opted: HashSet::new(),
-            writers: HashMap::new(),
+            impersonated: HashMap::new(),
             windowed: HashMap::new(),
             waiting: HashMap::new(),
             pauses: Default::default(),

@@ -178,7 +178,7 @@ pub(crate) fn detected_message(report: &DriftReport, o: &ObjectDrift) -> String 
         }
         _ => a.manager.clone(),
     };
-    let mut by: BTreeSet<String> = o.writers().map(who).collect();
+    let mut by: BTreeSet<String> = o.changed_by().map(who).collect();
     if let Some(crate::model::Audited::Found(p)) = &o.deleted_by {
         by.insert(format!("deleted by {}", p.named()));
     }

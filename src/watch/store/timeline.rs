@@ -265,7 +265,7 @@ impl Life {
 /// The earliest write the drift's evidence dates.
 fn appeared(o: &ObjectDrift) -> Option<Timestamp> {
     let at = |t: &str| t.parse::<Timestamp>().ok();
-    let writes = o.writers().filter_map(|w| w.time.as_deref().and_then(at));
+    let writes = o.changed_by().filter_map(|w| w.time.as_deref().and_then(at));
     let deleted = o.deleted_by.iter().filter_map(|d| match d {
         Audited::Found(a) => at(&a.time),
         Audited::NoRecord(_) => None,

@@ -178,7 +178,7 @@ async fn signature_key(management: &Cluster, options: &WatchOptions, namespace: 
     let (key, source) = match &options.home {
         Some(home) => signing_key::load(&management.client, home, &options.signature_key_secret).await,
         None => (
-            signing_key::random(),
+            signing_key::for_process(),
             signing_key::KeyOrigin::Process(signing_key::KeyError::Unnamed { namespace: namespace.into() }),
         ),
     };

@@ -113,7 +113,7 @@ impl<'a> Watcher<'a> {
                 (Some(key), _) => (key, signing_key::KeyOrigin::Secret),
                 (None, Some(home)) => signing_key::load(&client, home, &options.signature_key_secret).await,
                 (None, None) => (
-                    signing_key::random(),
+                    signing_key::for_process(),
                     signing_key::KeyOrigin::Process(signing_key::KeyError::Unnamed {
                         namespace: session.namespace().into(),
                     }),

@@ -47,6 +47,14 @@ pub(crate) fn random() -> Vec<u8> {
     crate::random::bytes::<MIN_LEN>().to_vec()
 }
 
+/// This process's key, made once: where no Secret holds the install's key, every watcher of the
+/// process (one made again after a lease is lost and won back, a fleet member restarted) signs
+/// with it, so a drift keeps its signature, and its one Event, for the life of the process.
+pub(crate) fn for_process() -> Vec<u8> {
+    static KEY: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    KEY.get_or_init(random).clone()
+}
+
 /// A fleet member's own key, derived from the fleet's (HMAC-SHA-256 of its name): the members
 /// share no key, so what one member's cluster may read of its signatures (its Events) confirms
 /// nothing about another member's values.
@@ -60,7 +68,7 @@ pub(crate) fn for_member(fleet: &[u8], member: &str) -> Vec<u8> {
 pub(crate) async fn load(client: &kube::Client, namespace: &str, name: &str) -> (Vec<u8>, KeyOrigin) {
     match read_or_create(client, namespace, name).await {
         Ok(key) => (key, KeyOrigin::Secret),
-        Err(why) => (random(), KeyOrigin::Process(why)),
+        Err(why) => (for_process(), KeyOrigin::Process(why)),
     }
 }
 
@@ -104,6 +112,12 @@ async fn read_or_create(client: &kube::Client, namespace: &str, name: &str) -> R
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_process_signs_with_one_key_where_the_cluster_holds_none() {
+        assert_eq!(super::for_process(), super::for_process());
+        assert_eq!(super::for_process().len(), super::MIN_LEN);
+    }
+
     #[test]
     fn random_keys_differ() {
         let (a, b) = (super::random(), super::random());

@@ -80,10 +80,16 @@ pub(crate) fn named(hr: &Value, own: &str) -> Result<ChartSource, Unfetched> {
 }
 
 impl ChartSource {
-    /// Whether helm can fetch it as source-controller does: a chart of a HelmRepository, an
-    /// OCIRepository's artifact.
-    fn fetchable(&self) -> bool {
-        matches!((self.kind.as_str(), &self.chart), ("HelmRepository", Some(_)) | ("OCIRepository", None))
+    /// Why helm cannot fetch it as source-controller does, unless it is a chart of a
+    /// HelmRepository or an OCIRepository's artifact.
+    fn fetchable(&self) -> Result<(), Unfetched> {
+        match (self.kind.as_str(), &self.chart) {
+            ("HelmRepository", Some(_)) | ("OCIRepository", None) => Ok(()),
+            _ => Err(Unfetched(format!(
+                "its chart comes from {} {}/{}, which helm-drift cannot fetch as source-controller does",
+                self.kind, self.namespace, self.name
+            ))),
+        }
     }
 
     /// `Kind namespace/name`.
@@ -94,12 +100,7 @@ impl ChartSource {
     /// The chart helm fetches for this source (`object` its source read from the cluster), at
     /// the version helm resolves; why not, in words.
     pub(crate) fn chart(&self, object: &Value) -> Result<(String, Vec<String>), Unfetched> {
-        if !self.fetchable() {
-            return Err(Unfetched(format!(
-                "its chart comes from {} {}/{}, which helm-drift cannot fetch as source-controller does",
-                self.kind, self.namespace, self.name
-            )));
-        }
+        self.fetchable()?;
         let spec = object.get("spec").cloned().unwrap_or(Value::Null);
         let text = |k: &str| spec.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
         let id = self.id();
@@ -163,9 +164,7 @@ pub(crate) async fn find(
 ) -> Result<FoundChart, ChartSourceError> {
     let unfetchable = |why: String| ChartSourceError::Unfetchable { hr: hr.to_string(), why };
     let source = source.map_err(|why| unfetchable(why.0.clone()))?;
-    if !source.fetchable() {
-        return Err(unfetchable(source.chart(&Value::Null).err().map(|e| e.0).unwrap_or_default()));
-    }
+    source.fetchable().map_err(|e| unfetchable(e.0))?;
     let object =
         source_object(client, source).await.map_err(|e| unfetchable(format!("{} cannot be read: {e}", source.id())))?;
     let (chart, mut flags) = source.chart(&object).map_err(|e| unfetchable(e.0))?;

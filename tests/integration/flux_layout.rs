@@ -28,28 +28,38 @@ pub(crate) fn move_record(env: &Env, name: &str, to: &str) {
     env.kubectl(&["delete", "secret", name]).success();
 }
 
-/// Flux's HelmRelease kind, as far as helm-drift reads it (served with a status subresource).
-pub(crate) const HELMRELEASE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+/// A Flux kind, as far as helm-drift reads it (served with a status subresource, any content).
+pub(crate) fn flux_crd(group: &str, version: &str, kind: &str, plural: &str) -> String {
+    let singular = kind.to_lowercase();
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: helmreleases.helm.toolkit.fluxcd.io
+  name: {plural}.{group}
 spec:
-  group: helm.toolkit.fluxcd.io
-  names: {kind: HelmRelease, listKind: HelmReleaseList, plural: helmreleases, singular: helmrelease}
+  group: {group}
+  names: {{kind: {kind}, listKind: {kind}List, plural: {plural}, singular: {singular}}}
   scope: Namespaced
   versions:
-    - name: v2
+    - name: {version}
       served: true
       storage: true
-      subresources: {status: {}}
+      subresources: {{status: {{}}}}
       schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-";
+        openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+"
+    )
+}
+
+/// Flux's HelmRelease kind ([`flux_crd`]).
+pub(crate) fn helm_release_crd() -> String {
+    flux_crd("helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases")
+}
 
 /// A HelmRelease `name` in `ns` installing release `release` into `target`; with `reconciled`,
 /// the status helm-controller writes (through the status subresource).
 pub(crate) fn helm_release(env: &Env, ns: &str, name: &str, release: &str, target: &str, reconciled: bool) {
-    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
+    env.serve_crd("helmrelease-crd", &helm_release_crd());
     let hr = format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  releaseName: {release}\n  targetNamespace: {target}\n  chart: {{spec: {{chart: basic}}}}\n"
     );
@@ -211,7 +221,7 @@ fn forge_as(t: &Env, user: &str, release: &str, revision: u32, claimed: &str, ma
 /// A suspended HelmRelease `name` in `t` installing `release` into `target`, with a status naming
 /// it there as the newest release, all written by `user` (who holds `edit` in `t` only).
 fn helm_release_as(t: &Env, user: &str, name: &str, release: &str, target: &str) {
-    t.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
+    t.apply_yaml("helmrelease-crd", &helm_release_crd());
     t.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
     let hr = format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {}}}\nspec:\n  suspend: true\n  releaseName: {release}\n  targetNamespace: {target}\n  chart: {{spec: {{chart: basic}}}}\n",
@@ -243,7 +253,7 @@ helm_matrix! {
         let healer = format!("--serviceaccount={}:healer", v.ns);
         v.kubectl(&["create", "rolebinding", "healer-edit", "--clusterrole=edit", &healer]).success();
         let tenant = format!("tenant-{tag}");
-        t.apply_yaml("helmrelease-crd", HELMRELEASE_CRD);
+        t.apply_yaml("helmrelease-crd", &helm_release_crd());
         t.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
         t.apply_yaml("flux-edit", FLUX_EDIT);
         t.kubectl(&["create", "rolebinding", "tenant-edit", "--clusterrole=edit", &format!("--user={tenant}")]).success();

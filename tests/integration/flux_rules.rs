@@ -7,7 +7,7 @@
 //! (the chart's objects), not on a live object alone.
 
 use crate::drift_engine::check_release_both;
-use crate::flux_layout::HELMRELEASE_CRD;
+use crate::flux_layout::helm_release_crd;
 use crate::support::{Env, Helm, eventually_or};
 use crate::watching::Watching;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use std::time::Duration;
 /// A HelmRelease `name` of `ns` installing release `web` into `ns` (its record there too), with
 /// this `spec.driftDetection` (YAML flow text).
 fn helm_release(env: &Env, ns: &str, name: &str, spec: &str) {
-    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
+    env.serve_crd("helmrelease-crd", &helm_release_crd());
     let hr = format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  chart: {{spec: {{chart: basic}}}}\n{spec}\n"
     );

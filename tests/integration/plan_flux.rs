@@ -4,7 +4,7 @@
 //! composes, written out by hand here: the objects the plan said would change are those that
 //! changed. Values someone else wrote never read the cluster with the planner's rights.
 
-use crate::flux_layout::HELMRELEASE_CRD;
+use crate::flux_layout::{flux_crd, helm_release_crd};
 use crate::plan::{fate, planned, versions};
 use crate::support::{Env, chart_path};
 
@@ -57,7 +57,7 @@ END { if (inmeta && !done) { print "  labels:"; labels() } }
 /// Serves the HelmRelease kind and applies a HelmRelease `name` of the env's namespace with
 /// this `spec` (YAML, indented two spaces).
 fn helm_release(env: &Env, name: &str, spec: &str) {
-    env.serve_crd("helmrelease-crd", HELMRELEASE_CRD);
+    env.serve_crd("helmrelease-crd", &helm_release_crd());
     let hr =
         format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\nspec:\n{spec}");
     env.apply_yaml(&format!("hr-{name}"), &hr);
@@ -357,23 +357,6 @@ fn a_pull_requests_helmrelease_file_never_reads_the_cluster_as_the_planner() {
     assert!(!refused.dump().contains(&token), "{}", refused.dump());
 }
 
-/// Flux's HelmRepository kind, as far as helm-drift reads it.
-const HELMREPOSITORY_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: helmrepositories.source.toolkit.fluxcd.io
-spec:
-  group: source.toolkit.fluxcd.io
-  names: {kind: HelmRepository, listKind: HelmRepositoryList, plural: helmrepositories, singular: helmrepository}
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-";
-
 /// A chart repository on loopback serving `basic` 0.1.0 and 0.2.0 (which adds ConfigMap
 /// `web-extra`), HelmRepository `charts` of the env's namespace pointing at it and `gone`
 /// pointing at a closed port; the server and the repository's directory.
@@ -400,7 +383,10 @@ fn chart_repository(env: &Env) -> (crate::support::FileServer, std::path::PathBu
     }
     let server = crate::support::FileServer::start(repo.clone());
     env.helm(crate::support::Helm::V4, &["repo", "index", repo.to_str().unwrap(), "--url", &server.url]).success();
-    env.serve_crd("helmrepository-crd", HELMREPOSITORY_CRD);
+    env.serve_crd(
+        "helmrepository-crd",
+        &flux_crd("source.toolkit.fluxcd.io", "v1", "HelmRepository", "helmrepositories"),
+    );
     let sources = format!(
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: charts}}\nspec: {{url: '{}'}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: gone}}\nspec: {{url: 'http://127.0.0.1:9'}}\n",
         server.url

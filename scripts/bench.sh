@@ -15,6 +15,8 @@
 #                                       a second (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
 #                                       of 100 releases each (its section; BENCH_F5_SIZES)
+#   BENCH_ONLY=f6 scripts/bench.sh      only F6, one watcher over 100, 300 and 1,000 inventory entries
+#                                       of 5 releases each (its section; BENCH_F6_SIZES)
 #   BENCH_KUBERNETES=v1.37.2 scripts/bench.sh  any of the above on another version of the window
 #                                       (scripts/versions.env; the default is KUBERNETES_VERSION)
 set -euo pipefail
@@ -235,6 +237,16 @@ if [ "${BENCH_ONLY:-}" = f5 ]; then
   exit 0
 fi
 
+if [ "${BENCH_ONLY:-}" = f6 ]; then
+  echo "F6: 5 releases x 20 objects (a workload cluster's add-ons), watched through 100, 300 and 1,000 entries" >&2
+  "$fleet" addons 5 5 20 1 >&2
+  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
+    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" addons 5 5 "${BENCH_F6_SIZES:-100,300,1000}" \
+    "${BENCH_IDLE:-60}" 5 "$root/bench/RESULTS.md" F6)
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
+
 if [ "${BENCH_ONLY:-}" = f4 ]; then
   f4
   cat "$root/bench/RESULTS.md"
@@ -261,7 +273,7 @@ WATCH_LOG="$state/watch.log" python3 "$root/bench/watch.py" "$root/target/releas
 "$fleet" f3 500 50 20 3 0.05 >&2
 measure "F3 5% drifted -A" 2 "$helm" drift check -A -l fleet=f3
 
-# The sections this run does not measure (F5, the restored fleet, the bounded inputs, the audit
+# The sections this run does not measure (F5, F6, the restored fleet, the bounded inputs, the audit
 # webhook: their own BENCH_ONLY runs) are kept as they were, after the ones it writes.
 cp "$root/bench/RESULTS.md" "$state/previous.md"
 python3 - "$out" "$runs" "$state/watch.json" "$root/bench" >"$root/bench/RESULTS.md" <<'PY'

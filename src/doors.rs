@@ -202,7 +202,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "member clusters' responses",
         written_by: "whoever runs a member cluster's API server",
         through: &["api/connect.rs::connect"],
-        budget: "64 MiB per response",
+        budget: "64 MiB per response; one connection per member (HTTP/2 when offered, pinged every 30 s, dropped after 20 s without an answer), each response's head within the read timeout; each member a task of the watcher's one runtime with its own backoff (1 s doubling to 30 s) and probe (every 5 s, down after 2 silences), so a slow, silent or flooded member waits on its own I/O only; 16 members start at once, each holding its place at most 20 s",
         tests: &["src/api/connect.rs::a_members_response_past_the_cap_is_an_error"],
     },
     Door {

@@ -85,12 +85,16 @@ pub(crate) async fn connect(conn: &Connection) -> Result<Cluster, ConnectError> 
     ));
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
-    let builder = kube::client::ClientBuilder::try_from(config)?.with_layer(&tower::util::MapRequestLayer::new(
-        |req: http::Request<kube::client::Body>| {
-            requests::count(req.method(), req.uri());
-            req
-        },
-    ));
+    // A fleet member's: HTTP/2 first (one connection for all its watches); through a proxy,
+    // kube's own.
+    let builder = match &conn.given {
+        Some(_) if config.proxy_url.is_none() => super::member_client::builder(&config)?,
+        _ => kube::client::ClientBuilder::try_from(config)?,
+    };
+    let builder = builder.with_layer(&tower::util::MapRequestLayer::new(|req: http::Request<kube::client::Body>| {
+        requests::count(req.method(), req.uri());
+        req
+    }));
     let client = match conn.given {
         // A cluster of an inventory is someone else's: none of its answers may exceed the cap.
         Some(_) => finish(builder.with_layer(&tower::util::MapResponseLayer::new(capped)), conn),

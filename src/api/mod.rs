@@ -5,6 +5,7 @@
 
 mod connect;
 mod error;
+mod member_client;
 mod pages;
 mod retry;
 mod sized;

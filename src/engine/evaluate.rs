@@ -130,10 +130,10 @@ async fn evaluate_with_hooks(
             writer: &writer,
         },
     };
-    let mut verdicts: Vec<ObjectDrift> = stream::iter(objects.iter().zip(reads).map(|(o, read)| judge(&ctx, o, read)))
-        .buffered(CONCURRENCY)
-        .collect()
-        .await;
+    // The futures are collected before they are streamed, here and below: a stream over a
+    // borrowing closure is not `Send` (rust-lang/rust#64552), and the fleet runs watchers as tasks.
+    let judging: Vec<_> = objects.iter().zip(reads).map(|(o, read)| judge(&ctx, o, read)).collect();
+    let mut verdicts: Vec<ObjectDrift> = stream::iter(judging).buffered(CONCURRENCY).collect().await;
     steps::name_replacements(&mut verdicts, &objects, release, |v, k| {
         live::served_replacement(session.discovery(), v, k)
     });
@@ -169,17 +169,14 @@ async fn read_all<'a>(
     // record stored apart claims them as it claims the rest.
     let apart = release.home().helm_release.is_some();
     let claimed = |i: usize| i < from_manifest || apart;
-    stream::iter(
-        objects
-            .iter()
-            .zip(locations)
-            .zip(listed)
-            .enumerate()
-            .map(|(i, ((o, at), listed))| judge::read(&from, o, at.as_ref(), (listed, claimed(i)))),
-    )
-    .buffered(CONCURRENCY)
-    .collect()
-    .await
+    let reads: Vec<_> = objects
+        .iter()
+        .zip(locations)
+        .zip(listed)
+        .enumerate()
+        .map(|(i, ((o, at), listed))| judge::read(&from, o, at.as_ref(), (listed, claimed(i))))
+        .collect();
+    stream::iter(reads).buffered(CONCURRENCY).collect().await
 }
 
 /// How many objects were read present.

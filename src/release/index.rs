@@ -7,7 +7,7 @@ use super::SourceError;
 pub(crate) const MAX_RELEASE_NAME: usize = 53;
 
 /// One stored revision.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Record {
     /// The storage object's name (`sh.helm.release.v1.<name>.v<revision>`).
     pub(crate) object: String,
@@ -17,7 +17,7 @@ pub(crate) struct Record {
 }
 
 /// Every stored revision of one release.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ReleaseIndex {
     pub(crate) namespace: String,
     pub(crate) name: String,

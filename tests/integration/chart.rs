@@ -318,6 +318,15 @@ helm_matrix! {
         let c50 = &find(&fifty, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(c50["resources"]["limits"]["memory"], "728Mi");
         assert_eq!(c50["resources"]["requests"]["memory"], "64Mi", "requests kept");
+        // Four replicas share 1,000 entries: each is sized for a third of them (its share, and a
+        // lost replica's spread over the three left), not for the whole fleet.
+        let shared = template(
+            &env,
+            helm,
+            &["--set", "clusters.source=capi,clusters.namespace=fleet,clusters.max=1000,replicaCount=4,clusters.memoryPerMemberMiB=1"],
+        );
+        let c4 = &find(&shared, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(c4["resources"]["limits"]["memory"], format!("{}Mi", 128 + 334), "{:?}", c4["resources"]);
         // Argo CD's cluster Secrets are read where Argo CD reads them, by default.
         let argocd = template(&env, helm, &["--set", "clusters.source=argocd"]);
         let role = argocd

@@ -28,7 +28,7 @@ fn series(metric: &str, cluster: &str, release: Option<&str>) -> String {
 }
 
 /// The kubeconfig Cluster API would write for a workload cluster: every credential inline.
-fn kubeconfig_of(env: &Env) -> String {
+pub fn kubeconfig_of(env: &Env) -> String {
     env.kubectl(&["config", "view", "--raw", "--flatten", "--minify"]).success().stdout()
 }
 

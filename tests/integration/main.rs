@@ -52,6 +52,7 @@ mod drift_engine;
 mod expected;
 mod explain;
 mod fleet;
+mod fleet_heal;
 mod fleet_watch;
 mod flux_layout;
 mod flux_rules;

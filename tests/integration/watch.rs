@@ -493,3 +493,42 @@ fn errors_are_counted_by_reason() {
     });
     assert!(w.log_lines().iter().any(|l| l["msg"] == "cannot read the baseline"), "{}", w.logs_text());
 }
+
+/// One drift is one Event over a minute (issue 84): without a signature key in the cluster (no
+/// `--pause-namespace`, Helm 3's release, `-n NS --all`) and with one (Helm 4's), through a
+/// resync every 2 s and the same value written again. A signature that changed inside the
+/// process would write a second Event. (Another value on the same path is another drift, with
+/// its own Event: `recurring_drift_and_new_releases`.)
+#[test]
+fn one_drift_is_one_event_over_a_minute_with_and_without_a_key() {
+    let keyless = Env::new("watch-once-nokey");
+    let keyed = Env::new("watch-once-key");
+    keyless.install(Helm::V3, "web", "basic", &[]);
+    keyed.install(Helm::V4, "web", "basic", &[]);
+    let ns_keyless = ["-n", keyless.ns.as_str(), "--all", "--resync", "2s"];
+    let a = Watching::start(&keyless, &ns_keyless).ready();
+    let b = Watching::start(&keyed, &["web", "--resync", "2s", "--pause-namespace", keyed.ns.as_str()]).ready();
+    for env in [&keyless, &keyed] {
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    }
+    for (env, w) in [(&keyless, &a), (&keyed, &b)] {
+        w.wait_for(&Watching::drifted(&env.ns, "web"), 1.0);
+        eventually("the drift's Event", Duration::from_secs(20), || events(env, "DriftDetected").len() == 1);
+    }
+    // The same value written again (an apply that changes nothing): the same drift, not news.
+    for env in [&keyless, &keyed] {
+        env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
+    }
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < until {
+        for (env, w) in [(&keyless, &a), (&keyed, &b)] {
+            let seen = events(env, "DriftDetected");
+            assert_eq!(seen.len(), 1, "{}: one Event per drift\n{seen:#?}\n{}", env.ns, w.logs_text());
+            assert_eq!(seen[0]["count"].as_u64().unwrap_or(1), 1, "{}: counted once\n{:#?}", env.ns, seen[0]);
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(a.checks() >= 20.0 && b.checks() >= 20.0, "resyncs ran: {} and {}", a.checks(), b.checks());
+    a.stop();
+    b.stop();
+}

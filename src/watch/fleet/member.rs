@@ -2,7 +2,6 @@
 //! inventory entry holds, started again whenever the cluster stops answering and comes back.
 //! While it does not answer, `helm_drift_cluster_up` is 0 and its releases are unknown.
 
-use crate::api::Connection;
 use crate::engine::Session;
 use crate::inventory::Proxy;
 use crate::settings::Settings;
@@ -23,6 +22,31 @@ const PROBE_EVERY: Duration = Duration::from_secs(5);
 const PROBE_MISSES: u32 = 2;
 /// The longest wait between two attempts to reach a member that does not answer.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How many members start at once (connect, first full check): a start holds what its first
+/// check reads, so a thousand members starting together would hold a thousand such reads.
+const STARTING_AT_ONCE: usize = 16;
+/// The longest a start holds its place: a member slower than this (a slow or flooded API
+/// server) goes on starting without it, and the next member starts.
+const START_BUDGET: Duration = Duration::from_secs(20);
+/// How many members judge at once once started (an edit every member sees, a resync of all).
+const JUDGING_AT_ONCE: usize = 16;
+
+/// The fleet's places, shared by every member: for starting ([`STARTING_AT_ONCE`]) and for
+/// judging after the first check ([`JUDGING_AT_ONCE`]).
+#[derive(Clone)]
+pub(super) struct Places {
+    starting: Arc<tokio::sync::Semaphore>,
+    judging: Arc<tokio::sync::Semaphore>,
+}
+
+impl Places {
+    pub(super) fn new() -> Places {
+        Places {
+            starting: Arc::new(tokio::sync::Semaphore::new(STARTING_AT_ONCE)),
+            judging: Arc::new(tokio::sync::Semaphore::new(JUDGING_AT_ONCE)),
+        }
+    }
+}
 
 /// What a member's task is given: its cluster's settings, the run's options under its name, the
 /// fleet's metrics under its label, and the fleet's signature key.
@@ -35,16 +59,29 @@ pub(super) struct Task {
     pub(super) key: Vec<u8>,
     /// How often its API server is asked whether it answers.
     pub(super) probe: Duration,
-    /// Its releases installed by CAAPH, and how to reach the management cluster they are in.
+    /// Its releases installed by CAAPH, and the management cluster they are in (the fleet's
+    /// one client, shared by every member).
     pub(super) proxies: Vec<Proxy>,
-    pub(super) management: Connection,
+    pub(super) management: kube::Client,
     /// With several replicas: the Lease of this cluster, checked right before each write.
     pub(super) lease: Option<LeaderOptions>,
     /// The fleet's audit hub: this member's feed is under its name.
     pub(super) audit: Option<Arc<crate::watch::receiver::Hub>>,
+    /// The fleet's places for starting and judging.
+    pub(super) places: Places,
 }
 
-pub(super) const PROBE_MAX: Duration = PROBE_EVERY;
+/// The most probes the whole fleet sends a second: past 200 members, each member is asked less
+/// often (every 25 s at 1,000), so that a large fleet at rest costs its API servers and the
+/// watcher little; a member that stops answering is then said down within two of its probes.
+const FLEET_PROBES_PER_SECOND: u32 = 40;
+
+/// How often a member of a fleet of `members` is probed: every [`PROBE_EVERY`] (at most the
+/// inventory's interval), less often in a large fleet ([`FLEET_PROBES_PER_SECOND`]).
+pub(super) fn probe_every(inventory_every: Duration, members: usize) -> Duration {
+    let spread = Duration::from_secs(1) * u32::try_from(members).unwrap_or(u32::MAX) / FLEET_PROBES_PER_SECOND;
+    inventory_every.min(PROBE_EVERY).max(spread)
+}
 
 /// Watches the member until `stop` turns true.
 pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
@@ -52,6 +89,17 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
     let mut backoff = Duration::from_secs(1);
     let mut said_down = false;
     loop {
+        let place = tokio::select! {
+            p = member.places.starting.clone().acquire_owned() => p.ok(),
+            _ = stopped(&mut stop) => return,
+        };
+        // The place is given back once the first full check is done, the start fails (`started`
+        // dropped), or the start's budget is spent.
+        let (started, checked) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let _held = place;
+            let _ = tokio::time::timeout(START_BUDGET, checked).await;
+        });
         let opened = tokio::select! {
             s = Session::open(&member.settings) => s,
             _ = stopped(&mut stop) => return,
@@ -59,6 +107,8 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
         let session = match opened {
             Ok(s) => s,
             Err(e) => {
+                // Its place is given back before it waits.
+                drop(started);
                 metrics.cluster_up(false);
                 if !said_down {
                     log.warn("cluster unreachable: its releases are unknown", &[("error", &crate::errors::chain(&e))]);
@@ -74,21 +124,9 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
         metrics.cluster_up(true);
         log.info("cluster reached: watching", &[("server", &session.cluster().server)]);
         let probe = session.client().clone();
-        let home = match member.needs_home() {
-            false => None,
-            true => match crate::api::connect(&member.management).await {
-                Ok(m) => Some(m.client),
-                Err(e) => {
-                    log.warn("cannot reach the management cluster: retrying", &[("error", &e)]);
-                    if back_off(&mut backoff, &mut stop).await {
-                        continue;
-                    }
-                    return;
-                }
-            },
-        };
+        let home = member.needs_home().then(|| member.management.clone());
         metrics.leader(1);
-        let mut watcher = match Watcher::new(session, member.given(home)).await {
+        let mut watcher = match Watcher::new(session, member.given(home, started)).await {
             Ok(w) => {
                 backoff = Duration::from_secs(1);
                 w
@@ -123,7 +161,7 @@ impl Task {
     }
 
     /// What the member's watcher is given, with the management cluster's client (`home`).
-    fn given(&self, home: Option<kube::Client>) -> Given<'_> {
+    fn given(&self, home: Option<kube::Client>, started: tokio::sync::oneshot::Sender<()>) -> Given<'_> {
         let proxies = &self.proxies;
         Given {
             settings: &self.settings,
@@ -138,6 +176,8 @@ impl Task {
                 proxies: home
                     .filter(|_| !proxies.is_empty())
                     .map(|c| Arc::new(Proxies::new(c, &self.name, proxies.clone()))),
+                started: Some(started),
+                judging: Some(self.places.judging.clone()),
             }),
         }
     }
@@ -183,5 +223,20 @@ async fn silent(client: &kube::Client, every: Duration) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_fleet_is_probed_less_often_a_small_one_as_before() {
+        let s = Duration::from_secs;
+        assert_eq!(probe_every(s(30), 10), s(5));
+        assert_eq!(probe_every(s(2), 10), s(2), "never slower than the inventory's interval asks");
+        assert_eq!(probe_every(s(30), 200), s(5));
+        assert_eq!(probe_every(s(30), 1000), s(25));
+        assert_eq!(probe_every(s(30), usize::MAX), Duration::from_secs(1) * u32::MAX / 40);
     }
 }

@@ -43,35 +43,27 @@ impl Running {
     }
 }
 
-/// Runs a member on a thread of its own (with its own runtime: a watcher's future is not
-/// `Send`), until `stop` turns true and its watcher has stopped or [`STOP_GRACE`] has passed.
+/// Runs a member as a task of the watcher's runtime (a member is a future like any other:
+/// one slow, unreachable or flooded cluster waits on its own I/O and timers, never on the
+/// others'), until `stop` turns true and its watcher has stopped or [`STOP_GRACE`] has passed.
+/// A member whose task panics is said and counted, and the others go on.
 fn spawn(member: member::Task, stop: watch::Receiver<bool>) -> oneshot::Receiver<()> {
     let (done, finished) = oneshot::channel();
-    let name = format!("cluster {}", member.name);
     let (log, metrics) = (member.options.log.clone(), member.metrics.clone());
-    let (thread_log, thread_metrics) = (log.clone(), metrics.clone());
-    let spawned = std::thread::Builder::new().name(name).spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-        if let Err(e) = &runtime {
-            thread_metrics.error("runtime");
-            thread_log.error("cannot start a runtime for the cluster's watcher: not watched", &[("error", e)]);
+    let mut told = stop.clone();
+    let task = tokio::spawn(async move {
+        tokio::select! {
+            _ = member::run(member, stop) => {}
+            _ = async { let _ = told.wait_for(|s| *s).await; tokio::time::sleep(STOP_GRACE).await } => {}
         }
-        if let Ok(runtime) = runtime {
-            let mut told = stop.clone();
-            runtime.block_on(async move {
-                tokio::select! {
-                    _ = member::run(member, stop) => {}
-                    _ = async { let _ = told.wait_for(|s| *s).await; tokio::time::sleep(STOP_GRACE).await } => {}
-                }
-            });
+    });
+    tokio::spawn(async move {
+        if let Err(e) = task.await {
+            metrics.error("member");
+            log.error("the cluster's watcher stopped unexpectedly: not watched until it changes", &[("error", &e)]);
         }
         let _ = done.send(());
     });
-    if let Err(e) = spawned {
-        metrics.error("runtime");
-        log.error("cannot start a thread for the cluster's watcher: not watched", &[("error", &e)]);
-        return already_done();
-    }
     finished
 }
 
@@ -113,10 +105,8 @@ pub(crate) async fn run(
         let at = l.namespace.clone().unwrap_or_else(|| namespace.clone());
         shard::Shard::new(&management.client, &at, &l.name, &l.identity, Duration::from_secs(l.duration))
     });
-    let every = match &options.leader {
-        Some(l) => fleet.every.min(Duration::from_secs(l.duration) / 3),
-        None => fleet.every,
-    };
+    let every = options.leader.as_ref().map_or(fleet.every, |l| fleet.every.min(Duration::from_secs(l.duration) / 3));
+    let places = member::Places::new();
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -136,6 +126,9 @@ pub(crate) async fn run(
                 let over = narrow(shard.as_ref(), &mut found, &running, metrics, log).await;
                 let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));
                 let start = MemberStart {
+                    places: &places,
+                    management: &management.client,
+                    members: found.members.len(),
                     settings,
                     options,
                     metrics,
@@ -244,6 +237,12 @@ fn bound(found: &mut Inventory, max: usize, metrics: &Metrics, log: &crate::watc
 
 /// What every member is started from.
 struct MemberStart<'a> {
+    /// The fleet's places for members starting, and for judging once started.
+    places: &'a member::Places,
+    /// The management cluster's client (one for the whole fleet).
+    management: &'a kube::Client,
+    /// How many members the inventory holds (a large fleet's are probed less often).
+    members: usize,
     settings: &'a Settings,
     options: &'a WatchOptions,
     metrics: &'a Metrics,
@@ -340,10 +339,11 @@ fn started(m: Member, fingerprint: String, said: &str, start: &MemberStart<'_>) 
                 metrics: metrics.clone(),
                 health: start.health.clone(),
                 key: signing_key::for_member(start.key, &m.name),
-                probe: start.every.min(member::PROBE_MAX),
+                probe: member::probe_every(start.every, start.members),
                 proxies: m.proxies,
                 audit: start.audit.cloned(),
-                management: start.settings.connection.clone(),
+                places: start.places.clone(),
+                management: start.management.clone(),
                 lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
                     name,
                     namespace: Some(l.namespace.unwrap_or_else(|| start.home.to_string())),

@@ -37,8 +37,9 @@ pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
 }
 
 impl Healing {
-    /// Heals a drifted release: reads the facts, decides the one course ([`course`]) and
-    /// carries it out; the moment to look again (the rate limit, a window, a pause), if any.
+    /// Heals a drifted release: reads the facts the decision asks for, in the order it asks
+    /// ([`course`]), then carries the one course out; the moment to look again (the rate limit,
+    /// a window, a pause), if any.
     pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
         let opted_in = self.opts_in(&key);
@@ -52,24 +53,28 @@ impl Healing {
             outputs: hands.outputs,
             signer: hands.tracker.signer(),
         };
-        // Read right before deciding (a pause written a moment before an edit holds it).
-        let held = if opted_in && decision.later.is_none() && !decision.repair.is_empty() {
-            self.pauses.read(&source).await;
-            self.pauses.holding(&key, &decision.repair, &source)
-        } else {
-            Vec::new()
-        };
         let gate = self.gate(&key, jiff::Timestamp::now());
         let refusal = self.options.authority(report).refuses_all();
-        let mut fresh = Fresh::NotRead;
-        let decide = |fresh: &Fresh| {
-            course(&Facts { opted_in, decision: &decision, held: &held, gate: &gate, refusal: refusal.as_ref(), fresh })
+        let (mut held, mut fresh) = (None, Fresh::NotRead);
+        let decided = loop {
+            let facts = Facts {
+                opted_in,
+                decision: &decision,
+                held: held.as_deref(),
+                gate: &gate,
+                refusal: refusal.as_ref(),
+                fresh: &fresh,
+            };
+            match course(&facts) {
+                // Read right before deciding (a pause written a moment before an edit holds it).
+                Course::ReadPauses => {
+                    self.pauses.read(&source).await;
+                    held = Some(self.pauses.holding(&key, &decision.repair, &source));
+                }
+                Course::ReadHistory => fresh = read_again(hands.session, &key, report.revision).await,
+                decided => break decided,
+            }
         };
-        let mut decided = decide(&fresh);
-        if decided == Course::CheckHistory {
-            fresh = read_again(hands.session, &key, report.revision).await;
-            decided = decide(&fresh);
-        }
         if decided == Course::NotOptedIn {
             return None;
         }
@@ -77,48 +82,44 @@ impl Healing {
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
+        let held = held.unwrap_or_default();
         self.pauses.say(report, &held, &source).await;
         let paused = held.iter().map(|(_, p)| p.until).min().map(instant);
         if !matches!(decided, Course::Waiting { .. }) && self.waiting.remove(&key).is_some() {
             hands.outputs.metrics.window(&key.namespace, &key.name, None);
         }
-        self.carry_out(report, decided, fresh, paused, hands).await
+        self.carry_out(report, decided, paused, hands).await
     }
 
-    /// Does what the course says; the moment to look again.
+    /// Does what the course says (its count first, when it has one); the moment to look again.
     async fn carry_out(
         &mut self,
         report: &DriftReport,
         decided: Course,
-        fresh: Fresh,
         paused: Option<Instant>,
         hands: Hands<'_>,
     ) -> Option<Instant> {
         let key = ReleaseKey::of(report);
-        let failed = |e: &str| {
-            hands.outputs.metrics.repair("failed");
-            hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e)]);
-        };
+        if let Some(result) = decided.counted() {
+            hands.outputs.metrics.repair(result);
+        }
         match decided {
-            // Never after `heal` read the history again.
-            Course::NotOptedIn | Course::Nothing | Course::CheckHistory => None,
+            // `heal` reads what these ask for before it gets here.
+            Course::NotOptedIn | Course::Nothing | Course::ReadPauses | Course::ReadHistory => None,
             Course::Paused(until) => Some(instant(until)),
             Course::Later(at) => {
-                hands.outputs.metrics.repair("rate-limited");
                 hands.outputs.log.info("repair postponed (rate limit)", &[("release", &key)]);
                 Some(at)
             }
             Course::Waiting { why, until } => self.wait(&key, why, until, &hands),
             Course::Refused(why, objects) => {
                 self.decider.repaired(report, &[], Instant::now());
-                hands.outputs.metrics.repair("refused");
                 for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id)) {
                     refused(report, &o.id, &why.to_string(), &hands).await;
                 }
                 None
             }
             Course::Changed(why) => {
-                hands.outputs.metrics.repair("superseded");
                 hands.outputs.log.info(
                     "repair skipped: the release changed since it was checked",
                     &[("release", &key), ("reason", &why)],
@@ -126,12 +127,11 @@ impl Healing {
                 paused
             }
             Course::Unreadable(e) => {
-                failed(&e);
+                hands.outputs.log.error("repair failed", &[("release", &key), ("error", &e)]);
                 paused
             }
-            Course::Repair(objects) => {
-                let Fresh::Unchanged(index) = fresh else { return paused };
-                self.repair(report, index, objects, hands).await;
+            Course::Repair(objects, history) => {
+                self.repair(report, history, objects, hands).await;
                 paused
             }
         }

@@ -1,7 +1,9 @@
 //! The one healing decision for a drifted release: from what was read first (opt-in, what the
 //! rate limit and fight rules leave, pauses, repair windows, the release's authority, its history
-//! read again), the course to take, every outcome named. Pure, tested as a table; `act` reads the
-//! facts and carries the course out.
+//! read again), the course to take, every outcome named. Pure, tested as a table. A fact that
+//! costs a read (pauses, the history) is asked for by the decision itself when it gets there
+//! ([`Course::ReadPauses`], [`Course::ReadHistory`]): `act` reads what is asked, in the order
+//! asked, and carries the course out.
 
 use super::decide::{Decision, Superseded};
 use super::window::Gate;
@@ -17,8 +19,8 @@ pub(super) struct Facts<'a> {
     pub(super) opted_in: bool,
     /// The objects the rate limit and fight rules leave to repair (or when to look again).
     pub(super) decision: &'a Decision,
-    /// The objects a pause holds, with the pause.
-    pub(super) held: &'a [(ObjectId, Pause)],
+    /// The objects a pause holds, with the pause (`None`: not read yet).
+    pub(super) held: Option<&'a [(ObjectId, Pause)]>,
     /// What the repair windows that apply to the release say now.
     pub(super) gate: &'a Gate,
     /// Why the release's authority allows no write at all, if it allows none.
@@ -44,6 +46,8 @@ pub(super) enum Course {
     NotOptedIn,
     /// Nothing left to repair (every drifted object a hook's, or abandoned).
     Nothing,
+    /// The decision needs the pauses that hold the release's objects: read them, then decide.
+    ReadPauses,
     /// The rate limit holds: look again then.
     Later(Instant),
     /// Pauses hold every object left to repair: look again when the first ends.
@@ -52,18 +56,38 @@ pub(super) enum Course {
     Waiting { why: String, until: Option<Timestamp> },
     /// The release's authority allows no write: each of these objects is refused.
     Refused(Refusal, Vec<ObjectId>),
-    /// A repair, once the history read again shows the release unchanged.
-    CheckHistory,
+    /// A repair, once the history read again shows the release unchanged: read it, then decide.
+    ReadHistory,
     /// The release changed since it was checked (Helm is busy, or another revision is deployed).
     Changed(Superseded),
     /// Its history cannot be read again: nothing is written.
     Unreadable(String),
-    /// Repair these objects.
-    Repair(Vec<ObjectId>),
+    /// Repair these objects from this history (read again right before).
+    Repair(Vec<ObjectId>, ReleaseIndex),
+}
+
+impl Course {
+    /// What `helm_drift_repairs_total{result}` counts for this course, when it counts one at
+    /// once (a repair counts its outcome once done; waiting counts once per window).
+    pub(super) fn counted(&self) -> Option<&'static str> {
+        match self {
+            Course::Later(_) => Some("rate-limited"),
+            Course::Refused(..) => Some("refused"),
+            Course::Changed(_) => Some("superseded"),
+            Course::Unreadable(_) => Some("failed"),
+            Course::NotOptedIn
+            | Course::Nothing
+            | Course::ReadPauses
+            | Course::Paused(_)
+            | Course::Waiting { .. }
+            | Course::ReadHistory
+            | Course::Repair(..) => None,
+        }
+    }
 }
 
 /// The course for the facts: opt-in, then the rate limit, pauses, windows, authority and the
-/// history read again, in that order.
+/// history read again, in that order (a fact not read yet, when it is needed, is asked for).
 pub(super) fn course(f: &Facts) -> Course {
     if !f.opted_in {
         return Course::NotOptedIn;
@@ -71,10 +95,14 @@ pub(super) fn course(f: &Facts) -> Course {
     if let Some(at) = f.decision.later {
         return Course::Later(at);
     }
+    if f.decision.repair.is_empty() {
+        return Course::Nothing;
+    }
+    let Some(held) = f.held else { return Course::ReadPauses };
     let left: Vec<ObjectId> =
-        f.decision.repair.iter().filter(|o| !f.held.iter().any(|(h, _)| h == *o)).cloned().collect();
+        f.decision.repair.iter().filter(|o| !held.iter().any(|(h, _)| h == *o)).cloned().collect();
     if left.is_empty() {
-        return f.held.iter().map(|(_, p)| p.until).min().map_or(Course::Nothing, Course::Paused);
+        return held.iter().map(|(_, p)| p.until).min().map_or(Course::Nothing, Course::Paused);
     }
     if let Gate::Wait { why, until } = f.gate {
         return Course::Waiting { why: why.clone(), until: *until };
@@ -83,10 +111,10 @@ pub(super) fn course(f: &Facts) -> Course {
         return Course::Refused(why.clone(), left);
     }
     match f.fresh {
-        Fresh::NotRead => Course::CheckHistory,
+        Fresh::NotRead => Course::ReadHistory,
         Fresh::Changed(s) => Course::Changed(s.clone()),
         Fresh::Unreadable(e) => Course::Unreadable(e.clone()),
-        Fresh::Unchanged(_) => Course::Repair(left),
+        Fresh::Unchanged(index) => Course::Repair(left, index.clone()),
     }
 }
 
@@ -132,22 +160,24 @@ mod tests {
         let unchanged = Fresh::Unchanged(index());
         let (nothing, changed) = (Decision::default(), Fresh::Changed(moved.clone()));
         let unreadable = Fresh::Unreadable("forbidden".into());
-        let none: &[(ObjectId, Pause)] = &[];
+        let none: Option<&[(ObjectId, Pause)]> = Some(&[]);
+        let (held_a, held_both) = (Some(&held_a[..]), Some(&held_both[..]));
         let f =
             |opted_in, decision, held, gate, refusal, fresh| Facts { opted_in, decision, held, gate, refusal, fresh };
         #[rustfmt::skip]
         let table: Vec<(&str, Facts, Course)> = vec![
-            ("not opted in", f(false, &two, none, &Gate::Open, None, &unchanged), Course::NotOptedIn),
-            ("nothing drifted", f(true, &nothing, none, &Gate::Open, None, &unchanged), Course::Nothing),
-            ("rate limited, even if refused or outside windows", f(true, &limited, none, &wait, Some(&untrusted), &Fresh::NotRead), Course::Later(at)),
-            ("every object paused: the first end", f(true, &two, &held_both, &wait, Some(&untrusted), &unchanged), Course::Paused("2026-12-06T09:00:00Z".parse().unwrap())),
+            ("not opted in", f(false, &two, None, &Gate::Open, None, &Fresh::NotRead), Course::NotOptedIn),
+            ("nothing drifted: no pause read", f(true, &nothing, None, &Gate::Open, None, &Fresh::NotRead), Course::Nothing),
+            ("rate limited, even if refused or outside windows: no pause read", f(true, &limited, None, &wait, Some(&untrusted), &Fresh::NotRead), Course::Later(at)),
+            ("pauses not read yet, even outside a window", f(true, &two, None, &wait, Some(&untrusted), &Fresh::NotRead), Course::ReadPauses),
+            ("every object paused: the first end", f(true, &two, held_both, &wait, Some(&untrusted), &unchanged), Course::Paused("2026-12-06T09:00:00Z".parse().unwrap())),
             ("outside a window, even if refused", f(true, &two, none, &wait, Some(&untrusted), &unchanged), Course::Waiting { why: "outside 02:00-04:00".into(), until: None }),
-            ("refused: the objects not paused", f(true, &two, &held_a, &Gate::Open, Some(&untrusted), &unchanged), Course::Refused(untrusted.clone(), vec![b.clone()])),
-            ("history not read yet", f(true, &two, none, &Gate::Open, None, &Fresh::NotRead), Course::CheckHistory),
+            ("refused: the objects not paused", f(true, &two, held_a, &Gate::Open, Some(&untrusted), &unchanged), Course::Refused(untrusted.clone(), vec![b.clone()])),
+            ("history not read yet", f(true, &two, none, &Gate::Open, None, &Fresh::NotRead), Course::ReadHistory),
             ("changed since checked", f(true, &two, none, &Gate::Open, None, &changed), Course::Changed(moved.clone())),
             ("history unreadable", f(true, &two, none, &Gate::Open, None, &unreadable), Course::Unreadable("forbidden".into())),
-            ("repair: the objects not paused", f(true, &two, &held_a, &Gate::Open, None, &unchanged), Course::Repair(vec![b.clone()])),
-            ("repair: all", f(true, &two, none, &Gate::Open, None, &unchanged), Course::Repair(vec![a.clone(), b.clone()])),
+            ("repair: the objects not paused", f(true, &two, held_a, &Gate::Open, None, &unchanged), Course::Repair(vec![b.clone()], index())),
+            ("repair: all", f(true, &two, none, &Gate::Open, None, &unchanged), Course::Repair(vec![a.clone(), b.clone()], index())),
         ];
         for (case, facts, want) in table {
             assert_eq!(course(&facts), want, "{case}");

@@ -1,6 +1,7 @@
 //! Self-healing (`watch --repair`): which releases opt in, what the rate limit and fights leave
 //! (`decide`), the one decision for a drifted release (`course`: pure, from the facts read
-//! first), and the act (`act`: reads the facts, carries the course out: a repair within the
+//! first), whether releases opt in now (read here from their records), and the act (`act`:
+//! reads the facts, carries the course out: a repair within the
 //! release's authority, reported as it went).
 
 mod act;
@@ -13,7 +14,9 @@ pub(crate) use act::{Hands, instant};
 pub(crate) use decide::HealPolicy;
 pub(crate) use paused::{Reach, announce};
 
+use crate::release::{ReleaseIndex, Storage};
 use crate::watch::keys::ReleaseKey;
+use crate::watch::outputs::Outputs;
 use decide::Decider;
 use std::collections::{HashMap, HashSet};
 
@@ -76,6 +79,39 @@ pub(crate) struct Healing {
 }
 
 impl Healing {
+    /// Reads whether each of these releases opts in, and which windows with a selector apply to
+    /// it; a read that fails is said and counted, and leaves what was known.
+    pub(crate) async fn read_opt_ins(&mut self, storage: &Storage, indexes: &[ReleaseIndex], outputs: &Outputs) {
+        for index in indexes {
+            let key = ReleaseKey::new(&index.namespace, &index.name);
+            let selector = format!("name={},{}", index.name, self.selector());
+            match storage.releases(Some(&index.namespace), Some(&selector)).await {
+                Ok(found) => self.opts(key.clone(), !found.is_empty()),
+                Err(e) => {
+                    outputs.metrics.error("storage");
+                    outputs.log.error(
+                        "cannot read whether the release opts in to repair",
+                        &[("release", &key), ("error", &e)],
+                    );
+                }
+            }
+            for (window, selector) in self.window_selectors() {
+                let selector = format!("name={},{selector}", index.name);
+                match storage.releases(Some(&index.namespace), Some(&selector)).await {
+                    Ok(found) => self.in_window(window, key.clone(), !found.is_empty()),
+                    Err(e) => {
+                        outputs.metrics.error("storage");
+                        outputs.log.error(
+                            "cannot read whether a repair window applies to the release",
+                            &[("release", &key), ("selector", &selector), ("error", &e)],
+                        );
+                    }
+                }
+            }
+        }
+        self.follow(outputs.proxies.as_deref());
+    }
+
     pub(crate) fn new(options: &RepairOptions, cluster: Option<String>, pause_client: Option<kube::Client>) -> Healing {
         Healing {
             cluster,

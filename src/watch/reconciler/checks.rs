@@ -66,13 +66,14 @@ impl Watcher<'_> {
         let storage = self.session.storage();
         let concurrency = self.options.selection.concurrency.max(1);
         let batch = batch.into_iter().filter(|k| !self.refused.is_crowded(k));
-        let histories: Vec<_> = futures::stream::iter(batch.map(|key| async move {
-            let read = storage.history(&key.namespace, &key.name).await;
-            (key, read)
-        }))
-        .buffered(concurrency)
-        .collect()
-        .await;
+        // Collected first: a stream over a borrowing closure would not be `Send`.
+        let reads: Vec<_> = batch
+            .map(|key| async move {
+                let read = storage.history(&key.namespace, &key.name).await;
+                (key, read)
+            })
+            .collect();
+        let histories: Vec<_> = futures::stream::iter(reads).buffered(concurrency).collect().await;
         let mut indexes = Vec::new();
         for (key, read) in histories {
             match history(read) {
@@ -85,50 +86,16 @@ impl Watcher<'_> {
                 }
             }
         }
-        self.opt_in(&indexes).await;
+        if let Some(h) = &mut self.healing {
+            h.read_opt_ins(self.session.storage(), &indexes, &self.outputs).await;
+        }
         self.evaluate_indexes(indexes, false).await;
         self.reconcile_watches(k8s_openapi::jiff::Timestamp::now());
     }
 
-    /// With --repair: whether each of these releases opts in now (a release installed or
-    /// labelled while watching need not wait for the resync).
-    async fn opt_in(&mut self, indexes: &[ReleaseIndex]) {
-        let Some(healing) = &mut self.healing else { return };
-        for index in indexes {
-            let key = ReleaseKey::new(&index.namespace, &index.name);
-            let selector = format!("name={},{}", index.name, healing.selector());
-            match self.session.storage().releases(Some(&index.namespace), Some(&selector)).await {
-                Ok(found) => healing.opts(key.clone(), !found.is_empty()),
-                Err(e) => {
-                    self.outputs.metrics.error("storage");
-                    self.outputs.log.error(
-                        "cannot read whether the release opts in to repair",
-                        &[("release", &key), ("error", &e)],
-                    );
-                }
-            }
-            // And whether each window with a selector applies to it now.
-            for (window, selector) in healing.window_selectors() {
-                let selector = format!("name={},{selector}", index.name);
-                match self.session.storage().releases(Some(&index.namespace), Some(&selector)).await {
-                    Ok(found) => healing.in_window(window, key.clone(), !found.is_empty()),
-                    Err(e) => {
-                        self.outputs.metrics.error("storage");
-                        self.outputs.log.error(
-                            "cannot read whether a repair window applies to the release",
-                            &[("release", &key), ("selector", &selector), ("error", &e)],
-                        );
-                    }
-                }
-            }
-        }
-        if let Some(h) = &mut self.healing {
-            h.follow(self.outputs.proxies.as_deref());
-        }
-    }
-
     /// Evaluates releases with fresh live reads (`wide`: listing kinds across every namespace).
     pub(super) async fn evaluate_indexes(&mut self, indexes: Vec<ReleaseIndex>, wide: bool) {
+        let _place = self.place().await;
         self.session.forget_live();
         if !indexes.is_empty() {
             self.guards.refresh(self.session.client(), self.outputs.log.clone()).await;
@@ -163,6 +130,15 @@ impl Watcher<'_> {
         }
     }
 
+    /// A fleet member past its first check judges in one of the fleet's places, so that an
+    /// edit every member sees (or a resync of them all) holds a few evaluations in memory at a
+    /// time, not one per member; it waits at most [`PLACE_WAIT`] for one (a slow member holding
+    /// a place delays no other longer), then judges without.
+    async fn place(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let places = self.judging.clone().filter(|_| self.started.is_none())?;
+        tokio::time::timeout(PLACE_WAIT, places.acquire_owned()).await.ok()?.ok()
+    }
+
     /// Objects the listings of this check did not keep for their byte budget (each read alone
     /// when asked for): counted and said.
     fn say_over_budget(&self) {
@@ -185,17 +161,18 @@ impl Watcher<'_> {
         concurrency: usize,
     ) {
         let (session, settings, proxies) = (&self.session, self.settings, self.outputs.proxies.as_deref());
-        let results: Vec<_> = futures::stream::iter(batch.into_iter().map(|index| async move {
-            let started = Instant::now();
-            // CAAPH's release: the revision it recorded is the one judged.
-            let key = ReleaseKey::new(&index.namespace, &index.name);
-            let revision = proxies.and_then(|p| p.of(&key)).and_then(|p| p.revision);
-            let r = evaluate_with_baseline(session, settings, &index, revision, baseline).await.map(Verdicts::from);
-            (index, r, started.elapsed())
-        }))
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
+        let evaluations: Vec<_> = batch
+            .into_iter()
+            .map(|index| async move {
+                let started = Instant::now();
+                // CAAPH's release: the revision it recorded is the one judged.
+                let key = ReleaseKey::new(&index.namespace, &index.name);
+                let revision = proxies.and_then(|p| p.of(&key)).and_then(|p| p.revision);
+                let r = evaluate_with_baseline(session, settings, &index, revision, baseline).await.map(Verdicts::from);
+                (index, r, started.elapsed())
+            })
+            .collect();
+        let results: Vec<_> = futures::stream::iter(evaluations).buffer_unordered(concurrency).collect().await;
         for (index, result, took) in results {
             let key = ReleaseKey::new(&index.namespace, &index.name);
             match result {
@@ -325,6 +302,9 @@ fn history(read: Result<ReleaseIndex, SourceError>) -> History {
 
 /// Releases per batch of a full check, per concurrent evaluation.
 const BATCH_PER_WORKER: usize = 4;
+
+/// The longest a fleet member waits for a place to judge in ([`Watcher::place`]).
+const PLACE_WAIT: Duration = Duration::from_secs(5);
 
 /// What the watcher keeps of one evaluation: the verdicts and where each object lives. The
 /// release record and the desired objects (a record's whole manifest) are let go as soon as the

@@ -59,6 +59,10 @@ pub(crate) struct Watcher<'a> {
     guards: GuardCache,
     /// The audit feed that names who made each drift (`--audit-address`).
     audit: Option<crate::watch::receiver::Link>,
+    /// Told once the first full check is done (a fleet member's).
+    started: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The fleet's places for judging (a fleet member's, after its first check).
+    judging: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// What a watcher starts from, read from its cluster by [`Watcher::new`].
@@ -80,6 +84,10 @@ pub(crate) struct FromFleet {
     pub(crate) proxies: Option<Arc<Proxies>>,
     /// The management cluster's client, where pauses are read (with `--repair`).
     pub(crate) pauses: Option<kube::Client>,
+    /// Told once the first full check is done (the fleet then lets another member start).
+    pub(crate) started: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The fleet's places for members judging releases after their first check.
+    pub(crate) judging: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// What a watcher is given by whoever runs it: the run's settings and options, the metrics and
@@ -120,9 +128,16 @@ impl<'a> Watcher<'a> {
                 ),
             }
         };
-        let (streams, earlier, (key, source)) =
-            tokio::join!(crate::api::connect(&long), drift_events::unresolved(&client, scope), key);
-        let streams = streams?.client;
+        // A fleet member's client carries its watches on the one connection it keeps alive
+        // (api/member_client.rs): no second one.
+        let streams = async {
+            match settings.connection.given {
+                Some(_) => Ok(client.clone()),
+                None => crate::api::connect(&long).await.map(|c| c.client),
+            }
+        };
+        let (streams, earlier, (key, source)) = tokio::join!(streams, drift_events::unresolved(&client, scope), key);
+        let streams = streams?;
         if let signing_key::KeyOrigin::Process(why) = source {
             log.warn(
                 "no signature key in the cluster: drift signatures hold for this process only (drift reported before is reported again)",
@@ -160,7 +175,8 @@ impl<'a> Watcher<'a> {
     /// Puts the parts together, reading and starting nothing.
     pub(crate) fn assemble(start: WatcherStart, given: Given<'a>) -> Result<Watcher<'a>> {
         let Given { settings, options, metrics, health, lease, fleet, audit } = given;
-        let (proxies, pauses) = fleet.map(|f| (f.proxies, f.pauses)).unwrap_or_default();
+        let (proxies, pauses, started, judging) =
+            fleet.map(|f| (f.proxies, f.pauses, f.started, f.judging)).unwrap_or_default();
         let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
@@ -192,6 +208,8 @@ impl<'a> Watcher<'a> {
             healing: options.repair.as_ref().map(|r| Healing::new(r, options.cluster.clone(), pauses.clone())),
             guards: GuardCache::default(),
             audit,
+            started,
+            judging,
         })
     }
 
@@ -221,6 +239,9 @@ impl Watcher<'_> {
         self.outputs.metrics.ready(1);
         let (releases, drifted) = self.state.counts();
         self.outputs.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
+        if let Some(started) = self.started.take() {
+            let _ = started.send(());
+        }
         // The watches start after the first check (records and objects written since it began
         // are looked at again), once /readyz says ready: their first lists are the busiest moment.
         self.reconcile_watches(started);

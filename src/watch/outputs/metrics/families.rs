@@ -108,8 +108,20 @@ pub(super) const ENDINGS: [&str; 6] = ["watcher", "repair", "revision", "hand", 
 pub(super) const REPAIR_RESULTS: [&str; 8] =
     ["applied", "refused", "failed", "rate-limited", "abandoned", "superseded", "waiting", "paused"];
 /// Why the watcher counts an error.
-pub(super) const ERROR_REASONS: [&str; 9] =
-    ["watch", "storage", "evaluate", "resync", "baseline", "signature-key", "not-leading", "forbidden", "inventory"];
+pub(super) const ERROR_REASONS: [&str; 12] = [
+    "watch",
+    "storage",
+    "evaluate",
+    "resync",
+    "baseline",
+    "signature-key",
+    "not-leading",
+    "forbidden",
+    "inventory",
+    "leases",
+    "announce",
+    "member",
+];
 pub(super) const NOTIFICATION_RESULTS: [&str; 3] = ["sent", "failed", "dropped"];
 pub(super) const EVENT_REASONS: [&str; 5] =
     ["DriftDetected", "DriftResolved", "DriftRepaired", "DriftRepairRefused", "DriftRepairAbandoned"];

@@ -1,0 +1,99 @@
+//! A self-healing fleet shared by two replicas (issue 84): each entry is healed by the replica
+//! holding its Lease and never by both, also across a replica killed mid-way, which the other
+//! replaces within the Lease's duration. Repairs are counted from both replicas' logs.
+
+use crate::fleet_watch::kubeconfig_of;
+use crate::inventory::{cluster, serve_cluster_crd};
+use crate::support::{Env, Helm, eventually, eventually_or};
+use crate::watching::Watching;
+use std::time::Duration;
+
+/// The repairs applied to entry `entry`, as logged in `lines` (the replicas' logs).
+fn repairs(lines: &[serde_json::Value], entry: &str) -> usize {
+    let cluster = format!("heal-shard-mgmt/{entry}");
+    lines
+        .iter()
+        .filter(|l| l["msg"] == "repair" && l["result"] == "applied" && l["cluster"] == cluster.as_str())
+        .count()
+}
+
+#[test]
+fn two_healing_replicas_never_heal_one_entry_twice() {
+    let mgmt = Env::new("heal-shard-mgmt");
+    serve_cluster_crd(&mgmt);
+    // One entry per control plane: what one entry heals, the other never sees drift of.
+    let near = Env::new("heal-shard-w");
+    let far = Env::without_admission_policies("heal-shard-w");
+    near.install(Helm::V4, "web", "basic", &[]);
+    far.install(Helm::V3, "web", "basic", &[]);
+    for env in [&near, &far] {
+        env.kubectl(&["label", "secret", "-l", "owner=helm,name=web", "helm-drift.io/repair=true"]).success();
+    }
+    cluster(&mgmt, "a", "fleet: heal", true, Some(&kubeconfig_of(&near)));
+    cluster(&mgmt, "b", "fleet: heal", true, Some(&kubeconfig_of(&far)));
+    let args = [
+        "web",
+        "-n",
+        "heal-shard-w",
+        "--clusters",
+        "capi",
+        "--clusters-namespace",
+        "heal-shard-mgmt",
+        "--clusters-interval",
+        "1s",
+        "--leader-elect",
+        "--lease-name",
+        "heal",
+        "--lease-namespace",
+        "heal-shard-mgmt",
+        "--lease-duration",
+        "3s",
+        "--repair",
+        "--repair-cooldown",
+        "1s",
+        "--fight-limit",
+        "10",
+        "--trust-namespace",
+        "heal-shard-w",
+    ];
+    let one = Watching::start(&mgmt, &args).ready();
+    let two = Watching::start(&mgmt, &args).ready();
+    let holds = |w: &Watching, entry: &str| {
+        w.metrics().contains(&format!(
+            "helm_drift_release_drifted{{cluster=\"heal-shard-mgmt/{entry}\",namespace=\"heal-shard-w\",release=\"web\"}}"
+        ))
+    };
+    eventually("one entry each", Duration::from_secs(60), || {
+        (holds(&one, "a") ^ holds(&two, "a"))
+            && (holds(&one, "b") ^ holds(&two, "b"))
+            && holds(&one, "a") != holds(&one, "b")
+    });
+    let healed = |round: usize, replicas: &[&Watching]| {
+        for env in [&near, &far] {
+            let edit = format!(r#"{{"data":{{"greeting":"edit {round}"}}}}"#);
+            env.merge_patch("configmap", "web-config", &edit);
+        }
+        for env in [&near, &far] {
+            eventually_or(
+                &format!("round {round} healed on {}", env.ns),
+                Duration::from_secs(45),
+                || env.get("configmap", "web-config", "{.data.greeting}") == "hello",
+                || replicas.iter().map(|w| w.logs_text()).collect::<Vec<_>>().join("\n---\n"),
+            );
+        }
+    };
+    healed(1, &[&one, &two]);
+    let both = || [one.log_lines(), two.log_lines()].concat();
+    assert_eq!((repairs(&both(), "a"), repairs(&both(), "b")), (1, 1), "{}\n---\n{}", one.logs_text(), two.logs_text());
+    // One replica dies without giving its Leases back; the next rounds' edits come before its
+    // Lease has expired, and the survivor heals its entry once it has taken it.
+    let by_one = one.log_lines();
+    one.kill();
+    healed(2, &[&two]);
+    healed(3, &[&two]);
+    eventually("the survivor watches both entries", Duration::from_secs(30), || holds(&two, "a") && holds(&two, "b"));
+    // Each round repaired each entry exactly once, whoever held it.
+    let lines = [by_one, two.log_lines()].concat();
+    assert_eq!((repairs(&lines, "a"), repairs(&lines, "b")), (3, 3), "{}", two.logs_text());
+    two.stop();
+}

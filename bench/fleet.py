@@ -73,6 +73,16 @@ def add_clusters(first, last, kubeconfig):
              "-p", '{"status":{"initialization":{"controlPlaneInitialized":true}}}')
 
 
+def forget_events():
+    """Deletes the Events helm-drift wrote (one request per namespace): every entry is the same
+    API server here, so each member of the next run would read every earlier member's Events at
+    its start, where a real member reads its own cluster's."""
+    namespaces = kube("get", "events", "-A", "--field-selector", "source=helm-drift",
+                      "-o", "jsonpath={.items[*].metadata.namespace}").split()
+    for ns in sorted(set(namespaces)):
+        kube("delete", "--raw", f"/api/v1/namespaces/{ns}/events?fieldSelector=source%3Dhelm-drift")
+
+
 def seen(base, series, value, since, what):
     """Seconds from `since` until each series reads `value`."""
     waiting, took = set(series), []
@@ -154,12 +164,67 @@ subprocess.run([kubectl, "create", "namespace", MGMT], capture_output=True)
 kubeconfig = kube("config", "view", "--raw", "--flatten", "--minify")
 figures, have = [], 0
 for i, n in enumerate(sizes):
+    forget_events()
     add_clusters(have, n, kubeconfig)
     have = n
     figures.append(run(n, i * edits))
     print(json.dumps(figures[-1]), file=sys.stderr)
 
+def replicas(n, k):
+    """`k` replicas sharing the `n` entries on Leases: each one's share and RSS once every entry
+    is ready in exactly one replica; then one killed (SIGKILL: no Lease given back), and the time
+    until the others have taken every entry again, with their RSS then."""
+    procs = []
+    for _ in range(k):
+        port, base, log = probe.endpoint()
+        proc = subprocess.Popen(
+            [binary, "watch", "-A", "-l", f"fleet={prefix}", "--clusters", "capi", "--clusters-namespace", MGMT,
+             "--clusters-max", str(n), "--leader-elect", "--lease-name", "f6", "--lease-namespace", MGMT,
+             "--lease-duration", "15s", "--metrics-address", f"127.0.0.1:{port}", "--log-format", "json",
+             "--resync", "10m"], stdout=subprocess.DEVNULL, stderr=log)
+        procs.append((proc, base))
+
+    def shares(alive):
+        counts = []
+        for proc, base in alive:
+            m = metrics(base)
+            counts.append(sum(1 for i in range(n) if m.get(f'helm_drift_ready{{cluster="{MGMT}/c{i}"}}') == 1.0))
+        return counts
+
+    def settled(alive, what):
+        started = time.monotonic()
+        while sum(shares(alive)) != n:
+            if time.monotonic() - started > READY_LIMIT:
+                raise SystemExit(f"{what}: not every entry taken")
+            time.sleep(1)
+        return time.monotonic() - started
+
+    try:
+        ready = settled(procs, f"{k} replicas")
+        time.sleep(10)
+        before = {"ready_s": round(ready, 1), "shares": shares(procs),
+                  "rss_mib": [round(probe.memory(p.pid)[0], 1) for p, _ in procs],
+                  "peak_rss_mib": [round(probe.memory(p.pid)[1], 1) for p, _ in procs]}
+        killed, _ = procs.pop(0)
+        killed.kill()
+        killed.wait()
+        took = settled(procs, "after a replica was killed")
+        after = {"taken_over_s": round(took, 1), "shares": shares(procs),
+                 "peak_rss_mib": [round(probe.memory(p.pid)[1], 1) for p, _ in procs]}
+        return {"entries": n, "replicas": k, "before": before, "after": after}
+    finally:
+        for proc, _ in procs:
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
 small, large = figures[0], figures[-1]
+shared = None
+if os.environ.get("BENCH_REPLICAS"):
+    forget_events()
+    shared = replicas(large["clusters"], int(os.environ["BENCH_REPLICAS"]))
+if shared:
+    print(json.dumps(shared), file=sys.stderr)
 span = max(1, large["clusters"] - small["clusters"])
 growth = {
     "rss_mib_per_cluster": round((large["peak_rss_mib"] - small["peak_rss_mib"]) / span, 2),
@@ -207,6 +272,16 @@ lines += [
     f"Growth per added entry (from {small['clusters']} to {large['clusters']}): {growth['rss_mib_per_cluster']} MiB of peak RSS and "
     f"{growth['ready_s_per_cluster']} s of time to ready.",
 ]
+if shared:
+    b, a = shared["before"], shared["after"]
+    lines += [
+        "",
+        f"The same {shared['entries']} entries shared by {shared['replicas']} replicas (`watch --leader-elect`, a Lease per",
+        f"entry, 15 s Lease duration; BENCH_REPLICAS={shared['replicas']}): every entry taken in {b['ready_s']} s, shares",
+        f"{', '.join(map(str, b['shares']))}, RSS {', '.join(f'{r} MiB' for r in b['rss_mib'])} (peaks {', '.join(f'{r} MiB' for r in b['peak_rss_mib'])}).",
+        f"One replica killed (no Lease given back): the others had every entry again after {a['taken_over_s']} s,",
+        f"shares {', '.join(map(str, a['shares']))}, peaks {', '.join(f'{r} MiB' for r in a['peak_rss_mib'])}.",
+    ]
 section = "\n".join(lines) + "\n"
 timed.replace_section(results_path, f"{section_name}: ", section)
-print(json.dumps({"figures": figures, "growth": growth}))
+print(json.dumps({"figures": figures, "growth": growth, "replicas": shared}))

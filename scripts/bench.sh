@@ -16,7 +16,8 @@
 #   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
 #                                       of 100 releases each (its section; BENCH_F5_SIZES)
 #   BENCH_ONLY=f6 scripts/bench.sh      only F6, one watcher over 100, 300 and 1,000 inventory entries
-#                                       of 5 releases each (its section; BENCH_F6_SIZES)
+#                                       of 5 releases each (its section; BENCH_F6_SIZES; with
+#                                       BENCH_REPLICAS=4 also 4 replicas sharing the largest)
 #   BENCH_KUBERNETES=v1.37.2 scripts/bench.sh  any of the above on another version of the window
 #                                       (scripts/versions.env; the default is KUBERNETES_VERSION)
 set -euo pipefail

@@ -94,6 +94,42 @@ pub(super) fn environment(cli: &Command) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The migration page does not promise more than `plan` does (issue 85): Helm 3's releases
+    /// are not applied server-side, and `plan`'s dry-runs need write rights.
+    #[test]
+    fn the_migration_page_says_what_plan_needs_and_how_it_applies() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let page = std::fs::read_to_string(root.join("docs/src/migrating.md")).unwrap();
+        assert!(!page.contains("always three-way, server-side"));
+        for said in ["Helm 3's three-way merge patch", "`plan` needs the rights an upgrade needs"] {
+            assert!(page.contains(said), "{said}");
+        }
+    }
+
+    /// The Cluster API page states the limits a fleet meets (issue 85): the chart's
+    /// `clusters.max` and the command line's `--clusters-max`, as the chart and the code set them.
+    #[test]
+    fn the_cluster_api_page_states_both_limits_on_clusters() {
+        use clap::CommandFactory;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let values: serde_json::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(root.join("charts/helm-drift/values.yaml")).unwrap())
+                .unwrap();
+        let chart = values["clusters"]["max"].as_u64().unwrap();
+        let cli = crate::cli::Cli::command();
+        let watch = cli.find_subcommand("watch").unwrap();
+        let flag = watch.get_arguments().find(|a| a.get_id() == "clusters_max").unwrap();
+        let default = flag.get_default_values()[0].to_string_lossy().to_string();
+        let page = std::fs::read_to_string(root.join("docs/src/cluster-api.md")).unwrap();
+        let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(page.contains(&format!("watches at most {chart} clusters")), "the chart's {chart}");
+        assert!(page.contains(&format!("`clusters.max` is {chart}")), "the chart's {chart}");
+        assert!(page.contains(&format!("`--clusters-max` is {default}")), "the command line's {default}");
+        for said in ["A kubeconfig that runs a command is refused", "`awsAuthConfig`", "`execProviderConfig`"] {
+            assert!(page.contains(said), "{said}");
+        }
+    }
+
     /// Every variable the code reads is on the environment page: `env::var("X")`, `var_os("X")` and
     /// the `*_ENV` constants of the code outside tests (the tests' own `HELM_DRIFT_WRITE_*` and
     /// `PATH` left out).

@@ -53,5 +53,19 @@ mod tests {
         assert_eq!(ExitStatus::Error.max(ExitStatus::Drift), ExitStatus::Error);
         assert_eq!(ExitStatus::InSync.max(ExitStatus::Drift), ExitStatus::Drift);
         assert_eq!([ExitStatus::InSync, ExitStatus::Error, ExitStatus::Drift].map(ExitStatus::code), [0, 1, 2]);
+        assert_eq!(ExitStatus::WouldFail.max(ExitStatus::Error), ExitStatus::Error, "1 outranks 3");
+    }
+
+    /// What `helm drift --help` through Helm shows (the plugin's description, Helm 3's and Helm
+    /// 4's) names every exit code, and which outranks which (issue 85).
+    #[test]
+    fn the_plugins_description_names_every_exit_code() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for file in ["plugin.yaml", "packaging/helm4/plugin.yaml"] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            for said in ["0 in sync", "2 drift found", "1 error", "3 the upgrade would fail", "1 outranks 3"] {
+                assert!(text.contains(said), "{file}: {said}");
+            }
+        }
     }
 }

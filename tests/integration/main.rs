@@ -41,6 +41,7 @@ mod bounded;
 mod caaph;
 mod chart;
 mod check_missing;
+mod ci_rights;
 mod connection;
 mod controllers;
 mod dashboard;

@@ -39,18 +39,37 @@ fn actionlint() -> String {
 fn the_ci_recipes_are_valid() {
     let root = repo_root();
     let dir = root.join("docs/src/ci");
-    let github = ["github-plan.yml", "github-check.yml"].map(|w| dir.join(w));
+    let github = ["github-plan.yml", "github-check.yml", "github-gate.yml"].map(|w| dir.join(w));
     let out = run(Command::new(actionlint()).args(&github).current_dir(&root));
     assert!(out.status.success(), "actionlint:\n{}", text(&out));
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
-    for name in ["github-plan.yml", "github-check.yml", "gitlab-ci.yml"] {
-        assert!(read(name).contains(&format!("--version v{VERSION}")), "{name} installs v{VERSION}");
+    // Each pins a Helm the project tests (issue 85), not one it never ran.
+    let versions = std::fs::read_to_string(root.join("scripts/versions.env")).unwrap();
+    let tested = |v: &str| ["HELM3_VERSION", "HELM4_VERSION"].iter().any(|k| versions.contains(&format!("{k}={v}\n")));
+    for name in ["github-plan.yml", "github-check.yml", "github-gate.yml", "gitlab-ci.yml"] {
+        let recipe = read(name);
+        assert!(recipe.contains(&format!("--version v{VERSION}")), "{name} installs v{VERSION}");
+        let pinned: Vec<String> = recipe
+            .lines()
+            .filter_map(|l| l.split("version: ").nth(1).or_else(|| l.split("DESIRED_VERSION=").nth(1)))
+            .filter_map(|v| v.split_whitespace().next())
+            .map(|v| v.trim_matches('"').to_string())
+            .filter(|v| v.starts_with("v3") || v.starts_with("v4"))
+            .collect();
+        assert!(!pinned.is_empty(), "{name} pins a Helm version");
+        for v in pinned {
+            assert!(tested(&v), "{name} pins Helm {v}, which scripts/versions.env does not test");
+        }
     }
     let plan: serde_yaml::Value = serde_yaml::from_str(&read("github-plan.yml")).unwrap();
     assert_eq!(plan["permissions"]["contents"], "read", "checkout of a private repository");
     assert_eq!(plan["permissions"]["pull-requests"], "write", "the comment");
     let steps = serde_yaml::to_string(&plan["jobs"]["plan"]["steps"]).unwrap();
     assert!(steps.contains("helm drift plan") && steps.contains("[ \"$code\" -eq 2 ]"), "{steps}");
+    let gate: serde_yaml::Value = serde_yaml::from_str(&read("github-gate.yml")).unwrap();
+    assert_eq!(gate["permissions"]["contents"], "read", "checkout of a private repository");
+    let steps = serde_yaml::to_string(&gate["jobs"]["drift"]["steps"]).unwrap();
+    assert!(steps.contains("helm drift check -A -o markdown") && steps.contains("gh pr comment"), "{steps}");
     let check: serde_yaml::Value = serde_yaml::from_str(&read("github-check.yml")).unwrap();
     assert!(check["on"]["schedule"][0]["cron"].is_string());
     assert!(serde_yaml::to_string(&check["jobs"]).unwrap().contains("helm drift check -A"));
@@ -71,7 +90,10 @@ fn the_ci_recipes_are_valid() {
     assert!(rules.contains("schedule") && script.contains("helm drift check -A"), "{rules}{script}");
     assert!(gitlab["drift-plan"]["artifacts"]["reports"]["junit"].is_string());
     // The flags the recipes give exist (the binary parses them).
-    for line in [read("github-plan.yml"), read("github-check.yml"), read("gitlab-ci.yml")].concat().lines() {
+    for line in [read("github-plan.yml"), read("github-check.yml"), read("github-gate.yml"), read("gitlab-ci.yml")]
+        .concat()
+        .lines()
+    {
         if let Some(at) = line.find("helm drift ") {
             let words: Vec<&str> = line[at + "helm drift ".len()..]
                 .split_whitespace()

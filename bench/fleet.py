@@ -67,7 +67,8 @@ def add_clusters(first, last, kubeconfig):
                                    "metadata": {"name": f"c{i}-kubeconfig", "namespace": MGMT},
                                    "stringData": {"value": kubeconfig}}))
     kube("apply", "-f", "-", stdin="---\n".join(docs))
-    kube("apply", "-f", "-", stdin="\n".join(secrets))
+    # Server-side, as Cluster API writes them: no last-applied copy of the kubeconfig in an annotation.
+    kube("apply", "--server-side", "--field-manager", "capi", "-f", "-", stdin="\n".join(secrets))
     for i in range(first, last):
         kube("-n", MGMT, "patch", "cluster.cluster.x-k8s.io", f"c{i}", "--subresource=status", "--type=merge",
              "-p", '{"status":{"initialization":{"controlPlaneInitialized":true}}}')

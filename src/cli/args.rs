@@ -254,6 +254,13 @@ pub(crate) struct RepairArgs {
     /// repair is refused and nothing is applied
     #[arg(long, conflicts_with = "upgrade", help_heading = "Repair")]
     pub(crate) replace: bool,
+    /// Accepted drift, kept as it is: a baseline FILE; `cluster=NAMESPACE` or `cluster`, as for
+    /// check [default: ./.helm-drift-baseline.yaml when present]
+    #[arg(long, value_name = "FILE|cluster[=NAMESPACE]", conflicts_with = "upgrade", help_heading = "Repair")]
+    pub(crate) baseline: Option<String>,
+    /// Put back accepted drift too (no baseline is read; --upgrade always does, as helm upgrade)
+    #[arg(long, conflicts_with = "baseline", help_heading = "Repair")]
+    pub(crate) include_accepted: bool,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,
     /// With --clusters: the one cluster of the inventory to repair in (as check names it:

@@ -8,8 +8,11 @@ use clap::Args;
 pub(crate) struct WatchArgs {
     #[command(flatten)]
     pub(crate) select: SelectionArgs,
-    /// Accepted drift: a baseline FILE, or `cluster` for ConfigMaps next to the releases
-    #[arg(long, value_name = "FILE|cluster", help_heading = "Comparison")]
+    /// Accepted drift, not reported and kept by self-healing: a baseline FILE;
+    /// `cluster=NAMESPACE` for ConfigMaps kept in a namespace you name; `cluster` for ConfigMaps
+    /// next to the releases, taken only from namespaces you trust (--trust-namespace)
+    /// [default: ./.helm-drift-baseline.yaml when present]
+    #[arg(long, value_name = "FILE|cluster[=NAMESPACE]", help_heading = "Comparison")]
     pub(crate) baseline: Option<String>,
     /// A full check of every release this often, besides the watches (e.g. 10m, 1h)
     #[arg(long, default_value = "10m", value_parser = parse_duration, help_heading = "Watch", hide_short_help = true)]

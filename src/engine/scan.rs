@@ -14,8 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const PREFETCH_AT: usize = 4;
 
 /// From this many namespaces on, a scan of every namespace lists each kind once across all of
-/// them rather than once per namespace.
-const WIDE_AT: usize = 4;
+/// them rather than once per namespace. Below, a list per namespace reads only the releases'
+/// namespaces: a cluster's add-ons in five namespaces are not read beside every other Secret
+/// of the cluster (a management cluster's kubeconfigs, an application's certificates).
+const WIDE_AT: usize = 8;
 
 /// Reads every deployed record in scope with one LIST when there are enough releases for it to
 /// beat a GET each.

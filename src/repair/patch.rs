@@ -5,14 +5,16 @@ use crate::model::path::{remove, set};
 use crate::model::{FieldPath, ObjectDrift, Segment};
 use serde_json::{Value, json};
 
-/// The desired object with every ignored path set to its live value (or left out when absent
-/// live), so that a server-side apply never touches what the ignore rules protect.
+/// The desired object with every ignored or accepted path set to its live value (or left out
+/// when absent live), so that a server-side apply never touches what the ignore rules protect
+/// or what the baseline accepted.
 pub(crate) fn keep_ignored(desired: &Value, o: &ObjectDrift) -> Value {
     let mut body = desired.clone();
     let live = o.live.clone().unwrap_or(Value::Null);
-    for i in &o.ignored {
-        let Some(at) = i.path.recorded_pointer() else { continue };
-        match i.path.live_pointer().and_then(|p| live.pointer(&p)) {
+    let kept = o.ignored.iter().map(|i| &i.path).chain(o.accepted.iter().map(|a| &a.path));
+    for path in kept {
+        let Some(at) = path.recorded_pointer() else { continue };
+        match path.live_pointer().and_then(|p| live.pointer(&p)) {
             Some(v) => set(&mut body, &at, v.clone()),
             None => remove(&mut body, &at),
         }
@@ -142,5 +144,16 @@ mod tests {
         let mut o = modified();
         o.live = Some(json!({"spec": {}}));
         assert_eq!(keep_ignored(&desired, &o), json!({"spec": {"paused": false}}));
+        // What the baseline accepted is kept as well (its live value, or left out).
+        let mut o = modified();
+        o.live = Some(json!({"spec": {"replicas": 7, "paused": true}}));
+        let accepted = |at: &str| crate::model::Accepted {
+            path: crate::testing::path(at),
+            change: "modified".into(),
+            until: None,
+        };
+        o.accepted = vec![accepted("/spec/paused"), accepted("/spec/gone")];
+        let desired = json!({"spec": {"replicas": 2, "paused": false, "gone": 1}});
+        assert_eq!(keep_ignored(&desired, &o), json!({"spec": {"replicas": 7, "paused": true}}));
     }
 }

@@ -6,7 +6,8 @@
 use super::execute::{Carried, RepairRequest, carry_out};
 use super::order::is_foundation;
 use super::{Authority, DraftStep, draft};
-use crate::engine::{Evaluated, Session, evaluate};
+use crate::baseline::Baseline;
+use crate::engine::{Evaluated, Session, evaluate_with_baseline, file_baseline};
 use crate::model::{Action, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::settings::Settings;
@@ -36,7 +37,10 @@ pub(crate) async fn execute_as(
     request: &RepairRequest,
     write_client: &kube::Client,
 ) -> Result<RepairReport> {
-    let evaluated = evaluate(session, settings, index, None).await?;
+    // Drift the baseline accepted is kept: it reads as in sync, and a field's accepted value
+    // is the one written back (settings without a baseline: --include-accepted).
+    let file = file_baseline(settings)?;
+    let evaluated = judged(session, settings, index, file.as_ref()).await?;
     // A person's repair of a record stored apart, on its HelmRelease's word: as its account.
     let helm_release = match &request.authority {
         None => Authority::of_helm_release(&evaluated.release, &request.trust),
@@ -85,7 +89,7 @@ pub(crate) async fn execute_as(
         }
         served(session, &evaluated).await;
         session.forget_live();
-        let again = evaluate(session, settings, index, None).await?;
+        let again = judged(session, settings, index, file.as_ref()).await?;
         let second = draft(&again, &request.only, request.remove_foreign, trusted)?;
         report.skipped = second.skipped;
         let carried = carry_out(&client, write_client, &again, second.steps, request).await;
@@ -97,9 +101,19 @@ pub(crate) async fn execute_as(
     };
     if done && !request.dry_run {
         session.forget_live(); // read the repaired objects afresh
-        report.after = Some(evaluate(session, settings, index, None).await?.report);
+        report.after = Some(judged(session, settings, index, file.as_ref()).await?.report);
     }
     Ok(report)
+}
+
+/// The release's verdicts with its baseline applied (the run's file, else its ConfigMap).
+async fn judged(
+    session: &Session,
+    settings: &Settings,
+    index: &ReleaseIndex,
+    file: Option<&Baseline>,
+) -> Result<Evaluated> {
+    Ok(evaluate_with_baseline(session, settings, index, None, file).await?)
 }
 
 /// Whether a step re-creates a Namespace or a CustomResourceDefinition.

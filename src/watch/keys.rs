@@ -57,4 +57,10 @@ pub(crate) enum Touch {
     Release(ReleaseKey),
     /// An object of a watched kind changed.
     Object(ObjectKey),
+    /// Objects of this kind (group, plural) went away unseen: a watch listed again after a gap
+    /// and some it knew were no longer there (a watch keeps no names, only their hashes).
+    Kind(String, String),
+    /// Records went away unseen (the records' watch listed again after a gap): every watched
+    /// release is looked at again.
+    Records,
 }

@@ -2,7 +2,9 @@
 //! to the release); `check` then fails only on new or changed drift, shows accepted drift as
 //! accepted, and reports entries whose drift is gone as stale.
 
-use crate::support::{Env, Helm};
+use crate::support::{Env, Helm, eventually};
+use crate::watching::Watching;
+use std::time::Duration;
 
 fn accept_then_check(helm: Helm, store: &str) {
     let env = Env::new(&format!("base-{}-{}", if store == "cluster" { "cm" } else { "file" }, helm.tag()));
@@ -305,4 +307,43 @@ fn a_hostile_baseline_configmap_costs_nothing() {
         .code(1)
         .stderr_has(&format!("cannot read baseline ConfigMap {}/{name}", env.ns))
         .stderr_has("expands to more than");
+}
+
+helm_matrix! {
+    /// Accepted means accepted: `repair` and self-healing put back what drifted besides, and
+    /// keep the accepted values (client-side patches for Helm 3, server-side apply for Helm 4);
+    /// `repair --include-accepted` puts them back too.
+    fn repair_and_self_healing_keep_what_was_accepted(helm: Helm) {
+        let env = Env::new(&format!("base-kept-{}", helm.tag()));
+        env.install(helm, "app", "repairable", &["--labels", "helm-drift.io/repair=true"]);
+        let home = format!("{}-baselines", env.ns);
+        env.kubectl(&["create", "namespace", &home]).success();
+        let baseline = format!("cluster={home}");
+        env.kubectl(&["scale", "deployment", "app-web", "--replicas=4"]).success();
+        env.drift(&["accept", "app", "--baseline", &baseline]).success().stdout_has("accepted 1 drift");
+        let replicas = || env.kubectl(&["get", "deployment", "app-web", "-o", "jsonpath={.spec.replicas}"]).success().stdout();
+        let greeting = || env.kubectl(&["get", "configmap", "app-config", "-o", "jsonpath={.data.greeting}"]).success().stdout();
+        let recorded = greeting();
+
+        env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited"}}"#);
+        let out = env.drift(&["repair", "app", "--baseline", &baseline]).success();
+        out.stdout_has("accepted     Deployment");
+        assert_eq!((greeting(), replicas()), (recorded.clone(), "4".to_string()), "{}", out.dump());
+        env.drift(&["check", "app", "--baseline", &baseline]).code(0);
+
+        // The watcher heals around the accepted value as well.
+        let ns = env.ns.clone();
+        let args = ["--all", "--repair", "--repair-cooldown", "1s", "--baseline", &baseline, "--trust-namespace", &ns];
+        let w = Watching::start(&env, &args).ready();
+        env.merge_patch("configmap", "app-config", r#"{"data":{"greeting":"edited again"}}"#);
+        w.wait_for("helm_drift_repairs_total{result=\"applied\"}", 1.0);
+        eventually("the ConfigMap healed", Duration::from_secs(30), || greeting() == recorded);
+        assert_eq!(replicas(), "4", "healing kept the accepted replicas\n{}", w.logs_text());
+        drop(w);
+
+        // Asked for: the accepted value is put back too.
+        env.drift(&["repair", "app", "--include-accepted"]).success();
+        assert_eq!(replicas(), "2");
+        env.drift(&["repair", "app", "--include-accepted", "--baseline", &baseline]).code(1).stderr_has("cannot be used with");
+    }
 }

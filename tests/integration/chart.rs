@@ -132,6 +132,17 @@ helm_matrix! {
         let one = template(&env, helm, &["--set", "watch.allNamespaces=false,image.digest=sha256:0123"]);
         assert!(!kinds(&one).iter().any(|k| k.starts_with("Cluster")), "{:?}", kinds(&one));
         assert_eq!(rule(&one, "Role", "secrets")["verbs"][1], "list");
+        // Accepted drift kept in a namespace named: the flag, and a Role there to read it.
+        let kept = template(&env, helm, &["--set", "watch.allNamespaces=false,watch.baseline=cluster=platform"]);
+        let arg = |docs: &[Value], want: &str| {
+            let c = &find(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+            c["args"].as_sequence().unwrap().iter().any(|a| a == want)
+        };
+        assert!(arg(&kept, "--baseline=cluster=platform"));
+        let roles: Vec<&Value> = kept.iter().filter(|d| d["kind"] == "Role" && d["metadata"]["namespace"] == "platform").collect();
+        assert_eq!(roles.len(), 1, "{kept:?}");
+        assert_eq!(roles[0]["rules"][0]["resources"][0], "configmaps");
+        assert!(!arg(&one, "--baseline=cluster=platform"));
         // The metrics port (and the page) behind a NetworkPolicy by default: this namespace and
         // the namespaces labelled for scraping, not every pod of the cluster.
         let policy = find(&docs, "NetworkPolicy");

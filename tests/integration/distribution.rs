@@ -195,6 +195,8 @@ fn git_repository(env: &Env, name: &str) -> String {
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "the plugin"]);
+    // Tagged as a release is, so that `--version vX.Y.Z` picks it as the install page says.
+    git(&["tag", &format!("v{VERSION}")]);
     format!("file://{}", repo.display())
 }
 
@@ -280,6 +282,13 @@ fn helm4_installs_the_signed_package_from_oci_a_url_and_a_file() {
         .success()
         .says("downloading");
     runs(&env, "helm4");
+    // The install page names the version: pinned to the release's tag.
+    env.helm(Helm::V4, &["plugin", "uninstall", "drift"]).success();
+    let pinned = git_repository(&env, "h4-pinned");
+    env.helm(Helm::V4, &["plugin", "install", &pinned, "--verify=false", "--version", &format!("v{VERSION}")])
+        .env("HELM_DRIFT_BASE_URL", &server.url)
+        .success();
+    runs(&env, "helm4");
 }
 
 /// What the keyring does not vouch for is refused before anything is written: a key not in the
@@ -363,6 +372,13 @@ fn helm3_releases_install_the_legacy_plugin() {
             .env("HELM_DRIFT_BASE_URL", &server.url)
             .success()
             .says(&format!("downloading {}/v{VERSION}/{archive}", server.url));
+        runs(&env, helm);
+        env.helm_tool(helm, &["plugin", "uninstall", "drift"]).success();
+        // Pinned to a release's tag, as the install page says.
+        let pinned = git_repository(&env, &format!("{helm}-pinned"));
+        env.helm_tool(helm, &["plugin", "install", &pinned, "--version", &format!("v{VERSION}")])
+            .env("HELM_DRIFT_BASE_URL", &server.url)
+            .success();
         runs(&env, helm);
         env.helm_tool(helm, &["plugin", "uninstall", "drift"]).success();
 

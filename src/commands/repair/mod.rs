@@ -38,6 +38,8 @@ impl RepairSettings {
             upgrade,
             chart,
             replace,
+            baseline,
+            include_accepted,
             inventory,
             cluster,
             compare,
@@ -63,7 +65,9 @@ impl RepairSettings {
             bail!("--upgrade runs helm against one cluster: give one --kube-context");
         }
         let one = Global { kube_context: Vec::new(), ..g.clone() };
-        let settings = complete(if several { &one } else { g }, &compare, BaselineSource::None)?;
+        // Accepted drift is kept unless asked (--include-accepted); helm upgrade applies it all.
+        let accepted = if include_accepted || upgrade { BaselineSource::None } else { BaselineSource::Flag(baseline) };
+        let settings = complete(if several { &one } else { g }, &compare, accepted)?;
         let fleet = several.then(|| per_context(&settings, g.kube_context.clone()));
         let upgrade = upgrade.then(|| upgrade::UpgradeRequest {
             release: release.clone(),

@@ -355,7 +355,7 @@ mod tests {
         }
         let found = queued(&mut rx, |t| match t {
             Touch::Release(k) => vec![k.clone()],
-            Touch::Object(_) => Vec::new(),
+            _ => Vec::new(),
         });
         assert_eq!(found, [ReleaseKey::new("apps", "a"), ReleaseKey::new("apps", "b"), ReleaseKey::new("apps", "a")]);
         assert!(queued(&mut rx, |_| vec![ReleaseKey::new("x", "y")]).is_empty(), "returns at once when none is queued");

@@ -111,6 +111,15 @@ impl State {
                 }
             }
             Touch::Object(object) => self.owners.get(object).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
+            Touch::Kind(group, plural) => {
+                let owners = self.owners.iter().filter(|(o, _)| &o.group == group && &o.plural == plural);
+                owners.flat_map(|(_, keys)| keys.iter().cloned()).collect::<BTreeSet<_>>().into_iter().collect()
+            }
+            Touch::Records => {
+                let mut keys: Vec<_> = self.releases.keys().cloned().collect();
+                keys.sort();
+                keys
+            }
         }
     }
 
@@ -191,6 +200,12 @@ mod tests {
         assert_eq!(s.releases_of(&touch("apps", "deployments", Some("a"), "web"), &[]), [key("a", "web")]);
         assert!(s.releases_of(&touch("", "configmaps", Some("b"), "shared"), &[]).is_empty(), "another namespace");
         assert!(s.releases_of(&touch("", "secrets", Some("a"), "shared"), &[]).is_empty(), "another kind");
+        // Objects gone unseen during a watch's gap: every release with an object of the kind.
+        let kind = |group: &str, plural: &str| Touch::Kind(group.into(), plural.into());
+        assert_eq!(s.releases_of(&kind("", "configmaps"), &[]), [key("a", "api"), key("a", "web")]);
+        assert_eq!(s.releases_of(&kind("apps", "deployments"), &[]), [key("a", "web")]);
+        assert!(s.releases_of(&kind("", "secrets"), &[]).is_empty());
+        assert_eq!(s.releases_of(&Touch::Records, &[]), [key("a", "api"), key("a", "web")], "records gone unseen");
         // A new revision that drops an object: changes to it touch the release no more.
         s.absorb(&key("a", "web"), 2, false, &[("web".into(), at("apps", "deployments", Some("a")))]);
         assert_eq!(s.releases_of(&touch("", "configmaps", Some("a"), "shared"), &[]), [key("a", "api")]);

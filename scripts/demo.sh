@@ -13,7 +13,7 @@
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
 # in (as a ServiceAccount of its namespace), holds its healing during a break-glass pause that
 # ends by itself, and heals only once a repair window opens, while a forged release record that asks for
-# cluster-admin is not even compared (a record speaks only for its namespace), and a person's check
+# cluster-admin is not even compared (a record is trusted only for its namespace), and a person's check
 # names the binding it asks for while their repair refuses it (--trust-namespace lends a person's
 # rights, as the repairs of the hooks' CRD and of the deleted Namespace show); `helm drift guard` warns
 # a hand edit at the prompt; a management cluster finds and heals drift on two workload
@@ -327,7 +327,7 @@ echo "exit code: $code"
 [ "$code" = 2 ]
 "$helm" drift repair demo -n demo --remove-foreign
 
-say "Evidence speaks only for its namespace: a tenant of 'tenant' claims release 'demo' of 'demo' (a record with its own image, a HelmRelease and its status)"
+say "A namespace's records count only for that namespace: a tenant of 'tenant' claims release 'demo' of 'demo' (a record with its own image, a HelmRelease and its status)"
 "$kubectl" create namespace tenant >/dev/null
 manifest='---\n# Source: basic/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: demo-web\n  namespace: demo\nspec:\n  selector:\n    matchLabels: {app: demo-web}\n  template:\n    metadata:\n      labels: {app: demo-web}\n    spec:\n      containers: [{name: web, image: evil.example/miner:1}]\n'
 record=$(printf '{"name":"demo","namespace":"demo","version":7,"info":{"status":"deployed"},"chart":{"metadata":{"name":"basic","version":"0.1.0"}},"manifest":"%s"}' "$manifest" | gzip -c | base64 -w0)
@@ -455,7 +455,7 @@ echo "--- the Events"
 if "$kubectl" get clusterrolebinding demo-intruder-is-admin >/dev/null 2>&1; then
   echo "the forged record's ClusterRoleBinding exists" >&2; exit 1
 fi
-echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record speaks only for its own namespace, so the"
+echo "--- no ClusterRoleBinding demo-intruder-is-admin: a record is trusted only for its own namespace, so the"
 echo "    forged record's cluster-scoped object was not even compared, let alone written (see the Security page of the book)"
 get / >"$state/watch.html"
 echo "--- the watcher's page (--ui) as it was: file://$state/watch.html"

@@ -34,6 +34,8 @@ registry, and then shows each capability on real charts with drift made by hand.
 output of one run ($(date -u +%Y-%m-%d), Helm ${HELM4_VERSION#v}, Kubernetes $KUBERNETES_VERSION), section by section, shortened
 where a section is long (\`scripts/tour.sh\` writes it); run it yourself and compare.
 
+*Words such as record, writer and engine: see the [glossary](glossary.md).*
+
 \`\`\`sh
 scripts/demo.sh          # run it (DEMO_HELM=helm3 for Helm 3); the cluster keeps running
 scripts/demo.sh down     # stop it and remove its files

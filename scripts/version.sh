@@ -28,7 +28,7 @@ case "${1:-}" in
     check charts/helm-drift/Chart.yaml appVersion "$(yaml_value "$root/charts/helm-drift/Chart.yaml" appVersion)"
     check Cargo.lock "the helm-drift package" "$(awk '/^name = "helm-drift"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
     # The install lines and the CI recipes name the release they install.
-    for f in README.md docs/src/install.md docs/src/cluster.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/gitlab-ci.yml; do
+    for f in README.md docs/src/install.md docs/src/cluster.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/github-gate.yml docs/src/ci/gitlab-ci.yml; do
       [ -f "$root/$f" ] || continue
       other=$(grep -oE '(releases/download/v|drift:|--version v?|drift-)[0-9]+\.[0-9]+\.[0-9]+' "$root/$f" | grep -v "$version\$" | head -n 1 || true)
       if [ -n "$other" ]; then
@@ -54,7 +54,7 @@ case "${1:-}" in
     sed -i.bak -e "s/^version: .*/version: $new/" -e "s/^appVersion: .*/appVersion: \"$new\"/" "$root/charts/helm-drift/Chart.yaml"
     awk -v v="$new" '{ print } /^name = "helm-drift"$/ { getline; print "version = \"" v "\"" }' "$root/Cargo.lock" >"$root/Cargo.lock.new"
     mv "$root/Cargo.lock.new" "$root/Cargo.lock"
-    for f in README.md docs/src/install.md docs/src/cluster.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/gitlab-ci.yml; do
+    for f in README.md docs/src/install.md docs/src/cluster.md docs/src/ci/github-plan.yml docs/src/ci/github-check.yml docs/src/ci/github-gate.yml docs/src/ci/gitlab-ci.yml; do
       [ -f "$root/$f" ] || continue
       sed -i.bak -E -e "s#(releases/download/v|drift:|--version v?|drift-)[0-9]+\.[0-9]+\.[0-9]+#\1$new#g" \
         -e "s#helm-drift [0-9]+\.[0-9]+\.[0-9]+ \(commit#helm-drift $new (commit#g" "$root/$f"

@@ -93,7 +93,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "Flux HelmReleases (a record stored apart from its release; the drift rules of the one that installs a release)",
         written_by: "whoever may write HelmReleases in the record's namespace (the status: helm-controller)",
         through: &["live/flux.rs::helm_releases"],
-        budget: "read in the record's storage namespace only (once per run; every namespace at once in a wide run), in pages sized by bytes, each cut at once to the release it installs and its spec.driftDetection (64 KiB at most, else none of its rules); 4,096 kept at most; 64 rules of 64 paths, each regex compiled within 1 MiB; a HelmRelease names the claim by its spec (its status, its editors' word too, proves nothing), the claim reaches only the objects carrying its origin labels, and its rules hide fields only of the objects judged for its record; a rule it cannot read is named, never applied",
+        budget: "read in the record's storage namespace only (once per run; every namespace at once in a wide run), in pages sized by bytes, each cut at once to the release it installs and its spec.driftDetection (64 KiB at most, else none of its rules); 4,096 kept at most; 64 rules of 64 paths, each regex compiled within 1 MiB; a HelmRelease names the claim by its spec (its status, which its editors can write too, proves nothing), the claim reaches only the objects carrying its origin labels, and its rules hide fields only of the objects judged for its record; a rule it cannot read is named, never applied",
         tests: &[
             "src/release/vouch.rs::a_helmrelease_names_the_claim_by_its_spec_and_its_status_adds_nothing",
             "src/policy/flux.rs::the_whole_object_bad_rules_and_bounds",
@@ -485,31 +485,48 @@ mod tests {
         assert_eq!(spoken("MOST", 64), "64");
     }
 
-    /// The security page's trust table of doors, as [`DOORS`] writes it (`HELM_DRIFT_WRITE_DOORS=1`
-    /// writes it into docs/src/security.md).
+    /// The tables [`DOORS`] writes (`HELM_DRIFT_WRITE_DOORS=1` writes them): for users on the
+    /// security page, what is read, who can write it and its limits; for contributors in the
+    /// architecture page, the functions that read each too.
     #[test]
     fn the_security_page_lists_every_door() {
-        let mut table = String::from(
-            "<!-- doors: generated from src/doors.rs (HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors) -->\n\
-             | input | who can write it | door | budget |\n|---|---|---|---|\n",
-        );
+        let marker = "<!-- doors: generated from src/doors.rs (HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors) -->\n";
+        let mut users = format!("{marker}| what is read | who can write it | its limits |\n|---|---|---|\n");
+        let mut contributors = format!("{marker}| input | who can write it | door | budget |\n|---|---|---|---|\n");
         for d in DOORS {
             let through: Vec<String> = d.through.iter().map(|t| format!("`{t}`")).collect();
-            table.push_str(&format!("| {} | {} | {} | {} |\n", d.input, d.written_by, through.join(", "), d.budget));
+            users.push_str(&format!("| {} | {} | {} |\n", d.input, d.written_by, d.budget));
+            contributors.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                d.input,
+                d.written_by,
+                through.join(", "),
+                d.budget
+            ));
         }
-        table.push_str("<!-- /doors -->");
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/security.md");
-        let readme = std::fs::read_to_string(&path).unwrap();
-        let (start, end) = (readme.find("<!-- doors:"), readme.find("<!-- /doors -->"));
-        let (Some(start), Some(end)) = (start, end) else { panic!("docs/src/security.md has no doors table") };
-        let written = &readme[start..end + "<!-- /doors -->".len()];
-        if written != table && std::env::var_os("HELM_DRIFT_WRITE_DOORS").is_some() {
-            std::fs::write(&path, readme.replacen(written, &table, 1)).unwrap();
-            return;
-        }
-        assert_eq!(
-            written, table,
-            "the security page's doors table is out of date: HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors"
+        let stale: Vec<&str> =
+            [("docs/src/security.md", users), ("docs/src/contributing/architecture.md", contributors)]
+                .into_iter()
+                .filter(|(page, table)| !table_is_written(page, &format!("{table}<!-- /doors -->")))
+                .map(|(page, _)| page)
+                .collect();
+        assert!(
+            stale.is_empty(),
+            "doors tables out of date in {stale:?}: HELM_DRIFT_WRITE_DOORS=1 cargo test --lib doors"
         );
+    }
+
+    /// Whether `page`'s doors table is `table`; written when `HELM_DRIFT_WRITE_DOORS` is set.
+    fn table_is_written(page: &str, table: &str) -> bool {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (start, end) = (text.find("<!-- doors:"), text.find("<!-- /doors -->"));
+        let (Some(start), Some(end)) = (start, end) else { panic!("{page} has no doors table") };
+        let written = &text[start..end + "<!-- /doors -->".len()];
+        if written != table && std::env::var_os("HELM_DRIFT_WRITE_DOORS").is_some() {
+            std::fs::write(&path, text.replacen(written, table, 1)).unwrap();
+            return true;
+        }
+        written == table
     }
 }

@@ -4,6 +4,8 @@
 //! resolves these into its settings and runs in `commands`.
 
 mod args;
+#[cfg(test)]
+mod figures;
 mod flags;
 mod help;
 mod hints;

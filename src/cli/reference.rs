@@ -231,6 +231,12 @@ fn generated() -> BTreeMap<PathBuf, String> {
         PathBuf::from("docs/src/exit-codes.md"),
         super::pages::marked("docs/src/exit-codes.md", "exits", &super::pages::every_exit_code()),
     );
+    let results = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/RESULTS.md"));
+    let figures = super::figures::table(&results.expect("bench/RESULTS.md"));
+    out.insert(
+        PathBuf::from("docs/src/performance.md"),
+        super::pages::marked("docs/src/performance.md", "figures", &figures),
+    );
     out
 }
 

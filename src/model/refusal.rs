@@ -56,8 +56,8 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::NotCompared { release_ns: ns } => write!(
                 f,
-                "not compared: outside the record's namespace {ns} (a release record speaks only for its own \
-                 namespace; --trust-namespace {ns} trusts its records as the operator's)"
+                "not compared: outside the record's namespace {ns} (a release record is trusted only for its own \
+                 namespace; --trust-namespace {ns} trusts its records)"
             ),
             Refusal::OutsideClaim { stored, release, namespace, helm_release } => {
                 let names = match helm_release {
@@ -69,28 +69,28 @@ impl fmt::Display for Refusal {
                 write!(
                     f,
                     "{OUTSIDE_CLAIM} it is {} and does not carry {names}, and a record stored in namespace \
-                     {stored} speaks for other namespaces only through what is written there; not compared \
-                     (--trust-namespace {stored} trusts its records as the operator's)",
+                     {stored} counts in other namespaces only for the objects marked there as its own; not \
+                     compared (--trust-namespace {stored} trusts its records)",
                     place(namespace.as_deref())
                 )
             }
             Refusal::NotCreated { object, namespace, stored, helm_release } => write!(
                 f,
-                "{object} is missing {}, and a record stored in namespace {stored} creates nothing there on its \
-                 word: only what carries the origin labels of HelmRelease {stored}/{helm_release} there is its \
-                 claim (--trust-namespace {stored} creates it)",
+                "{object} is missing {}, and a record stored in namespace {stored} cannot create objects there by \
+                 itself: only the objects carrying the origin labels of HelmRelease {stored}/{helm_release} are its \
+                 own (--trust-namespace {stored} creates it)",
                 place(namespace.as_deref())
             ),
             Refusal::BeyondRecord { object, namespace, release_ns: ns } => write!(
                 f,
                 "outside the record's namespace: {object} is {}, and the record that asks for it can be written by \
-                 anyone who may write Secrets in namespace {ns}: repair writes it on the record's word only with \
-                 --trust-namespace {ns} (--only repairs the rest)",
+                 anyone who may write Secrets in namespace {ns}: repair writes it only with --trust-namespace {ns} \
+                 (--only repairs the rest)",
                 place(namespace.as_deref())
             ),
             Refusal::Untrusted { namespace: ns } => write!(
                 f,
-                "namespace {ns} is not trusted: self-healing writes on a release record's word only as a \
+                "namespace {ns} is not trusted: self-healing repairs its releases only as a \
                  ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
                  the watcher where the operator trusts the namespace (--trust-namespace {ns})"
             ),
@@ -102,8 +102,8 @@ impl fmt::Display for Refusal {
                 write!(
                     f,
                     "outside the record's namespace: {object} is {place}, and a record of the untrusted namespace \
-                     {ns} speaks only for its own namespace, and elsewhere only for what carries the origin labels of \
-                     the HelmRelease there that installs it (--trust-namespace {ns} trusts it)"
+                     {ns} is trusted only for its own namespace, and elsewhere only for the objects carrying the origin \
+                     labels of the HelmRelease there that installs it (--trust-namespace {ns} trusts it)"
                 )
             }
             Refusal::ChartNotRun { record, namespace: ns, release } => write!(

@@ -31,7 +31,7 @@ pub(crate) enum SourceError {
     Corrupt { record: String, source: DecodeError },
     #[error("{record}: no `release` key in its data")]
     NoData { record: String },
-    #[error("{record}: {source}: a record speaks only for its own storage object, so it is not compared{unread}")]
+    #[error("{record}: {source}: a record must match its own storage object, so it is not compared{unread}")]
     Mismatch { record: String, source: super::record::Mismatch, unread: String },
     #[error(
         "{record}: {}: namespace {namespace:?} holds its own record of the release ({own}), and a namespace's own record of a release wins over a claim stored elsewhere, so this one is not compared",

@@ -123,7 +123,7 @@ fn apart(field: &str, stored: &str) -> String {
     match field {
         "namespace" => format!(
             " (a record stored apart from its release is taken when --trust-namespace {stored} trusts its writers, \
-             or when a Flux HelmRelease in {stored} installs it there, and then speaks only for the objects \
+             or when a Flux HelmRelease in {stored} installs it there, and then counts only for the objects \
              carrying that HelmRelease's origin labels)"
         ),
         _ => String::new(),

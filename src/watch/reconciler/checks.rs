@@ -135,7 +135,7 @@ impl Watcher<'_> {
     /// time, not one per member; it waits at most [`PLACE_WAIT`] for one (a slow member holding
     /// a place delays no other longer), then judges without.
     async fn place(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        let places = self.judging.clone().filter(|_| self.started.is_none())?;
+        let places = self.judging.clone().filter(|_| self.first_check_done)?;
         tokio::time::timeout(PLACE_WAIT, places.acquire_owned()).await.ok()?.ok()
     }
 

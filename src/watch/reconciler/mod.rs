@@ -63,6 +63,9 @@ pub(crate) struct Watcher<'a> {
     started: Option<tokio::sync::oneshot::Sender<()>>,
     /// The fleet's places for judging (a fleet member's, after its first check).
     judging: Option<Arc<tokio::sync::Semaphore>>,
+    /// The first full check is done: the watcher is ready, and a fleet member now judges in the
+    /// fleet's places (its first check held a starting place).
+    first_check_done: bool,
 }
 
 /// What a watcher starts from, read from its cluster by [`Watcher::new`].
@@ -210,6 +213,7 @@ impl<'a> Watcher<'a> {
             audit,
             started,
             judging,
+            first_check_done: false,
         })
     }
 
@@ -239,6 +243,7 @@ impl Watcher<'_> {
         self.outputs.metrics.ready(1);
         let (releases, drifted) = self.state.counts();
         self.outputs.log.info("ready: first full check done", &[("releases", &releases), ("drifted", &drifted)]);
+        self.first_check_done = true;
         if let Some(started) = self.started.take() {
             let _ = started.send(());
         }

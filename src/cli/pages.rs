@@ -158,6 +158,35 @@ mod tests {
         );
     }
 
+    /// Issue 85: no wall of text in the user pages. Each paragraph or list item (tables and code
+    /// aside) stays under 250 words; past that, it becomes sections, a list or a table.
+    #[test]
+    fn no_paragraph_of_the_book_is_a_wall() {
+        const MOST: usize = 250;
+        let mut walls = Vec::new();
+        for (name, text) in user_pages() {
+            let mut in_code = false;
+            let mut words = 0;
+            for line in text.lines().chain([""]) {
+                if line.trim_start().starts_with("```") {
+                    in_code = !in_code;
+                }
+                let item = line.trim_start().starts_with("- ")
+                    || line.split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+                if in_code || line.trim().is_empty() || line.starts_with('|') || line.starts_with('#') || item {
+                    if words > MOST {
+                        walls.push(format!("{name}: a paragraph of {words} words before {line:?}"));
+                    }
+                    words = 0;
+                }
+                if !in_code && !line.starts_with('|') {
+                    words += line.split_whitespace().count();
+                }
+            }
+        }
+        assert!(walls.is_empty(), "walls of text (make them sections, lists or tables): {walls:#?}");
+    }
+
     /// Issue 85: the glossary defines the book's words, every page that uses them links it, and
     /// no user page (nor the README or the changelog) speaks in the code's private phrases.
     #[test]

@@ -15,6 +15,7 @@
 #                                       a second (its section of bench/RESULTS.md)
 #   BENCH_ONLY=f5 scripts/bench.sh      only F5, one watcher over 10, 25 and 50 inventory entries
 #                                       of 100 releases each (its section; BENCH_F5_SIZES)
+#   BENCH_ONLY=f6own scripts/bench.sh   only F6own, 1,000 entries each watching its own releases
 #   BENCH_ONLY=f6 scripts/bench.sh      only F6, one watcher over 100, 300 and 1,000 inventory entries
 #                                       of 5 releases each (its section; BENCH_F6_SIZES; with
 #                                       BENCH_REPLICAS=4 also 4 replicas sharing the largest)
@@ -234,6 +235,16 @@ if [ "${BENCH_ONLY:-}" = f5 ]; then
   (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
     "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" f6 100 10 "${BENCH_F5_SIZES:-10,25,50}" \
     "${BENCH_IDLE:-60}" 5 "$root/bench/RESULTS.md")
+  cat "$root/bench/RESULTS.md"
+  exit 0
+fi
+
+if [ "${BENCH_ONLY:-}" = f6own ]; then
+  echo "F6own: 1,000 entries, each watching its own 5 releases x 20 objects (an edit seen by one entry)" >&2
+  "$fleet" own 5000 1000 20 1 >&2
+  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
+    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" own 5000 1000 "${BENCH_F6_SIZES:-1000}" \
+    "${BENCH_IDLE:-60}" 50 "$root/bench/RESULTS.md" F6own)
   cat "$root/bench/RESULTS.md"
   exit 0
 fi

@@ -85,13 +85,18 @@ helm_matrix! {
     fn a_time_is_not_proof_for_the_read_only_engine(helm: Helm) {
         let env = Env::new(&format!("own-time-{}", helm.tag()));
         env.install(helm, "web", "basic", &[]);
-        let out = env.kubectl(&["get", "deployment", "web-web", "-o", "json"]).success().stdout();
-        let mut deployment: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let entries = deployment["metadata"]["managedFields"].clone();
-        deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "evil/x:1".into();
+        // A replace of the object as read, its entries with it: read again when the Deployment
+        // controller wrote its status in between (a conflict).
         let file = env.home().join("replaced.json");
-        std::fs::write(&file, deployment.to_string()).unwrap();
-        env.kubectl(&["replace", "-f", file.to_str().unwrap()]).success();
+        let mut entries = serde_json::Value::Null;
+        crate::support::eventually("a replace the controller did not overtake", std::time::Duration::from_secs(30), || {
+            let out = env.kubectl(&["get", "deployment", "web-web", "-o", "json"]).success().stdout();
+            let mut deployment: serde_json::Value = serde_json::from_str(&out).unwrap();
+            entries = deployment["metadata"]["managedFields"].clone();
+            deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "evil/x:1".into();
+            std::fs::write(&file, deployment.to_string()).unwrap();
+            env.kubectl(&["replace", "-f", file.to_str().unwrap()]).output().out.status.success()
+        });
         let after = env.kubectl(&["get", "deployment", "web-web", "-o", "json"]).success().stdout();
         let after: serde_json::Value = serde_json::from_str(&after).unwrap();
         assert_eq!(after["metadata"]["managedFields"], entries, "the old entries were put back");

@@ -314,6 +314,17 @@ say "helm upgrade demo --set greeting=upgraded   (Helm owns its fields again: no
 "$helm" upgrade demo "$root/tests/charts/basic" --namespace demo --reuse-values --set greeting=upgraded
 "$helm" drift check demo -n demo
 
+say "Accepted means accepted: a scale accepted into a baseline stays while repair puts back an edited ConfigMap"
+"$kubectl" -n demo scale deployment/demo-web --replicas=3 >/dev/null
+"$helm" drift accept demo -n demo --baseline "$state/accepted.yaml"
+"$kubectl" -n demo patch configmap demo-config --type merge -p '{"data":{"greeting":"edited by hand"}}' >/dev/null
+"$helm" drift repair demo -n demo --baseline "$state/accepted.yaml"
+kept=$("$kubectl" -n demo get deployment demo-web -o jsonpath='{.spec.replicas}')
+echo "replicas: $kept (accepted, kept); greeting: $("$kubectl" -n demo get configmap demo-config -o jsonpath='{.data.greeting}')"
+[ "$kept" = 3 ]
+echo "+ helm drift repair demo -n demo --include-accepted   (everything back, the accepted scale too)"
+"$helm" drift repair demo -n demo --include-accepted >/dev/null
+
 say "kubectl rollout restart is expected, not drift (shown with -v)"
 "$kubectl" -n demo rollout restart deployment/demo-web
 "$helm" drift check demo -n demo -v

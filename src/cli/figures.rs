@@ -178,7 +178,7 @@ fn fleets(find: &Find<'_, '_>) -> Vec<FigureRow> {
     let cases = [
         ("F5", 100, "100 releases x 20 objects, every edit seen by every cluster"),
         ("F6:", 5, "5 releases x 20 objects (add-ons), every edit seen by every cluster"),
-        ("F6own", 5, "its own 5 releases x 20 objects, an edit seen by its own cluster"),
+        ("F6own", 5, "5 releases x 20 objects of their own, an edit seen by its cluster alone"),
     ];
     let mut rows = Vec::new();
     for (section, each, per) in cases {

@@ -229,33 +229,33 @@ if [ "${BENCH_ONLY:-}" = bounded ]; then
   exit 0
 fi
 
+# fleet_bench PREFIX RELEASES NAMESPACES SIZES EDITS [SECTION]: bench/fleet.py over the fleet
+# PREFIX the fleet example made (F5 by default; F6, F6own), its section written into RESULTS.md.
+fleet_bench() {
+  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
+    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" "$1" "$2" "$3" "$4" \
+    "${BENCH_IDLE:-60}" "$5" "$root/bench/RESULTS.md" "${@:6}")
+  cat "$root/bench/RESULTS.md"
+}
+
 if [ "${BENCH_ONLY:-}" = f5 ]; then
   echo "F5: 100 releases x 20 objects in 10 namespaces, watched through a fleet of inventory entries" >&2
   "$fleet" f6 100 10 20 1 >&2
-  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
-    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" f6 100 10 "${BENCH_F5_SIZES:-10,25,50}" \
-    "${BENCH_IDLE:-60}" 5 "$root/bench/RESULTS.md")
-  cat "$root/bench/RESULTS.md"
+  fleet_bench f6 100 10 "${BENCH_F5_SIZES:-10,25,50}" 5
   exit 0
 fi
 
 if [ "${BENCH_ONLY:-}" = f6own ]; then
   echo "F6own: 1,000 entries, each watching its own 5 releases x 20 objects (an edit seen by one entry)" >&2
   "$fleet" own 5000 1000 20 1 >&2
-  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
-    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" own 5000 1000 "${BENCH_F6_SIZES:-1000}" \
-    "${BENCH_IDLE:-60}" 50 "$root/bench/RESULTS.md" F6own)
-  cat "$root/bench/RESULTS.md"
+  fleet_bench own 5000 1000 "${BENCH_F6_SIZES:-1000}" 50 F6own
   exit 0
 fi
 
 if [ "${BENCH_ONLY:-}" = f6 ]; then
   echo "F6: 5 releases x 20 objects (a workload cluster's add-ons), watched through 100, 300 and 1,000 entries" >&2
   "$fleet" addons 5 5 20 1 >&2
-  (cd "$root/bench" && python3 fleet.py "$root/target/release/helm-drift" "$tools/kubectl" \
-    "$root/tests/fixtures/cluster-api/cluster.x-k8s.io_clusters.yaml" addons 5 5 "${BENCH_F6_SIZES:-100,300,1000}" \
-    "${BENCH_IDLE:-60}" 5 "$root/bench/RESULTS.md" F6)
-  cat "$root/bench/RESULTS.md"
+  fleet_bench addons 5 5 "${BENCH_F6_SIZES:-100,300,1000}" 5 F6
   exit 0
 fi
 

@@ -2,9 +2,9 @@
 //! holding its Lease and never by both, also across a replica killed mid-way, which the other
 //! replaces within the Lease's duration. Repairs are counted from both replicas' logs.
 
-use crate::fleet_watch::kubeconfig_of;
-use crate::inventory::{cluster, serve_cluster_crd};
-use crate::support::{Env, Helm, eventually, eventually_or};
+use crate::fleet_watch::{kubeconfig_of, management_and_two_planes};
+use crate::inventory::cluster;
+use crate::support::{eventually, eventually_or};
 use crate::watching::Watching;
 use std::time::Duration;
 
@@ -19,13 +19,8 @@ fn repairs(lines: &[serde_json::Value], entry: &str) -> usize {
 
 #[test]
 fn two_healing_replicas_never_heal_one_entry_twice() {
-    let mgmt = Env::new("heal-shard-mgmt");
-    serve_cluster_crd(&mgmt);
     // One entry per control plane: what one entry heals, the other never sees drift of.
-    let near = Env::new("heal-shard-w");
-    let far = Env::without_admission_policies("heal-shard-w");
-    near.install(Helm::V4, "web", "basic", &[]);
-    far.install(Helm::V3, "web", "basic", &[]);
+    let (mgmt, near, far) = management_and_two_planes("heal-shard-mgmt", "heal-shard-w");
     for env in [&near, &far] {
         env.kubectl(&["label", "secret", "-l", "owner=helm,name=web", "helm-drift.io/repair=true"]).success();
     }

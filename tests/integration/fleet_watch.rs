@@ -171,6 +171,19 @@ fn a_fleet_is_watched_from_its_management_cluster() {
     w.stop();
 }
 
+/// A management control plane serving Cluster API's `Cluster` (namespace `mgmt`), and two
+/// workload namespaces named `workload`, one on this control plane (release `web` by Helm 4) and
+/// one on the other (by Helm 3).
+pub fn management_and_two_planes(mgmt: &str, workload: &str) -> (Env, Env, Env) {
+    let management = Env::new(mgmt);
+    serve_cluster_crd(&management);
+    let near = Env::new(workload);
+    let far = Env::without_admission_policies(workload);
+    near.install(Helm::V4, "web", "basic", &[]);
+    far.install(Helm::V3, "web", "basic", &[]);
+    (management, near, far)
+}
+
 /// The clusters whose release `web` this watcher has a verdict for.
 fn watched(w: &Watching) -> Vec<String> {
     let text = w.metrics();
@@ -182,12 +195,7 @@ fn watched(w: &Watching) -> Vec<String> {
 
 #[test]
 fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
-    let mgmt = Env::new("shard-mgmt");
-    serve_cluster_crd(&mgmt);
-    let near = Env::new("shard-w");
-    let far = Env::without_admission_policies("shard-w");
-    near.install(Helm::V4, "web", "basic", &[]);
-    far.install(Helm::V3, "web", "basic", &[]);
+    let (mgmt, near, far) = management_and_two_planes("shard-mgmt", "shard-w");
     // Four inventory entries, two per control plane.
     for (name, env) in [("c1", &near), ("c2", &near), ("c3", &far), ("c4", &far)] {
         cluster(&mgmt, name, "fleet: runtime", true, Some(&kubeconfig_of(env)));

@@ -77,8 +77,16 @@ fn two_healing_replicas_never_heal_one_entry_twice() {
             );
         }
     };
+    // A repair's log line follows its write: wait for each entry's line, then count them exactly.
+    let logged = |lines: &dyn Fn() -> Vec<serde_json::Value>, each: usize| {
+        eventually("every repair logged", Duration::from_secs(30), || {
+            let l = lines();
+            repairs(&l, "a") >= each && repairs(&l, "b") >= each
+        });
+    };
     healed(1, &[&one, &two]);
     let both = || [one.log_lines(), two.log_lines()].concat();
+    logged(&both, 1);
     assert_eq!((repairs(&both(), "a"), repairs(&both(), "b")), (1, 1), "{}\n---\n{}", one.logs_text(), two.logs_text());
     // One replica dies without giving its Leases back; the next rounds' edits come before its
     // Lease has expired, and the survivor heals its entry once it has taken it.
@@ -88,6 +96,7 @@ fn two_healing_replicas_never_heal_one_entry_twice() {
     healed(3, &[&two]);
     eventually("the survivor watches both entries", Duration::from_secs(30), || holds(&two, "a") && holds(&two, "b"));
     // Each round repaired each entry exactly once, whoever held it.
+    logged(&|| [by_one.clone(), two.log_lines()].concat(), 3);
     let lines = [by_one, two.log_lines()].concat();
     assert_eq!((repairs(&lines, "a"), repairs(&lines, "b")), (3, 3), "{}", two.logs_text());
     two.stop();

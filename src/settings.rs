@@ -110,9 +110,12 @@ pub(crate) struct TrustRules {
 }
 
 impl TrustRules {
-    /// The trust that confines what a record is compared for, when the watcher's rule is on.
-    pub(crate) fn confinement(&self) -> Option<&Trust> {
-        self.confined.then_some(&self.namespaces)
+    /// Who acts: the watcher (its rule on) or a person.
+    pub(crate) fn acting(&self) -> crate::model::Acting {
+        match self.confined {
+            true => crate::model::Acting::Watcher,
+            false => crate::model::Acting::Person,
+        }
     }
 }
 

@@ -249,6 +249,12 @@ pub(crate) struct RepairArgs {
     /// With --upgrade: the chart's source directory (needed for charts with subcharts)
     #[arg(long, requires = "upgrade", help_heading = "Repair", hide_short_help = true)]
     pub(crate) chart: Option<PathBuf>,
+    /// Write as this ServiceAccount of the namespace the release's record is stored in
+    /// (impersonated), for a record of a namespace you do not trust: the API server then allows
+    /// only what that namespace's own identity may do. Without it, and without
+    /// --trust-namespace, nothing is written on an untrusted record's word
+    #[arg(long, value_name = "NAME", conflicts_with = "upgrade", help_heading = "Repair")]
+    pub(crate) repair_service_account: Option<String>,
     /// Replace (delete and create as recorded) an object whose repair the API server refuses
     /// because a field that cannot change was changed (as Fleet's `force`); without it such a
     /// repair is refused and nothing is applied

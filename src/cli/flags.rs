@@ -83,8 +83,15 @@ pub(crate) struct CompareArgs {
     /// lists outside that namespace (cluster-scoped objects included) is judged only where the
     /// object names its release itself and repaired on its word only when trusted, by `repair`
     /// and by the watcher, which otherwise compares only the record's own namespace and heals
-    /// only as --repair-service-account
-    #[arg(long, value_name = "NAMESPACE", alias = "repair-trust-namespace")]
+    /// only as --repair-service-account. A person's repair writes with your rights only what a
+    /// trusted record says. Set once: HELM_DRIFT_TRUST_NAMESPACE=NS[,NS...]
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        alias = "repair-trust-namespace",
+        env = "HELM_DRIFT_TRUST_NAMESPACE",
+        value_delimiter = ','
+    )]
     pub(crate) trust_namespace: Vec<String>,
     /// The field manager Helm's writes to the releases are under, instead of the one learnt from
     /// their objects: `helm` for the helm command; a controller built on Helm's SDK writes as

@@ -159,8 +159,8 @@ async fn read_all<'a>(
     let from = Reads {
         client: session.client(),
         cache: session.live(),
-        confined: trust.confinement(),
-        trust: &trust.namespaces,
+        acting: trust.acting(),
+        trusted: trust.namespaces.trusts(release.stored_in()),
         home: release.home(),
     };
     // The chart's crds/ (`--include-crds`) and kept hooks (`--hooks`) carry no ownership of
@@ -193,13 +193,23 @@ async fn hpa_scaled(
     settings: &Settings,
     notes: &mut Vec<String>,
 ) -> Vec<Scaled> {
-    let confined = settings.trust.confinement();
-    let namespaces: BTreeSet<&str> = locations
-        .iter()
-        .flatten()
-        .filter_map(|at| at.namespace.as_deref())
-        .filter(|ns| confined.is_none_or(|t| t.outside(home, Some(ns)).is_none()))
-        .collect();
+    let trust = &settings.trust;
+    let trusted = trust.namespaces.trusts(home.stored);
+    let readable = |ns: &str| {
+        let id = crate::model::ObjectId::new("v1", "Namespace", None, ns);
+        let q = crate::model::Question {
+            acting: trust.acting(),
+            home,
+            trusted,
+            object: &id,
+            namespace: Some(ns),
+            live: None,
+            owned: true,
+        };
+        crate::model::decide(&q, crate::model::Deed::Read, &crate::model::Rights::Nobody).is_ok()
+    };
+    let namespaces: BTreeSet<&str> =
+        locations.iter().flatten().filter_map(|at| at.namespace.as_deref()).filter(|ns| readable(ns)).collect();
     let mut out = Vec::new();
     for ns in namespaces {
         match session.live().hpa_targets(session.client(), ns).await {

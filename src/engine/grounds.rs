@@ -11,11 +11,11 @@ use crate::settings::CompareOptions;
 pub(crate) struct Reads<'a> {
     pub(crate) client: &'a kube::Client,
     pub(crate) cache: &'a LiveCache,
-    /// The watcher's confinement ([`crate::settings::TrustRules::confinement`]).
-    pub(crate) confined: Option<&'a crate::settings::Trust>,
-    /// The namespaces whose records the operator trusts: elsewhere an object outside the
-    /// record's namespace is judged only on the evidence where it lives.
-    pub(crate) trust: &'a crate::settings::Trust,
+    /// A person's command or the watcher: who reads what is published about the objects.
+    pub(crate) acting: crate::model::Acting,
+    /// The operator trusts the record's namespace: elsewhere an object outside the record's
+    /// namespace is judged only on the evidence where it lives ([`crate::model::decide`]).
+    pub(crate) trusted: bool,
     pub(crate) home: Home<'a>,
 }
 

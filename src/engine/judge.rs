@@ -11,7 +11,7 @@ use crate::compare::{self, attribution, defaults, exact, managed, merge, ownersh
 use crate::desired::DesiredObject;
 use crate::live::{self, LiveState, Location, WriteTo};
 use crate::model::path::under;
-use crate::model::{FieldDiff, Foreign, Ignored, Method, ObjectDrift, Verdict};
+use crate::model::{Deed, FieldDiff, Foreign, Ignored, Method, ObjectDrift, Question, Rights, Verdict, decide};
 use crate::policy::ignore::{self, ObjectRef};
 use crate::policy::{controllers, expected};
 use serde_json::Value;
@@ -38,14 +38,27 @@ pub(crate) async fn read<'a>(
             reason: format!("the cluster does not serve {} {}", obj.api_version, obj.kind),
         });
     };
-    if let Some(reason) = reads.confined.and_then(|t| t.outside(reads.home, at.namespace.as_deref())) {
+    let id = obj.id();
+    let question = |live| Question {
+        acting: reads.acting,
+        home: reads.home,
+        trusted: reads.trusted,
+        object: &id,
+        namespace: at.namespace.as_deref(),
+        live,
+        owned,
+    };
+    if let Err(reason) = decide(&question(None), Deed::Read, &Rights::Nobody) {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
     let live = reads.cache.get(reads.client, at, &obj.name, listed).await;
-    if let LiveState::Present(found) = &live
-        && owned
-        && let Some(reason) = reads.trust.unclaimed(reads.home, at.namespace.as_deref(), found)
-    {
+    let found = match &live {
+        LiveState::Present(found) => Some(found),
+        LiveState::Absent | LiveState::Failed(_) => None,
+    };
+    // Judged on the record's word only where the evidence allows: an absent object reads, to
+    // the watcher, as one it may not judge (nothing it publishes tells which).
+    if let Err(reason) = decide(&question(found), Deed::Judge, &Rights::Nobody) {
         return verdict(Verdict::Excluded { reason: reason.to_string() });
     }
     Reading::Live(live, at)

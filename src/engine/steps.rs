@@ -130,7 +130,8 @@ pub(crate) fn outside_findings(
     let outside: Vec<String> = verdicts
         .iter()
         .filter(|v| {
-            v.is_drift() && trust.namespaces.beyond(home, &v.id, v.id.namespace.as_deref(), v.live.as_ref()).is_some()
+            let ns = v.id.namespace.as_deref();
+            v.is_drift() && ns != Some(stored) && !v.live.as_ref().is_some_and(|l| home.flux_claimed(ns, l))
         })
         .map(|v| format!("{} ({})", v.id, crate::model::place(v.id.namespace.as_deref())))
         .collect();

@@ -15,21 +15,19 @@ pub(crate) enum Refusal {
     /// `None`: cluster-scoped) is not judged: nothing written where it lives names the release
     /// (`helm_release`: the HelmRelease whose origin labels would).
     OutsideClaim { stored: String, release: String, namespace: Option<String>, helm_release: Option<String> },
-    /// A person's `repair` does not write `object` (in `namespace`, `None`: cluster-scoped) on
-    /// the word of a record of the untrusted `release_ns`.
-    BeyondRecord { object: ObjectId, namespace: Option<String>, release_ns: String },
     /// `object`, missing in `namespace`, is not created again on the word of a record stored in
     /// the untrusted namespace `stored` (a HelmRelease there, `helm_release`, installs it): only
     /// what carries the HelmRelease's origin labels there is the record's.
     NotCreated { object: ObjectId, namespace: Option<String>, stored: String, helm_release: String },
-    /// Self-healing in an untrusted namespace with no ServiceAccount to write as.
-    Untrusted { namespace: String },
-    /// Self-healing of `object` outside the untrusted `release_ns` it was recorded in.
+    /// A write on the word of a record of an untrusted namespace, with no ServiceAccount of that
+    /// namespace to write as (a person's repair or self-healing: `acting`).
+    Untrusted { namespace: String, acting: super::Acting },
+    /// A write, as a ServiceAccount of the untrusted `release_ns`, of `object` outside it.
     OutsideNamespace { object: ObjectId, namespace: Option<String>, release_ns: String },
     /// `repair --upgrade` does not run the chart stored in `record` (of the untrusted
     /// namespace `namespace`, release `release`) with the person's rights.
     ChartNotRun { record: String, namespace: String, release: String },
-    /// Self-healing of an object Helm's ownership metadata does not give to the release
+    /// A change to an object Helm's ownership metadata does not give to the release
     /// (`holder`: the release it names, `None`: it names none).
     NotOwned { release: (String, String), holder: Option<(String, String)> },
 }
@@ -81,18 +79,18 @@ impl fmt::Display for Refusal {
                  own (--trust-namespace {stored} creates it)",
                 place(namespace.as_deref())
             ),
-            Refusal::BeyondRecord { object, namespace, release_ns: ns } => write!(
-                f,
-                "outside the record's namespace: {object} is {}, and the record that asks for it can be written by \
-                 anyone who may write Secrets in namespace {ns}: repair writes it only with --trust-namespace {ns} \
-                 (--only repairs the rest)",
-                place(namespace.as_deref())
-            ),
-            Refusal::Untrusted { namespace: ns } => write!(
+            Refusal::Untrusted { namespace: ns, acting: super::Acting::Watcher } => write!(
                 f,
                 "namespace {ns} is not trusted: self-healing repairs its releases only as a \
                  ServiceAccount of the record's namespace (--repair-service-account NAME, impersonated), or as \
                  the watcher where the operator trusts the namespace (--trust-namespace {ns})"
+            ),
+            Refusal::Untrusted { namespace: ns, acting: super::Acting::Person } => write!(
+                f,
+                "namespace {ns} is not trusted: its release records can be written by anyone who may write \
+                 Secrets there, and repair would write what they say with your rights. Trust it if only \
+                 people you trust write there (--trust-namespace {ns}, or once in HELM_DRIFT_TRUST_NAMESPACE), \
+                 or write as a ServiceAccount of {ns} (--repair-service-account NAME, impersonated)"
             ),
             Refusal::OutsideNamespace { object, namespace, release_ns: ns } => {
                 let place = match namespace {
@@ -122,8 +120,8 @@ impl fmt::Display for Refusal {
                 };
                 write!(
                     f,
-                    "not owned by release {ns}/{name}: {holder}, and self-healing changes only objects Helm's \
-                     ownership metadata gives to the release"
+                    "not owned by release {ns}/{name}: {holder}, and repair changes only objects Helm's \
+                     ownership metadata gives to the release (as helm upgrade does)"
                 )
             }
         }

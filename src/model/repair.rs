@@ -94,6 +94,9 @@ pub(crate) struct RepairReport {
     /// Repaired objects whose `DriftRepaired` Event could not be recorded, and why.
     pub(crate) events_not_recorded: Vec<(ObjectId, String)>,
     pub(crate) dry_run: bool,
+    /// On whose rights its writes go, in words ("your own", "ServiceAccount NS/NAME
+    /// (impersonated)"); `None` where no repair was planned.
+    pub(crate) rights: Option<String>,
 }
 
 impl RepairReport {

@@ -1,22 +1,21 @@
-//! The authority a self-healing repair acts within. A release record can be written by anyone who
-//! may create a Secret in its namespace, so the watcher never lets it do more than that
-//! namespace could: it writes on a record's word only as a ServiceAccount of the record's
-//! namespace (impersonated: the API server then authorises each write), or as itself when the
-//! operator trusts the namespace (`--trust-namespace`); otherwise nothing is written. And never
-//! a change to a live object Helm's ownership metadata does not give to this release (Helm's own
-//! adoption rule). A record stored apart from its release (Flux's layout) writes, untrusted, only
-//! as an identity of its storage namespace, and in the release's namespace only the objects that
-//! carry the origin labels of the HelmRelease installing it (that namespace's own word). A
-//! person's repair of such a record, which the person does not trust, acts within the same
-//! authority when the HelmRelease names a ServiceAccount: as it, as Flux's lockdown writes.
+//! The authority a repair acts within, a person's or the watcher's alike. A release record can
+//! be written by anyone who may create a Secret in its namespace, so no repair lets it do more
+//! than that namespace could: it writes on a record's word with the actor's own rights only when
+//! the operator trusts the record's namespace (`--trust-namespace`), else only as a
+//! ServiceAccount of that namespace (impersonated: the API server then authorises each write;
+//! `--repair-service-account`, or the one the HelmRelease installing a record stored apart
+//! names, as Flux's lockdown writes), and otherwise not at all. And never a change to a live
+//! object Helm's ownership metadata does not give to this release (Helm's own adoption rule).
+//! What may be written is [`crate::model::decide`]'s answer.
 
-use crate::desired::metadata::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
-use crate::model::{Action, ObjectId, Refusal};
+use crate::model::{Acting, Action, Deed, DriftReport, Home, ObjectId, Question, Refusal, Rights, Trust, decide};
 use serde_json::Value;
 
 /// Who a repair acts for, and how far it may reach.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Authority {
+    /// A person's repair or self-healing.
+    pub(crate) acting: Acting,
     /// The release's namespace and name.
     pub(crate) namespace: String,
     pub(crate) release: String,
@@ -24,7 +23,8 @@ pub(crate) struct Authority {
     /// stores it apart): whose writers the record's word is.
     pub(crate) stored: String,
     /// The operator trusts this namespace's records as their own (`--trust-namespace`): the
-    /// watcher writes for them as itself, cluster-scoped objects and other namespaces included.
+    /// actor writes for them with its own rights, cluster-scoped objects and other namespaces
+    /// included.
     pub(crate) trusted: bool,
     /// Every write impersonates this ServiceAccount (namespace, name): the storage namespace's
     /// `--repair-service-account`, or the one the vouching HelmRelease names, as Flux writes;
@@ -36,26 +36,43 @@ pub(crate) struct Authority {
 }
 
 impl Authority {
+    /// The authority over the release `report` judged: trusted or not by `trust`; `named`, the
+    /// ServiceAccount of the record's namespace the operator names to write as. The watcher
+    /// writes as the account the vouching HelmRelease names even when trusted (as Flux does); a
+    /// person who trusts the namespace writes with their own rights, as Helm would.
+    pub(crate) fn of(report: &DriftReport, trust: &Trust, named: Option<&str>, acting: Acting) -> Authority {
+        let stored = report.stored_in();
+        let trusted = trust.trusts(stored);
+        let apart = report.stored_apart.as_ref();
+        let own = named.map(|sa| (stored.to_string(), sa.to_string()));
+        let vouching = || apart.and_then(|a| a.service_account());
+        let service_account = match acting {
+            Acting::Watcher => own.or_else(vouching),
+            Acting::Person => own.or_else(|| vouching().filter(|_| !trusted)),
+        };
+        Authority {
+            acting,
+            namespace: report.namespace.clone(),
+            release: report.release.clone(),
+            stored: stored.to_string(),
+            trusted,
+            service_account,
+            helm_release: apart.and_then(|a| a.vouch.helm_release()).map(String::from),
+        }
+    }
+
+    /// On whose rights its writes go.
+    pub(crate) fn rights(&self) -> Rights {
+        match (&self.service_account, self.trusted) {
+            (Some((ns, sa)), _) => Rights::ServiceAccount(ns.clone(), sa.clone()),
+            (None, true) => Rights::Own,
+            (None, false) => Rights::Nobody,
+        }
+    }
+
     /// The user the writes impersonate (`system:serviceaccount:NS:NAME`), if any.
     pub(crate) fn impersonated_user(&self) -> Option<String> {
         self.service_account.as_ref().map(|(ns, sa)| format!("system:serviceaccount:{ns}:{sa}"))
-    }
-
-    /// The authority of a person's repair of `release` when its record is stored apart, in a
-    /// namespace `trust` does not name, and the HelmRelease vouching for it names a
-    /// ServiceAccount: writes go as that account, in the release's namespace only. `None`
-    /// otherwise (the person's own rights and the trust rule decide).
-    pub(crate) fn of_helm_release(release: &crate::release::Release, trust: &crate::model::Trust) -> Option<Authority> {
-        let stored = release.stored_in();
-        let sa = release.vouch()?.service_account()?;
-        (!trust.trusts(stored)).then(|| Authority {
-            namespace: release.namespace().to_string(),
-            release: release.name().to_string(),
-            stored: stored.to_string(),
-            trusted: false,
-            service_account: Some((stored.to_string(), sa.to_string())),
-            helm_release: release.home().helm_release.map(String::from),
-        })
     }
 
     /// A client impersonating its ServiceAccount, made from `connection`; `None` when it writes
@@ -71,19 +88,15 @@ impl Authority {
         Ok(Some(crate::api::connect(&connection).await?.client))
     }
 
-    /// Whether `live` carries the origin labels of the HelmRelease installing the release.
-    fn claims(&self, live: &Value) -> bool {
-        let home = crate::model::Home {
-            helm_release: self.helm_release.as_deref(),
-            ..crate::model::Home::new(&self.stored, &self.namespace, &self.release)
-        };
-        home.flux_claimed(live)
+    fn home(&self) -> Home<'_> {
+        Home { helm_release: self.helm_release.as_deref(), ..Home::new(&self.stored, &self.namespace, &self.release) }
     }
 
     /// Why every step is refused whatever it touches (a record of an untrusted namespace, and no
     /// ServiceAccount to write as), or `None`.
     pub(crate) fn refuses_all(&self) -> Option<Refusal> {
-        (!self.trusted && self.service_account.is_none()).then(|| Refusal::Untrusted { namespace: self.stored.clone() })
+        (self.rights() == Rights::Nobody)
+            .then(|| Refusal::Untrusted { namespace: self.stored.clone(), acting: self.acting })
     }
 
     /// Why a step on `object` (living in `namespace`, `None` when cluster-scoped; `live` as the
@@ -95,40 +108,32 @@ impl Authority {
         namespace: Option<&str>,
         live: Option<&Value>,
     ) -> Option<Refusal> {
-        if let Some(why) = self.refuses_all() {
-            return Some(why);
-        }
-        if !self.trusted && namespace != Some(self.stored.as_str()) && !live.is_some_and(|l| self.claims(l)) {
-            return Some(Refusal::OutsideNamespace {
-                object: object.clone(),
-                namespace: namespace.map(String::from),
-                release_ns: self.stored.clone(),
-            });
-        }
-        if matches!(action, Action::Recreate) && live.is_none() {
-            return None; // missing: created again as the release holds it
-        }
-        let annotation = |key: &str| {
-            live.and_then(|l| l.pointer("/metadata/annotations")).and_then(|a| a.get(key)).and_then(Value::as_str)
+        let deed = match action {
+            Action::Recreate => Deed::Create,
+            Action::Replace | Action::Repair { .. } => Deed::Change,
         };
-        let (name, ns) = (annotation(RELEASE_NAME_ANNOTATION), annotation(RELEASE_NAMESPACE_ANNOTATION));
-        if name == Some(self.release.as_str()) && ns == Some(self.namespace.as_str()) {
-            return None;
-        }
-        Some(Refusal::NotOwned {
-            release: (self.namespace.clone(), self.release.clone()),
-            holder: ns.zip(name).map(|(s, n)| (s.to_string(), n.to_string())),
-        })
+        let q = Question {
+            acting: self.acting,
+            home: self.home(),
+            trusted: self.trusted,
+            object,
+            namespace,
+            live,
+            owned: true,
+        };
+        decide(&q, deed, &self.rights()).err()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION};
     use serde_json::json;
 
     fn authority(trusted: bool, sa: Option<&str>) -> Authority {
         Authority {
+            acting: Acting::Watcher,
             namespace: "tenant".into(),
             release: "web".into(),
             stored: "tenant".into(),
@@ -188,6 +193,7 @@ mod tests {
     #[test]
     fn a_record_stored_apart_writes_in_the_release_namespace_only_what_its_helmrelease_labelled() {
         let a = Authority {
+            acting: Acting::Watcher,
             namespace: "apps".into(),
             release: "apps-web".into(),
             stored: "flux-system".into(),
@@ -196,6 +202,11 @@ mod tests {
             helm_release: Some("web".into()),
         };
         let id = ObjectId::new("apps/v1", "Deployment", Some("apps"), "web");
+        let owned = |release: &str, ns: &str| {
+            let mut v = owned(release, ns);
+            v["metadata"]["namespace"] = json!(ns);
+            v
+        };
         let mut live = owned("apps-web", "apps");
         // The release namespace's own object, Helm's annotations and all: not the record's.
         let why = a.refusal(&id, &repair(), Some("apps"), Some(&live)).unwrap().to_string();

@@ -19,12 +19,16 @@ pub(crate) struct RepairRequest {
     pub(crate) remove_foreign: bool,
     /// Steps and validate only; change nothing.
     pub(crate) dry_run: bool,
-    /// Self-healing: the authority the release's namespace gives (`None`: the caller's own
-    /// credentials decide, as for Helm).
+    /// Self-healing: the authority the watcher acts within (`None`: a person's repair, whose
+    /// authority comes from `trust` and `service_account`, [`Authority::of`]).
     pub(crate) authority: Option<Authority>,
-    /// A person's repair (no `authority`): the namespaces whose records may have objects
-    /// written outside their own namespace (`--trust-namespace`).
+    /// A person's repair: the namespaces whose records the person trusts as their own
+    /// (`--trust-namespace`, `HELM_DRIFT_TRUST_NAMESPACE`): only those are written with the
+    /// person's rights.
     pub(crate) trust: crate::settings::Trust,
+    /// A person's repair of an untrusted record: the ServiceAccount of the record's namespace
+    /// to write as (`--repair-service-account`, impersonated).
+    pub(crate) service_account: Option<String>,
     /// Told as steps are validated and applied.
     pub(crate) progress: Progress,
     /// Replace (delete and create) an object whose change the server refuses because a field
@@ -110,7 +114,8 @@ fn event_subject(
     after: Value,
 ) -> Option<(String, Value)> {
     let report = &evaluated.report;
-    if request.authority.is_none() || namespace == Some(report.stored_in()) {
+    let healing = request.authority.as_ref().is_some_and(|a| a.acting == crate::model::Acting::Watcher);
+    if !healing || namespace == Some(report.stored_in()) {
         return Some((live::event_namespace(namespace).to_string(), after));
     }
     let record = report.record_id()?;
@@ -138,10 +143,8 @@ async fn validate(
 fn own_refusal(evaluated: &Evaluated, planned: &DraftStep, request: &RepairRequest) -> Option<crate::model::Refusal> {
     let (_, at) = planned.target(evaluated)?;
     let o = &evaluated.report.objects[planned.index];
-    if let Some(authority) = &request.authority {
-        return authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref());
-    }
-    request.trust.beyond(evaluated.release.home(), &o.id, at.namespace.as_deref(), o.live.as_ref())
+    let authority = request.authority.as_ref()?;
+    authority.refusal(&o.id, &planned.step.action, at.namespace.as_deref(), o.live.as_ref())
 }
 
 /// The server's dry-run refusal of a step, in its words (a field that cannot change: replaced

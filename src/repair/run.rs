@@ -8,7 +8,7 @@ use super::order::is_foundation;
 use super::{Authority, DraftStep, draft};
 use crate::baseline::Baseline;
 use crate::engine::{Evaluated, Session, evaluate_with_baseline, file_baseline};
-use crate::model::{Action, RepairReport, StepStatus};
+use crate::model::{Acting, Action, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::settings::Settings;
 use anyhow::Result;
@@ -41,25 +41,26 @@ pub(crate) async fn execute_as(
     // is the one written back (settings without a baseline: --include-accepted).
     let file = file_baseline(settings)?;
     let evaluated = judged(session, settings, index, file.as_ref()).await?;
-    // A person's repair of a record stored apart, on its HelmRelease's word: as its account.
-    let helm_release = match &request.authority {
-        None => Authority::of_helm_release(&evaluated.release, &request.trust),
-        Some(_) => None,
-    };
-    let flux;
-    let (request, write_client) = match helm_release {
-        Some(authority) => {
-            let client = authority.write_client(&settings.connection).await?.unwrap_or_else(|| write_client.clone());
-            flux = (RepairRequest { authority: Some(authority), ..request.clone() }, client);
-            (&flux.0, &flux.1)
+    // A person's repair acts within the same authority as self-healing: their own rights only
+    // for a record they trust, else as a ServiceAccount of the record's namespace.
+    let authority = match &request.authority {
+        Some(authority) => authority.clone(),
+        None => {
+            let named = request.service_account.as_deref();
+            Authority::of(&evaluated.report, &request.trust, named, Acting::Person)
         }
-        None => (request, write_client),
+    };
+    let person;
+    let (request, write_client) = match &request.authority {
+        Some(_) => (request, write_client),
+        None => {
+            let client = authority.write_client(&settings.connection).await?.unwrap_or_else(|| write_client.clone());
+            person = (RepairRequest { authority: Some(authority.clone()), ..request.clone() }, client);
+            (&person.0, &person.1)
+        }
     };
     // What the record speaks for without the operator's trust decides what it creates.
-    let trusted = match &request.authority {
-        Some(a) => a.trusted,
-        None => request.trust.trusts(evaluated.release.stored_in()),
-    };
+    let trusted = authority.trusted;
     let planned = draft(&evaluated, &request.only, request.remove_foreign, trusted)?;
     let mut report = RepairReport {
         before: planned.before,
@@ -68,6 +69,7 @@ pub(crate) async fn execute_as(
         after: None,
         events_not_recorded: Vec::new(),
         dry_run: request.dry_run,
+        rights: Some(authority.rights().words(authority.acting)),
     };
     let client = session.client().clone();
     let (first, rest): (Vec<DraftStep>, Vec<DraftStep>) =

@@ -51,7 +51,7 @@ fn repair_doc(r: &RepairReport, show_secrets: bool) -> Value {
                 _ => None,
             };
             json!({"object": s.object.to_string(), "action": action, "restore": restore, "remove": remove,
-                "reclaim": reclaim, "status": s.status.word(), "reason": reason})
+                "reclaim": reclaim, "status": s.status.word(), "reason": reason, "writes_with": r.rights})
         })
         .collect();
     let skipped: Vec<Value> = r

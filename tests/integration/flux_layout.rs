@@ -141,10 +141,21 @@ helm_matrix! {
         assert_eq!(doc["releases"][0]["storageNamespace"], s.as_str(), "{json}");
         assert!(!json.contains("excluded"), "every object carries the origin labels: {json}");
 
-        // Drift in T is found, and repaired with the person's rights: T labelled the object.
+        // Drift in T is found. A person's repair writes nothing with the person's rights on the
+        // word of S, which they do not trust; as a ServiceAccount of S (which T let write there)
+        // it repairs what T labelled.
         env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
         in_s(&["check", "web"], 2).stdout_has(&format!("changed      ConfigMap {t}/web-config"));
-        in_s(&["repair", "web"], 0);
+        env.drift_untrusted(&["repair", "web"]).env("HELM_NAMESPACE", &s).code(1).stdout_has(&format!("namespace {s} is not trusted"));
+        assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited", "written on S's word");
+        env.kubectl(&["-n", &s, "create", "serviceaccount", "repairer"]).success();
+        let repairer = format!("--serviceaccount={s}:repairer");
+        env.kubectl(&["create", "rolebinding", "repairer-edit", "--clusterrole=edit", &repairer]).success();
+        env.wait_until_allowed(&format!("system:serviceaccount:{s}:repairer"), "patch", "configmaps", false);
+        let repair_as = |code: i32| {
+            env.drift_untrusted(&["repair", "web", "--repair-service-account", "repairer"]).env("HELM_NAMESPACE", &s).code(code)
+        };
+        repair_as(0).stdout_has(&format!("writes with the rights of ServiceAccount {s}/repairer"));
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
 
         // T takes the object back (its origin label removed): named, not judged, not written.
@@ -155,7 +166,7 @@ helm_matrix! {
             .stdout_has(&format!("ConfigMap {t}/web-config"))
             .stdout_has("outside the claim")
             .stdout_has(&format!("HelmRelease {s}/web"));
-        in_s(&["repair", "web"], 0);
+        repair_as(0);
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "mine", "written outside the claim");
         in_s(&["check", "web", "--trust-namespace", &s], 2).stdout_has(&format!("ConfigMap {t}/web-config"));
 
@@ -164,13 +175,13 @@ helm_matrix! {
         env.kubectl(&["delete", "service", "web-web"]).success();
         env.kubectl(&["set", "image", "deployment/web-web", "web=registry.example/web:hand"]).success();
         in_s(&["check", "web"], 2).stdout_has(&format!("Service {t}/web-web"));
-        in_s(&["repair", "web"], 2)
+        repair_as(2)
             .stdout_has(&format!("skipped Service {t}/web-web: not repaired"))
             .stdout_has(&format!("--trust-namespace {s} creates it"));
         assert!(!env.kubectl(&["get", "service", "web-web"]).output().out.status.success(), "created untrusted");
         let image = env.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}");
         assert_eq!(image, "registry.example/web:1.0", "the rest repaired");
-        in_s(&["repair", "web", "--trust-namespace", &s], 0);
+        env.drift_untrusted(&["repair", "web", "--trust-namespace", &s]).env("HELM_NAMESPACE", &s).code(0);
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "hello");
         in_s(&["check", "web"], 0);
 
@@ -187,11 +198,12 @@ helm_matrix! {
         env.kubectl(&["-n", &s, "create", "serviceaccount", "flux-writer"]).success();
         let sa = r#"{"spec":{"serviceAccountName":"flux-writer"}}"#;
         env.kubectl(&["-n", &s, "patch", "helmrelease", "web", "--type=merge", "-p", sa]).success();
-        in_s(&["repair", "web"], 1).stdout_has(&format!("system:serviceaccount:{s}:flux-writer"));
+        let untrusted = |code: i32| env.drift_untrusted(&["repair", "web"]).env("HELM_NAMESPACE", &s).code(code);
+        untrusted(1).stdout_has(&format!("system:serviceaccount:{s}:flux-writer"));
         assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "edited", "written beyond the account");
         let subject = format!("--serviceaccount={s}:flux-writer");
         env.kubectl(&["create", "rolebinding", "flux-writer-edit", "--clusterrole=edit", &subject]).success();
-        in_s(&["repair", "web"], 0);
+        untrusted(0).stdout_has(&format!("writes with the rights of ServiceAccount {s}/flux-writer"));
         assert_ne!(env.get("configmap", "web-config", "{.data.greeting}"), "edited");
     }
 }

@@ -52,9 +52,10 @@ helm_matrix! {
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "edited", "without --hooks, hooks are left alone");
         // The CRD hook is cluster-scoped: a person's repair writes it on the record's word only
         // when the namespace is trusted, and refuses (all or nothing) otherwise.
-        env.drift(&["repair", &release, "--hooks"]).code(1).stdout_has(&format!("--trust-namespace {}", env.ns));
+        let untrusted = env.drift_untrusted(&["repair", &release, "--hooks"]).code(1);
+        untrusted.stdout_has(&format!("--trust-namespace {}", env.ns));
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "edited", "nothing applied when a step is refused");
-        let out = env.drift(&["repair", &release, "--hooks", "--trust-namespace", &env.ns]).success();
+        let out = env.drift_untrusted(&["repair", &release, "--hooks", "--trust-namespace", &env.ns]).success();
         out.stdout_has(&format!("{release}: in sync"));
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
         assert_eq!(env.get("crd", &crd, "{.spec.names.shortNames}"), r#"["pr"]"#);
@@ -65,7 +66,7 @@ helm_matrix! {
 
         env.kubectl(&["delete", "configmap", &kept]).success();
         env.drift(&["check", &release, "--hooks"]).code(2).stdout_has(&format!("missing      ConfigMap {}/{kept}", env.ns));
-        env.drift(&["repair", &release, "--hooks"]).success(); // in its namespace: no trust needed
+        env.drift(&["repair", &release, "--hooks"]).success(); // trusted once (the harness)
         assert_eq!(env.get("configmap", &kept, "{.data.ran}"), "yes");
         assert!(!env.kubectl(&["get", "configmap", &format!("{release}-once")]).output().out.status.success());
         assert_eq!(records().lines().count(), 1, "still no new revision");

@@ -33,6 +33,7 @@ mod admission;
 mod admission_facts;
 mod support;
 mod tenancy;
+mod trust;
 
 mod audit;
 mod baseline;

@@ -29,6 +29,9 @@ impl Helm {
     }
 }
 
+/// Where a person names the namespaces they trust once.
+pub const TRUST_ENV: &str = "HELM_DRIFT_TRUST_NAMESPACE";
+
 /// One test's world: its own namespace and helm home on the shared control plane.
 pub struct Env {
     pub cp: &'static ControlPlane,
@@ -130,11 +133,22 @@ impl Env {
         Run::new(cmd)
     }
 
-    /// The helm-drift binary, given Helm's plugin environment for this namespace.
+    /// The helm-drift binary, given Helm's plugin environment for this namespace. A `repair`
+    /// runs as the operator who installed the test's releases, who trusts this namespace once
+    /// (`HELM_DRIFT_TRUST_NAMESPACE`, as the repair page says); a test of an untrusted record
+    /// takes it away ([`Env::drift_untrusted`]).
     pub fn drift(&self, args: &[&str]) -> Run {
         let mut cmd = self.command(Path::new(env!("CARGO_BIN_EXE_helm-drift")));
         cmd.env("HELM_NAMESPACE", &self.ns).args(args);
+        if args.first() == Some(&"repair") {
+            cmd.env(TRUST_ENV, &self.ns);
+        }
         Run::new(cmd)
+    }
+
+    /// [`Env::drift`] by a person who trusts no namespace.
+    pub fn drift_untrusted(&self, args: &[&str]) -> Run {
+        self.drift(args).env_remove(TRUST_ENV)
     }
 
     /// `kubectl patch RESOURCE NAME --type merge -p PATCH` in this namespace (an edit by hand).

@@ -365,7 +365,8 @@ fn intruder_manifest(ns: &str) -> String {
 /// ClusterRoleBinding making T's default ServiceAccount cluster-admin is reported with the
 /// objects outside T named (text and JSON), and `repair` (dry run or not, in place or through
 /// `helm upgrade` of the chart it stores) refuses it, naming --trust-namespace, and writes
-/// nothing; `--only` repairs what lies in T; trusting T lifts the refusal.
+/// nothing; as a ServiceAccount of T, `--only` repairs what lies in T; trusting T lifts the
+/// refusal.
 #[test]
 fn a_persons_repair_does_not_write_outside_the_records_namespace_on_its_word() {
     let env = Env::new("ten-person");
@@ -395,26 +396,36 @@ fn a_persons_repair_does_not_write_outside_the_records_namespace_on_its_word() {
     assert_eq!(outside("ConfigMap"), false, "{json}");
 
     for args in [vec!["repair", "intruder", "--dry-run"], vec!["repair", "intruder"]] {
-        let out = env.drift(&args).code(1);
-        out.stdout_has("is cluster-scoped").stdout_has(&format!("--trust-namespace {ns}"));
+        let out = env.drift_untrusted(&args).code(1);
+        out.stdout_has(&format!("namespace {ns} is not trusted")).stdout_has(&format!("--trust-namespace {ns}"));
     }
     assert!(!exists(&env, &[&crb]), "the binding was created on the record's word");
     assert!(!exists(&env, &["configmap", "intruder-config"]), "a refused repair applies nothing");
 
     let bin = env.helm_bin(Helm::V4);
-    let out = env.drift(&["repair", "intruder", "--upgrade", "--dry-run"]).env("HELM_BIN", &bin).code(1);
+    let upgrade = |args: &[&str]| env.drift_untrusted(args).env("HELM_BIN", &bin).code(1);
+    let out = upgrade(&["repair", "intruder", "--upgrade", "--dry-run"]);
     out.stderr_has("not repaired through helm upgrade").stderr_has("nothing was run");
-    let out = env.drift(&["repair", "intruder", "--upgrade"]).env("HELM_BIN", &bin).code(1);
+    let out = upgrade(&["repair", "intruder", "--upgrade"]);
     out.stderr_has(&format!("--trust-namespace {ns}"));
     assert!(!exists(&env, &[&crb]), "the upgrade ran the record's chart");
 
-    // The rest of the release is repaired; the binding is still drift, and the exit code says so.
-    env.drift(&["repair", "intruder", "--only", "ConfigMap/intruder-config"]).code(2).stdout_has("applied");
+    // As a ServiceAccount of the record's namespace, the rest of the release is repaired; the
+    // binding is refused (outside the namespace), still drift, and the exit code says so.
+    env.kubectl(&["create", "serviceaccount", "fixer"]).success();
+    let subject = format!("--serviceaccount={ns}:fixer");
+    env.kubectl(&["create", "rolebinding", "fixer-edit", "--clusterrole=edit", &subject]).success();
+    env.wait_until_allowed(&format!("system:serviceaccount:{ns}:fixer"), "create", "configmaps", false);
+    let as_fixer = ["repair", "intruder", "--repair-service-account", "fixer"];
+    env.drift_untrusted(&as_fixer).code(1).stdout_has("is cluster-scoped");
+    assert!(!exists(&env, &["configmap", "intruder-config"]), "a refused repair applies nothing");
+    let only = [&as_fixer[..], &["--only", "ConfigMap/intruder-config"]].concat();
+    env.drift_untrusted(&only).code(2).stdout_has("applied");
     assert!(exists(&env, &["configmap", "intruder-config"]));
     assert!(!exists(&env, &[&crb]));
 
     // Trusted, the refusal is lifted (validated by the server, not applied: a dry run).
-    let out = env.drift(&["repair", "intruder", "--dry-run", "--trust-namespace", &ns]).code(2);
+    let out = env.drift_untrusted(&["repair", "intruder", "--dry-run", "--trust-namespace", &ns]).code(2);
     assert!(!out.stdout().contains("is cluster-scoped"), "{}", out.dump());
     let out = env.drift(&["check", "intruder", "--trust-namespace", &ns]).code(2);
     assert!(!out.stdout().contains("outside the release's namespace"), "{}", out.dump());
@@ -433,9 +444,9 @@ helm_matrix! {
         env.kubectl(&["delete", &role]).success();
         env.kubectl(&["delete", "configmap", "app-config"]).success();
         env.drift(&["check", "app"]).code(2).stdout_has(&format!("ClusterRole {ns}-app-reader (cluster-scoped)"));
-        env.drift(&["repair", "app"]).code(1).stdout_has(&format!("--trust-namespace {ns}"));
+        env.drift_untrusted(&["repair", "app"]).code(1).stdout_has(&format!("--trust-namespace {ns}"));
         assert!(!exists(&env, &["configmap", "app-config"]), "nothing is applied when a step is refused");
-        env.drift(&["repair", "app", "--trust-namespace", &ns]).success();
+        env.drift_untrusted(&["repair", "app", "--trust-namespace", &ns]).success();
         assert!(exists(&env, &[&role]) && exists(&env, &["configmap", "app-config"]));
         env.drift(&["check", "app"]).success();
     }

@@ -38,6 +38,7 @@ impl RepairSettings {
             upgrade,
             chart,
             replace,
+            repair_service_account,
             baseline,
             include_accepted,
             inventory,
@@ -82,6 +83,7 @@ impl RepairSettings {
             dry_run,
             authority: None,
             trust: settings.trust.namespaces.clone(),
+            service_account: repair_service_account,
             progress: Default::default(),
             replace,
         };

@@ -24,6 +24,9 @@ pub(crate) fn repair(r: &RepairReport, style: &Style) -> String {
         return out;
     }
     let _ = writeln!(out, "{}:", if r.dry_run { "repair plan (dry run: nothing changed)" } else { "repair" });
+    if let Some(rights) = r.rights.as_ref().filter(|_| !r.steps.is_empty()) {
+        let _ = writeln!(out, "  writes with {rights}");
+    }
     for s in &r.steps {
         let status = match &s.status {
             StepStatus::Planned if r.dry_run => paint(on, Tone::Note, "would apply (server dry-run passed)"),
@@ -150,6 +153,7 @@ mod tests {
             after: None,
             events_not_recorded: Vec::new(),
             dry_run: false,
+            rights: None,
         }
     }
 

@@ -219,6 +219,7 @@ impl Healing {
             dry_run: false,
             authority: Some(authority),
             trust: Default::default(),
+            service_account: None,
             progress: Default::default(),
             replace: false,
         };
@@ -317,7 +318,10 @@ mod tests {
     #[test]
     fn a_refusal_outranks_a_failure_which_outranks_success() {
         let failed = StepStatus::Failed("conflict".into());
-        let refused = StepStatus::Withheld(crate::model::Refusal::Untrusted { namespace: "tenant".into() });
+        let refused = StepStatus::Withheld(crate::model::Refusal::Untrusted {
+            namespace: "tenant".into(),
+            acting: crate::model::Acting::Watcher,
+        });
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::Applied]), "applied");
         assert_eq!(repair_result(&[&StepStatus::Applied, &failed]), "failed");
         assert_eq!(repair_result(&[&StepStatus::Applied, &StepStatus::NotApplied]), "failed");

@@ -150,7 +150,7 @@ mod tests {
         let (a, b) = (id("a"), id("b"));
         let two = Decision { repair: vec![a.clone(), b.clone()], ..Decision::default() };
         let limited = Decision { later: Some(at), ..Decision::default() };
-        let untrusted = Refusal::Untrusted { namespace: "tenant".into() };
+        let untrusted = Refusal::Untrusted { namespace: "tenant".into(), acting: crate::model::Acting::Watcher };
         let wait = Gate::Wait { why: "outside 02:00-04:00".into(), until: None };
         let moved = Superseded::Deployed { judged: 1, now: Some(2) };
         let (held_a, held_both) = (

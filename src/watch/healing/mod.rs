@@ -45,17 +45,8 @@ impl RepairOptions {
     /// names (as Flux's lockdown writes), never as an identity of a namespace the record only
     /// claims.
     fn authority(&self, report: &crate::model::DriftReport) -> crate::repair::Authority {
-        let trusted = self.trust.trusts(report.stored_in());
-        let own = self.service_account.clone().map(|sa| (report.stored_in().to_string(), sa));
-        let apart = report.stored_apart.as_ref();
-        crate::repair::Authority {
-            namespace: report.namespace.clone(),
-            release: report.release.clone(),
-            stored: report.stored_in().to_string(),
-            trusted,
-            service_account: own.or_else(|| apart?.service_account()),
-            helm_release: apart.and_then(|a| a.vouch.helm_release()).map(String::from),
-        }
+        let named = self.service_account.as_deref();
+        crate::repair::Authority::of(report, &self.trust, named, crate::model::Acting::Watcher)
     }
 }
 

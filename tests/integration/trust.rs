@@ -1,0 +1,103 @@
+//! One trust decision for every command (issue 91): a person's repair never lends the person's
+//! rights to whoever wrote the record, a labels-only decoy does not silence a trusted record, a
+//! claim on another namespace learns nothing of what exists there, and wiped evidence is a
+//! finding. Each reproduction runs as the tenant would (`--as`), against releases the real Helm
+//! 3 and 4 installed.
+
+use crate::support::{Env, Helm};
+use crate::tenancy::plant_as;
+use serde_json::Value;
+
+/// The JSON of revision `revision` of `release`'s record in `env`'s namespace, decoded as a
+/// tenant who may read Secrets there would.
+pub(crate) fn read_record(env: &Env, release: &str, revision: u32) -> Value {
+    use base64::Engine;
+    use std::io::Read;
+    let secret = format!("secret/sh.helm.release.v1.{release}.v{revision}");
+    let data = env.kubectl(&["get", &secret, "-o", "jsonpath={.data.release}"]).success().stdout();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let helm_text = b64.decode(data.trim()).unwrap();
+    let gz = b64.decode(helm_text).unwrap();
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut json).unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+/// A user who holds the built-in `edit` role in `env`'s namespace and nothing else.
+fn tenant(env: &Env, name: &str) -> String {
+    let user = format!("{name}-{}", env.ns);
+    env.kubectl(&["create", "rolebinding", &format!("{name}-edit"), "--clusterrole=edit", "--user", &user]).success();
+    env.wait_until_allowed(&user, "create", "secrets", false);
+    user
+}
+
+fn exists(env: &Env, what: &str) -> bool {
+    env.kubectl(&["get", what]).output().out.status.success()
+}
+
+helm_matrix! {
+    /// Issue 91, case 1: the operator's release `base` (a ConfigMap and a ResourceQuota) in T;
+    /// the tenant, who may edit T but not create a RoleBinding or raise a quota, writes revision
+    /// 2 of its record: the quota raised and a RoleBinding making it admin of T. A person's
+    /// repair, with no trust, writes nothing (in place, dry run, `--only`), and says on whose
+    /// rights it would write; as a ServiceAccount of T (`--repair-service-account`) the API
+    /// server refuses what T's own identity may not do, and nothing is applied. Trusting T
+    /// (`HELM_DRIFT_TRUST_NAMESPACE`) is the operator's word, and repairs.
+    fn a_persons_repair_lends_no_rights_to_the_records_writer(helm: Helm) {
+        let env = Env::new(&format!("trust-lend-{}", helm.tag()));
+        let ns = env.ns.clone();
+        env.install(helm, "base", "fenced", &[]);
+        env.drift_untrusted(&["check", "base"]).success();
+        let user = tenant(&env, "tenant");
+        let forbidden = env.kubectl(&["create", "rolebinding", "mine", "--clusterrole=admin", "--user", &user, "--as", &user]);
+        assert!(!forbidden.output().out.status.success(), "the tenant may not bind admin itself");
+
+        // The tenant's revision 2: what it may not write itself, asked of whoever repairs.
+        let mut forged = read_record(&env, "base", 1);
+        let binding = format!(
+            "\n---\n# Source: fenced/templates/rb.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: tenant-admin\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: admin\nsubjects:\n  - kind: User\n    name: {user}\n    apiGroup: rbac.authorization.k8s.io\n"
+        );
+        let manifest = forged["manifest"].as_str().unwrap().replace("pods: \"10\"", "pods: \"1000\"") + &binding;
+        assert!(manifest.contains("pods: \"1000\""), "{manifest}");
+        forged["manifest"] = Value::String(manifest);
+        forged["version"] = serde_json::json!(2);
+        plant_as(&env, Some(&user), "base", 2, forged, "forged: \"yes\"");
+        env.drift_untrusted(&["check", "base"]).code(2).stdout_has("revision 2");
+
+        let untouched = |env: &Env| {
+            assert!(!exists(env, "rolebinding/tenant-admin"), "the tenant's RoleBinding was created");
+            assert_eq!(env.get("resourcequota", "base-pods", "{.spec.hard.pods}"), "10", "the quota was raised");
+        };
+        for args in [vec!["repair", "base"], vec!["repair", "base", "--dry-run"], vec!["repair", "base", "--only", "RoleBinding/tenant-admin"]] {
+            let out = env.drift_untrusted(&args).code(1);
+            out.stdout_has(&format!("namespace {ns} is not trusted")).stdout_has(&format!("--trust-namespace {ns}"));
+            out.stdout_has("writes with nobody's rights: nothing is written");
+            untouched(&env);
+        }
+        let json = env.drift_untrusted(&["repair", "base", "-o", "json"]).code(1).stdout();
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        let steps = doc["steps"].as_array().or_else(|| doc["releases"][0]["steps"].as_array()).cloned().unwrap_or_default();
+        assert!(!steps.is_empty() && steps.iter().all(|s| s["status"] == "refused"), "{json}");
+        assert!(steps.iter().all(|s| s["writes_with"].as_str().unwrap().starts_with("nobody's rights")), "{json}");
+
+        // As T's own identity: the server decides, and it may do no more than the tenant.
+        env.kubectl(&["create", "serviceaccount", "deployer"]).success();
+        let subject = format!("--serviceaccount={ns}:deployer");
+        env.kubectl(&["create", "rolebinding", "deployer-edit", "--clusterrole=edit", &subject]).success();
+        env.wait_until_allowed(&format!("system:serviceaccount:{ns}:deployer"), "create", "configmaps", false);
+        let out = env.drift_untrusted(&["repair", "base", "--repair-service-account", "deployer"]).code(1);
+        out.stdout_has(&format!("writes with the rights of ServiceAccount {ns}/deployer (impersonated)"));
+        out.stdout_has("refused by the server dry-run");
+        untouched(&env);
+
+        // The operator's own release, repaired on the operator's own word once trusted.
+        env.kubectl(&["delete", "secret", "sh.helm.release.v1.base.v2"]).success();
+        env.kubectl(&["delete", "configmap", "base-settings"]).success();
+        env.drift_untrusted(&["repair", "base"]).code(1);
+        assert!(!exists(&env, "configmap/base-settings"));
+        let out = env.drift_untrusted(&["repair", "base"]).env(crate::support::TRUST_ENV, &ns).success();
+        out.stdout_has("writes with your own rights");
+        assert!(exists(&env, "configmap/base-settings"));
+        env.drift_untrusted(&["check", "base"]).success();
+    }
+}

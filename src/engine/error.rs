@@ -39,6 +39,9 @@ pub(crate) enum Failure {
     /// The record is bad input (malformed, too large, too many objects), not an outage: counted
     /// and said once per revision, never judged.
     BadRecord,
+    /// A record stored apart whose claim yields to the claimed namespace's own record: not
+    /// judged, but loud (an error of a scan, and the watcher keeps what it knew of the release).
+    Conflict,
     /// Anything else: an error, tried again at the next change or resync.
     Outage,
 }
@@ -48,6 +51,7 @@ impl EvaluateError {
         match self {
             EvaluateError::Record { source, .. } => match source.as_ref() {
                 SourceError::NotDeployed { status, .. } if status == "uninstalled" => Failure::Gone,
+                SourceError::Conflict { .. } => Failure::Conflict,
                 s if s.is_bad_record() => Failure::BadRecord,
                 _ => Failure::Outage,
             },

@@ -182,6 +182,55 @@ impl Storage {
     /// Reads and decodes the revision to check: `revision` if given, else the highest `deployed`.
     pub(crate) async fn select(&self, index: &ReleaseIndex, revision: Option<u32>) -> Result<Selected, SourceError> {
         let (chosen, newest) = index.choose(revision, self.driver().name())?;
+        let (record, claimed, reserved) = self.decoded(index, &chosen).await?;
+        let stored = Stored {
+            namespace: &index.namespace,
+            object: &chosen.object,
+            name: &index.name,
+            revision: chosen.revision,
+            status: &chosen.status,
+            written: chosen.written,
+        };
+        // A record claiming another namespace than its storage's: taken only when vouched for.
+        // The operator's trust is never vetoed; a HelmRelease's word yields to that namespace's
+        // own record of the release (one that decodes and matches its storage object: a
+        // Secret that only carries Helm's labels is no record).
+        let mut unread = String::new();
+        let vouch = match claimed.namespace() {
+            ns if ns == index.namespace => None,
+            ns => {
+                let vouch = super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name)
+                    .await
+                    .unwrap_or_else(|e| {
+                        let stored = &index.namespace;
+                        unread = format!(
+                            "; the HelmReleases of namespace {stored}, which could say so, could not be read: {e}"
+                        );
+                        None
+                    });
+                if matches!(vouch, Some(crate::model::Vouch::HelmRelease { .. }))
+                    && let Some(own) = self.own_record(ns, &index.name).await
+                {
+                    return Err(SourceError::Conflict { record, namespace: ns.to_string(), own });
+                }
+                vouch
+            }
+        };
+        let release = claimed.bind(stored, reserved, vouch).map_err(|source| SourceError::Mismatch {
+            record: record.clone(),
+            source,
+            unread,
+        })?;
+        Ok(Selected { release, record, newest })
+    }
+
+    /// The record `chosen` of `index` read and decoded (within the process's budget), with its
+    /// name in messages (`Secret NS/OBJECT`).
+    async fn decoded(
+        &self,
+        index: &ReleaseIndex,
+        chosen: &Record,
+    ) -> Result<(String, super::record::Claimed, super::budget::Reserved), SourceError> {
         let record = format!("{} {}/{}", self.record_kind(), index.namespace, chosen.object);
         let ahead =
             self.prefetched.lock().expect("prefetch lock").remove(&(index.namespace.clone(), chosen.object.clone()));
@@ -215,51 +264,29 @@ impl Storage {
         let mut reserved = super::budget::reserve(size).await;
         let claimed = encoded.decode().map_err(corrupt)?;
         reserved.shrink_to(super::budget::cost(size, claimed.manifest_len()));
-        let stored = Stored {
-            namespace: &index.namespace,
-            object: &chosen.object,
-            name: &index.name,
-            revision: chosen.revision,
-            status: &chosen.status,
-            written: chosen.written,
-        };
-        // A record claiming another namespace than its storage's: taken only when vouched for,
-        // and never over that namespace's own record of the release.
-        let mut unread = String::new();
-        let vouch = match claimed.namespace() {
-            ns if ns == index.namespace => None,
-            ns => {
-                let vouch = super::vouch::vouch(&self.client, &self.trust, &index.namespace, ns, &index.name)
-                    .await
-                    .unwrap_or_else(|e| {
-                        let stored = &index.namespace;
-                        unread = format!(
-                            "; the HelmReleases of namespace {stored}, which could say so, could not be read: {e}"
-                        );
-                        None
-                    });
-                if vouch.is_some()
-                    && let Some(own) = self.own_record(ns, &index.name).await
-                {
-                    return Err(SourceError::Conflict { record, namespace: ns.to_string(), own });
-                }
-                vouch
-            }
-        };
-        let release = claimed.bind(stored, reserved, vouch).map_err(|source| SourceError::Mismatch {
-            record: record.clone(),
-            source,
-            unread,
-        })?;
-        Ok(Selected { release, record, newest })
+        Ok((record, claimed, reserved))
     }
 
-    /// The newest record `namespace` holds itself of release `name` (`Secret NS/OBJECT`), if any
-    /// (none when it may not be listed: the claim is then judged by its evidence alone).
+    /// The newest record `namespace` holds itself of release `name` (`Secret NS/OBJECT`), if
+    /// one decodes and matches its storage object (none when it may not be listed or read: the
+    /// claim is then judged by its evidence alone; a Secret with Helm's labels and no record
+    /// in it, or one claiming something else, is no record of the namespace's).
     async fn own_record(&self, namespace: &str, name: &str) -> Option<String> {
         let found = self.releases(Some(namespace), Some(&format!("name={name}"))).await.ok()?;
         let index = found.into_iter().find(|r| r.name == name && r.namespace == namespace)?;
-        Some(format!("{} {namespace}/{}", self.record_kind(), index.newest()?.object))
+        let newest = index.newest()?.clone();
+        let (record, claimed, reserved) = self.decoded(&index, &newest).await.ok()?;
+        let stored = Stored {
+            namespace: &index.namespace,
+            object: &newest.object,
+            name: &index.name,
+            revision: newest.revision,
+            status: &newest.status,
+            written: newest.written,
+        };
+        (claimed.namespace() == namespace).then_some(())?;
+        claimed.bind(stored, reserved, None).ok()?;
+        Some(record)
     }
 
     /// What a record is called in messages.

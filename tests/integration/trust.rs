@@ -76,7 +76,7 @@ helm_matrix! {
         }
         let json = env.drift_untrusted(&["repair", "base", "-o", "json"]).code(1).stdout();
         let doc: Value = serde_json::from_str(&json).unwrap();
-        let steps = doc["steps"].as_array().or_else(|| doc["releases"][0]["steps"].as_array()).cloned().unwrap_or_default();
+        let steps = doc["repair"]["steps"].as_array().cloned().unwrap_or_default();
         assert!(!steps.is_empty() && steps.iter().all(|s| s["status"] == "refused"), "{json}");
         assert!(steps.iter().all(|s| s["writes_with"].as_str().unwrap().starts_with("nobody's rights")), "{json}");
 
@@ -99,5 +99,55 @@ helm_matrix! {
         out.stdout_has("writes with your own rights");
         assert!(exists(&env, "configmap/base-settings"));
         env.drift_untrusted(&["check", "base"]).success();
+    }
+}
+
+helm_matrix! {
+    /// Issue 91, case 2: the platform's HelmRelease in S installs `g` into V (its record in S,
+    /// trusted: `--trust-namespace S`), and `g`'s Deployment is scaled by hand. The tenant, who
+    /// may write in V only, cannot silence that: neither a Secret carrying only Helm's labels
+    /// (no record in it) nor a decodable record of `g` of its own in V vetoes the trusted
+    /// record; the drift is reported and counted. Untrusted (the HelmRelease's word only), V's
+    /// own record wins, and the conflict is loud: an error of the scan, named.
+    fn a_decoy_does_not_silence_a_trusted_record_stored_apart(helm: Helm) {
+        use crate::flux_layout::{helm_release, move_record, origin_values};
+        let env = Env::new(&format!("trust-decoy-{}", helm.tag()));
+        let (v, s) = (env.ns.clone(), format!("{}-flux", env.ns));
+        env.kubectl(&["create", "namespace", &s]).success();
+        let select = format!("decoy={}", helm.tag());
+        env.install(helm, "g", "origin", &["-f", &origin_values(&env, &s, "g"), "--labels", &select]);
+        move_record(&env, "sh.helm.release.v1.g.v1", &s);
+        helm_release(&env, &s, "g", "g", &v, false);
+        env.kubectl(&["scale", "deployment", "g-web", "--replicas=3"]).success();
+        let user = tenant(&env, "tenant");
+        let scan = |trust: bool, code: i32| {
+            let mut args = vec!["check", "-A", "-l", select.as_str()];
+            if trust {
+                args.extend(["--trust-namespace", s.as_str()]);
+            }
+            env.drift_untrusted(&args).code(code)
+        };
+        let drift = format!("changed      Deployment {v}/g-web");
+        scan(true, 2).stdout_has(&drift);
+
+        // A Secret with Helm's labels and nothing in it.
+        let decoy = format!(
+            "apiVersion: v1\nkind: Secret\ntype: helm.sh/release.v1\nmetadata:\n  name: decoy\n  labels: {{owner: helm, name: g, status: deployed, version: \"1\", decoy: {}}}\n",
+            helm.tag()
+        );
+        let file = env.home().join("decoy.yaml");
+        std::fs::write(&file, decoy).unwrap();
+        env.kubectl(&["apply", "-f", file.to_str().unwrap(), "--as", &user]).success();
+        scan(true, 2).stdout_has(&drift).stdout_has(&format!("g: refused [namespace {v}]"));
+        env.kubectl(&["delete", "secret", "decoy"]).success();
+
+        // A record of g of V's own that decodes: what the tenant puts in it is in sync.
+        let own = crate::tenancy::record("g", &v, 1, "");
+        plant_as(&env, Some(&user), "g", 1, own, &format!("decoy: {}", helm.tag()));
+        let out = scan(true, 2);
+        out.stdout_has(&drift);
+        assert!(!out.stdout().contains("conflicting claim"), "a trusted record is never vetoed\n{}", out.dump());
+        // Untrusted, the HelmRelease's word yields to V's own record, loudly.
+        scan(false, 1).stdout_has(&format!("g: error: a conflicting claim [namespace {s}]")).stderr_has("a conflicting claim");
     }
 }

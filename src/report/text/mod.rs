@@ -339,10 +339,10 @@ fn releases(out: &mut String, run: &RunReport, style: &Style, errors: bool) {
             Outcome::Checked(r) => release(out, r, style),
             Outcome::Failed(_) if !errors => {}
             Outcome::Failed(e) => {
-                let word = match e.refused {
-                    true if e.message.contains(crate::model::CONFLICTING_CLAIM) => "refused: a conflicting claim",
-                    true => "refused",
-                    false => "error",
+                let word = match (e.refused, e.message.contains(crate::model::CONFLICTING_CLAIM)) {
+                    (_, true) => "error: a conflicting claim",
+                    (true, false) => "refused",
+                    (false, false) => "error",
                 };
                 let line = format!("{}: {word} [namespace {}] (see stderr)", e.release, e.namespace);
                 let _ = writeln!(out, "{}", paint(style.color, Tone::Bad, &line));

@@ -193,7 +193,7 @@ impl Watcher<'_> {
                         // Input, not an outage: counted and said once per revision, never judged.
                         let revision = index.deployed().map_or(0, |r| r.revision);
                         if self.refused.record(&key, revision) {
-                            // A verdict it had before (a claim that now conflicts) no longer holds.
+                            // A verdict it had before (of a record now unreadable) no longer holds.
                             self.forget(&key);
                             self.outputs.metrics.rejected("record", 1);
                             self.outputs.log.warn(
@@ -201,6 +201,18 @@ impl Watcher<'_> {
                                 &[("release", &key), ("error", &crate::errors::one_line(&e))],
                             );
                         }
+                    }
+                    Failure::Conflict => {
+                        // Loud, and what was known of the release stays (its series, its drift).
+                        let revision = index.deployed().map_or(0, |r| r.revision);
+                        if self.refused.record(&key, revision) {
+                            self.outputs.metrics.rejected("record", 1);
+                            self.outputs.log.error(
+                                "release record conflicts with the claimed namespace's own: not compared",
+                                &[("release", &key), ("error", &crate::errors::one_line(&e))],
+                            );
+                        }
+                        self.outputs.metrics.error("evaluate");
                     }
                     Failure::Outage => {
                         self.outputs.metrics.error("evaluate");

@@ -59,7 +59,8 @@ start_watcher() {
   local log=$1
   shift
   set -m
-  "$helm" drift watch "$@" >"$log" 2>&1 &
+  # The watcher trusts only what its flags say (not the person's HELM_DRIFT_TRUST_NAMESPACE).
+  env -u HELM_DRIFT_TRUST_NAMESPACE "$helm" drift watch "$@" >"$log" 2>&1 &
   watcher=$!
   set +m
 }
@@ -137,6 +138,10 @@ else
   cp "$release/helm-drift" "$state/plugin/bin/"
   "$helm" plugin install "$state/plugin"
 fi
+
+say "You trust your own namespaces once: a repair writes a record's word with your rights only there"
+echo "$ export HELM_DRIFT_TRUST_NAMESPACE=demo,runtime   (only you write Secrets in them)"
+export HELM_DRIFT_TRUST_NAMESPACE=demo,runtime
 
 say "Installing the demo chart as release 'demo' in namespace 'demo'"
 "$helm" install demo "$root/tests/charts/basic" --namespace demo --create-namespace
@@ -412,11 +417,11 @@ manifest='---\n# Source: intruder/templates/crb.yaml\napiVersion: rbac.authoriza
 record=$(printf '{"name":"intruder","namespace":"demo","version":1,"info":{"status":"deployed"},"manifest":"%s"}' "$manifest" | gzip | base64 -w0)
 "$kubectl" -n demo create secret generic sh.helm.release.v1.intruder.v1 --type helm.sh/release.v1 --from-literal=release="$record" >/dev/null
 "$kubectl" -n demo label secret sh.helm.release.v1.intruder.v1 owner=helm name=intruder status=deployed version=1 helm-drift.io/repair=true >/dev/null
-echo "$ helm drift check intruder -n demo   (a person's check names what a record asks for outside its namespace)"
-"$helm" drift check intruder -n demo | tee "$state/intruder.txt" || [ $? = 2 ]
+echo "$ env -u HELM_DRIFT_TRUST_NAMESPACE helm drift check intruder -n demo   (a person's check names what a record asks for outside its namespace)"
+env -u HELM_DRIFT_TRUST_NAMESPACE "$helm" drift check intruder -n demo | tee "$state/intruder.txt" || [ $? = 2 ]
 grep -q "outside the release's namespace: ClusterRoleBinding demo-intruder-is-admin" "$state/intruder.txt"
-echo "$ helm drift repair intruder -n demo   (refused: a person's rights are not lent to whoever wrote the record)"
-if "$helm" drift repair intruder -n demo >"$state/intruder-repair.txt" 2>&1; then
+echo "$ env -u HELM_DRIFT_TRUST_NAMESPACE helm drift repair intruder -n demo   (a person who does not trust demo: refused, their rights are not lent to whoever wrote the record)"
+if env -u HELM_DRIFT_TRUST_NAMESPACE "$helm" drift repair intruder -n demo >"$state/intruder-repair.txt" 2>&1; then
   cat "$state/intruder-repair.txt" >&2; echo "the forged record was repaired with the person's rights" >&2; exit 1
 fi
 grep -i 'refused' "$state/intruder-repair.txt" | head -2
@@ -553,8 +558,8 @@ echo "$ kubectl delete deployment ordered-app serviceaccount ordered-runner crd 
 "$kubectl" -n demo delete serviceaccount ordered-runner >/dev/null
 "$kubectl" delete crd gizmos.ordered.drift.test --wait=true >/dev/null
 "$kubectl" delete namespace ordered-extra --wait=true --timeout=120s >/dev/null
-echo "$ helm drift repair ordered -n demo   (refused: the Namespace and the CRD lie outside the record's namespace)"
-"$helm" drift repair ordered -n demo >"$state/ordered-refused.txt" 2>&1 || [ $? = 1 ]
+echo "$ env -u HELM_DRIFT_TRUST_NAMESPACE helm drift repair ordered -n demo   (refused: nothing is written on the word of a namespace you do not trust)"
+env -u HELM_DRIFT_TRUST_NAMESPACE "$helm" drift repair ordered -n demo >"$state/ordered-refused.txt" 2>&1 || [ $? = 1 ]
 grep -q -- "--trust-namespace demo" "$state/ordered-refused.txt"
 echo "$ helm drift repair ordered -n demo --trust-namespace demo   (the Namespace and the CRD first, the rest once they are served)"
 "$helm" drift repair ordered -n demo --trust-namespace demo | tee "$state/ordered.txt"

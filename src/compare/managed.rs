@@ -30,6 +30,16 @@ pub(crate) fn is_other_writer(entry: &Value, helm: &str) -> bool {
     manager_of(entry) != helm && !is_system_entry(entry)
 }
 
+/// Whether `live`'s managedFields hold an entry of Helm's writer (`helm`) that owns fields: an
+/// object Helm applied that holds none has had its ownership record wiped (a write that
+/// replaced `metadata.managedFields`), or every field Helm set taken over by another manager.
+pub(crate) fn holds_entry_of(live: &Value, helm: &str) -> bool {
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array);
+    entries.into_iter().flatten().any(|e| {
+        manager_of(e) == helm && e.get("fieldsV1").is_some_and(|f| f.as_object().is_some_and(|o| !o.is_empty()))
+    })
+}
+
 /// Whether a manager other than Helm (`helm`) owns fields of `live` outside `status` (only
 /// then can anything be foreign: a control-plane name's fields too, beyond what it writes by
 /// design).
@@ -367,6 +377,22 @@ pub(crate) fn find_item<'a>(v: &'a Value, key: &Map<String, Value>) -> Option<(u
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_object_without_its_writers_entry_has_lost_its_ownership_record() {
+        use serde_json::json;
+        let with = |managed: serde_json::Value| json!({"metadata": {"managedFields": managed}});
+        let helms = json!([{"manager": "helm", "operation": "Update", "fieldsV1": {"f:data": {}}}]);
+        assert!(super::holds_entry_of(&with(helms), "helm"));
+        assert!(!super::holds_entry_of(&with(json!([{}])), "helm"), "wiped to one empty entry");
+        assert!(!super::holds_entry_of(&with(json!([])), "helm"));
+        assert!(!super::holds_entry_of(&json!({"metadata": {}}), "helm"));
+        let others = json!([{"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:data": {}}}]);
+        assert!(!super::holds_entry_of(&with(others), "helm"));
+        let renamed = json!([{"manager": "helm", "operation": "Update"}]);
+        assert!(!super::holds_entry_of(&with(renamed), "helm"), "a name owning nothing");
+        assert!(!super::holds_entry_of(&with(json!([{"manager": "manager", "fieldsV1": {"f:a": {}}}])), "helm"));
+    }
+
     use super::*;
     use serde_json::json;
 

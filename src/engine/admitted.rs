@@ -17,7 +17,12 @@ pub(crate) async fn judged(
     asked: &Inquiry<'_>,
     nobodys: Vec<Foreign>,
 ) -> (Vec<Foreign>, Vec<Expected>) {
-    let (admission, covering) = cover(judge, asked).await;
+    let (admission, mut covering) = cover(judge, asked).await;
+    // Evidence destroyed is no excuse: on an object that holds no entry of Helm's writer (its
+    // managedFields wiped), admission's coverage explains nothing.
+    if !crate::compare::managed::holds_entry_of(asked.live, &judge.grounds.writer.manager) {
+        covering.clear();
+    }
     let obj = asked.obj;
     let (mut drift, mut admitted) = (Vec::new(), Vec::new());
     for f in nobodys {

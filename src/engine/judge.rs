@@ -140,6 +140,7 @@ fn conclude(
     drift.admission = found.admission;
     let helm = ctx.writer.manager.as_str();
     drift.recreated = attribution::recreated(&live, helm);
+    drift.ownership_wiped = (!managed::holds_entry_of(&live, helm)).then(|| helm.to_string());
     drift.apply = ctx.deployed.apply;
     ownership(ctx, obj, &live, ignores, &mut drift);
     attribute(&live, helm, &mut drift);

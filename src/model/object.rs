@@ -233,6 +233,10 @@ pub(crate) struct ObjectDrift {
     /// correction (Flux's opt-out annotation on the live object): its drift is reported all the
     /// same, and repair and self-healing leave it as it is, as helm-controller does.
     pub(crate) flux_left_out: Option<String>,
+    /// The writer (Helm's field manager) of which the live object holds no managedFields entry:
+    /// its ownership record was wiped (or every field taken over), so it is judged strictly
+    /// (admission's coverage excuses nothing on it).
+    pub(crate) ownership_wiped: Option<String>,
 }
 
 impl ObjectDrift {
@@ -257,6 +261,7 @@ impl ObjectDrift {
             hook: None,
             admission: Vec::new(),
             flux_left_out: None,
+            ownership_wiped: None,
         }
     }
 

@@ -333,6 +333,10 @@ fn object(o: &ObjectDrift, show_secrets: bool) -> Value {
     if let Some(why) = &o.flux_left_out {
         out["leftAloneByRepair"] = json!(why);
     }
+    // No managedFields entry of the release's writer: the ownership record was wiped.
+    if let Some(writer) = &o.ownership_wiped {
+        out["ownershipWiped"] = json!(writer);
+    }
     out
 }
 

@@ -69,6 +69,15 @@ pub(crate) fn evidence(o: &ObjectDrift, style: &Style) -> Vec<(Option<Tone>, Str
     if let Some(why) = &o.flux_left_out {
         out.push((Some(Tone::Note), format!("left alone by repair: {why}")));
     }
+    if let Some(writer) = &o.ownership_wiped {
+        out.push((
+            Some(Tone::Warn),
+            format!(
+                "its managedFields hold no entry of {writer}, the release's writer: the ownership record was wiped \
+                 (or every field taken over), so nothing on it is excused as admission's"
+            ),
+        ));
+    }
     if let Some(d) = &o.deleted_by {
         out.push((Some(Tone::Warn), deletion(d, style)));
     }

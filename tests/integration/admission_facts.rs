@@ -167,3 +167,33 @@ helm_matrix! {
         assert!(json.contains("\"mayBeAdmissions\""), "{json}");
     }
 }
+
+helm_matrix! {
+    /// Issue 91, case 4: under a mutating webhook that covers Deployments, a hand edit adding a
+    /// pod-template label and then a patch that replaces `metadata.managedFields` with `[{}]`
+    /// (wiping whose word each field is) is drift in both engines, the read-only one included,
+    /// and the report says the ownership record was wiped: evidence destroyed is no excuse.
+    fn wiped_evidence_is_a_finding_not_admission(helm: Helm) {
+        let env = Env::new(&format!("wiped-{}", helm.tag()));
+        let hook = pod_labelling_webhook();
+        let probe = || {
+            let dry = ["create", "deployment", "probe", "--image=x", "--dry-run=server", "-o", "jsonpath={.spec.template.metadata.labels}"];
+            env.kubectl(&dry).output().stdout().contains("admitted.example/mesh")
+        };
+        let _registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), probe);
+        env.install(helm, "web", "basic", &[]);
+        env.drift_as_viewer(&["check", "web"]).code(0);
+        let edit = r#"{"spec":{"template":{"metadata":{"labels":{"hand.example/edit":"yes"}}}}}"#;
+        env.kubectl(&["patch", "deployment", "web-web", "--type=merge", "-p", edit]).success();
+        let wipe = r#"[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]"#;
+        env.kubectl(&["patch", "deployment", "web-web", "--type=json", "-p", wipe]).success();
+        let managed = env.get("deployment", "web-web", "{.metadata.managedFields}");
+        assert!(!managed.contains("\"helm"), "the writer's entry is gone: {managed}");
+        let read_only = env.drift_as_viewer(&["check", "web"]).code(2).stdout();
+        assert!(read_only.contains("hand.example/edit"), "{read_only}");
+        assert!(read_only.contains("the ownership record was wiped"), "{read_only}");
+        assert!(!read_only.contains("added at admission by"), "{read_only}");
+        let exact = env.drift(&["check", "web", "-o", "json"]).code(2).stdout();
+        assert!(exact.contains("hand.example/edit") && exact.contains("\"ownershipWiped\""), "{exact}");
+    }
+}

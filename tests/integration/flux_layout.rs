@@ -210,7 +210,7 @@ helm_matrix! {
 
 /// Flux's `flux-edit` role as Flux installs it (aggregated into `edit` and `admin`): `*` on
 /// helm.toolkit.fluxcd.io, the status subresource included.
-const FLUX_EDIT: &str = "apiVersion: rbac.authorization.k8s.io/v1
+pub(crate) const FLUX_EDIT: &str = "apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: helm-drift-test-flux-edit
@@ -225,14 +225,14 @@ rules:
 
 /// Helm's record of revision `revision` of `release` claiming namespace `claimed`, written into
 /// `t` by `user` (labels: Helm's and `labels`).
-fn forge_as(t: &Env, user: &str, release: &str, revision: u32, claimed: &str, manifest: &str, labels: &str) {
+pub(crate) fn forge_as(t: &Env, user: &str, release: &str, revision: u32, claimed: &str, manifest: &str, labels: &str) {
     let json = crate::tenancy::record(release, claimed, revision, manifest);
     crate::tenancy::plant_as(t, Some(user), release, revision, json, labels);
 }
 
 /// A suspended HelmRelease `name` in `t` installing `release` into `target`, with a status naming
 /// it there as the newest release, all written by `user` (who holds `edit` in `t` only).
-fn helm_release_as(t: &Env, user: &str, name: &str, release: &str, target: &str) {
+pub(crate) fn helm_release_as(t: &Env, user: &str, name: &str, release: &str, target: &str) {
     t.apply_yaml("helmrelease-crd", &helm_release_crd());
     t.kubectl(&["wait", "--for", "condition=established", "crd/helmreleases.helm.toolkit.fluxcd.io"]).success();
     let hr = format!(

@@ -151,3 +151,47 @@ helm_matrix! {
         scan(false, 1).stdout_has(&format!("g: error: a conflicting claim [namespace {s}]")).stderr_has("a conflicting claim");
     }
 }
+
+helm_matrix! {
+    /// Issue 91, case 3: a tenant with `edit` in P writes a suspended HelmRelease installing `r`
+    /// into W and a record of `r` listing ConfigMaps `present` and `absent` of W. The watcher
+    /// (`watch -A`) tells P nothing of either: no Event, no drifted object in its metrics; the
+    /// tenant's own check says the same of both. What exists outside the claim is not told.
+    fn a_claim_on_another_namespace_is_no_existence_oracle(helm: Helm) {
+        use crate::flux_layout::{FLUX_EDIT, forge_as, helm_release_as};
+        use crate::watching::{Watching, events};
+        let tag = helm.tag();
+        let (p, w) = (Env::new(&format!("trust-oracle-p-{tag}")), Env::new(&format!("trust-oracle-w-{tag}")));
+        w.kubectl(&["create", "configmap", "present", "--from-literal=a=b"]).success();
+        // A release of W's own, so that a watch of W's objects is running.
+        w.install(helm, "own", "basic", &["--labels", &format!("oracle={tag}")]);
+        p.apply_yaml("flux-edit", FLUX_EDIT);
+        let user = tenant(&p, "tenant");
+        p.wait_until_allowed(&user, "patch", "helmreleases.helm.toolkit.fluxcd.io", false);
+        let cm = |name: &str| format!("---\n# Source: r/templates/{name}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {}\ndata:\n  a: c\n", w.ns);
+        let manifest = cm("present") + &cm("absent");
+        forge_as(&p, &user, "r", 1, &w.ns, &manifest, &format!("oracle: {tag}"));
+        helm_release_as(&p, &user, "r", "r", &w.ns);
+
+        let select = format!("oracle={tag}");
+        let watching = Watching::start(&p, &["-A", "-l", &select, "--resync", "2s"]).ready();
+        let series = Watching::drifted(&p.ns, "r");
+        crate::support::eventually_or(
+            "r judged",
+            std::time::Duration::from_secs(30),
+            || watching.sample(&series).is_some(),
+            || watching.logs_text(),
+        );
+        let before = watching.checks();
+        crate::support::eventually("two more checks", std::time::Duration::from_secs(30), || watching.checks() >= before + 2.0);
+        assert_eq!(watching.sample(&series), Some(0.0), "{}", watching.metrics());
+        for env in [&p, &w] {
+            assert!(events(env, "DriftDetected").is_empty(), "an Event told of W's objects");
+        }
+        watching.stop();
+        // The tenant's own check of it: the same words for both.
+        let out = p.drift_untrusted(&["check", "r"]).env("HELM_KUBEASUSER", &user).output().stdout();
+        let line = |name: &str| out.lines().find(|l| l.contains(&format!("ConfigMap {}/{name}", w.ns))).map(|l| l.replace(name, "X"));
+        assert_eq!(line("present"), line("absent"), "{out}");
+    }
+}

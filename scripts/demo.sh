@@ -139,7 +139,7 @@ else
   "$helm" plugin install "$state/plugin"
 fi
 
-say "You trust your own namespaces once: a repair writes a record's word with your rights only there"
+say "You trust your own namespaces once: only there does a repair write what a record says with your rights"
 echo "$ export HELM_DRIFT_TRUST_NAMESPACE=demo,runtime   (only you write Secrets in them)"
 export HELM_DRIFT_TRUST_NAMESPACE=demo,runtime
 

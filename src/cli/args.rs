@@ -252,7 +252,7 @@ pub(crate) struct RepairArgs {
     /// Write as this ServiceAccount of the namespace the release's record is stored in
     /// (impersonated), for a record of a namespace you do not trust: the API server then allows
     /// only what that namespace's own identity may do. Without it, and without
-    /// --trust-namespace, nothing is written on an untrusted record's word
+    /// --trust-namespace, nothing is written on what an untrusted record says
     #[arg(long, value_name = "NAME", conflicts_with = "upgrade", help_heading = "Repair")]
     pub(crate) repair_service_account: Option<String>,
     /// Replace (delete and create as recorded) an object whose repair the API server refuses

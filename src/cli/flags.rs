@@ -81,10 +81,9 @@ pub(crate) struct CompareArgs {
     /// Trust the release records of this namespace as your own (repeatable; `*`: every
     /// namespace). A record is written by whoever may write Secrets in its namespace, so what it
     /// lists outside that namespace (cluster-scoped objects included) is judged only where the
-    /// object names its release itself and repaired on its word only when trusted, by `repair`
-    /// and by the watcher, which otherwise compares only the record's own namespace and heals
-    /// only as --repair-service-account. A person's repair writes with your rights only what a
-    /// trusted record says. Set once: HELM_DRIFT_TRUST_NAMESPACE=NS[,NS...]
+    /// object names its release itself, and `repair` and the watcher write what a record says
+    /// with your (its) own rights only when trusted, else only as a ServiceAccount of its
+    /// namespace (--repair-service-account). Set once: HELM_DRIFT_TRUST_NAMESPACE=NS[,NS...]
     #[arg(
         long,
         value_name = "NAMESPACE",

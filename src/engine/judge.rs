@@ -140,9 +140,11 @@ fn conclude(
     drift.admission = found.admission;
     let helm = ctx.writer.manager.as_str();
     drift.recreated = attribution::recreated(&live, helm);
-    drift.ownership_wiped = (!managed::holds_entry_of(&live, helm)).then(|| helm.to_string());
     drift.apply = ctx.deployed.apply;
     ownership(ctx, obj, &live, ignores, &mut drift);
+    // No entry of Helm's writer, and no other manager took its fields: the record was wiped.
+    let wiped = !managed::holds_entry_of(&live, helm) && drift.disowned.is_empty();
+    drift.ownership_wiped = wiped.then(|| helm.to_string());
     attribute(&live, helm, &mut drift);
     leave_managers(ctx, me, &mut drift);
     if !ctx.options.strict {

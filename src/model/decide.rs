@@ -83,7 +83,8 @@ impl Question<'_> {
 /// - **Create / Change**: with the actor's own rights only for a trusted record; else only as a
 ///   ServiceAccount of the record's namespace, and outside it only what carries the vouching
 ///   HelmRelease's origin labels (never created there). A change touches only what Helm's
-///   ownership annotations give to the release, as Helm's own adoption rule.
+///   ownership annotations give to the release, as Helm's own adoption rule (a person who trusts
+///   the record may also put back an object that names no release: re-created by hand, a hook).
 pub(crate) fn decide(q: &Question<'_>, deed: Deed, rights: &Rights) -> Result<(), Refusal> {
     let home = q.home;
     match deed {
@@ -138,6 +139,11 @@ pub(crate) fn decide(q: &Question<'_>, deed: Deed, rights: &Rights) -> Result<()
             }
             let holder = q.live.and_then(helm_owner);
             if holder == Some((home.release, home.name)) {
+                return Ok(());
+            }
+            // A person who trusts the record puts back, with their own rights, an object that
+            // names no release (re-created by hand, a hook Helm never annotates), as they asked.
+            if holder.is_none() && q.acting == Acting::Person && q.trusted && *rights == Rights::Own {
                 return Ok(());
             }
             Err(Refusal::NotOwned {
@@ -226,10 +232,13 @@ mod tests {
                 (Person, false, Some("kube-system"), ours(), Change, sa("t"), "outside the record's namespace"),
                 // Whoever writes, only what Helm's annotations give to the release is changed.
                 (Person, true, Some("t"), theirs(), Change, Rights::Own, "not owned by release t/base"),
-                (Person, true, Some("t"), nothing(), Change, Rights::Own, "not owned by release t/base"),
+                (Person, true, Some("t"), nothing(), Change, Rights::Own, ""),
+                (Watcher, true, Some("t"), nothing(), Change, Rights::Own, "not owned by release t/base"),
+                (Person, false, Some("t"), nothing(), Change, sa("t"), "not owned by release t/base"),
                 (Watcher, false, Some("t"), theirs(), Change, sa("t"), "not owned by release t/base"),
-                // An object that came back is not created over.
-                (Person, true, Some("t"), nothing(), Create, Rights::Own, "not owned by release t/base"),
+                // An object that came back is not created over, unless a trusting person asks.
+                (Watcher, true, Some("t"), nothing(), Create, Rights::Own, "not owned by release t/base"),
+                (Person, true, Some("t"), theirs(), Create, Rights::Own, "not owned by release t/base"),
             ],
         );
     }

@@ -2,6 +2,7 @@
 //! rule for which revision is current.
 
 use super::SourceError;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// The longest release name Helm takes (`helm install` refuses longer ones).
 pub(crate) const MAX_RELEASE_NAME: usize = 53;
@@ -73,6 +74,20 @@ impl ReleaseIndex {
     }
 }
 
+impl Record {
+    /// A record from a storage object's labels; objects without Helm's `name` and a numeric
+    /// `version` label are not Helm's and are skipped.
+    pub(crate) fn from_labels(meta: ObjectMeta) -> Option<(String, Record)> {
+        let written = super::written::data_written(&meta);
+        let labels = meta.labels.unwrap_or_default();
+        let revision = labels.get("version")?.parse().ok()?;
+        // Helm refuses a release name it could not have made: so is its forged record.
+        let name = labels.get("name").filter(|n| n.len() <= MAX_RELEASE_NAME)?.clone();
+        let status = labels.get("status").cloned().unwrap_or_default();
+        Some((name, Record { object: meta.name.unwrap_or_default(), revision, status, written }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +139,22 @@ mod tests {
         );
         let e = index(&[(1, "superseded"), (2, "uninstalling")]).choose(None, "secrets").unwrap_err().to_string();
         assert!(e.ends_with("status uninstalling): helm uninstall is under way, or was interrupted (helm uninstall again finishes it)"), "{e}");
+    }
+
+    #[test]
+    fn a_record_is_its_labels_and_a_name_longer_than_helm_takes_is_none() {
+        let meta = |name: &str| -> ObjectMeta {
+            serde_json::from_value(serde_json::json!({"name": format!("sh.helm.release.v1.{name}.v1"),
+                "labels": {"owner": "helm", "name": name, "version": "1", "status": "deployed"},
+                "annotations": {"big": "x".repeat(1000)}}))
+            .unwrap()
+        };
+        let (name, r) = Record::from_labels(meta("web")).unwrap();
+        assert_eq!((name.as_str(), r.revision, r.status.as_str()), ("web", 1, "deployed"));
+        assert!(Record::from_labels(meta(&"a".repeat(MAX_RELEASE_NAME))).is_some());
+        assert!(
+            Record::from_labels(meta(&"a".repeat(MAX_RELEASE_NAME + 1))).is_none(),
+            "Helm takes at most 53 characters"
+        );
     }
 }

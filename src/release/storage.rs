@@ -6,7 +6,6 @@ use super::Release;
 use super::codec::Encoded;
 use super::driver::{self, DEPLOYED, Driver, RECORDS};
 use super::error::SourceError;
-use super::index::MAX_RELEASE_NAME;
 use super::index::{Record, ReleaseIndex};
 use super::record::Stored;
 use super::sql::SqlStorage;
@@ -183,14 +182,7 @@ impl Storage {
     pub(crate) async fn select(&self, index: &ReleaseIndex, revision: Option<u32>) -> Result<Selected, SourceError> {
         let (chosen, newest) = index.choose(revision, self.driver().name())?;
         let (record, claimed, reserved) = self.decoded(index, &chosen).await?;
-        let stored = Stored {
-            namespace: &index.namespace,
-            object: &chosen.object,
-            name: &index.name,
-            revision: chosen.revision,
-            status: &chosen.status,
-            written: chosen.written,
-        };
+        let stored = stored(index, &chosen);
         // A record claiming another namespace than its storage's: taken only when vouched for.
         // The operator's trust is never vetoed; a HelmRelease's word yields to that namespace's
         // own record of the release (one that decodes and matches its storage object: a
@@ -276,22 +268,26 @@ impl Storage {
         let index = found.into_iter().find(|r| r.name == name && r.namespace == namespace)?;
         let newest = index.newest()?.clone();
         let (record, claimed, reserved) = self.decoded(&index, &newest).await.ok()?;
-        let stored = Stored {
-            namespace: &index.namespace,
-            object: &newest.object,
-            name: &index.name,
-            revision: newest.revision,
-            status: &newest.status,
-            written: newest.written,
-        };
         (claimed.namespace() == namespace).then_some(())?;
-        claimed.bind(stored, reserved, None).ok()?;
+        claimed.bind(stored(&index, &newest), reserved, None).ok()?;
         Some(record)
     }
 
     /// What a record is called in messages.
     fn record_kind(&self) -> &'static str {
         self.driver().record_kind()
+    }
+}
+
+/// Where `chosen` of `index` is stored, as its record must match.
+fn stored<'a>(index: &'a ReleaseIndex, chosen: &'a Record) -> Stored<'a> {
+    Stored {
+        namespace: &index.namespace,
+        object: &chosen.object,
+        name: &index.name,
+        revision: chosen.revision,
+        status: &chosen.status,
+        written: chosen.written,
     }
 }
 
@@ -342,7 +338,7 @@ async fn list_metadata<K: RecordObject>(
     let request = kube::core::Request::new(api::<K>(client, namespace).resource_url());
     let keep = |item: MetadataItem| {
         let ns = item.metadata.namespace.clone().unwrap_or_default();
-        record(item.metadata).map(|(name, record)| (ns, name, record))
+        Record::from_labels(item.metadata).map(|(name, record)| (ns, name, record))
     };
     crate::api::kept_pages(client, lp, |lp| request.list_metadata(lp), keep).await
 }
@@ -399,35 +395,4 @@ async fn get_data<K: RecordObject>(
 ) -> Result<Option<Vec<u8>>, kube::Error> {
     let api = api::<K>(client, Some(namespace));
     Ok(retry(|| api.get(object)).await?.into_parts().1)
-}
-
-/// A record from a storage object's labels; objects without Helm's `name` and a numeric
-/// `version` label are not Helm's and are skipped.
-fn record(meta: ObjectMeta) -> Option<(String, Record)> {
-    let written = super::written::data_written(&meta);
-    let labels = meta.labels.unwrap_or_default();
-    let revision = labels.get("version")?.parse().ok()?;
-    // Helm refuses a release name it could not have made: so is its forged record.
-    let name = labels.get("name").filter(|n| n.len() <= MAX_RELEASE_NAME)?.clone();
-    let status = labels.get("status").cloned().unwrap_or_default();
-    Some((name, Record { object: meta.name.unwrap_or_default(), revision, status, written }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_record_is_its_labels_and_a_name_longer_than_helm_takes_is_none() {
-        let meta = |name: &str| -> ObjectMeta {
-            serde_json::from_value(serde_json::json!({"name": format!("sh.helm.release.v1.{name}.v1"),
-                "labels": {"owner": "helm", "name": name, "version": "1", "status": "deployed"},
-                "annotations": {"big": "x".repeat(1000)}}))
-            .unwrap()
-        };
-        let (name, r) = record(meta("web")).unwrap();
-        assert_eq!((name.as_str(), r.revision, r.status.as_str()), ("web", 1, "deployed"));
-        assert!(record(meta(&"a".repeat(MAX_RELEASE_NAME))).is_some());
-        assert!(record(meta(&"a".repeat(MAX_RELEASE_NAME + 1))).is_none(), "Helm takes at most 53 characters");
-    }
 }

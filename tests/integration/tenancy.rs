@@ -417,7 +417,7 @@ fn a_persons_repair_does_not_write_outside_the_records_namespace_on_its_word() {
     env.kubectl(&["create", "rolebinding", "fixer-edit", "--clusterrole=edit", &subject]).success();
     env.wait_until_allowed(&format!("system:serviceaccount:{ns}:fixer"), "create", "configmaps", false);
     let as_fixer = ["repair", "intruder", "--repair-service-account", "fixer"];
-    env.drift_untrusted(&as_fixer).code(1).stdout_has("is cluster-scoped");
+    env.drift_untrusted(&as_fixer).code(1).stdout_has("is a cluster-scoped object");
     assert!(!exists(&env, &["configmap", "intruder-config"]), "a refused repair applies nothing");
     let only = [&as_fixer[..], &["--only", "ConfigMap/intruder-config"]].concat();
     env.drift_untrusted(&only).code(2).stdout_has("applied");

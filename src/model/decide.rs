@@ -85,6 +85,8 @@ impl Question<'_> {
 ///   HelmRelease's origin labels (never created there). A change touches only what Helm's
 ///   ownership annotations give to the release, as Helm's own adoption rule (a person who trusts
 ///   the record may also put back an object that names no release: re-created by hand, a hook).
+// The refusal is the answer itself, made once per object and read at once: boxing it buys nothing.
+#[allow(clippy::result_large_err)]
 pub(crate) fn decide(q: &Question<'_>, deed: Deed, rights: &Rights) -> Result<(), Refusal> {
     let home = q.home;
     match deed {

@@ -194,6 +194,6 @@ helm_matrix! {
         assert!(read_only.contains("the ownership record was wiped"), "{read_only}");
         assert!(!read_only.contains("added at admission by"), "{read_only}");
         let exact = env.drift(&["check", "web", "-o", "json"]).code(2).stdout();
-        assert!(exact.contains("hand.example/edit") && exact.contains("\"ownershipWiped\""), "{exact}");
+        assert!(exact.contains("hand.example~1edit") && exact.contains("\"ownershipWiped\""), "{exact}");
     }
 }

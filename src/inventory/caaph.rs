@@ -49,6 +49,10 @@ async fn list<T>(
     }
 }
 
+/// The HelmReleaseProxies taken for one cluster at most (CAAPH makes one per HelmChartProxy
+/// selecting it: a few dozen add-ons is a big cluster).
+pub(crate) const MAX_PROXIES_PER_MEMBER: usize = 256;
+
 /// Gives each member of a Cluster API inventory the proxies that name its Cluster.
 pub(super) async fn attach(
     client: &kube::Client,
@@ -66,8 +70,11 @@ pub(super) async fn attach(
     let charts: BTreeMap<(String, String), BTreeMap<String, String>> =
         list(client, namespace, ("HelmChartProxy", "helmchartproxies"), chart).await?.into_iter().collect();
     let releases = list(client, namespace, ("HelmReleaseProxy", "helmreleaseproxies"), |o| proxy(&o, &charts)).await?;
+    // Each proxy is a release watched and its series: a cluster's share is bounded (the rest are
+    // not read; CAAPH makes one per HelmChartProxy selecting the cluster).
     for (cluster, proxy) in releases {
-        if let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) {
+        let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) else { continue };
+        if member.proxies.len() < MAX_PROXIES_PER_MEMBER {
             member.proxies.push(proxy);
         }
     }

@@ -1,4 +1,6 @@
-//! What a kubeconfig read from an inventory may hold: inline credentials and certificates only.
+//! What a kubeconfig read from an inventory may hold: inline credentials and certificates only,
+//! for a server reached over verified TLS at an address that is not the watcher's own
+//! neighbourhood (link-local metadata services, the management cluster's in-cluster names).
 
 use super::unreachable::{Unreachable, Why};
 use kube::config::Kubeconfig;
@@ -24,8 +26,46 @@ pub(crate) fn vetted(kubeconfig: Kubeconfig, at: &str) -> Result<Kubeconfig, Unr
         if cluster.proxy_url.is_some() {
             return refuse("sends its requests through a proxy (proxy-url)");
         }
+        if cluster.insecure_skip_tls_verify == Some(true) {
+            return refuse(
+                "skips TLS verification (insecure-skip-tls-verify: its credentials would go to whoever answers)",
+            );
+        }
+        if let Some(why) = cluster.server.as_deref().and_then(unsafe_server) {
+            return refuse(why);
+        }
     }
     Ok(kubeconfig)
+}
+
+/// Why a member's `server:` is not dialled with its credentials, if it is not: only `https://`,
+/// never a link-local address (a cloud's metadata service) nor an in-cluster service name (the
+/// management cluster's own API server and services, reached from the watcher's pod).
+fn unsafe_server(server: &str) -> Option<&'static str> {
+    let Some(rest) = server.strip_prefix("https://") else {
+        return Some("sends its credentials in clear or to no TLS server (server is not https://)");
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let link_local = match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => (ip.segments()[0] & 0xffc0) == 0xfe80,
+        Err(_) => false,
+    };
+    if link_local {
+        return Some("points at a link-local address (a cloud's metadata service)");
+    }
+    let in_cluster = host == "kubernetes"
+        || host.starts_with("kubernetes.default")
+        || host.ends_with(".svc")
+        || host.ends_with(".svc.cluster.local")
+        || host.ends_with(".cluster.local");
+    in_cluster.then_some("points at an in-cluster name (the management cluster's own services)")
 }
 
 #[cfg(test)]
@@ -50,9 +90,31 @@ mod tests {
             ("    client-certificate: /etc/cert\n    client-key: /etc/key\n", "", "reads a local file"),
             ("    token: abc\n", "    certificate-authority: /etc/ca\n", "certificate-authority"),
             ("    token: abc\n", "    proxy-url: http://127.0.0.1:3128\n", "proxy"),
+            ("    token: abc\n", "    insecure-skip-tls-verify: true\n", "skips TLS verification"),
         ] {
             let e = vetted(kubeconfig(user, cluster), "Secret a/b-kubeconfig").unwrap_err().to_string();
             assert!(e.starts_with("Secret a/b-kubeconfig: the kubeconfig ") && e.contains(said), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_members_server_is_https_and_not_the_watchers_neighbourhood() {
+        for ok in
+            ["https://127.0.0.1:6443", "https://api.eu.example.com", "https://[2001:db8::1]:6443/", "https://10.0.0.1"]
+        {
+            assert_eq!(unsafe_server(ok), None, "{ok}");
+        }
+        for (bad, said) in [
+            ("http://api.example.com", "not https"),
+            ("api.example.com:6443", "not https"),
+            ("https://169.254.169.254/latest/meta-data", "link-local"),
+            ("https://[fe80::1]:443", "link-local"),
+            ("https://kubernetes.default.svc", "in-cluster"),
+            ("https://kubernetes.default.svc.cluster.local:443", "in-cluster"),
+            ("https://vault.vault.svc:8200", "in-cluster"),
+            ("https://user@KUBERNETES:443", "in-cluster"),
+        ] {
+            assert!(unsafe_server(bad).is_some_and(|w| w.contains(said)), "{bad}: {:?}", unsafe_server(bad));
         }
     }
 }

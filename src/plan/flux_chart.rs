@@ -80,6 +80,19 @@ pub(crate) fn named(hr: &Value, own: &str) -> Result<ChartSource, Unfetched> {
 }
 
 impl ChartSource {
+    /// The source, for a HelmRelease from a file (a pull request's: anyone may write it) only
+    /// when it lies in the namespace the planner named (`own`): a file's word never makes the
+    /// planner read another namespace with their rights.
+    pub(crate) fn within(self, own: &str, from_cluster: bool) -> Result<ChartSource, Unfetched> {
+        if from_cluster || self.namespace == own {
+            return Ok(self);
+        }
+        Err(Unfetched(format!(
+            "its chart comes from {} {}/{}, and a HelmRelease from a file is read only in namespace {own} (-n)",
+            self.kind, self.namespace, self.name
+        )))
+    }
+
     /// Why helm cannot fetch it as source-controller does, unless it is a chart of a
     /// HelmRepository or an OCIRepository's artifact.
     fn fetchable(&self) -> Result<(), Unfetched> {
@@ -207,6 +220,19 @@ mod tests {
 
     fn source(hr: Value) -> ChartSource {
         named(&hr, "apps").unwrap()
+    }
+
+    #[test]
+    fn a_files_source_in_another_namespace_is_not_read() {
+        let hr = json!({"spec": {"chart": {"spec": {"chart": "web", "sourceRef": {"name": "charts", "namespace": "flux-system"}}}}});
+        let why = named(&hr, "apps").unwrap().within("apps", false).unwrap_err().0;
+        assert!(why.contains("HelmRepository flux-system/charts") && why.contains("namespace apps (-n)"), "{why}");
+        assert!(
+            named(&hr, "apps").unwrap().within("apps", true).is_ok(),
+            "the cluster's HelmRelease, as helm-controller reads it"
+        );
+        let own = json!({"spec": {"chart": {"spec": {"chart": "web", "sourceRef": {"name": "charts"}}}}});
+        assert!(named(&own, "apps").unwrap().within("apps", false).is_ok());
     }
 
     #[test]

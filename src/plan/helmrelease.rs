@@ -114,7 +114,7 @@ pub(crate) async fn resolve(
         server_side,
         take_ownership: !flag("/spec/upgrade/disableTakeOwnership"),
         post_render: super::PostRender::flux(&own, &name, hr.pointer("/spec/commonMetadata"), kustomize),
-        chart: super::flux_chart::named(&hr, &own),
+        chart: super::flux_chart::named(&hr, &own).and_then(|c| c.within(&own, from_cluster)),
         values_read_in: read_from_cluster.then_some(own),
         said: composed.said,
     })

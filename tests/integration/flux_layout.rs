@@ -438,7 +438,7 @@ fn the_watcher_heals_a_record_stored_apart_as_its_helmrelease_writes() {
 /// to its action configuration apart from the release's, and helm-controller's origin labels on
 /// every object, as helm-controller does for `spec.targetNamespace`): the record is in S and
 /// names T; vouched for by its HelmRelease, with no trust flag, a check of S judges the objects
-/// in T, a hand edit there is repaired with the person's rights and healed by a watcher writing
+/// in T, a hand edit there is repaired with the person's rights once they trust S, healed by a watcher writing
 /// as an account of S, and the controller's next upgrade, stored apart again, lands after each.
 #[test]
 fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_watched_and_upgraded_again() {
@@ -470,7 +470,9 @@ fn a_record_the_flux_sdk_stores_apart_is_judged_repaired_watched_and_upgraded_ag
     env.merge_patch("configmap", "web-config", r#"{"data":{"greeting":"edited"}}"#);
     env.kubectl(&["scale", "deployment", "web-web", "--replicas=5"]).success();
     in_s(&["check", "web"], 2).stdout_has(&format!("changed      ConfigMap {t}/web-config"));
-    in_s(&["repair", "web"], 0);
+    // A person repairs it with their own rights once they trust S, where the records are.
+    in_s(&["repair", "web"], 1).stdout_has(&format!("namespace {s} is not trusted"));
+    in_s(&["repair", "web", "--trust-namespace", &s], 0);
     assert_eq!(env.get("configmap", "web-config", "{.data.greeting}"), "first");
     in_s(&["check", "web"], 0);
     flux("upgrade", "greeting: second\n");

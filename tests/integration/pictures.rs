@@ -201,7 +201,9 @@ fn on_a_terminal(env: &Env, args: &[&str]) -> String {
         .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
         .collect();
     let mut cmd = env.command(Path::new("script"));
-    cmd.env("HELM_NAMESPACE", &env.ns).env("TERM", "xterm").args(["-qefc", &quoted.join(" "), "/dev/null"]);
+    // The operator trusts the test's namespace once, as Env::drift's repairs do.
+    cmd.env("HELM_NAMESPACE", &env.ns).env(crate::support::TRUST_ENV, &env.ns).env("TERM", "xterm");
+    cmd.args(["-qefc", &quoted.join(" "), "/dev/null"]);
     let out = cmd.output().expect("run script (util-linux)");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -361,7 +361,7 @@ HR
   -p '{"status":{"history":[{"name":"demo","namespace":"demo","version":7,"status":"deployed"}]}}' >/dev/null
 echo "$ helm drift check demo -n tenant   (demo holds its own record of 'demo': a conflicting claim, refused)"
 "$helm" drift check demo -n tenant 2>&1 || [ $? = 1 ]
-echo "$ helm drift check -A   (the operator's gate: the claim is named, not counted)"
+echo "$ helm drift check -A   (the operator's gate: the claim is named and counted as an error, exit 1)"
 "$helm" drift check -A 2>&1 | grep -E "conflicting claim|demo: " || true
 "$kubectl" delete namespace tenant --wait=false >/dev/null
 

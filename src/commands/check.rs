@@ -311,12 +311,31 @@ async fn rerender(
     let against = DryRun::for_record(&settings.trust.namespaces, selected.release.stored_in());
     let manifest = rendering.helm.render_now(&selected.release, files, against).await?;
     let (documents, changed) = desired::diff_documents(&selected.release.manifest, &manifest);
+    // What a template renders through a `lookup` that answered nothing is no prediction.
+    let chart = selected.release.chart.as_ref().filter(|_| !against.reads_the_cluster());
+    let (uses, name) = chart.map_or_else(Default::default, |c| (c.lookup_use(), c.metadata.name.clone()));
+    let guessed = |source: &str| uses.renders(&name, source);
+    let (unpredictable, changed): (Vec<_>, Vec<_>) = changed.into_iter().partition(|d| guessed(&d.source));
+    let mut unpredictable: Vec<String> = unpredictable.into_iter().map(|d| d.source).collect();
     let mut now = selected;
     now.release.manifest = manifest;
     now.record = format!("{} rendered now", now.record);
     now.newest = None;
-    let against_live: DriftReport = evaluate_selected(session, settings, now, None).await?.report;
-    Ok(Rerender { documents, changed, against_live, lookup_answered: against.reads_the_cluster() })
+    let mut against_live: DriftReport = evaluate_selected(session, settings, now, None).await?.report;
+    let ns = against_live.stored_in().to_string();
+    for o in against_live.objects.iter_mut().filter(|o| o.is_drift()) {
+        let Some(source) = o.source.clone().filter(|s| guessed(s)) else { continue };
+        o.verdict = crate::model::Verdict::Excluded {
+            reason: format!(
+                "not predictable: rendered by a template that calls lookup, which answered nothing (namespace {ns} \
+                 is not trusted; --trust-namespace {ns} lets it read the cluster)"
+            ),
+        };
+        if !unpredictable.contains(&source) {
+            unpredictable.push(source);
+        }
+    }
+    Ok(Rerender { documents, changed, against_live, lookup_answered: against.reads_the_cluster(), unpredictable })
 }
 
 /// When no Flux HelmRelease or Argo CD Application of the config file describes a release this

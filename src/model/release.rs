@@ -53,6 +53,9 @@ pub(crate) struct Rerender {
     /// Whether the chart's `lookup` was answered by the cluster (a trusted record); else it
     /// answered nothing, since the record's writer is not the reader.
     pub(crate) lookup_answered: bool,
+    /// Documents (`# Source:` paths) rendered by a template that calls `lookup` when it
+    /// answered nothing: not a prediction of the upgrade, so neither render drift nor a change.
+    pub(crate) unpredictable: Vec<String>,
 }
 
 impl DriftReport {

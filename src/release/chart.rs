@@ -86,6 +86,67 @@ fn files_where(raw: Option<&RawValue>, keep: impl Fn(&str) -> bool) -> Result<Ve
     serde_json::Deserializer::from_str(raw.get()).deserialize_any(Kept(keep))
 }
 
+/// Which of a chart's templates call `lookup`, whose answer depends on who renders.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LookupUse {
+    /// No template calls it.
+    #[default]
+    None,
+    /// These templates (`templates/...`) call it themselves.
+    In(Vec<String>),
+    /// A helper (a `_` file, or a `define` any template may include) calls it: any document may
+    /// depend on it.
+    Anywhere,
+}
+
+impl Chart {
+    /// Which templates call `lookup` (a word `lookup` followed by a space or `(`, in a template's
+    /// text); a template that cannot be read counts as calling it.
+    pub(crate) fn lookup_use(&self) -> LookupUse {
+        let Ok(templates) = self.templates() else { return LookupUse::Anywhere };
+        let mut named = Vec::new();
+        for t in &templates {
+            let text = t.bytes().map(|b| String::from_utf8_lossy(&b).into_owned());
+            let calls = text.as_deref().is_none_or(calls_lookup);
+            if !calls {
+                continue;
+            }
+            let file = t.name.rsplit('/').next().unwrap_or_default();
+            if file.starts_with('_') || text.as_deref().is_none_or(|t| t.contains("define")) {
+                return LookupUse::Anywhere;
+            }
+            named.push(t.name.clone());
+        }
+        match named.is_empty() {
+            true => LookupUse::None,
+            false => LookupUse::In(named),
+        }
+    }
+}
+
+impl LookupUse {
+    /// Whether a document (its `# Source:` path, `#N` for a template's later documents) of the
+    /// chart `chart` was rendered by a template that calls `lookup`.
+    pub(crate) fn renders(&self, chart: &str, source: &str) -> bool {
+        let file = source.split('#').next().unwrap_or(source);
+        match self {
+            LookupUse::None => false,
+            LookupUse::Anywhere => true,
+            LookupUse::In(templates) => templates.iter().any(|t| file == format!("{chart}/{t}")),
+        }
+    }
+}
+
+/// Whether a template's text calls `lookup`.
+fn calls_lookup(text: &str) -> bool {
+    text.match_indices("lookup").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + "lookup".len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$')
+            && after.is_some_and(|c| c == ' ' || c == '(' || c == '\t')
+    })
+}
+
 impl ChartFile {
     /// The file's bytes; `None` when the base64 is invalid.
     pub(crate) fn bytes(&self) -> Option<Vec<u8>> {

@@ -141,6 +141,7 @@ pub(super) fn release(r: &DriftReport, show_secrets: bool) -> Value {
             "documents": now.documents,
             "lookup": if now.lookup_answered { "cluster" } else { "none" },
             "changedDocuments": now.changed.iter().map(|d| d.source.clone()).collect::<Vec<_>>(),
+            "unpredictable": now.unpredictable,
             "upgradeWouldChange": now.against_live.objects.iter().filter(|o| o.is_drift()).map(|o| object(o, show_secrets)).collect::<Vec<_>>(),
         })),
         "staleBaseline": r.stale.iter().map(|(object, path, changed)| json!({"object": object, "path": path, "valueChanged": changed})).collect::<Vec<_>>(),

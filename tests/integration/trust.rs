@@ -195,3 +195,27 @@ helm_matrix! {
         assert_eq!(line("present"), line("absent"), "{out}");
     }
 }
+
+helm_matrix! {
+    /// Issue 91, item 6: a chart that keeps its password through `lookup` (else `randAlphaNum`)
+    /// rendered for a record of an untrusted namespace, without `lookup`: the Secret it renders
+    /// is not predictable, said as such, and no drift (exit 0 on an untouched release); trusted,
+    /// `lookup` answers and it renders as recorded.
+    fn a_render_without_lookup_is_no_prediction(helm: Helm) {
+        let env = Env::new(&format!("trust-lookup-{}", helm.tag()));
+        let ns = env.ns.clone();
+        env.install(helm, "k", "kept", &[]);
+        let bin = env.helm_bin(helm);
+        let out = env.drift_untrusted(&["check", "k", "--rerender"]).env("HELM_BIN", &bin).code(0);
+        out.stdout_has("not predictable without the namespace's trust: kept/templates/password.yaml");
+        out.stdout_has("a helm upgrade with the same values would change nothing");
+        let json = env.drift_untrusted(&["check", "k", "--rerender", "-o", "json"]).env("HELM_BIN", &bin).code(0).stdout();
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["releases"][0]["rerender"]["unpredictable"], serde_json::json!(["kept/templates/password.yaml"]), "{json}");
+        let trusted = env.drift_untrusted(&["check", "k", "--rerender", "--trust-namespace", &ns]).env("HELM_BIN", &bin).code(0);
+        assert!(!trusted.stdout().contains("not predictable"), "{}", trusted.dump());
+        // A change the chart would make is still one: the ConfigMap edited by hand.
+        env.merge_patch("configmap", "k-settings", r#"{"data":{"greeting":"edited"}}"#);
+        env.drift_untrusted(&["check", "k", "--rerender"]).env("HELM_BIN", &bin).code(2).stdout_has("ConfigMap");
+    }
+}

@@ -128,6 +128,13 @@ fn rerender(out: &mut String, recorded: &DriftReport, r: &Rerender, style: &Styl
         );
         &untrusted
     };
+    if !r.unpredictable.is_empty() {
+        let _ = writeln!(
+            out,
+            "  not predictable without the namespace's trust: {} (rendered by a template that calls lookup, which answered nothing)",
+            r.unpredictable.join(", ")
+        );
+    }
     if !r.would_change() {
         let _ = writeln!(out, "  {head}: as recorded; a helm upgrade with the same values would change nothing");
         return;

@@ -165,6 +165,7 @@ helm_matrix! {
         w.kubectl(&["create", "configmap", "present", "--from-literal=a=b"]).success();
         // A release of W's own, so that a watch of W's objects is running.
         w.install(helm, "own", "basic", &["--labels", &format!("oracle={tag}")]);
+        p.serve_crd("helmrelease-crd", &crate::flux_layout::helm_release_crd());
         p.apply_yaml("flux-edit", FLUX_EDIT);
         let user = tenant(&p, "tenant");
         p.wait_until_allowed(&user, "patch", "helmreleases.helm.toolkit.fluxcd.io", false);

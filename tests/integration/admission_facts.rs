@@ -25,6 +25,20 @@ fn pod_labelling_webhook() -> testcluster::webhook::Webhook {
     .expect("the webhook server")
 }
 
+/// Whether a Deployment created now (a server dry-run) gets the webhook's label at admission.
+fn labelled_at_admission(env: &Env) -> bool {
+    let dry = [
+        "create",
+        "deployment",
+        "probe",
+        "--image=x",
+        "--dry-run=server",
+        "-o",
+        "jsonpath={.spec.template.metadata.labels}",
+    ];
+    env.kubectl(&dry).output().stdout().contains("admitted.example/mesh")
+}
+
 /// The deployment controller has written the Deployment's status for its current generation.
 fn status_written(env: &Env, name: &str) {
     eventually("the deployment controller's status write", Duration::from_secs(30), || {
@@ -41,10 +55,7 @@ helm_matrix! {
     fn what_admission_adds_is_no_drift_in_either_engine_and_a_status_write_changes_no_verdict(helm: Helm) {
         let env = Env::new(&format!("admitted-{}", helm.tag()));
         let hook = pod_labelling_webhook();
-        let probe = || {
-            let dry = ["create", "deployment", "probe", "--image=x", "--dry-run=server", "-o", "jsonpath={.spec.template.metadata.labels}"];
-            env.kubectl(&dry).output().stdout().contains("admitted.example/mesh")
-        };
+        let probe = || labelled_at_admission(&env);
         let registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), probe);
         env.install(helm, "web", "basic", &[]);
         let label = || env.get("deployment", "web-web", "{.spec.template.metadata.labels.admitted\\.example/mesh}");
@@ -176,10 +187,7 @@ helm_matrix! {
     fn wiped_evidence_is_a_finding_not_admission(helm: Helm) {
         let env = Env::new(&format!("wiped-{}", helm.tag()));
         let hook = pod_labelling_webhook();
-        let probe = || {
-            let dry = ["create", "deployment", "probe", "--image=x", "--dry-run=server", "-o", "jsonpath={.spec.template.metadata.labels}"];
-            env.kubectl(&dry).output().stdout().contains("admitted.example/mesh")
-        };
+        let probe = || labelled_at_admission(&env);
         let _registered = env.admit_through(&hook, Step::Mutating, ("apps", "v1", "deployments"), probe);
         env.install(helm, "web", "basic", &[]);
         env.drift_as_viewer(&["check", "web"]).code(0);

@@ -127,11 +127,19 @@ pub(crate) fn outside_findings(
     if trust.confined || trust.namespaces.trusts(stored) {
         return Vec::new();
     }
+    // What a repair as an identity of the record's namespace may not write either (the one
+    // decision says).
+    use crate::model::{Acting, Deed, Question, Refusal, Rights, decide};
+    let as_namespace = Rights::ServiceAccount(stored.to_string(), String::new());
     let outside: Vec<String> = verdicts
         .iter()
         .filter(|v| {
-            let ns = v.id.namespace.as_deref();
-            v.is_drift() && ns != Some(stored) && !v.live.as_ref().is_some_and(|l| home.flux_claimed(ns, l))
+            let namespace = v.id.namespace.as_deref();
+            let live = v.live.as_ref();
+            let q =
+                Question { acting: Acting::Person, home, trusted: false, object: &v.id, namespace, live, owned: true };
+            let deed = if live.is_some() { Deed::Change } else { Deed::Create };
+            v.is_drift() && matches!(decide(&q, deed, &as_namespace), Err(Refusal::OutsideNamespace { .. }))
         })
         .map(|v| format!("{} ({})", v.id, crate::model::place(v.id.namespace.as_deref())))
         .collect();

@@ -38,6 +38,7 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
             name: format!("{namespace}/{name}"),
             kubeconfig: kubeconfig_of(&secret, &at),
             proxies: Vec::new(),
+            proxies_past_cap: Vec::new(),
         })
     };
     let members = crate::api::list_kept(client, &api, &ListParams::default().labels(&selector), keep)

@@ -70,15 +70,22 @@ pub(super) async fn attach(
     let charts: BTreeMap<(String, String), BTreeMap<String, String>> =
         list(client, namespace, ("HelmChartProxy", "helmchartproxies"), chart).await?.into_iter().collect();
     let releases = list(client, namespace, ("HelmReleaseProxy", "helmreleaseproxies"), |o| proxy(&o, &charts)).await?;
-    // Each proxy is a release watched and its series: a cluster's share is bounded (the rest are
-    // not read; CAAPH makes one per HelmChartProxy selecting the cluster).
+    give(inventory, releases);
+    Ok(())
+}
+
+/// Each proxy to the member it names. Each is a release watched and its series: a cluster's
+/// share is bounded, and the proxies past it are named (CAAPH makes one per HelmChartProxy
+/// selecting the cluster).
+fn give(inventory: &mut Inventory, releases: Vec<(String, Proxy)>) {
     for (cluster, proxy) in releases {
         let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) else { continue };
         if member.proxies.len() < MAX_PROXIES_PER_MEMBER {
             member.proxies.push(proxy);
+        } else {
+            member.proxies_past_cap.push(format!("{}/{}", proxy.namespace, proxy.name));
         }
     }
-    Ok(())
 }
 
 /// A HelmReleaseProxy as a [`Proxy`], with the member (`namespace/name`) it is about; none
@@ -176,5 +183,29 @@ mod tests {
         let mut own_ns = hrp.clone();
         own_ns.data["spec"]["clusterRef"]["namespace"] = json!("fleet");
         assert_eq!(proxy(&own_ns, &charts).unwrap().0, "fleet/eu");
+    }
+
+    #[test]
+    fn a_clusters_share_of_proxies_is_bounded_and_the_rest_named() {
+        let hrp = |n: usize| {
+            let o = object(json!({
+                "apiVersion": "addons.cluster.x-k8s.io/v1alpha1", "kind": "HelmReleaseProxy",
+                "metadata": {"name": format!("p{n:03}"), "namespace": "fleet"},
+                "spec": {"clusterRef": {"name": "eu"}, "releaseName": format!("r{n}"), "namespace": "apps"}
+            }));
+            proxy(&o, &BTreeMap::new()).unwrap()
+        };
+        let member = |name: &str| super::super::Member {
+            name: name.into(),
+            kubeconfig: Err(super::super::Unreachable::new("x", super::super::Why::NoSecret)),
+            proxies: Vec::new(),
+            proxies_past_cap: Vec::new(),
+        };
+        let mut inventory = Inventory { members: vec![member("fleet/eu"), member("fleet/us")], skipped: Vec::new() };
+        give(&mut inventory, (0..MAX_PROXIES_PER_MEMBER + 2).map(hrp).collect());
+        let eu = &inventory.members[0];
+        assert_eq!(eu.proxies.len(), MAX_PROXIES_PER_MEMBER);
+        assert_eq!(eu.proxies_past_cap, ["fleet/p256", "fleet/p257"]);
+        assert!(inventory.members[1].proxies.is_empty() && inventory.members[1].proxies_past_cap.is_empty());
     }
 }

@@ -49,7 +49,7 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
             continue;
         }
         let kubeconfig = reach(client, &namespace, &name).await;
-        out.members.push(Member { name: member, kubeconfig, proxies: Vec::new() });
+        out.members.push(Member { name: member, kubeconfig, proxies: Vec::new(), proxies_past_cap: Vec::new() });
     }
     Ok(out)
 }

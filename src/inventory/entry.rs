@@ -65,6 +65,9 @@ pub(crate) struct Member {
     pub(crate) kubeconfig: Result<Kubeconfig, super::Unreachable>,
     /// The Helm releases Cluster API's Helm add-on provider (CAAPH) installs on it.
     pub(crate) proxies: Vec<Proxy>,
+    /// The HelmReleaseProxies naming it past [`super::caaph::MAX_PROXIES_PER_MEMBER`]
+    /// (`namespace/name`): not watched, and said.
+    pub(crate) proxies_past_cap: Vec<String>,
 }
 
 /// A CAAPH `HelmReleaseProxy`: the release it names on its workload cluster, the revision CAAPH

@@ -16,6 +16,7 @@ mod entry;
 mod unreachable;
 mod vet;
 
+pub(crate) use caaph::MAX_PROXIES_PER_MEMBER;
 pub(crate) use entry::{Inventory, InventoryKind, Member, Proxy, Scope};
 pub(crate) use unreachable::Unreachable;
 #[cfg(test)]

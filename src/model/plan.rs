@@ -44,6 +44,9 @@ pub(crate) struct PlannedObject {
     pub(crate) conflicts: Vec<FieldConflict>,
     /// Something worth knowing that changes nothing (kept by `helm.sh/resource-policy`).
     pub(crate) note: Option<String>,
+    /// Rendered by a template that calls `lookup`, which answered nothing (the values are not
+    /// trusted): what the upgrade changes in it is no prediction, and is not counted.
+    pub(crate) unpredictable: bool,
 }
 
 /// What becomes of one drift `check` reports today.
@@ -175,7 +178,8 @@ impl PlanReport {
     /// The plan in one sentence: the upgrade would fail, is unknown, changes N objects, or
     /// changes nothing.
     pub(crate) fn verdict(&self) -> PlanVerdict {
-        let changed = self.objects.iter().filter(|o| o.change != PlannedChange::None).count();
+        let guessed = |o: &&PlannedObject| o.unpredictable && o.change == PlannedChange::Update;
+        let changed = self.objects.iter().filter(|o| o.change != PlannedChange::None && !guessed(o)).count();
         let unknown = self.objects.iter().filter(|o| o.change == PlannedChange::Unknown).count();
         match (self.would_fail(), changed) {
             (true, _) => PlanVerdict::WouldFail,
@@ -209,6 +213,7 @@ mod tests {
             failure: failure.map(String::from),
             conflicts: Vec::new(),
             note: None,
+            unpredictable: false,
         };
         let plan = |objects| PlanReport {
             release: "web".into(),
@@ -230,5 +235,9 @@ mod tests {
         let failing = plan(vec![object(PlannedChange::Unknown, None), object(PlannedChange::Update, Some("409"))]);
         assert_eq!(failing.exit_status(), ExitStatus::WouldFail, "a known failure is said whatever is unknown");
         assert_eq!(plan(vec![object(PlannedChange::None, None)]).exit_status(), ExitStatus::InSync);
+        let guessed = PlannedObject { unpredictable: true, ..object(PlannedChange::Update, None) };
+        assert_eq!(plan(vec![guessed.clone()]).exit_status(), ExitStatus::InSync, "a guess is no change");
+        let failing = PlannedObject { failure: Some("409".into()), ..guessed };
+        assert_eq!(plan(vec![failing]).exit_status(), ExitStatus::WouldFail, "a failure is said all the same");
     }
 }

@@ -16,6 +16,7 @@ mod helmrelease;
 mod kustomize;
 mod post_render;
 mod uninstall;
+mod unlooked;
 mod values;
 mod values_from;
 
@@ -104,6 +105,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
         Previewed::Ready(p) => p,
         Previewed::Refused(why) => return Ok(PlanReport { notes, ..refused(request, &today, why) }),
     };
+    let unlooked = unlooked::Unlooked::of(&preview.json, against);
     next.release.manifest = post_rendered(request, preview.manifest).await?;
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer, every field it writes
@@ -114,7 +116,9 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     let apply = request.apply.upgrade(was);
     let mut objects = Vec::new();
     for i in 0..after.objects.len() {
-        objects.push(planned(session, request, &today, &after, i, apply).await);
+        let mut p = planned(session, request, &today, &after, i, apply).await;
+        unlooked.mark(&mut p, after.objects[i].source.as_deref());
+        objects.push(p);
     }
     let kept: Vec<ObjectId> = after.objects.iter().map(DesiredObject::id).collect();
     objects.extend(uninstall::dropped(&today, |id| kept.contains(id), "dropped by the new chart"));
@@ -269,6 +273,7 @@ async fn planned(
         failure: None,
         conflicts: Vec::new(),
         note: None,
+        unpredictable: false,
     };
     let Some(at) = &after.locations[i] else {
         p.failure = o.reason().map(|r| format!("{r}: the upgrade cannot apply it"));

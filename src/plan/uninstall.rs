@@ -28,6 +28,7 @@ pub(super) fn dropped(today: &Evaluated, stays: impl Fn(&ObjectId) -> bool, by: 
             failure: None,
             conflicts: Vec::new(),
             note: keep.then(|| format!("{by}, kept by helm.sh/resource-policy: keep")),
+            unpredictable: false,
         });
     }
     out

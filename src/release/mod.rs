@@ -15,6 +15,7 @@ mod storage;
 mod vouch;
 mod written;
 
+pub(crate) use chart::LookupUse;
 pub(crate) use codec::decode;
 pub(crate) use driver::{Driver, RECORDS, records_selector, release_of};
 pub(crate) use error::SourceError;

@@ -89,7 +89,7 @@ pub(crate) fn plan(r: &PlanReport, show_secrets: bool) -> String {
         .iter()
         .map(|o| {
             json!({"apiVersion": o.id.api_version, "kind": o.id.kind, "namespace": o.id.namespace, "name": o.id.name,
-                "change": o.change.word(), "failure": o.failure, "note": o.note,
+                "change": o.change.word(), "failure": o.failure, "note": o.note, "unpredictable": o.unpredictable,
                 "conflicts": o.conflicts.iter().map(|c| json!({"field": c.field, "manager": c.manager, "subresource": c.subresource})).collect::<Vec<_>>(),
                 "fields": o.fields.iter().map(|f| json!({"path": f.path.pointer(), "live": masked(o, f, &f.recorded), "after": masked(o, f, &f.live)})).collect::<Vec<_>>()})
         })

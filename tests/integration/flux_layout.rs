@@ -282,7 +282,11 @@ helm_matrix! {
         let image = || v.get("deployment", "web-web", "{.spec.template.spec.containers[0].image}");
 
         // The watcher, healing as V's healer: the claim is refused, nothing is written.
-        let args = ["-A", "-l", &select, "--repair", "--repair-service-account", "healer", "--repair-cooldown", "1s", "--resync", "2s"];
+        // Its own namespace (the operator's: V here) is where the conflict is said.
+        let args = [
+            "-A", "-l", &select, "--repair", "--repair-service-account", "healer", "--repair-cooldown", "1s",
+            "--resync", "2s", "--pause-namespace", &v.ns,
+        ];
         let w = Watching::start(&v, &args).ready();
         eventually_or(
             "the claim refused",
@@ -290,6 +294,17 @@ helm_matrix! {
             || w.logs_text().contains("a conflicting claim"),
             || w.logs_text(),
         );
+        eventually_or(
+            "the conflict said where the operator looks",
+            Duration::from_secs(30),
+            || !events(&v, "ReleaseClaimConflict").is_empty(),
+            || w.logs_text(),
+        );
+        let said = events(&v, "ReleaseClaimConflict");
+        assert_eq!(said.len(), 1, "once per revision: {said:?}");
+        assert_eq!(said[0]["involvedObject"]["kind"], "Pod", "{said:?}");
+        assert!(said[0]["message"].as_str().unwrap().contains(&format!("release {}/web, revision 7", t.ns)), "{said:?}");
+        assert!(events(&t, "ReleaseClaimConflict").is_empty(), "the claimant is told nothing");
         let before = w.checks();
         eventually_or("two more checks", Duration::from_secs(30), || w.checks() >= before + 2.0, || w.logs_text());
         assert_eq!(image(), "registry.example/web:1.0", "{}", w.logs_text());

@@ -215,6 +215,19 @@ helm_matrix! {
         assert_eq!(doc["releases"][0]["rerender"]["unpredictable"], serde_json::json!(["kept/templates/password.yaml"]), "{json}");
         let trusted = env.drift_untrusted(&["check", "k", "--rerender", "--trust-namespace", &ns]).env("HELM_BIN", &bin).code(0);
         assert!(!trusted.stdout().contains("not predictable"), "{}", trusted.dump());
+        // The same for `plan` of the stored values (not trusted: lookup answers nothing there).
+        let chart = crate::support::chart_path("kept");
+        let plan = |more: &[&str]| {
+            let args = [&["plan", "k", chart.to_str().unwrap(), "--reuse-values"][..], more].concat();
+            env.drift_untrusted(&args).env("HELM_BIN", &bin).code(0)
+        };
+        plan(&[]).stdout_has("not predictable: rendered by a template that calls lookup").stdout_has("changes nothing");
+        let json = plan(&["-o", "json"]).stdout();
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        let secret = doc["objects"].as_array().unwrap().iter().find(|o| o["kind"] == "Secret").cloned().unwrap();
+        assert_eq!((&secret["change"], &secret["unpredictable"]), (&"update".into(), &true.into()), "{json}");
+        let trusted = plan(&["--trust-namespace", &ns]);
+        assert!(!trusted.stdout().contains("not predictable"), "{}", trusted.dump());
         // A change the chart would make is still one: the ConfigMap edited by hand.
         env.merge_patch("configmap", "k-settings", r#"{"data":{"greeting":"edited"}}"#);
         env.drift_untrusted(&["check", "k", "--rerender"]).env("HELM_BIN", &bin).code(2).stdout_has("ConfigMap");

@@ -297,6 +297,19 @@ async fn reconcile(members: &mut BTreeMap<String, Running>, found: Inventory, st
                 ],
             );
         }
+        if !m.proxies_past_cap.is_empty() {
+            start.metrics.rejected("inventory", m.proxies_past_cap.len() as u64);
+            let named: Vec<&str> = m.proxies_past_cap.iter().take(10).map(String::as_str).collect();
+            log.warn(
+                "more HelmReleaseProxies name this cluster than are watched: these are not",
+                &[
+                    ("cluster", &m.name),
+                    ("at_most", &crate::inventory::MAX_PROXIES_PER_MEMBER),
+                    ("not_watched", &m.proxies_past_cap.len()),
+                    ("first", &named.join(" ")),
+                ],
+            );
+        }
         let name = m.name.clone();
         if let Some(hub) = start.audit {
             hub.expect(&name);
@@ -372,6 +385,7 @@ mod tests {
             name: name.into(),
             kubeconfig: Err(inventory::Unreachable::new("x", inventory::Why::NoSecret)),
             proxies: Vec::new(),
+            proxies_past_cap: Vec::new(),
         };
         let mut found = Inventory { members: vec![member("f/c"), member("f/a"), member("f/b")], skipped: Vec::new() };
         let metrics = Metrics::fleet();

@@ -17,6 +17,9 @@ pub(crate) const REFUSED: &str = "DriftRepairRefused";
 pub(crate) const PAUSED: &str = "DriftPaused";
 /// On a HelmReleaseProxy: the revision deployed on its cluster is not the one CAAPH recorded.
 pub(crate) const UNRECORDED: &str = "RevisionNotRecorded";
+/// On the watcher's own Pod, in its own namespace: a record a HelmRelease claims conflicts with
+/// the claimed namespace's own record of the release (said to the operator, not the tenants).
+pub(crate) const CONFLICT: &str = "ReleaseClaimConflict";
 /// The component helm-drift's Events name.
 const COMPONENT: &str = "helm-drift";
 const SIGNATURE: &str = "helm-drift.io/signature";
@@ -139,6 +142,7 @@ fn name(object: &str, reason: &str, signature: &str) -> String {
         REFUSED => "refused",
         UNRECORDED => "revision",
         PAUSED => "paused",
+        CONFLICT => "conflict",
         _ => "abandoned",
     };
     let head: String = object.chars().take(200).collect();

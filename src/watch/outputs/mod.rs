@@ -37,6 +37,9 @@ pub(crate) struct Outputs {
     pub(crate) proxies: Option<Arc<Proxies>>,
     /// `--audit-publish-names`: who made a drift is named in Events and notifications too.
     pub(crate) publish_names: bool,
+    /// The watcher's own namespace in the cluster it writes Events to, as the operator named
+    /// it: what only the operator should read (a conflicting claim) is said there.
+    pub(crate) home: Option<String>,
 }
 
 impl Outputs {
@@ -49,7 +52,7 @@ impl Outputs {
         lease: Option<LeaseCheck>,
         proxies: Option<Arc<Proxies>>,
     ) -> Outputs {
-        Outputs { metrics, health, log, notifier, events, lease, proxies, publish_names: false }
+        Outputs { metrics, health, log, notifier, events, lease, proxies, publish_names: false, home: None }
     }
 
     /// Whether this replica may act now: always without leader election, else only while it
@@ -79,6 +82,29 @@ impl Outputs {
             );
         }
         *known = missing;
+    }
+
+    /// A conflicting claim of `key`, said once per revision in the watcher's own namespace, on
+    /// its Pod: where its operator looks, and no tenant (a conflict's existence tells whether the
+    /// claimed namespace holds a record of that name). Nothing without a named home.
+    pub(crate) async fn conflict(&self, key: &ReleaseKey, revision: u32, message: &str) {
+        let Some(home) = &self.home else { return };
+        if !self.leading("conflict event").await {
+            return;
+        }
+        let pod =
+            std::env::var("POD_NAME").or_else(|_| std::env::var("HOSTNAME")).unwrap_or_else(|_| "helm-drift".into());
+        let object = ObjectId::new("v1", "Pod", Some(home), &pod);
+        let tag = format!("{key}@{revision}");
+        let signature: String =
+            <sha2::Sha256 as sha2::Digest>::digest(tag.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let said = format!("release {key}, revision {revision}: {message}");
+        if let Err(e) =
+            drift_events::record(&self.events, (&object, None), key, drift_events::CONFLICT, &signature, &said).await
+        {
+            self.metrics.error("event");
+            self.log.warn("cannot record the conflict Event", &[("release", key), ("error", &e)]);
+        }
     }
 
     /// A release's verdicts on the page at `/` (with `--ui`).

@@ -211,6 +211,7 @@ impl Watcher<'_> {
                                 "release record conflicts with the claimed namespace's own: not compared",
                                 &[("release", &key), ("error", &crate::errors::one_line(&e))],
                             );
+                            self.outputs.conflict(&key, revision, &crate::errors::one_line(&e)).await;
                         }
                         self.outputs.metrics.error("evaluate");
                     }

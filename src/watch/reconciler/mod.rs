@@ -180,6 +180,7 @@ impl<'a> Watcher<'a> {
         let Given { settings, options, metrics, health, lease, fleet, audit } = given;
         let (proxies, pauses, started, judging) =
             fleet.map(|f| (f.proxies, f.pauses, f.started, f.judging)).unwrap_or_default();
+        let in_fleet = options.fleet.is_some();
         let log = &options.log;
         let notifier = notify::Notifier::start(
             options.notify.clone(),
@@ -197,6 +198,8 @@ impl<'a> Watcher<'a> {
         }
         let mut outputs = Outputs::new(metrics, health, log.clone(), notifier, client, lease, proxies);
         outputs.publish_names = options.audit.as_ref().is_some_and(|a| a.publish_names);
+        // A fleet member's home is in the management cluster, not the member it writes Events to.
+        outputs.home = options.home.clone().filter(|_| !in_fleet);
         Ok(Watcher {
             session: start.session,
             settings,

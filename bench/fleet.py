@@ -14,6 +14,7 @@ Writes the F5 section of RESULTS.md with the growth per added cluster, and print
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,34 @@ def metrics(base):
             series, _, value = line.rpartition(" ")
             out[series] = float(value)
     return out
+
+
+def apiserver():
+    """The API server's own counts (its /metrics): requests and response bytes by (verb, resource);
+    `(none)` is a request of no resource (a member's probe of /version, this scrape)."""
+    counts, sizes = {}, {}
+    for line in kube("get", "--raw", "/metrics").splitlines():
+        for family, into in (("apiserver_request_total{", counts), ("apiserver_response_sizes_sum{", sizes)):
+            if line.startswith(family):
+                labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0]))
+                key = (labels.get("verb", ""), labels.get("resource") or "(none)")
+                into[key] = into.get(key, 0) + float(line.rsplit(" ", 1)[1])
+    return counts, sizes
+
+
+def server_at_rest(before, after, seconds):
+    """Requests a second by `VERB resource` besides watches, and response bytes a second, between
+    two readings of the API server's counts: the management cluster's load (the resources), and
+    apart the members' probes (`(none)`: every entry is this API server under another name)."""
+    watching = ("WATCH", "WATCHLIST")
+    rates = {}
+    for key, v in after[0].items():
+        d = v - before[0].get(key, 0)
+        if key[0] not in watching and d > 0:
+            rates[f"{key[0]} {key[1]}"] = round(d / seconds, 3)
+    sent = sum(v - before[1].get(k, 0) for k, v in after[1].items() if k[0] not in watching and k[1] != "(none)")
+    management = round(sum(r for k, r in rates.items() if not k.endswith("(none)")), 3)
+    return {"by_verb_resource": rates, "management_per_s": management, "management_bytes_per_s": round(sent / seconds)}
 
 
 def requests(m):
@@ -130,9 +159,9 @@ def run(n, first_edit):
         at_ready = requests(m)
         checked = sum(1 for k in m if k.startswith("helm_drift_release_drifted{"))
         time.sleep(5)  # let the first lists' touches settle
-        before, cpu0, t0 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic()
+        before, cpu0, t0, server0 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic(), apiserver()
         time.sleep(idle)
-        after, cpu1, t1 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic()
+        after, cpu1, t1, server1 = requests(metrics(base)), cpu_seconds(proc.pid), time.monotonic(), apiserver()
         minutes = (t1 - t0) / 60
         at_rest = {v: round((after.get(v, 0) - before.get(v, 0)) / minutes, 1) for v in after if v != "watch"}
         rss, _ = probe.memory(proc.pid)
@@ -159,6 +188,7 @@ def run(n, first_edit):
             "clusters": n, "releases": checked, "ready_s": round(ready, 2),
             "requests_to_ready": {k: int(v) for k, v in at_ready.items() if v},
             "at_rest_per_minute": {k: v for k, v in at_rest.items() if v},
+            "server_at_rest": server_at_rest(server0, server1, t1 - t0),
             "idle_cpu_percent": round(100 * (cpu1 - cpu0) / (t1 - t0), 2),
             "rss_mib": round(rss, 1), "peak_rss_mib": round(peak, 1),
             "edit_to_metric_median_s": round(statistics.median(latencies), 3),
@@ -218,7 +248,10 @@ def replicas(n, k):
     try:
         ready = settled(procs, f"{k} replicas")
         time.sleep(10)
-        before = {"ready_s": round(ready, 1), "shares": shares(procs),
+        server0, t0 = apiserver(), time.monotonic()
+        time.sleep(idle)
+        rest = server_at_rest(server0, apiserver(), time.monotonic() - t0)
+        before = {"ready_s": round(ready, 1), "shares": shares(procs), "server_at_rest": rest,
                   "rss_mib": [round(probe.memory(p.pid)[0], 1) for p, _ in procs],
                   "peak_rss_mib": [round(probe.memory(p.pid)[1], 1) for p, _ in procs]}
         killed, _ = procs.pop(0)
@@ -288,14 +321,21 @@ else:
         "",
     ]
 lines += [
-    "| entries | releases watched | time to ready (every entry checked) | requests until ready | requests at rest per minute (besides watches) | idle CPU | RSS (peak) | edit-to-metric median, p99 (max) |",
-    "|---|---|---|---|---|---|---|---|",
+    "| entries | releases watched | time to ready (every entry checked) | requests until ready | requests at rest per minute (besides watches) | management API server at rest: requests a second besides watches (by verb and resource), bytes a second | idle CPU | RSS (peak) | edit-to-metric median, p99 (max) |",
+    "|---|---|---|---|---|---|---|---|---|",
 ]
+
+
+def said(rest):
+    """The management API server's load at rest, in words."""
+    parts = " ".join(f"{k}={v}" for k, v in sorted(rest["by_verb_resource"].items()) if not k.endswith("(none)"))
+    return f"{rest['management_per_s']}/s ({parts or 'none'}), {rest['management_bytes_per_s']} B/s"
+
 for f in figures:
     to_ready = " ".join(f"{k}={v}" for k, v in sorted(f["requests_to_ready"].items()))
     rest = " ".join(f"{k}={v}" for k, v in sorted(f["at_rest_per_minute"].items())) or "none"
     lines.append(
-        f"| {f['clusters']} | {f['releases']} | {f['ready_s']} s | {to_ready} | {rest} | {f['idle_cpu_percent']} % of a core "
+        f"| {f['clusters']} | {f['releases']} | {f['ready_s']} s | {to_ready} | {rest} | {said(f['server_at_rest'])} | {f['idle_cpu_percent']} % of a core "
         f"| {f['rss_mib']} MiB ({f['peak_rss_mib']} MiB) | {f['edit_to_metric_median_s']} s, {f['edit_to_metric_p99_s']} s ({f['edit_to_metric_max_s']} s) |")
 if len(figures) > 1:
     lines += [
@@ -308,8 +348,9 @@ if shared:
     lines += [
         "",
         f"The same {shared['entries']} entries shared by {shared['replicas']} replicas (`watch --leader-elect`, a Lease per",
-        f"entry, 15 s Lease duration; BENCH_REPLICAS={shared['replicas']}): every entry taken in {b['ready_s']} s, shares",
+        f"replica, 15 s Lease duration; BENCH_REPLICAS={shared['replicas']}): every entry taken in {b['ready_s']} s, shares",
         f"{', '.join(map(str, b['shares']))}, RSS {', '.join(f'{r} MiB' for r in b['rss_mib'])} (peaks {', '.join(f'{r} MiB' for r in b['peak_rss_mib'])}).",
+        f"The management API server at rest, the {shared['replicas']} replicas together: {said(b['server_at_rest'])}.",
         f"One replica killed (no Lease given back): the others had every entry again after {a['taken_over_s']} s,",
         f"shares {', '.join(map(str, a['shares']))}, peaks {', '.join(f'{r} MiB' for r in a['peak_rss_mib'])}.",
     ]

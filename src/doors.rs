@@ -194,8 +194,9 @@ pub(crate) const DOORS: &[Door] = &[
             "inventory/capi.rs::read",
             "inventory/capi.rs::reach",
             "inventory/caaph.rs::list",
+            "inventory/feed.rs::start",
         ],
-        budget: "read only in --clusters-namespace, in pages sized by bytes, each Cluster, Secret or proxy kept only as what a member needs as its page is read; inline credentials only",
+        budget: "read only in --clusters-namespace, in pages sized by bytes, each Cluster, Secret or proxy kept only as what a member needs as its page is read (the watcher's: watched, a Secret's metadata cut to its name and resourceVersion, a proxy trimmed of its values, a kubeconfig read once per resourceVersion); inline credentials only",
         tests: &["tests/integration/inventory.rs::an_argo_cd_inventory_is_checked_with_inline_credentials_only"],
     },
     Door {
@@ -212,9 +213,9 @@ pub(crate) const DOORS: &[Door] = &[
             "watch/lease.rs::elect",
             "watch/lease.rs::holds",
             "watch/fleet/shard.rs::leases",
-            "watch/fleet/shard.rs::release",
+            "watch/fleet/shard.rs::leave",
         ],
-        budget: "the watcher's own namespace only; a lease it cannot read claims nothing",
+        budget: "the watcher's own namespace only, one Lease per replica listed by label each round; a lease it cannot read claims nothing, and a replica acts on a cluster only while its own Lease is fresh",
         tests: &["tests/integration/fleet_watch.rs::a_replica_that_cannot_read_the_leases_claims_no_cluster"],
     },
     Door {
@@ -235,7 +236,7 @@ pub(crate) const DOORS: &[Door] = &[
         through: &[
             "live/events.rs::record_event",
             "watch/outputs/drift_events.rs::record",
-            "watch/fleet/shard.rs::hold_named",
+            "watch/fleet/shard.rs::renew",
             "pause/mod.rs::whoami",
             "pause/mod.rs::apply",
             "pause/mod.rs::end",

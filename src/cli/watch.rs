@@ -125,8 +125,9 @@ pub(crate) struct WatchArgs {
     pub(crate) lease_duration: std::time::Duration,
     #[command(flatten)]
     pub(crate) inventory: ClustersArgs,
-    /// With --clusters: read the inventory again this often (clusters added or removed,
-    /// kubeconfig Secrets rotated)
+    /// With --clusters: the fleet's round (the inventory itself is watched: clusters added or
+    /// removed, kubeconfig Secrets rotated are seen within seconds): how often a healing fleet
+    /// renews its announcement, and replicas their Leases (at most a third of --lease-duration)
     #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Selection", hide_short_help = true)]
     pub(crate) clusters_interval: std::time::Duration,
     /// With --clusters: watch at most this many entries (the first by name); the rest are

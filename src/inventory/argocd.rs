@@ -14,7 +14,7 @@ use kube::config::Kubeconfig;
 use serde_json::{Value, json};
 
 /// The label Argo CD marks its cluster Secrets with.
-const SECRET_TYPE: &str = "argocd.argoproj.io/secret-type=cluster";
+pub(super) const SECRET_TYPE: &str = "argocd.argoproj.io/secret-type=cluster";
 
 pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Inventory, ApiError> {
     let api: Api<Secret> = match &scope.namespace {
@@ -31,20 +31,22 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
     );
     // In pages (the namespace's writers may make it long): one page of response held at a time,
     // each Secret kept only as the member it vets to.
-    let keep = |secret: Secret| {
-        let (namespace, name) = (secret.metadata.namespace.clone()?, secret.metadata.name.clone()?);
-        let at = format!("Argo CD cluster Secret {namespace}/{name}");
-        Some(Member {
-            name: format!("{namespace}/{name}"),
-            kubeconfig: kubeconfig_of(&secret, &at),
-            proxies: Vec::new(),
-            proxies_past_cap: Vec::new(),
-        })
-    };
-    let members = crate::api::list_kept(client, &api, &ListParams::default().labels(&selector), keep)
+    let members = crate::api::list_kept(client, &api, &ListParams::default().labels(&selector), member_of)
         .await
         .map_err(|e| ApiError::from_kube(&e, "list", &path))?;
     Ok(Inventory { members, ..Inventory::default() })
+}
+
+/// The member an Argo CD cluster Secret amounts to.
+pub(super) fn member_of(secret: Secret) -> Option<Member> {
+    let (namespace, name) = (secret.metadata.namespace.clone()?, secret.metadata.name.clone()?);
+    let at = format!("Argo CD cluster Secret {namespace}/{name}");
+    Some(Member {
+        name: format!("{namespace}/{name}"),
+        kubeconfig: kubeconfig_of(&secret, &at),
+        proxies: Vec::new(),
+        proxies_past_cap: Vec::new(),
+    })
 }
 
 /// The kubeconfig an Argo CD cluster Secret amounts to, vetted (`at` names it in errors).

@@ -18,7 +18,7 @@ pub(crate) const REPAIR_INTERVAL: &str = "helm-drift.io/repair-interval";
 /// The label CAAPH puts on a HelmReleaseProxy: its HelmChartProxy.
 const CHART_PROXY_LABEL: &str = "helmreleaseproxy.addons.cluster.x-k8s.io/helmchartproxy-name";
 
-fn resource(kind: &str, plural: &str) -> ApiResource {
+pub(super) fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: "addons.cluster.x-k8s.io".into(),
         version: "v1alpha1".into(),
@@ -61,23 +61,25 @@ pub(super) async fn attach(
 ) -> Result<(), ApiError> {
     // Chart proxies kept as the annotations a release proxy may take from them; release proxies as
     // the proxies they amount to.
-    let chart = |c: DynamicObject| {
-        let key = (c.metadata.namespace.clone()?, c.metadata.name.clone()?);
-        let mut said = c.metadata.annotations.unwrap_or_default();
-        said.retain(|k, _| k == REPAIR || k == REPAIR_INTERVAL);
-        Some((key, said))
-    };
     let charts: BTreeMap<(String, String), BTreeMap<String, String>> =
-        list(client, namespace, ("HelmChartProxy", "helmchartproxies"), chart).await?.into_iter().collect();
+        list(client, namespace, ("HelmChartProxy", "helmchartproxies"), chart_says).await?.into_iter().collect();
     let releases = list(client, namespace, ("HelmReleaseProxy", "helmreleaseproxies"), |o| proxy(&o, &charts)).await?;
     give(inventory, releases);
     Ok(())
 }
 
+/// A HelmChartProxy kept as what a release proxy may take from it: its repair annotations.
+pub(super) fn chart_says(c: DynamicObject) -> Option<((String, String), BTreeMap<String, String>)> {
+    let key = (c.metadata.namespace.clone()?, c.metadata.name.clone()?);
+    let mut said = c.metadata.annotations.unwrap_or_default();
+    said.retain(|k, _| k == REPAIR || k == REPAIR_INTERVAL);
+    Some((key, said))
+}
+
 /// Each proxy to the member it names. Each is a release watched and its series: a cluster's
 /// share is bounded, and the proxies past it are named (CAAPH makes one per HelmChartProxy
 /// selecting the cluster).
-fn give(inventory: &mut Inventory, releases: Vec<(String, Proxy)>) {
+pub(super) fn give(inventory: &mut Inventory, releases: Vec<(String, Proxy)>) {
     for (cluster, proxy) in releases {
         let Some(member) = inventory.members.iter_mut().find(|m| m.name == cluster) else { continue };
         if member.proxies.len() < MAX_PROXIES_PER_MEMBER {
@@ -90,7 +92,7 @@ fn give(inventory: &mut Inventory, releases: Vec<(String, Proxy)>) {
 
 /// A HelmReleaseProxy as a [`Proxy`], with the member (`namespace/name`) it is about; none
 /// until CAAPH has named its release.
-fn proxy(
+pub(super) fn proxy(
     object: &DynamicObject,
     charts: &BTreeMap<(String, String), BTreeMap<String, String>>,
 ) -> Option<(String, Proxy)> {

@@ -13,14 +13,26 @@ use serde_json::Value;
 /// The data key of a Cluster API kubeconfig Secret.
 const KUBECONFIG_KEY: &str = "value";
 
-pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Inventory, ApiError> {
-    let resource = ApiResource {
+/// Cluster API's `Cluster`, as served.
+pub(super) fn clusters() -> ApiResource {
+    ApiResource {
         group: "cluster.x-k8s.io".into(),
         version: "v1beta2".into(),
         api_version: "cluster.x-k8s.io/v1beta2".into(),
         kind: "Cluster".into(),
         plural: "clusters".into(),
-    };
+    }
+}
+
+/// A Cluster as the inventory keeps it: its namespace, name and whether its control plane is
+/// ready.
+pub(super) fn cluster_of(cluster: DynamicObject) -> Option<(String, String, bool)> {
+    let status = cluster.data.get("status").unwrap_or(&Value::Null);
+    Some((cluster.metadata.namespace.clone()?, cluster.metadata.name.clone()?, control_plane_ready(status)))
+}
+
+pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Inventory, ApiError> {
+    let resource = clusters();
     let api: Api<DynamicObject> = match &scope.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
@@ -35,12 +47,9 @@ pub(super) async fn read(client: &kube::Client, scope: &Scope) -> Result<Invento
     );
     // In pages (the namespace's writers may make it long): one page of response held at a time,
     // each Cluster kept only as its name and whether its control plane is ready.
-    let keep = |cluster: DynamicObject| {
-        let status = cluster.data.get("status").unwrap_or(&Value::Null);
-        Some((cluster.metadata.namespace.clone()?, cluster.metadata.name.clone()?, control_plane_ready(status)))
-    };
-    let list =
-        crate::api::list_kept(client, &api, &params, keep).await.map_err(|e| ApiError::from_kube(&e, "list", &path))?;
+    let list = crate::api::list_kept(client, &api, &params, cluster_of)
+        .await
+        .map_err(|e| ApiError::from_kube(&e, "list", &path))?;
     let mut out = Inventory::default();
     for (namespace, name, ready) in list {
         let member = format!("{namespace}/{name}");

@@ -13,11 +13,14 @@ mod capi;
 pub(crate) use capi::{control_plane_ready, reach};
 
 mod entry;
+mod feed;
 mod unreachable;
 mod vet;
+mod watch_store;
 
 pub(crate) use caaph::MAX_PROXIES_PER_MEMBER;
 pub(crate) use entry::{Inventory, InventoryKind, Member, Proxy, Scope};
+pub(crate) use feed::{InventoryFeed, Trouble};
 pub(crate) use unreachable::Unreachable;
 #[cfg(test)]
 pub(crate) use unreachable::Why;

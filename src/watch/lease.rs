@@ -5,7 +5,11 @@ use anyhow::{Context, Result};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube_lease_manager::LeaseManagerBuilder;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// Which Lease, and who this replica is.
 #[derive(Clone, Debug)]
@@ -72,33 +76,71 @@ impl Elected {
     }
 }
 
-/// Checks, right before a write, that this replica still holds the Lease: the Lease manager only
-/// learns of a lost Lease when it can reach the API server, so a leader cut off from it would
-/// go on acting while a standby has taken over. Reads the Lease itself; unreadable means not
-/// leading.
+/// What this replica may act on now: the clusters placed on it, while its own Lease is fresh
+/// enough that no other replica can have taken them. Shared with each member's watcher, which
+/// asks it right before every write.
+#[derive(Debug)]
+pub(crate) struct Standing {
+    state: Mutex<(Option<Instant>, BTreeSet<String>)>,
+    /// How long after a renewal this replica still acts: the Lease's duration less a round (the
+    /// others take its clusters only once the whole duration has passed).
+    trusted_for: Duration,
+}
+
+impl Standing {
+    pub(crate) fn new(duration: Duration, every: Duration) -> Standing {
+        Standing { state: Mutex::new((None, BTreeSet::new())), trusted_for: duration.saturating_sub(every) }
+    }
+
+    /// How long after a renewal this replica still acts.
+    pub(crate) fn trusted_for(&self) -> Duration {
+        self.trusted_for
+    }
+
+    /// Whether this replica may act on `cluster` now.
+    pub(crate) fn holds(&self, cluster: &str) -> bool {
+        let Ok(state) = self.state.lock() else { return false };
+        let fresh = state.0.is_some_and(|at| at.elapsed() < self.trusted_for);
+        fresh && state.1.contains(cluster)
+    }
+
+    pub(crate) fn set(&self, renewed: Option<Instant>, placed: BTreeSet<String>) {
+        if let Ok(mut state) = self.state.lock() {
+            *state = (renewed.or(state.0), placed);
+        }
+    }
+}
+
+/// Checks, right before a write, that this replica may act: the Lease manager only learns of a
+/// lost Lease when it can reach the API server, so a leader cut off from it would go on acting
+/// while a standby has taken over.
 #[derive(Clone)]
-pub(crate) struct LeaseCheck {
-    api: Api<Lease>,
-    name: String,
-    identity: String,
+pub(crate) enum LeaseCheck {
+    /// One cluster's leader: the Lease read itself (unreadable means not leading).
+    Leader { api: Box<Api<Lease>>, name: String, identity: String },
+    /// A fleet member: its cluster placed on this replica, whose own Lease is fresh.
+    Share { standing: Arc<Standing>, cluster: String },
 }
 
 impl LeaseCheck {
     pub(crate) fn new(client: &kube::Client, options: &LeaderOptions, namespace: &str) -> LeaseCheck {
         let namespace = options.namespace.as_deref().unwrap_or(namespace);
-        LeaseCheck {
-            api: Api::namespaced(client.clone(), namespace),
+        LeaseCheck::Leader {
+            api: Box::new(Api::namespaced(client.clone(), namespace)),
             name: options.name.clone(),
             identity: options.identity.clone(),
         }
     }
 
-    /// Whether this replica holds the Lease now (and its last renewal has not expired).
+    /// Whether this replica may act now.
     #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
     pub(crate) async fn holds(&self) -> bool {
-        match self.api.get_opt(&self.name).await {
-            Ok(Some(lease)) => held_by(&lease, &self.identity, k8s_openapi::jiff::Timestamp::now()),
-            _ => false,
+        match self {
+            LeaseCheck::Leader { api, name, identity } => match api.get_opt(name).await {
+                Ok(Some(lease)) => held_by(&lease, identity, k8s_openapi::jiff::Timestamp::now()),
+                _ => false,
+            },
+            LeaseCheck::Share { standing, cluster } => standing.holds(cluster),
         }
     }
 }
@@ -127,6 +169,19 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_standing_holds_only_its_clusters_and_only_while_fresh() {
+        let standing = Standing::new(Duration::from_secs(15), Duration::from_secs(5));
+        assert!(!standing.holds("a"), "before the first round");
+        standing.set(Some(Instant::now()), BTreeSet::from(["a".to_string()]));
+        assert!(standing.holds("a") && !standing.holds("b"));
+        let stale = Instant::now().checked_sub(Duration::from_secs(11)).unwrap();
+        standing.set(Some(stale), BTreeSet::from(["a".to_string()]));
+        assert!(!standing.holds("a"), "not renewed for longer than the duration less a round");
+        standing.set(None, BTreeSet::new());
+        assert!(!standing.holds("a"));
     }
 
     #[test]

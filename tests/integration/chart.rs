@@ -316,7 +316,9 @@ helm_matrix! {
             .collect();
         assert_eq!(resources, ["clusters", "helmreleaseproxies", "helmchartproxies", "secrets", "events"]);
         let secrets = rules.iter().find(|r| r["resources"][0] == "secrets").unwrap();
-        assert_eq!(secrets["verbs"].as_sequence().unwrap().len(), 1, "Secrets read one by one, never listed");
+        // The kubeconfig Secrets watched (metadata), each read when it changes (issue 92).
+        let verbs: Vec<&str> = secrets["verbs"].as_sequence().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(verbs, ["get", "list", "watch"]);
         let c = &find(&capi, "Deployment")["spec"]["template"]["spec"]["containers"][0];
         let args: Vec<&str> = c["args"].as_sequence().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
         for arg in ["--clusters=capi", "--clusters-namespace=fleet", "--clusters-interval=30s", "--leader-elect", "--clusters-max=20"] {

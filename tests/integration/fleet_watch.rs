@@ -56,8 +56,9 @@ fn a_fleet_is_watched_from_its_management_cluster() {
         "fleet-mgmt",
         "--clusters-selector",
         "fleet=runtime",
+        // Ten minutes: what follows is seen through the inventory's watches, never a round.
         "--clusters-interval",
-        "1s",
+        "10m",
         "--lease-namespace",
         "fleet-mgmt",
         "--repair",
@@ -193,8 +194,12 @@ fn watched(w: &Watching) -> Vec<String> {
         .collect()
 }
 
+/// Issue 92: replicas place the clusters by rendezvous hashing over the live replica set, each
+/// renewing one Lease of its own. Three replicas watch every cluster exactly once (none twice);
+/// one killed, its clusters go to the others and theirs stay where they were; one Lease per
+/// replica, whatever the fleet's size, and a clean stop gives it back.
 #[test]
-fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
+fn replicas_place_every_cluster_once_and_only_the_dead_ones_share_moves() {
     let (mgmt, near, far) = management_and_two_planes("shard-mgmt", "shard-w");
     // Four inventory entries, two per control plane.
     for (name, env) in [("c1", &near), ("c2", &near), ("c3", &far), ("c4", &far)] {
@@ -221,15 +226,21 @@ fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
         "--notify",
         &hook.url,
     ];
-    let one = Watching::start(&mgmt, &args).ready();
-    let two = Watching::start(&mgmt, &args).ready();
-    // Each holds its fair share, two clusters, and no cluster is watched twice.
-    eventually("two clusters each, none twice", Duration::from_secs(60), || {
-        let (a, b) = (watched(&one), watched(&two));
-        a.len() == 2 && b.len() == 2 && a.iter().all(|c| !b.contains(c))
-    });
-    let leases = mgmt.kubectl(&["get", "leases", "-l", "helm-drift.io/role=cluster", "-o", "name"]).success().stdout();
-    assert_eq!(leases.lines().count(), 4, "one Lease per cluster: {leases}");
+    let mut replicas: Vec<Watching> = (0..3).map(|_| Watching::start(&mgmt, &args).ready()).collect();
+    let placed = |replicas: &[Watching]| -> Vec<Vec<String>> { replicas.iter().map(watched).collect() };
+    let exactly_once = |sets: &[Vec<String>]| {
+        let mut all: Vec<&String> = sets.iter().flatten().collect();
+        all.sort();
+        all.len() == 4 && all.windows(2).all(|w| w[0] != w[1])
+    };
+    eventually_or(
+        "every cluster watched by exactly one replica",
+        Duration::from_secs(60),
+        || exactly_once(&placed(&replicas)),
+        || format!("{:?}", placed(&replicas)),
+    );
+    let leases = mgmt.kubectl(&["get", "leases", "-l", "helm-drift.io/fleet=fleet", "-o", "name"]).success().stdout();
+    assert_eq!(leases.lines().count(), 3, "one Lease per replica: {leases}");
 
     // Drift on the far plane: its two entries are two clusters to the fleet, each announcing it
     // once, signed with its own key (what one member's users read confirms nothing of another's).
@@ -244,36 +255,52 @@ fn two_replicas_share_four_clusters_and_one_takes_over_when_the_other_dies() {
     assert_eq!(signatures.len(), 2, "a key per member: {:?}", hook.bodies());
     eventually("an Event per entry", Duration::from_secs(20), || events(&far, "DriftDetected").len() == 2);
 
-    // One replica dies without giving its Leases back: the other takes them once they expire.
+    // The replica holding most dies without giving its Lease back: the others take its
+    // clusters once its Lease expires, and keep their own.
+    let before = placed(&replicas);
+    let most = (0..3).max_by_key(|i| before[*i].len()).unwrap();
     let killed = std::time::Instant::now();
-    one.kill();
-    eventually("the survivor watches all four", Duration::from_secs(30), || watched(&two).len() == 4);
+    replicas.remove(most).kill();
+    let kept: Vec<Vec<String>> =
+        before.iter().enumerate().filter(|(i, _)| *i != most).map(|(_, s)| s.clone()).collect();
+    eventually_or(
+        "the survivors watch every cluster once, their own still",
+        Duration::from_secs(30),
+        || {
+            let now = placed(&replicas);
+            exactly_once(&now) && now.iter().zip(&kept).all(|(n, k)| k.iter().all(|c| n.contains(c)))
+        },
+        || format!("before {before:?}, now {:?}", placed(&replicas)),
+    );
     let took = killed.elapsed();
     let drifted = |c: &str| {
         format!("helm_drift_release_drifted{{cluster=\"shard-mgmt/{c}\",namespace=\"shard-w\",release=\"web\"}}")
     };
-    two.wait_for(&drifted("c3"), 1.0);
-    two.wait_for(&drifted("c4"), 1.0);
-    two.wait_for(&drifted("c1"), 0.0);
+    let holder = |c: &str| replicas.iter().find(|w| watched(w).contains(&format!("shard-mgmt/{c}"))).unwrap();
+    holder("c3").wait_for(&drifted("c3"), 1.0);
+    holder("c4").wait_for(&drifted("c4"), 1.0);
+    holder("c1").wait_for(&drifted("c1"), 0.0);
     // Nothing announced twice across the hand-over (a member's key is the same in every replica).
     assert_eq!(hook.count("DriftDetected"), 2, "{:?}", hook.bodies());
     assert_eq!(events(&far, "DriftDetected").len(), 2);
     assert!(took < Duration::from_secs(20), "taken over in {took:?}");
     eprintln!("taken over in {took:?}");
-    two.stop();
-    // A replica that stops gives its Leases back.
+    for w in replicas {
+        w.stop();
+    }
+    // A replica that stops gives its Lease back (the killed one's has expired).
     let held = mgmt
         .kubectl(&[
             "get",
             "leases",
             "-l",
-            "helm-drift.io/role=cluster",
+            "helm-drift.io/fleet=fleet",
             "-o",
             "jsonpath={.items[*].spec.holderIdentity}",
         ])
         .success()
         .stdout();
-    assert_eq!(held.trim(), "", "Leases still held after a clean stop: {held}");
+    assert_eq!(held.split_whitespace().count(), 1, "only the killed replica's Lease still names it: {held}");
 }
 
 /// A replica whose identity may not read the fleet's Leases (issue 48): a failed list is never
@@ -311,14 +338,14 @@ fn a_replica_that_cannot_read_the_leases_claims_no_cluster() {
     ];
     let w = Watching::start_with(&mgmt, &args, &[("HELM_KUBEASUSER", user)]);
     let refused = |w: &Watching| {
-        w.log_lines().iter().filter(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken").count()
+        w.log_lines().iter().filter(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken (those watched are kept while this replica's Lease holds)").count()
     };
     let said = || refused(&w) >= 2;
     eventually_or("two inventory reads that could not read the Leases", Duration::from_secs(30), said, || {
         w.logs_text()
     });
     let lines = w.log_lines();
-    let said = lines.iter().find(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken").unwrap();
+    let said = lines.iter().find(|l| l["msg"] == "the fleet's Leases cannot be read: no cluster is taken (those watched are kept while this replica's Lease holds)").unwrap();
     assert!(said["error"].as_str().unwrap_or("").contains("cannot list the fleet's replica Leases"), "{said}");
     let text = w.metrics();
     assert!(!text.contains("helm_drift_release_drifted{cluster="), "a cluster is watched:\n{text}");

@@ -6,7 +6,7 @@ use crate::engine::Session;
 use crate::inventory::Proxy;
 use crate::settings::Settings;
 use crate::watch::caaph::Proxies;
-use crate::watch::lease::{LeaderOptions, LeaseCheck};
+use crate::watch::lease::LeaseCheck;
 use crate::watch::options::WatchOptions;
 use crate::watch::outputs::metrics::Metrics;
 use crate::watch::outputs::server::Health;
@@ -63,8 +63,9 @@ pub(super) struct Task {
     /// one client, shared by every member).
     pub(super) proxies: Vec<Proxy>,
     pub(super) management: kube::Client,
-    /// With several replicas: the Lease of this cluster, checked right before each write.
-    pub(super) lease: Option<LeaderOptions>,
+    /// With several replicas: whether this cluster is still this replica's, asked right
+    /// before each write.
+    pub(super) lease: Option<LeaseCheck>,
     /// The fleet's audit hub: this member's feed is under its name.
     pub(super) audit: Option<Arc<crate::watch::receiver::Hub>>,
     /// The fleet's places for starting and judging.
@@ -154,10 +155,9 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
 }
 
 impl Task {
-    /// Whether the watcher needs the management cluster: for the proxies' Events, this
-    /// cluster's Lease and pauses.
+    /// Whether the watcher needs the management cluster: for the proxies' Events and pauses.
     fn needs_home(&self) -> bool {
-        !self.proxies.is_empty() || self.lease.is_some() || self.options.repair.is_some()
+        !self.proxies.is_empty() || self.options.repair.is_some()
     }
 
     /// What the member's watcher is given, with the management cluster's client (`home`).
@@ -168,7 +168,7 @@ impl Task {
             options: &self.options,
             metrics: Arc::new(self.metrics.clone()),
             health: self.health.clone(),
-            lease: home.as_ref().zip(self.lease.as_ref()).map(|(c, l)| LeaseCheck::new(c, l, "")),
+            lease: self.lease.clone(),
             audit: self.audit.as_ref().map(|h| Subscription::of(h, Some(&self.name))),
             fleet: Some(FromFleet {
                 key: self.key.clone(),

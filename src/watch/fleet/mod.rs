@@ -10,7 +10,7 @@ mod shard;
 use crate::api::Cluster;
 use crate::inventory::{self, Inventory, Member};
 use crate::settings::Settings;
-use crate::watch::lease::LeaderOptions;
+use crate::watch::lease::LeaseCheck;
 use crate::watch::options::{FleetOptions, WatchOptions};
 use crate::watch::outputs::metrics::Metrics;
 use crate::watch::outputs::server::Health;
@@ -20,6 +20,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
+
+/// How long a change of the inventory settles before it is taken (a Cluster and its Secret
+/// written together, a rotation's delete and create).
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// How long a member's watcher may take to stop before it is cut off.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -93,38 +97,42 @@ pub(crate) async fn run(
     // releases' namespace on every member.
     let namespace = fleet.home.clone().unwrap_or_else(|| management.default_namespace.clone());
     let key = signature_key(&management, options, &namespace, metrics).await;
-    let (source, every) = (fleet.source.entries(), format!("{:?}", fleet.every));
-    log.info(
-        "reading the fleet's inventory",
-        &[("source", &source), ("server", &management.server), ("every", &every)],
-    );
+    let (source, server) = (fleet.source.entries(), &management.server);
+    log.info("watching the fleet's inventory", &[("source", &source), ("server", server)]);
     let mut members: BTreeMap<String, Running> = BTreeMap::new();
-    // With several replicas: each cluster watched by the replica holding its Lease, renewed
-    // at least three times per Lease duration.
-    let shard = options.leader.as_ref().map(|l| {
-        let at = l.namespace.clone().unwrap_or_else(|| namespace.clone());
-        shard::Shard::new(&management.client, &at, &l.name, &l.identity, Duration::from_secs(l.duration))
-    });
-    let every = options.leader.as_ref().map_or(fleet.every, |l| fleet.every.min(Duration::from_secs(l.duration) / 3));
+    let (every, shard) = sharding(options, fleet, &management.client, &namespace);
     let places = member::Places::new();
+    let mut feed =
+        inventory::InventoryFeed::start(&management.client, fleet.source, &fleet.scope, trouble(log, metrics));
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        // A round every `every` (the replicas' Leases, the announcement); the inventory's
+        // changes as they come, a burst of them taken together.
+        let round = tokio::select! {
             _ = &mut shutdown => break,
-            _ = tick.tick() => {}
-        }
-        announce(&management, (settings, options, metrics), &namespace, every).await;
-        let found = tokio::select! {
-            f = inventory::read(&management.client, fleet.source, &fleet.scope) => f,
-            _ = &mut shutdown => break,
+            _ = tick.tick() => true,
+            _ = feed.changed() => false,
         };
-        match found {
+        if round {
+            announce(&management, (settings, options, metrics), &namespace, every).await;
+        } else if tokio::time::timeout(SETTLE, &mut shutdown).await.is_ok() {
+            break;
+        }
+        match feed.read().await {
+            Err(e) if !e.failing() => {} // still listing: its first list is a change
+            Err(e) => {
+                metrics.error("inventory");
+                log.warn("cannot read the inventory: the clusters known keep being watched", &[("error", &e)]);
+            }
             Ok(mut found) => {
                 bound(&mut found, fleet.max, metrics, log);
                 let running = members.keys().cloned().collect();
-                let over = narrow(shard.as_ref(), &mut found, &running, metrics, log).await;
-                let lease = |name: &str| shard.as_ref().map(|s| s.lease_of(name));
+                narrow(shard.as_ref(), &mut found, &running, metrics, log).await;
+                let lease = |name: &str| {
+                    let standing = shard.as_ref()?.standing.clone();
+                    Some(LeaseCheck::Share { standing, cluster: name.to_string() })
+                };
                 let start = MemberStart {
                     places: &places,
                     management: &management.client,
@@ -140,29 +148,41 @@ pub(crate) async fn run(
                     audit,
                 };
                 reconcile(&mut members, found, &start).await;
-                give_back(shard.as_ref(), over, log).await;
                 health.serving();
-            }
-            Err(e) => {
-                metrics.error("inventory");
-                log.warn("cannot read the inventory: the clusters known keep being watched", &[("error", &e)]);
             }
         }
     }
     log.info("stopping", &[("clusters", &members.len())]);
-    let names: Vec<String> = members.keys().cloned().collect();
     futures::future::join_all(members.into_values().map(Running::end)).await;
-    give_back(shard.as_ref(), names, log).await;
+    if let Some(s) = &shard {
+        s.leave().await;
+    }
     Ok(())
 }
 
-/// Gives back the Leases of these clusters (over this replica's share, or all when stopping).
-async fn give_back(shard: Option<&shard::Shard>, names: Vec<String>, log: &crate::watch::outputs::log::Log) {
-    let Some(s) = shard else { return };
-    for name in names {
-        log.info("cluster given back", &[("cluster", &name)]);
-        s.release(&name).await;
-    }
+/// The fleet's round, and with several replicas this one's part: each renews its own Lease at
+/// least three times per Lease duration, and watches the clusters placed on it.
+fn sharding(
+    options: &WatchOptions,
+    fleet: &FleetOptions,
+    client: &kube::Client,
+    home: &str,
+) -> (Duration, Option<shard::Shard>) {
+    let every = options.leader.as_ref().map_or(fleet.every, |l| fleet.every.min(Duration::from_secs(l.duration) / 3));
+    let shard = options.leader.as_ref().map(|l| {
+        let at = l.namespace.clone().unwrap_or_else(|| home.to_string());
+        shard::Shard::new(client, &at, (&l.name, &l.identity), Duration::from_secs(l.duration), every)
+    });
+    (every, shard)
+}
+
+/// What an inventory watch that fails does: said once until it works again, and counted.
+fn trouble(log: &crate::watch::outputs::log::Log, metrics: &Metrics) -> inventory::Trouble {
+    let (log, metrics) = (log.clone(), metrics.clone());
+    Arc::new(move |watch, error| {
+        metrics.error("inventory");
+        log.warn("an inventory watch failed: retrying with backoff", &[("watch", &watch), ("error", &error)]);
+    })
 }
 
 /// The key that signs drift: the management cluster's Secret in the watcher's home, else one
@@ -185,22 +205,23 @@ async fn signature_key(management: &Cluster, options: &WatchOptions, namespace: 
     key
 }
 
-/// With several replicas: the clusters of `found` this replica takes (the others are left
-/// out), and those it watches that are over its share (to give back). A Lease list that fails
-/// takes none (said, and counted).
+/// With several replicas: the clusters of `found` placed on this replica (the others are left
+/// out, and stopped if it watched them). A Lease list that fails takes none (said, and counted).
 async fn narrow(
     shard: Option<&shard::Shard>,
     found: &mut Inventory,
     running: &BTreeSet<String>,
     metrics: &Metrics,
     log: &crate::watch::outputs::log::Log,
-) -> Vec<String> {
-    let Some(s) = shard else { return Vec::new() };
-    s.narrow(found, running).await.unwrap_or_else(|why| {
-        log.warn("the fleet's Leases cannot be read: no cluster is taken", &[("error", &why)]);
+) {
+    let Some(s) = shard else { return };
+    if let Err(why) = s.narrow(found, running).await {
+        log.warn(
+            "the fleet's Leases cannot be read: no cluster is taken (those watched are kept while this replica's Lease holds)",
+            &[("error", &why)],
+        );
         metrics.error("leases");
-        Vec::new()
-    })
+    }
 }
 
 /// A healing fleet says where it reads pauses: in the management cluster, for the releases of
@@ -249,8 +270,8 @@ struct MemberStart<'a> {
     health: &'a Arc<Health>,
     key: &'a [u8],
     every: Duration,
-    /// The name of a cluster's Lease, with several replicas.
-    lease: &'a dyn Fn(&str) -> Option<String>,
+    /// What a cluster's watcher asks before each write, with several replicas.
+    lease: &'a dyn Fn(&str) -> Option<LeaseCheck>,
     /// Where the watcher's own objects live in the management cluster.
     home: &'a str,
     /// The audit webhook's hub: each member's feed under its name.
@@ -357,11 +378,7 @@ fn started(m: Member, fingerprint: String, said: &str, start: &MemberStart<'_>) 
                 audit: start.audit.cloned(),
                 places: start.places.clone(),
                 management: start.management.clone(),
-                lease: (start.lease)(&m.name).zip(start.options.leader.clone()).map(|(name, l)| LeaderOptions {
-                    name,
-                    namespace: Some(l.namespace.unwrap_or_else(|| start.home.to_string())),
-                    ..l
-                }),
+                lease: (start.lease)(&m.name),
             };
             spawn(member, stopped)
         }

@@ -1,22 +1,32 @@
-//! Several replicas sharing a fleet (`watch --clusters --leader-elect`), on coordination.k8s.io
-//! Leases in the management cluster: each replica keeps a Lease of its own renewed (how many
-//! replicas are alive), and one Lease per workload cluster says which replica watches it. A
-//! replica holds at most its fair share (the clusters divided by the live replicas, rounded
-//! up), gives back what is over it, and takes clusters whose Lease nobody renewed within its
-//! duration: a replica that dies loses its clusters to the others within that time.
+//! Several replicas sharing a fleet (`watch --clusters --leader-elect`), on one
+//! coordination.k8s.io Lease per replica in the management cluster: each replica renews its own
+//! Lease once a round, reads the others' to know the live replica set, and places every cluster
+//! by rendezvous hashing over that set (the replica whose hash of its identity and the
+//! cluster's name is highest watches it). Writes at rest are one renewal per replica per round,
+//! whatever the fleet's size; a cluster moves only when the replica set changes, and then only
+//! to or from the replica that joined or left.
+//!
+//! Hand-overs: a replica joining a set that already has members takes nothing until a round has
+//! passed since its Lease was written (the others have seen it and let go of its share by then);
+//! a replica that dies loses its clusters once its Lease expires; a replica that cannot renew
+//! its Lease watches nothing, and each member's writes stop (its [`Standing`]) before that Lease
+//! can expire for the others.
 
 use crate::inventory::Inventory;
+use crate::watch::lease::Standing;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, PostParams};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::time::Instant;
 
 const FLEET: &str = "helm-drift.io/fleet";
 const ROLE: &str = "helm-drift.io/role";
-const CLUSTER: &str = "helm-drift.io/cluster";
+const REPLICA: &str = "replica";
 
 /// Why the fleet's Leases cannot be read or renewed (then no cluster is taken).
 #[derive(Debug, thiserror::Error)]
@@ -27,122 +37,118 @@ pub(crate) enum LeaseError {
     Renew { lease: String },
 }
 
-/// This replica's part in the fleet's Leases.
+/// This replica's part in the fleet.
 pub(crate) struct Shard {
     api: Api<Lease>,
     /// The Leases' common name (`--lease-name`).
     prefix: String,
     pub(crate) identity: String,
     duration: Duration,
+    /// How often it renews (the fleet's round).
+    every: Duration,
+    /// When its Lease was first written (it takes another's share only a round later).
+    joined: Mutex<Option<Instant>>,
+    /// Its last renewal and the live replicas it read then.
+    last: Mutex<Option<(Instant, BTreeSet<String>)>>,
+    pub(crate) standing: Arc<Standing>,
 }
 
 impl Shard {
     pub(crate) fn new(
         client: &kube::Client,
         namespace: &str,
-        prefix: &str,
-        identity: &str,
+        (prefix, identity): (&str, &str),
         duration: Duration,
+        every: Duration,
     ) -> Shard {
         Shard {
             api: Api::namespaced(client.clone(), namespace),
             prefix: prefix.to_string(),
             identity: identity.to_string(),
             duration,
+            every,
+            joined: Mutex::new(None),
+            last: Mutex::new(None),
+            standing: Arc::new(Standing::new(duration, every)),
         }
-    }
-
-    /// The name of cluster `cluster`'s Lease (a name any cluster name fits in).
-    pub(crate) fn lease_of(&self, cluster: &str) -> String {
-        format!("{}-cluster-{}", self.prefix, short(cluster))
     }
 
     fn own_lease(&self) -> String {
         format!("{}-replica-{}", self.prefix, short(&self.identity))
     }
 
-    /// The fleet's Leases of `role`, by name, or why they cannot be listed.
+    /// The fleet's replica Leases, by name, or why they cannot be listed.
     #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-    async fn leases(&self, role: &'static str) -> Result<BTreeMap<String, Lease>, LeaseError> {
-        let selector = format!("{FLEET}={},{ROLE}={role}", label(&self.prefix));
+    async fn leases(&self) -> Result<BTreeMap<String, Lease>, LeaseError> {
+        let selector = format!("{FLEET}={},{ROLE}={REPLICA}", label(&self.prefix));
         let list = self
             .api
             .list(&ListParams::default().labels(&selector))
             .await
-            .map_err(|source| LeaseError::List { role, source })?;
+            .map_err(|source| LeaseError::List { role: REPLICA, source })?;
         Ok(list.items.into_iter().filter_map(|l| Some((l.metadata.name.clone()?, l))).collect())
     }
 
-    /// Renews this replica's own Lease and counts the replicas alive (this one included); why
-    /// not, when the Leases cannot be read or its own renewed (a failed read is never "no other
-    /// replica": that would claim every cluster).
-    async fn replicas(&self) -> Result<usize, LeaseError> {
+    /// Renews this replica's Lease and reads the live replica set (this one included), with
+    /// whether it may take others' clusters yet; why not, when the Leases cannot be read or its
+    /// own renewed (a failed read is never "no other replica": that would claim every cluster).
+    async fn replicas(&self) -> Result<(BTreeSet<String>, bool), LeaseError> {
         let own = self.own_lease();
-        let replicas = self.leases("replica").await?;
-        if !self.hold_named(&own, replicas.get(&own).cloned(), "replica", &self.identity).await {
+        let leases = self.leases().await?;
+        if !self.renew(&own, leases.get(&own).cloned()).await {
             return Err(LeaseError::Renew { lease: own });
         }
         let now = Timestamp::now();
-        Ok(replicas.iter().filter(|(name, l)| **name != own && live(l, now)).count() + 1)
+        let mut live: BTreeSet<String> = leases
+            .iter()
+            .filter(|(name, l)| **name != own && live(l, now))
+            .filter_map(|(_, l)| l.spec.as_ref()?.holder_identity.clone())
+            .collect();
+        let alone = live.is_empty();
+        live.insert(self.identity.clone());
+        let joined = *self.joined.lock().expect("joined lock").get_or_insert_with(Instant::now);
+        // Alone, nothing is anyone else's; else the others must have seen this replica first.
+        Ok((live, alone || joined.elapsed() >= self.every))
     }
 
-    /// Narrows the inventory to the clusters this replica holds now (renewing their Leases and
-    /// taking free ones up to its fair share); returns those it gives back, to release once
-    /// their watchers have stopped. `running`: the clusters it watches. When the Leases cannot
-    /// be read, it watches nothing rather than what another replica may, and says why.
-    pub(crate) async fn narrow(
-        &self,
-        found: &mut Inventory,
-        running: &BTreeSet<String>,
-    ) -> Result<Vec<String>, LeaseError> {
-        let counted = self.replicas().await;
-        let read = match counted {
-            Ok(replicas) => self.leases("cluster").await.map(|l| (replicas, l)),
-            Err(why) => Err(why),
-        };
-        let (replicas, leases) = match read {
-            Ok(read) => read,
+    /// Narrows the inventory to the clusters placed on this replica now. `running`: those it
+    /// watches, kept while it may not take others' yet. When the Leases cannot be read or its
+    /// own renewed, it takes nothing new and keeps what it watches only while its Lease, as last
+    /// renewed, is fresh (a passing error costs no restart); then nothing, rather than what
+    /// another replica may watch. Why, when it could not.
+    pub(crate) async fn narrow(&self, found: &mut Inventory, running: &BTreeSet<String>) -> Result<(), LeaseError> {
+        let asked = Instant::now();
+        let (replicas, settled, failed) = match self.replicas().await {
+            Ok((replicas, settled)) => {
+                *self.last.lock().expect("last lock") = Some((asked, replicas.clone()));
+                (replicas, settled, None)
+            }
             Err(why) => {
-                found.members.clear();
-                return Err(why);
+                let last = self.last.lock().expect("last lock").clone();
+                match last.filter(|(at, _)| at.elapsed() < self.standing.trusted_for()) {
+                    Some((_, replicas)) => (replicas, false, Some(why)),
+                    None => {
+                        found.members.clear();
+                        self.standing.set(None, BTreeSet::new());
+                        return Err(why);
+                    }
+                }
             }
         };
-        let fair = fair_share(found.members.len(), replicas);
-        let names: BTreeSet<String> = found.members.iter().map(|m| m.name.clone()).collect();
-        let mut held = Vec::new();
-        for name in running.iter().filter(|n| names.contains(*n)) {
-            let lease = self.lease_of(name);
-            if self.hold_named(&lease, leases.get(&lease).cloned(), "cluster", name).await {
-                held.push(name.clone());
-            }
-        }
-        let over = if held.len() > fair { held.split_off(fair) } else { Vec::new() };
-        // Each replica prefers clusters in an order of its own: replicas starting together
-        // spread over the fleet instead of racing for the same Leases.
-        let mut free: Vec<&String> = names.iter().filter(|n| !held.contains(n) && !over.contains(n)).collect();
-        free.sort_by_key(|n| short(&format!("{}\n{n}", self.identity)));
-        let now = Timestamp::now();
-        for name in free {
-            if held.len() >= fair {
-                break;
-            }
-            let lease = self.lease_of(name);
-            let known = leases.get(&lease).cloned();
-            if known.as_ref().is_some_and(|l| live(l, now)) {
-                continue;
-            }
-            if self.hold_named(&lease, known, "cluster", name).await {
-                held.push(name.clone());
-            }
-        }
-        found.members.retain(|m| held.contains(&m.name));
-        Ok(over)
+        found.members.retain(|m| {
+            let mine = owner(&m.name, &replicas) == Some(self.identity.as_str());
+            mine && (settled || running.contains(&m.name))
+        });
+        let renewed = failed.is_none().then_some(asked);
+        self.standing.set(renewed, found.members.iter().map(|m| m.name.clone()).collect());
+        failed.map_or(Ok(()), Err)
     }
 
-    /// Gives cluster `cluster`'s Lease back (another replica may take it at once).
+    /// Gives this replica's Lease back: the others take its clusters at their next round.
     #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-    pub(crate) async fn release(&self, cluster: &str) {
-        let name = self.lease_of(cluster);
+    pub(crate) async fn leave(&self) {
+        self.standing.set(None, BTreeSet::new());
+        let name = self.own_lease();
         let Ok(Some(mut lease)) = self.api.get_opt(&name).await else { return };
         let spec = lease.spec.get_or_insert_with(Default::default);
         if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
@@ -153,10 +159,10 @@ impl Shard {
         let _ = self.api.replace(&name, &PostParams::default(), &lease).await;
     }
 
-    /// Takes or renews Lease `name`, as last read (`known`): optimistically, a conflict means
-    /// another replica won.
+    /// Creates or renews Lease `name` (as last read: `known`); a conflict means it changed
+    /// meanwhile, and the renewal is tried again next round.
     #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-    async fn hold_named(&self, name: &str, known: Option<Lease>, role: &str, about: &str) -> bool {
+    async fn renew(&self, name: &str, known: Option<Lease>) -> bool {
         let now = Timestamp::now();
         let seconds = i32::try_from(self.duration.as_secs().max(1)).unwrap_or(i32::MAX);
         let mine = LeaseSpec {
@@ -164,7 +170,6 @@ impl Shard {
             lease_duration_seconds: Some(seconds),
             acquire_time: Some(MicroTime(now)),
             renew_time: Some(MicroTime(now)),
-            lease_transitions: Some(0),
             ..Default::default()
         };
         match known {
@@ -174,9 +179,8 @@ impl Shard {
                         name: Some(name.to_string()),
                         labels: Some(BTreeMap::from([
                             (FLEET.to_string(), label(&self.prefix)),
-                            (ROLE.to_string(), role.to_string()),
+                            (ROLE.to_string(), REPLICA.to_string()),
                         ])),
-                        annotations: Some(BTreeMap::from([(CLUSTER.to_string(), about.to_string())])),
                         ..Default::default()
                     },
                     spec: Some(mine),
@@ -184,17 +188,14 @@ impl Shard {
                 self.api.create(&PostParams::default(), &lease).await.is_ok()
             }
             Some(mut lease) => {
-                let taken = live(&lease, now);
                 let spec = lease.spec.get_or_insert_with(Default::default);
-                let held = spec.holder_identity.as_deref() == Some(self.identity.as_str());
-                if held {
+                if spec.holder_identity.as_deref() == Some(self.identity.as_str()) {
                     spec.renew_time = Some(MicroTime(now));
                     spec.lease_duration_seconds = Some(seconds);
-                } else if taken {
-                    return false;
                 } else {
-                    let transitions = spec.lease_transitions.unwrap_or(0) + 1;
-                    *spec = LeaseSpec { lease_transitions: Some(transitions), ..mine };
+                    // Given back, or written by a process before this one under the same name.
+                    *spec = mine;
+                    *self.joined.lock().expect("joined lock") = Some(Instant::now());
                 }
                 self.api.replace(name, &PostParams::default(), &lease).await.is_ok()
             }
@@ -202,9 +203,18 @@ impl Shard {
     }
 }
 
-/// The most clusters one replica holds: its fair share, rounded up.
-pub(crate) fn fair_share(clusters: usize, replicas: usize) -> usize {
-    clusters.div_ceil(replicas.max(1))
+/// The replica that watches `cluster`: the one whose hash of its identity and the cluster's
+/// name is highest (rendezvous hashing). A cluster moves only when its owner leaves or a
+/// replica that outranks it joins.
+pub(crate) fn owner<'a>(cluster: &str, replicas: &'a BTreeSet<String>) -> Option<&'a str> {
+    replicas.iter().max_by_key(|r| (weight(r, cluster), r.as_str())).map(String::as_str)
+}
+
+fn weight(replica: &str, cluster: &str) -> [u8; 8] {
+    let digest = Sha256::digest(format!("{replica}\n{cluster}").as_bytes());
+    let mut w = [0; 8];
+    w.copy_from_slice(&digest[..8]);
+    w
 }
 
 /// Whether a Lease is held: a holder, renewed less than its duration ago.
@@ -235,14 +245,38 @@ fn label(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
-    fn each_replica_holds_at_most_its_fair_share_rounded_up() {
-        assert_eq!(fair_share(4, 2), 2);
-        assert_eq!(fair_share(5, 2), 3);
-        assert_eq!(fair_share(4, 1), 4);
-        assert_eq!(fair_share(1, 3), 1);
-        assert_eq!(fair_share(0, 2), 0);
-        assert_eq!(fair_share(3, 0), 3, "no replica counted: this one");
+    fn every_cluster_has_one_owner_and_moves_only_with_the_replica_that_left_or_joined() {
+        let clusters: Vec<String> = (0..1000).map(|i| format!("fleet/c{i}")).collect();
+        let place = |replicas: &BTreeSet<String>| -> Vec<String> {
+            clusters.iter().map(|c| owner(c, replicas).unwrap().to_string()).collect()
+        };
+        let three = set(&["r1-7", "r2-9", "r3-11"]);
+        let before = place(&three);
+        // Balanced enough: each of three holds about a third.
+        for r in &three {
+            let n = before.iter().filter(|o| *o == r).count();
+            assert!((250..420).contains(&n), "{r} holds {n} of 1000");
+        }
+        // r2 dies: only its clusters move, spread over the others.
+        let two = set(&["r1-7", "r3-11"]);
+        let after = place(&two);
+        for (b, a) in before.iter().zip(&after) {
+            if b != "r2-9" {
+                assert_eq!(a, b, "a cluster of a live replica moved");
+            }
+        }
+        // r4 joins: a cluster moves only to it.
+        let four = set(&["r1-7", "r2-9", "r3-11", "r4-2"]);
+        for (b, a) in before.iter().zip(place(&four)) {
+            assert!(a == *b || a == "r4-2", "{b} -> {a}");
+        }
+        assert_eq!(owner("x", &BTreeSet::new()), None);
+        assert_eq!(owner("x", &set(&["only"])), Some("only"));
     }
 
     #[test]
@@ -260,9 +294,8 @@ mod tests {
         assert!(live(&lease(Some("r1"), 5), now));
         assert!(!live(&lease(Some("r1"), 16), now), "not renewed in time");
         assert!(!live(&lease(None, 1), now), "given back");
-        let shard_name = format!("helm-drift-cluster-{}", short("fleet/eu"));
+        assert_eq!(short("fleet/eu").len(), 16);
         assert_ne!(short("fleet/eu"), short("fleet/us"));
-        assert_eq!(shard_name.len(), "helm-drift-cluster-".len() + 16);
         assert_eq!(label("helm drift!"), "helmdrift");
     }
 }

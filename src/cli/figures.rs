@@ -190,7 +190,9 @@ fn fleets(find: &Find<'_, '_>) -> Vec<FigureRow> {
             let time = format!("{} to ready", seconds(r[2]));
             let (releases, objects, clusters) = (grouped(releases), grouped(releases * 20), grouped(entries));
             let command = "`watch --clusters capi`";
-            let row = [&workload, &releases, &objects, &clusters, command, &time, &mib(r[6]), &p99(r[7]), "", day];
+            // Since issue 92 a fleet's table also says the management API server's load (column 6).
+            let (rss, edit) = if r.len() >= 9 { (r[7], r[8]) } else { (r[6], r[7]) };
+            let row = [&workload, &releases, &objects, &clusters, command, &time, &mib(rss), &p99(edit), "", day];
             rows.push(row.map(str::to_string));
         }
     }

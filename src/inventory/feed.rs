@@ -13,7 +13,6 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
 use kube::config::Kubeconfig;
 use kube::core::PartialObjectMeta;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -70,6 +69,12 @@ impl Drop for InventoryFeed {
         self.tasks.iter().for_each(tokio::task::JoinHandle::abort);
     }
 }
+
+/// The first and the longest wait before a failed watch is tried again.
+const BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(800);
+const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often a kind not served (CAAPH not installed) is asked for again.
+const NOT_SERVED_AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Watches end after 290 s and start again from where they were (bookmarks keep their place);
 /// their lists come in pages of `--chunk-size`.
@@ -295,13 +300,19 @@ impl On {
     {
         let (kept, tx, trouble) = (self.kept.clone(), self.tx.clone(), self.trouble.clone());
         tokio::spawn(async move {
-            let stream = stream.default_backoff();
             futures::pin_mut!(stream);
             let mut failing = false;
+            // Backed off here: kube's own backoff is reset by the `Init` each list attempt begins
+            // with, so a list that always fails would be tried again every second.
+            let mut wait = BACKOFF_MIN;
             while let Some(item) = stream.next().await {
+                let mut pause = None;
                 let changed = match item {
                     Ok(event) => {
                         failing = false;
+                        if !matches!(event, Event::Init) {
+                            wait = BACKOFF_MIN;
+                        }
                         let event = match event {
                             Event::Init => Event::Init,
                             Event::InitDone => Event::InitDone,
@@ -312,6 +323,7 @@ impl On {
                         store(&mut kept.lock().expect("inventory lock")).take(event)
                     }
                     Err(e) if absent_is_empty && not_served(&e) => {
+                        pause = Some(NOT_SERVED_AGAIN);
                         store(&mut kept.lock().expect("inventory lock")).absent()
                     }
                     Err(e) => {
@@ -320,11 +332,16 @@ impl On {
                             trouble(watch, e.to_string());
                         }
                         failing = true;
+                        pause = Some(wait);
+                        wait = (wait * 2).min(BACKOFF_MAX);
                         false
                     }
                 };
                 if changed {
                     tx.send_modify(|n| *n = n.wrapping_add(1));
+                }
+                if let Some(pause) = pause {
+                    tokio::time::sleep(pause).await;
                 }
             }
         })

@@ -88,8 +88,8 @@ pub(crate) async fn run(
 ) -> Result<()> {
     futures::pin_mut!(shutdown);
     let log = &options.log;
-    let management = tokio::select! {
-        c = crate::api::connect(&settings.connection) => c.context("cannot reach the management cluster")?,
+    let (management, streams) = tokio::select! {
+        c = connect(settings) => c?,
         _ = &mut shutdown => return Ok(()),
     };
     // The watcher's own objects in the management cluster (its signature key) live in
@@ -100,10 +100,9 @@ pub(crate) async fn run(
     let (source, server) = (fleet.source.entries(), &management.server);
     log.info("watching the fleet's inventory", &[("source", &source), ("server", server)]);
     let mut members: BTreeMap<String, Running> = BTreeMap::new();
-    let (every, shard) = sharding(options, fleet, &management.client, &namespace);
+    let (every, shard) = shard::sharding(options, fleet, &management.client, &namespace);
     let places = member::Places::new();
-    let mut feed =
-        inventory::InventoryFeed::start(&management.client, fleet.source, &fleet.scope, trouble(log, metrics));
+    let mut feed = inventory::InventoryFeed::start(&streams, fleet.source, &fleet.scope, trouble(log, metrics));
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -160,20 +159,14 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// The fleet's round, and with several replicas this one's part: each renews its own Lease at
-/// least three times per Lease duration, and watches the clusters placed on it.
-fn sharding(
-    options: &WatchOptions,
-    fleet: &FleetOptions,
-    client: &kube::Client,
-    home: &str,
-) -> (Duration, Option<shard::Shard>) {
-    let every = options.leader.as_ref().map_or(fleet.every, |l| fleet.every.min(Duration::from_secs(l.duration) / 3));
-    let shard = options.leader.as_ref().map(|l| {
-        let at = l.namespace.clone().unwrap_or_else(|| home.to_string());
-        shard::Shard::new(client, &at, (&l.name, &l.identity), Duration::from_secs(l.duration), every)
-    });
-    (every, shard)
+/// The management cluster, and a client of its own for the inventory's watches (no read
+/// timeout shorter than a watch lasts).
+async fn connect(settings: &Settings) -> Result<(Cluster, kube::Client)> {
+    let management = crate::api::connect(&settings.connection).await.context("cannot reach the management cluster")?;
+    let mut long = settings.connection.clone();
+    long.timeout = Some(crate::watch::reconciler::WATCH_READ_TIMEOUT);
+    let streams = crate::api::connect(&long).await.context("cannot reach the management cluster")?;
+    Ok((management, streams.client))
 }
 
 /// What an inventory watch that fails does: said once until it works again, and counted.

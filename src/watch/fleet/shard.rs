@@ -6,8 +6,9 @@
 //! whatever the fleet's size; a cluster moves only when the replica set changes, and then only
 //! to or from the replica that joined or left.
 //!
-//! Hand-overs: a replica joining a set that already has members takes nothing until a round has
-//! passed since its Lease was written (the others have seen it and let go of its share by then);
+//! Hand-overs: a replica takes nothing until a round has passed since its Lease was written (the
+//! others have seen it and let go of its share by then; replicas starting together have seen
+//! each other);
 //! a replica that dies loses its clusters once its Lease expires; a replica that cannot renew
 //! its Lease watches nothing, and each member's writes stop (its [`Standing`]) before that Lease
 //! can expire for the others.
@@ -104,11 +105,11 @@ impl Shard {
             .filter(|(name, l)| **name != own && live(l, now))
             .filter_map(|(_, l)| l.spec.as_ref()?.holder_identity.clone())
             .collect();
-        let alone = live.is_empty();
         live.insert(self.identity.clone());
         let joined = *self.joined.lock().expect("joined lock").get_or_insert_with(Instant::now);
-        // Alone, nothing is anyone else's; else the others must have seen this replica first.
-        Ok((live, alone || joined.elapsed() >= self.every))
+        // The others must have seen this replica first (also when it looks alone: replicas
+        // starting together each see no other on their first round).
+        Ok((live, joined.elapsed() >= self.every))
     }
 
     /// Narrows the inventory to the clusters placed on this replica now. `running`: those it
@@ -201,6 +202,22 @@ impl Shard {
             }
         }
     }
+}
+
+/// The fleet's round, and with several replicas this one's part: each renews its own Lease at
+/// least three times per Lease duration, and watches the clusters placed on it.
+pub(super) fn sharding(
+    options: &crate::watch::options::WatchOptions,
+    fleet: &crate::watch::options::FleetOptions,
+    client: &kube::Client,
+    home: &str,
+) -> (Duration, Option<Shard>) {
+    let every = options.leader.as_ref().map_or(fleet.every, |l| fleet.every.min(Duration::from_secs(l.duration) / 3));
+    let shard = options.leader.as_ref().map(|l| {
+        let at = l.namespace.clone().unwrap_or_else(|| home.to_string());
+        Shard::new(client, &at, (&l.name, &l.identity), Duration::from_secs(l.duration), every)
+    });
+    (every, shard)
 }
 
 /// The replica that watches `cluster`: the one whose hash of its identity and the cluster's

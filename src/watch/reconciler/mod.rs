@@ -34,7 +34,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long a watch's connection may stay silent: longer than the server keeps a watch open.
-const WATCH_READ_TIMEOUT: Duration = Duration::from_secs(330);
+pub(crate) const WATCH_READ_TIMEOUT: Duration = Duration::from_secs(330);
 
 /// One watcher of one cluster. Everything it knows and runs is its own (two in one process
 /// share nothing but the settings they were given).

@@ -11,6 +11,7 @@ const LAYERS: &[&str] = &[
     "errors",
     "doors",
     "random",
+    "digest",
     "yaml",
     "model",
     "api",

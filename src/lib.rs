@@ -5,7 +5,7 @@
 //! code, tests aside):
 //!
 //! 1. Leaves: [`errors`] (an error as one line), [`doors`] (every input others write, its
-//!    door, budget and hostile test), [`random`], [`yaml`] (the one budgeted YAML
+//!    door, budget and hostile test), [`random`], [`digest`] (hex, SHA-256 names), [`yaml`] (the one budgeted YAML
 //!    parser for what others write: records' manifests, baselines), [`model`] (the data every
 //!    stage hands on: objects, drift, reports, exit codes).
 //! 2. [`api`]: talking to the API server (connection, `ApiError`, retry); [`live`]: the
@@ -40,6 +40,7 @@ pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod compare;
 pub(crate) mod desired;
+pub(crate) mod digest;
 pub(crate) mod doors;
 pub(crate) mod engine;
 pub(crate) mod errors;

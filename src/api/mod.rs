@@ -9,6 +9,7 @@ mod member_client;
 mod pages;
 mod retry;
 mod sized;
+mod watching;
 
 pub(crate) use connect::{Cluster, Connection, connect, context_names, requests};
 pub(crate) use error::ApiError;
@@ -17,3 +18,4 @@ pub(crate) use pages::{
 };
 pub(crate) use retry::retry;
 pub(crate) use sized::PageSizes;
+pub(crate) use watching::{backed_off, not_served, scoped, watch_config};

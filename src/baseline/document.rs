@@ -1,6 +1,7 @@
 //! The baseline document: its shape on disk and in a ConfigMap (parsed and rendered here), and
 //! its entries, whose Secret values are hashed salted and slow.
 
+use crate::digest::hex;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU32;
 
@@ -192,10 +193,6 @@ fn verify(stored: &str, input: &str) -> bool {
         return false;
     }
     ring::pbkdf2::verify(ring::pbkdf2::PBKDF2_HMAC_SHA256, iterations, &salt, input.as_bytes(), &hash).is_ok()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {

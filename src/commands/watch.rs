@@ -127,10 +127,5 @@ fn audit(a: crate::cli::AuditArgs) -> Result<Option<AuditOptions>> {
 
 /// This replica's name in a Lease: the pod's (host) name and the process id.
 fn identity() -> String {
-    let host = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
-        .unwrap_or_else(|| "helm-drift".into());
-    format!("{host}-{}", std::process::id())
+    format!("{}-{}", crate::watch::pod_name(), std::process::id())
 }

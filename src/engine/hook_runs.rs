@@ -2,7 +2,6 @@
 //! earlier records do not change, so a watcher reads them once per revision.
 
 use crate::release::{Hook, Release};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +28,7 @@ impl EarlierRuns {
     /// A revision's key: the release, its revision, and a digest of its recorded hooks.
     pub(super) fn key(release: &Release) -> String {
         let raw = release.hooks.as_deref().map_or("", |h| h.get());
-        let digest: String = Sha256::digest(raw.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect();
+        let digest = crate::digest::sha256_hex(raw, 12);
         format!("{}/{}/{}/{digest}", release.namespace(), release.name(), release.revision())
     }
 

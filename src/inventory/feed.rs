@@ -8,6 +8,7 @@ use super::entry::{Inventory, InventoryKind, Member, Proxy, Scope};
 use super::unreachable::{Unreachable, Why};
 use super::watch_store::{Named, NotListed, WatchStore};
 use super::{argocd, caaph, capi};
+use crate::api::{backed_off, not_served, scoped, watch_config};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
@@ -70,29 +71,8 @@ impl Drop for InventoryFeed {
     }
 }
 
-/// The first and the longest wait before a failed watch is tried again.
-const BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(800);
-const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(30);
 /// How often a kind not served (CAAPH not installed) is asked for again.
 const NOT_SERVED_AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Watches end after 290 s and start again from where they were (bookmarks keep their place);
-/// their lists come in pages of `--chunk-size`.
-fn config() -> watcher::Config {
-    let mut config = watcher::Config::default().timeout(290);
-    config.page_size = crate::api::chunk_size();
-    config
-}
-
-fn scoped<K>(client: &kube::Client, scope: &Scope) -> Api<K>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-{
-    match &scope.namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    }
-}
 
 fn dynamic(client: &kube::Client, scope: &Scope, resource: &kube::api::ApiResource) -> Api<DynamicObject> {
     match &scope.namespace {
@@ -123,19 +103,19 @@ impl InventoryFeed {
             InventoryKind::Capi => {
                 let clusters = dynamic(client, scope, &capi::clusters());
                 // Metadata only: a Secret's data is read when its resourceVersion changes.
-                let secrets: Api<PartialObjectMeta<Secret>> = scoped(client, scope);
+                let secrets: Api<PartialObjectMeta<Secret>> = scoped(client, scope.namespace.as_deref());
                 let charts = dynamic(client, scope, &caaph::resource("HelmChartProxy", "helmchartproxies"));
                 let releases = dynamic(client, scope, &caaph::resource("HelmReleaseProxy", "helmreleaseproxies"));
                 vec![
                     on.follow(
-                        watcher::watcher(clusters, selected(config())),
+                        watcher::watcher(clusters, selected(watch_config())),
                         "Clusters",
                         |k| &mut k.clusters,
                         false,
                         |c| capi::cluster_of(c).map(|(ns, name, ready)| ((ns, name), ready)),
                     ),
                     on.follow(
-                        watcher::watcher(secrets, config()),
+                        watcher::watcher(secrets, watch_config()),
                         "kubeconfig Secrets",
                         |k| &mut k.secrets,
                         false,
@@ -145,14 +125,14 @@ impl InventoryFeed {
                         },
                     ),
                     on.follow(
-                        watcher::watcher(charts, config()),
+                        watcher::watcher(charts, watch_config()),
                         "HelmChartProxies",
                         |k| &mut k.charts,
                         true,
                         caaph::chart_says,
                     ),
                     on.follow(
-                        watcher::watcher(releases, config()),
+                        watcher::watcher(releases, watch_config()),
                         "HelmReleaseProxies",
                         |k| &mut k.releases,
                         true,
@@ -165,9 +145,9 @@ impl InventoryFeed {
                     Some(s) => format!("{},{s}", argocd::SECRET_TYPE),
                     None => argocd::SECRET_TYPE.to_string(),
                 };
-                let secrets: Api<Secret> = scoped(client, scope);
+                let secrets: Api<Secret> = scoped(client, scope.namespace.as_deref());
                 vec![on.follow(
-                    watcher::watcher(secrets, config().labels(&selector)),
+                    watcher::watcher(secrets, watch_config().labels(&selector)),
                     "Argo CD cluster Secrets",
                     |k| &mut k.argo,
                     false,
@@ -299,20 +279,14 @@ impl On {
         T: PartialEq + Send + 'static,
     {
         let (kept, tx, trouble) = (self.kept.clone(), self.tx.clone(), self.trouble.clone());
+        let stream = backed_off(stream, absent_is_empty.then_some(NOT_SERVED_AGAIN));
         tokio::spawn(async move {
             futures::pin_mut!(stream);
             let mut failing = false;
-            // Backed off here: kube's own backoff is reset by the `Init` each list attempt begins
-            // with, so a list that always fails would be tried again every second.
-            let mut wait = BACKOFF_MIN;
             while let Some(item) = stream.next().await {
-                let mut pause = None;
                 let changed = match item {
                     Ok(event) => {
                         failing = false;
-                        if !matches!(event, Event::Init) {
-                            wait = BACKOFF_MIN;
-                        }
                         let event = match event {
                             Event::Init => Event::Init,
                             Event::InitDone => Event::InitDone,
@@ -323,7 +297,6 @@ impl On {
                         store(&mut kept.lock().expect("inventory lock")).take(event)
                     }
                     Err(e) if absent_is_empty && not_served(&e) => {
-                        pause = Some(NOT_SERVED_AGAIN);
                         store(&mut kept.lock().expect("inventory lock")).absent()
                     }
                     Err(e) => {
@@ -332,25 +305,15 @@ impl On {
                             trouble(watch, e.to_string());
                         }
                         failing = true;
-                        pause = Some(wait);
-                        wait = (wait * 2).min(BACKOFF_MAX);
                         false
                     }
                 };
                 if changed {
                     tx.send_modify(|n| *n = n.wrapping_add(1));
                 }
-                if let Some(pause) = pause {
-                    tokio::time::sleep(pause).await;
-                }
             }
         })
     }
-}
-
-/// Whether the watch failed because the kind is not served.
-fn not_served(e: &watcher::Error) -> bool {
-    matches!(e, watcher::Error::InitialListFailed(kube::Error::Api(s)) | watcher::Error::WatchStartFailed(kube::Error::Api(s)) if s.code == 404)
 }
 
 #[cfg(test)]

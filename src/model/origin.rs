@@ -49,8 +49,7 @@ pub(crate) fn shorten(name: &str) -> String {
     if name.len() <= 53 {
         return name.to_string();
     }
-    use sha2::Digest;
-    let sum: String = sha2::Sha256::digest(name.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let sum = crate::digest::sha256_hex(name, 6);
     // The first 40 bytes, as Go slices them (a name is ASCII where Kubernetes takes it).
     let mut at = 40;
     while !name.is_char_boundary(at) {

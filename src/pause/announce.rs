@@ -9,7 +9,6 @@ use crate::api::ApiError;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// The label every announcement carries.
@@ -68,9 +67,7 @@ impl Announcement {
 /// The announcement's ConfigMap name for a watcher known as `watcher` (its Lease name and what
 /// it watches): the same across its restarts.
 pub(crate) fn name(watcher: &str) -> String {
-    let digest = Sha256::digest(watcher.as_bytes());
-    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("helm-drift-watcher-{short}")
+    format!("helm-drift-watcher-{}", crate::digest::sha256_hex(watcher, 6))
 }
 
 /// Writes (or renews) the announcement `name` in `home`.

@@ -13,7 +13,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// The label every pause carries.
@@ -59,9 +58,7 @@ impl Pause {
         if let Some(c) = &self.cluster {
             key = format!("{c}:{key}");
         }
-        let digest = Sha256::digest(key.as_bytes());
-        let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        format!("helm-drift-pause-{short}")
+        format!("helm-drift-pause-{}", crate::digest::sha256_hex(&key, 6))
     }
 
     /// Whether it holds at `now` for object `object` (`Kind/name`) of the release `namespace/release`.

@@ -53,6 +53,7 @@ pub(crate) use lease::LeaderOptions;
 pub(crate) use options::{FleetOptions, WatchOptions};
 pub(crate) use outputs::log::Log;
 pub(crate) use outputs::notify::Payload;
+pub(crate) use outputs::pod_name;
 pub(crate) use receiver::AuditOptions;
 pub(crate) use shutdown::note_parent;
 

@@ -247,8 +247,7 @@ fn live(lease: &Lease, now: Timestamp) -> bool {
 
 /// A short, stable, name-safe digest of `text`.
 fn short(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(text, 8)
 }
 
 /// A label value for `text` (at most 63 name characters).

@@ -92,12 +92,9 @@ impl Outputs {
         if !self.leading("conflict event").await {
             return;
         }
-        let pod =
-            std::env::var("POD_NAME").or_else(|_| std::env::var("HOSTNAME")).unwrap_or_else(|_| "helm-drift".into());
-        let object = ObjectId::new("v1", "Pod", Some(home), &pod);
+        let object = ObjectId::new("v1", "Pod", Some(home), &pod_name());
         let tag = format!("{key}@{revision}");
-        let signature: String =
-            <sha2::Sha256 as sha2::Digest>::digest(tag.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let signature = crate::digest::sha256_hex(&tag, 32);
         let said = format!("release {key}, revision {revision}: {message}");
         if let Err(e) =
             drift_events::record(&self.events, (&object, None), key, drift_events::CONFLICT, &signature, &said).await
@@ -125,6 +122,15 @@ impl Outputs {
             b.remove(&(key.namespace.clone(), key.name.clone()));
         }
     }
+}
+
+/// This replica's Pod (`POD_NAME`, else the host name).
+pub(crate) fn pod_name() -> String {
+    std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .unwrap_or_else(|| "helm-drift".into())
 }
 
 /// Who last wrote an object between two moments, as far as the audit kept.

@@ -5,6 +5,7 @@
 
 pub(crate) mod watches;
 
+use crate::api::{scoped, watch_config};
 use crate::release::{Driver, RECORDS, records_selector, release_of};
 use crate::watch::keys::{ObjectKey, ReleaseKey, Touch, WatchKey};
 use crate::watch::outputs::log::Log;
@@ -15,7 +16,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event, watcher};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -52,7 +52,7 @@ pub(crate) fn storage(
     since: Timestamp,
     sink: Sink,
 ) -> Option<tokio::task::JoinHandle<()>> {
-    let mut config = config().labels(&records_selector(RECORDS, selector));
+    let mut config = watch_config().labels(&records_selector(RECORDS, selector));
     // Whoever may write a Secret can give a record 1 MiB of annotations: a page of records'
     // metadata is as small as `check`'s (a page of 500 forged ones was 390 MiB at its peak).
     let page = crate::release::METADATA_PAGE;
@@ -96,26 +96,7 @@ pub(crate) fn kind(
     };
     let label = format!("{}.{}", resource.plural, resource.group);
     let lost = Touch::Kind(resource.group.clone(), resource.plural.clone());
-    tokio::spawn(follow(metas(watcher(api, config())), label, touch, spec_fingerprint, lost, since, sink))
-}
-
-/// Watches end after 290 s and start again from where they were (within the read timeout of
-/// the watch client; bookmarks keep their place). Their initial LISTs come in pages of
-/// `--chunk-size` (kube's watcher re-lists when a continue token expires).
-fn config() -> watcher::Config {
-    let mut config = watcher::Config::default().timeout(290);
-    config.page_size = crate::api::chunk_size();
-    config
-}
-
-fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<PartialObjectMeta<K>>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-{
-    match namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    }
+    tokio::spawn(follow(metas(watcher(api, watch_config())), label, touch, spec_fingerprint, lost, since, sink))
 }
 
 /// A watch's events with only the metadata kept, backed off while the API server is away.
@@ -124,7 +105,7 @@ where
     S: Stream<Item = Result<Event<kube::core::PartialObjectMeta<K>>, watcher::Error>> + Send,
     K: Send,
 {
-    stream.default_backoff().map(|r| {
+    crate::api::backed_off(stream, None).map(|r| {
         r.map(|e| match e {
             Event::Apply(o) => Event::Apply(o.metadata),
             Event::Delete(o) => Event::Delete(o.metadata),

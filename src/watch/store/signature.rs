@@ -4,6 +4,7 @@
 //! install's key): whoever reads Events or notifications cannot confirm a guessed value, nor
 //! predict the name of the Event a drift will get.
 
+use crate::digest::hex;
 use crate::model::ObjectDrift;
 use ring::hmac;
 use serde_json::Value;
@@ -43,11 +44,6 @@ impl Signer {
 /// Whether `text` has the shape of a signature: 64 lowercase hexadecimal digits.
 pub(crate) fn well_formed(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// Lowercase hex.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn signature(signer: &Signer, release: &crate::watch::keys::ReleaseKey, object: &ObjectDrift) -> Option<String> {

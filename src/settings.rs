@@ -14,7 +14,8 @@ pub(crate) struct Settings {
     /// `HELM_DRIVER_SQL_CONNECTION_STRING`, for the SQL driver.
     pub(crate) sql_connection: Option<String>,
     pub(crate) debug: bool,
-    pub(crate) compare: CompareOptions,
+    /// Shared by every fleet member's settings (its rules are the run's).
+    pub(crate) compare: std::sync::Arc<CompareOptions>,
     /// What the run says on stderr besides its report.
     pub(crate) said: Said,
     /// Whose records are trusted, and how far.
@@ -134,7 +135,7 @@ mod tests {
             driver: Driver::Secrets,
             sql_connection: None,
             debug: false,
-            compare: CompareOptions::default(),
+            compare: Default::default(),
             said: Said::default(),
             trust: TrustRules::default(),
             helm_manager: crate::compare::writer::WriterPins::parse(&pins).unwrap(),

@@ -19,6 +19,9 @@ use tower::{BoxError, ServiceBuilder, ServiceExt};
 const KEEP_ALIVE: Duration = Duration::from_secs(30);
 const KEEP_ALIVE_ANSWER: Duration = Duration::from_secs(20);
 
+/// How many TLS sessions a member's client keeps to resume.
+const TLS_SESSIONS: usize = 2;
+
 /// kube's stack as `ClientBuilder::try_from` builds it, with HTTP/2 offered first.
 pub(super) type MemberService = tower::util::BoxService<http::Request<Body>, http::Response<Box<DynBody>>, BoxError>;
 
@@ -26,7 +29,10 @@ pub(super) type MemberService = tower::util::BoxService<http::Request<Body>, htt
 pub(super) fn builder(config: &Config) -> Result<ClientBuilder<MemberService>, kube::Error> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
-    let tls = config.rustls_client_config()?;
+    let mut tls = config.rustls_client_config()?;
+    // One server, one connection: room for two sessions to resume, not rustls's 256 (13 KiB a
+    // member, allocated up front).
+    tls.resumption = rustls::client::Resumption::in_memory_sessions(TLS_SESSIONS);
     let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
     let https = match &config.tls_server_name {
         Some(name) => {

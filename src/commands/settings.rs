@@ -128,7 +128,7 @@ pub(crate) fn settings(g: &Global) -> Result<Settings> {
         driver,
         sql_connection: nonempty(&g.sql_connection),
         debug: g.debug || flag("HELM_DEBUG", &std::env::var("HELM_DEBUG").ok())?,
-        compare: CompareOptions::default(),
+        compare: Default::default(),
         said: Default::default(),
         trust: Default::default(),
         helm_manager: Default::default(),
@@ -162,7 +162,7 @@ fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
     settings.said.gitops = imported.describes;
     settings.trust = TrustRules { namespaces: crate::settings::Trust::new(a.trust_namespace.clone()), confined: false };
     settings.helm_manager = crate::compare::writer::WriterPins::parse(&a.helm_manager)?;
-    settings.compare = CompareOptions {
+    settings.compare = std::sync::Arc::new(CompareOptions {
         read_only: a.read_only,
         rules,
         check_hpa_replicas: a.check_hpa_replicas || config.check_hpa_replicas,
@@ -174,7 +174,7 @@ fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
         max_objects: a.max_objects,
         disabled_releases: imported.disabled,
         upgrade: false,
-    };
+    });
     Ok(())
 }
 

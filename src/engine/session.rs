@@ -12,7 +12,8 @@ use anyhow::{Context, Result};
 pub(crate) struct Session {
     cluster: cluster::Cluster,
     storage: Storage,
-    discovery: kube::Discovery,
+    /// Shared with the other sessions that found the same APIs (a fleet's members).
+    discovery: std::sync::Arc<kube::Discovery>,
     /// The namespace from `-n` / `HELM_NAMESPACE`, else the kubeconfig context's.
     namespace: String,
     /// Live objects read for this run.
@@ -38,6 +39,7 @@ impl Session {
     /// A session from its parts, nothing read (tests that put a watcher together offline).
     #[cfg(test)]
     pub(crate) fn from_parts(cluster: cluster::Cluster, storage: Storage, discovery: kube::Discovery) -> Session {
+        let discovery = std::sync::Arc::new(discovery);
         let namespace = cluster.default_namespace.clone();
         Session { cluster, storage, discovery, namespace, live: Default::default(), hook_runs: Default::default() }
     }
@@ -71,7 +73,7 @@ impl Session {
     }
 
     /// The cluster's APIs read again (a repair that created a CRD serves new kinds).
-    pub(crate) fn rediscovered(&mut self, discovery: kube::Discovery) {
+    pub(crate) fn rediscovered(&mut self, discovery: std::sync::Arc<kube::Discovery>) {
         self.discovery = discovery;
     }
 

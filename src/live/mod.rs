@@ -4,6 +4,7 @@
 
 pub(crate) mod admission;
 mod change;
+mod discovered;
 mod events;
 pub(crate) mod flux;
 mod listing;
@@ -38,9 +39,10 @@ pub(crate) enum LiveState {
 
 /// Runs discovery once for the run.
 #[expect(clippy::disallowed_methods, reason = "a door of src/doors.rs")]
-pub(crate) async fn discover(client: &kube::Client) -> Result<Discovery, ApiError> {
+pub(crate) async fn discover(client: &kube::Client) -> Result<std::sync::Arc<Discovery>, ApiError> {
     crate::api::retry(|| Discovery::new(client.clone()).run_aggregated())
         .await
+        .map(discovered::shared)
         .map_err(|e| ApiError::from_kube(&e, "discover", "API groups"))
 }
 

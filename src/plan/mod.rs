@@ -110,7 +110,7 @@ pub(crate) async fn plan(session: &Session, settings: &Settings, request: &PlanR
     next.record = format!("{} as upgraded to {}", next.record, preview.chart);
     // The upgrade is its writer's: judged and dry-run as today's writer, every field it writes
     // shown (drift rules hide drift, not what an upgrade changes).
-    let upgraded = Settings { compare: settings.compare.for_upgrade(), ..settings.clone() };
+    let upgraded = Settings { compare: settings.compare.for_upgrade().into(), ..settings.clone() };
     let after = evaluate_selected(session, &upgraded, next, Some(&today.writer)).await?;
     let was = today.release.apply();
     let apply = request.apply.upgrade(was);
@@ -227,7 +227,7 @@ async fn install(session: &Session, settings: &Settings, request: &PlanRequest) 
     release.manifest = post_rendered(request, std::mem::take(&mut release.manifest)).await?;
     let apply = request.apply.upgrade(release.apply());
     let record = format!("helm upgrade --install {} (dry run)", request.chart);
-    let upgraded = Settings { compare: settings.compare.for_upgrade(), ..settings.clone() };
+    let upgraded = Settings { compare: settings.compare.for_upgrade().into(), ..settings.clone() };
     let after = evaluate_selected(session, &upgraded, Selected { release, record, newest: None }, None).await?;
     let nothing = Evaluated {
         report: after.report.with_objects(Vec::new()),

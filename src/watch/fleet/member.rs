@@ -101,8 +101,10 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
             let _held = place;
             let _ = tokio::time::timeout(START_BUDGET, checked).await;
         });
+        // Boxed, as the watcher's start below: a start's state is large and brief, and a
+        // thousand members at rest would each keep room for it in their task.
         let opened = tokio::select! {
-            s = Session::open(&member.settings) => s,
+            s = Box::pin(Session::open(&member.settings)) => s,
             _ = stopped(&mut stop) => return,
         };
         let session = match opened {
@@ -127,7 +129,7 @@ pub(super) async fn run(member: Task, mut stop: watch::Receiver<bool>) {
         let probe = session.client().clone();
         let home = member.needs_home().then(|| member.management.clone());
         metrics.leader(1);
-        let mut watcher = match Watcher::new(session, member.given(home, started)).await {
+        let mut watcher = match Box::pin(Watcher::new(session, member.given(home, started))).await {
             Ok(w) => {
                 backoff = Duration::from_secs(1);
                 w

@@ -117,6 +117,9 @@ impl Watcher<'_> {
             let batch: Vec<ReleaseIndex> = queue.by_ref().take(concurrency * BATCH_PER_WORKER).collect();
             if batch.is_empty() {
                 self.say_over_budget();
+                // What the check read is let go now, not at the next check: a member at rest
+                // keeps no listings.
+                self.session.forget_live();
                 if let Some(a) = &self.audit {
                     a.watching(self.state.objects());
                 }

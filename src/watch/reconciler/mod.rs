@@ -233,8 +233,10 @@ impl Watcher<'_> {
         self.announce().await;
         // SIGTERM is heard during the first full check too: it retries while the API server is
         // away, which can last.
+        // The checks' futures are boxed: their state is large and held only while they run, and
+        // a fleet's thousand watchers at rest would each keep room for it (30 KiB a member).
         tokio::select! {
-            checked = self.full_check() => checked?,
+            checked = Box::pin(self.full_check()) => checked?,
             _ = &mut shutdown => {
                 self.outputs.log.info("stopping", &[]);
                 return Ok(());
@@ -271,7 +273,7 @@ impl Watcher<'_> {
                     self.schedule.touched(keys, seen);
                     self.outputs.metrics.pending(self.schedule.pending() as i64);
                 }
-                due = self.schedule.next() => self.due(due).await,
+                due = self.schedule.next() => Box::pin(self.due(due)).await,
             }
         }
     }

@@ -32,6 +32,9 @@ MGMT = f"{section_name.lower()}-mgmt"
 # F6own: each entry watches only its own namespace's releases (its kubeconfig's namespace, `watch
 # --all`), as each workload cluster holds only its own: an edit is then seen by one entry alone.
 OWN = section_name == "F6own"
+# F6light (issue 92): only replicas (BENCH_REPLICAS, default 4) sharing the largest size, each
+# entry a light workload cluster (the fleet example's `light`: one release of 5 objects).
+LIGHT = section_name == "F6light"
 # How long a size may take to be ready, and an edit to be seen by every entry.
 READY_LIMIT, SEEN_LIMIT = 1800, 120
 
@@ -109,6 +112,15 @@ def add_clusters(first, last, kubeconfig):
     kube("apply", "-f", "-", stdin="---\n".join(docs))
     # Server-side, as Cluster API writes them: no last-applied copy of the kubeconfig in an annotation.
     kube("apply", "--server-side", "--field-manager", "capi", "-f", "-", stdin="\n".join(secrets))
+    if LIGHT:
+        # Thousands of entries: their status in one request per 500, as Cluster API's controller owns it.
+        for at in range(first, last, 500):
+            ready = [json.dumps({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                                 "metadata": {"name": f"c{i}", "namespace": MGMT},
+                                 "status": {"initialization": {"controlPlaneInitialized": True}}})
+                     for i in range(at, min(last, at + 500))]
+            kube("apply", "--server-side", "--field-manager", "capi", "--subresource=status", "-f", "-", stdin="\n".join(ready))
+        return
     for i in range(first, last):
         kube("-n", MGMT, "patch", "cluster.cluster.x-k8s.io", f"c{i}", "--subresource=status", "--type=merge",
              "-p", '{"status":{"initialization":{"controlPlaneInitialized":true}}}')
@@ -213,8 +225,11 @@ for i, n in enumerate(sizes):
     forget_events()
     add_clusters(have, n, kubeconfig)
     have = n
+    if LIGHT:
+        continue
     figures.append(run(n, i * edits))
     print(json.dumps(figures[-1]), file=sys.stderr)
+
 
 def replicas(n, k):
     """`k` replicas sharing the `n` entries on Leases: each one's share and RSS once every entry
@@ -266,6 +281,40 @@ def replicas(n, k):
             proc.terminate()
             proc.wait(timeout=60)
 
+
+def said(rest):
+    """The management API server's load at rest, in words."""
+    parts = " ".join(f"{k}={v}" for k, v in sorted(rest["by_verb_resource"].items()) if not k.endswith("(none)"))
+    return f"{rest['management_per_s']}/s ({parts or 'none'}), {rest['management_bytes_per_s']} B/s"
+
+
+if LIGHT:
+    k = int(os.environ.get("BENCH_REPLICAS") or 4)
+    light = replicas(sizes[-1], k)
+    print(json.dumps(light), file=sys.stderr)
+    b, a = light["before"], light["after"]
+    per_entry = [round(r / s, 2) for r, s in zip(b["peak_rss_mib"], b["shares"]) if s]
+    section = "\n".join([
+        "## F6light: 5,000 light clusters in 4 replicas (issue 92)",
+        "",
+        f"Measured {datetime.date.today()} on the same 2-core machine (`BENCH_ONLY=f6light scripts/bench.sh`):",
+        f"{k} replicas of `helm-drift watch -A --clusters capi --leader-elect` sharing a Cluster API inventory of",
+        f"{sizes[-1]:,} entries, every entry pointing at the same local API server under another name and watched as a",
+        f"cluster of its own, each holding {releases} release(s) of 5 objects (a light workload cluster). The API server,",
+        f"etcd and the replicas share the 2 cores. Goal: each replica under 1 GiB.",
+        "",
+        "| replicas | entries | every entry taken | shares | RSS (peak) per replica | peak RSS per entry of a share | management API server at rest |",
+        "|---|---|---|---|---|---|---|",
+        f"| {k} | {sizes[-1]} | {b['ready_s']} s | {', '.join(map(str, b['shares']))} | "
+        f"{', '.join(f'{r} ({p}) MiB' for r, p in zip(b['rss_mib'], b['peak_rss_mib']))} | "
+        f"{', '.join(f'{e} MiB' for e in per_entry)} | {said(b['server_at_rest'])} |",
+        "",
+        f"One replica killed (no Lease given back): the others had every entry again after {a['taken_over_s']} s,",
+        f"shares {', '.join(map(str, a['shares']))}, peaks {', '.join(f'{r} MiB' for r in a['peak_rss_mib'])}.",
+    ]) + "\n"
+    timed.replace_section(results_path, "F6light: ", section)
+    print(json.dumps({"light": light}))
+    sys.exit(0)
 
 small, large = figures[0], figures[-1]
 shared = None
@@ -325,11 +374,6 @@ lines += [
     "|---|---|---|---|---|---|---|---|---|",
 ]
 
-
-def said(rest):
-    """The management API server's load at rest, in words."""
-    parts = " ".join(f"{k}={v}" for k, v in sorted(rest["by_verb_resource"].items()) if not k.endswith("(none)"))
-    return f"{rest['management_per_s']}/s ({parts or 'none'}), {rest['management_bytes_per_s']} B/s"
 
 for f in figures:
     to_ready = " ".join(f"{k}={v}" for k, v in sorted(f["requests_to_ready"].items()))

@@ -19,6 +19,8 @@
 #   BENCH_ONLY=f6 scripts/bench.sh      only F6, one watcher over 100, 300 and 1,000 inventory entries
 #                                       of 5 releases each (its section; BENCH_F6_SIZES; with
 #                                       BENCH_REPLICAS=4 also 4 replicas sharing the largest)
+#   BENCH_ONLY=f6light scripts/bench.sh only F6light, 4 replicas sharing 5,000 entries of one
+#                                       release of 5 objects each (BENCH_F6_SIZES, BENCH_REPLICAS)
 #   BENCH_KUBERNETES=v1.37.2 scripts/bench.sh  any of the above on another version of the window
 #                                       (scripts/versions.env; the default is KUBERNETES_VERSION)
 set -euo pipefail
@@ -249,6 +251,13 @@ if [ "${BENCH_ONLY:-}" = f6own ]; then
   echo "F6own: 1,000 entries, each watching its own 5 releases x 20 objects (an edit seen by one entry)" >&2
   "$fleet" own 5000 1000 20 1 >&2
   fleet_bench own 5000 1000 "${BENCH_F6_SIZES:-1000}" 50 F6own
+  exit 0
+fi
+
+if [ "${BENCH_ONLY:-}" = f6light ]; then
+  echo "F6light: ${BENCH_F6_SIZES:-5000} entries of one release of 5 objects, shared by ${BENCH_REPLICAS:-4} replicas" >&2
+  "$fleet" light 1 1 5 1 >&2
+  fleet_bench light 1 1 "${BENCH_F6_SIZES:-5000}" 0 F6light
   exit 0
 fi
 

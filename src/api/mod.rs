@@ -18,4 +18,4 @@ pub(crate) use pages::{
 };
 pub(crate) use retry::retry;
 pub(crate) use sized::PageSizes;
-pub(crate) use watching::{backed_off, not_served, scoped, watch_config};
+pub(crate) use watching::{backed_off, not_served, scoped, scoped_with, watch_config};

@@ -3,7 +3,7 @@
 //! reset (kube's does: a list that always fails was tried again every second).
 
 use futures::{Stream, StreamExt};
-use kube::api::Api;
+use kube::api::{Api, ApiResource};
 use kube::runtime::watcher::{self, Event};
 use std::time::Duration;
 
@@ -28,6 +28,17 @@ where
     match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
+    }
+}
+
+/// An Api of a kind known at run time (`resource`) in `namespace`, or in every namespace.
+pub(crate) fn scoped_with<K>(client: &kube::Client, namespace: Option<&str>, resource: &ApiResource) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::DynamicResourceScope, DynamicType = ApiResource>,
+{
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -8,7 +8,7 @@ use super::entry::{Inventory, InventoryKind, Member, Proxy, Scope};
 use super::unreachable::{Unreachable, Why};
 use super::watch_store::{Named, NotListed, WatchStore};
 use super::{argocd, caaph, capi};
-use crate::api::{backed_off, not_served, scoped, watch_config};
+use crate::api::{backed_off, not_served, scoped, scoped_with, watch_config};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
@@ -75,10 +75,7 @@ impl Drop for InventoryFeed {
 const NOT_SERVED_AGAIN: std::time::Duration = std::time::Duration::from_secs(300);
 
 fn dynamic(client: &kube::Client, scope: &Scope, resource: &kube::api::ApiResource) -> Api<DynamicObject> {
-    match &scope.namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
-        None => Api::all_with(client.clone(), resource),
-    }
+    scoped_with(client, scope.namespace.as_deref(), resource)
 }
 
 impl InventoryFeed {

@@ -5,7 +5,7 @@
 
 pub(crate) mod watches;
 
-use crate::api::{scoped, watch_config};
+use crate::api::{scoped, scoped_with, watch_config};
 use crate::release::{Driver, RECORDS, records_selector, release_of};
 use crate::watch::keys::{ObjectKey, ReleaseKey, Touch, WatchKey};
 use crate::watch::outputs::log::Log;
@@ -81,10 +81,7 @@ pub(crate) fn kind(
     since: Timestamp,
     sink: Sink,
 ) -> tokio::task::JoinHandle<()> {
-    let api: Api<PartialObjectMeta<DynamicObject>> = match &key.namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
-        None => Api::all_with(client.clone(), resource),
-    };
+    let api: Api<PartialObjectMeta<DynamicObject>> = scoped_with(client, key.namespace.as_deref(), resource);
     let (group, plural) = (resource.group.clone(), resource.plural.clone());
     let touch = move |m: &ObjectMeta| {
         Some(Touch::Object(ObjectKey {

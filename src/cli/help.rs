@@ -13,7 +13,7 @@ pub(crate) const REPAIR_HELP: &str = "\
 Examples:
   helm drift repair web --dry-run          # the plan, validated by server dry-runs
   helm drift repair web --only Deployment/web-api
-  helm drift repair web --upgrade          # through helm upgrade instead (a new revision)
+  helm drift repair web -n shop --upgrade --trust-namespace shop   # through helm upgrade (a new revision)
   helm drift repair web --hooks            # kept hook objects too, without running the hooks
   helm drift repair web --clusters capi --clusters-namespace fleet --cluster fleet/eu";
 

@@ -37,6 +37,9 @@ mod trust;
 
 mod audit;
 mod baseline;
+mod book;
+mod book_chart;
+mod book_run;
 mod borrowed_names;
 mod bounded;
 mod caaph;

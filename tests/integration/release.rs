@@ -89,6 +89,56 @@ fn the_ci_recipes_are_valid() {
     let (rules, script) = job("drift-check");
     assert!(rules.contains("schedule") && script.contains("helm drift check -A"), "{rules}{script}");
     assert!(gitlab["drift-plan"]["artifacts"]["reports"]["junit"].is_string());
+    // Each follows the page (issue 93): the plan's writing identity only in a protected
+    // environment, and never for a check; a fork's pull request skipped, not failed.
+    let fork_guard = "github.event.pull_request.head.repo.full_name == github.repository";
+    assert_eq!(plan["jobs"]["plan"]["environment"], "helm-drift-plan");
+    assert_eq!(plan["jobs"]["plan"]["if"], fork_guard);
+    assert_eq!(gate["jobs"]["drift"]["if"], fork_guard);
+    let secrets = |doc: &serde_yaml::Value| {
+        let text = serde_yaml::to_string(doc).unwrap();
+        text.match_indices("secrets.")
+            .map(|(at, _)| text[at..].split(|c: char| c == ' ' || c == '}').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(secrets(&plan), ["secrets.KUBECONFIG_PLAN"]);
+    assert_eq!(secrets(&gate), ["secrets.KUBECONFIG_READ_ONLY"]);
+    assert_eq!(secrets(&check), ["secrets.KUBECONFIG_READ_ONLY"]);
+    assert_eq!(gitlab["drift-plan"]["variables"]["KUBECONFIG"], "$PLAN_KUBECONFIG");
+    assert_eq!(gitlab["drift-plan"]["environment"]["name"], "helm-drift-plan");
+    assert_eq!(gitlab["drift-check"]["variables"]["KUBECONFIG"], "$CHECK_KUBECONFIG");
+    // The read identity names the chart's read kinds, one by one, reading only.
+    let reader: serde_yaml::Value =
+        serde_yaml::from_str(read("check-reader.yaml").split("\n---\n").next().unwrap()).unwrap();
+    let values: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(root.join("charts/helm-drift/values.yaml")).unwrap()).unwrap();
+    let kinds = |rules: &serde_yaml::Value| {
+        let mut out: Vec<String> = rules
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .flat_map(|r| {
+                let groups = r["apiGroups"].as_sequence().unwrap().clone();
+                let resources = r["resources"].as_sequence().unwrap().clone();
+                groups.into_iter().flat_map(move |g| {
+                    resources
+                        .clone()
+                        .into_iter()
+                        .map(move |x| format!("{}/{}", g.as_str().unwrap(), x.as_str().unwrap()))
+                })
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(
+        kinds(&reader["rules"]),
+        kinds(&values["rbac"]["readRules"]),
+        "check-reader.yaml reads the chart's kinds"
+    );
+    for rule in reader["rules"].as_sequence().unwrap() {
+        assert_eq!(serde_yaml::to_string(&rule["verbs"]).unwrap().trim(), "- get\n- list", "{rule:?}");
+    }
     // The flags the recipes give exist (the binary parses them).
     for line in [read("github-plan.yml"), read("github-check.yml"), read("github-gate.yml"), read("gitlab-ci.yml")]
         .concat()

@@ -98,7 +98,7 @@ fn the_ci_recipes_are_valid() {
     let secrets = |doc: &serde_yaml::Value| {
         let text = serde_yaml::to_string(doc).unwrap();
         text.match_indices("secrets.")
-            .map(|(at, _)| text[at..].split(|c: char| c == ' ' || c == '}').next().unwrap().to_string())
+            .map(|(at, _)| text[at..].split([' ', '}']).next().unwrap().to_string())
             .collect::<Vec<_>>()
     };
     assert_eq!(secrets(&plan), ["secrets.KUBECONFIG_PLAN"]);

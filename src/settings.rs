@@ -66,9 +66,6 @@ pub(crate) struct CompareOptions {
     pub(crate) trust_live_annotations: bool,
     /// Most objects one release record may hold (`--max-objects`; 0: [`MAX_OBJECTS`]).
     pub(crate) max_objects: usize,
-    /// Releases whose drift detection is off (a Flux HelmRelease's `driftDetection.mode:
-    /// disabled`), with the reason.
-    pub(crate) disabled_releases: Vec<(String, String)>,
     /// Judging what an upgrade writes (`plan`'s upgraded manifest): the drift rules (flags, the
     /// config file, opt-out annotations, the Flux HelmRelease's) hide nothing, since the upgrade
     /// writes every field its chart sets (helm-controller's too, whatever its drift rules say).

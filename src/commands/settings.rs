@@ -172,7 +172,6 @@ fn compare_options(a: &CompareArgs, settings: &mut Settings) -> Result<()> {
         strict: a.strict,
         trust_live_annotations: a.trust_live_annotations,
         max_objects: a.max_objects,
-        disabled_releases: imported.disabled,
         upgrade: false,
     });
     Ok(())

@@ -21,21 +21,20 @@ pub(super) fn object_ref(obj: &DesiredObject) -> ObjectRef<'_> {
     }
 }
 
-/// Why an object is left out of the comparison altogether (an opt-out annotation, a release
-/// disabled by a GitOps rule).
+/// Why an object is left out of the comparison altogether (an opt-out annotation, a rule
+/// ignoring the whole object).
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Excluded(pub(super) String);
 
 /// Why an object is left out whatever the cluster holds (as helm-controller leaves it out before
-/// reading it): a release a GitOps rule turns off, the chart's opt-out annotation (helm-drift's,
+/// reading it): the chart's opt-out annotation (helm-drift's,
 /// or Flux's `helm.toolkit.fluxcd.io/driftDetection: disabled`), a rule ignoring the whole
 /// object (Flux's path `""`).
 pub(super) fn left_out(ctx: &Grounds<'_>, me: &ObjectRef, obj: &DesiredObject) -> Option<Excluded> {
     if ctx.options.upgrade {
         return None;
     }
-    let release_off = ctx.options.disabled_releases.iter().find(|(r, _)| r == ctx.release).map(|(_, why)| why.clone());
-    let chart_off = || ignore::from_annotations(&[&obj.object], false).0;
+    let chart_off = ignore::from_annotations(&[&obj.object], false).0;
     let whole = || {
         [&ctx.options.rules[..], ctx.flux.for_object(me.namespace, None)]
             .into_iter()
@@ -43,7 +42,7 @@ pub(super) fn left_out(ctx: &Grounds<'_>, me: &ObjectRef, obj: &DesiredObject) -
             .find(|(path, _)| path.is_empty())
             .map(|(_, why)| format!("{why} ignores the whole object (path \"\")"))
     };
-    release_off.or_else(chart_off).or_else(whole).map(Excluded)
+    chart_off.or_else(whole).map(Excluded)
 }
 
 /// The ignore prefixes for this object (annotations, rules, an HPA owning replicas), or why it

@@ -86,7 +86,6 @@ pub(crate) fn parse(text: &str, at: &str) -> Result<Config, ConfigError> {
         if gitops::kind_of(&doc).is_some() {
             let found = gitops::import(&doc, at)?;
             imported.rules.extend(found.rules);
-            imported.disabled.extend(found.disabled);
             imported.warnings.extend(found.warnings);
             imported.describes.extend(found.describes);
         } else if doc.get("kind").is_some() && doc.get("apiVersion").is_some() {

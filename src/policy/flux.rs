@@ -19,8 +19,6 @@ pub(crate) struct DriftRules {
     /// paths past the bounds. (A rule with a field it does not know is not used at all: it
     /// might select less than helm-controller reads it to.)
     pub(crate) left_out: Vec<String>,
-    /// `mode`, as written (`enabled`, `warn`, `disabled`).
-    pub(crate) mode: Option<String>,
 }
 
 /// The usable rules of the HelmRelease that installs a release, and how far they reach: the
@@ -73,7 +71,9 @@ pub(crate) struct FluxOptOut(pub(crate) String);
 /// The rules of `drift` (a HelmRelease's `spec.driftDetection`); `at` names the HelmRelease in
 /// each rule's origin (`HelmRelease apps/web`).
 pub(crate) fn drift_rules(drift: &Value, at: &str) -> DriftRules {
-    let mut out = DriftRules { mode: text(drift, "mode").map(String::from), ..Default::default() };
+    // `mode` (`enabled`, `warn`, `disabled`: helm-controller's default) says what helm-controller
+    // does about drift, not what there is: it changes nothing here, from the cluster or a file.
+    let mut out = DriftRules::default();
     out.left_out.extend(unknown(drift, &["mode", "ignore"], "spec.driftDetection"));
     let rules = drift.get("ignore").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     if rules.len() > MOST_RULES {

@@ -11,8 +11,6 @@ use std::sync::Arc;
 #[derive(Debug, Default)]
 pub(crate) struct Imported {
     pub(crate) rules: Vec<IgnoreRule>,
-    /// Releases whose drift detection is off, with the reason.
-    pub(crate) disabled: Vec<(String, String)>,
     pub(crate) warnings: Vec<String>,
     /// The documents read, `(what, release)`: `("apps.yaml (Application web)", "web")`.
     pub(crate) describes: Vec<(String, String)>,
@@ -50,9 +48,8 @@ fn flux(doc: &Value, origin: &str) -> Result<Imported, IgnoreError> {
     let mut out = Imported::default();
     let Some(drift) = doc.pointer("/spec/driftDetection") else { return Ok(out) };
     let read = super::flux::drift_rules(drift, &at);
-    if read.mode.as_deref() == Some("disabled") {
-        out.disabled.push((release.clone(), format!("{at}: driftDetection.mode: disabled")));
-    }
+    // `mode` says what helm-controller does about drift (`disabled`, its default: nothing); it
+    // changes nothing here, as when the HelmRelease is read from the cluster.
     for rule in read.rules {
         let mut r = rule?;
         r.release = Some(release.clone());
@@ -134,7 +131,9 @@ mod tests {
         assert!(paths_for(&got.rules, &labelled, "other", &json!({})).is_empty(), "for its release only");
         assert!(got.warnings.is_empty(), "{:?}", got.warnings);
         let off: Value = serde_yaml::from_str("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web}\nspec: {releaseName: w, driftDetection: {mode: disabled}}\n").unwrap();
-        assert_eq!(import(&off, "hr.yaml").unwrap().disabled[0].0, "w");
+        let off = import(&off, "hr.yaml").unwrap();
+        assert!(off.rules.is_empty() && off.warnings.is_empty(), "mode: disabled turns nothing off: {off:?}");
+        assert_eq!(off.describes[0].1, "w");
     }
 
     #[test]

@@ -121,10 +121,6 @@ fn one_rule(rule: &Value, target: &Value, origin: &str, left_out: &mut Vec<Strin
     Ok(IgnoreRule::new(paths, Selector::flux(target)?, origin))
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
 /// Keys of `map` other than `known`, as `prefix.key` names.
 pub(crate) fn unknown(map: &Value, known: &[&str], prefix: &str) -> Vec<String> {
     map.as_object()

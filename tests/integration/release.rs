@@ -61,6 +61,12 @@ fn the_ci_recipes_are_valid() {
             assert!(tested(&v), "{name} pins Helm {v}, which scripts/versions.env does not test");
         }
     }
+    // The page shows each file as it is (no mdBook include: it reads on the code host too).
+    let page = std::fs::read_to_string(root.join("docs/src/ci.md")).unwrap();
+    for name in ["check-reader.yaml", "github-plan.yml", "github-gate.yml", "github-check.yml", "gitlab-ci.yml"] {
+        assert!(page.contains(&format!("```yaml\n{}```", read(name))), "docs/src/ci.md shows {name} as it is");
+    }
+    assert!(!page.contains("{{#include"), "docs/src/ci.md reads without mdBook");
     let plan: serde_yaml::Value = serde_yaml::from_str(&read("github-plan.yml")).unwrap();
     assert_eq!(plan["permissions"]["contents"], "read", "checkout of a private repository");
     assert_eq!(plan["permissions"]["pull-requests"], "write", "the comment");

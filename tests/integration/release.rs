@@ -161,15 +161,23 @@ fn the_ci_recipes_are_valid() {
     }
 }
 
+/// Where `.github/workflows/book.yml` publishes the book (the repository's Pages site).
+const BOOK_URL: &str = "https://helm-drift.github.io/helm-drift/";
+
 #[test]
 fn workflows_pass_actionlint_and_build_what_a_release_needs() {
     let root = repo_root();
-    let workflows = ["ci.yml", "release.yml"].map(|w| root.join(".github/workflows").join(w));
+    let workflows = ["ci.yml", "release.yml", "book.yml"].map(|w| root.join(".github/workflows").join(w));
     let out = run(Command::new(actionlint()).args(&workflows).current_dir(&root));
     assert!(out.status.success(), "actionlint:\n{}", text(&out));
 
     let ci = std::fs::read_to_string(&workflows[0]).unwrap();
     assert!(ci.contains("run: scripts/test.sh"), "CI runs the README's test command");
+    // The book the README links is built from docs/ with the pinned mdBook and published.
+    let book = std::fs::read_to_string(&workflows[2]).unwrap();
+    assert!(book.contains("scripts/tools.sh --mdbook") && book.contains("actions/deploy-pages"), "{book}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains(BOOK_URL), "the README links the published book");
     let release: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&workflows[1]).unwrap()).unwrap();
     assert_eq!(release["on"]["push"]["tags"][0], "v*");
     let jobs = &release["jobs"];

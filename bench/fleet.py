@@ -326,6 +326,7 @@ if shared:
 span = max(1, large["clusters"] - small["clusters"])
 growth = {
     "rss_mib_per_cluster": round((large["peak_rss_mib"] - small["peak_rss_mib"]) / span, 2),
+    "rest_rss_mib_per_cluster": round((large["rss_mib"] - small["rss_mib"]) / span, 2),
     "ready_s_per_cluster": round((large["ready_s"] - small["ready_s"]) / span, 3),
 }
 if section_name == "F5":
@@ -384,7 +385,7 @@ for f in figures:
 if len(figures) > 1:
     lines += [
         "",
-        f"Growth per added entry (from {small['clusters']} to {large['clusters']}): {growth['rss_mib_per_cluster']} MiB of peak RSS and "
+        f"Growth per added entry (from {small['clusters']} to {large['clusters']}): {growth['rss_mib_per_cluster']} MiB of peak RSS ({growth['rest_rss_mib_per_cluster']} MiB at rest) and "
         f"{growth['ready_s_per_cluster']} s of time to ready.",
     ]
 if shared:

@@ -56,6 +56,7 @@ mod doors;
 mod drift_engine;
 mod expected;
 mod explain;
+mod figures;
 mod fleet;
 mod fleet_heal;
 mod fleet_watch;

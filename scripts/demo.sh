@@ -7,7 +7,7 @@
 # `--only` refusing a name that fits objects in two namespaces),
 # and a `helm upgrade` that then succeeds, a Flux HelmRelease's own drift rules honoured
 # (its replicas left to an autoscaler by check and repair), then shows an expected change (`kubectl rollout
-# restart`), that a name is a claim (edits under Helm's own field manager and under none are
+# restart`), that a name proves nothing (edits under Helm's own field manager and under none are
 # drift), and `check --explain` (also on an image built from three values, and on a real chart,
 # ingress-nginx, edited by hand), all through helm; then
 # `helm drift watch` sees an edit (metric, Event, its --ui page) and heals a release that opted
@@ -334,7 +334,7 @@ say "kubectl rollout restart is expected, not drift (shown with -v)"
 "$kubectl" -n demo rollout restart deployment/demo-web
 "$helm" drift check demo -n demo -v
 
-say "A name is a claim: a container added under Helm's own field manager, a key added with managedFields cleared (owned by nobody): both drift"
+say "A name proves nothing: a container added under Helm's own field manager, a key added with managedFields cleared (owned by nobody): both drift"
 "$kubectl" -n demo patch deployment demo-web --field-manager=helm -p '{"spec":{"template":{"spec":{"containers":[{"name":"miner","image":"registry.example/miner:1"}]}}}}'
 "$kubectl" -n demo patch configmap demo-config --type json -p '[{"op":"add","path":"/data/planted","value":"x"},{"op":"replace","path":"/metadata/managedFields","value":[{}]}]'
 code=0

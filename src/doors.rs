@@ -267,7 +267,7 @@ pub(crate) const DOORS: &[Door] = &[
         input: "watch streams (records, objects: metadata)",
         written_by: "whoever writes those objects",
         through: &["watch/sources/mod.rs::storage", "watch/sources/mod.rs::kind"],
-        budget: "metadata only; each event only touches a release, which is then read through its door",
+        budget: "metadata only; each event only marks a release, which is then read within the bounds of a record read (above)",
         tests: &["tests/integration/tenancy.rs::a_namespace_gets_at_most_its_share_of_releases"],
     },
     Door {

@@ -8,6 +8,9 @@
 //! - a receiver URL of the page (`https://hooks.example/...`) is a loopback port nothing serves;
 //! - a `watch` gets `--metrics-address 127.0.0.1:0` and must report its first full check;
 //! - `./charts/NAME` is the project's test chart the scenario installed.
+//!
+//! Each command runs as a reader types it: `helm drift ...` in bash, through Helm 4 and the
+//! plugin installed from this checkout, with `export`s of the block in its environment.
 
 use crate::book::{Block, Expect, Marker};
 use crate::support::{Env, Helm, chart_path};
@@ -46,6 +49,7 @@ fn play(block: &Block) -> Result<(), String> {
         names.push((other.clone(), made));
     }
     let _watcher = set_up(&env, scenario, &names);
+    install_plugin(&env);
     let exports: Vec<(String, String)> =
         block.exports.iter().map(|(k, v)| (k.clone(), substitute(v, &names))).collect();
     for (command, expect) in block.commands.iter().zip(exits) {
@@ -154,9 +158,26 @@ fn narrow(words: &mut Vec<String>, ns: &str) {
     }
 }
 
+/// The plugin installed into the block's Helm 4 home, and `helm` on the PATH as that Helm, as a
+/// reader has them.
+fn install_plugin(env: &Env) {
+    let dir = env.plugin_dir();
+    env.helm(Helm::V4, &["plugin", "install", dir.to_str().unwrap()]).success();
+    let bin = env.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env.helm_bin(Helm::V4), bin.join("helm")).unwrap();
+}
+
+/// `helm drift WORDS` in a shell, through Helm and the plugin, the current namespace the
+/// block's (`$HELM_NAMESPACE`, as a kubeconfig context's would be), in a process group of its
+/// own (a watch is stopped with everything it started).
 fn command(env: &Env, words: &[String], exports: &[(String, String)]) -> std::process::Command {
-    let mut cmd = env.command(std::path::Path::new(env!("CARGO_BIN_EXE_helm-drift")));
-    cmd.env("HELM_NAMESPACE", &env.ns).env("HELM_BIN", env.helm_bin(Helm::V4)).args(words);
+    use std::os::unix::process::CommandExt;
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{}'", w.replace('\'', r"'\''"))).collect();
+    let mut cmd = env.command(std::path::Path::new("/bin/bash"));
+    let path = format!("{}:{}", env.home().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    cmd.arg("-c").arg(format!("exec helm drift {}", quoted.join(" "))).env("PATH", path).env("HELM_NAMESPACE", &env.ns);
+    cmd.process_group(0);
     for (k, v) in exports {
         cmd.env(k, v);
     }
@@ -171,8 +192,10 @@ fn run(env: &Env, words: &[String], exports: &[(String, String)]) -> (Expect, St
 
 /// A watch, until it reports its first full check (then stopped) or exits.
 fn watch(env: &Env, words: &[String], exports: &[(String, String)]) -> (Expect, String) {
-    let mut cmd = command(env, words, exports);
-    cmd.args(["--metrics-address", "127.0.0.1:0"]).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut words = words.to_vec();
+    words.extend(["--metrics-address".to_string(), "127.0.0.1:0".to_string()]);
+    let mut cmd = command(env, &words, exports);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let stderr = child.stderr.take().unwrap();
@@ -192,7 +215,7 @@ fn watch(env: &Env, words: &[String], exports: &[(String, String)]) -> (Expect, 
             Err(_) => break Expect::Exit(child.try_wait().ok().flatten().and_then(|s| s.code()).unwrap_or(-1)),
         }
     };
-    let _ = child.kill();
+    let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
     let _ = child.wait();
     (outcome, said)
 }

@@ -43,7 +43,10 @@ impl Healing {
     pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
         let opted_in = self.opts_in(&key);
-        let decision = if opted_in { self.decider.decide(report, Instant::now()) } else { Decision::default() };
+        let decision = match self.releases.get(&key).filter(|_| opted_in) {
+            Some(h) => self.decider.decide(&h.memory, report, Instant::now()),
+            None => Decision::default(),
+        };
         let home = self.options.pauses.clone().unwrap_or_else(|| hands.session.namespace().to_string());
         let source = paused::PauseSource {
             client: self.pause_client.as_ref().unwrap_or(hands.session.client()),
@@ -78,14 +81,17 @@ impl Healing {
         if decided == Course::NotOptedIn {
             return None;
         }
-        self.decider.abandon(&decision.abandoned);
+        self.releases.entry(key.clone()).or_default().memory.abandon(&decision.abandoned);
         for (id, manager) in &decision.abandoned {
             self.abandon(report, id, manager, &hands).await;
         }
         let held = held.unwrap_or_default();
         self.pauses.say(report, &held, &source).await;
         let paused = held.iter().map(|(_, p)| p.until).min().map(instant);
-        if !matches!(decided, Course::Waiting { .. }) && self.waiting.remove(&key).is_some() {
+        let waited = self.releases.get_mut(&key).and_then(|h| h.waiting.take());
+        if matches!(decided, Course::Waiting { .. }) {
+            self.entry(&key).waiting = waited;
+        } else if waited.is_some() {
             hands.outputs.metrics.window(&key.namespace, &key.name, None);
         }
         self.carry_out(report, decided, paused, hands).await
@@ -113,7 +119,7 @@ impl Healing {
             }
             Course::Waiting { why, until } => self.wait(&key, why, until, &hands),
             Course::Refused(why, objects) => {
-                self.decider.repaired(report, &[], Instant::now());
+                self.repaired_now(&key, &[]);
                 for o in report.objects.iter().filter(|o| o.is_drift() && objects.contains(&o.id)) {
                     refused(report, &o.id, &why.to_string(), &hands).await;
                 }
@@ -146,13 +152,13 @@ impl Healing {
         until: Option<jiff::Timestamp>,
         hands: &Hands<'_>,
     ) -> Option<tokio::time::Instant> {
-        if self.waiting.get(key) != Some(&why) {
+        if self.releases.get(key).and_then(|h| h.waiting.as_ref()) != Some(&why) {
             hands.outputs.metrics.repair("waiting");
             // No opening ahead (a deny window without end): 0.
             let opens = until.unwrap_or(jiff::Timestamp::UNIX_EPOCH);
             hands.outputs.metrics.window(&key.namespace, &key.name, Some(opens));
             hands.outputs.log.info("repair waits for its window", &[("release", key), ("reason", &why)]);
-            self.waiting.insert(key.clone(), why);
+            self.entry(key).waiting = Some(why);
         }
         until.map(instant)
     }
@@ -169,7 +175,7 @@ impl Healing {
             Ok(r) => r.steps.iter().filter(|s| s.status == StepStatus::Applied).map(|s| s.object.clone()).collect(),
             Err(_) => Vec::new(),
         };
-        self.decider.repaired(report, &applied, Instant::now());
+        self.repaired_now(&key, &applied);
         match result {
             Ok(repair) => self.repaired(report, &repair, hands).await,
             Err(e) => {
@@ -255,7 +261,7 @@ impl Healing {
         }
         if let Some(after) = &repair.after {
             hands.outputs.metrics.record(after, 0.0);
-            self.decider.observe(after);
+            self.observe(after);
             let transitions = hands.tracker.update(after);
             let ender = crate::watch::receiver::ender(hands.audit, hands.session, &after.namespace);
             hands.outputs.chronicle(after, &transitions, true, ender.as_ref().map(|e| e as _));

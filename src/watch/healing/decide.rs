@@ -4,7 +4,6 @@
 
 use crate::model::{DriftReport, ObjectDrift, ObjectId};
 use crate::release::ReleaseIndex;
-use crate::watch::keys::ReleaseKey;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 // The runtime's clock, the scheduler's: a cooldown hands its moment over as is (and tests
@@ -33,37 +32,29 @@ pub(crate) struct Decision {
     pub(super) abandoned: Vec<(ObjectId, String)>,
 }
 
-/// What decides for each drifted release: the policy, and what it remembers of earlier repairs
-/// (the rate limit, the fights).
-pub(super) struct Decider {
-    policy: HealPolicy,
-    last: HashMap<ReleaseKey, Instant>,
+/// What healing remembers of one release's repairs: the last (for the rate limit), its own
+/// least time between two (a HelmChartProxy's say), and each object's recent repairs and
+/// whether it was abandoned (the fights). Part of the release's one entry ([`super::Healed`]).
+#[derive(Debug, Default)]
+pub(super) struct Memory {
+    last: Option<Instant>,
+    cooldown: Option<Duration>,
     repairs: HashMap<ObjectId, VecDeque<Instant>>,
     abandoned: HashSet<ObjectId>,
-    /// Releases whose least time between two repairs is their own (a HelmChartProxy's say).
-    cooldowns: HashMap<ReleaseKey, Duration>,
 }
 
-impl Decider {
-    pub(super) fn new(policy: HealPolicy) -> Decider {
-        Decider {
-            policy,
-            last: HashMap::new(),
-            repairs: HashMap::new(),
-            abandoned: HashSet::new(),
-            cooldowns: HashMap::new(),
-        }
+impl Memory {
+    /// Nothing to remember.
+    pub(super) fn is_empty(&self) -> bool {
+        self.last.is_none() && self.cooldown.is_none() && self.repairs.is_empty() && self.abandoned.is_empty()
     }
 
-    /// A release's own least time between two repairs (`None`: the policy's).
-    pub(super) fn cooldown(&mut self, release: ReleaseKey, cooldown: Option<Duration>) {
-        match cooldown {
-            Some(c) => self.cooldowns.insert(release, c),
-            None => self.cooldowns.remove(&release),
-        };
+    /// The release's own least time between two repairs (`None`: the policy's).
+    pub(super) fn cooldown(&mut self, cooldown: Option<Duration>) {
+        self.cooldown = cooldown;
     }
 
-    /// Takes in a release's latest verdicts, in sync or not: an object seen in sync after it
+    /// Takes in the release's latest verdicts, in sync or not: an object seen in sync after it
     /// was abandoned is repaired again when it drifts later, and its earlier repairs no longer
     /// count (an object in sync right after its repair keeps them: that is how a fight looks).
     pub(super) fn observe(&mut self, report: &DriftReport) {
@@ -74,18 +65,45 @@ impl Decider {
         }
     }
 
+    /// Remembers the objects a decision abandoned: not repaired until seen in sync.
+    pub(super) fn abandon(&mut self, abandoned: &[(ObjectId, String)]) {
+        self.abandoned.extend(abandoned.iter().map(|(id, _)| id.clone()));
+    }
+
+    /// Remembers a repair attempt (for the rate limit) and the objects it changed (for fight
+    /// detection: a refused or failed repair changed nothing, so nothing fought it).
+    pub(super) fn repaired(&mut self, policy: &HealPolicy, applied: &[ObjectId], now: Instant) {
+        self.last = Some(now);
+        let window = policy.fight_window;
+        for id in applied {
+            let recent = self.repairs.entry(id.clone()).or_default();
+            recent.retain(|t| now.duration_since(*t) < window);
+            recent.push_back(now);
+        }
+    }
+}
+
+/// What decides for each drifted release, from the policy and the release's [`Memory`].
+pub(super) struct Decider {
+    pub(super) policy: HealPolicy,
+}
+
+impl Decider {
+    pub(super) fn new(policy: HealPolicy) -> Decider {
+        Decider { policy }
+    }
+
     /// Which drifted objects the rate limit and the fight rules leave to repair now, and which
-    /// they abandon now (to be said, then remembered by [`Decider::abandon`]).
-    pub(super) fn decide(&self, report: &DriftReport, now: Instant) -> Decision {
-        let key = ReleaseKey::of(report);
+    /// they abandon now (to be said, then remembered by [`Memory::abandon`]).
+    pub(super) fn decide(&self, memory: &Memory, report: &DriftReport, now: Instant) -> Decision {
         let mut d = Decision::default();
         // Hook objects carry no ownership metadata (Helm adds none to hooks): nothing in the
         // cluster says they are the release's, so only a person heals them (`repair --hooks`).
         for o in report.objects.iter().filter(|o| o.is_drift() && o.hook.is_none()) {
-            if self.abandoned.contains(&o.id) {
+            if memory.abandoned.contains(&o.id) {
                 continue;
             }
-            let recent = self.repairs.get(&o.id).map_or(0, |r| self.within_window(r, now).count());
+            let recent = memory.repairs.get(&o.id).map_or(0, |r| self.within_window(r, now).count());
             if recent >= self.policy.fight_limit {
                 d.abandoned.push((o.id.clone(), other_manager(o)));
                 continue;
@@ -94,11 +112,8 @@ impl Decider {
             d.repair.push(o.id.clone());
         }
         if !d.repair.is_empty()
-            && let Some(at) = self
-                .last
-                .get(&key)
-                .map(|t| *t + self.cooldowns.get(&key).copied().unwrap_or(self.policy.cooldown))
-                .filter(|at| *at > now)
+            && let Some(at) =
+                memory.last.map(|t| t + memory.cooldown.unwrap_or(self.policy.cooldown)).filter(|at| *at > now)
         {
             d.repair.clear();
             d.later = Some(at);
@@ -109,28 +124,6 @@ impl Decider {
     fn within_window<'a>(&self, repairs: &'a VecDeque<Instant>, now: Instant) -> impl Iterator<Item = &'a Instant> {
         let window = self.policy.fight_window;
         repairs.iter().filter(move |t| now.duration_since(**t) < window)
-    }
-
-    /// Remembers the objects a decision abandoned: not repaired until seen in sync.
-    pub(super) fn abandon(&mut self, abandoned: &[(ObjectId, String)]) {
-        self.abandoned.extend(abandoned.iter().map(|(id, _)| id.clone()));
-    }
-
-    /// Remembers a repair attempt of a release (for the rate limit) and the objects it changed
-    /// (for fight detection: a refused or failed repair changed nothing, so nothing fought it).
-    pub(super) fn repaired(&mut self, report: &DriftReport, applied: &[ObjectId], now: Instant) {
-        self.last.insert(ReleaseKey::of(report), now);
-        let window = self.policy.fight_window;
-        for id in applied {
-            let recent = self.repairs.entry(id.clone()).or_default();
-            recent.retain(|t| now.duration_since(*t) < window);
-            recent.push_back(now);
-        }
-    }
-
-    #[cfg(test)]
-    fn is_abandoned(&self, id: &ObjectId) -> bool {
-        self.abandoned.contains(id)
     }
 }
 
@@ -188,7 +181,35 @@ fn other_manager(o: &ObjectDrift) -> String {
 mod tests {
     use super::*;
     use crate::model::{Attribution, FieldDiff, Verdict};
+    use crate::watch::keys::ReleaseKey;
     use serde_json::json;
+
+    /// A release's decider and memory, as healing holds them.
+    struct Heal {
+        d: Decider,
+        m: Memory,
+    }
+
+    impl Heal {
+        fn new(policy: HealPolicy) -> Heal {
+            Heal { d: Decider::new(policy), m: Memory::default() }
+        }
+        fn decide(&self, r: &DriftReport, now: Instant) -> Decision {
+            self.d.decide(&self.m, r, now)
+        }
+        fn repaired(&mut self, _r: &DriftReport, applied: &[ObjectId], now: Instant) {
+            self.m.repaired(&self.d.policy, applied, now)
+        }
+        fn abandon(&mut self, abandoned: &[(ObjectId, String)]) {
+            self.m.abandon(abandoned)
+        }
+        fn observe(&mut self, r: &DriftReport) {
+            self.m.observe(r)
+        }
+        fn is_abandoned(&self, id: &ObjectId) -> bool {
+            self.m.abandoned.contains(id)
+        }
+    }
 
     fn report(drifted: bool) -> DriftReport {
         let id = ObjectId::new("v1", "ConfigMap", Some("ns"), "c");
@@ -212,7 +233,7 @@ mod tests {
     fn rate_limited_then_abandoned_after_k_repairs_and_back_after_sync() {
         let policy =
             HealPolicy { cooldown: Duration::from_secs(10), fight_limit: 2, fight_window: Duration::from_secs(600) };
-        let mut h = Decider::new(policy);
+        let mut h = Heal::new(policy);
         let t0 = Instant::now();
         let r = report(true);
         let d = h.decide(&r, t0);
@@ -246,7 +267,7 @@ mod tests {
     async fn a_cooldown_hands_the_repair_to_the_scheduler() {
         let policy =
             HealPolicy { cooldown: Duration::from_secs(600), fight_limit: 3, fight_window: Duration::from_secs(60) };
-        let mut h = Decider::new(policy);
+        let mut h = Heal::new(policy);
         let r = report(true);
         let id = r.objects[0].id.clone();
         h.repaired(&r, std::slice::from_ref(&id), Instant::now());
@@ -269,11 +290,8 @@ mod tests {
 
     #[test]
     fn hook_objects_are_reported_never_healed_by_the_watcher() {
-        let h = Decider::new(HealPolicy {
-            cooldown: Duration::ZERO,
-            fight_limit: 3,
-            fight_window: Duration::from_secs(60),
-        });
+        let h =
+            Heal::new(HealPolicy { cooldown: Duration::ZERO, fight_limit: 3, fight_window: Duration::from_secs(60) });
         let mut r = report(true);
         let origin = crate::testing::hook(&["post-install"], 1, 1);
         r.objects[0].hook = Some(Box::new(origin));
@@ -284,7 +302,7 @@ mod tests {
     #[test]
     fn refused_or_failed_repairs_are_not_fights() {
         let policy = HealPolicy { cooldown: Duration::ZERO, fight_limit: 1, fight_window: Duration::from_secs(600) };
-        let mut h = Decider::new(policy);
+        let mut h = Heal::new(policy);
         let (r, t0) = (report(true), Instant::now());
         for i in 0..3 {
             let d = h.decide(&r, t0 + Duration::from_secs(i));

@@ -17,8 +17,8 @@ pub(crate) use paused::{Reach, announce};
 use crate::release::{ReleaseIndex, Storage};
 use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
-use decide::Decider;
-use std::collections::{HashMap, HashSet};
+use decide::{Decider, Memory};
+use std::collections::{BTreeSet, HashMap};
 
 /// `--repair`: which releases heal themselves, and how.
 #[derive(Clone, Debug)]
@@ -50,18 +50,34 @@ impl RepairOptions {
     }
 }
 
-/// The healing part of a watcher: its options, what it remembers of earlier repairs, the
-/// releases that opted in, and the clients that impersonate a ServiceAccount, by user.
+/// What healing keeps about one release, in one entry: forgetting the release removes it
+/// whole (a watcher over releases that come and go keeps nothing of the gone).
+#[derive(Debug, Default)]
+pub(super) struct Healed {
+    /// It opts in (its storage labels, or its proxy's say).
+    opted: bool,
+    /// The windows with a selector that apply to it, by their place.
+    windows: BTreeSet<usize>,
+    /// Waiting for a window, and what was said about it.
+    waiting: Option<String>,
+    /// Its repairs: the rate limit and the fights.
+    memory: Memory,
+}
+
+impl Healed {
+    fn is_empty(&self) -> bool {
+        !self.opted && self.windows.is_empty() && self.waiting.is_none() && self.memory.is_empty()
+    }
+}
+
+/// The healing part of a watcher: its options, one entry per release it knows something of,
+/// and the clients that impersonate a ServiceAccount, by user.
 pub(crate) struct Healing {
     options: RepairOptions,
     decider: Decider,
-    opted: HashSet<ReleaseKey>,
+    releases: HashMap<ReleaseKey, Healed>,
     /// The clients that impersonate a ServiceAccount, by user.
     impersonated: HashMap<String, kube::Client>,
-    /// The releases each window with a selector applies to (by the window's place).
-    windowed: HashMap<usize, HashSet<ReleaseKey>>,
-    /// Releases waiting for a window, and what was said about it.
-    waiting: HashMap<ReleaseKey, String>,
     pauses: paused::Pauses,
     /// The watcher's cluster name (`--cluster`, a fleet member's).
     cluster: Option<String>,
@@ -109,10 +125,8 @@ impl Healing {
             pause_client,
             options: options.clone(),
             decider: Decider::new(options.policy.clone()),
-            opted: HashSet::new(),
+            releases: HashMap::new(),
             impersonated: HashMap::new(),
-            windowed: HashMap::new(),
-            waiting: HashMap::new(),
             pauses: Default::default(),
         }
     }
@@ -134,7 +148,40 @@ impl Healing {
 
     /// The releases that opt in now (read at each full check).
     pub(crate) fn opted(&mut self, releases: impl IntoIterator<Item = ReleaseKey>) {
-        self.opted = releases.into_iter().collect();
+        self.releases.values_mut().for_each(|h| h.opted = false);
+        for key in releases {
+            self.releases.entry(key).or_default().opted = true;
+        }
+        self.tidy();
+    }
+
+    /// Forgets a release gone (uninstalled, or out of the selection): its one entry, and the
+    /// pauses said of it.
+    pub(crate) fn forget(&mut self, release: &ReleaseKey) {
+        self.releases.remove(release);
+        self.pauses.forget(release);
+    }
+
+    /// How many releases healing keeps an entry of.
+    #[cfg(test)]
+    pub(crate) fn remembered(&self) -> usize {
+        self.releases.len()
+    }
+
+    /// Drops the entries with nothing left in them.
+    fn tidy(&mut self) {
+        self.releases.retain(|_, h| !h.is_empty());
+    }
+
+    /// Remembers a repair attempt of a release now, and the objects it changed.
+    fn repaired_now(&mut self, release: &ReleaseKey, applied: &[crate::model::ObjectId]) {
+        let memory = &mut self.releases.entry(release.clone()).or_default().memory;
+        memory.repaired(&self.decider.policy, applied, tokio::time::Instant::now());
+    }
+
+    /// A release's entry, made when first needed.
+    fn entry(&mut self, release: &ReleaseKey) -> &mut Healed {
+        self.releases.entry(release.clone()).or_default()
     }
 
     /// The releases CAAPH installed heal as their HelmReleaseProxy (or HelmChartProxy) says, in
@@ -148,15 +195,20 @@ impl Healing {
 
     pub(crate) fn opts(&mut self, release: ReleaseKey, opts_in: bool) {
         if opts_in {
-            self.opted.insert(release);
-        } else {
-            self.opted.remove(&release);
+            self.entry(&release).opted = true;
+        } else if let Some(h) = self.releases.get_mut(&release) {
+            h.opted = false;
+            if h.is_empty() {
+                self.releases.remove(&release);
+            }
         }
     }
 
     /// A release's own least time between two repairs (`None`: `--repair-cooldown`).
     pub(crate) fn interval(&mut self, release: &ReleaseKey, interval: Option<std::time::Duration>) {
-        self.decider.cooldown(release.clone(), interval);
+        if interval.is_some() || self.releases.contains_key(release) {
+            self.entry(release).memory.cooldown(interval);
+        }
     }
 
     /// The windows with a selector, by their place: the selector to read their releases with.
@@ -167,23 +219,29 @@ impl Healing {
 
     /// The releases a window with a selector applies to now (read at each full check).
     pub(crate) fn windowed(&mut self, window: usize, releases: impl IntoIterator<Item = ReleaseKey>) {
-        self.windowed.insert(window, releases.into_iter().collect());
+        self.releases.values_mut().for_each(|h| {
+            h.windows.remove(&window);
+        });
+        for key in releases {
+            self.entry(&key).windows.insert(window);
+        }
+        self.tidy();
     }
 
     /// Whether a window with a selector applies to one release now (read when it changes).
     pub(crate) fn in_window(&mut self, window: usize, release: ReleaseKey, applies: bool) {
-        let set = self.windowed.entry(window).or_default();
         if applies {
-            set.insert(release);
-        } else {
-            set.remove(&release);
+            self.entry(&release).windows.insert(window);
+        } else if let Some(h) = self.releases.get_mut(&release) {
+            h.windows.remove(&window);
         }
     }
 
     /// Whether a release may heal at `now`, by the windows that apply to it.
     fn gate(&self, release: &ReleaseKey, now: jiff::Timestamp) -> window::Gate {
+        let mine = self.releases.get(release);
         let applies = |(i, w): &(usize, &window::RepairWindow)| {
-            w.selector.is_none() || self.windowed.get(i).is_some_and(|set| set.contains(release))
+            w.selector.is_none() || mine.is_some_and(|h| h.windows.contains(i))
         };
         let windows: Vec<&window::RepairWindow> =
             self.options.windows.iter().enumerate().filter(applies).map(|(_, w)| w).collect();
@@ -191,11 +249,70 @@ impl Healing {
     }
 
     fn opts_in(&self, release: &ReleaseKey) -> bool {
-        self.opted.contains(release)
+        self.releases.get(release).is_some_and(|h| h.opted)
     }
 
     /// Takes in a release's latest verdicts (an abandoned object seen in sync is healed again).
     pub(crate) fn observe(&mut self, report: &crate::model::DriftReport) {
-        self.decider.observe(report);
+        if let Some(h) = self.releases.get_mut(&ReleaseKey::of(report)) {
+            h.memory.observe(report);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectId;
+    use std::time::Duration;
+
+    fn options() -> RepairOptions {
+        RepairOptions {
+            selector: "helm-drift.io/repair=true".into(),
+            remove_foreign: false,
+            policy: HealPolicy {
+                cooldown: Duration::from_secs(30),
+                fight_limit: 3,
+                fight_window: Duration::from_secs(600),
+            },
+            service_account: None,
+            trust: Default::default(),
+            windows: Vec::new(),
+            pauses: None,
+        }
+    }
+
+    /// Issue 94: 1,000 releases that opt in, drift, are repaired, abandoned, wait for a window
+    /// and go leave no entry behind; one that opts out with nothing to remember leaves none
+    /// either, and one that opts out after a fight keeps its memory of it until it goes.
+    #[test]
+    fn a_release_gone_leaves_nothing_behind() {
+        let mut h = Healing::new(&options(), None, None);
+        let keys: Vec<ReleaseKey> = (0..1000).map(|i| ReleaseKey::new("ns", &format!("r{i}"))).collect();
+        h.opted(keys.clone());
+        for (i, key) in keys.iter().enumerate() {
+            h.in_window(0, key.clone(), true);
+            h.interval(key, Some(Duration::from_secs(60)));
+            let id = ObjectId::new("v1", "ConfigMap", Some("ns"), &format!("c{i}"));
+            h.repaired_now(key, std::slice::from_ref(&id));
+            h.entry(key).memory.abandon(&[(id, "kubectl".into())]);
+            h.entry(key).waiting = Some("outside its window".into());
+        }
+        assert_eq!(h.remembered(), 1000);
+        // A full check that finds none opted in: each still remembers its fight.
+        h.opted(Vec::new());
+        assert_eq!(h.remembered(), 1000);
+        for key in &keys {
+            h.forget(key);
+        }
+        assert_eq!(h.remembered(), 0, "nothing of the gone");
+        h.opts(keys[0].clone(), true);
+        assert!(h.opts_in(&keys[0]));
+        h.opts(keys[0].clone(), false);
+        assert_eq!(h.remembered(), 0, "opted out with nothing to remember");
+        h.opts(keys[1].clone(), false);
+        h.interval(&keys[1], None);
+        h.in_window(0, keys[1].clone(), false);
+        assert_eq!(h.remembered(), 0, "asked about, never opted in");
     }
 }

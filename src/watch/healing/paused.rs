@@ -57,6 +57,11 @@ impl Pauses {
         held
     }
 
+    /// Forgets what was said of a release gone.
+    pub(super) fn forget(&mut self, release: &ReleaseKey) {
+        self.said.retain(|(r, _), _| r != release);
+    }
+
     /// Says the objects pauses hold, once per pause (metric, log line, a `DriftPaused` Event),
     /// and sets the release's paused metric to when the first pause ends.
     pub(super) async fn say(&mut self, report: &DriftReport, held: &[(ObjectId, Pause)], at: &PauseSource<'_>) {

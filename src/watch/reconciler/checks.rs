@@ -283,7 +283,9 @@ impl Watcher<'_> {
         }
     }
 
-    /// Forgets an uninstalled (or no longer selected) release: its series go away.
+    /// Forgets an uninstalled (or no longer selected) release: its series go away, and every
+    /// part of the watcher lets go of what it kept about it (its entry in the store, healing's,
+    /// the scheduler's, what was said and refused of it).
     fn forget(&mut self, key: &ReleaseKey) {
         self.schedule.recovered(key);
         if self.state.forget(key) {
@@ -291,6 +293,10 @@ impl Watcher<'_> {
         }
         self.outputs.forget(key);
         self.tracker.forget(key);
+        self.refused.clear(key);
+        if let Some(healing) = self.healing.as_mut() {
+            healing.forget(key);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `--leader-elect`: only the replica that holds a coordination.k8s.io Lease acts (through
 //! kube-lease-manager); the others stand by, serving health.
 
+use crate::watch::clock::Instant;
 use anyhow::{Context, Result};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
@@ -9,7 +10,6 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
-use tokio::time::Instant;
 
 /// Which Lease, and who this replica is.
 #[derive(Clone, Debug)]

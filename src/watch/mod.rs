@@ -7,23 +7,25 @@
 //! The rooms, lowest floor first; a room uses only the rooms below it
 //! (`layering::each_room_of_the_watcher_uses_only_the_rooms_below_it`):
 //!
-//! 1. The core's leaves: [`keys`] (every key in one place), [`lease`] (leader election),
+//! 1. [`clock`]: the one clock (the runtime's, paused in tests).
+//! 2. The core's leaves: [`keys`] (every key in one place), [`lease`] (leader election),
 //!    [`shutdown`].
-//! 2. [`store`]: what the watcher knows (releases, the object index, what was reported and its
+//! 3. [`store`]: what the watcher knows (releases, the object index, what was reported and its
 //!    signatures, what it refuses).
-//! 3. [`caaph`]: a fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
-//! 4. [`outputs`]: everything the watcher says (Events, notifications, metrics, log, the page).
-//! 5. [`sources`] (the watches of records and kinds, owned and stopped) and [`scheduler`]
+//! 4. [`caaph`]: a fleet member's releases installed by CAAPH, by their HelmReleaseProxy.
+//! 5. [`outputs`]: everything the watcher says (Events, notifications, metrics, log, the page).
+//! 6. [`sources`] (the watches of records and kinds, owned and stopped) and [`scheduler`]
 //!    (debounce, resync, backoff, repairs postponed by the rate limit).
-//! 6. [`receiver`]: the audit receiver (the API server's audit webhook: who made each drift).
-//! 7. [`healing`]: self-healing (which releases opt in, the decision, the act, pauses, windows).
-//! 8. [`options`]: what `watch` was asked, each product's options together.
-//! 9. [`reconciler`]: the core watcher of one cluster, its loop and its checks, calling each
-//!    room through its small interface (`Healing`, `Outputs`, `receiver::Link`, `Proxies`).
-//! 10. [`fleet`]: one watcher per cluster of an inventory, sharded by Leases.
+//! 7. [`receiver`]: the audit receiver (the API server's audit webhook: who made each drift).
+//! 8. [`healing`]: self-healing (which releases opt in, the decision, the act, pauses, windows).
+//! 9. [`options`]: what `watch` was asked, each product's options together.
+//! 10. [`reconciler`]: the core watcher of one cluster, its loop and its checks, calling each
+//!     room through its small interface (`Healing`, `Outputs`, `receiver::Link`, `Proxies`).
+//! 11. [`fleet`]: one watcher per cluster of an inventory, sharded by Leases.
 //!
 //! This file holds the start.
 
+mod clock;
 mod keys;
 mod lease;
 mod shutdown;

@@ -5,9 +5,10 @@
 //! One component that owns that state and spawns
 //! no task, so nothing outlives the watcher that stops it; tested on paused time.
 
+use crate::watch::clock::Instant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
-use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio::time::{Interval, MissedTickBehavior};
 
 /// What is due.
 #[derive(Debug, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 //! can expire for the others.
 
 use crate::inventory::Inventory;
+use crate::watch::clock::Instant;
 use crate::watch::lease::Standing;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -23,7 +24,6 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::Instant;
 
 const FLEET: &str = "helm-drift.io/fleet";
 const ROLE: &str = "helm-drift.io/role";

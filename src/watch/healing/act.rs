@@ -12,11 +12,11 @@ use crate::model::{DriftReport, ObjectId, RepairReport, StepStatus};
 use crate::release::ReleaseIndex;
 use crate::repair::{Authority, RepairRequest};
 use crate::settings::Settings;
+use crate::watch::clock::Instant;
 use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
 use crate::watch::store::tracker::Tracker;
-use tokio::time::Instant;
 
 /// What healing acts with: the watcher's session (its writes), settings, outputs and tracker.
 pub(crate) struct Hands<'a> {
@@ -31,16 +31,20 @@ pub(crate) struct Hands<'a> {
 /// The moment `at` (a little after: a pause or window ends at it) on the runtime's clock: the
 /// one place a wall-clock time (a window's opening in its zone, a pause's end) becomes the
 /// runtime's, which every other decision of healing and scheduling runs on.
-pub(crate) fn instant(at: jiff::Timestamp) -> tokio::time::Instant {
+pub(crate) fn instant(at: jiff::Timestamp) -> crate::watch::clock::Instant {
     let left = at.duration_since(jiff::Timestamp::now()).unsigned_abs();
-    tokio::time::Instant::now() + left + std::time::Duration::from_millis(10)
+    crate::watch::clock::Instant::now() + left + std::time::Duration::from_millis(10)
 }
 
 impl Healing {
     /// Heals a drifted release: reads the facts the decision asks for, in the order it asks
     /// ([`course`]), then carries the one course out; the moment to look again (the rate limit,
     /// a window, a pause), if any.
-    pub(crate) async fn heal(&mut self, report: &DriftReport, hands: Hands<'_>) -> Option<tokio::time::Instant> {
+    pub(crate) async fn heal(
+        &mut self,
+        report: &DriftReport,
+        hands: Hands<'_>,
+    ) -> Option<crate::watch::clock::Instant> {
         let key: ReleaseKey = ReleaseKey::of(report);
         let opted_in = self.opts_in(&key);
         let decision = match self.releases.get(&key).filter(|_| opted_in) {
@@ -151,7 +155,7 @@ impl Healing {
         why: String,
         until: Option<jiff::Timestamp>,
         hands: &Hands<'_>,
-    ) -> Option<tokio::time::Instant> {
+    ) -> Option<crate::watch::clock::Instant> {
         if self.releases.get(key).and_then(|h| h.waiting.as_ref()) != Some(&why) {
             hands.outputs.metrics.repair("waiting");
             // No opening ahead (a deny window without end): 0.

@@ -10,8 +10,8 @@ use super::window::Gate;
 use crate::model::{ObjectId, Refusal};
 use crate::pause::Pause;
 use crate::release::ReleaseIndex;
+use crate::watch::clock::Instant;
 use jiff::Timestamp;
-use tokio::time::Instant;
 
 /// Everything healing knows of one drifted release when it decides.
 pub(super) struct Facts<'a> {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 // The runtime's clock, the scheduler's: a cooldown hands its moment over as is (and tests
 // pause it).
-use tokio::time::Instant;
+use crate::watch::clock::Instant;
 
 /// How self-healing behaves.
 #[derive(Clone, Debug)]

@@ -162,12 +162,6 @@ impl Healing {
         self.pauses.forget(release);
     }
 
-    /// How many releases healing keeps an entry of.
-    #[cfg(test)]
-    pub(crate) fn remembered(&self) -> usize {
-        self.releases.len()
-    }
-
     /// Drops the entries with nothing left in them.
     fn tidy(&mut self) {
         self.releases.retain(|_, h| !h.is_empty());
@@ -176,7 +170,7 @@ impl Healing {
     /// Remembers a repair attempt of a release now, and the objects it changed.
     fn repaired_now(&mut self, release: &ReleaseKey, applied: &[crate::model::ObjectId]) {
         let memory = &mut self.releases.entry(release.clone()).or_default().memory;
-        memory.repaired(&self.decider.policy, applied, tokio::time::Instant::now());
+        memory.repaired(&self.decider.policy, applied, crate::watch::clock::Instant::now());
     }
 
     /// A release's entry, made when first needed.
@@ -298,21 +292,21 @@ mod tests {
             h.entry(key).memory.abandon(&[(id, "kubectl".into())]);
             h.entry(key).waiting = Some("outside its window".into());
         }
-        assert_eq!(h.remembered(), 1000);
+        assert_eq!(h.releases.len(), 1000);
         // A full check that finds none opted in: each still remembers its fight.
         h.opted(Vec::new());
-        assert_eq!(h.remembered(), 1000);
+        assert_eq!(h.releases.len(), 1000);
         for key in &keys {
             h.forget(key);
         }
-        assert_eq!(h.remembered(), 0, "nothing of the gone");
+        assert_eq!(h.releases.len(), 0, "nothing of the gone");
         h.opts(keys[0].clone(), true);
         assert!(h.opts_in(&keys[0]));
         h.opts(keys[0].clone(), false);
-        assert_eq!(h.remembered(), 0, "opted out with nothing to remember");
+        assert_eq!(h.releases.len(), 0, "opted out with nothing to remember");
         h.opts(keys[1].clone(), false);
         h.interval(&keys[1], None);
         h.in_window(0, keys[1].clone(), false);
-        assert_eq!(h.remembered(), 0, "asked about, never opted in");
+        assert_eq!(h.releases.len(), 0, "asked about, never opted in");
     }
 }

@@ -4,12 +4,12 @@
 
 use crate::model::{DriftReport, ObjectId};
 use crate::pause::{Held, Pause};
+use crate::watch::clock::Instant;
 use crate::watch::keys::ReleaseKey;
 use crate::watch::outputs::Outputs;
 use crate::watch::outputs::drift_events as events;
 use crate::watch::store::signature::Signer;
 use jiff::Timestamp;
-use tokio::time::Instant;
 
 /// The pauses last read from the watcher's namespace.
 #[derive(Default)]

@@ -201,7 +201,7 @@ mod tests {
         let notifier =
             Notifier::start(vec![url], Payload::Json, None, metrics.clone(), Log { json: true, cluster: None })
                 .unwrap();
-        let started = std::time::Instant::now();
+        let started = crate::watch::clock::Instant::now();
         for i in 0..QUEUE + 10 {
             notifier.send(serde_json::json!({"n": i}));
         }

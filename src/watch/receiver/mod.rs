@@ -97,7 +97,7 @@ struct Feed {
     /// The objects touched for a batch whose touch no check has attributed since, and when: an
     /// object is not touched again while its touch waits, so what queues for the watcher is
     /// bounded by its objects, whatever the senders' volume.
-    touched_at: HashMap<Target, std::time::Instant>,
+    touched_at: HashMap<Target, crate::watch::clock::Instant>,
 }
 
 /// A touch no check took up (its object in sync) stops holding back new ones after this.
@@ -203,7 +203,7 @@ impl Hub {
             kept += 1;
         }
         if let Some(touches) = &feed.touches {
-            let at = std::time::Instant::now();
+            let at = crate::watch::clock::Instant::now();
             for t in touched {
                 let waiting = feed.touched_at.get(&t).is_some_and(|last| at.duration_since(*last) < TOUCH_WAITS);
                 if waiting {

@@ -4,12 +4,13 @@
 use super::Watcher;
 use crate::engine::{Evaluated, Failure, evaluate_with_baseline, file_baseline};
 use crate::release::{ReleaseIndex, SourceError};
+use crate::watch::clock::Instant;
 use crate::watch::healing::Hands;
 use crate::watch::keys::ReleaseKey;
 use anyhow::Result;
 use futures::StreamExt;
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 impl Watcher<'_> {
     /// Every selected release, evaluated again; releases gone from storage are forgotten.
@@ -455,7 +456,7 @@ mod tests {
         let report = crate::testing::report("apps", "web", Vec::new());
         let verdicts = Verdicts { report, placed: Vec::new() };
         watchers[0].absorb(&verdicts, Duration::from_millis(5)).await;
-        watchers[0].schedule.touched(vec![ReleaseKey::new("apps", "web")], tokio::time::Instant::now());
+        watchers[0].schedule.touched(vec![ReleaseKey::new("apps", "web")], crate::watch::clock::Instant::now());
         let (a, b) = (&watchers[0], &watchers[1]);
         assert_eq!((a.state.counts(), b.state.counts()), ((1, 0), (0, 0)));
         let series = r#"helm_drift_release_drifted{namespace="apps",release="web"}"#;

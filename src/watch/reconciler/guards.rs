@@ -4,8 +4,9 @@
 //! ValidatingAdmissionPolicies, an API server without them): said once, then unknown.
 
 use crate::guard::GuardInfo;
+use crate::watch::clock::Instant;
 use crate::watch::outputs::log::Log;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the admission guards are read again between full checks.
 const GUARDS_EVERY: Duration = Duration::from_secs(10);

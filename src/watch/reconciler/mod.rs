@@ -52,7 +52,7 @@ pub(crate) struct Watcher<'a> {
     watches: Watches,
     /// Touches with the moment each was seen; coalesced into a set of releases (one entry per
     /// release however many changes) as soon as the loop reads them.
-    touches: UnboundedReceiver<(Touch, tokio::time::Instant)>,
+    touches: UnboundedReceiver<(Touch, crate::watch::clock::Instant)>,
     /// When what is compared: batches, resyncs, postponed repairs.
     schedule: Scheduler<ReleaseKey>,
     healing: Option<Healing>,

@@ -25,11 +25,11 @@ use tokio::sync::mpsc;
 /// Sends touches to the loop, each with the moment it was seen (the debounce counts from there,
 /// not from when a busy loop gets to it).
 #[derive(Clone)]
-pub(crate) struct TouchSender(pub mpsc::UnboundedSender<(Touch, tokio::time::Instant)>);
+pub(crate) struct TouchSender(pub mpsc::UnboundedSender<(Touch, crate::watch::clock::Instant)>);
 
 impl TouchSender {
     pub(crate) fn send(&self, touch: Touch) -> Result<(), ()> {
-        self.0.send((touch, tokio::time::Instant::now())).map_err(|_| ())
+        self.0.send((touch, crate::watch::clock::Instant::now())).map_err(|_| ())
     }
 }
 

@@ -29,16 +29,24 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// A fleet member's settings, built here alone (the fleet's check and repair, its watcher,
-    /// a HelmChartProxy's plan): this run's, reaching member `member` (`namespace/name` of its
-    /// Cluster) with its kubeconfig under the run's limits, Helm's writer pinned as the member's
-    /// pins say (`--helm-manager MEMBER:NAMESPACE=NAME`).
+    /// A fleet member's settings, built only here and in [`Settings::for_context`] (the fleet's
+    /// check and repair, its watcher, a HelmChartProxy's plan): this run's, reaching member
+    /// `member` (`namespace/name` of its Cluster) with its kubeconfig under the run's limits,
+    /// Helm's writer pinned as the member's pins say (`--helm-manager MEMBER:NAMESPACE=NAME`).
     pub(crate) fn for_member(&self, member: &str, kubeconfig: kube::config::Kubeconfig) -> Settings {
         Settings {
             connection: self.connection.for_member(kubeconfig),
             helm_manager: self.helm_manager.of_member(member),
             ..self.clone()
         }
+    }
+
+    /// The settings of one kubeconfig context of `--kube-context` repeated (a fleet member
+    /// named by its context): this run's, reaching that context, with its `--helm-manager`.
+    pub(crate) fn for_context(&self, context: &str) -> Settings {
+        let mut settings = Settings { helm_manager: self.helm_manager.of_member(context), ..self.clone() };
+        settings.connection.context = Some(context.to_string());
+        settings
     }
 }
 

@@ -266,10 +266,8 @@ pub(crate) fn per_context(settings: &Settings, mut contexts: Vec<String>) -> Vec
     contexts
         .into_iter()
         .map(|context| {
-            let mut settings = settings.clone();
-            settings.connection.context = Some(context.clone());
-            settings.helm_manager = settings.helm_manager.of_member(&context);
-            (context, settings)
+            let member = settings.for_context(&context);
+            (context, member)
         })
         .collect()
 }

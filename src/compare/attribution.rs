@@ -25,7 +25,7 @@ pub(crate) fn recreated(live: &Value, helm: &str) -> Option<Attribution> {
         return None;
     }
     let time = |e: &Value| e.get("time").and_then(Value::as_str).unwrap_or("").to_string();
-    let creator = entries.iter().filter(|e| super::managed::is_other_writer(e, helm)).min_by_key(|e| time(e))?;
+    let creator = entries.iter().filter(|e| super::managed::is_other_manager(e, helm)).min_by_key(|e| time(e))?;
     Some(attribution(creator))
 }
 
@@ -38,7 +38,7 @@ pub(crate) fn creators(live: &Value, helm: &str) -> Vec<String> {
     let Some(created) = at(live.pointer("/metadata/creationTimestamp")) else { return Vec::new() };
     let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten();
     entries
-        .filter(|e| super::managed::is_other_writer(e, helm))
+        .filter(|e| super::managed::is_other_manager(e, helm))
         .filter(|e| at(e.get("time")).is_some_and(|t| (t.as_second() - created.as_second()).abs() <= 1))
         .map(|e| manager_of(e).to_string())
         .collect()

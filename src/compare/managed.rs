@@ -25,8 +25,8 @@ pub(crate) fn is_system_entry(entry: &Value) -> bool {
 }
 
 /// Whether a managedFields entry is neither Helm's (the release's writer, `helm`) nor the
-/// control plane's: what another writer (a person, a tool, a restore) owns.
-pub(crate) fn is_other_writer(entry: &Value, helm: &str) -> bool {
+/// control plane's: what another field manager (a person, a tool, a restore) owns.
+pub(crate) fn is_other_manager(entry: &Value, helm: &str) -> bool {
     manager_of(entry) != helm && !is_system_entry(entry)
 }
 

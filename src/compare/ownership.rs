@@ -2,7 +2,7 @@
 //! releases, a field another manager owns (alone, or shared with Helm) makes a `helm upgrade`
 //! that changes it fail with a conflict; [`reclaimed`] gives such fields back to Helm.
 
-use super::managed::{find_item as find, is_other_writer, is_system_entry, manager_of};
+use super::managed::{find_item as find, is_other_manager, is_system_entry, manager_of};
 use crate::model::{FieldPath, ItemKey, Ownership};
 use serde_json::{Map, Value};
 
@@ -21,7 +21,7 @@ pub(crate) fn disowned(desired: &Value, live: &Value, helm: &str) -> Vec<Ownersh
     };
     let helms: Vec<FieldPath> = entries.iter().filter(|e| manager_of(e) == helm).flat_map(|e| leaves(e)).collect();
     let mut out: Vec<Ownership> = Vec::new();
-    for entry in entries.iter().filter(|e| is_other_writer(e, helm)) {
+    for entry in entries.iter().filter(|e| is_other_manager(e, helm)) {
         for path in leaves(entry) {
             if !out.iter().any(|o| o.path == path) {
                 let shared = helms.contains(&path);

@@ -286,7 +286,8 @@ impl Watcher<'_> {
 
     /// Forgets an uninstalled (or no longer selected) release: its series go away, and every
     /// part of the watcher lets go of what it kept about it (its entry in the store, healing's,
-    /// the scheduler's, what was said and refused of it).
+    /// the scheduler's, what was said of it). A bad record's refusal is kept: it is said once per
+    /// revision, and a release refused is never in the store, so it is "forgotten" at each check.
     fn forget(&mut self, key: &ReleaseKey) {
         self.schedule.recovered(key);
         if self.state.forget(key) {
@@ -294,7 +295,6 @@ impl Watcher<'_> {
         }
         self.outputs.forget(key);
         self.tracker.forget(key);
-        self.refused.clear(key);
         if let Some(healing) = self.healing.as_mut() {
             healing.forget(key);
         }

@@ -69,6 +69,28 @@ pub fn blocks() -> Vec<Block> {
 pub fn blocks_of(page: &str, text: &str) -> Vec<Block> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
+    for code in code_blocks(&lines) {
+        let (commands, exports) = commands_of(code.body, code.info == "text");
+        if !commands.is_empty() {
+            let marker = marker_above(code.above);
+            out.push(Block { page: page.to_string(), line: code.line, marker, commands, exports });
+        }
+    }
+    out
+}
+
+/// A code block of a page: the line its fence opens on, its info string, every line above it
+/// and its own lines.
+pub struct Code<'a> {
+    pub line: usize,
+    pub info: &'a str,
+    pub above: &'a [&'a str],
+    pub body: &'a [&'a str],
+}
+
+/// The code blocks of a page's lines (a fence closes on one at least as long).
+pub fn code_blocks<'a>(lines: &'a [&'a str]) -> Vec<Code<'a>> {
+    let mut out = Vec::new();
     let mut n = 0;
     while n < lines.len() {
         let line = lines[n].trim_start();
@@ -77,19 +99,44 @@ pub fn blocks_of(page: &str, text: &str) -> Vec<Block> {
             n += 1;
             continue;
         }
-        let info = line[ticks..].trim();
-        let marker = marker_above(&lines[..n]);
         let start = n + 1;
         let mut end = start;
         while end < lines.len() && !closes(lines[end], ticks) {
             end += 1;
         }
-        let body: Vec<&str> = lines[start..end.min(lines.len())].to_vec();
-        let (commands, exports) = commands_of(&body, info == "text");
-        if !commands.is_empty() {
-            out.push(Block { page: page.to_string(), line: n + 1, marker, commands, exports });
-        }
+        let body = &lines[start..end.min(lines.len())];
+        out.push(Code { line: n + 1, info: line[ticks..].trim(), above: &lines[..n], body });
         n = end + 1;
+    }
+    out
+}
+
+/// The HTML comments right above a block, nearest first (blank lines between are allowed):
+/// each comment's text.
+pub fn comments_above<'a>(above: &[&'a str]) -> Vec<&'a str> {
+    above
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .map_while(|l| l.strip_prefix("<!--").and_then(|l| l.strip_suffix("-->")).map(str::trim))
+        .collect()
+}
+
+/// A block's lines, trimmed, each continued line (`\` at its end) joined with the next.
+pub fn joined(body: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    while n < body.len() {
+        let mut line = body[n].trim().to_string();
+        n += 1;
+        while line.ends_with('\\') && n < body.len() {
+            line.pop();
+            line.push(' ');
+            line.push_str(body[n].trim());
+            n += 1;
+        }
+        out.push(line);
     }
     out
 }
@@ -103,15 +150,7 @@ fn closes(line: &str, ticks: usize) -> bool {
 /// The marker in the comment lines right above a block (blank lines and other comments between
 /// are allowed).
 fn marker_above(above: &[&str]) -> Marker {
-    for line in above.iter().rev() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some(inner) = line.strip_prefix("<!--").and_then(|l| l.strip_suffix("-->")) else {
-            return Marker::Missing;
-        };
-        let inner = inner.trim();
+    for inner in comments_above(above) {
         if inner.starts_with("snapshot:") {
             return Marker::Snapshot;
         }
@@ -146,24 +185,12 @@ pub fn parse_marker(text: &str) -> Marker {
 fn commands_of(body: &[&str], text: bool) -> (Vec<Command>, Vec<(String, String)>) {
     let mut commands = Vec::new();
     let mut exports = Vec::new();
-    let mut n = 0;
-    while n < body.len() {
-        let mut line = body[n].trim().to_string();
-        n += 1;
-        let prompted = line.starts_with("$ ");
-        if prompted {
-            line = line[2..].to_string();
-        }
-        if text && !prompted {
+    for line in joined(body) {
+        let prompted = line.strip_prefix("$ ");
+        if text && prompted.is_none() {
             continue;
         }
-        while line.ends_with('\\') && n < body.len() {
-            line.pop();
-            line.push(' ');
-            line.push_str(body[n].trim());
-            n += 1;
-        }
-        let (code, comment) = split_comment(&line);
+        let (code, comment) = split_comment(prompted.unwrap_or(&line));
         if let Some(export) = code.strip_prefix("export ") {
             if let Some((k, v)) = export.split_once('=') {
                 exports.push((k.trim().to_string(), v.trim().to_string()));
@@ -176,7 +203,7 @@ fn commands_of(body: &[&str], text: bool) -> (Vec<Command>, Vec<(String, String)
 }
 
 /// A line's command and its `# comment` (a `#` outside quotes, after a space).
-fn split_comment(line: &str) -> (&str, &str) {
+pub fn split_comment(line: &str) -> (&str, &str) {
     let mut quote = None;
     let bytes = line.as_bytes();
     for (i, c) in line.char_indices() {

@@ -17,37 +17,19 @@ fn installs() -> Vec<Install> {
     let mut out = Vec::new();
     for (page, text) in crate::release::documents(&repo_root()) {
         let lines: Vec<&str> = text.lines().collect();
-        let mut says: Vec<String> = Vec::new();
-        let mut inside = false;
-        let mut n = 0;
-        while n < lines.len() {
-            let trimmed = lines[n].trim();
-            n += 1;
-            if trimmed.starts_with("```") {
-                inside = !inside;
-                if !inside {
-                    says.clear();
-                }
-                continue;
-            }
-            if !inside {
-                if let Some(marker) =
-                    trimmed.strip_prefix("<!-- book: chart writes ").and_then(|m| m.strip_suffix(" -->"))
-                {
-                    says = marker.split(';').rev().map(|w| w.trim().to_string()).collect();
-                }
-                continue;
-            }
-            let mut line = trimmed.to_string();
-            while line.ends_with('\\') && n < lines.len() {
-                line.pop();
-                line.push(' ');
-                line.push_str(lines[n].trim());
-                n += 1;
-            }
-            let code = line.split(" # ").next().unwrap_or_default();
-            if code.starts_with("helm install helm-drift ") || code.starts_with("helm upgrade helm-drift ") {
-                out.push(Install { at: format!("{page}:{n}"), words: crate::book::words(code), says: says.pop() });
+        for code in crate::book::code_blocks(&lines) {
+            let marker = crate::book::comments_above(code.above)
+                .into_iter()
+                .find_map(|c| c.strip_prefix("book: chart writes "))
+                .map(|m| m.split(';').map(|w| w.trim().to_string()).collect::<Vec<_>>());
+            let lines = crate::book::joined(code.body);
+            let installs = lines
+                .iter()
+                .map(|l| crate::book::split_comment(l).0)
+                .filter(|c| c.starts_with("helm install helm-drift ") || c.starts_with("helm upgrade helm-drift "));
+            for (i, line) in installs.enumerate() {
+                let says = marker.as_ref().and_then(|m| m.get(i).cloned());
+                out.push(Install { at: format!("{page}:{}", code.line), words: crate::book::words(line), says });
             }
         }
     }
